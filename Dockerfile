@@ -1,0 +1,11 @@
+# Steward worker image (for docker-compose.yml on machines with Docker).
+FROM python:3.11-slim
+RUN pip install --no-cache-dir uv
+WORKDIR /app
+COPY pyproject.toml uv.lock README.md ./
+COPY steward ./steward
+COPY migrations ./migrations
+COPY ops ./ops
+RUN uv sync --frozen --no-dev
+ENV PATH="/app/.venv/bin:$PATH"
+CMD ["steward", "worker"]

@@ -1,0 +1,47 @@
+# Two entry points for a fresh machine: `make dev` and `make test`.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+export PATH := $(HOME)/.local/bin:/usr/local/go/bin:$(PATH)
+UV ?= uv
+RUN := $(UV) run --frozen
+
+.PHONY: dev test setup setup-python setup-livekit setup-node lint typecheck test-python test-node clean
+
+dev: setup
+	$(RUN) steward dev
+
+test: setup lint typecheck test-python test-node
+
+setup: setup-python setup-livekit setup-node
+
+setup-python:
+	@command -v $(UV) >/dev/null || python3 -m pip install --quiet --user uv
+	$(UV) sync --frozen --quiet
+
+setup-livekit:
+	./ops/install-livekit.sh
+
+setup-node:
+	@if [ -f client-bridge/package.json ]; then \
+	  cd client-bridge && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }; \
+	fi
+
+lint:
+	$(RUN) ruff check steward tests
+	$(RUN) ruff format --check steward tests
+	$(RUN) steward protocol typescript --check
+
+typecheck:
+	$(RUN) mypy steward
+
+# WebRTC test traffic runs in a private network namespace (see ops/netns-run.sh).
+test-python:
+	./ops/netns-run.sh $(RUN) pytest -q -p no:cacheprovider
+
+test-node:
+	@if [ -f client-bridge/package.json ]; then \
+	  cd client-bridge && npm test; \
+	fi
+
+clean:
+	rm -rf .data .pytest_cache .mypy_cache .ruff_cache

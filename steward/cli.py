@@ -1,0 +1,48 @@
+"""`steward` console command: the composition root's entry point.
+
+Each subcommand lives in `steward/commands/<name>.py` and exposes `register(subparsers)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# Modules under steward.commands, in the order `--help` lists them.
+COMMANDS = ("dev", "join", "worker", "demo", "db", "protocol", "livekit", "bench")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="steward",
+        description="Canvas Steward: AI fairies on a shared tldraw canvas over LiveKit.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"steward.commands.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"steward.commands.{name}":
+                raise
+            continue  # command not built yet
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 0 if args.command is None else 2
+    try:
+        return int(handler(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommands of the `steward` CLI, one module each."""

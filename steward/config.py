@@ -1,0 +1,69 @@
+"""One settings object for every environment variable the steward reads."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Long enough that PyJWT does not warn about short HMAC keys.
+DEV_API_KEY = "devkey"
+DEV_API_SECRET = "canvas-steward-dev-secret-0123456789abcdef"
+
+
+class Settings(BaseSettings):
+    """Environment variables are the field names upper-cased (no prefix)."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", case_sensitive=False)
+
+    livekit_url: str = "ws://127.0.0.1:7880"
+    livekit_api_key: str = DEV_API_KEY
+    livekit_api_secret: SecretStr = SecretStr(DEV_API_SECRET)
+
+    # Empty means: start the embedded Postgres in `steward_data_dir`.
+    database_url: str | None = None
+    steward_data_dir: Path = PROJECT_ROOT / ".data"
+
+    steward_model: str = "scripted"
+    anthropic_api_key: SecretStr | None = None
+    anthropic_base_url: str | None = None
+    # Tokens per second the scripted model streams at.
+    steward_scripted_tokens_per_s: float = Field(default=400.0, gt=0)
+
+    steward_identity: str = "canvas-steward"
+    steward_agent_name: str = "canvas-steward"
+    steward_http_host: str = "127.0.0.1"
+    steward_http_port: int = Field(default=8787, ge=0, le=65535)
+    # Required by POST /api/canvas-agent/run; empty disables the endpoint.
+    steward_api_key: SecretStr | None = None
+    steward_wake_phrase: str = "steward"
+    steward_apply_mode: Literal["relay", "host"] = "relay"
+    steward_prompt_policy: Literal["attribute", "everyone"] = "attribute"
+
+    steward_max_followups: int = Field(default=3, ge=0, le=20)
+    steward_watchdog_s: float = Field(default=60.0, gt=0)
+    steward_context_timeout_s: float = Field(default=2.0, gt=0)
+    steward_retransmit_after_ms: int = Field(default=400, ge=10)
+    steward_retransmit_attempts: int = Field(default=3, ge=0)
+    steward_blurry_shape_cap: int = Field(default=300, ge=0)
+    steward_room_daily_budget_usd: float = Field(default=5.0, ge=0)
+    steward_prompt_rate_per_min: int = Field(default=30, ge=1)
+
+    steward_log_format: Literal["auto", "json", "console"] = "auto"
+    steward_log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # When true, logs include prompt text and image sizes/bytes instead of redacting them.
+    steward_debug_payloads: bool = False
+
+    @field_validator("database_url")
+    @classmethod
+    def _empty_is_none(cls, v: str | None) -> str | None:
+        return v or None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,137 @@
+"""Runs a loopback-only livekit-server process (dev stack, demo, tests, benchmarks)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from steward.config import DEV_API_KEY, DEV_API_SECRET, PROJECT_ROOT
+
+LIVEKIT_VERSION = "v1.13.5"
+TOOLS_BIN = PROJECT_ROOT / ".tools" / "bin" / "livekit-server"
+BASE_CONFIG = PROJECT_ROOT / "ops" / "livekit.yaml"
+
+
+class LiveKitNotInstalled(RuntimeError):
+    pass
+
+
+def find_binary() -> Path:
+    if TOOLS_BIN.exists():
+        return TOOLS_BIN
+    found = shutil.which("livekit-server")
+    if found:
+        return Path(found)
+    raise LiveKitNotInstalled(
+        f"livekit-server {LIVEKIT_VERSION} not found; run ops/install-livekit.sh (or `make setup`)"
+    )
+
+
+def free_port(kind: int = socket.SOCK_STREAM) -> int:
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def render_config(http_port: int, tcp_port: int, udp_port: int) -> str:
+    """The committed loopback config with the given ports and the dev key pair."""
+    conf = yaml.safe_load(BASE_CONFIG.read_text())
+    conf["port"] = http_port
+    conf["rtc"]["tcp_port"] = tcp_port
+    conf["rtc"]["udp_port"] = udp_port
+    conf["keys"] = {DEV_API_KEY: DEV_API_SECRET}
+    return str(yaml.safe_dump(conf, sort_keys=False))
+
+
+@dataclass
+class LiveKitServer:
+    """A livekit-server child process on 127.0.0.1; `stop()` ends it."""
+
+    http_port: int = 0
+    tcp_port: int = 0
+    udp_port: int = 0
+    log_path: Path | None = None
+    proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    _tmp: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.http_port}"
+
+    @property
+    def api_key(self) -> str:
+        return DEV_API_KEY
+
+    @property
+    def api_secret(self) -> str:
+        return DEV_API_SECRET
+
+    def start(self, timeout: float = 20.0) -> LiveKitServer:
+        binary = find_binary()
+        self.http_port = self.http_port or free_port()
+        self.tcp_port = self.tcp_port or free_port()
+        self.udp_port = self.udp_port or free_port(socket.SOCK_DGRAM)
+        self._tmp = tempfile.TemporaryDirectory(prefix="steward-lk-")
+        cfg = Path(self._tmp.name) / "livekit.yaml"
+        cfg.write_text(render_config(self.http_port, self.tcp_port, self.udp_port))
+        log_path = self.log_path or Path(self._tmp.name) / "livekit.log"
+        self.log_path = log_path
+        log = log_path.open("ab")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LIVEKIT_")}
+        self.proc = subprocess.Popen(
+            [str(binary), "--config", str(cfg)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+        log.close()
+        self._wait_ready(timeout)
+        return self
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"livekit-server exited early:\n{self.tail_log()}")
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.http_port), timeout=0.2) as s,
+            ):
+                s.sendall(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+                if s.recv(16).startswith(b"HTTP/1."):
+                    return
+            time.sleep(0.05)
+        self.stop()
+        raise TimeoutError(f"livekit-server not ready after {timeout}s:\n{self.tail_log()}")
+
+    async def astart(self, timeout: float = 20.0) -> LiveKitServer:
+        return await asyncio.to_thread(self.start, timeout)
+
+    def tail_log(self, lines: int = 30) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None

@@ -1,0 +1,1 @@
+"""Observability: structured logs, redaction, metrics."""

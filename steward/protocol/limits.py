@@ -1,0 +1,19 @@
+"""Size and rate limits shared by the steward and the browsers."""
+
+from typing import Final
+
+# One action envelope on `agent:action`; larger content is split across envelopes.
+MAX_ENVELOPE_BYTES: Final = 15 * 1024
+# LiveKit's hard cap for one data packet (livekit rtc 1.x).
+MAX_DATA_PACKET_BYTES: Final = 64_000
+# RPC v1 payload cap; larger context parts travel as byte streams.
+MAX_RPC_PAYLOAD_BYTES: Final = 15_360
+MAX_PROMPT_CHARS: Final = 8_000
+MAX_ID_CHARS: Final = 128
+MAX_ACTIONS_PER_ENVELOPE: Final = 200
+MAX_EDIT_RECORDS: Final = 500
+MAX_SCREENSHOT_BYTES: Final = 4 * 1024 * 1024
+MAX_SHAPES_JSON_BYTES: Final = 8 * 1024 * 1024
+# Browsers publish viewport/selection at most this often.
+VIEWPORT_MIN_INTERVAL_MS: Final = 80
+MAX_FAIRIES_PER_ROOM: Final = 10

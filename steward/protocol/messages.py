@@ -1,0 +1,238 @@
+"""Every wire message of protocol version 1, as pydantic models.
+
+Field names are snake_case in Python and camelCase on the wire (aliases), so the browser
+side reads natural TypeScript.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic.alias_generators import to_camel
+
+from steward.protocol.limits import (
+    MAX_ACTIONS_PER_ENVELOPE,
+    MAX_EDIT_RECORDS,
+    MAX_FAIRIES_PER_ROOM,
+    MAX_ID_CHARS,
+    MAX_PROMPT_CHARS,
+)
+from steward.protocol.names import PROTOCOL_VERSION
+
+Id = Field(min_length=1, max_length=MAX_ID_CHARS)
+
+WireVerb = Literal[
+    "create_shape",
+    "update_shape",
+    "delete_shape",
+    "move",
+    "resize",
+    "rotate",
+    "group",
+    "ungroup",
+    "align",
+    "distribute",
+    "stack",
+    "reorder",
+    "set_viewport",
+    "think",
+    "todo",
+    "add_detail",
+]
+WIRE_VERBS: tuple[str, ...] = WireVerb.__args__  # type: ignore[attr-defined]
+
+SessionStatus = Literal[
+    "waiting_context", "calling_model", "streaming", "scheduled", "done", "canceled", "error"
+]
+ContextPart = Literal["screenshot", "shapes", "viewport", "selection", "user_changes"]
+
+
+_DEFAULT_WANT: tuple[ContextPart, ...] = ("screenshot", "shapes")
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=False
+    )
+
+    def to_wire(self) -> bytes:
+        return self.model_dump_json(by_alias=True, exclude_none=True).encode()
+
+
+class Box(WireModel):
+    """An axis-aligned rectangle in page coordinates."""
+
+    x: float
+    y: float
+    w: float = Field(ge=0)
+    h: float = Field(ge=0)
+
+
+class Point(WireModel):
+    x: float
+    y: float
+
+
+class WireAction(WireModel):
+    """One TLDraw-native operation. `id` stays stable across partial updates."""
+
+    id: str = Id
+    name: WireVerb
+    params: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ActionEnvelope(WireModel):
+    """steward → browsers on `agent:action`: a sequenced batch of actions."""
+
+    v: Literal["tldraw-actions/1"] = PROTOCOL_VERSION
+    session_id: str = Id
+    seq: int = Field(ge=1)
+    partial: bool | None = None
+    actions: list[WireAction] = Field(max_length=MAX_ACTIONS_PER_ENVELOPE)
+    ts: float
+
+
+class Ack(WireModel):
+    """browser → steward on `agent:ack`: the listed actions were *applied*."""
+
+    session_id: str = Id
+    seq: int = Field(ge=1)
+    applied: list[str] = Field(max_length=MAX_ACTIONS_PER_ENVELOPE)
+    applied_at: float
+
+
+class ContextRequest(WireModel):
+    """steward → host, RPC `steward.context`."""
+
+    request_id: str = Id
+    bounds: Box | None = None
+    max_size: int | None = Field(default=None, ge=16, le=4096)
+    want: list[ContextPart] = Field(default_factory=lambda: list(_DEFAULT_WANT))
+
+
+class ContextCounts(WireModel):
+    shapes: int = Field(ge=0)
+    in_bounds: int | None = Field(default=None, ge=0)
+
+
+class ContextReply(WireModel):
+    """Small JSON reply to `steward.context`; screenshot and shapes follow as byte streams."""
+
+    request_id: str = Id
+    viewport: Box
+    selection: list[str] = Field(default_factory=list, max_length=10_000)
+    doc_version: int = Field(ge=0)
+    counts: ContextCounts
+    # Which byte streams follow, so the steward knows what to wait for.
+    streams: list[Literal["screenshot", "shapes"]] = Field(default_factory=list)
+    user_changes: list[dict[str, JsonValue]] | None = None
+
+
+class ViewportUpdate(WireModel):
+    """browser → steward on `canvas:viewport`, at most every 80 ms."""
+
+    viewport: Box
+    selection: list[str] = Field(default_factory=list, max_length=10_000)
+    ts: float
+
+
+class PromptRequest(WireModel):
+    """RPC `steward.prompt` from a browser or voice agent."""
+
+    message: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
+    bounds: Box | None = None
+    selection: list[str] | None = None
+    fairy: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+
+
+class PromptReply(WireModel):
+    session_id: str | None = None
+    error: str | None = None
+
+
+class CancelRequest(WireModel):
+    session_id: str = Id
+
+
+class CancelReply(WireModel):
+    ok: bool
+    error: str | None = None
+
+
+class Resync(WireModel):
+    """browser → steward on `steward:resync`: replay everything after `last_seq`."""
+
+    session_id: str = Id
+    last_seq: int = Field(ge=0)
+
+
+class ChatMessage(WireModel):
+    """steward → browsers on `agent:chat`."""
+
+    id: str = Id
+    session_id: str = Id
+    role: Literal["user", "assistant", "system"]
+    text: str
+    fairy: str | None = None
+    partial: bool | None = None
+    ts: float
+
+
+class StatusMessage(WireModel):
+    """steward → browsers on `agent:status`."""
+
+    session_id: str = Id
+    status: SessionStatus
+    detail: str | None = None
+    fairy: str | None = None
+    ts: float
+
+
+class CanvasEdit(WireModel):
+    """browser → steward on `canvas:edit` (relay mode): the user's own edits."""
+
+    put: list[dict[str, JsonValue]] = Field(default_factory=list, max_length=MAX_EDIT_RECORDS)
+    remove: list[str] = Field(default_factory=list, max_length=MAX_EDIT_RECORDS)
+
+
+class FairyPresence(WireModel):
+    id: str = Id
+    name: str = Field(max_length=64)
+    color: str = Field(max_length=32)
+    mode: str = Field(max_length=64)
+    position: Point
+    task_bounds: Box | None = None
+
+
+class FairiesMessage(WireModel):
+    """steward → browsers on `agent:fairies`."""
+
+    fairies: list[FairyPresence] = Field(max_length=MAX_FAIRIES_PER_ROOM)
+    ts: float
+
+
+# Every message, by the name used in the JSON Schema and the generated TypeScript.
+ALL_MESSAGES: dict[str, type[WireModel]] = {
+    m.__name__: m
+    for m in (
+        ActionEnvelope,
+        Ack,
+        ContextRequest,
+        ContextReply,
+        ViewportUpdate,
+        PromptRequest,
+        PromptReply,
+        CancelRequest,
+        CancelReply,
+        Resync,
+        ChatMessage,
+        StatusMessage,
+        CanvasEdit,
+        FairiesMessage,
+    )
+}
+
+
+def jsonable(model: WireModel) -> dict[str, Any]:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)

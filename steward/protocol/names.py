@@ -1,0 +1,28 @@
+"""Topic and RPC method names: the only place they are spelled."""
+
+from typing import Final
+
+PROTOCOL_VERSION: Final = "tldraw-actions/1"
+
+TOPIC_ACTION: Final = "agent:action"
+TOPIC_ACK: Final = "agent:ack"
+TOPIC_SCREENSHOT: Final = "agent:screenshot"
+TOPIC_CONTEXT: Final = "agent:context"
+TOPIC_VIEWPORT: Final = "canvas:viewport"
+TOPIC_RESYNC: Final = "steward:resync"
+TOPIC_CHAT: Final = "agent:chat"
+TOPIC_STATUS: Final = "agent:status"
+TOPIC_EDIT: Final = "canvas:edit"
+TOPIC_FAIRIES: Final = "agent:fairies"
+TOPIC_TRANSCRIPTION: Final = "lk.transcription"
+
+RPC_CONTEXT: Final = "steward.context"
+RPC_PROMPT: Final = "steward.prompt"
+RPC_CANCEL: Final = "steward.cancel"
+
+# Participant attributes a browser sets to announce what it can do.
+ATTR_CAPABILITIES: Final = "steward.capabilities"  # comma list: context,screenshot,apply
+ATTR_CAN_PROMPT: Final = "steward.can_prompt"  # "true" when the app grants prompting
+ATTR_ROLE: Final = "steward.role"  # "browser" | "voice" | "steward"
+# Byte-stream attribute correlating a stream with its context request.
+STREAM_ATTR_REQUEST_ID: Final = "requestId"

@@ -1,0 +1,1 @@
+"""Persistence: asyncpg pool, embedded Postgres for dev, migrations, repositories."""

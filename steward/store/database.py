@@ -1,0 +1,52 @@
+"""Opening the database: DATABASE_URL, or the embedded server; pool plus migrations."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import asyncpg
+from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_exponential
+
+from steward.config import Settings
+from steward.store.embedded import EmbeddedPostgres
+from steward.store.migrate import migrate
+
+
+@dataclass
+class Database:
+    url: str
+    pool: asyncpg.Pool
+    embedded: EmbeddedPostgres | None = field(default=None)
+
+    async def close(self) -> None:
+        await self.pool.close()
+        if self.embedded is not None:
+            self.embedded.stop()
+
+
+async def resolve_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]:
+    if settings.database_url:
+        return settings.database_url, None
+    embedded = EmbeddedPostgres(settings.steward_data_dir / "pg")
+    return await embedded.astart(), embedded
+
+
+@retry(
+    retry=retry_if_exception_type((OSError, asyncpg.CannotConnectNowError)),
+    wait=wait_exponential(multiplier=0.1, max=2),
+    stop=stop_after_delay(30),
+    reraise=True,
+)
+async def _create_pool(url: str, min_size: int, max_size: int) -> asyncpg.Pool:
+    return await asyncpg.create_pool(url, min_size=min_size, max_size=max_size)
+
+
+async def open_database(
+    settings: Settings, *, run_migrations: bool = True, min_size: int = 1, max_size: int = 10
+) -> Database:
+    url, embedded = await resolve_url(settings)
+    pool = await _create_pool(url, min_size, max_size)
+    if run_migrations:
+        async with pool.acquire() as conn:
+            await migrate(conn)
+    return Database(url=url, pool=pool, embedded=embedded)

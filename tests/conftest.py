@@ -1,0 +1,94 @@
+"""Shared fixtures: a real livekit-server, a real Postgres, token minting."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from steward.config import Settings
+from steward.livekit_server import LiveKitServer
+from steward.store.database import Database, open_database
+from steward.store.embedded import EmbeddedPostgres
+from steward.tokens import mint_token
+
+
+@pytest.fixture(scope="session")
+def livekit_server() -> Iterator[LiveKitServer]:
+    """One livekit-server process for the whole run, on free loopback ports."""
+    server = LiveKitServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """DATABASE_URL when set, else a fresh embedded Postgres for this run."""
+    if os.environ.get("DATABASE_URL"):
+        yield os.environ["DATABASE_URL"]
+        return
+    pg = EmbeddedPostgres(Path(tmp_path_factory.mktemp("pg")))
+    try:
+        yield pg.start()
+    finally:
+        pg.stop()
+
+
+@pytest.fixture
+async def fresh_db_url(pg_url: str) -> AsyncIterator[str]:
+    """An empty database of its own for one test, dropped afterwards."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(pg_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    base, _, query = pg_url.partition("?")
+    root = base.rsplit("/", 1)[0]
+    yield f"{root}/{name}" + (f"?{query}" if query else "")
+    admin = await asyncpg.connect(pg_url)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+@pytest.fixture
+async def database(fresh_db_url: str) -> AsyncIterator[Database]:
+    """A migrated database of its own, with a pool."""
+    db = await open_database(Settings(database_url=fresh_db_url))
+    try:
+        yield db
+    finally:
+        await db.close()
+
+
+@pytest.fixture
+def token_for(livekit_server: LiveKitServer) -> Callable[..., str]:
+    def mint(room: str, identity: str, **kw: object) -> str:
+        return mint_token(
+            livekit_server.api_key, livekit_server.api_secret, room=room, identity=identity, **kw
+        )
+
+    return mint
+
+
+@pytest.fixture
+def room_name() -> str:
+    return f"room-{uuid.uuid4().hex[:8]}"
+
+
+async def wait_for(cond: Callable[[], bool], timeout: float = 10.0, step: float = 0.02) -> None:
+    """Poll `cond` until true; fail the test with a clear message on timeout."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not cond():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await asyncio.sleep(step)

@@ -1,0 +1,125 @@
+"""Two Python participants exchange protocol messages over a real livekit-server."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+from livekit import rtc
+
+from steward.livekit_server import LiveKitServer
+from steward.protocol import (
+    RPC_PROMPT,
+    STREAM_ATTR_REQUEST_ID,
+    TOPIC_ACTION,
+    TOPIC_SCREENSHOT,
+    ActionEnvelope,
+    PromptReply,
+    PromptRequest,
+    ProtocolError,
+    WireAction,
+    decode,
+)
+from steward.protocol.limits import MAX_DATA_PACKET_BYTES, MAX_RPC_PAYLOAD_BYTES
+from tests.conftest import wait_for
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def pair(
+    livekit_server: LiveKitServer, token_for: Callable[..., str], room_name: str
+) -> AsyncIterator[tuple[rtc.Room, rtc.Room]]:
+    a, b = rtc.Room(), rtc.Room()
+    await a.connect(livekit_server.url, token_for(room_name, "alice"))
+    await b.connect(livekit_server.url, token_for(room_name, "bob"))
+    await wait_for(lambda: "bob" in a.remote_participants and "alice" in b.remote_participants)
+    yield a, b
+    await a.disconnect()
+    await b.disconnect()
+
+
+async def test_data_packet_carries_an_envelope(pair: tuple[rtc.Room, rtc.Room]) -> None:
+    a, b = pair
+    got: asyncio.Future[tuple[bytes, str, str]] = asyncio.get_running_loop().create_future()
+
+    def on_data(p: rtc.DataPacket) -> None:
+        if not got.done() and p.participant is not None:
+            got.set_result((p.data, p.topic or "", p.participant.identity))
+
+    b.on("data_received", on_data)
+    env = ActionEnvelope(
+        session_id="s1",
+        seq=1,
+        actions=[WireAction(id="a1", name="create_shape", params={"type": "geo", "x": 1})],
+        ts=1.0,
+    )
+    await a.local_participant.publish_data(env.to_wire(), reliable=True, topic=TOPIC_ACTION)
+    data, topic, sender = await asyncio.wait_for(got, 10)
+    assert topic == TOPIC_ACTION
+    assert sender == "alice"  # the sender is the packet's identity, not a payload field
+    decoded = decode(ActionEnvelope, data, topic=topic, max_bytes=MAX_DATA_PACKET_BYTES)
+    assert decoded == env
+
+
+async def test_rpc_round_trip_and_clear_error(pair: tuple[rtc.Room, rtc.Room]) -> None:
+    a, b = pair
+
+    async def on_prompt(inv: rtc.RpcInvocationData) -> str:
+        req = decode(PromptRequest, inv.payload, topic=RPC_PROMPT, max_bytes=MAX_RPC_PAYLOAD_BYTES)
+        if isinstance(req, ProtocolError):
+            return PromptReply(error=str(req)).to_wire().decode()
+        return (
+            PromptReply(session_id=f"{inv.caller_identity}:{len(req.message)}").to_wire().decode()
+        )
+
+    b.local_participant.register_rpc_method(RPC_PROMPT, on_prompt)
+    ok = await a.local_participant.perform_rpc(
+        destination_identity="bob",
+        method=RPC_PROMPT,
+        payload=PromptRequest(message="draw a cat").to_wire().decode(),
+    )
+    assert PromptReply.model_validate_json(ok).session_id == "alice:10"
+    bad = await a.local_participant.perform_rpc(
+        destination_identity="bob", method=RPC_PROMPT, payload='{"message": ""}'
+    )
+    err = PromptReply.model_validate_json(bad).error
+    assert err is not None and "message" in err
+
+
+async def test_300kb_byte_stream_with_request_id(pair: tuple[rtc.Room, rtc.Room]) -> None:
+    a, b = pair
+    blob = os.urandom(300_000)
+    done: asyncio.Future[tuple[bytes, dict[str, str], str]] = (
+        asyncio.get_running_loop().create_future()
+    )
+
+    tasks: set[asyncio.Future[None]] = set()
+
+    def on_stream(reader: rtc.ByteStreamReader, identity: str) -> None:
+        async def read() -> None:
+            buf = bytearray()
+            async for chunk in reader:
+                buf += chunk
+            done.set_result((bytes(buf), dict(reader.info.attributes or {}), identity))
+
+        tasks.add(asyncio.ensure_future(read()))
+
+    b.register_byte_stream_handler(TOPIC_SCREENSHOT, on_stream)
+    writer = await a.local_participant.stream_bytes(
+        "shot.jpg",
+        topic=TOPIC_SCREENSHOT,
+        attributes={STREAM_ATTR_REQUEST_ID: "req-1"},
+        destination_identities=["bob"],
+        mime_type="image/jpeg",
+    )
+    for i in range(0, len(blob), 32_000):
+        await writer.write(blob[i : i + 32_000])
+    await writer.aclose()
+    data, attrs, sender = await asyncio.wait_for(done, 15)
+    assert hashlib.sha256(data).digest() == hashlib.sha256(blob).digest()
+    assert attrs[STREAM_ATTR_REQUEST_ID] == "req-1"
+    assert sender == "alice"
