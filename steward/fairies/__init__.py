@@ -1,0 +1,1 @@
+"""Fairies: the agent(s) that plan and act; they reach the room only through `ports`."""

@@ -1,0 +1,81 @@
+"""The small interface between the room runtime (transport) and the agents (fairies).
+
+The room runtime implements `SessionPort` for each agent session; agents never import
+`steward.room` or LiveKit. The composition root (`steward/service.py`) wires an `AgentRunner`
+into the room's dispatcher.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from steward.protocol.messages import Box, SessionStatus, WireAction
+
+PromptSource = Literal["browser", "voice", "http", "system"]
+
+
+@dataclass(frozen=True)
+class PromptInput:
+    """A request to act, after intake has authorised and validated it."""
+
+    message: str
+    source: PromptSource
+    requester: str  # participant identity or API client name; never taken from a payload
+    bounds: Box | None = None
+    selection: tuple[str, ...] = ()
+    fairy: str | None = None
+    model: str | None = None  # overrides the configured model for this run
+
+
+@dataclass
+class CanvasContext:
+    """What the browsers told us about the canvas for one request."""
+
+    viewport: Box
+    selection: list[str]
+    doc_version: int
+    # Shapes in the steward's JSON format (as sent by the host's `agent:context` stream).
+    shapes: list[dict[str, Any]] = field(default_factory=list)
+    screenshot_jpeg: bytes | None = None
+    user_changes: list[dict[str, Any]] = field(default_factory=list)
+    # True when no browser answered and the run goes on text-only.
+    degraded: bool = False
+    source_identity: str | None = None
+
+
+class SessionPort(Protocol):
+    """What an agent session may do in its room."""
+
+    @property
+    def room_id(self) -> str: ...
+
+    @property
+    def session_id(self) -> str: ...
+
+    async def request_context(
+        self, *, bounds: Box | None = None, want_screenshot: bool = True
+    ) -> CanvasContext:
+        """Ask the host browser; falls back to other browsers, then to a degraded context."""
+        ...
+
+    async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:
+        """Sequence, persist and broadcast; returns the last seq used. Never waits for acks."""
+        ...
+
+    async def send_chat(self, text: str, *, role: str = "assistant", partial: bool = False) -> None:
+        ...
+
+    async def send_status(self, status: SessionStatus, detail: str | None = None) -> None: ...
+
+    def cancelled(self) -> bool:
+        """True once the session was cancelled (by a user or the system)."""
+        ...
+
+
+class AgentRunner(Protocol):
+    """Runs one prompt to completion in a session. Raises asyncio.CancelledError on cancel."""
+
+    async def run(self, session: SessionPort, prompt: PromptInput) -> str:
+        """Returns the outcome: 'done', 'canceled' or 'error: <reason>'."""
+        ...
