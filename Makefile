@@ -40,7 +40,7 @@ test-python:
 
 test-node:
 	@if [ -f client-bridge/package.json ]; then \
-	  cd client-bridge && npm test; \
+	  ./ops/netns-run.sh npm --prefix client-bridge test; \
 	fi
 
 clean:
