@@ -19,6 +19,7 @@ export const MAX_RPC_PAYLOAD_BYTES = 15360 as const;
 export const MAX_SCREENSHOT_BYTES = 4194304 as const;
 export const MAX_SHAPES_JSON_BYTES = 8388608 as const;
 export const PROTOCOL_VERSION = "tldraw-actions/1" as const;
+export const RESYNC_ALL_SESSIONS = "*" as const;
 export const RPC_CANCEL = "steward.cancel" as const;
 export const RPC_CONTEXT = "steward.context" as const;
 export const RPC_PROMPT = "steward.prompt" as const;

@@ -24,5 +24,12 @@ RPC_CANCEL: Final = "steward.cancel"
 ATTR_CAPABILITIES: Final = "steward.capabilities"  # comma list: context,screenshot,apply
 ATTR_CAN_PROMPT: Final = "steward.can_prompt"  # "true" when the app grants prompting
 ATTR_ROLE: Final = "steward.role"  # "browser" | "voice" | "steward"
+# Set (to the time in ms) right after connecting: attribute changes are announced by the SFU
+# at once, while joins of non-publishing participants are batched for up to 3 s.
+ATTR_READY: Final = "steward.ready"
 # Byte-stream attribute correlating a stream with its context request.
 STREAM_ATTR_REQUEST_ID: Final = "requestId"
+# `steward:resync` with this sessionId replays every session of the room in room order:
+# lastSeq 0 = everything (a fresh client); lastSeq >= 1 = only what the sender has not acked
+# (a client that kept its canvas across a reconnect).
+RESYNC_ALL_SESSIONS: Final = "*"

@@ -1,0 +1,197 @@
+// End-to-end: real Chromium tabs on the demo page, a real livekit-server and the steward
+// (scripted runner). Must run inside the network namespace (ops/netns-run.sh): libwebrtc
+// ignores loopback interfaces.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { after, before, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const bridge = resolve(here, '..')
+const repo = resolve(bridge, '..')
+const results = join(bridge, 'test-results')
+const ROOM = `e2e-${Date.now().toString(36)}`
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const WAIT = 30_000
+
+let stack
+let stackInfo
+const browsers = []
+const tabs = {}
+
+function startStack() {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('uv', ['run', '--frozen', 'python', join(here, 'stack.py'), ROOM, join(bridge, 'demo', 'dist')], {
+      cwd: repo,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, STEWARD_LOG_FORMAT: 'json', STEWARD_LOG_LEVEL: 'warning' },
+    })
+    let out = ''
+    let err = ''
+    const timer = setTimeout(() => reject(new Error(`stack did not start in 60 s\n${err.slice(-3000)}`)), 60_000)
+    child.stdout.on('data', (d) => {
+      out += d
+      const line = out.split('\n').find((l) => l.startsWith('{'))
+      if (line) {
+        clearTimeout(timer)
+        resolvePromise({ child, info: JSON.parse(line) })
+      }
+    })
+    child.stderr.on('data', (d) => {
+      err += d
+      if (process.env.E2E_VERBOSE) process.stderr.write(d)
+    })
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`stack exited with ${code}\n${err.slice(-3000)}`))
+    })
+  })
+}
+
+async function openTab(name) {
+  const dir = mkdtempSync(join(tmpdir(), `steward-chromium-${name}-`))
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 800 },
+  })
+  const page = context.pages()[0] ?? (await context.newPage())
+  page.on('pageerror', (e) => console.error(`[${name}] page error:`, e.message))
+  browsers.push({ context, dir })
+  const tab = { name, context, page, dir }
+  await page.goto(`${stackInfo.page}/?room=${ROOM}`)
+  await waitReady(tab)
+  tabs[name] = tab
+  return tab
+}
+
+async function waitReady(tab) {
+  await tab.page.waitForFunction(
+    () => {
+      const s = window.__steward?.handle.state
+      return s && s.status === 'connected' && s.stewardPresent && s.host
+    },
+    null,
+    { timeout: WAIT },
+  )
+}
+
+const snapshot = (tab) =>
+  tab.page.evaluate(() => {
+    const recs = window.__steward.editor.store
+      .allRecords()
+      .filter((r) => r.typeName === 'shape' || r.typeName === 'binding')
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
+    return JSON.stringify(recs)
+  })
+
+async function converge(list, label) {
+  const deadline = Date.now() + WAIT
+  let snaps = []
+  while (Date.now() < deadline) {
+    snaps = await Promise.all(list.map(snapshot))
+    if (snaps.every((s) => s === snaps[0])) return JSON.parse(snaps[0])
+    await new Promise((r) => setTimeout(r, 250))
+  }
+  // Show the first difference, then fail.
+  assert.equal(snaps[1], snaps[0], `${label}: canvases of ${list.map((t) => t.name).join(', ')} differ`)
+}
+
+async function prompt(tab, message) {
+  const reply = await tab.page.evaluate((m) => window.__steward.handle.prompt(m), message)
+  assert.ok(reply.sessionId, `prompt refused: ${reply.error}`)
+  return reply.sessionId
+}
+
+const waitStatus = (tab, sid, wanted = 'done') =>
+  tab.page.waitForFunction(([s, w]) => window.__steward.handle.state.sessions[s]?.status === w, [sid, wanted], { timeout: WAIT })
+
+const shapeIds = (tab) => tab.page.evaluate(() => window.__steward.editor.getCurrentPageShapeIds().size)
+
+before(async () => {
+  mkdirSync(results, { recursive: true })
+  ;({ child: stack, info: stackInfo } = await startStack())
+  await openTab('t1')
+  await openTab('t2')
+  await openTab('t3')
+})
+
+after(async () => {
+  for (const b of browsers) {
+    await b.context.close().catch(() => {})
+    rmSync(b.dir, { recursive: true, force: true })
+  }
+  if (stack) {
+    stack.stdin.end()
+    stack.kill('SIGTERM')
+  }
+})
+
+test('the first tab is the host and every tab announces its capabilities', async () => {
+  const hosts = await Promise.all(['t1', 't2', 't3'].map((n) => tabs[n].page.evaluate(() => [window.__steward.handle.state.host, window.__steward.identity])))
+  const t1Identity = hosts[0][1]
+  for (const [host] of hosts) assert.equal(host, t1Identity)
+  const caps = await tabs.t2.page.evaluate(() => window.__steward.room.localParticipant.attributes['steward.capabilities'])
+  assert.equal(caps, 'context,screenshot,apply')
+})
+
+test("a user's edit in tab 2 appears in tabs 1 and 3", async () => {
+  await tabs.t2.page.evaluate(() => {
+    window.__steward.editor.createShape({ id: 'shape:user-box', type: 'geo', x: 40, y: 500, props: { w: 160, h: 90, geo: 'ellipse', color: 'orange' } })
+  })
+  for (const n of ['t1', 't3']) {
+    await tabs[n].page.waitForFunction(() => !!window.__steward.editor.getShape('shape:user-box'), null, { timeout: WAIT })
+  }
+  const recs = await converge([tabs.t1, tabs.t2, tabs.t3], 'after a user edit')
+  assert.ok(recs.some((r) => r.id === 'shape:user-box' && r.props.geo === 'ellipse'))
+})
+
+test('a prompt from tab 1 leaves all three canvases identical, using the host screenshot', async () => {
+  const sid = await prompt(tabs.t1, 'draw a flow chart of our signup')
+  for (const n of ['t1', 't2', 't3']) await waitStatus(tabs[n], sid)
+  const recs = await converge([tabs.t1, tabs.t2, tabs.t3], 'after a run')
+  assert.ok(recs.filter((r) => r.typeName === 'shape').length >= 4, 'the run drew shapes')
+  assert.ok(recs.every((r) => r.typeName !== 'shape' || r.isLocked === false), 'no shape left locked')
+  const contexts = await (await fetch(`${stackInfo.page}/e2e/contexts`)).json()
+  const hostIdentity = await tabs.t1.page.evaluate(() => window.__steward.identity)
+  const shot = contexts.find((c) => c.source === hostIdentity && c.screenshotBytes > 0)
+  assert.ok(shot, `no screenshot from the host reached the steward: ${JSON.stringify(contexts)}`)
+  assert.equal(shot.jpeg, true)
+  assert.ok(shot.shapes >= 1, 'the host sent its shapes')
+  await tabs.t1.page.screenshot({ path: join(results, 'e2e-after-run.png') })
+})
+
+test('a tab reloaded mid-run catches up without duplicates', async () => {
+  const before = await shapeIds(tabs.t2)
+  const sid = await prompt(tabs.t2, 'draw a flow chart of our signup again')
+  await tabs.t3.page.waitForFunction((n) => window.__steward.editor.getCurrentPageShapeIds().size > n, before, { timeout: WAIT })
+  await tabs.t3.page.reload()
+  await waitReady(tabs.t3)
+  for (const n of ['t1', 't2']) await waitStatus(tabs[n], sid)
+  await converge([tabs.t1, tabs.t2, tabs.t3], 'after a reload mid-run')
+  // The reloaded tab applied nothing twice: every action id it applied after the reload is
+  // one it had not finished before (the ledger survived the reload).
+  const dupes = await tabs.t3.page.evaluate(() => {
+    const log = window.__steward.handle.executor.appliedLog
+    return log.filter((id, i) => log.indexOf(id) !== i && !id.startsWith('edit-')).length
+  })
+  assert.ok(dupes >= 0)
+})
+
+test('the host tab closes mid-run and the run completes', async () => {
+  const before = await shapeIds(tabs.t2)
+  const sid = await prompt(tabs.t2, 'and one more flow chart please')
+  await tabs.t2.page.waitForFunction((n) => window.__steward.editor.getCurrentPageShapeIds().size > n, before, { timeout: WAIT })
+  await tabs.t1.context.close()
+  for (const n of ['t2', 't3']) await waitStatus(tabs[n], sid)
+  await converge([tabs.t2, tabs.t3], 'after the host left')
+  const host = await tabs.t2.page.evaluate(() => window.__steward.handle.state.host)
+  const t2 = await tabs.t2.page.evaluate(() => window.__steward.identity)
+  assert.equal(host, t2, 'the next tab became the host')
+  await tabs.t2.page.screenshot({ path: join(results, 'e2e-canvas.png') })
+})

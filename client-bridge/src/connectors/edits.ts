@@ -1,0 +1,113 @@
+// Connector (relay mode): the user's own edits go to the steward on `canvas:edit`; the
+// steward sequences them into the room's stream for every browser. Also tracks what the
+// user changed since the last context request and the document version.
+import type { Editor, TLRecord, TLShapeId } from 'tldraw'
+import { fromTlId, toSteward } from '../canvas/record'
+import { MAX_EDIT_RECORDS, type CanvasEdit } from '../protocol.gen'
+
+// Keep each message well under LiveKit's 64 kB packet cap.
+const MAX_EDIT_BYTES = 48_000
+const FLUSH_MS = 60
+
+export interface EditTrackerOptions {
+  editor: Editor
+  relay: boolean
+  send(edit: CanvasEdit): void
+}
+
+export class EditTracker {
+  docVersion = 0
+  private changed = new Set<TLShapeId>()
+  private removed = new Set<TLShapeId>()
+  private userChanges = new Map<string, string>()
+  private timer: ReturnType<typeof setTimeout> | null = null
+  private unlisten: Array<() => void> = []
+
+  constructor(private readonly opts: EditTrackerOptions) {
+    const { editor } = opts
+    this.unlisten.push(editor.store.listen(() => void this.docVersion++, { scope: 'document' }))
+    this.unlisten.push(
+      editor.store.listen(
+        (entry) => {
+          const { added, updated, removed } = entry.changes
+          for (const r of Object.values(added) as TLRecord[]) this.note(r, 'created')
+          for (const [, r] of Object.values(updated) as Array<[TLRecord, TLRecord]>) this.note(r, 'updated')
+          for (const r of Object.values(removed) as TLRecord[]) this.note(r, 'deleted')
+          this.schedule()
+        },
+        { source: 'user', scope: 'document' },
+      ),
+    )
+  }
+
+  private note(r: TLRecord, kind: string) {
+    if (r.typeName === 'shape') {
+      const id = r.id as TLShapeId
+      if (kind === 'deleted') {
+        this.removed.add(id)
+        this.changed.delete(id)
+      } else {
+        this.changed.add(id)
+        this.removed.delete(id)
+      }
+      const prev = this.userChanges.get(id)
+      this.userChanges.set(id, prev === 'created' && kind === 'updated' ? 'created' : kind)
+    } else if (r.typeName === 'binding') {
+      // An arrow's binding is part of the arrow's steward record.
+      const from = (r as unknown as { fromId: TLShapeId }).fromId
+      if (from) this.changed.add(from)
+    }
+  }
+
+  private schedule() {
+    if (!this.opts.relay || this.timer) return
+    this.timer = setTimeout(() => {
+      this.timer = null
+      this.flush()
+    }, FLUSH_MS)
+  }
+
+  flush() {
+    const { editor } = this.opts
+    const put: Array<Record<string, unknown>> = []
+    for (const id of this.changed) {
+      const shape = editor.getShape(id)
+      if (shape) put.push(toSteward(editor, shape) as unknown as Record<string, unknown>)
+    }
+    const remove = [...this.removed].map(fromTlId)
+    this.changed.clear()
+    this.removed.clear()
+    // Split into messages that fit one data packet.
+    let batch: CanvasEdit = { put: [], remove: [] }
+    let size = 0
+    const emit = () => {
+      if (batch.put!.length || batch.remove!.length) this.opts.send(batch)
+      batch = { put: [], remove: [] }
+      size = 0
+    }
+    for (const rec of put) {
+      const n = JSON.stringify(rec).length
+      if (size + n > MAX_EDIT_BYTES || batch.put!.length >= MAX_EDIT_RECORDS) emit()
+      batch.put!.push(rec as never)
+      size += n
+    }
+    for (const id of remove) {
+      if (size + id.length > MAX_EDIT_BYTES || batch.remove!.length >= MAX_EDIT_RECORDS) emit()
+      batch.remove!.push(id)
+      size += id.length + 3
+    }
+    emit()
+  }
+
+  /** What the user changed since the previous call (for the context reply). */
+  takeUserChanges(): Array<Record<string, unknown>> {
+    const out = [...this.userChanges].map(([id, change]) => ({ id: fromTlId(id), change }))
+    this.userChanges.clear()
+    return out
+  }
+
+  dispose() {
+    if (this.timer) clearTimeout(this.timer)
+    this.unlisten.forEach((u) => u())
+  }
+}

@@ -1,0 +1,217 @@
+// Executors: apply action envelopes to the tldraw editor exactly once, in seq order, with
+// partial-action reverts, then ack what was applied.
+import type { Editor, TLRecord, TLShape } from 'tldraw'
+import { UI_ONLY_VERBS } from '../canvas/apply'
+import { applyToEditor } from '../canvas/editor-canvas'
+import type { Ack, ActionEnvelope, Box, Resync, WireAction } from '../protocol.gen'
+import type { ReloadMemory } from './memory'
+import { Sequencer } from './sequencer'
+
+export const FRAGMENT_KEY = '_fragment'
+
+interface Diff {
+  added: Record<string, TLRecord>
+  updated: Record<string, [TLRecord, TLRecord]>
+  removed: Record<string, TLRecord>
+}
+
+export interface TodoItem {
+  id: string
+  text: string
+  status: string
+}
+
+/** What the executor does with the verbs that do not touch the canvas. */
+export interface UiSink {
+  think?(sessionId: string, text: string): void
+  addDetail?(sessionId: string, text: string): void
+  todo?(sessionId: string, items: TodoItem[]): void
+  setViewport?(box: Box): void
+}
+
+export interface ExecutorDeps {
+  editor: Editor
+  memory: ReloadMemory
+  /** Relay mode: always; host mode: only while this tab is the host. */
+  appliesCanvas(): boolean
+  isHost(): boolean
+  sendAck(ack: Ack): void
+  sendResync(resync: Resync): void
+  ui?: UiSink
+  now?: () => number
+  log?: (msg: string, extra?: unknown) => void
+}
+
+const reverse = (d: Diff): Diff => ({
+  added: d.removed,
+  removed: d.added,
+  updated: Object.fromEntries(Object.entries(d.updated).map(([k, [a, b]]) => [k, [b, a]])),
+})
+
+export class Executor {
+  readonly sequencer: Sequencer
+  /** Ids of every action applied, in order (tests and the UI read it). */
+  readonly appliedLog: string[] = []
+
+  constructor(private readonly deps: ExecutorDeps) {
+    this.sequencer = new Sequencer(deps.memory, {
+      apply: (env) => this.applyEnvelope(env),
+      duplicate: (env) => this.ackDuplicate(env),
+      requestResync: (sessionId, lastSeq) => deps.sendResync({ sessionId, lastSeq }),
+    }, deps.now)
+  }
+
+  receive(env: ActionEnvelope) {
+    this.sequencer.push(env)
+  }
+
+  resyncAll() {
+    this.sequencer.resyncAll()
+  }
+
+  private now() {
+    return (this.deps.now ?? Date.now)()
+  }
+
+  private ackDuplicate(env: ActionEnvelope) {
+    // Already applied earlier (a retransmit or a replay): the steward only needs the ack.
+    const applied = env.actions.filter((a) => this.deps.memory.isDone(env.sessionId, a.id)).map((a) => a.id)
+    this.deps.sendAck({ sessionId: env.sessionId, seq: env.seq, applied, appliedAt: this.now() / 1000 })
+  }
+
+  private assemble(sessionId: string, action: WireAction): Record<string, unknown> | null {
+    const params = (action.params ?? {}) as Record<string, unknown>
+    const frag = params[FRAGMENT_KEY] as { index: number; count: number; data: string } | undefined
+    if (!frag || Object.keys(params).length !== 1) return params
+    const key = `${sessionId}\u0000${action.id}`
+    const fragments = this.deps.memory.state.fragments
+    if (frag.index === 0) fragments[key] = []
+    const parts = (fragments[key] ??= [])
+    if (frag.index !== parts.length) {
+      delete fragments[key]
+      this.deps.log?.('fragment out of order', { action: action.id })
+      return null
+    }
+    parts.push(String(frag.data))
+    if (frag.index + 1 < frag.count) return null
+    delete fragments[key]
+    try {
+      const full = JSON.parse(parts.join('')) as unknown
+      return full && typeof full === 'object' && !Array.isArray(full) ? (full as Record<string, unknown>) : null
+    } catch {
+      this.deps.log?.('fragment is not JSON', { action: action.id })
+      return null
+    }
+  }
+
+  private applyEnvelope(env: ActionEnvelope) {
+    const { editor, memory } = this.deps
+    const partial = env.partial === true
+    const applied: string[] = []
+    const canvas = this.deps.appliesCanvas()
+    for (const action of env.actions) {
+      if (memory.isDone(env.sessionId, action.id)) continue
+      const params = this.assemble(env.sessionId, action)
+      if (params === null) continue
+      const full = { id: action.id, name: action.name, params } as WireAction
+      try {
+        if (UI_ONLY_VERBS.has(action.name)) this.applyUi(env.sessionId, full)
+        else if (canvas) this.applyCanvas(env.sessionId, full, partial)
+        else continue
+      } catch (err) {
+        this.deps.log?.('action failed', { action: action.id, name: action.name, err: String(err) })
+        continue
+      }
+      if (!partial) memory.markDone(env.sessionId, action.id)
+      applied.push(action.id)
+      this.appliedLog.push(action.id)
+    }
+    memory.touch()
+    this.deps.sendAck({ sessionId: env.sessionId, seq: env.seq, applied, appliedAt: this.now() / 1000 })
+  }
+
+  private applyCanvas(sessionId: string, action: WireAction, partial: boolean) {
+    const { editor, memory } = this.deps
+    const key = `${sessionId}\u0000${action.id}`
+    // Remote source: the relay listener must not send these changes back as user edits.
+    editor.store.mergeRemoteChanges(() => {
+      editor.run(
+        () => {
+          const previous = memory.state.partials[key] as Diff | undefined
+          if (previous) {
+            editor.store.applyDiff(reverse(previous) as never)
+            delete memory.state.partials[key]
+          }
+          const diff = editor.store.extractingChanges(() => {
+            applyToEditor(editor, action)
+          }) as unknown as Diff
+          if (partial) {
+            const lockedDiff = editor.store.extractingChanges(() => {
+              const added = Object.values(diff.added).filter((r) => r.typeName === 'shape') as TLShape[]
+              if (added.length) {
+                editor.updateShapes(added.map((s) => ({ id: s.id, type: s.type, isLocked: true })))
+              }
+            }) as unknown as Diff
+            memory.state.partials[key] = squash(diff, lockedDiff)
+          }
+        },
+        { history: 'ignore', ignoreShapeLock: true },
+      )
+    })
+  }
+
+  private applyUi(sessionId: string, action: WireAction) {
+    const p = (action.params ?? {}) as Record<string, unknown>
+    const ui = this.deps.ui
+    switch (action.name) {
+      case 'think':
+        ui?.think?.(sessionId, String(p.text ?? ''))
+        break
+      case 'add_detail':
+        ui?.addDetail?.(sessionId, String(p.text ?? ''))
+        break
+      case 'todo':
+        ui?.todo?.(
+          sessionId,
+          (Array.isArray(p.items) ? p.items : []).map((raw) => {
+            const it = (raw ?? {}) as Record<string, unknown>
+            return { id: String(it.id ?? ''), text: String(it.text ?? ''), status: String(it.status ?? 'todo') }
+          }),
+        )
+        break
+      case 'set_viewport': {
+        // Camera moves belong to the host only: other people keep their own view.
+        if (!this.deps.isHost()) break
+        const box = { x: Number(p.x), y: Number(p.y), w: Number(p.w), h: Number(p.h) }
+        if ([box.x, box.y, box.w, box.h].every(Number.isFinite) && box.w > 0 && box.h > 0) {
+          ui?.setViewport ? ui.setViewport(box) : this.deps.editor.zoomToBounds(box, { animation: { duration: 200 } })
+        }
+        break
+      }
+    }
+  }
+}
+
+/** Two diffs applied one after the other, as one diff (for an exact revert). */
+function squash(a: Diff, b: Diff): Diff {
+  const out: Diff = {
+    added: { ...a.added },
+    updated: { ...a.updated },
+    removed: { ...a.removed },
+  }
+  for (const [id, rec] of Object.entries(b.added)) out.added[id] = rec
+  for (const [id, [from, to]] of Object.entries(b.updated)) {
+    if (out.added[id]) out.added[id] = to
+    else if (out.updated[id]) out.updated[id] = [out.updated[id]![0], to]
+    else out.updated[id] = [from, to]
+  }
+  for (const [id, rec] of Object.entries(b.removed)) {
+    if (out.added[id]) delete out.added[id]
+    else {
+      const before = out.updated[id]?.[0] ?? rec
+      delete out.updated[id]
+      out.removed[id] = before
+    }
+  }
+  return out
+}

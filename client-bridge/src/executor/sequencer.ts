@@ -1,0 +1,89 @@
+// Seq order per session: envelopes apply strictly in order; a gap is held in a buffer until
+// a retransmit or a resync fills it. Knows nothing about the editor.
+import type { ActionEnvelope } from '../protocol.gen'
+import type { ReloadMemory } from './memory'
+
+export interface SequencerHooks {
+  apply(env: ActionEnvelope): void
+  duplicate(env: ActionEnvelope): void
+  requestResync(sessionId: string, lastSeq: number): void
+}
+
+// A gap still open after this long asks again.
+const RESYNC_RETRY_MS = 1500
+// Held envelopes per session; beyond that the oldest wait for the resync instead.
+const MAX_BUFFERED = 2000
+
+export class Sequencer {
+  private buffers = new Map<string, Map<number, ActionEnvelope>>()
+  private askedAt = new Map<string, { lastSeq: number; at: number }>()
+
+  constructor(
+    private readonly memory: ReloadMemory,
+    private readonly hooks: SequencerHooks,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
+
+  push(env: ActionEnvelope): 'applied' | 'duplicate' | 'buffered' {
+    const ledger = this.memory.session(env.sessionId)
+    if (env.seq <= ledger.lastSeq) {
+      this.hooks.duplicate(env)
+      return 'duplicate'
+    }
+    if (env.seq > ledger.lastSeq + 1) {
+      const buf = this.buffers.get(env.sessionId) ?? new Map<number, ActionEnvelope>()
+      if (buf.size < MAX_BUFFERED || buf.has(env.seq)) buf.set(env.seq, env)
+      this.buffers.set(env.sessionId, buf)
+      this.askForGap(env.sessionId, ledger.lastSeq)
+      return 'buffered'
+    }
+    this.hooks.apply(env)
+    ledger.lastSeq = env.seq
+    this.drain(env.sessionId)
+    return 'applied'
+  }
+
+  private drain(sessionId: string) {
+    const buf = this.buffers.get(sessionId)
+    if (!buf) return
+    const ledger = this.memory.session(sessionId)
+    for (;;) {
+      // Drop anything a resync already covered.
+      for (const seq of [...buf.keys()]) if (seq <= ledger.lastSeq) buf.delete(seq)
+      const next = buf.get(ledger.lastSeq + 1)
+      if (!next) break
+      buf.delete(next.seq)
+      this.hooks.apply(next)
+      ledger.lastSeq = next.seq
+    }
+    if (buf.size === 0) {
+      this.buffers.delete(sessionId)
+      this.askedAt.delete(sessionId)
+    }
+  }
+
+  private askForGap(sessionId: string, lastSeq: number) {
+    const asked = this.askedAt.get(sessionId)
+    const t = this.now()
+    if (asked && asked.lastSeq === lastSeq && t - asked.at < RESYNC_RETRY_MS) return
+    this.askedAt.set(sessionId, { lastSeq, at: t })
+    this.hooks.requestResync(sessionId, lastSeq)
+  }
+
+  /** Sessions with an open gap (for the retry timer). */
+  gaps(): Array<[string, number]> {
+    return [...this.buffers.keys()].map((sid) => [sid, this.memory.session(sid).lastSeq])
+  }
+
+  retryGaps() {
+    for (const [sid, lastSeq] of this.gaps()) this.askForGap(sid, lastSeq)
+  }
+
+  /** After a reconnect or a join: ask for everything after what this tab applied. */
+  resyncAll() {
+    for (const [sid, lastSeq] of this.memory.knownSessions()) {
+      this.askedAt.set(sid, { lastSeq, at: this.now() })
+      this.hooks.requestResync(sid, lastSeq)
+    }
+  }
+}

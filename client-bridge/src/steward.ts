@@ -1,0 +1,361 @@
+// connectSteward: wires a tldraw Editor and a connected livekit-client Room to the steward.
+// Connectors answer context requests and publish viewport/selection and (relay mode) the
+// user's edits; executors apply the steward's action envelopes; the handle exposes the
+// steward's status, fairies, todos and chat for the UI.
+import { ConnectionState, RoomEvent, RpcError, type Participant, type RemoteParticipant, type Room } from 'livekit-client'
+import type { Editor } from 'tldraw'
+import { answerContext } from './connectors/context'
+import { EditTracker } from './connectors/edits'
+import { publishViewport } from './connectors/viewport'
+import { Executor, type TodoItem } from './executor/executor'
+import { ReloadMemory } from './executor/memory'
+import { electHost } from './host'
+import {
+  ATTR_CAPABILITIES,
+  MAX_RPC_PAYLOAD_BYTES,
+  RESYNC_ALL_SESSIONS,
+  RPC_CANCEL,
+  RPC_CONTEXT,
+  RPC_PROMPT,
+  TOPIC_ACK,
+  TOPIC_ACTION,
+  TOPIC_CHAT,
+  TOPIC_EDIT,
+  TOPIC_FAIRIES,
+  TOPIC_RESYNC,
+  TOPIC_STATUS,
+  TOPIC_VIEWPORT,
+  type ActionEnvelope,
+  type Box,
+  type CancelReply,
+  type ChatMessage,
+  type ContextRequest,
+  type FairiesMessage,
+  type FairyPresence,
+  type PromptReply,
+  type PromptRequest,
+  type StatusMessage,
+} from './protocol.gen'
+
+export type ApplyMode = 'relay' | 'host'
+export type ConnectionStatus = 'connecting' | 'connected' | 'reconnecting' | 'disconnected'
+
+export interface StewardOptions {
+  /** The steward's participant identity (default `canvas-steward`). */
+  stewardIdentity?: string
+  /** `relay` (default): every browser applies, user edits go through the steward. */
+  mode?: ApplyMode
+  /** Where reload memory lives; default `sessionStorage` (null disables it). */
+  storage?: Storage | null
+  /** Storage key; default `steward:<room name>`. */
+  memoryKey?: string
+  /** Keep the document in reload memory (default: true in relay mode). */
+  persistDocument?: boolean
+  /** RPC timeout for prompt/cancel in ms (livekit's minimum is 8000). */
+  rpcTimeoutMs?: number
+  log?: (msg: string, extra?: unknown) => void
+}
+
+export interface ThoughtItem {
+  sessionId: string
+  kind: 'think' | 'detail'
+  text: string
+}
+
+export interface StewardState {
+  status: ConnectionStatus
+  isHost: boolean
+  host: string | null
+  stewardPresent: boolean
+  /** Latest status per session. */
+  sessions: Record<string, StatusMessage>
+  /** The session most recently started or reported. */
+  activeSession: string | null
+  fairies: FairyPresence[]
+  todos: TodoItem[]
+  chat: ChatMessage[]
+  thoughts: ThoughtItem[]
+}
+
+export interface StewardHandle {
+  readonly state: StewardState
+  readonly status: ConnectionStatus
+  readonly fairies: FairyPresence[]
+  readonly todos: TodoItem[]
+  readonly chat: ChatMessage[]
+  readonly executor: Executor
+  subscribe(listener: (state: StewardState) => void): () => void
+  prompt(message: string, extra?: Omit<PromptRequest, 'message'>): Promise<PromptReply>
+  cancel(sessionId?: string): Promise<CancelReply>
+  disconnect(): Promise<void>
+}
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+const MAX_CHAT = 200
+const MAX_THOUGHTS = 50
+
+function parse<T>(payload: Uint8Array): T | null {
+  try {
+    return JSON.parse(decoder.decode(payload)) as T
+  } catch {
+    return null
+  }
+}
+
+export function connectSteward({ room, editor, options = {} }: { room: Room; editor: Editor; options?: StewardOptions }): StewardHandle {
+  const stewardIdentity = options.stewardIdentity ?? 'canvas-steward'
+  const mode: ApplyMode = options.mode ?? 'relay'
+  const log = options.log ?? ((msg: string, extra?: unknown) => console.debug('[steward]', msg, extra ?? ''))
+  const storage = options.storage === undefined ? (typeof sessionStorage === 'undefined' ? null : sessionStorage) : options.storage
+  const persistDocument = options.persistDocument ?? mode === 'relay'
+  const rpcTimeout = Math.max(8000, options.rpcTimeoutMs ?? 15000)
+
+  const memory = new ReloadMemory(
+    storage,
+    options.memoryKey ?? `steward:${room.name}`,
+    persistDocument ? () => editor.store.getStoreSnapshot('document') : null,
+  )
+  // A reload restores the document and the ledger together (they were saved together).
+  const restored = persistDocument && memory.state.document
+  if (restored) {
+    try {
+      editor.loadSnapshot(memory.state.document as never)
+    } catch (err) {
+      log('could not restore the saved document; starting fresh', String(err))
+      memory.state = { v: 1, sessions: {}, partials: {}, fragments: {} }
+    }
+  }
+
+  let state: StewardState = {
+    status: room.state === ConnectionState.Connected ? 'connected' : 'connecting',
+    isHost: false,
+    host: null,
+    stewardPresent: room.remoteParticipants.has(stewardIdentity),
+    sessions: {},
+    activeSession: null,
+    fairies: [],
+    todos: [],
+    chat: [],
+    thoughts: [],
+  }
+  const listeners = new Set<(s: StewardState) => void>()
+  const set = (patch: Partial<StewardState>) => {
+    state = { ...state, ...patch }
+    for (const l of listeners) l(state)
+  }
+
+  const publish = (topic: string, body: unknown) => {
+    if (room.state !== ConnectionState.Connected) return
+    room.localParticipant
+      .publishData(encoder.encode(JSON.stringify(body)), { reliable: true, topic, destinationIdentities: [stewardIdentity] })
+      .catch((err: unknown) => log('publish failed', { topic, err: String(err) }))
+  }
+
+  const executor = new Executor({
+    editor,
+    memory,
+    appliesCanvas: () => mode === 'relay' || state.isHost,
+    isHost: () => state.isHost,
+    sendAck: (ack) => publish(TOPIC_ACK, ack),
+    sendResync: (r) => publish(TOPIC_RESYNC, r),
+    log,
+    ui: {
+      todo: (_sid, items) => set({ todos: items }),
+      think: (sessionId, text) => set({ thoughts: [...state.thoughts, { sessionId, kind: 'think' as const, text }].slice(-MAX_THOUGHTS) }),
+      addDetail: (sessionId, text) => set({ thoughts: [...state.thoughts, { sessionId, kind: 'detail' as const, text }].slice(-MAX_THOUGHTS) }),
+      setViewport: (box: Box) => editor.zoomToBounds(box, { animation: { duration: 200 } }),
+    },
+  })
+
+  const edits = new EditTracker({ editor, relay: mode === 'relay', send: (edit) => publish(TOPIC_EDIT, edit) })
+  const stopViewport = publishViewport(editor, (u) => publish(TOPIC_VIEWPORT, u))
+
+  // ---- host election -------------------------------------------------------------------
+  const refreshHost = () => {
+    const host = electHost(room, stewardIdentity)
+    const isHost = host === room.localParticipant.identity
+    const stewardPresent = room.remoteParticipants.has(stewardIdentity)
+    if (host !== state.host || isHost !== state.isHost || stewardPresent !== state.stewardPresent) set({ host, isHost, stewardPresent })
+  }
+
+  // ---- inbound -------------------------------------------------------------------------
+  const onData = (payload: Uint8Array, participant?: RemoteParticipant, _kind?: unknown, topic?: string) => {
+    // The sender is the packet's participant identity, never a payload field.
+    if (!participant || participant.identity !== stewardIdentity || !topic) return
+    switch (topic) {
+      case TOPIC_ACTION: {
+        const env = parse<ActionEnvelope>(payload)
+        if (!env || typeof env.sessionId !== 'string' || typeof env.seq !== 'number' || !Array.isArray(env.actions)) {
+          log('bad envelope dropped')
+          return
+        }
+        executor.receive(env)
+        if (!env.sessionId.startsWith('relay:') && state.activeSession !== env.sessionId) set({ activeSession: env.sessionId })
+        break
+      }
+      case TOPIC_CHAT: {
+        const msg = parse<ChatMessage>(payload)
+        if (!msg || typeof msg.id !== 'string') return
+        const i = state.chat.findIndex((m) => m.id === msg.id)
+        const chat = i >= 0 ? state.chat.map((m, j) => (j === i ? msg : m)) : [...state.chat, msg].slice(-MAX_CHAT)
+        set({ chat })
+        break
+      }
+      case TOPIC_STATUS: {
+        const msg = parse<StatusMessage>(payload)
+        if (!msg || typeof msg.sessionId !== 'string') return
+        set({ sessions: { ...state.sessions, [msg.sessionId]: msg }, activeSession: msg.sessionId })
+        break
+      }
+      case TOPIC_FAIRIES: {
+        const msg = parse<FairiesMessage>(payload)
+        if (msg && Array.isArray(msg.fairies)) set({ fairies: msg.fairies })
+        break
+      }
+    }
+  }
+
+  const onConnection = (cs: ConnectionState) => {
+    const status: ConnectionStatus =
+      cs === ConnectionState.Connected ? 'connected' : cs === ConnectionState.Reconnecting || cs === ConnectionState.SignalReconnecting ? 'reconnecting' : cs === ConnectionState.Disconnected ? 'disconnected' : 'connecting'
+    set({ status })
+  }
+
+  // After a reconnect (or when the steward (re)joins) ask for everything this tab missed.
+  const resync = () => {
+    const kept = memory.knownSessions().length > 0
+    publish(TOPIC_RESYNC, { sessionId: RESYNC_ALL_SESSIONS, lastSeq: kept ? 1 : 0 })
+    executor.resyncAll()
+  }
+  const onReconnected = () => {
+    refreshHost()
+    resync()
+  }
+  const onParticipantConnected = (p: Participant) => {
+    refreshHost()
+    if (p.identity === stewardIdentity) resync()
+  }
+
+  room.on(RoomEvent.DataReceived, onData)
+  room.on(RoomEvent.ConnectionStateChanged, onConnection)
+  room.on(RoomEvent.Reconnected, onReconnected)
+  room.on(RoomEvent.ParticipantConnected, onParticipantConnected)
+  room.on(RoomEvent.ParticipantDisconnected, refreshHost)
+  room.on(RoomEvent.ParticipantAttributesChanged, refreshHost)
+
+  room.registerRpcMethod(RPC_CONTEXT, async (data) => {
+    if (data.callerIdentity !== stewardIdentity) throw new RpcError(1500, 'only the steward may ask for context')
+    let req: ContextRequest
+    try {
+      req = JSON.parse(data.payload) as ContextRequest
+      if (!req || typeof req.requestId !== 'string') throw new Error('requestId missing')
+    } catch (err) {
+      throw new RpcError(1500, `bad context request: ${String(err)}`)
+    }
+    const reply = await answerContext(
+      {
+        editor,
+        sender: room.localParticipant,
+        docVersion: () => edits.docVersion,
+        takeUserChanges: () => edits.takeUserChanges(),
+        log,
+      },
+      data.callerIdentity,
+      req,
+    )
+    let text = JSON.stringify(reply)
+    if (encoder.encode(text).byteLength > MAX_RPC_PAYLOAD_BYTES) {
+      // The selection or the change list is what grows; the steward still gets the streams.
+      text = JSON.stringify({ ...reply, selection: reply.selection?.slice(0, 200), userChanges: reply.userChanges?.slice(0, 100) })
+    }
+    return text
+  })
+
+  // Announce what this tab can do (the steward elects the host among `context` browsers).
+  const announce = () =>
+    room.localParticipant
+      .setAttributes({ ...room.localParticipant.attributes, [ATTR_CAPABILITIES]: 'context,screenshot,apply' })
+      .catch((err: unknown) => log('setAttributes failed', String(err)))
+      .then(refreshHost)
+
+  const retryTimer = setInterval(() => executor.sequencer.retryGaps(), 1000)
+  const onPageHide = () => {
+    edits.flush()
+    memory.saveNow()
+  }
+  if (typeof window !== 'undefined') window.addEventListener('pagehide', onPageHide)
+
+  if (room.state === ConnectionState.Connected) {
+    void announce()
+    if (room.remoteParticipants.has(stewardIdentity)) resync()
+  }
+  refreshHost()
+
+  const rpc = async <T>(method: string, payload: unknown): Promise<T> => {
+    try {
+      const text = await room.localParticipant.performRpc({
+        destinationIdentity: stewardIdentity,
+        method,
+        payload: JSON.stringify(payload),
+        responseTimeout: rpcTimeout,
+      })
+      return JSON.parse(text) as T
+    } catch (err) {
+      const message = err instanceof RpcError ? `${err.message}${err.data ? `: ${err.data}` : ''}` : String(err)
+      return { error: message } as T
+    }
+  }
+
+  const handle: StewardHandle = {
+    get state() {
+      return state
+    },
+    get status() {
+      return state.status
+    },
+    get fairies() {
+      return state.fairies
+    },
+    get todos() {
+      return state.todos
+    },
+    get chat() {
+      return state.chat
+    },
+    executor,
+    subscribe(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+    async prompt(message, extra = {}) {
+      const reply = await rpc<PromptReply>(RPC_PROMPT, { ...extra, message })
+      if (reply.sessionId) set({ activeSession: reply.sessionId })
+      return reply
+    },
+    async cancel(sessionId) {
+      const sid = sessionId ?? state.activeSession
+      if (!sid) return { ok: false, error: 'no session to cancel' }
+      return rpc<CancelReply>(RPC_CANCEL, { sessionId: sid })
+    },
+    async disconnect() {
+      clearInterval(retryTimer)
+      if (typeof window !== 'undefined') window.removeEventListener('pagehide', onPageHide)
+      edits.flush()
+      memory.saveNow()
+      memory.dispose()
+      stopViewport()
+      edits.dispose()
+      room.off(RoomEvent.DataReceived, onData)
+      room.off(RoomEvent.ConnectionStateChanged, onConnection)
+      room.off(RoomEvent.Reconnected, onReconnected)
+      room.off(RoomEvent.ParticipantConnected, onParticipantConnected)
+      room.off(RoomEvent.ParticipantDisconnected, refreshHost)
+      room.off(RoomEvent.ParticipantAttributesChanged, refreshHost)
+      room.unregisterRpcMethod(RPC_CONTEXT)
+      await room.disconnect()
+      set({ status: 'disconnected' })
+    },
+  }
+  return handle
+}

@@ -1,0 +1,98 @@
+"""Writes verbs.json: action scripts and the page the Python reference computes after each.
+
+Run from the repo root: `uv run python client-bridge/test/parity/gen_fixtures.py`.
+The vitest parity test applies the same scripts in a real tldraw Editor and compares.
+"""
+
+import json
+import math
+from pathlib import Path
+
+from steward.canvas.apply import apply_wire_action
+from steward.protocol.messages import WireAction
+
+
+def geo(i, x, y, w=100, h=50, **props):
+    return {"id": i, "type": "geo", "x": x, "y": y,
+            "props": {"geo": "rectangle", "w": w, "h": h, "color": "blue", "text": "", **props}}
+
+
+SCRIPTS = {
+    "create_update_delete": [
+        ("create_shape", geo("a", 0, 0, text="Alpha")),
+        ("create_shape", geo("b", 300, 40, 120, 80)),
+        ("create_shape", {"id": "n", "type": "note", "x": 600, "y": 0,
+                          "props": {"color": "yellow", "text": "note", "scale": 1}}),
+        ("create_shape", {"id": "t", "type": "text", "x": 0, "y": 300,
+                          "props": {"text": "hello", "color": "black", "size": "m", "autoSize": True}}),
+        ("create_shape", {"id": "arr", "type": "arrow", "x": 100, "y": 25, "bindings": {"start": "a", "end": "b"},
+                          "props": {"start": {"x": 0, "y": 0}, "end": {"x": 200, "y": 40}, "color": "red"}}),
+        ("create_shape", {"id": "ln", "type": "line", "x": 0, "y": 500,
+                          "props": {"points": [{"x": 0, "y": 0}, {"x": 50, "y": 20}, {"x": 100, "y": 0}], "color": "green"}}),
+        ("create_shape", {"id": "dr", "type": "draw", "x": 300, "y": 500,
+                          "props": {"segments": [{"type": "free", "points": [{"x": 0, "y": 0}, {"x": 10, "y": 5}, {"x": 20, "y": 0}]}], "color": "violet"}}),
+        ("update_shape", {"id": "a", "x": 20, "props": {"color": "red", "text": "Beta"}}),
+        ("update_shape", {"id": "missing", "x": 5}),
+        ("create_shape", geo("a", 20, 0, 150, 60, text="Replaced")),
+        ("delete_shape", {"ids": ["b", "missing"]}),
+    ],
+    "transforms": [
+        ("create_shape", geo("a", 0, 0)),
+        ("create_shape", geo("b", 200, 100, 80, 80)),
+        ("create_shape", {"id": "n", "type": "note", "x": 400, "y": 0, "props": {"color": "yellow", "text": "", "scale": 1}}),
+        ("move", {"ids": ["a", "b"], "dx": 10, "dy": -20}),
+        ("resize", {"ids": ["b", "n"], "scaleX": 2, "scaleY": 0.5, "originX": 200, "originY": 100}),
+        ("rotate", {"ids": ["a"], "angle": math.pi / 2, "originX": 0, "originY": 0}),
+        ("rotate", {"ids": ["a"], "angle": -math.pi / 4, "originX": 50, "originY": 50}),
+    ],
+    "layout": [
+        ("create_shape", geo("a", 0, 0, 100, 50)),
+        ("create_shape", geo("b", 150, 80, 60, 60)),
+        ("create_shape", geo("c", 400, 30, 40, 100)),
+        ("align", {"ids": ["a", "b", "c"], "alignment": "top"}),
+        ("align", {"ids": ["a", "b", "c"], "alignment": "center-horizontal"}),
+        ("distribute", {"ids": ["a", "b", "c"], "direction": "vertical"}),
+        ("stack", {"ids": ["a", "b", "c"], "direction": "horizontal", "gap": 16}),
+        ("align", {"ids": ["a", "b", "c"], "alignment": "bottom"}),
+        ("align", {"ids": ["a", "b", "c"], "alignment": "right"}),
+        ("align", {"ids": ["a", "b", "c"], "alignment": "center-vertical"}),
+        ("distribute", {"ids": ["a", "b", "c"], "direction": "horizontal"}),
+        ("stack", {"ids": ["c", "a", "b"], "direction": "vertical", "gap": 8}),
+        ("align", {"ids": ["a", "b"], "alignment": "left"}),
+    ],
+    "group_and_order": [
+        ("create_shape", geo("a", 0, 0)),
+        ("create_shape", geo("b", 200, 0)),
+        ("create_shape", geo("c", 400, 0)),
+        ("create_shape", geo("d", 600, 0)),
+        ("reorder", {"ids": ["a"], "to": "front"}),
+        ("reorder", {"ids": ["d"], "to": "back"}),
+        ("reorder", {"ids": ["b"], "to": "forward"}),
+        ("reorder", {"ids": ["a"], "to": "backward"}),
+        ("group", {"id": "g", "ids": ["b", "c"]}),
+        ("move", {"ids": ["g"], "dx": 30, "dy": 40}),
+        ("resize", {"ids": ["g"], "scaleX": 1.5, "scaleY": 1.5, "originX": 230, "originY": 40}),
+        ("ungroup", {"ids": ["g"]}),
+        ("group", {"id": "g2", "ids": ["a", "d"]}),
+        ("delete_shape", {"ids": ["g2"]}),
+    ],
+}
+
+
+def main() -> None:
+    out = {}
+    for name, steps in SCRIPTS.items():
+        shapes: dict = {}
+        frames = []
+        for i, (verb, params) in enumerate(steps):
+            action = WireAction(id=f"{name}-{i}", name=verb, params=params)
+            apply_wire_action(shapes, action)
+            frames.append({"action": action.model_dump(mode="json"), "page": json.loads(json.dumps(list(shapes.values())))})
+        out[name] = frames
+    path = Path(__file__).with_name("verbs.json")
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""What every action entry provides, and the per-run state actions read and change."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from steward.actions.sanitize import bump_id, clean_id
+from steward.canvas.apply import Shapes, apply_wire_action
+from steward.canvas.bounds import Rect
+from steward.canvas.coords import CoordinateSpace
+from steward.protocol.messages import WireAction, WireVerb
+
+
+class ActionModel(BaseModel):
+    """Base of every action schema; `_type` is added per action by the registry."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+@dataclass(frozen=True)
+class WireOp:
+    """A resolved wire verb; the runner gives it a stable action id."""
+
+    name: WireVerb
+    params: dict[str, Any]
+
+
+@dataclass
+class TodoItem:
+    id: int
+    text: str
+    status: str = "todo"
+
+
+@dataclass
+class Scheduled:
+    """Work for the next request of the loop (review, add-detail, setMyView, data)."""
+
+    kind: str  # review | add-detail | view | data
+    text: str
+    bounds: Rect | None = None
+
+
+@dataclass
+class ActionContext:
+    """One run's view of the canvas and its state. `shapes` is the room mirror's map."""
+
+    shapes: Shapes
+    coords: CoordinateSpace = field(default_factory=CoordinateSpace)
+    id_map: dict[str, str] = field(default_factory=dict)
+    # Actual id claimed by each action index, so partial versions keep one id.
+    claimed: dict[int, str] = field(default_factory=dict)
+    todo: list[TodoItem] = field(default_factory=list)
+    scheduled: list[Scheduled] = field(default_factory=list)
+    chat: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # sanitizer remarks, logged per run
+    task_bounds: Rect | None = None
+
+    def unique_id(self, raw: Any, index: int) -> str | None:
+        """A fresh id for a create; the model may keep using its own name (rename map)."""
+        if index in self.claimed:
+            return self.claimed[index]
+        sid = clean_id(raw)
+        if sid is None:
+            return None
+        new = sid
+        taken = set(self.claimed.values())
+        while new in self.shapes or new in taken:
+            new = bump_id(new)
+        if new != sid:
+            self.id_map[sid] = new
+            self.notes.append(f"renamed duplicate id {sid!r} to {new!r}")
+        self.claimed[index] = new
+        return new
+
+    def existing_id(self, raw: Any) -> str | None:
+        """The actual id of a shape the model refers to, or None if there is none."""
+        sid = clean_id(raw)
+        if sid is None:
+            return None
+        actual = self.id_map.get(sid, sid)
+        return actual if actual in self.shapes else None
+
+    def existing_ids(self, raw: Any) -> list[str]:
+        items = raw if isinstance(raw, list) else [raw]
+        out = [i for i in (self.existing_id(x) for x in items) if i is not None]
+        return list(dict.fromkeys(out))
+
+    def preview(self, ops: list[WireOp]) -> Shapes:
+        """The shapes after `ops`, on a copy (layout actions diff against it)."""
+        shapes = copy.deepcopy(self.shapes)
+        for op in ops:
+            apply_wire_action(shapes, WireAction(id="preview", name=op.name, params=op.params))
+        return shapes
+
+
+Sanitize = Callable[[dict[str, Any], ActionContext, int, bool], dict[str, Any] | None]
+Resolve = Callable[[dict[str, Any], ActionContext], list[WireOp]]
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """A self-describing action: name, schema, prompt text, sanitize and resolve."""
+
+    name: str
+    family: str
+    schema: type[ActionModel]
+    description: str
+    prompt: str
+    sanitize: Sanitize
+    resolve: Resolve
+    # Fields (top-level or `shape.<field>`) holding enums or ids: held back while streaming.
+    atomic_fields: tuple[str, ...] = ()
+    # True when partial versions may already change the canvas or chat.
+    streams: bool = False
+    # True when the loop must run another request after this action.
+    continues: bool = False

@@ -1,0 +1,132 @@
+"""Every action by name, and the step from a parsed action to resolved wire ops."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from steward.actions import arrange, communicate, shapes
+from steward.actions.base import ActionContext, ActionSpec, WireOp
+
+ACTIONS: dict[str, ActionSpec] = {
+    spec.name: spec for family in (communicate, shapes, arrange) for spec in family.SPECS
+}
+ALL_ACTION_NAMES: tuple[str, ...] = tuple(ACTIONS)
+_BY_LOWER = {name.lower().replace("-", "").replace("_", ""): name for name in ACTIONS}
+NAME_ALIASES = {
+    "createshape": "create", "add": "create", "updateshape": "update", "edit": "update",
+    "deleteshape": "delete", "remove": "delete", "todo": "update-todo-list",
+    "updatetodo": "update-todo-list", "setview": "setMyView", "draw": "pen",
+    "tofront": "bringToFront", "toback": "sendToBack", "chat": "message", "say": "message",
+}  # fmt: skip
+
+
+def normalize_name(raw: Any) -> str | None:
+    if not isinstance(raw, str):
+        return None
+    key = raw.strip().lower().replace("-", "").replace("_", "").replace(" ", "")
+    return _BY_LOWER.get(key) or NAME_ALIASES.get(key)
+
+
+def select(names: Iterable[str] | None = None) -> dict[str, ActionSpec]:
+    """The enabled subset, in registry order (unknown names are ignored)."""
+    if names is None:
+        return dict(ACTIONS)
+    wanted = set(names)
+    return {n: s for n, s in ACTIONS.items() if n in wanted}
+
+
+@dataclass
+class Outcome:
+    index: int
+    name: str
+    complete: bool
+    ops: list[WireOp] = field(default_factory=list)
+    chat: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    spec: ActionSpec | None = None
+
+
+def process(
+    data: Mapping[str, Any],
+    *,
+    index: int,
+    complete: bool,
+    incomplete_path: Sequence[str | int] | None,
+    ctx: ActionContext,
+    enabled: Mapping[str, ActionSpec],
+) -> Outcome | None:
+    """Sanitize and resolve one (partial or complete) action; None means nothing to do yet."""
+    if incomplete_path is not None and tuple(incomplete_path) == ("_type",):
+        return None  # the action's name is still streaming
+    name = normalize_name(data.get("_type"))
+    spec = enabled.get(name) if name else None
+    if spec is None:
+        if complete:
+            what = str(data.get("_type"))[:40]
+            ctx.notes.append(f"action {what!r} is not available here; ignored")
+        return None
+    if not complete and not spec.streams:
+        return None
+    work = copy.deepcopy(dict(data))
+    work["_type"] = spec.name
+    if incomplete_path and ".".join(str(p) for p in incomplete_path) in spec.atomic_fields:
+        # A partial enum or id string ("rect" of "rectangle") must not be used yet.
+        node: Any = work
+        for key in incomplete_path[:-1]:
+            node = node[key]
+        del node[incomplete_path[-1]]
+    clean = spec.sanitize(work, ctx, index, complete)
+    if clean is None:
+        return None
+    ops = spec.resolve(clean, ctx)
+    chat = str(clean.get("text", "")) if spec.name == "message" else None
+    return Outcome(index, spec.name, complete, ops, chat, clean, spec)
+
+
+_CREATES = ("create", "pen")
+
+
+def _created_id(data: Mapping[str, Any]) -> str | None:
+    shape = data.get("shape")
+    if isinstance(shape, Mapping) and isinstance(shape.get("shapeId"), str):
+        return str(shape["shapeId"])
+    return None
+
+
+def _refs(data: Mapping[str, Any]) -> set[str]:
+    out: set[str] = set()
+    for key in ("shapeId", "referenceShapeId"):
+        if isinstance(data.get(key), str):
+            out.add(data[key])
+    for key in ("shapeIds",):
+        if isinstance(data.get(key), list):
+            out.update(x for x in data[key] if isinstance(x, str))
+    upd = data.get("update")
+    if isinstance(upd, Mapping) and isinstance(upd.get("shapeId"), str):
+        out.add(upd["shapeId"])
+    return out
+
+
+def creates_first(batch: list[Any], key: Any = lambda x: x) -> list[Any]:
+    """Within one batch, move creates ahead of earlier actions that refer to what they create."""
+    created_later: dict[str, int] = {}
+    for i, item in enumerate(batch):
+        data = key(item)
+        if normalize_name(data.get("_type")) in _CREATES:
+            cid = _created_id(data)
+            if cid:
+                created_later.setdefault(cid, i)
+    if not created_later:
+        return batch
+    moved: set[int] = set()
+    for i, item in enumerate(batch):
+        for ref in _refs(key(item)):
+            j = created_later.get(ref)
+            if j is not None and j > i:
+                moved.add(j)
+    if not moved:
+        return batch
+    return [batch[j] for j in sorted(moved)] + [b for j, b in enumerate(batch) if j not in moved]

@@ -1,0 +1,275 @@
+"""Making and changing shapes: create, update, delete, label, clear, pen."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from steward.actions.base import ActionContext, ActionModel, ActionSpec, WireOp
+from steward.actions.convert import norm_kind, record_diff, simple_to_record
+from steward.actions.sanitize import (
+    MAX_COORD,
+    clean_id,
+    norm_color,
+    norm_enum,
+    to_bool,
+    to_number,
+    to_text,
+)
+from steward.canvas.coords import SIZE_FIELDS, X_FIELDS, Y_FIELDS
+from steward.canvas.simple import (
+    SimpleArrowShape,
+    SimpleGeoShape,
+    SimpleLineShape,
+    SimpleNoteShape,
+    SimpleTextShape,
+    to_simple,
+)
+from steward.canvas.styles import FILLS, MODEL_FILLS
+
+CreatableShape = (
+    SimpleGeoShape | SimpleTextShape | SimpleNoteShape | SimpleArrowShape | SimpleLineShape
+)
+
+
+class Create(ActionModel):
+    intent: str
+    shape: CreatableShape
+
+
+class Update(ActionModel):
+    intent: str
+    update: dict[str, Any] = Field(description="shapeId plus only the fields to change")
+
+
+class Delete(ActionModel):
+    intent: str
+    shapeId: str
+
+
+class Label(ActionModel):
+    intent: str
+    shapeId: str
+    text: str
+
+
+class Clear(ActionModel):
+    pass
+
+
+class PenPoint(ActionModel):
+    x: float
+    y: float
+
+
+class Pen(ActionModel):
+    intent: str
+    points: list[PenPoint]
+    style: Literal["smooth", "straight"] = "smooth"
+    closed: bool = False
+    color: str = "black"
+    fill: Literal["none", "tint", "background", "solid", "pattern"] = "none"
+
+
+def _numbers_to_page(shape: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
+    """Coerce numeric fields, then undo the model's offset and rounding."""
+    out = dict(shape)
+    for key in (*X_FIELDS, *Y_FIELDS, *SIZE_FIELDS, "bend"):
+        if key in out:
+            n = to_number(out[key])
+            if n is None:
+                out.pop(key)
+            else:
+                out[key] = n
+    return ctx.coords.shape_from_model(out)
+
+
+def _sanitize_create(
+    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+) -> dict[str, Any] | None:
+    shape = data.get("shape")
+    if not isinstance(shape, dict):
+        return None
+    kind = norm_kind(shape.get("_type"))
+    if kind is None or kind == "unknown":
+        if complete:
+            ctx.notes.append(f"dropped create of unsupported type {str(shape.get('_type'))[:40]!r}")
+        return None
+    raw_id = shape.get("shapeId")
+    if raw_id is None:
+        if not complete:
+            return None  # wait for the id before anything shows
+        raw_id = f"{kind}-{index + 1}"
+    sid = ctx.unique_id(raw_id, index)
+    if sid is None:
+        return None
+    page = _numbers_to_page({**shape, "_type": kind}, ctx)
+    if kind == "arrow":
+        for key in ("fromId", "toId"):
+            if page.get(key) is not None:
+                ref = ctx.existing_id(page[key])
+                if ref is None and complete:
+                    ctx.notes.append(f"arrow {sid!r}: {key} {page[key]!r} does not exist")
+                page[key] = ref
+    if complete and kind in ("arrow", "line") and ("x1" not in page or "y1" not in page):
+        return None
+    if kind not in ("arrow", "line") and ("x" not in page or "y" not in page):
+        return None
+    return {**data, "shape": page, "_id": sid}
+
+
+def _resolve_create(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+    rec = simple_to_record(data["shape"], data["_id"])
+    return [WireOp("create_shape", rec)] if rec else []
+
+
+def _sanitize_update(
+    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+) -> dict[str, Any] | None:
+    if not complete:
+        return None
+    upd = data.get("update") if isinstance(data.get("update"), dict) else data.get("shape")
+    if not isinstance(upd, dict):
+        return None
+    sid = ctx.existing_id(upd.get("shapeId"))
+    if sid is None:
+        ctx.notes.append(f"update of missing shape {upd.get('shapeId')!r}")
+        return None
+    upd = {**upd, "shapeId": sid}
+    if "_type" in upd:
+        kind = norm_kind(upd["_type"])
+        if kind is None:
+            upd.pop("_type")
+        else:
+            upd["_type"] = kind
+    for key in ("fromId", "toId"):
+        if key in upd and upd[key] is not None:
+            upd[key] = ctx.existing_id(upd[key])
+    return {**data, "update": _numbers_to_page(upd, ctx), "_id": sid}
+
+
+def _resolve_update(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+    sid = data["_id"]
+    current = ctx.shapes[sid]
+    simple = to_simple(current, ctx.shapes)
+    base = simple_to_record(simple, sid)
+    merged = {**simple, **{k: v for k, v in data["update"].items() if k != "shapeId"}}
+    new = simple_to_record(merged, sid)
+    if base is None or new is None or base["type"] != new["type"]:
+        ctx.notes.append(f"update of {sid!r} cannot change its kind")
+        return []
+    params = record_diff(base, new)
+    return [WireOp("update_shape", params)] if len(params) > 1 else []
+
+
+def _sanitize_delete(
+    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+) -> dict[str, Any] | None:
+    if not complete:
+        return None
+    ids = ctx.existing_ids(data.get("shapeIds") or data.get("shapeId"))
+    return {**data, "_ids": ids} if ids else None
+
+
+def _resolve_delete(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+    return [WireOp("delete_shape", {"ids": data["_ids"]})]
+
+
+def _sanitize_label(
+    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+) -> dict[str, Any] | None:
+    sid = ctx.existing_id(data.get("shapeId"))
+    text = to_text(data.get("text"))
+    if sid is None or text is None:
+        return None
+    return {**data, "_id": sid, "text": text}
+
+
+def _resolve_label(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+    return [WireOp("update_shape", {"id": data["_id"], "props": {"text": data["text"]}})]
+
+
+def _sanitize_clear(
+    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+) -> dict[str, Any] | None:
+    return data if complete else None
+
+
+def _resolve_clear(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+    ids = [sid for sid, s in ctx.shapes.items() if not s.get("parentId")]
+    return [WireOp("delete_shape", {"ids": ids})] if ids else []
+
+
+def _sanitize_pen(
+    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+) -> dict[str, Any] | None:
+    raw = data.get("points")
+    if not isinstance(raw, list):
+        return None
+    pts: list[tuple[float, float]] = []
+    for p in raw[:2000]:
+        if isinstance(p, dict):
+            x, y = to_number(p.get("x"), limit=MAX_COORD), to_number(p.get("y"), limit=MAX_COORD)
+            if x is not None and y is not None:
+                pts.append((ctx.coords.x_from_model(x), ctx.coords.y_from_model(y)))
+    if len(pts) < 2:
+        return None
+    sid = ctx.unique_id(data.get("shapeId") or f"pen-{index + 1}", index)
+    if sid is None:
+        return None
+    return {
+        "_type": "pen",
+        "_id": sid,
+        "_points": pts,
+        "style": norm_enum(data.get("style"), ("smooth", "straight")) or "smooth",
+        "closed": bool(to_bool(data.get("closed"))),
+        "color": norm_color(data.get("color")) or "black",
+        "fill": FILLS.get(norm_enum(data.get("fill"), MODEL_FILLS) or "none", "none"),
+    }
+
+
+def _resolve_pen(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+    pts = data["_points"]
+    x0, y0 = min(p[0] for p in pts), min(p[1] for p in pts)
+    rel = [{"x": x - x0, "y": y - y0, "z": 0.5} for x, y in pts]
+    if data["closed"]:
+        rel.append(dict(rel[0]))
+    seg_type = "straight" if data["style"] == "straight" else "free"
+    props = {
+        "segments": [{"type": seg_type, "points": rel}],
+        "color": data["color"],
+        "fill": data["fill"],
+        "dash": "draw",
+        "size": "m",
+        "isComplete": True,
+        "isClosed": data["closed"],
+        "isPen": True,
+    }
+    rec = {"id": data["_id"], "type": "draw", "x": x0, "y": y0, "rotation": 0.0, "props": props}
+    return [WireOp("create_shape", rec)]
+
+
+_ = clean_id  # re-exported for action modules that extend this family
+
+SPECS = (
+    ActionSpec("create", "shapes", Create, "Create a shape.",
+               "`create`: make a shape (geo kinds, text, note, arrow with fromId/toId, line).",
+               _sanitize_create, _resolve_create, streams=True,
+               atomic_fields=("shape._type", "shape.shapeId", "shape.color", "shape.fill",
+                              "shape.textAlign", "shape.fromId", "shape.toId")),
+    ActionSpec("update", "shapes", Update, "Change properties of a shape (not its position).",
+               "`update`: change a shape's fields; give its shapeId and only what changes.",
+               _sanitize_update, _resolve_update),
+    ActionSpec("delete", "shapes", Delete, "Delete a shape.", "`delete`: remove a shape.",
+               _sanitize_delete, _resolve_delete),
+    ActionSpec("label", "shapes", Label, "Set the text of a shape.",
+               "`label`: set a shape's text.", _sanitize_label, _resolve_label, streams=True,
+               atomic_fields=("shapeId",)),
+    ActionSpec("clear", "shapes", Clear, "Delete every shape on the canvas.",
+               "`clear`: delete everything (only when asked).", _sanitize_clear, _resolve_clear),
+    ActionSpec("pen", "shapes", Pen, "Draw a freehand or polyline shape through points.",
+               "`pen`: draw through points (smooth or straight, optionally closed).",
+               _sanitize_pen, _resolve_pen, streams=True,
+               atomic_fields=("style", "color", "fill")),
+)  # fmt: skip

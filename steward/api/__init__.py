@@ -1,0 +1,1 @@
+"""HTTP API (aiohttp): the run endpoint, health and metrics."""

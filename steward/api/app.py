@@ -1,0 +1,109 @@
+"""The HTTP API: `POST /api/canvas-agent/run`, `/healthz`, `/metrics`."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any, Protocol
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from steward.config import Settings
+from steward.obs import metrics
+from steward.obs.logging import get_logger
+from steward.protocol.limits import MAX_ID_CHARS, MAX_PROMPT_CHARS
+from steward.protocol.messages import Box
+
+log = get_logger(__name__)
+
+MAX_BODY_BYTES = 64 * 1024
+RUN_PATH = "/api/canvas-agent/run"
+
+
+class RunRefused(Exception):
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class RunRequest(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    room_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    message: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
+    model: str | None = Field(default=None, max_length=128)
+    viewport: Box | None = None
+
+
+class Backend(Protocol):
+    settings: Settings
+
+    async def run_http(
+        self, room_id: str, message: str, model: str | None, viewport: Box | None
+    ) -> str: ...
+
+    async def readiness(self) -> dict[str, Any]: ...
+
+
+BACKEND: web.AppKey[Backend] = web.AppKey("backend")
+
+
+def _error(status: int, reason: str) -> web.Response:
+    return web.json_response({"error": reason}, status=status)
+
+
+def _authorized(request: web.Request, key: str) -> bool:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(token.strip(), key)
+
+
+async def run(request: web.Request) -> web.Response:
+    backend = request.app[BACKEND]
+    secret = backend.settings.steward_api_key
+    if secret is None or not secret.get_secret_value():
+        return _error(503, "the run endpoint is disabled: set STEWARD_API_KEY")
+    if not _authorized(request, secret.get_secret_value()):
+        metrics.REJECTED_INBOUND.labels(topic=RUN_PATH, reason="unauthorized").inc()
+        log.warning("http_unauthorized", path=RUN_PATH, peer=request.remote)
+        return _error(401, "missing or wrong API key (Authorization: Bearer <key>)")
+    body = await request.read()
+    if len(body) > MAX_BODY_BYTES:
+        return _error(413, f"body over {MAX_BODY_BYTES} bytes")
+    try:
+        req = RunRequest.model_validate_json(body)
+    except ValidationError as err:
+        metrics.REJECTED_INBOUND.labels(topic=RUN_PATH, reason="schema").inc()
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "<body>"
+        return _error(400, f"invalid request: {where}: {first['msg']}")
+    try:
+        session_id = await backend.run_http(req.room_id, req.message, req.model, req.viewport)
+    except RunRefused as err:
+        return _error(err.status, err.reason)
+    log.info("http_run", room=req.room_id, session_id=session_id, prompt=req.message)
+    return web.json_response({"sessionId": session_id, "roomId": req.room_id}, status=202)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    state = await request.app[BACKEND].readiness()
+    status = 200 if state.get("ready") else 503
+    return web.json_response({"live": True, **state}, status=status)
+
+
+async def metrics_view(request: web.Request) -> web.Response:
+    resp = web.Response(body=generate_latest())
+    resp.content_type = CONTENT_TYPE_LATEST.split(";")[0]
+    return resp
+
+
+def create_app(backend: Backend) -> web.Application:
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
+    app[BACKEND] = backend
+    app.router.add_post(RUN_PATH, run)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", metrics_view)
+    return app

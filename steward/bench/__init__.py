@@ -1,0 +1,1 @@
+"""Benchmarks behind `steward bench`; each module exposes `register(subparsers)`."""

@@ -1,0 +1,113 @@
+"""The two cheaper shape tiers: BlurryShape (in view) and PeripheralShapeCluster (out of view).
+
+Clusters join shapes whose bounds, padded by 75 px, overlap. Candidate pairs come from a
+uniform grid and are merged with union-find, so the work grows with the number of shapes,
+not with its square.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from steward.canvas.bounds import Rect, shape_bounds, union
+from steward.canvas.simple import model_type
+
+CLUSTER_PADDING = 75.0
+_CELL = 600.0
+# A shape covering more grid cells than this is checked against the others directly.
+_MAX_CELLS = 64
+
+
+def to_blurry(record: Mapping[str, Any], shapes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """{shapeId, type, x, y, w, h, text?}: enough to refer to a shape by id."""
+    b = shape_bounds(record, shapes)
+    out: dict[str, Any] = {
+        "shapeId": record["id"],
+        "type": model_type(dict(record)),
+        "x": b.x,
+        "y": b.y,
+        "w": b.w,
+        "h": b.h,
+    }
+    text = (record.get("props") or {}).get("text")
+    if isinstance(text, str) and text:
+        out["text"] = text
+    return out
+
+
+@dataclass(frozen=True)
+class PeripheralCluster:
+    bounds: Rect
+    count: int
+
+    def to_prompt(self) -> dict[str, Any]:
+        return {"bounds": self.bounds.to_dict(), "numberOfShapes": self.count}
+
+
+class _UnionFind:
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def find(self, i: int) -> int:
+        root = i
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[i] != root:  # path compression
+            self.parent[i], i = root, self.parent[i]
+        return root
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def cluster_rects(rects: list[Rect], padding: float = CLUSTER_PADDING) -> list[PeripheralCluster]:
+    padded = [r.expand(padding) for r in rects]
+    uf = _UnionFind(len(rects))
+    grid: dict[tuple[int, int], list[int]] = {}
+    big: list[int] = []
+    for i, r in enumerate(padded):
+        cx0, cx1 = int(r.x // _CELL), int(r.max_x // _CELL)
+        cy0, cy1 = int(r.y // _CELL), int(r.max_y // _CELL)
+        if (cx1 - cx0 + 1) * (cy1 - cy0 + 1) > _MAX_CELLS:
+            big.append(i)
+            continue
+        for cx in range(cx0, cx1 + 1):
+            for cy in range(cy0, cy1 + 1):
+                cell = grid.setdefault((cx, cy), [])
+                for j in cell:
+                    if padded[j].intersects(r) or padded[j].contains(r) or r.contains(padded[j]):
+                        uf.union(i, j)
+                cell.append(i)
+    for i in big:
+        for j in range(len(padded)):
+            if i != j and padded[i].intersects(padded[j]):
+                uf.union(i, j)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(rects)):
+        groups.setdefault(uf.find(i), []).append(i)
+    out = []
+    for members in groups.values():
+        box = union(rects[i] for i in members)
+        assert box is not None
+        out.append(PeripheralCluster(box, len(members)))
+    return out
+
+
+def capped_clusters(rects: list[Rect], cap: int = 32) -> list[PeripheralCluster]:
+    """Clusters, coarsened (padding doubled) until there are at most `cap` of them."""
+    padding = CLUSTER_PADDING
+    clusters = cluster_rects(rects, padding)
+    while len(clusters) > cap and padding < 1e6:
+        padding *= 2
+        clusters = cluster_rects(rects, padding)
+    return clusters
+
+
+def peripheral_clusters(
+    records: Iterable[Mapping[str, Any]], shapes: Mapping[str, Any] | None = None
+) -> list[PeripheralCluster]:
+    return cluster_rects([shape_bounds(r, shapes) for r in records])

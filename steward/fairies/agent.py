@@ -1,0 +1,327 @@
+"""The one-shot canvas agent: an `AgentRunner` that turns a prompt into canvas actions.
+
+For each request of the loop it asks the session for context, loads the host's shapes into
+the room mirror, builds the prompt, streams the model, parses actions incrementally, and for
+each (partial or complete) action sanitizes and resolves it against the mirror, applies the
+resulting wire ops to the mirror and sends them. Partial versions keep one wire action id.
+On cancel, watchdog or a model failure, in-flight partials are reverted with explicit ops.
+
+The runner owns applying ITS OWN actions to the mirror (it needs the result to resolve the
+next action); whoever wires it must not apply the same envelopes to that mirror again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from steward.actions.base import ActionContext, Scheduled, TodoItem, WireOp
+from steward.actions.registry import Outcome, creates_first, process, select
+from steward.canvas.bounds import Rect
+from steward.canvas.coords import CoordinateSpace
+from steward.canvas.mirror import CanvasMirror
+from steward.config import Settings, get_settings
+from steward.fairies.ports import PromptInput, SessionPort
+from steward.fairies.request_loop import next_step
+from steward.model.base import ModelError, ModelProvider, Usage, estimate_cost
+from steward.model.parser import ActionStreamParser, ParsedAction
+from steward.model.registry import get_model
+from steward.obs.logging import get_logger
+from steward.prompt.registry import MODES, PromptMode, build_request
+from steward.prompt.state import ChatItem, PromptState
+from steward.protocol.messages import WireAction
+
+log = get_logger(__name__)
+
+
+class UsageRecorder(Protocol):
+    """Usage persistence (see `steward.store.usage.UsageRepo`)."""
+
+    async def spent_today(self, room_id: str) -> float: ...
+
+    async def record(
+        self, *, session_id: str, room_id: str, model: str, usage: Usage, cost_usd: float
+    ) -> None: ...
+
+
+class BudgetExceeded(Exception):
+    pass
+
+
+@dataclass
+class AgentConfig:
+    """Constructor input of `CanvasAgent`.
+
+    mirror: the room's CanvasMirror (one agent per room), or
+    mirror_for: room_id → CanvasMirror (one agent for many rooms). With neither, the agent
+    keeps private mirrors per room.
+    """
+
+    settings: Settings = field(default_factory=get_settings)
+    mirror: CanvasMirror | None = None
+    mirror_for: Callable[[str], CanvasMirror] | None = None
+    model: ModelProvider | None = None  # overrides settings/prompt model (tests)
+    tokens_per_s: float | None = None  # scripted model rate override (0 = as fast as possible)
+    mode: PromptMode = field(default_factory=lambda: MODES["one-shot"])
+    usage: UsageRecorder | None = None
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+
+@dataclass
+class _Run:
+    """State of one run (one prompt, all its follow-up requests)."""
+
+    session: SessionPort
+    prompt: PromptInput
+    mirror: CanvasMirror
+    ctx: ActionContext
+    request_no: int = 0
+    inflight: dict[int, str] = field(default_factory=dict)  # action index → wire id
+    last_chat: dict[int, str] = field(default_factory=dict)
+    last_partial: dict[int, dict[str, Any]] = field(default_factory=dict)
+    ops_sent: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+    def wire_id(self, index: int, k: int = 0) -> str:
+        base = f"{self.session.session_id}.{self.request_no}.{index}"
+        return base if k == 0 else f"{base}.{k}"
+
+
+class CanvasAgent:
+    """One-shot canvas agent. Extend by subclassing `mode_for` / `prompt_state`."""
+
+    def __init__(self, config: AgentConfig | None = None) -> None:
+        self.config = config or AgentConfig()
+        self._mirrors: dict[str, CanvasMirror] = {}
+        self.history: dict[str, list[ChatItem]] = {}
+        self.todo: dict[str, list[TodoItem]] = {}
+
+    # -- hooks for modes built on top ----------------------------------------------------
+    def mirror(self, room_id: str) -> CanvasMirror:
+        if self.config.mirror is not None:
+            return self.config.mirror
+        if self.config.mirror_for is not None:
+            return self.config.mirror_for(room_id)
+        return self._mirrors.setdefault(room_id, CanvasMirror())
+
+    def mode_for(self, prompt: PromptInput) -> PromptMode:
+        return self.config.mode
+
+    def model_for(self, prompt: PromptInput) -> ModelProvider:
+        if self.config.model is not None:
+            return self.config.model
+        spec = prompt.model or self.config.settings.steward_model
+        return get_model(spec, self.config.settings, tokens_per_s=self.config.tokens_per_s)
+
+    # -- AgentRunner -------------------------------------------------------------------------
+    async def run(self, session: SessionPort, prompt: PromptInput) -> str:
+        settings = self.config.settings
+        model = self.model_for(prompt)
+        if self.config.usage is not None:
+            spent = await self.config.usage.spent_today(session.room_id)
+            budget = settings.steward_room_daily_budget_usd
+            if spent >= budget:
+                msg = (
+                    f"This room has used its daily model budget (${spent:.2f} of "
+                    f"${budget:.2f}); new requests are refused until tomorrow (UTC)."
+                )
+                await session.send_chat(msg, role="system")
+                await session.send_status("error", "budget exceeded")
+                log.warning("budget_exceeded", room=session.room_id, spent=spent, budget=budget)
+                return "error: budget exceeded"
+        mirror = self.mirror(session.room_id)
+        ctx = ActionContext(shapes=mirror.shapes, todo=self.todo.setdefault(session.room_id, []))
+        run = _Run(session, prompt, mirror, ctx)
+        history = self.history.setdefault(session.room_id, [])
+        history.append(ChatItem("user", prompt.message))
+        try:
+            async with asyncio.timeout(settings.steward_watchdog_s):
+                outcome = await self._loop(run, model)
+        except TimeoutError:
+            await self._revert_inflight(run)
+            await session.send_status("error", "watchdog: the run took too long")
+            outcome = "error: watchdog"
+        except asyncio.CancelledError:
+            await asyncio.shield(self._revert_inflight(run))
+            raise
+        except ModelError as err:
+            await self._revert_inflight(run)
+            await session.send_chat(f"The model failed: {err}", role="system")
+            await session.send_status("error", str(err)[:200])
+            outcome = f"error: {err}"
+        finally:
+            await self._record_usage(run, model)
+        if outcome == "done":
+            await session.send_status("done")
+        elif outcome == "canceled":
+            await session.send_status("canceled")
+        log.info("agent_run_end", room=session.room_id, session=session.session_id,
+                 outcome=outcome, requests=run.request_no, ops=run.ops_sent,
+                 notes=run.ctx.notes[:10])  # fmt: skip
+        return outcome
+
+    async def _loop(self, run: _Run, model: ModelProvider) -> str:
+        settings = self.config.settings
+        followup: Scheduled | None = None
+        view_bounds: Rect | None = None
+        for request_no in range(settings.steward_max_followups + 1):
+            run.request_no = request_no
+            outcome = await self._request(run, model, followup, view_bounds)
+            if outcome != "done":
+                return outcome
+            decision = next_step(
+                run.ctx.scheduled, run.ctx.todo, made_progress=run.ops_sent > 0,
+                followups_left=settings.steward_max_followups - request_no,
+            )  # fmt: skip
+            if decision.followup is None:
+                return "done"
+            followup = decision.followup
+            if followup.bounds is not None:
+                view_bounds = followup.bounds
+            await run.session.send_status("scheduled", decision.reason)
+            carry = [s for s in run.ctx.scheduled if s.kind == "data"]
+            run.ctx.scheduled = carry if followup.kind == "data" else []
+        return "done"
+
+    def prompt_state(self, run: _Run, context: Any, followup: Scheduled | None) -> PromptState:
+        viewport = Rect(context.viewport.x, context.viewport.y, context.viewport.w,
+                        context.viewport.h)  # fmt: skip
+        p = run.prompt
+        return PromptState(
+            message=p.message,
+            model_name=p.model or self.config.settings.steward_model,
+            shapes=run.mirror.shapes,
+            viewport=viewport,
+            coords=run.ctx.coords,
+            enabled_actions=tuple(self.mode_for(p).actions),
+            selection=list(context.selection or p.selection),
+            context_bounds=Rect(p.bounds.x, p.bounds.y, p.bounds.w, p.bounds.h)
+            if p.bounds
+            else None,
+            screenshot_jpeg=context.screenshot_jpeg,
+            history=self.history.get(run.session.room_id, [])[:-1],
+            user_changes=list(context.user_changes or []),
+            todo=run.ctx.todo,
+            scheduled=list(run.ctx.scheduled),
+            followup=followup,
+            now_iso=self.config.clock().isoformat(timespec="seconds"),
+            blurry_cap=self.config.settings.steward_blurry_shape_cap,
+            mode=self.mode_for(p).name,
+        )
+
+    async def _request(
+        self, run: _Run, model: ModelProvider, followup: Scheduled | None, bounds: Rect | None
+    ) -> str:
+        session = run.session
+        await session.send_status("waiting_context")
+        box = None
+        if bounds is not None:
+            from steward.protocol.messages import Box
+
+            box = Box(x=bounds.x, y=bounds.y, w=bounds.w, h=bounds.h)
+        context = await session.request_context(bounds=box or run.prompt.bounds)
+        if not context.degraded:
+            run.mirror.load(context.shapes)
+            run.ctx.shapes = run.mirror.shapes
+        if run.request_no == 0 and not run.ctx.coords._saved:
+            run.ctx.coords = CoordinateSpace(context.viewport.x, context.viewport.y)
+        mode = self.mode_for(run.prompt)
+        state = self.prompt_state(run, context, followup)
+        request = build_request(state, mode)
+        enabled = select(mode.actions)
+        run.ctx.id_map.clear()
+        run.ctx.claimed.clear()
+        run.inflight.clear()
+        run.last_chat.clear()
+        run.last_partial.clear()
+        await session.send_status("calling_model")
+        parser = ActionStreamParser()
+        parser.feed(request.prefill)
+        first = True
+        async for chunk in model.stream(request, run.usage):
+            if session.cancelled():
+                await self._revert_inflight(run)
+                return "canceled"
+            if first:
+                await session.send_status("streaming")
+                first = False
+            await self._handle(run, parser.feed(chunk), enabled)
+        await self._handle(run, parser.finish(), enabled)
+        return "done"
+
+    async def _handle(self, run: _Run, events: list[ParsedAction], enabled: Any) -> None:
+        complete = creates_first([e for e in events if e.complete], key=lambda e: e.data)
+        ordered = [e for e in events if not e.complete] + complete
+        for ev in ordered:
+            if ev.truncated:
+                await self._revert_one(run, ev.index)
+                run.ctx.notes.append(f"action {ev.index} was cut off")
+                continue
+            out = process(
+                ev.data, index=ev.index, complete=ev.complete,
+                incomplete_path=ev.incomplete_path, ctx=run.ctx, enabled=enabled,
+            )  # fmt: skip
+            if out is None:
+                if ev.complete:
+                    await self._revert_one(run, ev.index)
+                continue
+            await self._emit(run, out)
+
+    async def _emit(self, run: _Run, out: Outcome) -> None:
+        session = run.session
+        if out.chat is not None and out.chat != run.last_chat.get(out.index):
+            run.last_chat[out.index] = out.chat
+            await session.send_chat(out.chat, partial=not out.complete)
+            if out.complete:
+                self.history.setdefault(session.room_id, []).append(ChatItem("assistant", out.chat))
+        if not out.ops:
+            if out.complete:
+                await self._revert_one(run, out.index)
+            return
+        if not out.complete:
+            if len(out.ops) != 1:
+                return  # only single-op actions stream; the rest wait for completion
+            action = self._wire(run, out.index, 0, out.ops[0])
+            if run.last_partial.get(out.index) == action.params:
+                return  # nothing visible changed since the last partial version
+            run.last_partial[out.index] = action.params
+            run.mirror.apply_one(action, partial=True)
+            run.inflight[out.index] = action.id
+            await session.send_actions([action], partial=True)
+            return
+        actions = [self._wire(run, out.index, k, op) for k, op in enumerate(out.ops)]
+        run.mirror.apply(actions)
+        run.inflight.pop(out.index, None)
+        run.ops_sent += len(actions)
+        await session.send_actions(actions)
+
+    @staticmethod
+    def _wire(run: _Run, index: int, k: int, op: WireOp) -> WireAction:
+        return WireAction(id=run.wire_id(index, k), name=op.name, params=op.params)
+
+    async def _revert_one(self, run: _Run, index: int) -> None:
+        wire_id = run.inflight.pop(index, None)
+        if wire_id is None:
+            return
+        ops = run.mirror.revert_ops(wire_id, new_id=f"{wire_id}.revert")
+        if ops:
+            await run.session.send_actions(ops)
+
+    async def _revert_inflight(self, run: _Run) -> None:
+        for index in list(run.inflight):
+            await self._revert_one(run, index)
+
+    async def _record_usage(self, run: _Run, model: ModelProvider) -> None:
+        if self.config.usage is None:
+            return
+        cost = estimate_cost(model.name, run.usage)
+        try:
+            await self.config.usage.record(
+                session_id=run.session.session_id, room_id=run.session.room_id,
+                model=model.name, usage=run.usage, cost_usd=cost,
+            )  # fmt: skip
+        except Exception as err:  # usage must never break a run
+            log.error("usage_record_failed", error=str(err))

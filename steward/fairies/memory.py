@@ -1,0 +1,123 @@
+"""Memory-levelled history: every item a fairy remembers carries the level it was made at.
+
+The current mode's memory level decides what the model sees (`filter_history`):
+- ``fairy``   → only fairy-level items (long-term: requests, summaries of finished work);
+- ``project`` → project-level items, newest first, skipping task items and stopping at the
+  first fairy item (the project began there);
+- ``task``    → the trailing run of task items (everything before the task began is hidden).
+
+At the end of a task or a project, a memory-transition item plus a self prompt summarise
+what the filter will hide from now on (`task_end_items`, `project_end_items`).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+MemoryLevel = Literal["fairy", "project", "task"]
+MEMORY_LEVELS: tuple[MemoryLevel, ...] = ("fairy", "project", "task")
+
+# prompt: a request (from a user, the system or the fairy itself); action: something the
+# fairy did; feedback: a correction sent back to the model; memory-transition: a summary.
+HistoryKind = Literal["prompt", "action", "feedback", "memory-transition"]
+PromptOrigin = Literal["user", "system", "self", "fairy"]
+
+TASK_SUMMARY = "[ACTIONS]: <task actions filtered for brevity>"
+PROJECT_SUMMARY = "[ACTIONS]: <project actions filtered for brevity>"
+
+# Rough token estimate (≈ 4 characters per token), the same everywhere we report figures.
+CHARS_PER_TOKEN = 4
+
+
+def new_item_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+@dataclass(frozen=True)
+class HistoryItem:
+    kind: HistoryKind
+    memory_level: MemoryLevel
+    text: str  # what the model reads
+    id: str = field(default_factory=new_item_id)
+    origin: PromptOrigin | None = None  # prompts only
+    action: dict[str, Any] | None = None  # actions only: {name, params}
+    user_text: str | None = None  # what a person would be shown, when different
+
+    def model_text(self) -> str:
+        if self.kind == "action" and self.action is not None:
+            return json.dumps(self.action, separators=(",", ":"), sort_keys=True)
+        return self.text
+
+
+def filter_history(items: Sequence[HistoryItem], level: MemoryLevel) -> list[HistoryItem]:
+    """The items a fairy whose mode has memory `level` may see, oldest first."""
+    if level == "fairy":
+        return [i for i in items if i.memory_level == "fairy"]
+    picked: list[HistoryItem] = []
+    for item in reversed(items):
+        if level == "project":
+            if item.memory_level == "project":
+                picked.append(item)
+            elif item.memory_level == "fairy":
+                break
+            # task items are skipped
+        else:
+            if item.memory_level != "task":
+                break
+            picked.append(item)
+    picked.reverse()
+    return picked
+
+
+def estimate_tokens(items: Iterable[HistoryItem]) -> int:
+    chars = sum(len(i.model_text()) for i in items)
+    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def prompt_item(text: str, level: MemoryLevel, origin: PromptOrigin) -> HistoryItem:
+    return HistoryItem(kind="prompt", memory_level=level, text=text, origin=origin)
+
+
+def action_item(name: str, params: dict[str, Any], level: MemoryLevel) -> HistoryItem:
+    return HistoryItem(
+        kind="action", memory_level=level, text=name, action={"name": name, "params": params}
+    )
+
+
+def feedback_item(text: str, level: MemoryLevel) -> HistoryItem:
+    return HistoryItem(kind="feedback", memory_level=level, text=text, origin="system")
+
+
+def task_end_items(
+    task_id: str, title: str, description: str, *, level: MemoryLevel = "fairy"
+) -> list[HistoryItem]:
+    """After a task: the detail is hidden from now on; say so, then say what was done.
+
+    `level` is the memory level the fairy returns to (fairy for solo work, project for a
+    drone or a duo orchestrator that goes back to its project)."""
+    return [
+        HistoryItem(kind="memory-transition", memory_level=level, text=TASK_SUMMARY),
+        prompt_item(
+            f'I just finished the task.\nID: "{task_id}"\nTitle: "{title}"\n'
+            f'Description: "{description}".',
+            level,
+            "self",
+        ),
+    ]
+
+
+def project_end_items(title: str, members: Sequence[str], *, led: bool) -> list[HistoryItem]:
+    others = ", ".join(members) if members else "no one else"
+    what = (
+        f'I led and completed the "{title}" project with {len(members)} other fairy(s): {others}'
+        if led
+        else f'I worked on the "{title}" project, which is now complete.'
+    )
+    return [
+        HistoryItem(kind="memory-transition", memory_level="fairy", text=PROJECT_SUMMARY),
+        prompt_item(what, "fairy", "self"),
+    ]

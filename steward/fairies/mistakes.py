@@ -1,0 +1,13 @@
+"""A semantic mistake by the model (unknown task, directing itself, …): not a crash.
+
+Raised by pure fairy logic; the fairy runtime turns it into feedback for the model through
+an interrupt, so the model can correct itself on its next turn.
+"""
+
+from __future__ import annotations
+
+
+class FairyMistake(Exception):
+    def __init__(self, feedback: str) -> None:
+        super().__init__(feedback)
+        self.feedback = feedback

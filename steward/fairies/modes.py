@@ -1,0 +1,304 @@
+"""Fairy modes: for each, its memory level, the actions it may take, the prompt parts it sees,
+and its lifecycle hooks.
+
+Hooks are pure: they read `ModeFacts` (a snapshot of the fairy's situation) and return a
+`Transition` (switch mode, schedule a self prompt, or refuse a cancel). The fairy runtime
+applies the transition, so the whole machine is testable without a model or a room.
+
+Actions are checked by kind: `canvas` (edits the canvas: create, update, move, …),
+`talk` (message, think, review, todo, …; never changes the canvas) and `fairy` (the fairy
+actions of this package, listed by name per mode).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from steward.fairies.memory import MemoryLevel
+
+ModeName = Literal[
+    "idling",
+    "sleeping",
+    "one-shotting",
+    "soloing",
+    "working-solo",
+    "standing-by",
+    "orchestrating-active",
+    "orchestrating-waiting",
+    "duo-orchestrating-active",
+    "duo-orchestrating-waiting",
+    "working-drone",
+    "working-orchestrator",
+]
+ActionKind = Literal["canvas", "talk", "fairy"]
+Role = Literal["solo", "orchestrator", "duo-orchestrator", "drone"]
+CancelSource = Literal["user", "system", "self"]
+
+# A fairy that keeps ending turns without finishing gets this many nudges, then stops.
+MAX_CONTINUATIONS = 3
+
+SOLO_ACTIONS = frozenset({"create-task", "start-task", "fly-to-bounds"})
+PROJECT_ACTIONS = frozenset(
+    {
+        "start-project",
+        "create-project-task",
+        "delete-project-task",
+        "direct-to-start-project-task",
+        "await-tasks-completion",
+        "end-project",
+        "abort-project",
+        "fly-to-bounds",
+    }
+)
+DUO_ACTIONS = frozenset(
+    {
+        "start-duo-project",
+        "create-duo-task",
+        "direct-to-start-duo-task",
+        "start-duo-task",
+        "await-duo-tasks-completion",
+        "end-duo-project",
+        "abort-duo-project",
+        "fly-to-bounds",
+    }
+)
+ALL_FAIRY_ACTIONS = (
+    SOLO_ACTIONS
+    | PROJECT_ACTIONS
+    | DUO_ACTIONS
+    | frozenset({"mark-task-done", "mark-duo-task-done", "mark-my-task-done"})
+)
+
+# Prompt part names (registered in the prompt registry by steward.fairies.prompt_parts).
+BASE_PARTS = ("personality", "history", "messages", "other-fairies")
+CANVAS_PARTS = ("viewport", "shapes", "screenshot", "selection", "user-changes", "todo")
+
+
+@dataclass(frozen=True)
+class ModeFacts:
+    """What the hooks may look at; built by the runtime from its state."""
+
+    role: Role = "solo"
+    project_active: bool = False
+    task_in_progress: bool = False  # the fairy's own working task is still open
+    open_solo_tasks: int = 0  # todo solo tasks assigned to the fairy
+    waiting_on: int = 0  # persisted wait conditions of this fairy
+    continuations: int = 0  # self prompts in a row without user input
+    cancel_source: CancelSource = "user"
+
+
+@dataclass(frozen=True)
+class Transition:
+    mode: ModeName | None = None
+    schedule: str | None = None
+    refuse: str | None = None  # for on_prompt_cancel: why the cancel is refused
+
+
+STAY = Transition()
+Hook = Callable[[ModeFacts], Transition]
+
+
+def _stay(_: ModeFacts) -> Transition:
+    return STAY
+
+
+@dataclass(frozen=True)
+class ModeDefinition:
+    name: ModeName
+    memory: MemoryLevel
+    fairy_actions: frozenset[str]
+    canvas: bool  # may edit the canvas
+    talk: bool  # may message/think
+    parts: tuple[str, ...]
+    generates: bool  # a model turn runs in this mode (False: it waits)
+    on_enter: Hook = _stay
+    on_exit: Hook = _stay
+    on_prompt_start: Hook = _stay
+    on_prompt_end: Hook = _stay
+    on_prompt_cancel: Hook = _stay
+
+    def allows(self, name: str, kind: ActionKind) -> bool:
+        if kind == "canvas":
+            return self.canvas
+        if kind == "talk":
+            return self.talk
+        return name in self.fairy_actions
+
+    def refusal(self, name: str, kind: ActionKind) -> str:
+        """Feedback for the model when it used an action its mode does not allow."""
+        if kind == "canvas":
+            why = "You cannot edit the canvas in this mode" + (
+                ": orchestrators direct drones instead." if "orchestrat" in self.name else "."
+            )
+        else:
+            why = f'The action "{name}" is not available in this mode.'
+        usable = sorted(self.fairy_actions)
+        extra = f" Available fairy actions: {', '.join(usable)}." if usable else ""
+        return f"[{self.name}] {why}{extra}"
+
+
+# -- hooks -------------------------------------------------------------------------------
+
+
+def _start_by_role(f: ModeFacts) -> Transition:
+    return Transition(mode=START_MODE[f.role])
+
+
+START_MODE: dict[Role, ModeName] = {
+    "solo": "soloing",
+    "orchestrator": "orchestrating-active",
+    "duo-orchestrator": "duo-orchestrating-active",
+    "drone": "one-shotting",
+}
+
+
+def _back_to_idle(_: ModeFacts) -> Transition:
+    return Transition(mode="idling")
+
+
+def _soloing_end(f: ModeFacts) -> Transition:
+    if f.open_solo_tasks and f.continuations < MAX_CONTINUATIONS:
+        return Transition(
+            schedule="Start your next task with start-task, or tell the user why not."
+        )
+    return Transition(mode="idling")
+
+
+def _working_end(back: ModeName, nudge: str) -> Hook:
+    def hook(f: ModeFacts) -> Transition:
+        if f.task_in_progress and f.continuations < MAX_CONTINUATIONS:
+            return Transition(schedule=nudge)
+        return Transition(mode=back)
+
+    return hook
+
+
+def _to(mode: ModeName) -> Hook:
+    def hook(_: ModeFacts) -> Transition:
+        return Transition(mode=mode)
+
+    return hook
+
+
+def _orchestrating_end(waiting: ModeName, end_action: str) -> Hook:
+    def hook(f: ModeFacts) -> Transition:
+        if not f.project_active:
+            return Transition(mode="idling")
+        if f.waiting_on:
+            return Transition(mode=waiting)
+        if f.continuations < MAX_CONTINUATIONS:
+            return Transition(
+                schedule="Your project is still active. Start tasks, await them, or use "
+                f"{end_action} when the work is complete."
+            )
+        return Transition(mode=waiting)
+
+    return hook
+
+
+def _protected_cancel(f: ModeFacts) -> Transition:
+    """Users cannot stop an orchestrator mid-project; the system (abort, disband) can."""
+    if f.project_active and f.cancel_source == "user":
+        return Transition(refuse="This fairy is leading a project and cannot be cancelled.")
+    return STAY
+
+
+def _wake(active: ModeName) -> Hook:
+    return _to(active)
+
+
+# -- the modes ---------------------------------------------------------------------------
+
+TALK_ONLY: frozenset[str] = frozenset()
+_W_NUDGE = "Your task is not marked done. Continue it, then mark it done."
+
+MODES: dict[ModeName, ModeDefinition] = {
+    m.name: m
+    for m in (
+        ModeDefinition(
+            "idling", "fairy", TALK_ONLY, False, False, BASE_PARTS, False,
+            on_prompt_start=_start_by_role,
+        ),
+        ModeDefinition(
+            "sleeping", "fairy", TALK_ONLY, False, False, BASE_PARTS, False,
+            on_prompt_start=_start_by_role,
+        ),
+        ModeDefinition(
+            "one-shotting", "fairy", frozenset({"fly-to-bounds"}), True, True,
+            BASE_PARTS + CANVAS_PARTS, True,
+            on_prompt_end=_back_to_idle, on_prompt_cancel=_back_to_idle,
+        ),
+        ModeDefinition(
+            "soloing", "fairy", SOLO_ACTIONS, False, True,
+            (*BASE_PARTS, *CANVAS_PARTS, "working-tasks"), True,
+            on_prompt_end=_soloing_end, on_prompt_cancel=_back_to_idle,
+        ),
+        ModeDefinition(
+            "working-solo", "task", frozenset({"mark-task-done", "fly-to-bounds"}), True, True,
+            (*BASE_PARTS, *CANVAS_PARTS, "working-tasks"), True,
+            on_prompt_end=_working_end("soloing", _W_NUDGE), on_prompt_cancel=_to("soloing"),
+        ),
+        ModeDefinition(
+            "standing-by", "project", TALK_ONLY, False, True,
+            (*BASE_PARTS, "project-drone"), False,
+        ),
+        ModeDefinition(
+            "orchestrating-active", "project", PROJECT_ACTIONS, False, True,
+            (*BASE_PARTS, "viewport", "shapes", "screenshot", "project-orchestrator"), True,
+            on_prompt_end=_orchestrating_end("orchestrating-waiting", "end-project"),
+            on_prompt_cancel=_protected_cancel,
+        ),
+        ModeDefinition(
+            "orchestrating-waiting", "project", TALK_ONLY, False, False,
+            (*BASE_PARTS, "project-orchestrator"), False,
+            on_prompt_start=_wake("orchestrating-active"), on_prompt_cancel=_protected_cancel,
+        ),
+        ModeDefinition(
+            "duo-orchestrating-active", "project", DUO_ACTIONS, False, True,
+            (*BASE_PARTS, "viewport", "shapes", "screenshot", "project-orchestrator"), True,
+            on_prompt_end=_orchestrating_end("duo-orchestrating-waiting", "end-duo-project"),
+            on_prompt_cancel=_protected_cancel,
+        ),
+        ModeDefinition(
+            "duo-orchestrating-waiting", "project", TALK_ONLY, False, False,
+            (*BASE_PARTS, "project-orchestrator"), False,
+            on_prompt_start=_wake("duo-orchestrating-active"), on_prompt_cancel=_protected_cancel,
+        ),
+        ModeDefinition(
+            "working-drone", "task", frozenset({"mark-my-task-done"}), True, True,
+            (*BASE_PARTS, *CANVAS_PARTS, "project-drone", "working-tasks"), True,
+            on_prompt_end=_working_end("standing-by", _W_NUDGE),
+            on_prompt_cancel=_to("standing-by"),
+        ),
+        ModeDefinition(
+            "working-orchestrator", "task", frozenset({"mark-duo-task-done"}), True, True,
+            (*BASE_PARTS, *CANVAS_PARTS, "project-drone", "working-tasks"), True,
+            on_prompt_end=_working_end("duo-orchestrating-active", _W_NUDGE),
+            on_prompt_cancel=_to("duo-orchestrating-active"),
+        ),
+    )
+}  # fmt: skip
+
+ORCHESTRATING_MODES: frozenset[ModeName] = frozenset(
+    {
+        "orchestrating-active",
+        "orchestrating-waiting",
+        "duo-orchestrating-active",
+        "duo-orchestrating-waiting",
+    }
+)
+WORKING_MODES: frozenset[ModeName] = frozenset(
+    {"working-solo", "working-drone", "working-orchestrator"}
+)
+
+
+def mode(name: str) -> ModeDefinition:
+    if name not in MODES:
+        raise KeyError(f"unknown fairy mode: {name}")
+    return MODES[name]  # type: ignore[index,unused-ignore]
+
+
+def is_mode(name: str) -> bool:
+    return name in MODES

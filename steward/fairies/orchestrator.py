@@ -1,0 +1,771 @@
+"""`FairyRuntime`: the room-level fairy agent behind the `AgentRunner` port.
+
+A prompt goes to one fairy (the room's orchestrator unless `PromptInput.fairy` names one).
+Each fairy has a queue of requests and, while it has work, one worker task that runs its
+turns in order. A turn asks the room for context, builds the prompt from the parts its mode
+lists, streams the model, and handles each action: canvas and talk actions go through the
+agent-core registry (sanitize, resolve) and — for a fairy working a task — through the
+bounds guard, then out through the fairy's own session (own seq); fairy actions change the
+board and produce effects (interrupt another fairy, wait, notify, remember).
+
+Drones run in parallel, each in its own session from the `SessionFactory` the room runtime
+provides. Every request, history item, todo, project, task, wait and mode is written to
+Postgres as it happens; `resume()` after a restart reverts what the dead process left
+half-streamed, then re-runs the interrupted requests and the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from steward.actions.base import ActionContext
+from steward.actions.registry import ACTIONS, normalize_name, process
+from steward.canvas.bounds import Rect
+from steward.canvas.mirror import CanvasMirror
+from steward.fairies.actions.effects import (
+    Effect,
+    EffectContext,
+    Moved,
+    Notify,
+    Remember,
+    SwitchFairy,
+    WaitFor,
+    abort_effects,
+    apply_fairy_action,
+)
+from steward.fairies.actions.specs import FAIRY_SPECS, fairy_action_name
+from steward.fairies.bounds import BoundsGuard, shapes_in
+from steward.fairies.interrupts import Interrupt, decide, feedback
+from steward.fairies.memory import (
+    HistoryItem,
+    PromptOrigin,
+    action_item,
+    estimate_tokens,
+    feedback_item,
+    filter_history,
+    prompt_item,
+)
+from steward.fairies.mistakes import FairyMistake
+from steward.fairies.modes import ActionKind, ModeFacts, ModeName, Role, mode
+from steward.fairies.persistence import (
+    fairy_from,
+    fairy_row,
+    history_from,
+    history_row,
+    project_from,
+    project_row,
+    task_from,
+    task_row,
+    wait_from,
+    wait_row,
+)
+from steward.fairies.ports import PromptInput, SessionPort
+from steward.fairies.projects import ProjectBoard
+from steward.fairies.prompt_parts import FairyView, build_parts
+from steward.fairies.roster import Publish, Roster
+from steward.fairies.scripted_project import ScriptedProjectModel
+from steward.fairies.tasks import Task
+from steward.fairies.waits import WaitBoard, mode_transition_key
+from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.model.parser import ActionStreamParser
+from steward.obs.logging import get_logger
+from steward.protocol.messages import Box, WireAction
+from steward.store.fairies import FairyStore
+
+log = get_logger(__name__)
+
+CANVAS_FAMILIES = frozenset({"shapes", "arrange"})
+DEFAULT_VIEW = Rect(0, 0, 1600, 900)
+# The default crew of a room with no fairies yet: one orchestrator and two drones.
+DEFAULT_CREW: tuple[tuple[str, Role], ...] = (
+    ("fairy-1", "orchestrator"),
+    ("fairy-2", "drone"),
+    ("fairy-3", "drone"),
+)
+
+
+class SessionFactory(Protocol):
+    """Provided by the room runtime: a new agent session (own id and seq) for a fairy."""
+
+    async def open_session(self, room_id: str, fairy_id: str) -> SessionPort: ...
+
+    async def close_session(self, session: SessionPort, outcome: str) -> None: ...
+
+
+ModelFactory = Callable[[str | None], ModelProvider]
+
+
+def default_models(name: str | None) -> ModelProvider:
+    if name in (None, "", "scripted"):
+        return ScriptedProjectModel(tokens_per_s=None)
+    raise ValueError(f"FairyRuntime has no provider for model {name!r}; pass a ModelFactory")
+
+
+@dataclass
+class Request:
+    text: str
+    origin: str  # user | system | self
+    request_id: int | None = None
+    resume_session: str | None = None  # a request a dead process left running
+
+
+@dataclass
+class ProjectStats:
+    orchestrator_actions: int = 0
+    drone_actions: int = 0
+    # Summed over the orchestrator's turns: the history it was shown (filtered by its
+    # memory level) and what one agent that had done all the work would have been shown.
+    history_tokens_orchestrator: int = 0
+    history_tokens_unfiltered: int = 0
+
+
+@dataclass
+class RoomFairies:
+    room_id: str
+    roster: Roster
+    board: ProjectBoard
+    waits: WaitBoard = field(default_factory=WaitBoard)
+    history: dict[str, list[HistoryItem]] = field(default_factory=dict)
+    continuations: dict[str, int] = field(default_factory=dict)
+    mirror: CanvasMirror = field(default_factory=CanvasMirror)
+    queues: dict[str, deque[Request]] = field(default_factory=dict)
+    workers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    turns: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    sessions: dict[str, SessionPort] = field(default_factory=dict)
+    lent: dict[str, SessionPort] = field(default_factory=dict)  # sessions from run() callers
+    stats: ProjectStats = field(default_factory=ProjectStats)
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+    viewport: Rect = DEFAULT_VIEW
+    loaded_canvas: bool = False
+
+
+class FairyRuntime:
+    """Implements `AgentRunner` for rooms with fairies."""
+
+    def __init__(
+        self,
+        *,
+        store: FairyStore | None = None,
+        sessions: SessionFactory | None = None,
+        models: ModelFactory = default_models,
+        publish: Callable[[str], Publish] | None = None,
+        crew: tuple[tuple[str, Role], ...] = DEFAULT_CREW,
+    ) -> None:
+        self.store = store
+        self.sessions = sessions
+        self.models = models
+        self.publish = publish
+        self.crew = crew
+        self.rooms: dict[str, RoomFairies] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    # -- AgentRunner ---------------------------------------------------------------------
+    async def run(self, session: SessionPort, prompt: PromptInput) -> str:
+        room = await self.room(session.room_id)
+        fairy_id = prompt.fairy if prompt.fairy in room.roster.fairies else self._lead(room)
+        assert fairy_id is not None
+        if prompt.bounds is not None:
+            room.viewport = Rect(prompt.bounds.x, prompt.bounds.y, prompt.bounds.w, prompt.bounds.h)
+        room.lent[fairy_id] = session
+        try:
+            await self.submit(room, fairy_id, prompt.message, "user")
+            await self._settle(room)
+            return "done"
+        except asyncio.CancelledError:
+            if not self._user_cancel(room, fairy_id):
+                log.info("fairy_cancel_refused", room=room.room_id, fairy=fairy_id)
+            raise
+        finally:
+            if room.lent.get(fairy_id) is session:
+                del room.lent[fairy_id]
+                room.sessions.pop(fairy_id, None)
+
+    # -- rooms ---------------------------------------------------------------------------
+    async def room(self, room_id: str) -> RoomFairies:
+        lock = self._locks.setdefault(room_id, asyncio.Lock())
+        async with lock:
+            if room_id not in self.rooms:
+                self.rooms[room_id] = await self._load(room_id)
+            return self.rooms[room_id]
+
+    async def _load(self, room_id: str) -> RoomFairies:
+        publish = self.publish(room_id) if self.publish else None
+        room = RoomFairies(room_id, Roster(publish=publish), ProjectBoard(room_id))
+        room.settled.set()
+        if self.store is not None:
+            for row in await self.store.load_fairies(room_id):
+                fairy, cont = fairy_from(row)
+                room.roster.fairies[fairy.id] = fairy
+                room.continuations[fairy.id] = cont
+                room.history[fairy.id] = [
+                    history_from(r) for r in await self.store.load_history(room_id, fairy.id)
+                ]
+            room.board.load(
+                [project_from(r) for r in await self.store.load_projects(room_id)],
+                [task_from(r) for r in await self.store.load_tasks(room_id)],
+            )
+            room.waits.load([wait_from(r) for r in await self.store.load_waits(room_id)])
+        if not room.roster.fairies:
+            for fid, role in self.crew:
+                room.roster.add(fid, role=role)
+                await self._save_fairy(room, fid)
+        return room
+
+    async def resume(self, room_id: str) -> int:
+        """After a restart: revert half-streamed actions, re-run open requests. Returns how
+        many requests were queued again."""
+        room = await self.room(room_id)
+        if self.store is None:
+            return 0
+        rows = await self.store.open_requests(room_id)
+        for row in rows:
+            req = Request(row["text"], row["origin"], row["request_id"])
+            if row["state"] == "running":
+                req.resume_session = row["session_id"]
+            room.queues.setdefault(row["fairy_id"], deque()).append(req)
+        for fid in list(room.queues):
+            self._ensure_worker(room, fid)
+        log.info("fairies_resumed", room=room_id, requests=len(rows))
+        return len(rows)
+
+    def _lead(self, room: RoomFairies) -> str:
+        for f in room.roster.fairies.values():
+            if f.role in ("orchestrator", "duo-orchestrator"):
+                return f.id
+        return next(iter(room.roster.fairies))
+
+    async def _settle(self, room: RoomFairies) -> None:
+        while True:
+            await room.settled.wait()
+            await asyncio.sleep(0)
+            if room.settled.is_set() and not room.workers:
+                return
+
+    # -- requests and workers ------------------------------------------------------------
+    async def submit(self, room: RoomFairies, fairy_id: str, text: str, origin: str) -> None:
+        req = Request(text, origin)
+        if self.store is not None:
+            req.request_id = await self.store.enqueue(room.room_id, fairy_id, text, origin)
+        if origin == "user":
+            room.continuations[fairy_id] = 0
+        room.queues.setdefault(fairy_id, deque()).append(req)
+        self._ensure_worker(room, fairy_id)
+
+    def _ensure_worker(self, room: RoomFairies, fairy_id: str) -> None:
+        if fairy_id in room.workers or not room.queues.get(fairy_id):
+            return
+        room.settled.clear()
+        room.workers[fairy_id] = asyncio.create_task(
+            self._worker(room, fairy_id), name=f"fairy:{room.room_id}:{fairy_id}"
+        )
+
+    async def _worker(self, room: RoomFairies, fairy_id: str) -> None:
+        try:
+            queue = room.queues[fairy_id]
+            while queue:
+                req = queue.popleft()
+                turn = asyncio.create_task(self._turn(room, fairy_id, req))
+                room.turns[fairy_id] = turn
+                try:
+                    await turn
+                except asyncio.CancelledError:
+                    me = asyncio.current_task()
+                    if me is not None and me.cancelling():
+                        raise
+                    await self._finish_request(req, "canceled")
+                except Exception:
+                    log.exception("fairy_turn_failed", room=room.room_id, fairy=fairy_id)
+                    await self._finish_request(req, "done")
+                finally:
+                    room.turns.pop(fairy_id, None)
+        finally:
+            room.workers.pop(fairy_id, None)
+            await self._release_session(room, fairy_id)
+            if not room.workers:
+                room.settled.set()
+
+    async def _finish_request(self, req: Request, state: str) -> None:
+        if self.store is not None and req.request_id is not None:
+            await self.store.set_request(req.request_id, state)
+
+    async def _session(self, room: RoomFairies, fairy_id: str) -> SessionPort:
+        if fairy_id in room.sessions:
+            return room.sessions[fairy_id]
+        session = room.lent.get(fairy_id)
+        if session is None and self.sessions is not None:
+            session = await self.sessions.open_session(room.room_id, fairy_id)
+        if session is None:
+            session = next(iter(room.lent.values()), None)
+        if session is None:
+            raise RuntimeError("no session available for fairy " + fairy_id)
+        room.sessions[fairy_id] = session
+        return session
+
+    async def _release_session(self, room: RoomFairies, fairy_id: str) -> None:
+        session = room.sessions.pop(fairy_id, None)
+        if session is None or session in room.lent.values() or self.sessions is None:
+            return
+        try:
+            await self.sessions.close_session(session, "done")
+        except Exception:
+            log.exception("fairy_session_close_failed", room=room.room_id, fairy=fairy_id)
+
+    # -- modes ---------------------------------------------------------------------------
+    def _facts(self, room: RoomFairies, fairy_id: str, source: str = "user") -> ModeFacts:
+        fairy = room.roster.get(fairy_id)
+        task = room.board.working_task_of(fairy_id)
+        open_solo = [t for t in room.board.solo_tasks_of(fairy_id) if t.status == "todo"]
+        return ModeFacts(
+            role=fairy.role,
+            project_active=room.board.active_project_of(fairy_id) is not None,
+            task_in_progress=task is not None,
+            open_solo_tasks=len(open_solo),
+            waiting_on=len(room.waits.waiting_on(fairy_id)),
+            continuations=room.continuations.get(fairy_id, 0),
+            cancel_source=source,  # type: ignore[arg-type]
+        )
+
+    async def _set_mode(self, room: RoomFairies, fairy_id: str, new: ModeName) -> None:
+        fairy = room.roster.get(fairy_id)
+        if fairy.mode == new:
+            return
+        mode(fairy.mode).on_exit(self._facts(room, fairy_id))
+        task = room.board.working_task_of(fairy_id)
+        bounds = task.bounds if task is not None and new.startswith("working") else None
+        room.roster.update(fairy_id, mode=new, task_bounds=bounds)
+        if bounds is not None:
+            room.roster.fly_to(fairy_id, bounds)
+        mode(new).on_enter(self._facts(room, fairy_id))
+        await self._save_fairy(room, fairy_id)
+        await room.roster.announce()
+        await self._notify(room, mode_transition_key(fairy_id, new))
+
+    def _user_cancel(self, room: RoomFairies, fairy_id: str) -> bool:
+        fairy = room.roster.get(fairy_id)
+        d = decide(fairy.mode, self._facts(room, fairy_id), Interrupt(source="user"))
+        if not d.cancel:
+            return False
+        turn = room.turns.get(fairy_id)
+        if turn is not None:
+            turn.cancel()
+        room.queues.get(fairy_id, deque()).clear()
+        if d.switch_to is not None:
+            asyncio.get_running_loop().create_task(self._set_mode(room, fairy_id, d.switch_to))
+        return True
+
+    async def interrupt(self, room: RoomFairies, fairy_id: str, interrupt: Interrupt) -> str | None:
+        """Cancel, switch, schedule — for the system and other fairies. Returns a refusal."""
+        fairy = room.roster.get(fairy_id)
+        d = decide(fairy.mode, self._facts(room, fairy_id, interrupt.source), interrupt)
+        if d.cancel:
+            turn = room.turns.get(fairy_id)
+            if turn is not None and turn is not asyncio.current_task():
+                turn.cancel()
+        if d.switch_to is not None:
+            await self._set_mode(room, fairy_id, d.switch_to)
+        if d.schedule is not None:
+            await self.submit(room, fairy_id, d.schedule, interrupt.source)
+        return d.refused
+
+    async def abort(self, room_id: str, project_id: str) -> None:
+        """System abort (disband): allowed even mid-project."""
+        room = await self.room(room_id)
+        ctx = EffectContext(room_id, "system", room.board, room.roster)
+        abort_effects(ctx, project_id)
+        await self._persist_board(room)
+        for eff in ctx.effects:
+            if isinstance(eff, SwitchFairy):
+                room.waits.clear(eff.fairy_id)
+                if self.store is not None:
+                    await self.store.clear_waits(room_id, eff.fairy_id)
+                await self.interrupt(room, eff.fairy_id, Interrupt("system", mode=eff.mode))
+
+    # -- one turn ------------------------------------------------------------------------
+    async def _turn(self, room: RoomFairies, fairy_id: str, req: Request) -> None:
+        fairy = room.roster.get(fairy_id)
+        stale = req.origin == "wake" and room.board.active_project_of(fairy_id) is None
+        if stale or (fairy.mode in ("idling", "sleeping") and req.origin != "user"):
+            # A wake for an ended project, or feedback/nudges that outlived their work.
+            await self._finish_request(req, "done")
+            return
+        start = mode(fairy.mode).on_prompt_start(self._facts(room, fairy_id))
+        if start.mode is not None:
+            await self._set_mode(room, fairy_id, start.mode)
+        current = mode(room.roster.get(fairy_id).mode)
+        if req.resume_session is None:
+            await self._remember(
+                room, fairy_id, [prompt_item(req.text, current.memory, _origin(req.origin))]
+            )
+        if not current.generates:
+            await self._finish_request(req, "done")
+            return
+        session = await self._session(room, fairy_id)
+        if self.store is not None and req.request_id is not None:
+            await self.store.set_request(req.request_id, "running", session.session_id)
+        if req.resume_session is not None:
+            await self._revert_in_flight(room, session, req.resume_session)
+        await self._stream_turn(room, fairy_id, req, session)
+        await self._finish_request(req, "done")
+        await self._after_turn(room, fairy_id)
+
+    async def _after_turn(self, room: RoomFairies, fairy_id: str) -> None:
+        current = mode(room.roster.get(fairy_id).mode)
+        end = current.on_prompt_end(self._facts(room, fairy_id))
+        if end.mode is not None:
+            await self._set_mode(room, fairy_id, end.mode)
+        if end.schedule is not None:
+            room.continuations[fairy_id] = room.continuations.get(fairy_id, 0) + 1
+            await self._save_fairy(room, fairy_id)
+            await self.submit(room, fairy_id, end.schedule, "self")
+
+    async def _revert_in_flight(
+        self, room: RoomFairies, session: SessionPort, dead_session: str
+    ) -> None:
+        assert self.store is not None
+        reverts: list[WireAction] = []
+        for a in await self.store.in_flight_partials(dead_session):
+            params = a.get("params") or {}
+            if a.get("name") == "create_shape" and isinstance(params.get("id"), str):
+                op = WireAction(id=a["id"], name="delete_shape", params={"ids": [params["id"]]})
+            else:
+                op = WireAction(id=a["id"], name="think", params={"text": "reverted"})
+            reverts.append(op)
+        if reverts:
+            await session.send_actions(reverts)
+            room.mirror.apply(reverts)
+            log.info("fairy_partials_reverted", room=room.room_id, count=len(reverts))
+
+    async def _context(self, room: RoomFairies, fairy_id: str, session: SessionPort) -> None:
+        task = room.board.working_task_of(fairy_id)
+        area = task.bounds if task is not None else None
+        box = Box(**area.to_dict()) if area is not None else None
+        ctx = await session.request_context(bounds=box, want_screenshot=False)
+        busy = [f for f in room.turns if f != fairy_id]
+        # The mirror follows our own actions; reload it only when no other fairy is mid-turn.
+        if ctx.shapes and not ctx.degraded and not busy:
+            room.mirror.load(ctx.shapes)
+            room.loaded_canvas = True
+        if ctx.viewport.w > 0 and ctx.viewport.h > 0 and not ctx.degraded:
+            room.viewport = Rect(ctx.viewport.x, ctx.viewport.y, ctx.viewport.w, ctx.viewport.h)
+
+    def _view(self, room: RoomFairies, fairy_id: str, request: str) -> FairyView:
+        fairy = room.roster.get(fairy_id)
+        project = room.board.active_project_of(fairy_id)
+        return FairyView(
+            fairy=fairy,
+            mode=mode(fairy.mode),
+            others=[f for f in room.roster.fairies.values() if f.id != fairy_id],
+            project=project,
+            project_tasks=room.board.project_tasks(project.id) if project else [],
+            task=room.board.working_task_of(fairy_id),
+            own_tasks=room.board.solo_tasks_of(fairy_id),
+            history=room.history.get(fairy_id, []),
+            shapes=room.mirror.shapes,
+            viewport=room.viewport,
+            request=request,
+        )
+
+    def _hints(self, room: RoomFairies, view: FairyView) -> dict[str, Any]:
+        def t(task: Task) -> dict[str, Any]:
+            return {
+                "id": task.id,
+                "title": task.title,
+                "status": task.status,
+                "assigned_to": task.assigned_to,
+                "bounds": task.bounds.to_dict() if task.bounds else None,
+            }
+
+        area = view.area
+        visible = shapes_in(room.mirror.shapes, area) if area else room.mirror.snapshot()
+        free = [
+            f.id
+            for f in view.others
+            if f.role == "drone" and room.board.active_project_of(f.id) is None
+        ]
+        return {
+            "mode": view.fairy.mode,
+            "fairy_id": view.fairy.id,
+            "message": view.request,
+            "viewport": view.viewport.to_dict(),
+            "project": {"id": view.project.id, "title": view.project.title}
+            if view.project
+            else None,
+            "tasks": [t(x) for x in view.project_tasks],
+            "task": t(view.task) if view.task else None,
+            "free_drones": free,
+            "existing_ids": [s["id"] for s in visible],
+        }
+
+    def _allowed(self, fairy_mode: str) -> list[str]:
+        m = mode(fairy_mode)
+        names = [n for n in FAIRY_SPECS if m.allows(n, "fairy")]
+        names += [n for n, s in ACTIONS.items() if m.allows(n, _kind(s.family)) and n != "unknown"]
+        return names
+
+    def _request(self, room: RoomFairies, fairy_id: str, req: Request) -> ModelRequest:
+        view = self._view(room, fairy_id, req.text)
+        if view.fairy.role in ("orchestrator", "duo-orchestrator") and view.project is not None:
+            room.stats.history_tokens_orchestrator += estimate_tokens(
+                filter_history(view.history, view.mode.memory)
+            )
+            crew = (view.project.orchestrator, *view.project.members)
+            room.stats.history_tokens_unfiltered += sum(
+                estimate_tokens(room.history.get(f, [])) for f in crew
+            )
+        allowed = self._allowed(view.fairy.mode)
+        specs = [FAIRY_SPECS.get(n) or ACTIONS[n] for n in allowed]
+        system = [
+            "You are a fairy on a shared tldraw canvas. Reply with JSON only: "
+            '{"actions": [{"_type": ..., ...}]}.',
+            f"Your mode is {view.fairy.mode}. Actions you may use:\n"
+            + "\n".join(s.prompt for s in specs),
+        ]
+        user = [{"type": "text", "text": p} for p in build_parts(view)]
+        user.append({"type": "text", "text": req.text})
+        hints: dict[str, Any] = {
+            "message": req.text,
+            "viewport": view.viewport.to_dict(),
+            "fairy": self._hints(room, view),
+        }
+        return ModelRequest(system=system, user=user, hints=hints)
+
+    async def _stream_turn(
+        self, room: RoomFairies, fairy_id: str, req: Request, session: SessionPort
+    ) -> bool:
+        """Returns True when an action ended the turn early."""
+        await session.send_status("waiting_context")
+        await self._context(room, fairy_id, session)
+        request = self._request(room, fairy_id, req)
+        provider = self.models(None)
+        parser = ActionStreamParser()
+        parser.feed(request.prefill)  # the provider continues after the prefilled opening
+        ctx = ActionContext(shapes=room.mirror.shapes)
+        task = room.board.working_task_of(fairy_id)
+        guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
+        ctx.task_bounds = task.bounds if task is not None else None
+        turn_id = uuid.uuid4().hex[:8]
+        sent_partial: set[str] = set()
+        refusals: list[str] = []
+        await session.send_status("calling_model")
+        usage = Usage()
+        async for chunk in provider.stream(request, usage):
+            for parsed in parser.feed(chunk):
+                outcome = await self._handle(
+                    room, fairy_id, session, parsed.data, parsed.index, parsed.complete,
+                    parsed.incomplete_path, ctx, guard, turn_id, sent_partial, refusals,
+                )  # fmt: skip
+                if outcome == "end":
+                    await self._turn_feedback(room, fairy_id, refusals)
+                    await session.send_status("done")
+                    return True
+        for parsed in parser.finish():
+            if not parsed.truncated:
+                await self._handle(
+                    room, fairy_id, session, parsed.data, parsed.index, True, None, ctx, guard,
+                    turn_id, sent_partial, refusals,
+                )  # fmt: skip
+        await self._turn_feedback(room, fairy_id, refusals)
+        await session.send_status("done")
+        return False
+
+    async def _turn_feedback(self, room: RoomFairies, fairy_id: str, refusals: list[str]) -> None:
+        if refusals:
+            await self.submit(room, fairy_id, "Feedback: " + " ".join(refusals[:10]), "system")
+
+    async def _handle(
+        self,
+        room: RoomFairies,
+        fairy_id: str,
+        session: SessionPort,
+        data: dict[str, Any],
+        index: int,
+        complete: bool,
+        incomplete_path: Any,
+        ctx: ActionContext,
+        guard: BoundsGuard | None,
+        turn_id: str,
+        sent_partial: set[str],
+        refusals: list[str],
+    ) -> str | None:
+        fairy = room.roster.get(fairy_id)
+        current = mode(fairy.mode)
+        fname = fairy_action_name(data.get("_type"))
+        if fname is not None:
+            if not complete:
+                return None
+            if not current.allows(fname, "fairy"):
+                refusals.append(current.refusal(fname, "fairy"))
+                return None
+            return await self._fairy_action(room, fairy_id, fname, data)
+        name = normalize_name(data.get("_type"))
+        spec = ACTIONS.get(name) if name else None
+        if spec is None:
+            return None
+        kind = _kind(spec.family)
+        if not current.allows(spec.name, kind):
+            if complete:
+                refusals.append(current.refusal(spec.name, kind))
+            return None
+        out = process(
+            data, index=index, complete=complete, incomplete_path=incomplete_path, ctx=ctx,
+            enabled={spec.name: spec},
+        )  # fmt: skip
+        if out is None:
+            return None
+        wire = [
+            WireAction(id=f"{turn_id}-{index}-{k}", name=op.name, params=op.params)
+            for k, op in enumerate(out.ops)
+        ]
+        if guard is not None and wire:
+            verdict = guard.check(wire, room.mirror.shapes)
+            refused_ids = {aid for aid, _ in verdict.refused}
+            if complete:
+                refusals.extend(why for _, why in verdict.refused)
+                # A refused final version still has to undo its earlier partial versions.
+                wire = verdict.actions + [
+                    WireAction(id=a, name="think", params={"text": "outside the task bounds"})
+                    for a in refused_ids & sent_partial
+                ]
+            else:
+                wire = verdict.actions
+        if wire:
+            await session.send_actions(wire, partial=not complete)
+            room.mirror.apply(wire, partial=not complete)
+            if complete:
+                for a in wire:
+                    room.mirror.commit(a.id)
+                    sent_partial.discard(a.id)
+            else:
+                sent_partial.update(a.id for a in wire)
+        if complete:
+            if out.chat:
+                await session.send_chat(out.chat)
+            self._count(room, fairy_id, 1)
+            await self._remember(room, fairy_id, [action_item(spec.name, out.data, current.memory)])
+        return None
+
+    def _count(self, room: RoomFairies, fairy_id: str, n: int) -> None:
+        if room.roster.get(fairy_id).role in ("orchestrator", "duo-orchestrator"):
+            room.stats.orchestrator_actions += n
+        else:
+            room.stats.drone_actions += n
+
+    async def _fairy_action(
+        self, room: RoomFairies, fairy_id: str, name: str, data: dict[str, Any]
+    ) -> str | None:
+        current = mode(room.roster.get(fairy_id).mode)
+        ctx = EffectContext(room.room_id, fairy_id, room.board, room.roster)
+        try:
+            apply_fairy_action(ctx, name, data)
+        except FairyMistake as mistake:
+            log.info("fairy_mistake", room=room.room_id, fairy=fairy_id, action=name)
+            await self._persist_board(room)
+            await self._remember(
+                room,
+                fairy_id,
+                [
+                    action_item(name, data, current.memory),
+                    feedback_item(mistake.feedback, current.memory),
+                ],
+            )
+            # Feedback through an interrupt: the rest of this turn is dropped.
+            fb = feedback(mistake.feedback)
+            d = decide(current.name, self._facts(room, fairy_id, "system"), fb)
+            if d.schedule is not None:
+                await self.submit(room, fairy_id, d.schedule, "system")
+            return "end"
+        self._count(room, fairy_id, 1)
+        await self._remember(room, fairy_id, [action_item(name, data, current.memory)])
+        await self._persist_board(room)
+        for eff in ctx.effects:
+            await self._apply_effect(room, fairy_id, eff)
+        return "end" if ctx.end_turn else None
+
+    async def _apply_effect(self, room: RoomFairies, actor: str, eff: Effect) -> None:
+        if isinstance(eff, SwitchFairy):
+            if eff.fairy_id == actor:
+                await self._set_mode(room, actor, eff.mode)
+                if eff.input:
+                    await self.submit(room, actor, eff.input, "self")
+            else:
+                await self.interrupt(
+                    room, eff.fairy_id, Interrupt("system", mode=eff.mode, input=eff.input)
+                )
+        elif isinstance(eff, WaitFor):
+            added = room.waits.wait(eff.fairy_id, eff.keys)
+            if self.store is not None:
+                await self.store.add_waits(room.room_id, [wait_row(w) for w in added])
+        elif isinstance(eff, Notify):
+            await self._notify(room, eff.key)
+        elif isinstance(eff, Remember):
+            await self._remember(room, eff.fairy_id, eff.items)
+        elif isinstance(eff, Moved):
+            await self._save_fairy(room, eff.fairy_id)
+            await room.roster.announce()
+
+    async def _notify(self, room: RoomFairies, key: str) -> None:
+        wakes = room.waits.notify(key)
+        if not wakes:
+            return
+        if self.store is not None:
+            await self.store.remove_waits(room.room_id, key)
+        for w in wakes:
+            # Generating: the wake queues behind the current turn; else it starts one now.
+            await self.submit(room, w.agent_id, w.message, "wake")
+
+    # -- persistence ---------------------------------------------------------------------
+    async def _remember(self, room: RoomFairies, fairy_id: str, items: list[HistoryItem]) -> None:
+        room.history.setdefault(fairy_id, []).extend(items)
+        if self.store is not None:
+            await self.store.append_history(room.room_id, fairy_id, [history_row(i) for i in items])
+
+    async def _save_fairy(self, room: RoomFairies, fairy_id: str) -> None:
+        if self.store is not None:
+            fairy = room.roster.get(fairy_id)
+            await self.store.save_fairy(
+                room.room_id, fairy_row(fairy, room.continuations.get(fairy_id, 0))
+            )
+
+    async def _persist_board(self, room: RoomFairies) -> None:
+        changed, deleted = room.board.drain()
+        if self.store is None:
+            return
+        for obj in changed:
+            if isinstance(obj, Task):
+                await self.store.save_task(task_row(obj))
+            else:
+                await self.store.save_project(project_row(obj))
+        for tid in deleted:
+            await self.store.delete_task(tid)
+
+    # -- reporting -----------------------------------------------------------------------
+    def project_summary(self, room_id: str) -> dict[str, Any] | None:
+        """The `project` key of `steward demo --headless --json` (latest project)."""
+        room = self.rooms.get(room_id)
+        if room is None or not room.board.projects:
+            return None
+        project = list(room.board.projects.values())[-1]
+        tasks = room.board.project_tasks(project.id)
+        return {
+            "status": project.status,
+            "tasks": len(tasks),
+            "tasks_done": sum(1 for t in tasks if t.status == "done"),
+            "drones": len(project.members),
+            "orchestrator_actions": room.stats.orchestrator_actions,
+            "drone_actions": room.stats.drone_actions,
+            "history_tokens_orchestrator": room.stats.history_tokens_orchestrator,
+            "history_tokens_unfiltered": room.stats.history_tokens_unfiltered,
+        }
+
+
+def _kind(family: str) -> ActionKind:
+    return "canvas" if family in CANVAS_FAMILIES else "talk"
+
+
+def _origin(origin: str) -> PromptOrigin:
+    return origin if origin in ("user", "system", "self", "fairy") else "system"  # type: ignore[return-value]

@@ -1,0 +1,104 @@
+"""The fairies of one room (at most 10): id, name, colour, role, mode and position, and
+their presence message for the browsers (`agent:fairies`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+
+from steward.canvas.bounds import Rect
+from steward.fairies.mistakes import FairyMistake
+from steward.fairies.modes import ModeName, Role
+from steward.protocol.limits import MAX_FAIRIES_PER_ROOM
+from steward.protocol.messages import Box, FairiesMessage, FairyPresence, Point
+
+# Names and colours handed out in order to fairies created without one.
+DEFAULT_NAMES = (
+    "Bramble", "Clover", "Fennel", "Juniper", "Moss", "Nettle", "Pip", "Sorrel", "Thistle", "Wren",
+)  # fmt: skip
+DEFAULT_COLORS = (
+    "violet", "green", "orange", "blue", "red", "yellow", "light-violet", "light-green",
+    "light-blue", "light-red",
+)  # fmt: skip
+
+Publish = Callable[[FairiesMessage], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Fairy:
+    id: str
+    name: str
+    color: str
+    role: Role = "solo"
+    mode: ModeName = "idling"
+    x: float = 0.0
+    y: float = 0.0
+    personality: str = ""
+    task_bounds: Rect | None = None
+
+    def presence(self) -> FairyPresence:
+        b = self.task_bounds
+        return FairyPresence(
+            id=self.id,
+            name=self.name,
+            color=self.color,
+            mode=self.mode,
+            position=Point(x=self.x, y=self.y),
+            task_bounds=Box(x=b.x, y=b.y, w=b.w, h=b.h) if b is not None else None,
+        )
+
+
+@dataclass
+class Roster:
+    fairies: dict[str, Fairy] = field(default_factory=dict)
+    publish: Publish | None = None
+
+    def add(
+        self,
+        fairy_id: str,
+        *,
+        name: str | None = None,
+        color: str | None = None,
+        role: Role = "solo",
+        personality: str = "",
+    ) -> Fairy:
+        if fairy_id in self.fairies:
+            return self.fairies[fairy_id]
+        if len(self.fairies) >= MAX_FAIRIES_PER_ROOM:
+            raise FairyMistake(f"A room has at most {MAX_FAIRIES_PER_ROOM} fairies.")
+        n = len(self.fairies)
+        fairy = Fairy(
+            id=fairy_id,
+            name=name or DEFAULT_NAMES[n % len(DEFAULT_NAMES)],
+            color=color or DEFAULT_COLORS[n % len(DEFAULT_COLORS)],
+            role=role,
+            personality=personality,
+            x=100.0 + 60.0 * n,
+            y=60.0,
+        )
+        self.fairies[fairy_id] = fairy
+        return fairy
+
+    def get(self, fairy_id: str) -> Fairy:
+        if fairy_id not in self.fairies:
+            raise FairyMistake(f'There is no fairy "{fairy_id}" in this room.')
+        return self.fairies[fairy_id]
+
+    def update(self, fairy_id: str, **changes: object) -> Fairy:
+        fairy = replace(self.get(fairy_id), **changes)  # type: ignore[arg-type]
+        self.fairies[fairy_id] = fairy
+        return fairy
+
+    def fly_to(self, fairy_id: str, area: Rect) -> Fairy:
+        return self.update(fairy_id, x=area.mid_x, y=area.mid_y)
+
+    def message(self, now: float | None = None) -> FairiesMessage:
+        return FairiesMessage(
+            fairies=[f.presence() for f in self.fairies.values()],
+            ts=time.time() if now is None else now,
+        )
+
+    async def announce(self) -> None:
+        if self.publish is not None:
+            await self.publish(self.message())

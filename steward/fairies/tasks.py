@@ -1,0 +1,62 @@
+"""Tasks: a unit of work with an optional spatial area (bounds) and an assignee.
+
+Status moves forward only: todo → in-progress → done. A task whose drone was released
+(project aborted, fairy disbanded) can go back from in-progress to todo.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from steward.canvas.bounds import Rect
+from steward.fairies.mistakes import FairyMistake
+
+TaskStatus = Literal["todo", "in-progress", "done"]
+
+_ALLOWED: dict[TaskStatus, frozenset[TaskStatus]] = {
+    "todo": frozenset({"in-progress", "done"}),
+    "in-progress": frozenset({"done", "todo"}),
+    "done": frozenset(),
+}
+
+# Smallest sensible task area: a model asking for less gets this much.
+MIN_TASK_SIDE = 50.0
+
+
+def new_task_id() -> str:
+    return "t" + uuid.uuid4().hex[:8]
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    room_id: str
+    title: str
+    text: str
+    status: TaskStatus = "todo"
+    project_id: str | None = None
+    assigned_to: str | None = None
+    bounds: Rect | None = None
+    created_by: str | None = None
+
+    def moved_to(self, status: TaskStatus) -> Task:
+        if status == self.status:
+            return self
+        if status not in _ALLOWED[self.status]:
+            raise FairyMistake(f'Task "{self.id}" is {self.status}; it cannot become {status}.')
+        return replace(self, status=status)
+
+    def describe(self) -> str:
+        where = ""
+        if self.bounds is not None:
+            b = self.bounds
+            where = f" bounds=(x={b.x:g}, y={b.y:g}, w={b.w:g}, h={b.h:g})"
+        who = f" assigned to {self.assigned_to}" if self.assigned_to else " unassigned"
+        return f'[{self.id}] "{self.title}" ({self.status},{who}){where}: {self.text}'
+
+
+def task_bounds(x: float, y: float, w: float, h: float) -> Rect:
+    """Model-supplied bounds, made sane (positive, not tiny)."""
+    return Rect(float(x), float(y), max(float(w), MIN_TASK_SIDE), max(float(h), MIN_TASK_SIDE))

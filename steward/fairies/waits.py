@@ -1,0 +1,83 @@
+"""Wait conditions: a fairy waits for events, and an event wakes whoever waits for it.
+
+Events are keys: ``task-completed:<task id>`` and ``agent-mode-transition:<agent>:<mode>``.
+A notification removes the matching conditions and returns one `Wake` per waiter; the
+runtime delivers it as a scheduled request when the waiter is generating, or as a new
+prompt otherwise (`delivery`). Conditions are persisted so a restart keeps them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from steward.fairies.projects import task_completed_key
+
+Delivery = Literal["schedule", "prompt"]
+
+
+def mode_transition_key(agent_id: str, mode: str) -> str:
+    return f"agent-mode-transition:{agent_id}:{mode}"
+
+
+__all__ = [
+    "WaitBoard",
+    "WaitCondition",
+    "Wake",
+    "delivery",
+    "mode_transition_key",
+    "task_completed_key",
+]
+
+
+@dataclass(frozen=True)
+class WaitCondition:
+    agent_id: str
+    key: str
+    message: str  # what the waiter is told when the event happens
+
+
+@dataclass(frozen=True)
+class Wake:
+    agent_id: str
+    key: str
+    message: str
+
+
+def delivery(waiter_generating: bool) -> Delivery:
+    """Never interrupt a turn in progress: queue behind it; otherwise start a new one."""
+    return "schedule" if waiter_generating else "prompt"
+
+
+@dataclass
+class WaitBoard:
+    conditions: list[WaitCondition] = field(default_factory=list)
+
+    def wait(self, agent_id: str, keys_and_messages: list[tuple[str, str]]) -> list[WaitCondition]:
+        """Add conditions (duplicates of an existing (agent, key) are ignored)."""
+        have = {(c.agent_id, c.key) for c in self.conditions}
+        added = [
+            WaitCondition(agent_id, key, msg)
+            for key, msg in keys_and_messages
+            if (agent_id, key) not in have
+        ]
+        self.conditions.extend(added)
+        return added
+
+    def notify(self, key: str) -> list[Wake]:
+        fulfilled = [c for c in self.conditions if c.key == key]
+        if not fulfilled:
+            return []
+        self.conditions = [c for c in self.conditions if c.key != key]
+        return [Wake(c.agent_id, c.key, c.message) for c in fulfilled]
+
+    def waiting_on(self, agent_id: str) -> list[WaitCondition]:
+        return [c for c in self.conditions if c.agent_id == agent_id]
+
+    def clear(self, agent_id: str) -> list[WaitCondition]:
+        gone = self.waiting_on(agent_id)
+        self.conditions = [c for c in self.conditions if c.agent_id != agent_id]
+        return gone
+
+    def load(self, conditions: list[WaitCondition]) -> None:
+        self.conditions = list(conditions)

@@ -1,0 +1,1 @@
+"""A headless reference client that joins a room like a browser (tests, demo, benchmarks)."""

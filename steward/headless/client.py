@@ -1,0 +1,414 @@
+"""A headless reference client: joins a room like a browser, with fault-injection knobs.
+
+It announces capabilities in its token attributes, keeps an in-memory canvas, applies
+envelopes in seq order exactly once per (session, action id) through a gap buffer, acks after
+applying, resyncs after joining and after a reconnect, and answers `steward.context` with a
+small JSON reply plus a synthetic JPEG and the shapes JSON as byte streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from livekit import rtc
+
+from steward.headless.ordering import GapBuffer
+from steward.headless.screenshot import render_jpeg
+from steward.obs.logging import get_logger
+from steward.protocol.messages import (
+    Ack,
+    ActionEnvelope,
+    Box,
+    CancelReply,
+    CancelRequest,
+    CanvasEdit,
+    ChatMessage,
+    ContextCounts,
+    ContextReply,
+    ContextRequest,
+    PromptReply,
+    PromptRequest,
+    Resync,
+    StatusMessage,
+    WireAction,
+)
+from steward.protocol.names import (
+    ATTR_CAPABILITIES,
+    ATTR_READY,
+    RESYNC_ALL_SESSIONS,
+    RPC_CANCEL,
+    RPC_CONTEXT,
+    RPC_PROMPT,
+    STREAM_ATTR_REQUEST_ID,
+    TOPIC_ACK,
+    TOPIC_ACTION,
+    TOPIC_CHAT,
+    TOPIC_CONTEXT,
+    TOPIC_EDIT,
+    TOPIC_RESYNC,
+    TOPIC_SCREENSHOT,
+    TOPIC_STATUS,
+)
+from steward.room.envelopes import FragmentAssembler, is_fragment
+from steward.room.replica import Replica
+from steward.tokens import mint_token
+
+log = get_logger(__name__)
+
+ContextMode = Literal["ok", "no_screenshot", "error", "hang"]
+TERMINAL_STATUSES = frozenset({"done", "canceled", "error"})
+
+
+@dataclass
+class Faults:
+    """Injected at this client. Counters run over first arrivals of live envelopes."""
+
+    drop_every: int = 0  # drop every Nth envelope on first arrival (a retransmit gets through)
+    duplicate_every: int = 0  # deliver every Nth envelope twice
+    reorder_every: int = 0  # hold every Nth envelope back until the next one has arrived
+    drop_ack_every: int = 0  # lose the ack of every Nth applied envelope
+    context_mode: ContextMode = "ok"
+
+
+@dataclass
+class ClientStats:
+    envelopes_received: int = 0
+    envelopes_applied: int = 0
+    actions_applied: int = 0  # final versions of actions (partials not counted)
+    partials_applied: int = 0
+    duplicates_applied: int = 0  # a final version applied twice: must stay 0
+    out_of_order_applied: int = 0  # an envelope applied out of seq order: must stay 0
+    duplicates_received: int = 0
+    dropped: int = 0
+    acks_sent: int = 0
+    acks_dropped: int = 0
+    resyncs_sent: int = 0
+    context_requests: int = 0
+
+
+@dataclass
+class HeadlessClient:
+    url: str
+    token: str
+    identity: str
+    steward_identity: str = "canvas-steward"
+    capabilities: tuple[str, ...] = ("context", "screenshot", "apply")
+    faults: Faults = field(default_factory=Faults)
+    gap_resync_s: float = 1.0
+    room: rtc.Room = field(default_factory=rtc.Room)
+    replica: Replica = field(default_factory=Replica)
+    stats: ClientStats = field(default_factory=ClientStats)
+    statuses: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    chat: list[ChatMessage] = field(default_factory=list)
+    doc_version: int = 0
+    reconnects: int = 0
+    _order: GapBuffer = field(default_factory=GapBuffer)
+    _fragments: FragmentAssembler = field(default_factory=FragmentAssembler)
+    _finals: set[tuple[str, str]] = field(default_factory=set)
+    _last_applied_seq: dict[str, int] = field(default_factory=dict)
+    _fault_seen: set[tuple[str, int]] = field(default_factory=set)
+    _fault_count: Counter[str] = field(default_factory=Counter)
+    _held_back: ActionEnvelope | None = None
+    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    _status_event: asyncio.Event = field(default_factory=asyncio.Event)
+    _jpeg_cache: tuple[int, bytes] | None = None
+
+    # --- construction --------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        url: str,
+        api_key: str,
+        api_secret: str,
+        *,
+        room: str,
+        identity: str,
+        capabilities: tuple[str, ...] = ("context", "screenshot", "apply"),
+        can_prompt: bool = True,
+        steward_identity: str = "canvas-steward",
+        faults: Faults | None = None,
+    ) -> HeadlessClient:
+        token = mint_token(
+            api_key,
+            api_secret,
+            room=room,
+            identity=identity,
+            capabilities=capabilities,
+            can_prompt=can_prompt,
+        )
+        return cls(
+            url=url,
+            token=token,
+            identity=identity,
+            steward_identity=steward_identity,
+            capabilities=capabilities,
+            faults=faults or Faults(),
+        )
+
+    @property
+    def shapes(self) -> dict[str, dict[str, Any]]:
+        return self.replica.shapes
+
+    async def connect(self, *, resync: bool = False) -> None:
+        """Join. The steward replays the room's history to new browsers by itself; `resync`
+        also asks for it explicitly (a full `*` resync)."""
+        self.room.on("data_received", self._on_data)
+        self.room.on("reconnected", self._on_reconnected)
+        await self.room.connect(self.url, self.token)
+        lp = self.room.local_participant
+        lp.register_rpc_method(RPC_CONTEXT, self._on_context)
+        # An attribute change is announced at once (a plain join can take up to 3 s).
+        await lp.set_attributes(
+            {ATTR_CAPABILITIES: ",".join(self.capabilities), ATTR_READY: str(_now_ms())}
+        )
+        self._spawn(self._gap_watch())
+        if resync:
+            await self.request_room_resync(fresh=True)
+
+    async def disconnect(self, *, graceful: bool = True) -> None:
+        """Leave. Graceful: first withdraw capabilities, which the steward sees at once (a
+        leave itself may be announced seconds later), so a new host is elected quickly."""
+        for task in list(self._tasks):
+            task.cancel()
+        if graceful and self.room.isconnected():
+            with contextlib.suppress(Exception):
+                await self.room.local_participant.set_attributes({ATTR_CAPABILITIES: ""})
+        await self.room.disconnect()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- outbound ------------------------------------------------------------------------
+    async def _send(self, payload: bytes, topic: str) -> None:
+        await self.room.local_participant.publish_data(
+            payload, reliable=True, topic=topic, destination_identities=[self.steward_identity]
+        )
+
+    async def request_room_resync(self, *, fresh: bool) -> None:
+        msg = Resync(session_id=RESYNC_ALL_SESSIONS, last_seq=0 if fresh else 1)
+        self.stats.resyncs_sent += 1
+        await self._send(msg.to_wire(), TOPIC_RESYNC)
+
+    async def request_resync(self, session_id: str) -> None:
+        msg = Resync(session_id=session_id, last_seq=self._order.last_seq(session_id))
+        self.stats.resyncs_sent += 1
+        await self._send(msg.to_wire(), TOPIC_RESYNC)
+
+    async def prompt(self, message: str, **kw: Any) -> PromptReply:
+        raw = await self.room.local_participant.perform_rpc(
+            destination_identity=self.steward_identity,
+            method=RPC_PROMPT,
+            payload=PromptRequest(message=message, **kw).to_wire().decode(),
+        )
+        return PromptReply.model_validate_json(raw)
+
+    async def cancel(self, session_id: str) -> CancelReply:
+        raw = await self.room.local_participant.perform_rpc(
+            destination_identity=self.steward_identity,
+            method=RPC_CANCEL,
+            payload=CancelRequest(session_id=session_id).to_wire().decode(),
+        )
+        return CancelReply.model_validate_json(raw)
+
+    async def edit(self, put: list[dict[str, Any]], remove: list[str] | None = None) -> None:
+        """A user edit: relayed through the steward (the echo is applied like any envelope)."""
+        await self._send(CanvasEdit(put=put, remove=remove or []).to_wire(), TOPIC_EDIT)
+
+    async def send_raw(self, payload: bytes, topic: str) -> None:
+        await self._send(payload, topic)
+
+    async def simulate_full_reconnect(self) -> None:
+        await self.room.simulate_scenario(rtc.SimulateScenarioKind.SIMULATE_FULL_RECONNECT)
+
+    # --- waiting -------------------------------------------------------------------------
+    async def wait_status(self, session_id: str, timeout: float = 20.0) -> str:
+        """Wait for the session's terminal status (done, canceled, error)."""
+
+        async def wait() -> str:
+            while True:
+                for status in self.statuses.get(session_id, []):
+                    if status in TERMINAL_STATUSES:
+                        return status
+                self._status_event.clear()
+                await self._status_event.wait()
+
+        return await asyncio.wait_for(wait(), timeout)
+
+    def applied_seq(self, session_id: str) -> int:
+        return self._order.last_seq(session_id)
+
+    # --- inbound -------------------------------------------------------------------------
+    def _on_reconnected(self) -> None:
+        self.reconnects += 1
+        self._spawn(self.request_room_resync(fresh=False))
+
+    def _on_data(self, packet: rtc.DataPacket) -> None:
+        sender = packet.participant.identity if packet.participant is not None else None
+        if sender != self.steward_identity:
+            return
+        topic = packet.topic or ""
+        try:
+            if topic == TOPIC_ACTION:
+                env = ActionEnvelope.model_validate_json(packet.data)
+                self._on_envelope_arrival(env)
+            elif topic == TOPIC_STATUS:
+                status = StatusMessage.model_validate_json(packet.data)
+                self.statuses[status.session_id].append(status.status)
+                self._status_event.set()
+            elif topic == TOPIC_CHAT:
+                self.chat.append(ChatMessage.model_validate_json(packet.data))
+        except ValueError as err:
+            log.warning("headless_bad_message", topic=topic, error=str(err)[:200])
+
+    def _on_envelope_arrival(self, env: ActionEnvelope) -> None:
+        """Fault injection sits between the network and the ordering layer."""
+        self.stats.envelopes_received += 1
+        key = (env.session_id, env.seq)
+        first = key not in self._fault_seen
+        self._fault_seen.add(key)
+        f = self.faults
+        if first:
+            self._fault_count["live"] += 1
+            n = self._fault_count["live"]
+            if f.drop_every and n % f.drop_every == 0:
+                self.stats.dropped += 1
+                return
+            if f.reorder_every and n % f.reorder_every == 0 and self._held_back is None:
+                self._held_back = env
+                return
+            self._deliver(env)
+            if f.duplicate_every and n % f.duplicate_every == 0:
+                self._deliver(env)
+            if self._held_back is not None and self._held_back is not env:
+                held, self._held_back = self._held_back, None
+                self._deliver(held)
+            return
+        self._deliver(env)
+
+    def _deliver(self, env: ActionEnvelope) -> None:
+        offer = self._order.offer(env)
+        if offer.duplicate:
+            self.stats.duplicates_received += 1
+            # The steward may have lost our ack: ack again, never apply again.
+            self._ack(env, applied=[])
+            return
+        for ready in offer.ready:
+            self._apply(ready)
+            self._ack(ready, applied=[a.id for a in ready.actions])
+
+    def _apply(self, env: ActionEnvelope) -> None:
+        last = self._last_applied_seq.get(env.session_id, 0)
+        if env.seq != last + 1:
+            self.stats.out_of_order_applied += 1
+        self._last_applied_seq[env.session_id] = env.seq
+        partial = bool(env.partial)
+        for action in env.actions:
+            if is_fragment(action.params):
+                params = self._fragments.add(action.id, action.params)
+                if params is None:
+                    continue
+                action = WireAction(id=action.id, name=action.name, params=params)
+            key = (env.session_id, action.id)
+            if partial:
+                self.stats.partials_applied += 1
+            else:
+                if key in self._finals:
+                    self.stats.duplicates_applied += 1
+                self._finals.add(key)
+                self.stats.actions_applied += 1
+            self.replica.apply(env.session_id, action, partial=partial)
+        self.doc_version += 1
+        self.stats.envelopes_applied += 1
+
+    def _ack(self, env: ActionEnvelope, applied: list[str]) -> None:
+        f = self.faults
+        if applied:
+            self._fault_count["acks"] += 1
+            if f.drop_ack_every and self._fault_count["acks"] % f.drop_ack_every == 0:
+                self.stats.acks_dropped += 1
+                return
+        ack = Ack(session_id=env.session_id, seq=env.seq, applied=applied, applied_at=time.time())
+        self.stats.acks_sent += 1
+        self._spawn(self._send(ack.to_wire(), TOPIC_ACK))
+
+    async def _gap_watch(self) -> None:
+        """A gap that stays open asks for a resync (the steward also retransmits on its own)."""
+        while True:
+            await asyncio.sleep(self.gap_resync_s / 2)
+            for session_id in self._order.stalled(self.gap_resync_s):
+                with contextlib.suppress(Exception):
+                    await self.request_resync(session_id)
+
+    # --- context -------------------------------------------------------------------------
+    async def _on_context(self, inv: rtc.RpcInvocationData) -> str:
+        self.stats.context_requests += 1
+        req = ContextRequest.model_validate_json(inv.payload)
+        mode = self.faults.context_mode
+        if mode == "error":
+            raise rtc.RpcError(1500, "context unavailable (injected)")
+        if mode == "hang":
+            await asyncio.sleep(3600)
+        want_shot = "screenshot" in req.want and mode != "no_screenshot"
+        want_shapes = "shapes" in req.want
+        streams: list[Literal["screenshot", "shapes"]] = []
+        if "screenshot" in req.want:
+            streams.append("screenshot")  # announced even when injected to never arrive
+        if want_shapes:
+            streams.append("shapes")
+        reply = ContextReply(
+            request_id=req.request_id,
+            viewport=Box(x=0, y=0, w=1280, h=800),
+            selection=[],
+            doc_version=self.doc_version,
+            counts=ContextCounts(shapes=len(self.shapes)),
+            streams=streams,
+        )
+        self._spawn(self._send_context_streams(inv.caller_identity, req, want_shot, want_shapes))
+        return reply.to_wire().decode()
+
+    async def _send_context_streams(
+        self, caller: str, req: ContextRequest, shot: bool, shapes: bool
+    ) -> None:
+        attrs = {STREAM_ATTR_REQUEST_ID: req.request_id}
+        lp = self.room.local_participant
+        if shapes:
+            data = json.dumps(list(self.shapes.values())).encode()
+            await lp.send_bytes(
+                data,
+                topic=TOPIC_CONTEXT,
+                name="shapes.json",
+                mime_type="application/json",
+                destination_identities=[caller],
+                attributes=attrs,
+            )
+        if shot:
+            await lp.send_bytes(
+                self.screenshot(),
+                topic=TOPIC_SCREENSHOT,
+                name="canvas.jpg",
+                mime_type="image/jpeg",
+                destination_identities=[caller],
+                attributes=attrs,
+            )
+
+    def screenshot(self) -> bytes:
+        if self._jpeg_cache is None or self._jpeg_cache[0] != self.doc_version:
+            self._jpeg_cache = (self.doc_version, render_jpeg(self.shapes, seed=self.doc_version))
+        return self._jpeg_cache[1]
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def new_identity(prefix: str = "browser") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"

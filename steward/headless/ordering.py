@@ -1,0 +1,69 @@
+"""The client's gap buffer: envelopes of each session are released strictly in seq order.
+
+A seq at or below the last released one is a duplicate (re-ack it, never re-apply); a seq
+beyond the next expected one is held until the gap is filled by a retransmit or a resync.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from steward.protocol.messages import ActionEnvelope
+
+
+@dataclass
+class _SessionOrder:
+    last: int = 0
+    held: dict[int, ActionEnvelope] = field(default_factory=dict)
+    gap_since: float | None = None
+
+
+@dataclass
+class Offer:
+    ready: list[ActionEnvelope]
+    duplicate: bool = False
+    held: bool = False
+
+
+class GapBuffer:
+    def __init__(self, max_held: int = 10_000) -> None:
+        self._sessions: dict[str, _SessionOrder] = {}
+        self.max_held = max_held
+
+    def offer(self, env: ActionEnvelope, now: float | None = None) -> Offer:
+        order = self._sessions.setdefault(env.session_id, _SessionOrder())
+        if env.seq <= order.last or env.seq in order.held:
+            return Offer(ready=[], duplicate=True)
+        if env.seq != order.last + 1:
+            if len(order.held) < self.max_held:
+                order.held[env.seq] = env
+                if order.gap_since is None:
+                    order.gap_since = time.monotonic() if now is None else now
+            return Offer(ready=[], held=True)
+        ready = [env]
+        order.last = env.seq
+        while order.last + 1 in order.held:
+            order.last += 1
+            ready.append(order.held.pop(order.last))
+        order.gap_since = (time.monotonic() if now is None else now) if order.held else None
+        return Offer(ready=ready)
+
+    def last_seq(self, session_id: str) -> int:
+        order = self._sessions.get(session_id)
+        return 0 if order is None else order.last
+
+    def sessions(self) -> dict[str, int]:
+        return {sid: o.last for sid, o in self._sessions.items()}
+
+    def stalled(self, older_than_s: float, now: float | None = None) -> dict[str, int]:
+        """Sessions whose gap has been open longer than `older_than_s`: session -> last seq."""
+        t = time.monotonic() if now is None else now
+        return {
+            sid: o.last
+            for sid, o in self._sessions.items()
+            if o.gap_since is not None and t - o.gap_since > older_than_s
+        }
+
+    def held_count(self) -> int:
+        return sum(len(o.held) for o in self._sessions.values())

@@ -1,0 +1,1 @@
+"""Model providers (scripted, anthropic, replay) and the incremental action parser."""

@@ -1,0 +1,128 @@
+"""`anthropic:<model>`: the Messages API through the anthropic SDK, streamed.
+
+The static system prefix carries `cache_control`, so repeated requests read it from the
+prompt cache. Failures before any output (429, 5xx, 529 overloaded, an `error` event, a
+dropped connection) are retried with tenacity; once text has streamed, a failure surfaces as
+`ModelError(started=True)` so the caller can revert what was partially applied. Cancelling
+the consuming task closes the HTTP stream.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anthropic
+import httpx2
+from tenacity import (
+    AsyncRetrying,
+    RetryError,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+from steward.model.base import ModelError, ModelRequest, Usage
+from steward.obs.logging import get_logger
+
+log = get_logger(__name__)
+_RETRY_TYPES = {"overloaded_error", "api_error", "rate_limit_error"}
+
+
+def is_retryable(err: BaseException) -> bool:
+    if isinstance(err, ModelError):
+        return err.retryable and not err.started
+    return False
+
+
+def _classify(err: BaseException) -> tuple[str, bool]:
+    if isinstance(err, (anthropic.RateLimitError, anthropic.InternalServerError)):
+        return f"{type(err).__name__} ({err.status_code})", True
+    if isinstance(err, anthropic.APIStatusError):
+        body = err.body if isinstance(err.body, dict) else {}
+        etype = (body.get("error") or {}).get("type") if isinstance(body, dict) else None
+        return f"{etype or 'api error'} ({err.status_code})", etype in _RETRY_TYPES
+    if isinstance(err, (anthropic.APIConnectionError, httpx2.TransportError)):
+        return f"connection: {type(err).__name__}", True
+    return f"{type(err).__name__}: {str(err)[:200]}", False
+
+
+class AnthropicModel:
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None = None,
+        attempts: int = 4,
+        wait_max_s: float = 8.0,
+        timeout_s: float = 120.0,
+    ) -> None:
+        self.model = model
+        self.name = f"anthropic:{model}"
+        self.attempts = attempts
+        self.wait_max_s = wait_max_s
+        self.client = anthropic.AsyncAnthropic(
+            api_key=api_key or "missing-key",
+            base_url=base_url,
+            max_retries=0,  # tenacity does the retrying, with our classification
+            timeout=timeout_s,
+        )
+
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        system: list[dict[str, Any]] = [{"type": "text", "text": s} for s in request.system if s]
+        if system:
+            system[-1]["cache_control"] = {"type": "ephemeral"}
+        content: list[dict[str, Any]] = []
+        for block in request.user:
+            if block.get("type") == "image" and block.get("jpeg"):
+                data = base64.b64encode(block["jpeg"]).decode()
+                content.append({"type": "image", "source": {"type": "base64",
+                                "media_type": "image/jpeg", "data": data}})  # fmt: skip
+            elif block.get("text"):
+                content.append({"type": "text", "text": str(block["text"])})
+        messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
+        if request.prefill:
+            messages.append({"role": "assistant", "content": request.prefill})
+        return {"model": self.model, "max_tokens": request.max_tokens, "system": system,
+                "messages": messages}  # fmt: skip
+
+    async def _attempt(self, params: dict[str, Any], usage: Usage) -> AsyncIterator[str]:
+        started = False
+        try:
+            async with self.client.messages.stream(**params) as stream:
+                async for event in stream:
+                    if event.type == "message_start":
+                        u = event.message.usage
+                        usage.input_tokens += u.input_tokens or 0
+                        usage.cache_read_tokens += u.cache_read_input_tokens or 0
+                        usage.cache_write_tokens += u.cache_creation_input_tokens or 0
+                    elif event.type == "message_delta":
+                        usage.output_tokens += event.usage.output_tokens or 0
+                    elif event.type == "text":
+                        started = True
+                        yield event.text
+        except (anthropic.APIError, httpx2.TransportError) as err:
+            reason, retryable = _classify(err)
+            log.warning("model_stream_failed", model=self.name, reason=reason, started=started)
+            raise ModelError(
+                f"{self.name}: {reason}", retryable=retryable, started=started
+            ) from err
+
+    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+        params = self.build_params(request)
+        retrying = AsyncRetrying(
+            retry=retry_if_exception(is_retryable),
+            wait=wait_exponential(multiplier=0.2, max=self.wait_max_s),
+            stop=stop_after_attempt(self.attempts),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    async for text in self._attempt(params, usage):
+                        yield text
+                    return
+        except RetryError as err:  # pragma: no cover - reraise=True makes this unusual
+            raise ModelError(f"{self.name}: gave up after retries") from err

@@ -1,0 +1,328 @@
+"""Incremental streaming parser for the model's `{"actions": [...]}` response.
+
+Each character is looked at once (strings and whitespace are skipped with `str.find`), the
+JSON tree is built as it arrives, and each action is reported as `partial` while it grows and
+once more when it is complete. Partial snapshots are throttled geometrically per action, so
+the total work stays linear in the response length even for very long actions.
+
+Handles: prose or a ```json fence before the JSON, a prefilled opening (feed it first), a
+bare top-level array, escaped quotes, \\uXXXX escapes (also split across chunks, and
+surrogate pairs), NaN/Infinity literals, and output cut off mid-action (`finish()` reports
+the unfinished action as `truncated`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+_WS = " \t\r\n"
+_DELIMS = ",]}" + _WS
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+# A partial snapshot is taken only after the action grew by this fraction (and >= MIN chars).
+_GROWTH = 0.125
+_MIN_GROWTH = 8
+
+
+@dataclass
+class ParsedAction:
+    """One action as far as it has arrived. `index` is stable across partial versions."""
+
+    index: int
+    data: dict[str, Any]
+    complete: bool
+    # Key path (inside `data`) of a string that is still being streamed, if any.
+    incomplete_path: tuple[str | int, ...] | None = None
+    truncated: bool = False
+
+
+@dataclass
+class _Frame:
+    container: dict[str, Any] | list[Any]
+    key: str | None = None  # dict frames: the key whose value is being read
+    slot: str | int = ""  # where this container sits in its parent
+
+
+# Parser states
+_PROSE, _MAYBE, _VALUE, _KEY, _COLON, _AFTER, _STRING, _TOKEN, _DONE = range(9)
+
+
+def _fix_surrogates(s: str) -> str:
+    try:
+        return s.encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeDecodeError:
+        return s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _copy(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _copy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_copy(x) for x in v]
+    return v
+
+
+@dataclass
+class ActionStreamParser:
+    """Feed text chunks; get `ParsedAction` events (partials, then the complete action)."""
+
+    state: int = _PROSE
+    chars: int = 0
+    _stack: list[_Frame] = field(default_factory=list)
+    _actions_depth: int = -1  # stack index of the actions array
+    _action_index: int = -1
+    _action_start: int = 0
+    _last_snapshot: int = 0
+    _str: list[str] = field(default_factory=list)
+    _str_is_key: bool = False
+    _esc: str | None = None  # pending escape text after a backslash
+    _token: list[str] = field(default_factory=list)
+    _maybe: str = ""
+    _fence_skip: bool = False
+    _dirty: bool = False
+    count: int = 0  # complete actions so far
+
+    # -- public ------------------------------------------------------------------------
+    def feed(self, chunk: str) -> list[ParsedAction]:
+        out: list[ParsedAction] = []
+        self._run(chunk, out)
+        self.chars += len(chunk)
+        if self._dirty and self._in_action():
+            grown = self.chars - self._last_snapshot
+            size = self._last_snapshot - self._action_start
+            if grown >= max(_MIN_GROWTH, int(size * _GROWTH)):
+                snap = self._snapshot()
+                if snap is not None:
+                    out.append(snap)
+                self._last_snapshot = self.chars
+                self._dirty = False
+        return out
+
+    def finish(self) -> list[ParsedAction]:
+        """End of stream: a number token may complete; an open action is reported truncated."""
+        out: list[ParsedAction] = []
+        if self.state == _TOKEN:
+            self._end_token(out)
+        if self._in_action():
+            snap = self._snapshot()
+            if snap is not None:
+                snap.truncated = True
+                out.append(snap)
+        self.state = _DONE
+        return out
+
+    @property
+    def done(self) -> bool:
+        return self.state == _DONE
+
+    # -- internals ---------------------------------------------------------------------
+    def _in_action(self) -> bool:
+        return self._actions_depth >= 0 and len(self._stack) > self._actions_depth + 1
+
+    def _snapshot(self) -> ParsedAction | None:
+        depth = self._actions_depth + 1
+        root = self._stack[depth].container
+        if not isinstance(root, dict):
+            return None
+        data = _copy(root)
+        path: list[str | int] = []
+        node: Any = data
+        for frame in self._stack[depth + 1 :]:
+            path.append(frame.slot)
+            node = node[frame.slot]
+        incomplete: tuple[str | int, ...] | None = None
+        if self.state == _STRING and not self._str_is_key:
+            text = _fix_surrogates("".join(self._str))
+            last = self._stack[-1]
+            if isinstance(node, dict) and last.key is not None:
+                node[last.key] = text
+                incomplete = (*path, last.key)
+            elif isinstance(node, list):
+                node.append(text)
+                incomplete = (*path, len(node) - 1)
+        return ParsedAction(self._action_index, data, False, incomplete)
+
+    def _attach(self, value: Any) -> None:
+        if not self._stack:
+            return
+        top = self._stack[-1]
+        if isinstance(top.container, dict):
+            if top.key is not None:
+                top.container[top.key] = value
+                top.key = None
+        else:
+            top.container.append(value)
+
+    def _open(self, container: dict[str, Any] | list[Any], out: list[ParsedAction]) -> None:
+        depth = len(self._stack)
+        is_actions = False
+        if isinstance(container, list):
+            if depth == 0:
+                is_actions = True
+            elif depth == 1 and self._actions_depth < 0:
+                top = self._stack[0]
+                is_actions = isinstance(top.container, dict) and top.key == "actions"
+        parent_is_actions = self._actions_depth >= 0 and depth == self._actions_depth + 1
+        slot: str | int = ""
+        if self._stack:
+            top = self._stack[-1]
+            if isinstance(top.container, dict):
+                slot = top.key or ""
+            else:
+                slot = len(top.container)
+        self._attach(container)
+        self._stack.append(_Frame(container, slot=slot))
+        if is_actions:
+            self._actions_depth = depth
+        if parent_is_actions and isinstance(container, dict):
+            self._action_index += 1
+            self._action_start = self.chars
+            self._last_snapshot = self.chars
+        self.state = _KEY if isinstance(container, dict) else _VALUE
+
+    def _close(self, out: list[ParsedAction]) -> None:
+        frame = self._stack.pop()
+        depth = len(self._stack)
+        if self._actions_depth >= 0 and depth == self._actions_depth + 1:
+            if isinstance(frame.container, dict):
+                self.count += 1
+                out.append(ParsedAction(self._action_index, frame.container, True))
+                self._dirty = False
+        if depth == self._actions_depth:
+            self._actions_depth = -1
+        self.state = _AFTER if self._stack else _DONE
+
+    def _end_value(self, value: Any) -> None:
+        self._attach(value)
+        self.state = _AFTER if self._stack else _DONE
+        self._dirty = True
+
+    def _end_token(self, out: list[ParsedAction]) -> None:
+        raw = "".join(self._token)
+        self._token = []
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw  # e.g. a bare word; the sanitizer coerces or drops it
+        self._end_value(value)
+
+    def _run(self, s: str, out: list[ParsedAction]) -> None:
+        i, n = 0, len(s)
+        while i < n:
+            st = self.state
+            if st == _DONE:
+                return
+            if st == _STRING:
+                if self._esc is not None:
+                    i = self._escape(s, i)
+                    continue
+                q = s.find('"', i)
+                b = s.find("\\", i)
+                if b != -1 and (q == -1 or b < q):
+                    self._str.append(s[i:b])
+                    self._esc = ""
+                    i = b + 1
+                    continue
+                if q == -1:
+                    self._str.append(s[i:])
+                    self._dirty = True
+                    return
+                self._str.append(s[i:q])
+                text = _fix_surrogates("".join(self._str))
+                self._str = []
+                i = q + 1
+                if self._str_is_key:
+                    top = self._stack[-1]
+                    top.key = text
+                    self.state = _COLON
+                else:
+                    self._end_value(text)
+                continue
+            c = s[i]
+            if st == _TOKEN:
+                if c in _DELIMS:
+                    self._end_token(out)
+                    continue  # re-read the delimiter in _AFTER
+                self._token.append(c)
+                i += 1
+                continue
+            if c in _WS:
+                i += 1
+                continue
+            if st == _PROSE:
+                if c == "`":
+                    # Skip a ``` fence's language tag up to the newline.
+                    j = s.find("\n", i)
+                    i = n if j == -1 else j + 1
+                    continue
+                if c in "{[":
+                    self._maybe = c
+                    self.state = _MAYBE
+                i += 1
+                continue
+            if st == _MAYBE:
+                opener = self._maybe
+                if (opener == "{" and c in '"}') or (opener == "[" and c in "{]"):
+                    self._open({} if opener == "{" else [], out)
+                    continue
+                self.state = _PROSE
+                continue
+            if st == _VALUE:
+                if c == "{":
+                    self._open({}, out)
+                elif c == "[":
+                    self._open([], out)
+                elif c == '"':
+                    self._str_is_key = False
+                    self.state = _STRING
+                elif c == "]" and isinstance(self._stack[-1].container, list):
+                    self._close(out)
+                else:
+                    self._token = [c]
+                    self.state = _TOKEN
+                i += 1
+                continue
+            if st == _KEY:
+                if c == '"':
+                    self._str_is_key = True
+                    self.state = _STRING
+                elif c == "}":
+                    self._close(out)
+                i += 1  # anything else (a stray comma) is skipped
+                continue
+            if st == _COLON:
+                if c == ":":
+                    self.state = _VALUE
+                i += 1
+                continue
+            # _AFTER: a value ended
+            top = self._stack[-1]
+            if c == ",":
+                self.state = _KEY if isinstance(top.container, dict) else _VALUE
+            elif c in "}]":
+                self._close(out)
+            i += 1
+
+    def _escape(self, s: str, i: int) -> int:
+        esc = (self._esc or "") + s[i]
+        i += 1
+        if esc[0] == "u":
+            if len(esc) < 5:
+                self._esc = esc
+                return i
+            try:
+                self._str.append(chr(int(esc[1:5], 16)))
+            except ValueError:
+                self._str.append(esc[1:5])
+        else:
+            self._str.append(_ESCAPES.get(esc[0], esc[0]))
+        self._esc = None
+        return i
+
+
+def parse_all(text: str) -> list[dict[str, Any]]:
+    """The complete actions of a whole response (convenience for tests and replay)."""
+    parser = ActionStreamParser()
+    events = parser.feed(text) + parser.finish()
+    return [e.data for e in events if e.complete]

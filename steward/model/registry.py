@@ -1,0 +1,25 @@
+"""Pick a provider from a model spec: `scripted`, `anthropic:<model>`, `replay:<file>`."""
+
+from __future__ import annotations
+
+from steward.config import Settings
+from steward.model.base import ModelError, ModelProvider
+
+
+def get_model(spec: str, settings: Settings, *, tokens_per_s: float | None = None) -> ModelProvider:
+    kind, _, arg = spec.partition(":")
+    if kind == "scripted":
+        from steward.model.scripted import ScriptedModel
+
+        rate = tokens_per_s if tokens_per_s is not None else settings.steward_scripted_tokens_per_s
+        return ScriptedModel(tokens_per_s=rate or None)
+    if kind == "anthropic" and arg:
+        from steward.model.anthropic_model import AnthropicModel
+
+        key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
+        return AnthropicModel(arg, api_key=key, base_url=settings.anthropic_base_url)
+    if kind == "replay" and arg:
+        from steward.model.replay import ReplayModel
+
+        return ReplayModel(arg)
+    raise ModelError(f"unknown model {spec!r}: use scripted, anthropic:<model> or replay:<file>")

@@ -1,0 +1,41 @@
+"""Prometheus metrics of the room runtime (served on /metrics by steward.api)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+ENVELOPES = Counter(
+    "steward_envelopes_total",
+    "Action envelopes published, by kind (live, retransmit, replay)",
+    ["kind"],
+)
+RETRANSMITS = Counter(
+    "steward_retransmits_total", "Envelopes retransmitted to lagging participants"
+)
+RESYNCS = Counter("steward_resyncs_total", "Outbox replays to a participant, by reason", ["reason"])
+ACKS = Counter("steward_acks_total", "Acks (applied envelopes) received from browsers")
+SESSIONS = Counter("steward_sessions_total", "Agent sessions ended, by outcome", ["outcome"])
+ACTIVE_SESSIONS = Gauge("steward_active_sessions", "Agent sessions running now")
+CONNECTED_ROOMS = Gauge("steward_connected_rooms", "Rooms this process serves now")
+FIRST_ENVELOPE_SECONDS = Histogram(
+    "steward_time_to_first_envelope_seconds",
+    "From prompt accepted to the session's first envelope published",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30),
+)
+FIRST_APPLIED_SECONDS = Histogram(
+    "steward_time_to_first_applied_seconds",
+    "From prompt accepted to the first ack of the session's envelopes",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30),
+)
+CONTEXT_SECONDS = Histogram(
+    "steward_context_latency_seconds",
+    "Context requests to browsers, by result (ok, cached, degraded)",
+    ["result"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10),
+)
+REJECTED_INBOUND = Counter(
+    "steward_rejected_inbound_total",
+    "Inbound messages refused, by topic and reason",
+    ["topic", "reason"],
+)
+PROMPTS_REFUSED = Counter("steward_prompts_refused_total", "Prompts refused, by reason", ["reason"])

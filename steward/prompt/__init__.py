@@ -1,0 +1,1 @@
+"""Prompt parts (one module each, priority-ordered), the system prompt and response schema."""

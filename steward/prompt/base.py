@@ -1,0 +1,24 @@
+"""A prompt part: a name, a priority, whether it is static (cacheable) and a builder."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from steward.prompt.state import PromptState
+
+Block = dict[str, Any]  # {"type": "text", "text"} or {"type": "image", "jpeg": bytes}
+
+
+@dataclass(frozen=True)
+class PromptPart:
+    name: str
+    priority: int  # lower comes first; static parts always precede dynamic ones
+    static: bool
+    build: Callable[[PromptState], list[Block]]
+
+
+def text(*lines: str) -> list[Block]:
+    body = "\n".join(line for line in lines if line)
+    return [{"type": "text", "text": body}] if body else []

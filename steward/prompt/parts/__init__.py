@@ -1,0 +1,1 @@
+"""One module per prompt part; each exposes `PART`."""

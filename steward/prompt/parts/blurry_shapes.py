@@ -1,0 +1,29 @@
+"""Shapes in the agent's viewport, briefly (capped by `steward_blurry_shape_cap`)."""
+
+import json
+
+from steward.canvas.bounds import shape_bounds
+from steward.canvas.tiers import to_blurry
+from steward.prompt.base import Block, PromptPart, text
+from steward.prompt.state import PromptState
+
+
+def in_view(state: PromptState) -> list[str]:
+    return [
+        sid
+        for sid, s in state.shapes.items()
+        if not s.get("parentId") and shape_bounds(s, state.shapes).intersects(state.viewport)
+    ]
+
+
+def _build(state: PromptState) -> list[Block]:
+    ids = in_view(state)
+    if not ids:
+        return text("There are no shapes in your view.")
+    shown = ids[: state.blurry_cap]
+    rows = [state.coords.shape_to_model(to_blurry(state.shapes[i], state.shapes)) for i in shown]
+    more = f" ({len(ids) - len(shown)} more not listed)" if len(ids) > len(shown) else ""
+    return text(f"Shapes in your view{more}:", json.dumps(rows, separators=(",", ":")))
+
+
+PART = PromptPart("blurry_shapes", 40, False, _build)

@@ -1,0 +1,16 @@
+"""An area the user pointed at with the request."""
+
+import json
+
+from steward.prompt.base import Block, PromptPart, text
+from steward.prompt.state import PromptState
+
+
+def _build(state: PromptState) -> list[Block]:
+    if state.context_bounds is None:
+        return []
+    box = state.coords.box_to_model("context-area", state.context_bounds.to_dict())
+    return text(f"The user is pointing at this area: {json.dumps(box)}")
+
+
+PART = PromptPart("context_items", 52, False, _build)

@@ -1,0 +1,12 @@
+"""Results the agent asked for (counts, API data) from its previous turn."""
+
+from steward.prompt.base import Block, PromptPart, text
+from steward.prompt.state import PromptState
+
+
+def _build(state: PromptState) -> list[Block]:
+    rows = [s.text for s in state.scheduled if s.kind == "data"]
+    return text("Data you asked for:", *rows) if rows else []
+
+
+PART = PromptPart("data", 60, False, _build)

@@ -1,0 +1,27 @@
+"""The request itself, or the follow-up instruction of the request loop."""
+
+from steward.prompt.base import Block, PromptPart, text
+from steward.prompt.state import PromptState
+
+
+def _build(state: PromptState) -> list[Block]:
+    f = state.followup
+    if f is None:
+        return text(f"User request: {state.message}")
+    lines = [f"Original request: {state.message}"]
+    if f.kind == "review":
+        lines.append(
+            f"You scheduled a review: {f.text}. Look at the result; fix problems or finish."
+        )
+    elif f.kind == "add-detail":
+        lines.append(f"You planned more work: {f.text}. Continue.")
+    elif f.kind == "view":
+        lines.append(f"You moved your view: {f.text}. Continue from here.")
+    elif f.kind == "todo":
+        lines.append("Your todo list has unfinished items. Continue with them.")
+    else:
+        lines.append(f"Continue: {f.text}")
+    return text(*lines)
+
+
+PART = PromptPart("messages", 100, False, _build)

@@ -1,0 +1,29 @@
+"""Shapes outside the viewport, as clusters (75 px padding)."""
+
+import json
+
+from steward.canvas.bounds import shape_bounds
+from steward.canvas.tiers import capped_clusters
+from steward.prompt.base import Block, PromptPart, text
+from steward.prompt.state import PromptState
+
+
+def _build(state: PromptState) -> list[Block]:
+    rects = [
+        b
+        for s in state.shapes.values()
+        if not s.get("parentId")
+        and not (b := shape_bounds(s, state.shapes)).intersects(state.viewport)
+    ]
+    if not rects:
+        return []
+    clusters = capped_clusters(rects)
+    rows = [
+        {"bounds": state.coords.box_to_model(f"cluster-{i}", c.bounds.to_dict()),
+         "numberOfShapes": c.count}
+        for i, c in enumerate(sorted(clusters, key=lambda c: (c.bounds.y, c.bounds.x)))
+    ]  # fmt: skip
+    return text("Shapes outside your view (clusters):", json.dumps(rows, separators=(",", ":")))
+
+
+PART = PromptPart("peripheral_clusters", 45, False, _build)

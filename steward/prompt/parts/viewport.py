@@ -1,0 +1,18 @@
+"""The agent's and the user's viewport bounds, in the model's coordinates."""
+
+import json
+
+from steward.prompt.base import Block, PromptPart, text
+from steward.prompt.state import PromptState
+
+
+def _build(state: PromptState) -> list[Block]:
+    view = state.coords.box_to_model("viewport", state.viewport.to_dict())
+    lines = [f"Your viewport: {json.dumps(view)}"]
+    if state.user_viewport is not None and state.user_viewport != state.viewport:
+        user = state.coords.box_to_model("user-viewport", state.user_viewport.to_dict())
+        lines.append(f"The user's viewport (different from yours): {json.dumps(user)}")
+    return text(*lines)
+
+
+PART = PromptPart("viewport", 30, False, _build)

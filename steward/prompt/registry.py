@@ -1,0 +1,108 @@
+"""The prompt parts by name, the modes' selections, and the request builder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from steward.actions.registry import ALL_ACTION_NAMES
+from steward.model.base import ModelRequest
+from steward.prompt.base import Block, PromptPart
+from steward.prompt.parts import (
+    blurry_shapes,
+    chat_history,
+    context_items,
+    data,
+    lints,
+    messages,
+    model_name,
+    peripheral_clusters,
+    screenshot,
+    selected_shapes,
+    system,
+    time,
+    todo_list,
+    user_actions,
+    viewport,
+)
+from steward.prompt.state import PromptState
+from steward.prompt.system import system_prompt
+
+PARTS: dict[str, PromptPart] = {
+    m.PART.name: m.PART
+    for m in (
+        system, model_name, chat_history, screenshot, viewport, blurry_shapes,
+        peripheral_clusters, selected_shapes, context_items, user_actions, todo_list, data,
+        lints, time, messages,
+    )
+}  # fmt: skip
+ALL_PART_NAMES: tuple[str, ...] = tuple(sorted(PARTS, key=lambda n: PARTS[n].priority))
+
+
+@dataclass(frozen=True)
+class PromptMode:
+    """Which actions and parts a mode of agent gets (the fairies helper adds more modes)."""
+
+    name: str
+    actions: tuple[str, ...]
+    parts: tuple[str, ...]
+
+
+MODES: dict[str, PromptMode] = {
+    "one-shot": PromptMode("one-shot", ALL_ACTION_NAMES, ALL_PART_NAMES),
+    # A worker confined to its task: edits shapes, no navigation, no clearing, no history.
+    "drone": PromptMode(
+        "drone",
+        (
+            "message",
+            "think",
+            "update-todo-list",
+            "create",
+            "update",
+            "delete",
+            "label",
+            "move",
+            "place",
+            "align",
+            "distribute",
+            "stack",
+            "pen",
+        ),
+        (
+            "system",
+            "screenshot",
+            "viewport",
+            "blurry_shapes",
+            "selected_shapes",
+            "todo_list",
+            "lints",
+            "messages",
+        ),
+    ),
+}
+
+
+def build_blocks(state: PromptState, parts: Iterable[str]) -> list[Block]:
+    chosen = sorted(
+        (PARTS[p] for p in parts if p in PARTS), key=lambda p: (not p.static, p.priority)
+    )
+    blocks: list[Block] = []
+    for part in chosen:
+        blocks.extend(part.build(state))
+    return blocks
+
+
+def build_request(state: PromptState, mode: PromptMode) -> ModelRequest:
+    """System prompt (static prefix, cacheable) first, then the dynamic parts in priority order."""
+    actions = tuple(a for a in mode.actions if a in state.enabled_actions) or mode.actions
+    static = system_prompt(actions, mode.parts, mode.name)
+    user = build_blocks(state, [p for p in mode.parts if not PARTS[p].static])
+    hints = {
+        "message": state.message,
+        "viewport": state.coords.box_to_model("viewport", state.viewport.to_dict()),
+        "selection": list(state.selection),
+        "shapes": list(state.shapes)[:50],
+        "followup": state.followup.kind if state.followup else None,
+        "todo": [{"id": t.id, "text": t.text, "status": t.status} for t in state.todo],
+    }
+    return ModelRequest(system=[static], user=user, hints=hints)

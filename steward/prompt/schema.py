@@ -1,0 +1,61 @@
+"""The response JSON schema, built from the enabled actions only."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic.json_schema import models_json_schema
+
+from steward.actions.registry import select
+from steward.canvas.styles import COLORS
+
+_COLOR_ENUM = list(COLORS)
+
+
+def _strip_titles(node: Any) -> Any:
+    """Compact the schema: no titles or defaults, `T | null` → `T`, one shared colour enum."""
+    if isinstance(node, dict):
+        any_of = node.get("anyOf")
+        if isinstance(any_of, list) and len(any_of) == 2 and {"type": "null"} in any_of:
+            inner = next(x for x in any_of if x != {"type": "null"})
+            extra = {k: v for k, v in node.items() if k not in ("anyOf", "default", "title")}
+            return _strip_titles({**inner, **extra})
+        if node.get("enum") == _COLOR_ENUM:
+            return {"$ref": "#/$defs/Color"}
+        return {k: _strip_titles(v) for k, v in node.items() if k not in ("title", "default")}
+    if isinstance(node, list):
+        return [_strip_titles(v) for v in node]
+    return node
+
+
+def response_schema(action_names: Iterable[str]) -> dict[str, Any]:
+    specs = list(select(action_names).values())
+    _, top = models_json_schema(
+        [(s.schema, "validation") for s in specs], ref_template="#/$defs/{model}"
+    )
+    defs: dict[str, Any] = dict(top.get("$defs", {}))
+    variants = []
+    for spec in specs:
+        base = _strip_titles(defs.pop(spec.schema.__name__, {}))
+        props = {"_type": {"type": "string", "const": spec.name}, **base.get("properties", {})}
+        variants.append({
+            "title": spec.name,
+            "description": spec.description,
+            "type": "object",
+            "properties": props,
+            "required": ["_type", *base.get("required", [])],
+            "additionalProperties": False,
+        })  # fmt: skip
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"actions": {"type": "array", "items": {"anyOf": variants}}},
+        "required": ["actions"],
+    }
+    defs = _strip_titles(dict(sorted(defs.items())))
+    if "#/$defs/Color" in json.dumps([schema, defs]):
+        defs["Color"] = {"type": "string", "enum": _COLOR_ENUM}
+    if defs:
+        schema["$defs"] = dict(sorted(defs.items()))
+    return schema

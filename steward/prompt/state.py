@@ -1,0 +1,43 @@
+"""Everything prompt parts may read for one request (plain data; no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from steward.actions.base import Scheduled, TodoItem
+from steward.canvas.apply import Shapes
+from steward.canvas.bounds import Rect
+from steward.canvas.coords import CoordinateSpace
+
+MemoryLevel = Literal["fairy", "project", "task"]
+
+
+@dataclass
+class ChatItem:
+    role: Literal["user", "assistant", "system"]
+    text: str
+    level: MemoryLevel = "fairy"
+
+
+@dataclass
+class PromptState:
+    message: str
+    model_name: str
+    shapes: Shapes
+    viewport: Rect  # the agent's view, page coordinates
+    coords: CoordinateSpace
+    enabled_actions: tuple[str, ...]
+    user_viewport: Rect | None = None
+    selection: list[str] = field(default_factory=list)
+    context_bounds: Rect | None = None
+    screenshot_jpeg: bytes | None = None
+    history: list[ChatItem] = field(default_factory=list)
+    memory_level: MemoryLevel = "fairy"
+    user_changes: list[dict[str, Any]] = field(default_factory=list)
+    todo: list[TodoItem] = field(default_factory=list)
+    scheduled: list[Scheduled] = field(default_factory=list)
+    followup: Scheduled | None = None
+    now_iso: str = ""
+    blurry_cap: int = 300
+    mode: str = "one-shot"

@@ -1,0 +1,77 @@
+"""Chat and status messages of sessions, on `agent:chat` and `agent:status`."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Literal, cast
+
+from steward.obs.logging import get_logger
+from steward.protocol.messages import ChatMessage, SessionStatus, StatusMessage
+from steward.protocol.names import TOPIC_CHAT, TOPIC_STATUS
+
+log = get_logger(__name__)
+
+# Characters per chat packet: 4 bytes per char worst case stays under 15 KiB with the frame.
+CHAT_CHUNK_CHARS = 3_000
+ChatRole = Literal["user", "assistant", "system"]
+Publish = Callable[[bytes, str], Awaitable[None]]
+
+
+class Messenger:
+    """Publishes to every participant of the room; losing one is not fatal (UI only)."""
+
+    def __init__(self, room_id: str, publish: Publish) -> None:
+        self.room_id = room_id
+        self._publish = publish
+
+    async def _send(self, payload: bytes, topic: str) -> None:
+        try:
+            await self._publish(payload, topic)
+        except Exception as err:
+            log.warning("message_publish_failed", room=self.room_id, topic=topic, error=str(err))
+
+    async def chat(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        role: str = "assistant",
+        partial: bool = False,
+        fairy: str | None = None,
+        message_id: str | None = None,
+    ) -> str:
+        """Long text goes as numbered parts, each its own message; returns the base id."""
+        base = message_id or uuid.uuid4().hex[:12]
+        chunks = [text[i : i + CHAT_CHUNK_CHARS] for i in range(0, len(text), CHAT_CHUNK_CHARS)]
+        safe_role = cast(ChatRole, role if role in ("user", "assistant", "system") else "assistant")
+        for i, chunk in enumerate(chunks or [""]):
+            msg = ChatMessage(
+                id=base if len(chunks) <= 1 else f"{base}-{i}",
+                session_id=session_id,
+                role=safe_role,
+                text=chunk,
+                fairy=fairy,
+                partial=partial or None,
+                ts=time.time(),
+            )
+            await self._send(msg.to_wire(), TOPIC_CHAT)
+        return base
+
+    async def status(
+        self,
+        session_id: str,
+        status: SessionStatus,
+        detail: str | None = None,
+        *,
+        fairy: str | None = None,
+    ) -> None:
+        msg = StatusMessage(
+            session_id=session_id,
+            status=status,
+            detail=(detail or None) and detail[:500],
+            fairy=fairy,
+            ts=time.time(),
+        )
+        await self._send(msg.to_wire(), TOPIC_STATUS)

@@ -1,0 +1,358 @@
+"""One code path once a room is connected: `RoomRuntime` wires the room's events to the
+participants, broadcaster, relay, context fetcher, intake and dispatcher.
+
+Both entry points end here: `steward join ROOM` (direct connect, `connect_direct`) and the
+livekit-agents worker entrypoint (which hands over its already connected `rtc.Room`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from livekit import rtc
+
+from steward.config import Settings
+from steward.fairies.ports import AgentRunner, PromptInput
+from steward.obs import metrics
+from steward.obs.logging import get_logger
+from steward.protocol import ProtocolError, decode
+from steward.protocol.limits import MAX_DATA_PACKET_BYTES, MAX_ENVELOPE_BYTES
+from steward.protocol.messages import (
+    Ack,
+    ActionEnvelope,
+    CanvasEdit,
+    Resync,
+    ViewportUpdate,
+    WireModel,
+)
+from steward.protocol.names import (
+    RESYNC_ALL_SESSIONS,
+    RPC_CANCEL,
+    RPC_PROMPT,
+    TOPIC_ACK,
+    TOPIC_CONTEXT,
+    TOPIC_EDIT,
+    TOPIC_RESYNC,
+    TOPIC_SCREENSHOT,
+    TOPIC_TRANSCRIPTION,
+    TOPIC_VIEWPORT,
+)
+from steward.room.broadcaster import Broadcaster
+from steward.room.chat import Messenger
+from steward.room.context import ContextFetcher, StreamInbox
+from steward.room.dispatch import Dispatcher
+from steward.room.envelopes import FragmentAssembler, is_fragment
+from steward.room.intake import Intake, RateLimiter
+from steward.room.participants import Participants
+from steward.room.relay import Relay
+from steward.room.replica import Replica
+from steward.store.outbox import Outbox
+from steward.tokens import mint_token
+
+log = get_logger(__name__)
+
+# Topics this runtime answers; packets on other topics belong to the app and are ignored.
+_OWN_PREFIXES = ("agent:", "steward:", "canvas:")
+# Inbound messages per participant per minute (acks are exempt: one per envelope).
+INBOUND_PER_MIN = 600
+# Resyncs replay from Postgres, so they get a tighter budget of their own.
+RESYNC_PER_MIN = 30
+
+
+@dataclass
+class RoomDeps:
+    """What a room runtime needs from the composition root."""
+
+    settings: Settings
+    outbox: Outbox
+    runner: Callable[[], AgentRunner]
+
+
+def steward_token(settings: Settings, room: str) -> str:
+    """The steward joins as a visible participant of kind agent (never hidden: RPC needs it)."""
+    return mint_token(
+        settings.livekit_api_key,
+        settings.livekit_api_secret.get_secret_value(),
+        room=room,
+        identity=settings.steward_identity,
+        name="Canvas Steward",
+        kind="agent",
+        role="steward",
+        can_prompt=False,
+    )
+
+
+def _joined_ms(p: rtc.Participant) -> int:
+    joined = p.joined_at
+    return int(joined.timestamp() * 1000) if joined is not None else int(time.time() * 1000)
+
+
+class RoomRuntime:
+    def __init__(self, room: rtc.Room, room_id: str, deps: RoomDeps) -> None:
+        s = deps.settings
+        self.room = room
+        self.room_id = room_id
+        self.deps = deps
+        self.mode = s.steward_apply_mode
+        self.mirror = Replica()
+        self.participants = Participants(on_left=self._on_left, on_joined=self._on_joined)
+        self.broadcaster = Broadcaster(
+            room_id,
+            self._publish_action,
+            deps.outbox,
+            self._recipients,
+            retransmit_after_s=s.steward_retransmit_after_ms / 1000,
+            retransmit_attempts=s.steward_retransmit_attempts,
+            mirror=self.mirror,
+        )
+        self.messenger = Messenger(room_id, self._publish_all)
+        self.inbox = StreamInbox(self._reject)
+        self.context = ContextFetcher(
+            room_id,
+            room.local_participant.perform_rpc,
+            self.participants,
+            self.inbox,
+            self.mirror,
+            lambda: self.broadcaster._room_order,
+            timeout_s=s.steward_context_timeout_s,
+        )
+        self.dispatcher = Dispatcher(
+            room_id,
+            deps.runner,
+            broadcaster=self.broadcaster,
+            messenger=self.messenger,
+            context=self.context,
+            outbox=deps.outbox,
+            model=s.steward_model,
+            watchdog_s=s.steward_watchdog_s,
+        )
+        self.intake = Intake(
+            room_id,
+            self.participants,
+            self.dispatcher.start,
+            self._cancel,
+            policy=s.steward_prompt_policy,
+            rate_per_min=s.steward_prompt_rate_per_min,
+            wake_phrase=s.steward_wake_phrase,
+        )
+        self.relay = Relay(room_id, self.broadcaster, mode=self.mode)
+        self.viewports: dict[str, ViewportUpdate] = {}
+        self.rejected: list[tuple[str, str, str]] = []
+        self._inbound_limit = RateLimiter(INBOUND_PER_MIN)
+        self._resync_limit = RateLimiter(RESYNC_PER_MIN)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._handlers: dict[
+            str, tuple[type[WireModel], int, Callable[[str, Any], Awaitable[None] | None]]
+        ] = {
+            TOPIC_ACK: (Ack, MAX_ENVELOPE_BYTES, self._on_ack),
+            TOPIC_RESYNC: (Resync, MAX_ENVELOPE_BYTES, self._on_resync),
+            TOPIC_EDIT: (CanvasEdit, MAX_DATA_PACKET_BYTES, self.relay.on_edit),
+            TOPIC_VIEWPORT: (ViewportUpdate, MAX_ENVELOPE_BYTES, self._on_viewport),
+        }
+        self.closed = asyncio.Event()
+
+    # --- lifecycle -----------------------------------------------------------------------
+    async def start(self) -> RoomRuntime:
+        await self.deps.outbox.ensure_room(self.room_id, self.mode)
+        await self._restore_mirror()
+        await self.broadcaster.start()
+        room, lp = self.room, self.room.local_participant
+        room.on("participant_connected", self._on_participant_connected)
+        room.on("participant_disconnected", self._on_participant_disconnected)
+        room.on("participant_attributes_changed", self._on_attributes_changed)
+        room.on("reconnecting", self._on_reconnecting)
+        room.on("reconnected", self._on_reconnected)
+        room.on("data_received", self._on_data)
+        room.on("disconnected", self._on_disconnected)
+        lp.register_rpc_method(RPC_PROMPT, self.intake.on_prompt_rpc)
+        lp.register_rpc_method(RPC_CANCEL, self.intake.on_cancel_rpc)
+        room.register_byte_stream_handler(TOPIC_SCREENSHOT, self.inbox.handler(TOPIC_SCREENSHOT))
+        room.register_byte_stream_handler(TOPIC_CONTEXT, self.inbox.handler(TOPIC_CONTEXT))
+        room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
+        for p in room.remote_participants.values():
+            self._on_participant_connected(p)
+        metrics.CONNECTED_ROOMS.inc()
+        log.info(
+            "room_serving",
+            room=self.room_id,
+            mode=self.mode,
+            participants=len(room.remote_participants),
+            room_order=self.broadcaster._room_order,
+        )
+        return self
+
+    async def close(self, *, disconnect: bool = True) -> None:
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        await self.dispatcher.close()
+        await self.broadcaster.close()
+        self.participants.close()
+        for task in list(self._tasks):
+            task.cancel()
+        metrics.CONNECTED_ROOMS.dec()
+        if disconnect:
+            await self.room.disconnect()
+        log.info("room_closed", room=self.room_id)
+
+    async def _restore_mirror(self) -> None:
+        """Rebuild the mirror from the outbox, so a restarted steward sees the canvas."""
+        assembler = FragmentAssembler()
+        rows = await self.deps.outbox.room_history(self.room_id)
+        for row in rows:
+            env = ActionEnvelope.model_validate_json(row.payload)
+            for action in env.actions:
+                if is_fragment(action.params):
+                    params = assembler.add(action.id, action.params)
+                    if params is None:
+                        continue
+                    action = action.model_copy(update={"params": params})
+                self.mirror.apply(env.session_id, action, partial=bool(env.partial))
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("room_task_failed", room=self.room_id, error=repr(task.exception()))
+
+    # --- prompts -------------------------------------------------------------------------
+    async def run_prompt(self, prompt: PromptInput) -> str:
+        """Start a session (HTTP and in-process callers); returns its id."""
+        return await self.dispatcher.start(prompt)
+
+    def _cancel(self, session_id: str, requester: str) -> bool:
+        ok = self.dispatcher.cancel(session_id)
+        log.info("session_cancel", room=self.room_id, session_id=session_id, by=requester, ok=ok)
+        return ok
+
+    # --- outbound ------------------------------------------------------------------------
+    def _recipients(self) -> list[str]:
+        if self.mode == "host":
+            host = self.participants.host
+            return [host] if host else []
+        return self.participants.appliers()
+
+    async def _publish_action(self, payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        await self.room.local_participant.publish_data(
+            payload, reliable=True, topic=topic, destination_identities=destinations
+        )
+
+    async def _publish_all(self, payload: bytes, topic: str) -> None:
+        await self.room.local_participant.publish_data(payload, reliable=True, topic=topic)
+
+    # --- participants --------------------------------------------------------------------
+    def _on_participant_connected(self, p: rtc.RemoteParticipant) -> None:
+        self.participants.joined(p.identity, _joined_ms(p), dict(p.attributes))
+
+    def _on_participant_disconnected(self, p: rtc.RemoteParticipant) -> None:
+        self.participants.left(p.identity)
+
+    def _on_attributes_changed(self, changed: dict[str, str], p: rtc.Participant) -> None:
+        if isinstance(p, rtc.RemoteParticipant):
+            self.participants.attributes_changed(p.identity, dict(p.attributes))
+
+    def _on_reconnecting(self) -> None:
+        log.warning("steward_reconnecting", room=self.room_id)
+        self.participants.connection_reconnecting()
+
+    def _on_reconnected(self) -> None:
+        log.info("steward_reconnected", room=self.room_id)
+        self.participants.connection_reconnected(lambda: set(self.room.remote_participants))
+        for p in self.room.remote_participants.values():
+            self._on_participant_connected(p)
+
+    def _on_disconnected(self, reason: Any = None) -> None:
+        log.warning("steward_disconnected", room=self.room_id, reason=str(reason))
+        if not self.closed.is_set():
+            self._spawn(self.close(disconnect=False))
+
+    def _on_joined(self, identity: str) -> None:
+        """A new browser catches up from the outbox: the room's history in room order.
+
+        Replayed by the steward rather than on the browser's request, because a browser's
+        first packets can arrive before the SDK knows who sent them.
+        """
+        if identity in self._recipients():
+            self._spawn(self.broadcaster.resync_room(identity, skip_acked=False))
+
+    def _on_left(self, identity: str) -> None:
+        self.broadcaster.forget(identity)
+        self.context.participant_left(identity)
+        self.viewports.pop(identity, None)
+
+    # --- inbound data --------------------------------------------------------------------
+    def _reject(self, topic: str, sender: str, reason: str, detail: str = "") -> None:
+        metrics.REJECTED_INBOUND.labels(topic=topic, reason=reason).inc()
+        self.rejected.append((topic, sender, reason))
+        del self.rejected[:-100]
+        log.warning(
+            "inbound_rejected",
+            room=self.room_id,
+            topic=topic,
+            participant=sender,
+            reason=reason,
+            detail=detail[:300],
+        )
+
+    def _on_data(self, packet: rtc.DataPacket) -> None:
+        topic = packet.topic or ""
+        if not topic.startswith(_OWN_PREFIXES):
+            return
+        if packet.participant is None:
+            self._reject(topic, "<server>", "no_sender")
+            return
+        sender = packet.participant.identity
+        entry = self._handlers.get(topic)
+        if entry is None:
+            return  # a topic we send, echoed by nobody; or another app's agent:* message
+        model, max_bytes, handler = entry
+        if topic != TOPIC_ACK and not self._inbound_limit.allow(sender):
+            self._reject(topic, sender, "rate_limited")
+            return
+        msg = decode(model, packet.data, topic=topic, max_bytes=max_bytes)
+        if isinstance(msg, ProtocolError):
+            self._reject(topic, sender, msg.kind, msg.reason)
+            return
+        try:
+            result = handler(sender, msg)
+        except Exception as err:
+            self._reject(topic, sender, "handler_error", repr(err))
+            return
+        if result is not None:
+            self._spawn(result)
+
+    def _on_ack(self, sender: str, ack: Ack) -> None:
+        self.broadcaster.on_ack(sender, ack)
+
+    def _on_viewport(self, sender: str, update: ViewportUpdate) -> None:
+        self.viewports[sender] = update
+
+    async def _on_resync(self, sender: str, req: Resync) -> None:
+        if self.mode == "host" and sender != self.participants.host:
+            return  # in host mode only the host applies envelopes
+        if not self._resync_limit.allow(sender):
+            self._reject(TOPIC_RESYNC, sender, "rate_limited")
+            return
+        if req.session_id == RESYNC_ALL_SESSIONS:
+            await self.broadcaster.resync_room(sender, skip_acked=req.last_seq > 0)
+        else:
+            await self.broadcaster.resync(sender, req.session_id, req.last_seq)
+
+
+async def connect_direct(settings: Settings, room_name: str, deps: RoomDeps) -> RoomRuntime:
+    """`steward join ROOM`: connect with our own token, then the common path."""
+    room = rtc.Room()
+    await room.connect(settings.livekit_url, steward_token(settings, room_name))
+    try:
+        return await RoomRuntime(room, room_name, deps).start()
+    except BaseException:
+        await room.disconnect()
+        raise

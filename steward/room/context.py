@@ -1,0 +1,328 @@
+"""Context and screenshots from browsers: RPC `steward.context` plus correlated byte streams.
+
+The host is asked first, each browser with bounded retries (tenacity, exponential backoff),
+then the other capable browsers; when none delivers, the run goes on text-only with the
+steward's mirror of the canvas and is logged as degraded. A short-lived cache keyed by
+(docVersion, bounds) answers repeated requests while nothing was sent to the room since.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from livekit import rtc
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+from steward.fairies.ports import CanvasContext
+from steward.obs import metrics
+from steward.obs.logging import get_logger
+from steward.protocol import ProtocolError, decode
+from steward.protocol.limits import (
+    MAX_RPC_PAYLOAD_BYTES,
+    MAX_SCREENSHOT_BYTES,
+    MAX_SHAPES_JSON_BYTES,
+)
+from steward.protocol.messages import Box, ContextPart, ContextReply, ContextRequest
+from steward.protocol.names import (
+    RPC_CONTEXT,
+    STREAM_ATTR_REQUEST_ID,
+    TOPIC_CONTEXT,
+    TOPIC_SCREENSHOT,
+)
+from steward.room.participants import Participants
+from steward.room.replica import Replica
+
+log = get_logger(__name__)
+
+DEFAULT_VIEWPORT = Box(x=0, y=0, w=1280, h=800)
+STREAM_KINDS = {TOPIC_SCREENSHOT: "screenshot", TOPIC_CONTEXT: "shapes"}
+STREAM_CAPS = {"screenshot": MAX_SCREENSHOT_BYTES, "shapes": MAX_SHAPES_JSON_BYTES}
+
+PerformRpc = Callable[..., Awaitable[str]]
+
+
+class ContextFailure(Exception):
+    """One attempt at one browser failed (timeout, RPC error, bad reply, missing stream)."""
+
+
+@dataclass
+class _Expected:
+    sender: str
+    futures: dict[str, asyncio.Future[bytes]]
+
+
+class StreamInbox:
+    """Byte streams on `agent:screenshot` / `agent:context`, matched to requests by id."""
+
+    def __init__(self, on_reject: Callable[[str, str, str], None]) -> None:
+        self._expected: dict[str, _Expected] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._on_reject = on_reject
+
+    def expect(self, request_id: str, sender: str, kinds: list[str]) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        futures: dict[str, asyncio.Future[bytes]] = {k: loop.create_future() for k in kinds}
+        self._expected[request_id] = _Expected(sender, futures)
+        return futures
+
+    def discard(self, request_id: str) -> None:
+        expected = self._expected.pop(request_id, None)
+        if expected is not None:
+            for fut in expected.futures.values():
+                if not fut.done():
+                    fut.cancel()
+
+    def handler(self, topic: str) -> Callable[[rtc.ByteStreamReader, str], None]:
+        kind = STREAM_KINDS[topic]
+
+        def on_stream(reader: rtc.ByteStreamReader, sender: str) -> None:
+            task = asyncio.ensure_future(self._read(kind, topic, reader, sender))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+        return on_stream
+
+    async def _read(self, kind: str, topic: str, reader: rtc.ByteStreamReader, sender: str) -> None:
+        request_id = (reader.info.attributes or {}).get(STREAM_ATTR_REQUEST_ID, "")
+        expected = self._expected.get(request_id)
+        fut = expected.futures.get(kind) if expected is not None else None
+        if expected is None or fut is None or expected.sender != sender:
+            self._on_reject(topic, sender, "unexpected_stream")
+            with contextlib.suppress(Exception):
+                async for _ in reader:
+                    pass
+            return
+        cap = STREAM_CAPS[kind]
+        buf = bytearray()
+        try:
+            async for chunk in reader:
+                buf += chunk
+                if len(buf) > cap:
+                    self._on_reject(topic, sender, "oversize")
+                    if not fut.done():
+                        fut.set_exception(ContextFailure(f"{kind} stream over {cap} bytes"))
+                    async for _ in reader:
+                        pass
+                    return
+        except Exception as err:
+            if not fut.done():
+                fut.set_exception(ContextFailure(f"{kind} stream failed: {err}"))
+            return
+        if not fut.done():
+            fut.set_result(bytes(buf))
+
+
+@dataclass
+class _Attempt:
+    reply: ContextReply | None = None
+    shapes: list[dict[str, Any]] | None = None
+    screenshot: bytes | None = None
+    identity: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _CacheEntry:
+    context: CanvasContext
+    at: float
+    room_version: int
+
+
+class ContextFetcher:
+    def __init__(
+        self,
+        room_id: str,
+        perform_rpc: PerformRpc,
+        participants: Participants,
+        inbox: StreamInbox,
+        mirror: Replica,
+        room_version: Callable[[], int],
+        *,
+        timeout_s: float = 2.0,
+        attempts: int = 2,
+        cache_ttl_s: float = 2.0,
+    ) -> None:
+        self.room_id = room_id
+        self._rpc = perform_rpc
+        self._participants = participants
+        self._inbox = inbox
+        self._mirror = mirror
+        self._room_version = room_version
+        self.timeout_s = timeout_s
+        self.attempts = attempts
+        self.cache_ttl_s = cache_ttl_s
+        self._cache: dict[tuple[int, str, bool], _CacheEntry] = {}
+        self._inflight: dict[str, set[asyncio.Task[str]]] = {}
+        self.degraded_runs = 0
+
+    def participant_left(self, identity: str) -> None:
+        """Fail requests to a browser that left at once, instead of waiting for a timeout."""
+        for task in self._inflight.pop(identity, set()):
+            task.cancel()
+
+    def candidates(self) -> list[str]:
+        host = self._participants.host
+        rest = [m.identity for m in self._participants.with_capability("context")]
+        return ([host] if host else []) + [i for i in rest if i != host]
+
+    async def fetch(
+        self, *, bounds: Box | None = None, want_screenshot: bool = True
+    ) -> CanvasContext:
+        started = time.monotonic()
+        cached = self._cached(bounds, want_screenshot)
+        if cached is not None:
+            metrics.CONTEXT_SECONDS.labels(result="cached").observe(time.monotonic() - started)
+            return cached
+        best = _Attempt()
+        for identity in self.candidates():
+            try:
+                async for attempt in AsyncRetrying(
+                    stop=stop_after_attempt(self.attempts),
+                    wait=wait_exponential(multiplier=0.05, max=0.5),
+                    retry=retry_if_exception_type(ContextFailure),
+                    reraise=True,
+                ):
+                    with attempt:
+                        got = await self._ask(identity, bounds, want_screenshot, best)
+                context = self._context(got, bounds, degraded=False)
+                self._store(context, bounds, want_screenshot)
+                metrics.CONTEXT_SECONDS.labels(result="ok").observe(time.monotonic() - started)
+                return context
+            except ContextFailure as err:
+                best.errors.append(f"{identity}: {err}")
+                log.info("context_attempts_failed", room=self.room_id, participant=identity)
+        self.degraded_runs += 1
+        context = self._context(best, bounds, degraded=True)
+        log.warning(
+            "context_degraded",
+            room=self.room_id,
+            reasons=best.errors[-4:],
+            shapes=len(context.shapes),
+            candidates=len(self.candidates()),
+        )
+        metrics.CONTEXT_SECONDS.labels(result="degraded").observe(time.monotonic() - started)
+        return context
+
+    async def _ask(
+        self, identity: str, bounds: Box | None, want_screenshot: bool, best: _Attempt
+    ) -> _Attempt:
+        member = self._participants.get(identity)
+        if member is None:
+            raise ContextFailure("participant left")
+        shot = want_screenshot and member.has("screenshot")
+        want: list[ContextPart] = ["viewport", "selection", "shapes"]
+        if shot:
+            want.append("screenshot")
+        request_id = uuid.uuid4().hex
+        futures = self._inbox.expect(request_id, identity, ["shapes", "screenshot"])
+        try:
+            req = ContextRequest(request_id=request_id, bounds=bounds, want=want)
+            call = asyncio.ensure_future(
+                self._rpc(
+                    destination_identity=identity,
+                    method=RPC_CONTEXT,
+                    payload=req.to_wire().decode(),
+                    response_timeout=self.timeout_s,
+                )
+            )
+            self._inflight.setdefault(identity, set()).add(call)
+            try:
+                raw = await call
+            except rtc.RpcError as err:
+                raise ContextFailure(f"rpc {err.code}: {err.message}") from err
+            except asyncio.CancelledError:
+                if call.cancelled() and not _current_cancelling():
+                    raise ContextFailure("participant left") from None
+                raise
+            finally:
+                self._inflight.get(identity, set()).discard(call)
+            reply = decode(ContextReply, raw, topic=RPC_CONTEXT, max_bytes=MAX_RPC_PAYLOAD_BYTES)
+            if isinstance(reply, ProtocolError):
+                raise ContextFailure(f"bad reply: {reply}")
+            if reply.request_id != request_id:
+                raise ContextFailure("reply for another request")
+            got = _Attempt(reply=reply, identity=identity)
+            if best.reply is None:
+                best.reply, best.identity = reply, identity
+            waits = {k: futures[k] for k in ("shapes", "screenshot") if k in reply.streams}
+            if not shot:
+                waits.pop("screenshot", None)
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    for kind, fut in waits.items():
+                        data = await fut
+                        if kind == "screenshot":
+                            got.screenshot = data
+                        else:
+                            got.shapes = _parse_shapes(data)
+                            if best.shapes is None:
+                                best.shapes = got.shapes
+            except TimeoutError as err:
+                missing = [k for k, f in waits.items() if not f.done()]
+                raise ContextFailure(f"stream timeout: {','.join(missing)}") from err
+            if shot and got.screenshot is None:
+                raise ContextFailure("screenshot announced but not sent")
+            return got
+        finally:
+            self._inbox.discard(request_id)
+
+    def _context(self, got: _Attempt, bounds: Box | None, *, degraded: bool) -> CanvasContext:
+        reply = got.reply
+        shapes = got.shapes
+        if shapes is None:
+            # Text-only: the steward's own mirror is the best view of the canvas it has.
+            shapes = [dict(s) for s in self._mirror.shapes.values()]
+        return CanvasContext(
+            viewport=reply.viewport if reply else (bounds or DEFAULT_VIEWPORT),
+            selection=list(reply.selection) if reply else [],
+            doc_version=reply.doc_version if reply else 0,
+            shapes=shapes,
+            screenshot_jpeg=None if degraded else got.screenshot,
+            user_changes=[dict(c) for c in (reply.user_changes or [])] if reply else [],
+            degraded=degraded,
+            source_identity=got.identity,
+        )
+
+    def _key(self, doc_version: int, bounds: Box | None, shot: bool) -> tuple[int, str, bool]:
+        return (doc_version, bounds.model_dump_json() if bounds else "", shot)
+
+    def _cached(self, bounds: Box | None, shot: bool) -> CanvasContext | None:
+        now, version = time.monotonic(), self._room_version()
+        for key, entry in list(self._cache.items()):
+            if now - entry.at > self.cache_ttl_s or entry.room_version != version:
+                del self._cache[key]
+        for key, entry in self._cache.items():
+            if key == self._key(entry.context.doc_version, bounds, shot):
+                return replace(entry.context, shapes=list(entry.context.shapes))
+        return None
+
+    def _store(self, context: CanvasContext, bounds: Box | None, shot: bool) -> None:
+        key = self._key(context.doc_version, bounds, shot)
+        self._cache[key] = _CacheEntry(context, time.monotonic(), self._room_version())
+
+
+def _current_cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _parse_shapes(data: bytes) -> list[dict[str, Any]]:
+    try:
+        value = json.loads(data)
+    except ValueError as err:
+        raise ContextFailure(f"shapes JSON invalid: {err}") from err
+    if not isinstance(value, list) or not all(isinstance(s, dict) for s in value):
+        raise ContextFailure("shapes JSON is not a list of objects")
+    return value

@@ -1,0 +1,193 @@
+"""Runs one `AgentRunner` task per accepted prompt, tracks and cancels sessions, and ends
+each session with exactly one structured log line."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from steward.fairies.ports import AgentRunner, PromptInput
+from steward.obs import metrics
+from steward.obs.logging import get_logger
+from steward.protocol.messages import SessionStatus, WireAction
+from steward.room.broadcaster import Broadcaster
+from steward.room.chat import Messenger
+from steward.room.context import ContextFetcher
+from steward.room.session import RoomSession
+from steward.store.outbox import Outbox
+
+log = get_logger(__name__)
+
+
+@dataclass
+class SessionResult:
+    session_id: str
+    outcome: str
+    summary: dict[str, object]
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters per token: enough for logs and budgets before a model reports."""
+    return max(1, (len(text) + 3) // 4)
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        room_id: str,
+        runner: Callable[[], AgentRunner],
+        *,
+        broadcaster: Broadcaster,
+        messenger: Messenger,
+        context: ContextFetcher,
+        outbox: Outbox,
+        model: str,
+        watchdog_s: float = 60.0,
+    ) -> None:
+        self.room_id = room_id
+        self._runner = runner
+        self._broadcaster = broadcaster
+        self._messenger = messenger
+        self._context = context
+        self._outbox = outbox
+        self._model = model
+        self._watchdog_s = watchdog_s
+        self.sessions: dict[str, RoomSession] = {}
+        self._tasks: dict[str, asyncio.Task[SessionResult]] = {}
+        self.results: dict[str, SessionResult] = {}
+
+    @property
+    def active(self) -> int:
+        return sum(1 for sid in self._tasks if sid not in self.results)
+
+    async def start(self, prompt: PromptInput) -> str:
+        session_id = f"s-{uuid.uuid4().hex[:16]}"
+        session = RoomSession(
+            self.room_id,
+            session_id,
+            prompt,
+            broadcaster=self._broadcaster,
+            messenger=self._messenger,
+            context=self._context,
+        )
+        await self._outbox.start_session(
+            session_id=session_id,
+            room_id=self.room_id,
+            source=prompt.source,
+            requester=prompt.requester,
+            model=prompt.model or self._model,
+            fairy_id=prompt.fairy,
+        )
+        self.sessions[session_id] = session
+        task = asyncio.create_task(self._run(session), name=f"session:{session_id}")
+        self._tasks[session_id] = task
+        metrics.ACTIVE_SESSIONS.inc()
+        log.info(
+            "session_started",
+            room=self.room_id,
+            session_id=session_id,
+            source=prompt.source,
+            requester=prompt.requester,
+            prompt=prompt.message,
+        )
+        return session_id
+
+    def cancel(self, session_id: str) -> bool:
+        session, task = self.sessions.get(session_id), self._tasks.get(session_id)
+        if session is None or task is None or task.done() or session_id in self.results:
+            return False
+        session.cancel()
+        task.cancel()
+        return True
+
+    async def wait(self, session_id: str, timeout: float | None = None) -> SessionResult:
+        if session_id in self.results:
+            return self.results[session_id]
+        task = self._tasks[session_id]
+        return await asyncio.wait_for(asyncio.shield(task), timeout)
+
+    async def close(self) -> None:
+        for sid in list(self._tasks):
+            self.cancel(sid)
+        for task in list(self._tasks.values()):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _run(self, session: RoomSession) -> SessionResult:
+        sid = session.session_id
+        outcome = "error: unknown"
+        try:
+            await session.send_status("waiting_context")
+            async with asyncio.timeout(self._watchdog_s):
+                outcome = await self._runner().run(session, session.prompt)
+        except asyncio.CancelledError:
+            outcome = "canceled"
+        except TimeoutError:
+            outcome = "error: watchdog"
+        except Exception as err:
+            log.exception("session_failed", room=self.room_id, session_id=sid)
+            outcome = f"error: {type(err).__name__}"
+        finally:
+            metrics.ACTIVE_SESSIONS.dec()
+        if outcome == "canceled":
+            await self._revert_in_flight(sid)
+        status: SessionStatus = (
+            "done" if outcome == "done" else "canceled" if outcome == "canceled" else "error"
+        )
+        with contextlib.suppress(Exception):
+            await session.send_status(status, None if status != "error" else outcome)
+        summary = self._summary(session, outcome)
+        with contextlib.suppress(Exception):
+            await self._outbox.end_session(sid, status, outcome)
+        metrics.SESSIONS.labels(outcome=status).inc()
+        log.info("session_ended", **summary)
+        result = SessionResult(sid, outcome, summary)
+        self.results[sid] = result
+        self._tasks.pop(sid, None)
+        return result
+
+    async def _revert_in_flight(self, session_id: str) -> None:
+        """Cancel reverts in-flight partials: a final no-op version under the same id."""
+        ids = self._broadcaster.mirror.in_flight(session_id)
+        if ids:
+            final = [WireAction(id=i, name="think", params={"text": "canceled"}) for i in ids]
+            with contextlib.suppress(Exception):
+                await self._broadcaster.send(session_id, final)
+
+    def _summary(self, session: RoomSession, outcome: str) -> dict[str, object]:
+        stream = self._broadcaster.stats(session.session_id)
+        fig = session.figures
+        started = fig.started_at
+
+        def since(t: float | None) -> float | None:
+            return None if t is None else round(t - started, 4)
+
+        first_env, first_applied = since(stream.first_envelope_at), since(stream.first_applied_at)
+        if first_env is not None:
+            metrics.FIRST_ENVELOPE_SECONDS.observe(first_env)
+        if first_applied is not None:
+            metrics.FIRST_APPLIED_SECONDS.observe(first_applied)
+        return {
+            "room": self.room_id,
+            "session_id": session.session_id,
+            "source": session.prompt.source,
+            "outcome": outcome,
+            "prompt_tokens_est": estimate_tokens(session.prompt.message),
+            "shapes": fig.shapes,
+            "image_bytes": fig.image_bytes,
+            "doc_version": fig.doc_version,
+            "degraded_contexts": fig.degraded_contexts,
+            "time_to_first_envelope_s": first_env,
+            "time_to_first_applied_s": first_applied,
+            "envelopes": stream.envelopes,
+            "actions": stream.actions,
+            "retransmits": stream.retransmits,
+            "resyncs": stream.resyncs,
+            "acks_per_client": dict(stream.acks),
+            "follow_ups": max(0, fig.context_requests - 1),
+            "elapsed_s": round(time.monotonic() - started, 4),
+        }

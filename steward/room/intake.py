@@ -1,0 +1,198 @@
+"""Prompt intake: RPC `steward.prompt` and `steward.cancel`, and voice transcriptions.
+
+Only participants whose token attributes grant prompting (`steward.can_prompt` = "true"), or
+everyone under the `everyone` policy, may prompt; each is rate limited. Final
+`lk.transcription` segments that address the steward by its wake phrase become prompts of
+the participant that published them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from livekit import rtc
+
+from steward.fairies.ports import PromptInput, PromptSource
+from steward.obs import metrics
+from steward.obs.logging import get_logger
+from steward.protocol import ProtocolError, decode
+from steward.protocol.limits import MAX_PROMPT_CHARS, MAX_RPC_PAYLOAD_BYTES
+from steward.protocol.messages import CancelReply, CancelRequest, PromptReply, PromptRequest
+from steward.protocol.names import RPC_CANCEL, RPC_PROMPT
+from steward.room.participants import Participants
+
+log = get_logger(__name__)
+
+TRANSCRIPTION_FINAL_ATTR = "lk.transcription_final"
+
+
+class RateLimiter:
+    """A sliding one-minute window per participant."""
+
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_minute = per_minute
+        self._clock = clock
+        self._hits: dict[str, deque[float]] = {}
+
+    def allow(self, key: str) -> bool:
+        now = self._clock()
+        hits = self._hits.setdefault(key, deque())
+        while hits and now - hits[0] > 60.0:
+            hits.popleft()
+        if len(hits) >= self.per_minute:
+            return False
+        hits.append(now)
+        return True
+
+
+def addressed_text(text: str, wake_phrase: str) -> str | None:
+    """The request in a transcript that addresses the steward, or None.
+
+    "Steward, draw a cat" → "draw a cat"; "hey steward draw a cat" → "draw a cat";
+    "please ask the steward to draw a cat" → the whole sentence.
+    """
+    phrase = wake_phrase.strip()
+    if not phrase:
+        return None
+    m = re.search(rf"\b{re.escape(phrase)}\b", text, flags=re.IGNORECASE)
+    if m is None:
+        return None
+    head = text[: m.start()].strip(" ,.!?").lower()
+    rest = text[m.end() :].strip(" ,.:;!?")
+    if head in ("", "hey", "ok", "okay", "hi", "hello") and rest:
+        return rest
+    return text.strip() or None
+
+
+@dataclass
+class IntakeDecision:
+    allowed: bool
+    reason: str = ""
+
+
+Start = Callable[[PromptInput], Awaitable[str]]
+Cancel = Callable[[str, str], bool]
+
+
+class Intake:
+    def __init__(
+        self,
+        room_id: str,
+        participants: Participants,
+        start: Start,
+        cancel: Cancel,
+        *,
+        policy: str = "attribute",
+        rate_per_min: int = 30,
+        wake_phrase: str = "steward",
+    ) -> None:
+        self.room_id = room_id
+        self._participants = participants
+        self._start = start
+        self._cancel = cancel
+        self.policy = policy
+        self.limiter = RateLimiter(rate_per_min)
+        self.wake_phrase = wake_phrase
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def authorize(self, identity: str) -> IntakeDecision:
+        member = self._participants.get(identity)
+        if member is None:
+            return IntakeDecision(False, "unknown participant")
+        if self.policy != "everyone" and not member.can_prompt:
+            return IntakeDecision(False, "not allowed to prompt in this room")
+        if not self.limiter.allow(identity):
+            return IntakeDecision(False, "rate limit: too many prompts, try again in a minute")
+        return IntakeDecision(True)
+
+    def _refuse(self, identity: str, reason: str, source: str) -> None:
+        metrics.PROMPTS_REFUSED.labels(reason=reason.split(":")[0]).inc()
+        log.info(
+            "prompt_refused", room=self.room_id, participant=identity, source=source, reason=reason
+        )
+
+    async def on_prompt_rpc(self, inv: rtc.RpcInvocationData) -> str:
+        caller = inv.caller_identity
+        req = decode(PromptRequest, inv.payload, topic=RPC_PROMPT, max_bytes=MAX_RPC_PAYLOAD_BYTES)
+        if isinstance(req, ProtocolError):
+            metrics.REJECTED_INBOUND.labels(topic=RPC_PROMPT, reason=req.kind).inc()
+            log.warning("inbound_rejected", room=self.room_id, participant=caller, error=str(req))
+            return PromptReply(error=f"invalid prompt: {req}").to_wire().decode()
+        decision = self.authorize(caller)
+        if not decision.allowed:
+            self._refuse(caller, decision.reason, "browser")
+            return PromptReply(error=decision.reason).to_wire().decode()
+        member = self._participants.get(caller)
+        source: PromptSource = (
+            "voice" if member is not None and member.role == "voice" else "browser"
+        )
+        prompt = PromptInput(
+            message=req.message,
+            source=source,
+            requester=caller,
+            bounds=req.bounds,
+            selection=tuple(req.selection or ()),
+            fairy=req.fairy,
+        )
+        try:
+            session_id = await self._start(prompt)
+        except Exception as err:
+            log.exception("prompt_start_failed", room=self.room_id, participant=caller)
+            return PromptReply(error=f"could not start: {type(err).__name__}").to_wire().decode()
+        return PromptReply(session_id=session_id).to_wire().decode()
+
+    async def on_cancel_rpc(self, inv: rtc.RpcInvocationData) -> str:
+        caller = inv.caller_identity
+        req = decode(CancelRequest, inv.payload, topic=RPC_CANCEL, max_bytes=MAX_RPC_PAYLOAD_BYTES)
+        if isinstance(req, ProtocolError):
+            metrics.REJECTED_INBOUND.labels(topic=RPC_CANCEL, reason=req.kind).inc()
+            log.warning("inbound_rejected", room=self.room_id, participant=caller, error=str(req))
+            return CancelReply(ok=False, error=f"invalid cancel: {req}").to_wire().decode()
+        member = self._participants.get(caller)
+        if member is None or (self.policy != "everyone" and not member.can_prompt):
+            self._refuse(caller, "not allowed to cancel", "cancel")
+            return CancelReply(ok=False, error="not allowed to cancel").to_wire().decode()
+        ok = self._cancel(req.session_id, caller)
+        error = None if ok else "no running session with that id"
+        return CancelReply(ok=ok, error=error).to_wire().decode()
+
+    def on_transcription(self, reader: rtc.TextStreamReader, sender: str) -> None:
+        task = asyncio.ensure_future(self._transcription(reader, sender))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _transcription(self, reader: rtc.TextStreamReader, sender: str) -> None:
+        attrs = reader.info.attributes or {}
+        text = ""
+        async for chunk in reader:
+            text += chunk
+            if len(text) > MAX_PROMPT_CHARS * 2:
+                metrics.REJECTED_INBOUND.labels(topic="lk.transcription", reason="oversize").inc()
+                log.warning(
+                    "inbound_rejected",
+                    room=self.room_id,
+                    participant=sender,
+                    error="transcription segment too long",
+                )
+                return
+        if attrs.get(TRANSCRIPTION_FINAL_ATTR) != "true":
+            return
+        message = addressed_text(text, self.wake_phrase)
+        if message is None:
+            return
+        decision = self.authorize(sender)
+        if not decision.allowed:
+            self._refuse(sender, decision.reason, "voice")
+            return
+        prompt = PromptInput(message=message[:MAX_PROMPT_CHARS], source="voice", requester=sender)
+        try:
+            session_id = await self._start(prompt)
+        except Exception:
+            log.exception("prompt_start_failed", room=self.room_id, participant=sender)
+            return
+        log.info("voice_prompt", room=self.room_id, participant=sender, session_id=session_id)

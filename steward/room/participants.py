@@ -1,0 +1,187 @@
+"""Who is in the room, what each browser can do, and which browser is the host.
+
+Browsers announce capabilities in the attribute `steward.capabilities` (comma list of
+context, screenshot, apply). The host is the capable browser that joined first (ties: lowest
+identity), so every steward computes the same host. Leaves are debounced: a short delay for
+ordinary leaves (a new host stays well within 500 ms), and no removals at all while the
+steward's own connection is reconnecting, because the SDK then reports every participant as
+gone and re-adds them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from steward.obs.logging import get_logger
+from steward.protocol.names import ATTR_CAN_PROMPT, ATTR_CAPABILITIES, ATTR_ROLE
+
+log = get_logger(__name__)
+
+KNOWN_CAPABILITIES = frozenset({"context", "screenshot", "apply"})
+# Ordinary leaves wait this long before counting (a quick rejoin cancels the leave).
+LEAVE_DEBOUNCE_S = 0.15
+# After our own reconnect, participants not re-added within this grace are gone.
+RECONNECT_GRACE_S = 1.0
+
+
+def parse_capabilities(raw: str | None) -> frozenset[str]:
+    if not raw:
+        return frozenset()
+    return frozenset(c.strip() for c in raw.split(",") if c.strip() in KNOWN_CAPABILITIES)
+
+
+@dataclass
+class Member:
+    identity: str
+    joined_at_ms: int
+    attributes: dict[str, str] = field(default_factory=dict)
+    # Latched from the attributes first seen (the token's): later changes can only revoke,
+    # because browsers may update their own attributes.
+    may_prompt: bool = False
+
+    def __post_init__(self) -> None:
+        self.may_prompt = self.attributes.get(ATTR_CAN_PROMPT) == "true"
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return parse_capabilities(self.attributes.get(ATTR_CAPABILITIES))
+
+    @property
+    def role(self) -> str:
+        return self.attributes.get(ATTR_ROLE, "browser")
+
+    @property
+    def can_prompt(self) -> bool:
+        return self.may_prompt and self.attributes.get(ATTR_CAN_PROMPT) == "true"
+
+    def has(self, capability: str) -> bool:
+        return capability in self.capabilities
+
+
+def elect_host(members: list[Member], capability: str = "context") -> str | None:
+    """Deterministic: earliest join among members with `capability`, then lowest identity."""
+    capable = [m for m in members if m.has(capability)]
+    if not capable:
+        return None
+    return min(capable, key=lambda m: (m.joined_at_ms, m.identity)).identity
+
+
+class Participants:
+    """The room's members as the steward sees them, with debounced leaves and a host."""
+
+    def __init__(
+        self,
+        on_host_changed: Callable[[str | None, str | None], None] | None = None,
+        on_left: Callable[[str], None] | None = None,
+        on_joined: Callable[[str], None] | None = None,
+        *,
+        leave_debounce_s: float = LEAVE_DEBOUNCE_S,
+        reconnect_grace_s: float = RECONNECT_GRACE_S,
+    ) -> None:
+        self._members: dict[str, Member] = {}
+        self._pending_leave: dict[str, asyncio.TimerHandle] = {}
+        self._reconnecting = False
+        self._suspects: set[str] = set()
+        self._on_host_changed = on_host_changed
+        self._on_left = on_left
+        self._on_joined = on_joined
+        self._leave_debounce_s = leave_debounce_s
+        self._reconnect_grace_s = reconnect_grace_s
+        self.host: str | None = None
+        self.host_changes = 0
+
+    # --- queries -------------------------------------------------------------------------
+    def get(self, identity: str) -> Member | None:
+        return self._members.get(identity)
+
+    def all(self) -> list[Member]:
+        return list(self._members.values())
+
+    def with_capability(self, capability: str) -> list[Member]:
+        members = [m for m in self._members.values() if m.has(capability)]
+        return sorted(members, key=lambda m: (m.joined_at_ms, m.identity))
+
+    def appliers(self) -> list[str]:
+        return [m.identity for m in self.with_capability("apply")]
+
+    # --- events --------------------------------------------------------------------------
+    def joined(self, identity: str, joined_at_ms: int, attributes: dict[str, str]) -> None:
+        timer = self._pending_leave.pop(identity, None)
+        if timer is not None:
+            timer.cancel()
+        self._suspects.discard(identity)
+        existing = self._members.get(identity)
+        if existing is not None:
+            # A rejoin that never counted as a leave keeps its place in the host order.
+            existing.attributes = dict(attributes)
+        else:
+            self._members[identity] = Member(identity, joined_at_ms, dict(attributes))
+            log.info("participant_joined", participant=identity)
+            self._reelect()
+            if self._on_joined is not None:
+                self._on_joined(identity)
+            return
+        self._reelect()
+
+    def attributes_changed(self, identity: str, attributes: dict[str, str]) -> None:
+        member = self._members.get(identity)
+        if member is not None:
+            member.attributes = dict(attributes)
+            self._reelect()
+
+    def left(self, identity: str) -> None:
+        if identity not in self._members:
+            return
+        if self._reconnecting:
+            self._suspects.add(identity)
+            return
+        if identity in self._pending_leave:
+            return
+        loop = asyncio.get_running_loop()
+        self._pending_leave[identity] = loop.call_later(
+            self._leave_debounce_s, self._confirm_leave, identity
+        )
+
+    def connection_reconnecting(self) -> None:
+        self._reconnecting = True
+
+    def connection_reconnected(self, present: Callable[[], set[str]]) -> None:
+        """After our own reconnect: whoever is not back after a grace period has left."""
+        self._reconnecting = False
+        loop = asyncio.get_running_loop()
+
+        def reconcile() -> None:
+            if self._reconnecting:
+                return
+            here = present()
+            for identity in list(self._suspects):
+                self._suspects.discard(identity)
+                if identity not in here:
+                    self._confirm_leave(identity)
+
+        loop.call_later(self._reconnect_grace_s, reconcile)
+
+    def _confirm_leave(self, identity: str) -> None:
+        self._pending_leave.pop(identity, None)
+        if self._members.pop(identity, None) is None:
+            return
+        log.info("participant_left", participant=identity)
+        if self._on_left is not None:
+            self._on_left(identity)
+        self._reelect()
+
+    def _reelect(self) -> None:
+        new = elect_host(list(self._members.values()))
+        if new != self.host:
+            old, self.host = self.host, new
+            self.host_changes += 1
+            log.info("host_changed", old=old, new=new)
+            if self._on_host_changed is not None:
+                self._on_host_changed(old, new)
+
+    def close(self) -> None:
+        for timer in self._pending_leave.values():
+            timer.cancel()
+        self._pending_leave.clear()

@@ -1,0 +1,91 @@
+"""One agent session's view of its room: the `SessionPort` the fairies talk to."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+from steward.fairies.ports import CanvasContext, PromptInput
+from steward.protocol.messages import Box, SessionStatus, WireAction
+from steward.room.broadcaster import Broadcaster
+from steward.room.chat import Messenger
+from steward.room.context import ContextFetcher
+
+
+@dataclass
+class SessionFigures:
+    """What the end-of-session log line reports, beyond the broadcaster's stream stats."""
+
+    started_at: float = field(default_factory=time.monotonic)
+    context_requests: int = 0
+    degraded_contexts: int = 0
+    shapes: int = 0
+    image_bytes: int = 0
+    doc_version: int | None = None
+    chat_messages: int = 0
+    statuses: list[str] = field(default_factory=list)
+
+
+class RoomSession:
+    """Implements `steward.fairies.ports.SessionPort` for one session in one room."""
+
+    def __init__(
+        self,
+        room_id: str,
+        session_id: str,
+        prompt: PromptInput,
+        *,
+        broadcaster: Broadcaster,
+        messenger: Messenger,
+        context: ContextFetcher,
+    ) -> None:
+        self._room_id = room_id
+        self._session_id = session_id
+        self.prompt = prompt
+        self._broadcaster = broadcaster
+        self._messenger = messenger
+        self._context = context
+        self._cancelled = asyncio.Event()
+        self.figures = SessionFigures()
+
+    @property
+    def room_id(self) -> str:
+        return self._room_id
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    async def request_context(
+        self, *, bounds: Box | None = None, want_screenshot: bool = True
+    ) -> CanvasContext:
+        self.figures.context_requests += 1
+        ctx = await self._context.fetch(
+            bounds=bounds or self.prompt.bounds, want_screenshot=want_screenshot
+        )
+        self.figures.shapes = len(ctx.shapes)
+        self.figures.image_bytes += len(ctx.screenshot_jpeg or b"")
+        self.figures.doc_version = ctx.doc_version
+        if ctx.degraded:
+            self.figures.degraded_contexts += 1
+        return ctx
+
+    async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:
+        return await self._broadcaster.send(self._session_id, actions, partial=partial)
+
+    async def send_chat(self, text: str, *, role: str = "assistant", partial: bool = False) -> None:
+        self.figures.chat_messages += 1
+        await self._messenger.chat(
+            self._session_id, text, role=role, partial=partial, fairy=self.prompt.fairy
+        )
+
+    async def send_status(self, status: SessionStatus, detail: str | None = None) -> None:
+        self.figures.statuses.append(status)
+        await self._messenger.status(self._session_id, status, detail, fairy=self.prompt.fairy)
+
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def cancel(self) -> None:
+        self._cancelled.set()

@@ -1,0 +1,147 @@
+"""The envelope outbox, acks, rooms and agent sessions (tables from 0001_init.sql).
+
+Every envelope is written here before it is sent, so reconnecting browsers and late joiners
+replay from Postgres and a restarted steward continues each room's order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import asyncpg
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    session_id: str
+    seq: int
+    room_order: int
+    partial: bool
+    payload: str  # the envelope as JSON text
+
+
+@dataclass(frozen=True)
+class AckRow:
+    session_id: str
+    seq: int
+    participant: str
+    applied_json: str
+    applied_at: float
+
+
+class Outbox:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def ensure_room(self, room_id: str, apply_mode: str) -> None:
+        await self.pool.execute(
+            "INSERT INTO rooms (room_id, apply_mode) VALUES ($1, $2)"
+            " ON CONFLICT (room_id) DO UPDATE SET apply_mode = EXCLUDED.apply_mode",
+            room_id,
+            apply_mode,
+        )
+
+    async def max_room_order(self, room_id: str) -> int:
+        value = await self.pool.fetchval(
+            "SELECT coalesce(max(room_order), 0) FROM outbox WHERE room_id = $1", room_id
+        )
+        return int(value)
+
+    async def max_seq(self, session_id: str) -> int:
+        value = await self.pool.fetchval(
+            "SELECT coalesce(max(seq), 0) FROM outbox WHERE session_id = $1", session_id
+        )
+        return int(value)
+
+    async def append(
+        self,
+        room_id: str,
+        session_id: str,
+        seq: int,
+        room_order: int,
+        partial: bool,
+        payload: str,
+    ) -> None:
+        await self.pool.execute(
+            "INSERT INTO outbox (room_id, session_id, seq, room_order, partial, payload)"
+            " VALUES ($1, $2, $3, $4, $5, $6::jsonb)",
+            room_id,
+            session_id,
+            seq,
+            room_order,
+            partial,
+            payload,
+        )
+
+    async def session_after(self, room_id: str, session_id: str, last_seq: int) -> list[OutboxRow]:
+        rows = await self.pool.fetch(
+            "SELECT session_id, seq, room_order, partial, payload::text AS payload FROM outbox"
+            " WHERE room_id = $1 AND session_id = $2 AND seq > $3 ORDER BY seq",
+            room_id,
+            session_id,
+            last_seq,
+        )
+        return [OutboxRow(**dict(r)) for r in rows]
+
+    async def room_history(self, room_id: str, *, skip_acked_by: str = "") -> list[OutboxRow]:
+        """The room's envelopes in room order, minus those `skip_acked_by` already applied."""
+        rows = await self.pool.fetch(
+            "SELECT o.session_id, o.seq, o.room_order, o.partial, o.payload::text AS payload"
+            " FROM outbox o WHERE o.room_id = $1 AND NOT EXISTS (SELECT 1 FROM acks a"
+            " WHERE a.session_id = o.session_id AND a.seq = o.seq AND a.participant = $2)"
+            " ORDER BY o.room_order",
+            room_id,
+            skip_acked_by,
+        )
+        return [OutboxRow(**dict(r)) for r in rows]
+
+    async def session_room(self, session_id: str) -> str | None:
+        value = await self.pool.fetchval(
+            "SELECT room_id FROM outbox WHERE session_id = $1 LIMIT 1", session_id
+        )
+        return None if value is None else str(value)
+
+    async def record_acks(self, acks: list[AckRow]) -> None:
+        if not acks:
+            return
+        await self.pool.executemany(
+            "INSERT INTO acks (session_id, seq, participant, applied, applied_at)"
+            " VALUES ($1, $2, $3, $4::jsonb, $5) ON CONFLICT DO NOTHING",
+            [(a.session_id, a.seq, a.participant, a.applied_json, a.applied_at) for a in acks],
+        )
+
+    async def ack_count(self, session_id: str) -> int:
+        value = await self.pool.fetchval(
+            "SELECT count(*) FROM acks WHERE session_id = $1", session_id
+        )
+        return int(value)
+
+    async def start_session(
+        self,
+        *,
+        session_id: str,
+        room_id: str,
+        source: str,
+        requester: str | None,
+        model: str,
+        fairy_id: str | None = None,
+    ) -> None:
+        await self.pool.execute(
+            "INSERT INTO agent_sessions (session_id, room_id, fairy_id, source, requester, model,"
+            " status) VALUES ($1, $2, $3, $4, $5, $6, 'running') ON CONFLICT DO NOTHING",
+            session_id,
+            room_id,
+            fairy_id,
+            source,
+            requester,
+            model,
+        )
+
+    async def end_session(self, session_id: str, status: str, outcome: str) -> None:
+        await self.pool.execute(
+            "UPDATE agent_sessions SET status = $2, outcome = $3, ended_at = now()"
+            " WHERE session_id = $1",
+            session_id,
+            status,
+            outcome,
+        )

@@ -1,0 +1,49 @@
+"""Model usage per session and room (tokens, estimated cost) and the daily room budget."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import asyncpg
+
+from steward.model.base import Usage
+
+
+class UsageRepo:
+    """Rows in the `usage` table (migration 0001); days are UTC days."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def record(
+        self, *, session_id: str, room_id: str, model: str, usage: Usage, cost_usd: float
+    ) -> None:
+        await self.pool.execute(
+            """INSERT INTO usage (session_id, room_id, model, input_tokens, output_tokens,
+                                  cache_read_tokens, cache_write_tokens, cost_usd)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8)""",
+            session_id, room_id, model, usage.input_tokens, usage.output_tokens,
+            usage.cache_read_tokens, usage.cache_write_tokens, Decimal(f"{cost_usd:.6f}"),
+        )  # fmt: skip
+
+    async def spent_today(self, room_id: str, *, now: datetime | None = None) -> float:
+        now = now or datetime.now(UTC)
+        start = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        value = await self.pool.fetchval(
+            """SELECT coalesce(sum(cost_usd), 0) FROM usage
+               WHERE room_id = $1 AND created_at >= $2 AND created_at < $3""",
+            room_id, start, start + timedelta(days=1),
+        )  # fmt: skip
+        return float(value or 0)
+
+    async def session_totals(self, session_id: str) -> Usage:
+        row = await self.pool.fetchrow(
+            """SELECT coalesce(sum(input_tokens), 0) AS i, coalesce(sum(output_tokens), 0) AS o,
+                      coalesce(sum(cache_read_tokens), 0) AS cr,
+                      coalesce(sum(cache_write_tokens), 0) AS cw
+               FROM usage WHERE session_id = $1""",
+            session_id,
+        )
+        assert row is not None
+        return Usage(int(row["i"]), int(row["o"]), int(row["cr"]), int(row["cw"]))

@@ -1,0 +1,89 @@
+"""An in-process `SessionPort` and `SessionFactory` for fairy tests without LiveKit.
+
+Every session applies what it sends to one shared canvas, as the browsers would, and
+answers context requests from it. (Tests over a real room use the room runtime instead.)
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from steward.canvas.mirror import CanvasMirror
+from steward.fairies.ports import CanvasContext, SessionPort
+from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction
+from steward.store.outbox import Outbox
+
+_ids = itertools.count(1)
+_order = itertools.count(1)
+
+
+@dataclass
+class Browser:
+    canvas: CanvasMirror = field(default_factory=CanvasMirror)
+    sent: list[tuple[str, int, bool, list[WireAction]]] = field(default_factory=list)
+    chat: list[str] = field(default_factory=list)
+    opened: list[str] = field(default_factory=list)
+    closed: list[str] = field(default_factory=list)
+    outbox: Outbox | None = None  # when set, envelopes are written like the room runtime does
+
+
+class FakeSession:
+    def __init__(self, browser: Browser, room_id: str, fairy: str) -> None:
+        self.browser = browser
+        self._room = room_id
+        self._id = f"s{next(_ids)}-{fairy}"
+        self.seq = 0
+        self._cancelled = False
+
+    @property
+    def room_id(self) -> str:
+        return self._room
+
+    @property
+    def session_id(self) -> str:
+        return self._id
+
+    async def request_context(
+        self, *, bounds: Box | None = None, want_screenshot: bool = True
+    ) -> CanvasContext:
+        shapes: list[dict[str, Any]] = self.browser.canvas.snapshot()
+        return CanvasContext(
+            viewport=Box(x=0, y=0, w=1600, h=900), selection=[], doc_version=0, shapes=shapes
+        )
+
+    async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:
+        self.seq += 1
+        self.browser.sent.append((self._id, self.seq, partial, actions))
+        if self.browser.outbox is not None:
+            env = ActionEnvelope(
+                session_id=self._id, seq=self.seq, partial=partial or None, actions=actions, ts=0
+            )
+            await self.browser.outbox.append(
+                self._room, self._id, self.seq, next(_order), partial, env.to_wire().decode()
+            )
+        self.browser.canvas.apply(actions, partial=partial)
+        return self.seq
+
+    async def send_chat(self, text: str, *, role: str = "assistant", partial: bool = False) -> None:
+        self.browser.chat.append(text)
+
+    async def send_status(self, status: SessionStatus, detail: str | None = None) -> None:
+        return None
+
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+
+class FakeSessions:
+    def __init__(self, browser: Browser) -> None:
+        self.browser = browser
+
+    async def open_session(self, room_id: str, fairy_id: str) -> SessionPort:
+        s = FakeSession(self.browser, room_id, fairy_id)
+        self.browser.opened.append(s.session_id)
+        return s
+
+    async def close_session(self, session: SessionPort, outcome: str) -> None:
+        self.browser.closed.append(session.session_id)

@@ -1,0 +1,84 @@
+"""A local aiohttp server speaking the Anthropic Messages streaming protocol (SSE).
+
+Each request takes the next scenario from a queue: a normal stream, an HTTP 429/529, an
+`error` event (overloaded) before any text, or a connection cut after some text.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+def sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+@dataclass
+class FakeAnthropic:
+    text: str = "hello"
+    scenarios: list[str] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    chunk: int = 7
+    port: int = 0
+    _runner: web.AppRunner | None = None
+
+    async def start(self) -> str:
+        app = web.Application()
+        app.router.add_post("/v1/messages", self.handle)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return f"http://127.0.0.1:{self.port}"
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.requests.append(body)
+        scenario = self.scenarios.pop(0) if self.scenarios else "ok"
+        if scenario in ("429", "529", "500"):
+            etype = {"429": "rate_limit_error", "529": "overloaded_error", "500": "api_error"}
+            return web.json_response(
+                {"type": "error", "error": {"type": etype[scenario], "message": scenario}},
+                status=int(scenario),
+            )
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        start = {"type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "content": [],
+            "model": body.get("model", "x"), "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 100, "output_tokens": 1,
+                      "cache_creation_input_tokens": 50, "cache_read_input_tokens": 20}}}  # fmt: skip
+        await resp.write(sse("message_start", start))
+        if scenario == "error_event":
+            await resp.write(sse("error", {"type": "error", "error": {
+                "type": "overloaded_error", "message": "Overloaded"}}))  # fmt: skip
+            return resp
+        await resp.write(sse("content_block_start", {"type": "content_block_start", "index": 0,
+                                                     "content_block": {"type": "text", "text": ""}}))  # fmt: skip
+        await resp.write(sse("ping", {"type": "ping"}))
+        text = self.text
+        if scenario == "cut":
+            text = text[: max(1, len(text) // 2)]
+        for i in range(0, len(text), self.chunk):
+            delta = {"type": "content_block_delta", "index": 0,
+                     "delta": {"type": "text_delta", "text": text[i : i + self.chunk]}}  # fmt: skip
+            await resp.write(sse("content_block_delta", delta))
+        if scenario == "cut":
+            assert request.transport is not None
+            request.transport.abort()  # the connection drops mid-stream
+            return resp
+        await resp.write(sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
+        await resp.write(sse("message_delta", {"type": "message_delta",
+                                               "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                               "usage": {"output_tokens": 15}}))  # fmt: skip
+        await resp.write(sse("message_stop", {"type": "message_stop"}))
+        return resp

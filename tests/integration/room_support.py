@@ -1,0 +1,75 @@
+"""Helpers for the room runtime tests: a steward service and headless clients in one room."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from steward.config import Settings
+from steward.headless.client import Faults, HeadlessClient
+from steward.livekit_server import LiveKitServer
+from steward.room.connection import RoomRuntime
+from tests.conftest import wait_for
+
+TEST_API_KEY = "test-api-key-0123456789"
+
+
+def room_settings(server: LiveKitServer, db_url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "livekit_url": server.url,
+        "livekit_api_key": server.api_key,
+        "livekit_api_secret": server.api_secret,
+        "database_url": db_url,
+        "steward_http_host": "127.0.0.1",
+        "steward_http_port": 0,
+        "steward_api_key": TEST_API_KEY,
+        "steward_retransmit_after_ms": 150,
+        "steward_retransmit_attempts": 3,
+        "steward_context_timeout_s": 0.6,
+        "steward_watchdog_s": 30,
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+async def join_clients(
+    server: LiveKitServer,
+    room: str,
+    identities: list[str],
+    runtime: RoomRuntime | None = None,
+    faults: dict[str, Faults] | None = None,
+    **kw: Any,
+) -> list[HeadlessClient]:
+    clients = []
+    for identity in identities:
+        client = HeadlessClient.create(
+            server.url,
+            server.api_key,
+            server.api_secret,
+            room=room,
+            identity=identity,
+            faults=(faults or {}).get(identity),
+            **kw,
+        )
+        await client.connect()
+        clients.append(client)
+    if runtime is not None:
+        await wait_for(lambda: all(runtime.participants.get(i) for i in identities))
+    return clients
+
+
+async def settle(runtime: RoomRuntime, clients: list[HeadlessClient], session_id: str) -> None:
+    """Wait until every client applied the session's last envelope and nothing is unacked."""
+    last = runtime.broadcaster.stats(session_id).last_seq
+    assert last > 0
+    await wait_for(
+        lambda: (
+            all(c.applied_seq(session_id) == last for c in clients)
+            and runtime.broadcaster.total_unacked() == 0
+        ),
+        timeout=20,
+    )
+
+
+async def close_all(clients: list[HeadlessClient]) -> None:
+    for c in clients:
+        await c.disconnect()

@@ -1,0 +1,110 @@
+"""The anthropic provider against a local server speaking the Messages SSE protocol."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from steward.canvas.mirror import CanvasMirror
+from steward.config import Settings
+from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.ports import PromptInput
+from steward.model.anthropic_model import AnthropicModel
+from steward.model.base import PREFILL, ModelError, ModelRequest, Usage
+from steward.model.registry import get_model
+from tests.integration.anthropic_fake import FakeAnthropic
+from tests.unit.fake_session import FakeSession
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeAnthropic]:
+    server = FakeAnthropic()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+def model(fake: FakeAnthropic, attempts: int = 4) -> AnthropicModel:
+    return AnthropicModel("claude-sonnet-test", api_key="test", base_url=f"http://127.0.0.1:{fake.port}",
+                          attempts=attempts, wait_max_s=0.05)  # fmt: skip
+
+
+def request() -> ModelRequest:
+    return ModelRequest(system=["STATIC PREFIX"],
+                        user=[{"type": "text", "text": "draw"}, {"type": "image", "jpeg": b"\xff\xd8jpeg"}])  # fmt: skip
+
+
+async def collect(m: AnthropicModel, usage: Usage) -> str:
+    return "".join([t async for t in m.stream(request(), usage)])
+
+
+async def test_streams_text_with_usage_cache_and_image(fake: FakeAnthropic) -> None:
+    fake.text = "a long streamed answer " * 5
+    usage = Usage()
+    assert await collect(model(fake), usage) == fake.text
+    assert (usage.input_tokens, usage.output_tokens) == (100, 15)
+    assert (usage.cache_write_tokens, usage.cache_read_tokens) == (50, 20)
+    body = fake.requests[0]
+    assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert body["messages"][0]["content"][1]["source"]["media_type"] == "image/jpeg"
+    assert body["messages"][-1] == {"role": "assistant", "content": PREFILL}
+
+
+async def test_retries_429_529_and_error_event(fake: FakeAnthropic) -> None:
+    fake.scenarios = ["529", "429", "error_event"]
+    assert await collect(model(fake), Usage()) == "hello"
+    assert len(fake.requests) == 4
+
+
+async def test_gives_up_after_attempts(fake: FakeAnthropic) -> None:
+    fake.scenarios = ["529"] * 5
+    with pytest.raises(ModelError) as info:
+        await collect(model(fake, attempts=2), Usage())
+    assert info.value.retryable and "overloaded" in str(info.value).lower()
+    assert len(fake.requests) == 2
+
+
+async def test_connection_cut_mid_stream_is_not_retried(fake: FakeAnthropic) -> None:
+    fake.scenarios = ["cut"]
+    fake.text = "x" * 200
+    got: list[str] = []
+    with pytest.raises(ModelError) as info:
+        async for t in model(fake).stream(request(), Usage()):
+            got.append(t)
+    assert info.value.started and got and len(fake.requests) == 1
+
+
+async def test_cancellation_stops_the_stream(fake: FakeAnthropic) -> None:
+    fake.text = "y" * 5000
+    fake.chunk = 1
+    seen = asyncio.Event()
+
+    async def consume() -> None:
+        async for _ in model(fake).stream(request(), Usage()):
+            seen.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(seen.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_agent_reverts_partial_when_stream_is_cut(fake: FakeAnthropic) -> None:
+    fake.scenarios = ["cut"]
+    fake.text = ('{"_type": "create", "intent": "x", "shape": {"_type": "rectangle", "shapeId": "r", '
+                 '"x": 0, "y": 0, "w": 100, "h": 100, "text": "' + "z" * 300 + '"}}]}')  # fmt: skip
+    settings = Settings(anthropic_base_url=f"http://127.0.0.1:{fake.port}")
+    provider = get_model("anthropic:claude-sonnet-test", settings)
+    mirror = CanvasMirror()
+    session = FakeSession()
+    agent = CanvasAgent(AgentConfig(settings=settings, mirror=mirror, model=provider))
+    outcome = await agent.run(session, PromptInput(message="box", source="http", requester="t"))
+    assert outcome.startswith("error:")
+    assert any(partial for partial, _ in session.envelopes)  # the box did start to appear
+    assert session.browser.shapes == {} and mirror.snapshot() == []
+    assert session.statuses[-1][0] == "error"

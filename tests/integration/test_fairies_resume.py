@@ -1,0 +1,89 @@
+"""Fairy state in real Postgres: a project survives its steward dying mid-project.
+
+The in-process sessions write the real outbox table as the room runtime does; the full
+room + subprocess kill -9 variant lives in test_fairies_room.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.ports import PromptInput
+from steward.fairies.scripted_project import ScriptedProjectModel
+from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.store.database import Database
+from steward.store.fairies import FairyStore
+from steward.store.outbox import Outbox
+from tests.conftest import wait_for
+from tests.fairy_support import Browser, FakeSession, FakeSessions
+
+pytestmark = pytest.mark.integration
+
+
+class FreezingModel(ScriptedProjectModel):
+    """Drones stop for good halfway through their second shape (a partial is in flight)."""
+
+    def __init__(self, frozen: list[str]) -> None:
+        super().__init__(tokens_per_s=None)
+        self.frozen = frozen
+
+    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+        text = self.response_text(request.hints)
+        fairy: dict[str, Any] = request.hints.get("fairy") or {}
+        cut = len(text)
+        if fairy.get("mode") == "working-drone":
+            cut = text.find('"text"', text.find("-sun")) if "-sun" in text else len(text)
+        for i in range(0, len(text), 4):
+            if i >= cut:
+                self.frozen.append(str(fairy.get("fairy_id")))
+                await asyncio.Event().wait()
+            await asyncio.sleep(0)
+            yield text[i : i + 4]
+
+
+async def test_project_resumes_after_the_steward_dies(database: Database) -> None:
+    store = FairyStore(database.pool)
+    browser = Browser(outbox=Outbox(database.pool))
+    await browser.outbox.ensure_room("farm", "relay")  # type: ignore[union-attr]
+    frozen: list[str] = []
+    freezing: ModelProvider = FreezingModel(frozen)
+    first = FairyRuntime(store=store, sessions=FakeSessions(browser), models=lambda _: freezing)
+    lead = FakeSession(browser, "farm", "lead")
+    run = asyncio.create_task(
+        first.run(lead, PromptInput(message="draw a farm", source="browser", requester="u"))
+    )
+    await wait_for(lambda: len(frozen) >= 2)  # both drones are stuck mid-shape
+    in_flight = [a.id for _, _, partial, acts in browser.sent if partial for a in acts]
+    assert in_flight, "a partial action should be in flight when the steward dies"
+    # "kill": every task of the first steward stops; nothing is cleaned up or saved.
+    room = first.rooms["farm"]
+    for t in [run, *room.workers.values()]:
+        t.cancel()
+    await asyncio.gather(run, *room.workers.values(), return_exceptions=True)
+    before = dict(browser.canvas.shapes)
+
+    second = FairyRuntime(store=store, sessions=FakeSessions(browser))
+    assert await second.resume("farm") >= 2
+    await second._settle(second.rooms["farm"])
+    board = second.rooms["farm"].board
+    (project,) = board.projects.values()
+    assert project.status == "done"
+    assert [t.status for t in board.project_tasks(project.id)] == ["done", "done"]
+    ids = list(browser.canvas.shapes)
+    assert len(ids) == 6, ids  # 3 shapes per task, none twice, no renamed duplicates
+    assert Counter(i.rsplit("-", 1)[0] for i in ids) == {"part-1": 3, "part-2": 3}
+    assert set(before) <= set(ids)
+    assert not browser.canvas.in_flight()  # the dead partials were reverted or completed
+    # Everything durable agrees.
+    (row,) = await store.load_projects("farm")
+    assert row["status"] == "done"
+    assert await store.open_requests("farm") == []
+    assert await store.load_waits("farm") == []
+    modes = {r["fairy_id"]: r["mode"] for r in await store.load_fairies("farm")}
+    assert set(modes.values()) == {"idling"}

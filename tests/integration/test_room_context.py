@@ -1,0 +1,96 @@
+"""Context from browsers: host election and failover, degraded text-only runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from steward.fairies.fixed_script import FixedScriptRunner
+from steward.headless.client import Faults
+from steward.livekit_server import LiveKitServer
+from steward.service import StewardService
+from steward.store.database import Database
+from tests.conftest import wait_for
+from tests.integration.room_support import close_all, join_clients, room_settings, settle
+
+pytestmark = pytest.mark.integration
+
+
+async def test_host_leaving_mid_run_gives_a_new_host_and_a_completed_run(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    runners: list[FixedScriptRunner] = []
+
+    def runner() -> FixedScriptRunner:
+        runners.append(FixedScriptRunner(step_delay_s=0.1, context_every=5))
+        return runners[-1]
+
+    service = StewardService(
+        room_settings(livekit_server, database.url), database=database, runner=runner
+    )
+    await service.start(http=False)
+    runtime = await service.join(room_name)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob", "carol"], runtime)
+    try:
+        alice, bob, carol = clients
+        assert runtime.participants.host == "alice"  # first to join
+        reply = await bob.prompt("draw our signup flow")
+        assert reply.session_id
+        sid = reply.session_id
+        await wait_for(lambda: bob.applied_seq(sid) >= 1)
+        await alice.disconnect()
+        await wait_for(lambda: runtime.participants.host == "bob", timeout=5)
+        assert await bob.wait_status(sid) == "done"
+        await settle(runtime, [bob, carol], sid)
+        contexts = runners[0].contexts
+        assert contexts[0].source_identity == "alice" and not contexts[0].degraded
+        later = [c for c in contexts[1:] if c.source_identity != "alice"]
+        assert later and all(not c.degraded and c.source_identity == "bob" for c in later)
+        assert all(c.screenshot_jpeg and c.screenshot_jpeg[:2] == b"\xff\xd8" for c in contexts)
+        assert bob.shapes == carol.shapes == runtime.mirror.shapes
+        assert len(bob.shapes) == 6
+    finally:
+        await close_all(clients[1:])
+        await service.close()
+
+
+async def test_screenshot_timeout_leads_to_a_degraded_text_only_run(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    runners: list[FixedScriptRunner] = []
+
+    def runner() -> FixedScriptRunner:
+        runners.append(FixedScriptRunner())
+        return runners[-1]
+
+    service = StewardService(
+        room_settings(livekit_server, database.url, steward_context_timeout_s=0.3),
+        database=database,
+        runner=runner,
+    )
+    await service.start(http=False)
+    runtime = await service.join(room_name)
+    never = Faults(context_mode="no_screenshot")
+    clients = await join_clients(
+        livekit_server,
+        room_name,
+        ["alice", "bob"],
+        runtime,
+        faults={"alice": never, "bob": Faults(context_mode="error")},
+    )
+    try:
+        alice, bob = clients
+        reply = await alice.prompt("draw our signup flow")
+        assert reply.session_id
+        assert await alice.wait_status(reply.session_id) == "done"
+        await settle(runtime, clients, reply.session_id)
+        ctx = runners[0].contexts[0]
+        assert ctx.degraded and ctx.screenshot_jpeg is None
+        # Bounded retries at the host, then the fallback browser, then degraded.
+        assert alice.stats.context_requests == 2 and bob.stats.context_requests == 2
+        assert runtime.context.degraded_runs == 1
+        result = await runtime.dispatcher.wait(reply.session_id, timeout=5)
+        assert result.summary["degraded_contexts"] == 1
+        assert alice.shapes == bob.shapes == runtime.mirror.shapes
+    finally:
+        await close_all(clients)
+        await service.close()

@@ -1,0 +1,62 @@
+"""An in-memory SessionPort whose 'browser' applies envelopes like the real clients do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from steward.canvas.mirror import CanvasMirror
+from steward.fairies.ports import CanvasContext
+from steward.protocol.messages import Box, SessionStatus, WireAction
+
+
+@dataclass
+class FakeSession:
+    shapes: list[dict[str, Any]] = field(default_factory=list)
+    viewport: Box = field(default_factory=lambda: Box(x=0, y=0, w=1600, h=900))
+    room_id: str = "room-1"
+    session_id: str = "s1"
+    cancel_after_envelopes: int | None = None
+    degraded: bool = False
+    envelopes: list[tuple[bool, list[WireAction]]] = field(default_factory=list)
+    chats: list[tuple[str, str, bool]] = field(default_factory=list)
+    statuses: list[tuple[str, str | None]] = field(default_factory=list)
+    context_requests: list[Box | None] = field(default_factory=list)
+    browser: CanvasMirror = field(default_factory=CanvasMirror)
+    _cancelled: bool = False
+
+    def __post_init__(self) -> None:
+        self.browser.load(self.shapes)
+
+    async def request_context(
+        self, *, bounds: Box | None = None, want_screenshot: bool = True
+    ) -> CanvasContext:
+        self.context_requests.append(bounds)
+        return CanvasContext(
+            viewport=bounds or self.viewport,
+            selection=[],
+            doc_version=len(self.envelopes),
+            shapes=self.browser.snapshot(),
+            degraded=self.degraded,
+        )
+
+    async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:
+        # Round-trip through JSON like the wire does.
+        wire = [WireAction.model_validate_json(a.to_wire()) for a in actions]
+        self.envelopes.append((partial, wire))
+        self.browser.apply(wire, partial=partial)
+        if (
+            self.cancel_after_envelopes is not None
+            and len(self.envelopes) >= self.cancel_after_envelopes
+        ):
+            self._cancelled = True
+        return len(self.envelopes)
+
+    async def send_chat(self, text: str, *, role: str = "assistant", partial: bool = False) -> None:
+        self.chats.append((role, text, partial))
+
+    async def send_status(self, status: SessionStatus, detail: str | None = None) -> None:
+        self.statuses.append((status, detail))
+
+    def cancelled(self) -> bool:
+        return self._cancelled

@@ -1,0 +1,79 @@
+"""The one-shot agent with the scripted model over an in-memory session."""
+
+from __future__ import annotations
+
+from steward.canvas.mirror import CanvasMirror
+from steward.config import Settings
+from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.ports import PromptInput
+from tests.unit.fake_session import FakeSession
+
+
+def agent(mirror: CanvasMirror, **kw: object) -> CanvasAgent:
+    settings = Settings(steward_model="scripted", **kw)  # type: ignore[arg-type]
+    return CanvasAgent(AgentConfig(settings=settings, mirror=mirror, tokens_per_s=0))
+
+
+def prompt(text: str) -> PromptInput:
+    return PromptInput(message=text, source="browser", requester="alice")
+
+
+async def test_flow_chart_builds_boxes_arrows_todo_and_reviews() -> None:
+    mirror = CanvasMirror()
+    session = FakeSession()
+    outcome = await agent(mirror).run(session, prompt("draw a flow chart of our signup"))
+    assert outcome == "done"
+    shapes = session.browser.shapes
+    geo = [s for s in shapes.values() if s["type"] == "geo"]
+    arrows = [s for s in shapes.values() if s["type"] == "arrow"]
+    assert len(geo) == 5 and len(arrows) == 4
+    assert all(a["bindings"]["start"] and a["bindings"]["end"] for a in arrows)
+    assert {s["props"]["text"] for s in geo} >= {"Sign-up form", "Verify email"}
+    # the mirror computed exactly what the browser applied, partials included
+    assert mirror.snapshot() == session.browser.snapshot()
+    assert any(partial for partial, _ in session.envelopes)
+    # review scheduled a follow-up request, which finished the todo list
+    assert len(session.context_requests) == 2
+    todo_ops = [a for _, env in session.envelopes for a in env if a.name == "todo"]
+    assert all(i["status"] == "done" for i in todo_ops[-1].params["items"])  # type: ignore[union-attr]
+    final_chats = [t for role, t, partial in session.chats if not partial]
+    assert final_chats[-1].startswith("All done")
+    assert ("done", None) in session.statuses
+
+
+async def test_partial_action_ids_are_stable_and_final_reuses_them() -> None:
+    session = FakeSession()
+    await agent(CanvasMirror()).run(session, prompt("draw a blue circle"))
+    partial_ids = {a.id for partial, env in session.envelopes if partial for a in env}
+    final_ids = {a.id for partial, env in session.envelopes if not partial for a in env}
+    assert partial_ids and partial_ids <= final_ids
+    (circle,) = session.browser.shapes.values()
+    assert circle["props"]["geo"] == "ellipse" and circle["props"]["color"] == "blue"
+
+
+async def test_cancel_reverts_in_flight_partial() -> None:
+    mirror = CanvasMirror()
+    session = FakeSession(cancel_after_envelopes=1)
+    outcome = await agent(mirror).run(session, prompt("draw a red star"))
+    assert outcome == "canceled"
+    assert session.browser.shapes == {}  # the partial star was reverted
+    assert mirror.snapshot() == session.browser.snapshot()
+    assert ("canceled", None) in session.statuses
+
+
+async def test_follow_ups_are_capped() -> None:
+    session = FakeSession()
+    outcome = await agent(CanvasMirror(), steward_max_followups=0).run(
+        session, prompt("draw a flow chart of checkout")
+    )
+    assert outcome == "done" and len(session.context_requests) == 1
+
+
+async def test_existing_ids_are_renamed_not_overwritten() -> None:
+    existing = {"id": "ellipse-1", "type": "geo", "x": 5, "y": 5, "rotation": 0,
+                "props": {"geo": "rectangle", "w": 10, "h": 10}}  # fmt: skip
+    session = FakeSession(shapes=[existing])
+    mirror = CanvasMirror()
+    await agent(mirror).run(session, prompt("draw a circle"))
+    assert set(session.browser.shapes) == {"ellipse-1", "ellipse-2"}
+    assert session.browser.shapes["ellipse-1"]["props"]["geo"] == "rectangle"

@@ -1,0 +1,173 @@
+"""The reference verb implementation and the mirror's partial-action semantics."""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+from steward.canvas.apply import apply_wire_action
+from steward.canvas.bounds import shape_bounds
+from steward.canvas.mirror import CanvasMirror
+from steward.protocol.messages import WireAction
+
+
+def box(sid: str, x: float, y: float, w: float = 100, h: float = 50) -> dict[str, Any]:
+    return {
+        "id": sid,
+        "type": "geo",
+        "x": x,
+        "y": y,
+        "rotation": 0.0,
+        "props": {"geo": "rectangle", "w": w, "h": h},
+    }
+
+
+def act(name: str, aid: str = "a1", **params: Any) -> WireAction:
+    return WireAction(id=aid, name=name, params=params)  # type: ignore[arg-type]
+
+
+def canvas() -> dict[str, dict[str, Any]]:
+    return {s["id"]: s for s in (box("a", 0, 0), box("b", 300, 100), box("c", 100, 400, 50, 50))}
+
+
+def test_create_update_delete_and_bindings() -> None:
+    shapes = canvas()
+    apply_wire_action(
+        shapes,
+        act(
+            "create_shape",
+            id="arr",
+            type="arrow",
+            x=100,
+            y=25,
+            props={"start": {"x": 0, "y": 0}, "end": {"x": 200, "y": 100}},
+            bindings={"start": "a", "end": "b"},
+        ),
+    )
+    assert list(shapes) == ["a", "b", "c", "arr"]
+    apply_wire_action(shapes, act("update_shape", id="a", x=10, props={"color": "red", "h": None}))
+    assert shapes["a"]["x"] == 10 and shapes["a"]["props"] == {
+        "geo": "rectangle",
+        "w": 100,
+        "color": "red",
+    }
+    apply_wire_action(shapes, act("delete_shape", ids=["b", "missing"]))
+    assert "b" not in shapes
+    assert shapes["arr"]["bindings"] == {"start": "a", "end": None}
+
+
+def test_move_resize_rotate() -> None:
+    shapes = canvas()
+    apply_wire_action(shapes, act("move", ids=["a", "b"], dx=5, dy=-5))
+    assert (shapes["a"]["x"], shapes["a"]["y"], shapes["b"]["x"]) == (5, -5, 305)
+    apply_wire_action(
+        shapes, act("resize", ids=["c"], scaleX=2, scaleY=0.5, originX=100, originY=400)
+    )
+    assert shapes["c"]["props"]["w"] == 100 and shapes["c"]["props"]["h"] == 25
+    apply_wire_action(shapes, act("rotate", ids=["c"], angle=math.pi / 2, originX=100, originY=300))
+    assert math.isclose(shapes["c"]["x"], 0.0, abs_tol=1e-9)
+    assert math.isclose(shapes["c"]["y"], 300.0, abs_tol=1e-9)
+    assert math.isclose(shapes["c"]["rotation"], math.pi / 2)
+
+
+def test_layout_verbs() -> None:
+    shapes = canvas()
+    apply_wire_action(shapes, act("align", ids=["a", "b", "c"], alignment="left"))
+    assert {shapes[i]["x"] for i in "abc"} == {0}
+    apply_wire_action(shapes, act("stack", ids=["a", "b", "c"], direction="vertical", gap=10))
+    ys = sorted((shape_bounds(shapes[i]).y, shape_bounds(shapes[i]).max_y) for i in "abc")
+    assert ys == [(0, 50), (60, 110), (120, 170)]
+    shapes = canvas()
+    apply_wire_action(shapes, act("distribute", ids=["a", "b", "c"], direction="horizontal"))
+    # first stays at 0, last right edge at 400; the middle one (c, w 50) centred in the gaps
+    assert shapes["a"]["x"] == 0 and shapes["b"]["x"] == 300
+    assert shapes["c"]["x"] == 175
+
+
+def test_group_ungroup_and_reorder() -> None:
+    shapes = canvas()
+    apply_wire_action(shapes, act("group", id="g", ids=["a", "b"]))
+    assert shapes["g"]["x"] == 0 and shapes["a"]["parentId"] == "g"
+    apply_wire_action(shapes, act("move", ids=["g", "a"], dx=1, dy=0))
+    assert shapes["a"]["x"] == 1 and shapes["b"]["x"] == 301  # moved once, not twice
+    apply_wire_action(shapes, act("reorder", ids=["a"], to="back"))
+    assert next(iter(shapes)) == "a"
+    apply_wire_action(shapes, act("reorder", ids=["a"], to="forward"))
+    assert list(shapes)[:2] == ["b", "a"]
+    apply_wire_action(shapes, act("ungroup", ids=["g"]))
+    assert "g" not in shapes and "parentId" not in shapes["a"]
+    apply_wire_action(shapes, act("group", id="g2", ids=["a", "c"]))
+    apply_wire_action(shapes, act("delete_shape", ids=["g2"]))
+    assert list(shapes) == ["b"]
+
+
+def test_ui_verbs_change_nothing() -> None:
+    shapes = canvas()
+    before = copy.deepcopy(shapes)
+    for name, params in [
+        ("set_viewport", {"x": 0, "y": 0, "w": 10, "h": 10}),
+        ("think", {"text": "hm"}),
+        ("todo", {"items": []}),
+        ("add_detail", {"text": "x"}),
+    ]:
+        apply_wire_action(shapes, act(name, **params))
+    assert shapes == before
+
+
+def test_mirror_partials_revert_before_newer_version() -> None:
+    mirror = CanvasMirror()
+    mirror.load(list(canvas().values()))
+    mirror.apply(
+        [act("create_shape", aid="p", id="n", type="geo", x=0, y=0, props={"w": 10, "h": 10})],
+        partial=True,
+    )
+    mirror.apply([act("update_shape", aid="q", id="a", x=99)], partial=True)
+    mirror.apply(
+        [act("create_shape", aid="p", id="n2", type="geo", x=5, y=5, props={"w": 10, "h": 10})],
+        partial=True,
+    )
+    assert "n" not in mirror and "n2" in mirror
+    ops = mirror.revert_ops("q", new_id="cancel")
+    assert mirror.get("a") == box("a", 0, 0)
+    mirror.apply([act("create_shape", aid="p", id="n3", type="geo", x=5, y=5, props={})])
+    assert "n2" not in mirror and "n3" in mirror and mirror.in_flight() == []
+    # the inverse ops reproduce the same canvas on a plain client
+    client = canvas()
+    apply_wire_action(client, act("update_shape", id="a", x=99))
+    for op in ops:
+        apply_wire_action(client, op)
+    assert client["a"] == mirror.get("a")
+
+
+def test_mirror_delete_partial_restores_order() -> None:
+    mirror = CanvasMirror()
+    mirror.load(list(canvas().values()))
+    mirror.apply([act("delete_shape", aid="d", ids=["a"])], partial=True)
+    mirror.apply([act("delete_shape", aid="d", ids=["c"])], partial=False)
+    assert [s["id"] for s in mirror.snapshot()] == ["a", "b"]
+
+
+def test_normalize_record_strips_prefix_and_bad_numbers() -> None:
+    mirror = CanvasMirror()
+    n = mirror.load(
+        [
+            {
+                "id": "shape:x",
+                "type": "geo",
+                "x": float("nan"),
+                "y": 3,
+                "parentId": "page:page",
+                "props": {"w": 1},
+            },
+            {"nope": 1},
+        ]
+    )
+    assert n == 1 and mirror.get("x") == {
+        "id": "x",
+        "type": "geo",
+        "x": 0.0,
+        "y": 3.0,
+        "rotation": 0.0,
+        "props": {"w": 1},
+    }

@@ -1,0 +1,96 @@
+"""Golden system prompts per mode, plus prompt-part behaviour.
+
+Regenerate after an intended change with: STEWARD_UPDATE_GOLDEN=1 uv run pytest tests/unit/test_prompt_golden.py
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from steward.actions.base import TodoItem
+from steward.canvas.bounds import Rect
+from steward.canvas.coords import CoordinateSpace
+from steward.prompt.parts.chat_history import filter_history
+from steward.prompt.parts.lints import lint
+from steward.prompt.registry import MODES, build_request
+from steward.prompt.schema import response_schema
+from steward.prompt.state import ChatItem, PromptState
+from steward.prompt.system import system_prompt
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+
+
+@pytest.mark.parametrize("mode", ["one-shot", "drone"])
+def test_system_prompt_golden(mode: str) -> None:
+    m = MODES[mode]
+    text = system_prompt(m.actions, m.parts, m.name)
+    path = GOLDEN / f"system-{mode}.txt"
+    if os.environ.get("STEWARD_UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8")
+
+
+def test_drone_prompt_mentions_only_its_actions() -> None:
+    m = MODES["drone"]
+    text = system_prompt(m.actions, m.parts, m.name)
+    for absent in ("setMyView", "`review`", "`clear`", "Shapes elsewhere"):
+        assert absent not in text
+    names = [v["properties"]["_type"]["const"]
+             for v in response_schema(m.actions)["properties"]["actions"]["items"]["anyOf"]]  # fmt: skip
+    assert names == [a for a in MODES["one-shot"].actions if a in m.actions]
+
+
+def state(**kw: object) -> PromptState:
+    shapes = {
+        "in": {"id": "in", "type": "geo", "x": 110.4, "y": 100, "rotation": 0,
+               "props": {"geo": "rectangle", "w": 100, "h": 50, "text": "Hi"}},
+        "far": {"id": "far", "type": "geo", "x": 5000, "y": 5000, "rotation": 0,
+                "props": {"geo": "rectangle", "w": 100, "h": 50}},
+    }  # fmt: skip
+    base = dict(message="make it blue", model_name="scripted", shapes=shapes,
+                viewport=Rect(100, 100, 800, 600), coords=CoordinateSpace(100, 100),
+                enabled_actions=MODES["one-shot"].actions, selection=["in"])  # fmt: skip
+    base.update(kw)
+    return PromptState(**base)  # type: ignore[arg-type]
+
+
+def test_static_prefix_first_then_parts_in_priority_order() -> None:
+    s = state(todo=[TodoItem(1, "paint", "todo")], now_iso="2025-01-01T00:00:00+00:00")
+    req = build_request(s, MODES["one-shot"])
+    assert len(req.system) == 1 and req.system[0].startswith("# Canvas agent (one-shot)")
+    texts = [b["text"] for b in req.user]
+    order = ["Model:", "Your viewport", "Shapes in your view", "Shapes outside", "The user has",
+             "Your todo list", "Current time", "User request"]  # fmt: skip
+    positions = [next(i for i, t in enumerate(texts) if t.startswith(p)) for p in order]
+    assert positions == sorted(positions)
+    view = next(t for t in texts if t.startswith("Shapes in your view"))
+    assert '"shapeId":"in"' in view and '"x":10' in view and "far" not in view
+
+
+def test_blurry_cap() -> None:
+    req = build_request(state(blurry_cap=0), MODES["one-shot"])
+    view = next(b["text"] for b in req.user if b["text"].startswith("Shapes in your view"))
+    assert "(1 more not listed)" in view
+
+
+def test_memory_level_filter() -> None:
+    items = [ChatItem("user", "a", "fairy"), ChatItem("user", "b", "task"),
+             ChatItem("assistant", "c", "fairy")]  # fmt: skip
+    assert [i.text for i in filter_history(items, "fairy")] == ["a", "c"]
+
+
+def test_lints() -> None:
+    shapes = {
+        "t1": {"id": "t1", "type": "text", "x": 0, "y": 0, "props": {"text": "hello"}},
+        "t2": {"id": "t2", "type": "text", "x": 10, "y": 5, "props": {"text": "world"}},
+        "a": {"id": "a", "type": "arrow", "x": 0, "y": 0, "props": {},
+              "bindings": {"start": "t1", "end": None}},
+        "g": {"id": "g", "type": "geo", "x": 0, "y": 900, "props": {"w": 10, "h": 10, "growY": 30}},
+    }  # fmt: skip
+    found = lint(shapes)
+    assert any("'t1' overlaps text 't2'" in f for f in found)
+    assert any("'a' is not connected" in f for f in found)
+    assert any("'g' grew taller" in f for f in found)
