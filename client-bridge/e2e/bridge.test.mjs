@@ -87,7 +87,9 @@ const snapshot = (tab) =>
       .allRecords()
       .filter((r) => r.typeName === 'shape' || r.typeName === 'binding')
       .sort((a, b) => (a.id < b.id ? -1 : 1))
-    return JSON.stringify(recs)
+    const stable = (v) =>
+      Array.isArray(v) ? v.map(stable) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, stable(v[k])])) : v
+    return JSON.stringify(recs.map(stable))
   })
 
 async function converge(list, label) {

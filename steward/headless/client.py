@@ -211,6 +211,13 @@ class HeadlessClient:
         )
         return PromptReply.model_validate_json(raw)
 
+    async def prompt_raw(self, payload: str) -> PromptReply:
+        """An unvalidated prompt payload (for tests of the steward's input checks)."""
+        raw = await self.room.local_participant.perform_rpc(
+            destination_identity=self.steward_identity, method=RPC_PROMPT, payload=payload
+        )
+        return PromptReply.model_validate_json(raw)
+
     async def cancel(self, session_id: str) -> CancelReply:
         raw = await self.room.local_participant.perform_rpc(
             destination_identity=self.steward_identity,

@@ -138,6 +138,7 @@ class RoomRuntime:
             policy=s.steward_prompt_policy,
             rate_per_min=s.steward_prompt_rate_per_min,
             wake_phrase=s.steward_wake_phrase,
+            on_reject=self._reject,
         )
         self.relay = Relay(room_id, self.broadcaster, mode=self.mode)
         self.viewports: dict[str, ViewportUpdate] = {}
@@ -150,7 +151,7 @@ class RoomRuntime:
         ] = {
             TOPIC_ACK: (Ack, MAX_ENVELOPE_BYTES, self._on_ack),
             TOPIC_RESYNC: (Resync, MAX_ENVELOPE_BYTES, self._on_resync),
-            TOPIC_EDIT: (CanvasEdit, MAX_DATA_PACKET_BYTES, self.relay.on_edit),
+            TOPIC_EDIT: (CanvasEdit, MAX_DATA_PACKET_BYTES, self._on_edit),
             TOPIC_VIEWPORT: (ViewportUpdate, MAX_ENVELOPE_BYTES, self._on_viewport),
         }
         self.closed = asyncio.Event()
@@ -323,11 +324,17 @@ class RoomRuntime:
             return
         try:
             result = handler(sender, msg)
+        except ValueError as err:
+            self._reject(topic, sender, "invalid", str(err))
+            return
         except Exception as err:
             self._reject(topic, sender, "handler_error", repr(err))
             return
         if result is not None:
             self._spawn(result)
+
+    def _on_edit(self, sender: str, edit: CanvasEdit) -> Awaitable[None]:
+        return self.relay.send(sender, self.relay.accept(sender, edit))
 
     def _on_ack(self, sender: str, ack: Ack) -> None:
         self.broadcaster.on_ack(sender, ack)

@@ -90,6 +90,7 @@ class Intake:
         policy: str = "attribute",
         rate_per_min: int = 30,
         wake_phrase: str = "steward",
+        on_reject: Callable[[str, str, str, str], None] | None = None,
     ) -> None:
         self.room_id = room_id
         self._participants = participants
@@ -98,6 +99,7 @@ class Intake:
         self.policy = policy
         self.limiter = RateLimiter(rate_per_min)
         self.wake_phrase = wake_phrase
+        self._on_reject = on_reject
         self._tasks: set[asyncio.Task[None]] = set()
 
     def authorize(self, identity: str) -> IntakeDecision:
@@ -115,6 +117,13 @@ class Intake:
         log.info(
             "prompt_refused", room=self.room_id, participant=identity, source=source, reason=reason
         )
+
+    def _bad_input(self, topic: str, sender: str, err: ProtocolError) -> None:
+        if self._on_reject is not None:
+            self._on_reject(topic, sender, err.kind, err.reason)
+        else:
+            metrics.REJECTED_INBOUND.labels(topic=topic, reason=err.kind).inc()
+            log.warning("inbound_rejected", room=self.room_id, participant=sender, error=str(err))
 
     async def on_prompt_rpc(self, inv: rtc.RpcInvocationData) -> str:
         caller = inv.caller_identity
@@ -150,8 +159,7 @@ class Intake:
         caller = inv.caller_identity
         req = decode(CancelRequest, inv.payload, topic=RPC_CANCEL, max_bytes=MAX_RPC_PAYLOAD_BYTES)
         if isinstance(req, ProtocolError):
-            metrics.REJECTED_INBOUND.labels(topic=RPC_CANCEL, reason=req.kind).inc()
-            log.warning("inbound_rejected", room=self.room_id, participant=caller, error=str(req))
+            self._bad_input(RPC_CANCEL, caller, req)
             return CancelReply(ok=False, error=f"invalid cancel: {req}").to_wire().decode()
         member = self._participants.get(caller)
         if member is None or (self.policy != "everyone" and not member.can_prompt):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.protocol.messages import CanvasEdit, WireAction
 from steward.room.broadcaster import Broadcaster
@@ -49,18 +48,15 @@ class Relay:
         self.mode = mode
         self.edits = 0
 
-    async def on_edit(self, sender: str, edit: CanvasEdit) -> None:
+    def accept(self, sender: str, edit: CanvasEdit) -> list[WireAction]:
+        """Validate an edit into actions; raises ValueError with the reason to refuse it."""
         if self.mode != "relay":
-            metrics.REJECTED_INBOUND.labels(topic="canvas:edit", reason="host_mode").inc()
-            log.info("edit_ignored_host_mode", room=self.room_id, participant=sender)
-            return
-        try:
-            actions = edit_to_actions(edit, sender)
-        except ValueError as err:
-            metrics.REJECTED_INBOUND.labels(topic="canvas:edit", reason="schema").inc()
-            log.warning("inbound_rejected", room=self.room_id, participant=sender, error=str(err))
-            return
+            raise ValueError("host mode: the app syncs user edits itself")
+        return edit_to_actions(edit, sender)
+
+    async def send(self, sender: str, actions: list[WireAction]) -> None:
         if not actions:
             return
         self.edits += 1
         await self._broadcaster.send(self.session_id, actions)
+        log.debug("edit_relayed", room=self.room_id, participant=sender, actions=len(actions))

@@ -56,14 +56,16 @@ class FakeAnthropic:
             "id": "msg_1", "type": "message", "role": "assistant", "content": [],
             "model": body.get("model", "x"), "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": 100, "output_tokens": 1,
-                      "cache_creation_input_tokens": 50, "cache_read_input_tokens": 20}}}  # fmt: skip
+                      "cache_creation_input_tokens": 50,
+                      "cache_read_input_tokens": 20}}}  # fmt: skip
         await resp.write(sse("message_start", start))
         if scenario == "error_event":
             await resp.write(sse("error", {"type": "error", "error": {
                 "type": "overloaded_error", "message": "Overloaded"}}))  # fmt: skip
             return resp
-        await resp.write(sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                                     "content_block": {"type": "text", "text": ""}}))  # fmt: skip
+        block = {"type": "content_block_start", "index": 0,
+                 "content_block": {"type": "text", "text": ""}}  # fmt: skip
+        await resp.write(sse("content_block_start", block))
         await resp.write(sse("ping", {"type": "ping"}))
         text = self.text
         if scenario == "cut":
@@ -77,8 +79,8 @@ class FakeAnthropic:
             request.transport.abort()  # the connection drops mid-stream
             return resp
         await resp.write(sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
-        await resp.write(sse("message_delta", {"type": "message_delta",
-                                               "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                               "usage": {"output_tokens": 15}}))  # fmt: skip
+        end = {"type": "message_delta", "usage": {"output_tokens": 15},
+               "delta": {"stop_reason": "end_turn", "stop_sequence": None}}  # fmt: skip
+        await resp.write(sse("message_delta", end))
         await resp.write(sse("message_stop", {"type": "message_stop"}))
         return resp

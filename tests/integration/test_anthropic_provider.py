@@ -34,8 +34,8 @@ def model(fake: FakeAnthropic, attempts: int = 4) -> AnthropicModel:
 
 
 def request() -> ModelRequest:
-    return ModelRequest(system=["STATIC PREFIX"],
-                        user=[{"type": "text", "text": "draw"}, {"type": "image", "jpeg": b"\xff\xd8jpeg"}])  # fmt: skip
+    user = [{"type": "text", "text": "draw"}, {"type": "image", "jpeg": b"\xff\xd8jpeg"}]
+    return ModelRequest(system=["STATIC PREFIX"], user=user)
 
 
 async def collect(m: AnthropicModel, usage: Usage) -> str:
@@ -96,8 +96,8 @@ async def test_cancellation_stops_the_stream(fake: FakeAnthropic) -> None:
 
 async def test_agent_reverts_partial_when_stream_is_cut(fake: FakeAnthropic) -> None:
     fake.scenarios = ["cut"]
-    fake.text = ('{"_type": "create", "intent": "x", "shape": {"_type": "rectangle", "shapeId": "r", '
-                 '"x": 0, "y": 0, "w": 100, "h": 100, "text": "' + "z" * 300 + '"}}]}')  # fmt: skip
+    head = '{"_type": "create", "intent": "x", "shape": {"_type": "rectangle", "shapeId": "r", '
+    fake.text = head + '"x": 0, "y": 0, "w": 100, "h": 100, "text": "' + "z" * 300 + '"}}]}'
     settings = Settings(anthropic_base_url=f"http://127.0.0.1:{fake.port}")
     provider = get_model("anthropic:claude-sonnet-test", settings)
     mirror = CanvasMirror()

@@ -69,16 +69,18 @@ async def test_malformed_and_oversized_messages_are_rejected_while_another_room_
     try:
         await mallory.send_raw(b"{not json", TOPIC_ACK)
         await mallory.send_raw(json.dumps({"sessionId": "x", "lastSeq": -5}).encode(), TOPIC_RESYNC)
-        await mallory.send_raw(b"{" + b" " * 63_000 + b"}", TOPIC_EDIT)
+        ack = {"sessionId": "s", "seq": 1, "applied": ["a" * 100] * 150, "appliedAt": 1.0}
+        await mallory.send_raw(json.dumps(ack).encode(), TOPIC_ACK)  # over 15 KiB
         await mallory.send_raw(json.dumps({"put": [{"no": "id"}]}).encode(), TOPIC_EDIT)
-        reply = await mallory.prompt("x" * 9_000)
+        reply = await mallory.prompt_raw(json.dumps({"message": "x" * 9_000}))
         assert reply.error and "invalid prompt" in reply.error
-        await wait_for(lambda: len(noisy.rejected) >= 4)
+        await wait_for(lambda: len(noisy.rejected) >= 5)
         reasons = {(topic, reason) for topic, _, reason in noisy.rejected}
         assert ("agent:ack", "invalid_json") in reasons
         assert ("steward:resync", "schema") in reasons
-        assert ("canvas:edit", "oversize") in reasons
-        assert ("canvas:edit", "handler_error") in reasons or ("canvas:edit", "schema") in reasons
+        assert ("agent:ack", "oversize") in reasons
+        assert ("steward.prompt", "schema") in reasons
+        assert ("canvas:edit", "invalid") in reasons
         assert all(sender == "mallory" for _, sender, _ in noisy.rejected)
         # The other room is served as usual, and so is the noisy one.
         ok = await calm_clients[0].prompt("draw our signup flow")

@@ -1,6 +1,7 @@
 """Golden system prompts per mode, plus prompt-part behaviour.
 
-Regenerate after an intended change with: STEWARD_UPDATE_GOLDEN=1 uv run pytest tests/unit/test_prompt_golden.py
+Regenerate after an intended change with:
+    STEWARD_UPDATE_GOLDEN=1 uv run pytest tests/unit/test_prompt_golden.py
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ def test_drone_prompt_mentions_only_its_actions() -> None:
     text = system_prompt(m.actions, m.parts, m.name)
     for absent in ("setMyView", "`review`", "`clear`", "Shapes elsewhere"):
         assert absent not in text
-    names = [v["properties"]["_type"]["const"]
-             for v in response_schema(m.actions)["properties"]["actions"]["items"]["anyOf"]]  # fmt: skip
+    variants = response_schema(m.actions)["properties"]["actions"]["items"]["anyOf"]
+    names = [v["properties"]["_type"]["const"] for v in variants]
     assert names == [a for a in MODES["one-shot"].actions if a in m.actions]
 
 

@@ -2,6 +2,7 @@
 // verb semantics (apply.ts), then write back only what changed, parents first.
 import {
   getIndexAbove,
+  getIndexBetween,
   type Editor,
   type IndexKey,
   type TLParentId,
@@ -38,7 +39,11 @@ function parentFor(editor: Editor, rec: StewardShape): TLParentId {
   return editor.getCurrentPageId()
 }
 
-function writeShape(editor: Editor, rec: StewardShape, prev: StewardShape | undefined) {
+// Props whose tldraw form carries generated keys (line point ids/indices): rewritten on a
+// create_shape even when equal, so every tab holds the same keys.
+const CANONICAL_PROPS = new Set(['points'])
+
+function writeShape(editor: Editor, rec: StewardShape, prev: StewardShape | undefined, canonical = false) {
   const id = toTlId(rec.id)
   let existing = editor.getShape(id)
   const parentId = parentFor(editor, rec)
@@ -56,7 +61,7 @@ function writeShape(editor: Editor, rec: StewardShape, prev: StewardShape | unde
     // Only the props that changed: an untouched `text` keeps the user's rich formatting.
     const changed: JsonMap = {}
     const oldProps = prev?.props ?? {}
-    for (const [k, v] of Object.entries(rec.props)) if (!prev || !same(oldProps[k], v)) changed[k] = v
+    for (const [k, v] of Object.entries(rec.props)) if (!prev || !same(oldProps[k], v) || (canonical && CANONICAL_PROPS.has(k))) changed[k] = v
     const defaults = editor.getShapeUtil(rec.type as TLShape['type']).getDefaultProps() as JsonMap
     const base = existing.props as unknown as JsonMap
     const props = toTlProps(rec.type, changed, base)
@@ -74,7 +79,7 @@ function writeShape(editor: Editor, rec: StewardShape, prev: StewardShape | unde
     if (existing.parentId !== parentId) partial.parentId = parentId
     editor.updateShape(partial as never)
   }
-  if (rec.type === 'arrow' && (!prev || !same(prev.bindings, rec.bindings))) writeArrowBindings(editor, rec)
+  if (rec.type === 'arrow' && (canonical || !prev || !same(prev.bindings, rec.bindings))) writeArrowBindings(editor, rec)
 }
 
 function writeArrowBindings(editor: Editor, rec: StewardShape) {
@@ -84,8 +89,10 @@ function writeArrowBindings(editor: Editor, rec: StewardShape) {
     const want = rec.bindings?.[terminal] ?? null
     const have = current.find((b) => (b.props as { terminal: string }).terminal === terminal)
     const target = want ? editor.getShape(toTlId(want)) : undefined
-    if (have && (!target || have.toId !== target.id)) editor.deleteBinding(have.id)
-    if (target && (!have || have.toId !== target.id)) {
+    // A binding the user's tab made has a random id: replace it with the canonical one.
+    const fits = have && target && have.toId === target.id && have.id === arrowBindingId(rec.id, terminal)
+    if (have && !fits) editor.deleteBinding(have.id)
+    if (target && !fits) {
       editor.createBinding({
         id: arrowBindingId(rec.id, terminal),
         type: 'arrow',
@@ -129,12 +136,12 @@ function fixOrder(editor: Editor, after: Shapes) {
 }
 
 /** Write the difference between two page states into the editor (inside the caller's run). */
-export function writeDiff(editor: Editor, before: Shapes, after: Shapes) {
-  const changed = [...after.values()].filter((rec) => !same(before.get(rec.id), rec))
+export function writeDiff(editor: Editor, before: Shapes, after: Shapes, recreated?: string) {
+  const changed = [...after.values()].filter((rec) => !same(before.get(rec.id), rec) || rec.id === recreated)
   changed.sort((a, b) => depth(a, after) - depth(b, after))
   for (const rec of changed) {
     try {
-      writeShape(editor, rec, before.get(rec.id))
+      writeShape(editor, rec, before.get(rec.id), rec.id === recreated)
     } catch (err) {
       console.warn('[steward] could not write shape', rec.id, err)
     }
@@ -149,6 +156,23 @@ export function writeDiff(editor: Editor, before: Shapes, after: Shapes) {
 export function applyToEditor(editor: Editor, action: ActionLike, before = readPage(editor)): Shapes {
   const after: Shapes = new Map([...before].map(([k, v]) => [k, JSON.parse(JSON.stringify(v)) as StewardShape]))
   applyWireAction(after, action)
-  writeDiff(editor, before, after)
+  const created = action.name === 'create_shape' ? String(action.params?.id ?? '') : undefined
+  writeDiff(editor, before, after, created)
+  if (action.name === 'create_shape') canonicalIndex(editor, String(action.params?.id ?? ''))
   return after
+}
+
+/**
+ * A created (or replaced) shape gets an index computed from its neighbours, so the tab whose
+ * user made it (tldraw picked a random index) ends with the same index as every other tab.
+ */
+function canonicalIndex(editor: Editor, id: string) {
+  const shape = editor.getShape(toTlId(id))
+  if (!shape) return
+  const siblings = editor.getSortedChildIdsForParent(shape.parentId)
+  const at = siblings.indexOf(shape.id)
+  const prev = at > 0 ? editor.getShape(siblings[at - 1] as TLShapeId)?.index ?? null : null
+  const next = at >= 0 && at < siblings.length - 1 ? editor.getShape(siblings[at + 1] as TLShapeId)?.index ?? null : null
+  const index = getIndexBetween(prev, next)
+  if (index !== shape.index) editor.updateShape({ id: shape.id, type: shape.type, index } as never)
 }

@@ -3,6 +3,7 @@
 import type { Editor, TLRecord, TLShape } from 'tldraw'
 import { UI_ONLY_VERBS } from '../canvas/apply'
 import { applyToEditor } from '../canvas/editor-canvas'
+import { withSeededRandom } from '../canvas/seeded'
 import type { Ack, ActionEnvelope, Box, Resync, WireAction } from '../protocol.gen'
 import type { ReloadMemory } from './memory'
 import { Sequencer } from './sequencer'
@@ -116,7 +117,7 @@ export class Executor {
       const full = { id: action.id, name: action.name, params } as WireAction
       try {
         if (UI_ONLY_VERBS.has(action.name)) this.applyUi(env.sessionId, full)
-        else if (canvas) this.applyCanvas(env.sessionId, full, partial)
+        else if (canvas) withSeededRandom(`${env.sessionId}/${env.seq}/${action.id}`, () => this.applyCanvas(env.sessionId, full, partial))
         else continue
       } catch (err) {
         this.deps.log?.('action failed', { action: action.id, name: action.name, err: String(err) })
