@@ -31,8 +31,15 @@ RunnerFactory = Callable[[], AgentRunner]
 
 
 def default_runner(settings: Settings) -> RunnerFactory:
-    """The fixed action script until the agent core's runner is wired in."""
-    return lambda: FixedScriptRunner()
+    """The canvas agent (one per process, so it keeps each room's chat history); falls back
+    to the fixed action script if the agent core cannot be imported."""
+    try:
+        from steward.fairies.agent import AgentConfig, CanvasAgent
+    except ImportError as err:
+        log.warning("agent_unavailable_using_fixed_script", error=str(err))
+        return lambda: FixedScriptRunner()
+    agent = CanvasAgent(AgentConfig(settings=settings))
+    return lambda: agent
 
 
 class StewardService:

@@ -30,11 +30,14 @@ class Browser:
 
 
 class FakeSession:
-    def __init__(self, browser: Browser, room_id: str, fairy: str) -> None:
+    def __init__(
+        self, browser: Browser, room_id: str, fairy: str, *, session_id: str | None = None
+    ) -> None:
         self.browser = browser
         self._room = room_id
-        self._id = f"s{next(_ids)}-{fairy}"
-        self.seq = 0
+        self._id = session_id or f"s{next(_ids)}-{fairy}"
+        # A reopened session continues its seq, as the broadcaster does from the outbox.
+        self.seq = max((seq for sid, seq, _, _ in browser.sent if sid == self._id), default=0)
         self._cancelled = False
 
     @property
@@ -80,8 +83,10 @@ class FakeSessions:
     def __init__(self, browser: Browser) -> None:
         self.browser = browser
 
-    async def open_session(self, room_id: str, fairy_id: str) -> SessionPort:
-        s = FakeSession(self.browser, room_id, fairy_id)
+    async def open_session(
+        self, room_id: str, fairy_id: str, *, resume: str | None = None
+    ) -> SessionPort:
+        s = FakeSession(self.browser, room_id, fairy_id, session_id=resume)
         self.browser.opened.append(s.session_id)
         return s
 

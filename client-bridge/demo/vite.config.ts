@@ -13,6 +13,7 @@ export default defineConfig({
     emptyOutDir: true,
     chunkSizeWarningLimit: 4096,
     sourcemap: false,
+    minify: process.env.DEMO_MINIFY !== '0',
     rollupOptions: {
       // tldraw's dependencies carry React "use client" directives: harmless in a bundle.
       onwarn(warning, warn) {

@@ -35,6 +35,7 @@ function startStack() {
     const timer = setTimeout(() => reject(new Error(`stack did not start in 60 s\n${err.slice(-3000)}`)), 60_000)
     child.stdout.on('data', (d) => {
       out += d
+      if (process.env.E2E_VERBOSE) process.stderr.write(d)
       const line = out.split('\n').find((l) => l.startsWith('{'))
       if (line) {
         clearTimeout(timer)
@@ -61,7 +62,10 @@ async function openTab(name) {
     viewport: { width: 1280, height: 800 },
   })
   const page = context.pages()[0] ?? (await context.newPage())
-  page.on('pageerror', (e) => console.error(`[${name}] page error:`, e.message))
+  page.on('console', (m) => {
+    if (process.env.E2E_VERBOSE && m.text().includes('[steward]')) console.error(`[${name}] ${m.text()}`)
+  })
+  page.on('pageerror', (e) => console.error(`[${name}] page error:`, e.stack ?? e.message))
   browsers.push({ context, dir })
   const tab = { name, context, page, dir }
   await page.goto(`${stackInfo.page}/?room=${ROOM}`)

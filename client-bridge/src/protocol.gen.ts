@@ -7,6 +7,7 @@ export type JsonValue =
 
 export const ATTR_CAN_PROMPT = "steward.can_prompt" as const;
 export const ATTR_CAPABILITIES = "steward.capabilities" as const;
+export const ATTR_READY = "steward.ready" as const;
 export const ATTR_ROLE = "steward.role" as const;
 export const MAX_ACTIONS_PER_ENVELOPE = 200 as const;
 export const MAX_DATA_PACKET_BYTES = 64000 as const;

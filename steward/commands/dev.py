@@ -11,6 +11,7 @@ from typing import Any
 from steward.commands._common import setup
 from steward.config import Settings
 from steward.livekit_server import LiveKitServer
+from steward.service import StewardService
 from steward.store.database import open_database
 
 
@@ -20,27 +21,42 @@ async def _dev(args: argparse.Namespace) -> int:
     await server.astart()
     settings = settings.model_copy(update={"livekit_url": server.url})
     db = await open_database(settings)
+    service = StewardService(settings, database=db)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        _print_banner(settings, server, db.url)
+        await service.start(http=True)
+        for room in args.rooms:
+            await service.join(room)
+        _print_banner(settings, server, db.url, service, args.rooms)
         await stop.wait()
     finally:
         print("\nstopping dev stack...", flush=True)
+        await service.close()
         await db.close()
         server.stop()
     return 0
 
 
-def _print_banner(settings: Settings, server: LiveKitServer, db_url: str) -> None:
+def _print_banner(
+    settings: Settings,
+    server: LiveKitServer,
+    db_url: str,
+    service: StewardService,
+    rooms: list[str],
+) -> None:
+    http = f"http://{settings.steward_http_host}:{service.http_port}"
     lines = [
         "Canvas Steward dev stack is up:",
         f"  LiveKit     {server.url}  (api key {server.api_key})",
         f"  Postgres    {db_url}",
         f"  model       {settings.steward_model}",
-        "  steward     not built yet (room runtime: issue 3)",
+        f"  steward     serving room(s) {', '.join(rooms)} as {settings.steward_identity!r}"
+        " (other rooms: `steward join ROOM`)",
+        f"  HTTP API    {http}/healthz, {http}/metrics, POST {http}/api/canvas-agent/run"
+        + ("" if settings.steward_api_key else " (off: set STEWARD_API_KEY)"),
         "  demo page   not built yet (client-bridge: issue 6)",
         "Press Ctrl-C to stop everything.",
     ]
@@ -48,6 +64,7 @@ def _print_banner(settings: Settings, server: LiveKitServer, db_url: str) -> Non
 
 
 def _run(args: argparse.Namespace) -> int:
+    args.rooms = args.rooms or ["demo"]
     with contextlib.suppress(KeyboardInterrupt):
         return asyncio.run(_dev(args))
     return 0
@@ -56,4 +73,7 @@ def _run(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser("dev", help="run LiveKit, Postgres, the steward and the demo page")
     p.add_argument("--livekit-port", type=int, default=7880)
+    p.add_argument(
+        "--room", dest="rooms", action="append", default=None, help="room(s) to serve (demo)"
+    )
     p.set_defaults(handler=_run)

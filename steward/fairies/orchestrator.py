@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -27,12 +27,14 @@ from steward.actions.base import ActionContext
 from steward.actions.registry import ACTIONS, normalize_name, process
 from steward.canvas.bounds import Rect
 from steward.canvas.mirror import CanvasMirror
+from steward.config import Settings
 from steward.fairies.actions.effects import (
     Effect,
     EffectContext,
     Moved,
     Notify,
     Remember,
+    Review,
     SwitchFairy,
     WaitFor,
     abort_effects,
@@ -65,7 +67,7 @@ from steward.fairies.persistence import (
     wait_row,
 )
 from steward.fairies.ports import PromptInput, SessionPort
-from steward.fairies.projects import ProjectBoard
+from steward.fairies.projects import ProjectBoard, task_completed_key
 from steward.fairies.prompt_parts import FairyView, build_parts
 from steward.fairies.roster import Publish, Roster
 from steward.fairies.scripted_project import ScriptedProjectModel
@@ -73,6 +75,7 @@ from steward.fairies.tasks import Task
 from steward.fairies.waits import WaitBoard, mode_transition_key
 from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.model.parser import ActionStreamParser
+from steward.model.registry import get_model
 from steward.obs.logging import get_logger
 from steward.protocol.messages import Box, WireAction
 from steward.store.fairies import FairyStore
@@ -90,9 +93,15 @@ DEFAULT_CREW: tuple[tuple[str, Role], ...] = (
 
 
 class SessionFactory(Protocol):
-    """Provided by the room runtime: a new agent session (own id and seq) for a fairy."""
+    """Provided by the room runtime: a new agent session (own id and seq) for a fairy.
 
-    async def open_session(self, room_id: str, fairy_id: str) -> SessionPort: ...
+    With `resume`, the session reopens that (dead) session id and continues its seq, so
+    final versions sent in it revert the dead process's partials exactly where every
+    receiver keeps their undo: per (session, action id)."""
+
+    async def open_session(
+        self, room_id: str, fairy_id: str, *, resume: str | None = None
+    ) -> SessionPort: ...
 
     async def close_session(self, session: SessionPort, outcome: str) -> None: ...
 
@@ -104,6 +113,25 @@ def default_models(name: str | None) -> ModelProvider:
     if name in (None, "", "scripted"):
         return ScriptedProjectModel(tokens_per_s=None)
     raise ValueError(f"FairyRuntime has no provider for model {name!r}; pass a ModelFactory")
+
+
+def models_from_settings(settings: Settings) -> ModelFactory:
+    """`None` is the configured model; `scripted` is the project-aware scripted model (so a
+    scripted room can run whole projects); anything else goes through the model registry.
+    Providers are cached per name (the Anthropic client keeps its connection pool)."""
+    cache: dict[str, ModelProvider] = {}
+
+    def make(name: str | None) -> ModelProvider:
+        spec = name or settings.steward_model
+        if spec not in cache:
+            if spec == "scripted":
+                rate = settings.steward_scripted_tokens_per_s
+                cache[spec] = ScriptedProjectModel(tokens_per_s=rate or None)
+            else:
+                cache[spec] = get_model(spec, settings)
+        return cache[spec]
+
+    return make
 
 
 @dataclass
@@ -139,6 +167,14 @@ class RoomFairies:
     sessions: dict[str, SessionPort] = field(default_factory=dict)
     lent: dict[str, SessionPort] = field(default_factory=dict)  # sessions from run() callers
     stats: ProjectStats = field(default_factory=ProjectStats)
+    # The model a fairy's turns use: the one its user's prompt named, passed on to the
+    # fairies it directs. In memory only: after a restart the configured model resumes.
+    models: dict[str, str | None] = field(default_factory=dict)
+    # Fairies that interrupted themselves with new input this turn (start-task, …): the
+    # old prompt is over, so its on_prompt_end hook must not also schedule a nudge.
+    self_interrupted: set[str] = field(default_factory=set)
+    user_cancelled: set[str] = field(default_factory=set)  # whose current turn a user stopped
+    background: set[asyncio.Task[None]] = field(default_factory=set)
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     viewport: Rect = DEFAULT_VIEW
     loaded_canvas: bool = False
@@ -172,12 +208,13 @@ class FairyRuntime:
         if prompt.bounds is not None:
             room.viewport = Rect(prompt.bounds.x, prompt.bounds.y, prompt.bounds.w, prompt.bounds.h)
         room.lent[fairy_id] = session
+        room.models[fairy_id] = prompt.model
         try:
             await self.submit(room, fairy_id, prompt.message, "user")
             await self._settle(room)
             return "done"
         except asyncio.CancelledError:
-            if not self._user_cancel(room, fairy_id):
+            if self._user_cancel(room, fairy_id) is not None:
                 log.info("fairy_cancel_refused", room=room.room_id, fairy=fairy_id)
             raise
         finally:
@@ -345,18 +382,63 @@ class FairyRuntime:
         await room.roster.announce()
         await self._notify(room, mode_transition_key(fairy_id, new))
 
-    def _user_cancel(self, room: RoomFairies, fairy_id: str) -> bool:
+    async def cancel(self, room_id: str, fairy_id: str) -> str | None:
+        """A user's cancel of one fairy (e.g. `steward.cancel` on a drone's session).
+        Returns why it was refused, or None when the fairy was stopped."""
+        room = await self.room(room_id)
+        if fairy_id not in room.roster.fairies:
+            return f"no fairy {fairy_id!r} in this room"
+        refused = self._user_cancel(room, fairy_id)
+        if refused is None:
+            await asyncio.gather(*room.background, return_exceptions=True)
+        return refused
+
+    def _user_cancel(self, room: RoomFairies, fairy_id: str) -> str | None:
         fairy = room.roster.get(fairy_id)
         d = decide(fairy.mode, self._facts(room, fairy_id), Interrupt(source="user"))
         if not d.cancel:
-            return False
+            return d.refused or "this fairy cannot be cancelled now"
         turn = room.turns.get(fairy_id)
         if turn is not None:
+            room.user_cancelled.add(fairy_id)
+            turn.add_done_callback(lambda _: room.user_cancelled.discard(fairy_id))
             turn.cancel()
+        for req in room.queues.get(fairy_id, deque()):
+            self._spawn(room, self._finish_request(req, "canceled"))
         room.queues.get(fairy_id, deque()).clear()
-        if d.switch_to is not None:
-            asyncio.get_running_loop().create_task(self._set_mode(room, fairy_id, d.switch_to))
-        return True
+        self._spawn(room, self._after_user_cancel(room, fairy_id, d.switch_to))
+        return None
+
+    def _spawn(self, room: RoomFairies, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        room.background.add(task)
+        task.add_done_callback(room.background.discard)
+
+    async def _after_user_cancel(
+        self, room: RoomFairies, fairy_id: str, switch_to: ModeName | None
+    ) -> None:
+        """The stopped fairy's task goes back to todo and whoever awaited it is told, so the
+        project can re-plan instead of waiting forever for a task nobody works on."""
+        task = room.board.release(fairy_id)
+        await self._persist_board(room)
+        if switch_to is not None:
+            await self._set_mode(room, fairy_id, switch_to)
+        if task is None:
+            return
+        key = task_completed_key(task.id)
+        waiters = [c.agent_id for c in room.waits.conditions if c.key == key]
+        room.waits.notify(key)
+        if self.store is not None:
+            await self.store.remove_waits(room.room_id, key)
+        for waiter in waiters:
+            await self.submit(
+                room, waiter,
+                f'Task "{task.id}" ({task.title}) was stopped by a user before it was done and'
+                f" is back to todo ({fairy_id} is free). Direct a fairy to start it again, delete"
+                " it, or end the project.",
+                "system",
+            )  # fmt: skip
+        log.info("fairy_task_released", room=room.room_id, fairy=fairy_id, task=task.id)
 
     async def interrupt(self, room: RoomFairies, fairy_id: str, interrupt: Interrupt) -> str | None:
         """Cancel, switch, schedule — for the system and other fairies. Returns a refusal."""
@@ -408,10 +490,14 @@ class FairyRuntime:
         if self.store is not None and req.request_id is not None:
             await self.store.set_request(req.request_id, "running", session.session_id)
         if req.resume_session is not None:
-            await self._revert_in_flight(room, session, req.resume_session)
+            await self._revert_in_flight(room, fairy_id, session, req.resume_session)
+        room.self_interrupted.discard(fairy_id)
         await self._stream_turn(room, fairy_id, req, session)
         await self._finish_request(req, "done")
-        await self._after_turn(room, fairy_id)
+        if fairy_id in room.self_interrupted:
+            room.self_interrupted.discard(fairy_id)
+        else:
+            await self._after_turn(room, fairy_id)
 
     async def _after_turn(self, room: RoomFairies, fairy_id: str) -> None:
         current = mode(room.roster.get(fairy_id).mode)
@@ -424,21 +510,49 @@ class FairyRuntime:
             await self.submit(room, fairy_id, end.schedule, "self")
 
     async def _revert_in_flight(
-        self, room: RoomFairies, session: SessionPort, dead_session: str
+        self, room: RoomFairies, fairy_id: str, session: SessionPort, dead_session: str
     ) -> None:
+        """Undo what a dead process left half-streamed.
+
+        Exact for every verb: the final version of each in-flight action is a no-op sent in
+        the dead session itself (reopened, its seq continued), and every receiver — browsers,
+        the room's mirror, a client replaying the outbox later — keeps the undo of a partial
+        under (session, action id), so it restores exactly what the partial changed. Without
+        a factory that can reopen sessions, creates are deleted by id and other verbs get a
+        no-op final in the current session (exact for creates only)."""
         assert self.store is not None
-        reverts: list[WireAction] = []
-        for a in await self.store.in_flight_partials(dead_session):
-            params = a.get("params") or {}
-            if a.get("name") == "create_shape" and isinstance(params.get("id"), str):
-                op = WireAction(id=a["id"], name="delete_shape", params={"ids": [params["id"]]})
-            else:
-                op = WireAction(id=a["id"], name="think", params={"text": "reverted"})
-            reverts.append(op)
-        if reverts:
+        partials = await self.store.in_flight_partials(dead_session)
+        if not partials:
+            return
+        finals = [
+            WireAction(id=a["id"], name="think", params={"text": "reverted after a restart"})
+            for a in partials
+        ]
+        reopened: SessionPort | None = None
+        if self.sessions is not None:
+            try:
+                reopened = await self.sessions.open_session(
+                    room.room_id, fairy_id, resume=dead_session
+                )
+            except Exception:
+                log.exception("fairy_session_reopen_failed", room=room.room_id, fairy=fairy_id)
+        if reopened is not None:
+            await reopened.send_actions(finals)
+            await self.sessions.close_session(reopened, "reverted")  # type: ignore[union-attr]
+        else:
+            reverts: list[WireAction] = []
+            for a, final in zip(partials, finals, strict=True):
+                params = a.get("params") or {}
+                if a.get("name") == "create_shape" and isinstance(params.get("id"), str):
+                    reverts.append(
+                        WireAction(id=a["id"], name="delete_shape", params={"ids": [params["id"]]})
+                    )
+                else:
+                    reverts.append(final)
             await session.send_actions(reverts)
-            room.mirror.apply(reverts)
-            log.info("fairy_partials_reverted", room=room.room_id, count=len(reverts))
+        # Our own mirror is reloaded from the browsers' context at the start of the turn.
+        room.mirror.apply(finals)
+        log.info("fairy_partials_reverted", room=room.room_id, count=len(finals))
 
     async def _context(self, room: RoomFairies, fairy_id: str, session: SessionPort) -> None:
         task = room.board.working_task_of(fairy_id)
@@ -496,6 +610,7 @@ class FairyRuntime:
             if view.project
             else None,
             "tasks": [t(x) for x in view.project_tasks],
+            "own_tasks": [t(x) for x in view.own_tasks],
             "task": t(view.task) if view.task else None,
             "free_drones": free,
             "existing_ids": [s["id"] for s in visible],
@@ -541,7 +656,7 @@ class FairyRuntime:
         await session.send_status("waiting_context")
         await self._context(room, fairy_id, session)
         request = self._request(room, fairy_id, req)
-        provider = self.models(None)
+        provider = self.models(room.models.get(fairy_id))
         parser = ActionStreamParser()
         parser.feed(request.prefill)  # the provider continues after the prefilled opening
         ctx = ActionContext(shapes=room.mirror.shapes)
@@ -553,16 +668,28 @@ class FairyRuntime:
         refusals: list[str] = []
         await session.send_status("calling_model")
         usage = Usage()
-        async for chunk in provider.stream(request, usage):
-            for parsed in parser.feed(chunk):
-                outcome = await self._handle(
-                    room, fairy_id, session, parsed.data, parsed.index, parsed.complete,
-                    parsed.incomplete_path, ctx, guard, turn_id, sent_partial, refusals,
-                )  # fmt: skip
-                if outcome == "end":
-                    await self._turn_feedback(room, fairy_id, refusals)
-                    await session.send_status("done")
-                    return True
+        try:
+            async for chunk in provider.stream(request, usage):
+                for parsed in parser.feed(chunk):
+                    outcome = await self._handle(
+                        room, fairy_id, session, parsed.data, parsed.index, parsed.complete,
+                        parsed.incomplete_path, ctx, guard, turn_id, sent_partial, refusals,
+                    )  # fmt: skip
+                    if outcome == "end":
+                        await self._turn_feedback(room, fairy_id, refusals)
+                        await session.send_status("done")
+                        return True
+        except asyncio.CancelledError:
+            if fairy_id in room.user_cancelled and sent_partial:
+                # A user stopped this fairy: its half-streamed actions end as no-ops (their
+                # partial changes are undone). A dying process leaves them for resume().
+                finals = [
+                    WireAction(id=a, name="think", params={"text": "canceled"})
+                    for a in sorted(sent_partial)
+                ]
+                await session.send_actions(finals)
+                room.mirror.apply(finals)
+            raise
         for parsed in parser.finish():
             if not parsed.truncated:
                 await self._handle(
@@ -691,8 +818,10 @@ class FairyRuntime:
             if eff.fairy_id == actor:
                 await self._set_mode(room, actor, eff.mode)
                 if eff.input:
+                    room.self_interrupted.add(actor)
                     await self.submit(room, actor, eff.input, "self")
             else:
+                room.models[eff.fairy_id] = room.models.get(actor)  # drones use their lead's
                 await self.interrupt(
                     room, eff.fairy_id, Interrupt("system", mode=eff.mode, input=eff.input)
                 )
@@ -704,6 +833,10 @@ class FairyRuntime:
             await self._notify(room, eff.key)
         elif isinstance(eff, Remember):
             await self._remember(room, eff.fairy_id, eff.items)
+        elif isinstance(eff, Review):
+            room.self_interrupted.add(eff.fairy_id)  # the next prompt is set: no nudge
+            if not room.queues.get(eff.fairy_id):  # a queued wake already says the same
+                await self.submit(room, eff.fairy_id, eff.message, "system")
         elif isinstance(eff, Moved):
             await self._save_fairy(room, eff.fairy_id)
             await room.roster.announce()

@@ -264,11 +264,18 @@ class ProjectBoard:
         return done
 
     def awaitable(self, by: str, task_ids: Iterable[str]) -> list[str]:
-        """The wait keys for await-…-completion; only tasks not done yet are awaited."""
+        """The wait keys for await-…-completion; only tasks not done yet are awaited.
+
+        Naming tasks that finished meanwhile is not a mistake (the model saw an older
+        snapshot): the result is then empty and the caller reviews instead of waiting."""
         project = self._led_project(by)
-        ids = list(dict.fromkeys(task_ids)) or [
-            t.id for t in self.project_tasks(project.id) if t.status == "in-progress"
-        ]
+        named = list(dict.fromkeys(task_ids))
+        ids = named or [t.id for t in self.project_tasks(project.id) if t.status == "in-progress"]
+        if not ids:
+            raise FairyMistake(
+                "None of your tasks is in progress. Review the finished work, start more"
+                " tasks, or end the project."
+            )
         keys: list[str] = []
         for tid in ids:
             task = self.task(tid)
@@ -278,12 +285,16 @@ class ProjectBoard:
                 raise FairyMistake(f'Task "{tid}" has not started; direct someone to start it.')
             if task.status == "in-progress":
                 keys.append(task_completed_key(tid))
-        if not keys:
-            raise FairyMistake(
-                "None of those tasks is in progress. Review the finished work, start more"
-                " tasks, or end the project."
-            )
         return keys
+
+    def release(self, fairy_id: str) -> Task | None:
+        """A user stopped the fairy mid-task: its working task goes back to todo."""
+        task = self.working_task_of(fairy_id)
+        if task is None:
+            return None
+        back = task.moved_to("todo")
+        self._put(back)
+        return back
 
     def end_project(self, by: str) -> Project:
         project = self._led_project(by)

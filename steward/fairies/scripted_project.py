@@ -4,7 +4,9 @@ It reads the fairy facts the runtime puts in `hints["fairy"]` (mode, project, ta
 shapes already in its area) and answers as a careful model would:
 - an orchestrator with no project starts one, plans one task per drone side by side
   (neighbouring areas overlap a little), directs every drone and awaits them all;
+- a duo orchestrator plans two tasks, directs its partner to one and works the other itself;
 - woken by a finished task, it reviews, and awaits the rest or ends the project;
+- a solo fairy plans two tasks of its own and works them one after the other;
 - a drone draws a small scene inside its task area, skipping shapes that already exist (so a
   resumed turn does not draw twice), then marks its task done.
 Everything else falls back to the plain scripted model.
@@ -51,6 +53,8 @@ class ScriptedProjectModel(ScriptedModel):
                               "mark-duo-task-done")  # fmt: skip
         if mode == "working-solo":
             return self._work(fairy, "mark-task-done")
+        if mode == "soloing":
+            return self._solo(fairy)
         if mode == "standing-by":
             return [{"_type": "message", "text": "Standing by for the next task."}]
         return super().actions_for(hints)
@@ -76,6 +80,8 @@ class ScriptedProjectModel(ScriptedModel):
                  "plan": "; ".join(f"task {i + 1}: {p}" for i, p in enumerate(parts))
                  + ". All tasks run in parallel; then I review and end."},
             ]  # fmt: skip
+            # A duo is the lead and one partner: the partner gets part 1, the lead part 2.
+            crew = [members[0], str(f.get("fairy_id"))] if duo else members
             ids = []
             for i, (area, part) in enumerate(zip(areas, parts, strict=False)):
                 tid = f"part-{i + 1}"
@@ -83,10 +89,15 @@ class ScriptedProjectModel(ScriptedModel):
                 acts.append({"_type": "create-duo-task" if duo else "create-project-task",
                              "taskId": tid, "title": part.capitalize(),
                              "text": f"Draw the {part} inside your area.",
-                             **area, "assignee": members[i % len(members)]})  # fmt: skip
+                             **area, "assignee": crew[i % len(crew)]})  # fmt: skip
+            mine = [tid for i, tid in enumerate(ids) if crew[i % len(crew)] == f.get("fairy_id")]
             for tid in ids:
-                acts.append({"_type": "direct-to-start-duo-task" if duo else
-                             "direct-to-start-project-task", "taskId": tid})  # fmt: skip
+                if tid not in mine:
+                    acts.append({"_type": "direct-to-start-duo-task" if duo else
+                                 "direct-to-start-project-task", "taskId": tid})  # fmt: skip
+            if mine:  # duo: work my own part now; review and await after it
+                acts.append({"_type": "start-duo-task", "taskId": mine[0]})
+                return acts
             acts.append({"_type": "await-duo-tasks-completion" if duo else
                          "await-tasks-completion", "taskIds": ids})  # fmt: skip
             return acts
@@ -95,9 +106,15 @@ class ScriptedProjectModel(ScriptedModel):
         todo = [t for t in tasks if t["status"] == "todo"]
         acts = [{"_type": "think", "text": "Reviewing: " + (", ".join(
             f"{t['id']} is done" for t in done) or "nothing finished yet") + "."}]  # fmt: skip
+        me = f.get("fairy_id")
         for t in todo:
-            acts.append({"_type": "direct-to-start-duo-task" if duo else
-                         "direct-to-start-project-task", "taskId": t["id"]})  # fmt: skip
+            if t.get("assigned_to") != me:
+                acts.append({"_type": "direct-to-start-duo-task" if duo else
+                             "direct-to-start-project-task", "taskId": t["id"]})  # fmt: skip
+        own_todo = [t for t in todo if duo and t.get("assigned_to") == me]
+        if own_todo:
+            acts.append({"_type": "start-duo-task", "taskId": own_todo[0]["id"]})
+            return acts
         if running or todo:
             acts.append({"_type": "await-duo-tasks-completion" if duo else
                          "await-tasks-completion",
@@ -106,6 +123,26 @@ class ScriptedProjectModel(ScriptedModel):
         acts.append({"_type": "message", "text": f"The project is complete: {len(done)} tasks "
                      "drawn and reviewed."})  # fmt: skip
         acts.append({"_type": "end-duo-project" if duo else "end-project"})
+        return acts
+
+    def _solo(self, f: dict[str, Any]) -> list[dict[str, Any]]:
+        own: list[dict[str, Any]] = list(f.get("own_tasks") or [])
+        acts: list[dict[str, Any]] = []
+        if not own:
+            subject = _subject(str(f.get("message") or ""))
+            areas = plan_areas(f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900}, 2)
+            acts.append({"_type": "think", "text": f"Two parts for {subject}, one at a time."})
+            for i, area in enumerate(areas):
+                part = ("left", "right")[i]
+                own.append({"id": f"solo-{i + 1}", "status": "todo"})
+                acts.append({"_type": "create-task", "taskId": f"solo-{i + 1}",
+                             "title": f"{part.capitalize()} part of {subject}",
+                             "text": f"Draw the {part} part of {subject}.", **area})  # fmt: skip
+        todo = [t for t in own if t.get("status") == "todo"]
+        if todo:
+            acts.append({"_type": "start-task", "taskId": todo[0]["id"]})
+        else:
+            acts.append({"_type": "message", "text": f"Done: {len(own)} tasks drawn."})
         return acts
 
     def _work(self, f: dict[str, Any], done_action: str) -> list[dict[str, Any]]:

@@ -23,6 +23,9 @@ _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r"
 # A partial snapshot is taken only after the action grew by this fraction (and >= MIN chars).
 _GROWTH = 0.125
 _MIN_GROWTH = 8
+# Containers nested deeper than this are read but kept as null: nothing downstream (copies,
+# sanitizers, encoders) ever recurses into model nonsense deep enough to overflow the stack.
+MAX_DEPTH = 48
 
 
 @dataclass
@@ -42,6 +45,7 @@ class _Frame:
     container: dict[str, Any] | list[Any]
     key: str | None = None  # dict frames: the key whose value is being read
     slot: str | int = ""  # where this container sits in its parent
+    detached: bool = False  # beyond MAX_DEPTH: parsed, then thrown away
 
 
 # Parser states
@@ -129,10 +133,13 @@ class ActionStreamParser:
         path: list[str | int] = []
         node: Any = data
         for frame in self._stack[depth + 1 :]:
+            if frame.detached:
+                node = None
+                break
             path.append(frame.slot)
             node = node[frame.slot]
         incomplete: tuple[str | int, ...] | None = None
-        if self.state == _STRING and not self._str_is_key:
+        if self.state == _STRING and not self._str_is_key and node is not None:
             text = _fix_surrogates("".join(self._str))
             last = self._stack[-1]
             if isinstance(node, dict) and last.key is not None:
@@ -171,8 +178,9 @@ class ActionStreamParser:
                 slot = top.key or ""
             else:
                 slot = len(top.container)
-        self._attach(container)
-        self._stack.append(_Frame(container, slot=slot))
+        detached = depth >= MAX_DEPTH or bool(self._stack and self._stack[-1].detached)
+        self._attach(None if detached else container)
+        self._stack.append(_Frame(container, slot=slot, detached=detached))
         if is_actions:
             self._actions_depth = depth
         if parent_is_actions and isinstance(container, dict):

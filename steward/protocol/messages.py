@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+import math
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 from pydantic.alias_generators import to_camel
 
 from steward.protocol.limits import (
@@ -51,9 +53,29 @@ ContextPart = Literal["screenshot", "shapes", "viewport", "selection", "user_cha
 _DEFAULT_WANT: tuple[ContextPart, ...] = ("screenshot", "shapes")
 
 
+def finite_json(value: Any) -> Any:
+    """Refuse NaN/Infinity anywhere in free-form JSON: encoders turn them into null, so the
+    steward's mirror and the browsers would disagree. Iterative, so depth cannot overflow."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError("NaN and Infinity are not allowed")
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return value
+
+
 class WireModel(BaseModel):
+    # allow_inf_nan=False: a non-finite number would not survive our own encoder.
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=False
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=False,
+        allow_inf_nan=False,
     )
 
     def to_wire(self) -> bytes:
@@ -128,6 +150,8 @@ class ContextReply(WireModel):
     streams: list[Literal["screenshot", "shapes"]] = Field(default_factory=list)
     user_changes: list[dict[str, JsonValue]] | None = None
 
+    _finite = field_validator("user_changes")(finite_json)
+
 
 class ViewportUpdate(WireModel):
     """browser → steward on `canvas:viewport`, at most every 80 ms."""
@@ -194,6 +218,8 @@ class CanvasEdit(WireModel):
 
     put: list[dict[str, JsonValue]] = Field(default_factory=list, max_length=MAX_EDIT_RECORDS)
     remove: list[str] = Field(default_factory=list, max_length=MAX_EDIT_RECORDS)
+
+    _finite = field_validator("put")(finite_json)
 
 
 class FairyPresence(WireModel):

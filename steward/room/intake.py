@@ -129,8 +129,7 @@ class Intake:
         caller = inv.caller_identity
         req = decode(PromptRequest, inv.payload, topic=RPC_PROMPT, max_bytes=MAX_RPC_PAYLOAD_BYTES)
         if isinstance(req, ProtocolError):
-            metrics.REJECTED_INBOUND.labels(topic=RPC_PROMPT, reason=req.kind).inc()
-            log.warning("inbound_rejected", room=self.room_id, participant=caller, error=str(req))
+            self._bad_input(RPC_PROMPT, caller, req)
             return PromptReply(error=f"invalid prompt: {req}").to_wire().decode()
         decision = self.authorize(caller)
         if not decision.allowed:
@@ -180,13 +179,10 @@ class Intake:
         async for chunk in reader:
             text += chunk
             if len(text) > MAX_PROMPT_CHARS * 2:
-                metrics.REJECTED_INBOUND.labels(topic="lk.transcription", reason="oversize").inc()
-                log.warning(
-                    "inbound_rejected",
-                    room=self.room_id,
-                    participant=sender,
-                    error="transcription segment too long",
+                err = ProtocolError(
+                    kind="oversize", topic="lk.transcription", size=len(text), reason="too long"
                 )
+                self._bad_input("lk.transcription", sender, err)
                 return
         if attrs.get(TRANSCRIPTION_FINAL_ATTR) != "true":
             return

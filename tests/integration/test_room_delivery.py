@@ -21,7 +21,11 @@ pytestmark = pytest.mark.integration
 async def steward(
     livekit_server: LiveKitServer, database: Database
 ) -> AsyncIterator[StewardService]:
-    service = StewardService(room_settings(livekit_server, database.url), database=database)
+    service = StewardService(
+        room_settings(livekit_server, database.url),
+        database=database,
+        runner=lambda: FixedScriptRunner(),
+    )
     await service.start(http=False)
     yield service
     await service.close()
@@ -155,3 +159,25 @@ async def test_late_joiner_catches_up_and_user_edits_are_relayed(
             assert c.stats.duplicates_applied == 0 and c.stats.out_of_order_applied == 0
     finally:
         await close_all(clients)
+
+
+async def test_the_canvas_agent_runs_end_to_end_on_three_clients(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    """The default runner (the agent core's canvas agent, scripted model) over the runtime."""
+    service = StewardService(room_settings(livekit_server, database.url), database=database)
+    await service.start(http=False)
+    runtime = await service.join(room_name)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob", "carol"], runtime)
+    try:
+        reply = await clients[2].prompt("draw a flow chart of our signup")
+        assert reply.session_id
+        assert await clients[0].wait_status(reply.session_id, timeout=60) == "done"
+        await settle(runtime, clients, reply.session_id)
+        assert len(clients[0].shapes) > 0
+        for c in clients:
+            assert c.shapes == clients[0].shapes == runtime.mirror.shapes
+            assert c.stats.duplicates_applied == 0 and c.stats.out_of_order_applied == 0
+    finally:
+        await close_all(clients)
+        await service.close()

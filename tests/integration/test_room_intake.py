@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
+from steward.fairies.fixed_script import FixedScriptRunner
 from steward.livekit_server import LiveKitServer
 from steward.protocol.names import TOPIC_ACK, TOPIC_EDIT, TOPIC_RESYNC
 from steward.service import StewardService
@@ -28,7 +29,11 @@ pytestmark = pytest.mark.integration
 async def steward(
     livekit_server: LiveKitServer, database: Database
 ) -> AsyncIterator[StewardService]:
-    service = StewardService(room_settings(livekit_server, database.url), database=database)
+    service = StewardService(
+        room_settings(livekit_server, database.url),
+        database=database,
+        runner=lambda: FixedScriptRunner(),
+    )
     await service.start(http=True)
     yield service
     await service.close()

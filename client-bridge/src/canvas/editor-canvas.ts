@@ -10,6 +10,7 @@ import {
   type TLShapeId,
 } from 'tldraw'
 import { applyWireAction, type ActionLike, type Shapes } from './apply'
+import { withSeededRandom } from './seeded'
 import { arrowBindingId, pageToLocal, toSteward, toTlId, toTlProps, type JsonMap, type StewardShape } from './record'
 
 /** Every shape on the current page as steward records, in z-order (back to front). */
@@ -126,7 +127,7 @@ function fixOrder(editor: Editor, after: Shapes) {
       if (prev === null || shape.index > prev) {
         prev = shape.index
       } else {
-        const index = getIndexAbove(prev)
+        const index: IndexKey = withSeededRandom(`order:${sid}:${prev}`, () => getIndexAbove(prev))
         updates.push({ id: sid, type: shape.type, index })
         prev = index
       }
@@ -173,6 +174,7 @@ function canonicalIndex(editor: Editor, id: string) {
   const at = siblings.indexOf(shape.id)
   const prev = at > 0 ? editor.getShape(siblings[at - 1] as TLShapeId)?.index ?? null : null
   const next = at >= 0 && at < siblings.length - 1 ? editor.getShape(siblings[at + 1] as TLShapeId)?.index ?? null : null
-  const index = getIndexBetween(prev, next)
+  // Seeded by the inputs alone, so tabs that drew other random numbers before still agree.
+  const index = withSeededRandom(`index:${id}:${prev}:${next}`, () => getIndexBetween(prev, next))
   if (index !== shape.index) editor.updateShape({ id: shape.id, type: shape.type, index } as never)
 }

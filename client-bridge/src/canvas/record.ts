@@ -16,6 +16,8 @@ import {
   type TLShapeId,
 } from 'tldraw'
 
+import { withSeededRandom } from './seeded'
+
 export type JsonMap = Record<string, unknown>
 
 export interface StewardShape {
@@ -113,7 +115,7 @@ export function toTlProps(type: string, props: JsonMap, base: JsonMap): JsonMap 
       continue
     }
     if (type === 'line' && key === 'points' && Array.isArray(value)) {
-      const idx = getIndices(value.length)
+      const idx = withSeededRandom(`points:${value.length}`, () => getIndices(value.length))
       const points: JsonMap = {}
       value.forEach((p, i) => {
         const id = `p${i}`

@@ -1,6 +1,6 @@
 // Connector: answers the steward's `steward.context` RPC with a small JSON reply; the
 // screenshot (JPEG) and the shapes JSON follow as byte streams correlated by requestId.
-import type { Editor, TLShapeId } from 'tldraw'
+import { Box as TlBox, type Editor, type TLShapeId } from 'tldraw'
 import { readPage } from '../canvas/editor-canvas'
 import { fromTlId, type StewardShape } from '../canvas/record'
 import {
@@ -43,12 +43,13 @@ export function shapesFullyInside(editor: Editor, bounds: Box): TLShapeId[] {
 
 export async function screenshotJpeg(editor: Editor, bounds: Box, maxSize: number): Promise<Uint8Array | null> {
   const ids = shapesFullyInside(editor, bounds)
-  if (ids.length === 0) return null
   const longest = Math.max(bounds.w, bounds.h, 1)
   const scale = Math.min(1, maxSize / longest)
+  // An empty area is still a valid answer: a blank image of the requested size.
+  if (ids.length === 0) return blankJpeg(Math.max(1, Math.round(bounds.w * scale)), Math.max(1, Math.round(bounds.h * scale)))
   const { blob } = await editor.toImage(ids, {
     format: 'jpeg',
-    bounds: bounds as never,
+    bounds: new TlBox(bounds.x, bounds.y, bounds.w, bounds.h),
     scale,
     pixelRatio: 1,
     background: true,
@@ -56,6 +57,19 @@ export async function screenshotJpeg(editor: Editor, bounds: Box, maxSize: numbe
     padding: 0,
   })
   return new Uint8Array(await blob.arrayBuffer())
+}
+
+async function blankJpeg(w: number, h: number): Promise<Uint8Array | null> {
+  if (typeof document === 'undefined') return null
+  const canvas = document.createElement('canvas')
+  canvas.width = w
+  canvas.height = h
+  const ctx = canvas.getContext('2d')
+  if (!ctx) return null
+  ctx.fillStyle = '#ffffff'
+  ctx.fillRect(0, 0, w, h)
+  const blob = await new Promise<Blob | null>((r) => canvas.toBlob(r, 'image/jpeg', 0.8))
+  return blob ? new Uint8Array(await blob.arrayBuffer()) : null
 }
 
 export interface ContextDeps {

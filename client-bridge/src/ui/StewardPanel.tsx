@@ -13,7 +13,9 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
   const chatEnd = useRef<HTMLDivElement>(null)
-  useEffect(() => chatEnd.current?.scrollIntoView({ block: 'end' }), [state?.chat.length])
+  useEffect(() => {
+    chatEnd.current?.scrollIntoView({ block: 'end' })
+  }, [state?.chat.length])
 
   if (!handle || !state) return <aside className="steward-panel">connecting…</aside>
   const active = state.activeSession ? state.sessions[state.activeSession] : undefined

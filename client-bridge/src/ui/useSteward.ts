@@ -7,7 +7,10 @@ export function useStewardState(handle: StewardHandle | null): StewardState | nu
   useEffect(() => {
     if (!handle) return
     setState(handle.state)
-    return handle.subscribe(setState)
+    const unsubscribe = handle.subscribe(setState)
+    return () => {
+      unsubscribe()
+    }
   }, [handle])
   return state
 }

@@ -51,7 +51,15 @@ class Moved:
     fairy_id: str
 
 
-Effect = SwitchFairy | WaitFor | Notify | Remember | Moved
+@dataclass(frozen=True)
+class Review:
+    """Nothing left to wait for: the fairy reviews next (unless a wake is already queued)."""
+
+    fairy_id: str
+    message: str
+
+
+Effect = SwitchFairy | WaitFor | Notify | Remember | Moved | Review
 
 
 @dataclass
@@ -136,6 +144,14 @@ def _await(c: EffectContext, data: dict[str, Any], waiting: ModeName) -> None:
     ids = data.get("taskIds")
     ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
     keys = c.board.awaitable(c.fairy_id, ids)
+    if not keys:
+        # Every named task finished while the model was answering: review, do not wait.
+        c.effects.append(
+            Review(c.fairy_id, "The tasks you wanted to await are already done: "
+                   + ", ".join(ids) + ". Review them, then start more tasks or end the project.")
+        )  # fmt: skip
+        c.end_turn = True
+        return
     msgs = []
     for key in keys:
         task = c.board.tasks[key.split(":", 1)[1]]

@@ -1,0 +1,48 @@
+"""`steward join ROOM`: connect to rooms directly (dev/test mode) and serve until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+from typing import Any
+
+from steward.commands._common import setup
+from steward.service import StewardService
+
+
+async def _join(args: argparse.Namespace) -> int:
+    settings = setup()
+    service = StewardService(settings)
+    await service.start(http=not args.no_http)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        for room in args.rooms:
+            await service.join(room)
+        print(
+            f"steward serving {', '.join(args.rooms)} on {settings.livekit_url}"
+            + (f"; HTTP on port {service.http_port}" if service.http_port else "")
+            + "; Ctrl-C stops",
+            flush=True,
+        )
+        await stop.wait()
+    finally:
+        await service.close()
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(_join(args))
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("join", help="join rooms directly as the steward (dev/test mode)")
+    p.add_argument("rooms", nargs="+", metavar="ROOM")
+    p.add_argument("--no-http", action="store_true", help="do not start the HTTP API")
+    p.set_defaults(handler=_run)

@@ -1,0 +1,75 @@
+"""`steward worker`: production mode, a livekit-agents worker with explicit dispatch.
+
+LiveKit dispatches rooms to workers registered under `STEWARD_AGENT_NAME` (explicit dispatch:
+a token's agent dispatch or the AgentDispatch API). Each job connects its room and hands the
+connected `rtc.Room` to the same code path as `steward join` (`StewardService.attach`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from typing import Any
+
+from steward.commands._common import setup
+from steward.config import get_settings
+from steward.obs.logging import get_logger
+from steward.service import StewardService
+
+log = get_logger(__name__)
+
+
+async def entrypoint(ctx: Any) -> None:
+    """A plain job entrypoint (no AgentSession): the steward is a data-only participant."""
+    from livekit import agents
+
+    settings = setup(get_settings())
+    await ctx.connect(auto_subscribe=agents.AutoSubscribe.SUBSCRIBE_NONE)
+    # One service per job: each job may run in its own process and event loop.
+    service = StewardService(settings)
+    await service.start(http=False)
+    try:
+        runtime = await service.attach(ctx.room)
+        log.info("worker_job_started", room=runtime.room_id, job=ctx.job.id)
+        await runtime.closed.wait()
+    finally:
+        await service.close()
+
+
+async def _worker(args: argparse.Namespace) -> int:
+    from livekit import agents
+
+    settings = setup()
+    options = agents.WorkerOptions(
+        entrypoint_fnc=entrypoint,
+        agent_name=settings.steward_agent_name,
+        ws_url=settings.livekit_url,
+        api_key=settings.livekit_api_key,
+        api_secret=settings.livekit_api_secret.get_secret_value(),
+        host=args.host,
+        port=args.port,
+    )
+    server = agents.AgentServer.from_server_options(options)
+    log.info("worker_starting", agent_name=settings.steward_agent_name, url=settings.livekit_url)
+    try:
+        await server.run(devmode=args.dev)
+    finally:
+        await server.aclose()
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(_worker(args))
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "worker", help="production: register with LiveKit agent dispatch (livekit-agents)"
+    )
+    p.add_argument("--host", default="127.0.0.1", help="worker health server host")
+    p.add_argument("--port", type=int, default=0, help="worker health server port (0: any)")
+    p.add_argument("--dev", action="store_true", help="livekit-agents dev mode")
+    p.set_defaults(handler=_run)

@@ -1,0 +1,181 @@
+"""Whole scripted flows in process: solo, duo, a user stopping a drone, model choice, and an
+orchestrator that awaits tasks which finished meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from steward.canvas.bounds import shape_bounds
+from steward.fairies.bounds import belongs
+from steward.fairies.orchestrator import FairyRuntime, RoomFairies
+from steward.fairies.ports import PromptInput
+from steward.fairies.scripted_project import ScriptedProjectModel
+from steward.model.base import ModelProvider, ModelRequest, Usage
+from tests.conftest import wait_for
+from tests.fairy_support import Browser, FakeSession, FakeSessions
+
+
+def _prompt(text: str, **kw: Any) -> PromptInput:
+    return PromptInput(message=text, source="browser", requester="u", **kw)
+
+
+def _feedback(room: RoomFairies) -> list[str]:
+    return [i.text for items in room.history.values() for i in items if i.kind == "feedback"]
+
+
+def _inside(browser: Browser, room: RoomFairies, prefix: str) -> int:
+    """How many shapes of each task lie inside its task bounds (all of them must)."""
+    n = 0
+    for t in room.board.tasks.values():
+        mine = [s for s in browser.canvas.shapes.values() if s["id"].startswith(t.id + "-")]
+        assert t.bounds is not None and t.id.startswith(prefix)
+        assert all(belongs(shape_bounds(s), t.bounds) for s in mine), t.id
+        n += len(mine)
+    return n
+
+
+async def test_solo_fairy_plans_two_tasks_and_works_them_in_turn() -> None:
+    browser = Browser()
+    runtime = FairyRuntime(sessions=FakeSessions(browser), crew=(("fairy-1", "solo"),))
+    lead = FakeSession(browser, "solo-room", "lead")
+    assert await runtime.run(lead, _prompt("draw a harbour")) == "done"
+    room = runtime.rooms["solo-room"]
+    tasks = room.board.solo_tasks_of("fairy-1")
+    assert [t.status for t in tasks] == ["done", "done"]
+    assert _inside(browser, room, "solo-") == 6
+    assert room.roster.get("fairy-1").mode == "idling"
+    assert _feedback(room) == []
+    # One fairy, one session: everything went through the prompt's own session in order.
+    assert {sid for sid, *_ in browser.sent} == {lead.session_id}
+
+
+async def test_duo_lead_works_one_task_and_its_partner_the_other() -> None:
+    browser = Browser()
+    crew = (("fairy-1", "duo-orchestrator"), ("fairy-2", "drone"))
+    runtime = FairyRuntime(sessions=FakeSessions(browser), crew=crew)
+    lead = FakeSession(browser, "duo-room", "lead")
+    assert await runtime.run(lead, _prompt("draw a garden")) == "done"
+    room = runtime.rooms["duo-room"]
+    (project,) = room.board.projects.values()
+    assert project.kind == "duo" and project.status == "done"
+    assert project.members == ("fairy-2",)
+    tasks = {t.assigned_to: t for t in room.board.project_tasks(project.id)}
+    assert set(tasks) == {"fairy-1", "fairy-2"}
+    assert all(t.status == "done" for t in tasks.values())
+    assert _inside(browser, room, "part-") == 6
+    lead_parts = {
+        a.params["id"].rsplit("-", 1)[0]
+        for sid, _, _, acts in browser.sent
+        if sid == lead.session_id
+        for a in acts
+        if a.name == "create_shape"
+    }
+    assert lead_parts == {tasks["fairy-1"].id}  # the lead drew its own part in its session
+    assert _feedback(room) == []
+    assert {f.mode for f in room.roster.fairies.values()} == {"idling"}
+
+
+class GateModel(ScriptedProjectModel):
+    """Drones stop before their first shape until `gate` opens; records model names."""
+
+    def __init__(self, name: str, seen: list[str], gate: asyncio.Event) -> None:
+        super().__init__(tokens_per_s=None)
+        self.name = name
+        self.seen = seen
+        self.gate = gate
+        self.waiting: list[str] = []
+
+    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+        fairy: dict[str, Any] = request.hints.get("fairy") or {}
+        self.seen.append(f"{fairy.get('fairy_id')}:{self.name}")
+        text = self.response_text(request.hints)
+        cut = text.find('"create"') if fairy.get("mode") == "working-drone" else -1
+        for i in range(0, len(text), 8):
+            if cut >= 0 and i >= cut and not self.gate.is_set():
+                self.waiting.append(str(fairy.get("fairy_id")))
+                await self.gate.wait()
+            await asyncio.sleep(0)
+            yield text[i : i + 8]
+
+
+async def test_a_user_stopping_a_drone_puts_its_task_back_and_tells_the_lead() -> None:
+    browser = Browser()
+    seen: list[str] = []
+    gate = asyncio.Event()
+    models: dict[str | None, ModelProvider] = {}
+
+    def factory(name: str | None) -> ModelProvider:
+        return models.setdefault(name, GateModel(name or "default", seen, gate))
+
+    runtime = FairyRuntime(sessions=FakeSessions(browser), models=factory)
+    lead = FakeSession(browser, "r", "lead")
+    run = asyncio.create_task(runtime.run(lead, _prompt("draw a farm", model="fast")))
+    model = factory("fast")
+    assert isinstance(model, GateModel)
+    await wait_for(lambda: len(model.waiting) >= 2)
+    room = runtime.rooms["r"]
+    task = room.board.working_task_of("fairy-2")
+    assert task is not None
+    # Users cannot stop the orchestrator mid-project; they can stop a drone.
+    assert await runtime.cancel("r", "fairy-1") is not None
+    assert await runtime.cancel("r", "fairy-2") is None
+    assert room.board.tasks[task.id].status == "todo"
+    assert room.roster.get("fairy-2").mode == "standing-by"
+    assert not any(c.key.endswith(task.id) for c in room.waits.conditions)
+    gate.set()
+    assert await asyncio.wait_for(run, 10) == "done"
+    (project,) = room.board.projects.values()
+    assert project.status == "done"
+    assert [t.status for t in room.board.project_tasks(project.id)] == ["done", "done"]
+    lead_prompts = [i.text for i in room.history["fairy-1"] if i.kind == "prompt"]
+    assert any("stopped by a user" in p for p in lead_prompts)
+    assert not browser.canvas.in_flight()
+    assert len(browser.canvas.shapes) == 6
+    # The prompt's model drove every turn, the directed drones' included.
+    assert seen and all(s.endswith(":fast") for s in seen)
+    assert {s.split(":")[0] for s in seen} == {"fairy-1", "fairy-2", "fairy-3"}
+
+
+class LateAwaitModel(ScriptedProjectModel):
+    """The orchestrator's first review is slow: part-2 finishes while it is answering."""
+
+    def __init__(self, done: asyncio.Event) -> None:
+        super().__init__(tokens_per_s=None)
+        self.done = done
+        self.reviews = 0
+
+    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+        fairy: dict[str, Any] = request.hints.get("fairy") or {}
+        text = self.response_text(request.hints)
+        slow = fairy.get("mode") == "orchestrating-active" and fairy.get("project")
+        if slow:
+            self.reviews += 1
+        if fairy.get("fairy_id") == "fairy-3" and fairy.get("mode") == "working-drone":
+            await asyncio.sleep(0.05)  # part-2 ends after part-1
+        cut = text.find('"await-tasks') if slow and self.reviews == 1 else -1
+        for i in range(0, len(text), 8):
+            if 0 <= cut < i + 8:
+                await self.done.wait()  # part-2 completes before the await arrives
+            await asyncio.sleep(0)
+            yield text[i : i + 8]
+
+
+async def test_awaiting_a_task_that_just_finished_is_not_a_mistake() -> None:
+    browser = Browser()
+    done = asyncio.Event()
+    model = LateAwaitModel(done)
+    runtime = FairyRuntime(sessions=FakeSessions(browser), models=lambda _: model)
+    lead = FakeSession(browser, "late", "lead")
+    run = asyncio.create_task(runtime.run(lead, _prompt("draw a farm")))
+    await wait_for(lambda: "late" in runtime.rooms and model.reviews >= 1)
+    room = runtime.rooms["late"]
+    await wait_for(lambda: all(t.status == "done" for t in room.board.tasks.values()))
+    done.set()
+    assert await asyncio.wait_for(run, 10) == "done"
+    (project,) = room.board.projects.values()
+    assert project.status == "done"
+    awaits = [i for i in room.history["fairy-1"] if i.text == "await-tasks-completion"]
+    assert len(awaits) == 2  # the second named part-2 after it had finished …
+    assert _feedback(room) == []  # … and was taken as "review now", not as a mistake

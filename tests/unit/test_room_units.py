@@ -1,0 +1,142 @@
+"""Pure pieces of the room runtime: host election, envelope packing, gap buffer, intake."""
+
+from __future__ import annotations
+
+import asyncio
+
+from steward.headless.ordering import GapBuffer
+from steward.protocol.limits import MAX_ENVELOPE_BYTES
+from steward.protocol.messages import ActionEnvelope, WireAction
+from steward.room.envelopes import FragmentAssembler, is_fragment, pack
+from steward.room.intake import RateLimiter, addressed_text
+from steward.room.participants import Member, Participants, elect_host
+from steward.room.replica import Replica
+
+
+def member(identity: str, joined: int, caps: str = "context,screenshot,apply") -> Member:
+    return Member(identity, joined, {"steward.capabilities": caps})
+
+
+def test_host_is_earliest_capable_then_lowest_identity() -> None:
+    members = [member("zed", 5), member("amy", 9), member("bob", 5), member("eve", 1, "apply")]
+    assert elect_host(members) == "bob"  # eve joined first but cannot give context
+    assert elect_host([member("eve", 1, "apply")]) is None
+    assert elect_host(list(reversed(members))) == "bob"  # order-independent
+
+
+async def test_steward_reconnect_does_not_make_the_host_flap() -> None:
+    changes: list[tuple[str | None, str | None]] = []
+    p = Participants(lambda old, new: changes.append((old, new)), reconnect_grace_s=0.05)
+    p.joined("alice", 1, {"steward.capabilities": "context"})
+    p.joined("bob", 2, {"steward.capabilities": "context"})
+    assert p.host == "alice" and changes == [(None, "alice")]
+    # Full reconnect: the SDK reports everyone gone, then re-adds them.
+    p.connection_reconnecting()
+    p.left("alice")
+    p.left("bob")
+    p.connection_reconnected(lambda: {"alice", "bob"})
+    p.joined("bob", 2, {"steward.capabilities": "context"})
+    p.joined("alice", 1, {"steward.capabilities": "context"})
+    await asyncio.sleep(0.1)
+    assert p.host == "alice" and changes == [(None, "alice")]
+    # A real leave: the next capable browser becomes host after the short debounce.
+    p.left("alice")
+    assert p.host == "alice"
+    await asyncio.sleep(0.3)
+    assert p.host == "bob" and changes[-1] == ("alice", "bob")
+
+
+async def test_who_is_not_back_after_our_reconnect_has_left() -> None:
+    p = Participants(reconnect_grace_s=0.05)
+    p.joined("alice", 1, {"steward.capabilities": "context"})
+    p.joined("bob", 2, {"steward.capabilities": "context"})
+    p.connection_reconnecting()
+    p.left("alice")
+    p.left("bob")
+    p.connection_reconnected(lambda: {"bob"})
+    await asyncio.sleep(0.15)
+    assert p.get("alice") is None and p.host == "bob"
+
+
+def test_prompt_permission_is_latched_from_first_attributes() -> None:
+    p = Participants()
+    p.joined("eve", 1, {"steward.can_prompt": "false"})
+    p.attributes_changed("eve", {"steward.can_prompt": "true"})
+    member_eve = p.get("eve")
+    assert member_eve is not None and not member_eve.can_prompt
+
+
+def action(i: int, text_len: int = 100) -> WireAction:
+    return WireAction(
+        id=f"a{i}",
+        name="create_shape",
+        params={"id": f"s{i}", "type": "text", "x": i, "y": 0, "props": {"text": 'é"x' * text_len}},
+    )
+
+
+def test_packing_keeps_order_and_every_envelope_fits() -> None:
+    actions = [action(i, text_len=300 + 40 * i) for i in range(60)]
+    groups = pack("session-1", actions)
+    assert len(groups) > 1
+    assert [a.id for g in groups for a in g] == [a.id for a in actions]
+    for seq, group in enumerate(groups, 1):
+        env = ActionEnvelope(session_id="session-1", seq=seq, actions=group, ts=1.7e9)
+        assert len(env.to_wire()) <= MAX_ENVELOPE_BYTES
+
+
+def test_an_oversized_action_is_fragmented_never_dropped() -> None:
+    big = action(1, text_len=20_000)  # ~80 KB of params with escapes and multi-byte chars
+    groups = pack("s", [action(0), big, action(2)])
+    frags = [g[0] for g in groups if is_fragment(g[0].params)]
+    assert len(frags) >= 5
+    assembler = FragmentAssembler()
+    out = None
+    for seq, group in enumerate(groups, 1):
+        env = ActionEnvelope(session_id="s", seq=seq, actions=group, ts=1.7e9, partial=True)
+        assert len(env.to_wire()) <= MAX_ENVELOPE_BYTES
+        for a in group:
+            if is_fragment(a.params):
+                out = assembler.add(a.id, a.params) or out
+    assert out == big.params
+
+
+def env(seq: int, session: str = "s") -> ActionEnvelope:
+    return ActionEnvelope(session_id=session, seq=seq, actions=[], ts=0.0)
+
+
+def test_gap_buffer_releases_in_order_and_flags_duplicates() -> None:
+    buf = GapBuffer()
+    assert [e.seq for e in buf.offer(env(1)).ready] == [1]
+    assert buf.offer(env(3)).held
+    assert buf.offer(env(4)).held
+    assert buf.offer(env(3)).duplicate  # already held
+    assert buf.stalled(0.0, now=1e12) == {"s": 1}
+    assert [e.seq for e in buf.offer(env(2)).ready] == [2, 3, 4]
+    assert buf.offer(env(2)).duplicate and buf.offer(env(1)).duplicate
+    assert buf.stalled(0.0) == {} and buf.last_seq("s") == 4
+    assert [e.seq for e in buf.offer(env(1, "other")).ready] == [1]
+
+
+def test_replica_reverts_partial_versions() -> None:
+    r = Replica()
+    base = {"id": "b", "type": "geo", "x": 0, "y": 0, "props": {"w": 10, "h": 10, "text": "S"}}
+    r.apply("s", WireAction(id="a", name="create_shape", params=base), partial=True)
+    grown = {**base, "props": {**base["props"], "text": "Sign"}}
+    r.apply("s", WireAction(id="a", name="create_shape", params=grown), partial=True)
+    assert r.in_flight("s") == ["a"]
+    r.apply("s", WireAction(id="a", name="think", params={"text": "canceled"}), partial=False)
+    assert r.shapes == {} and r.in_flight("s") == []
+
+
+def test_wake_phrase_and_rate_limit() -> None:
+    assert addressed_text("Steward, draw a cat", "steward") == "draw a cat"
+    assert addressed_text("hey steward draw a cat", "steward") == "draw a cat"
+    assert addressed_text("ask the steward to draw", "steward") == "ask the steward to draw"
+    assert addressed_text("stewardship matters", "steward") is None
+    assert addressed_text("nothing here", "steward") is None
+    t = [0.0]
+    limiter = RateLimiter(2, clock=lambda: t[0])
+    assert limiter.allow("a") and limiter.allow("a") and not limiter.allow("a")
+    assert limiter.allow("b")
+    t[0] = 61.0
+    assert limiter.allow("a")
