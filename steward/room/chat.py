@@ -32,6 +32,10 @@ class Messenger:
         except Exception as err:
             log.warning("message_publish_failed", room=self.room_id, topic=topic, error=str(err))
 
+    async def publish(self, payload: bytes, topic: str) -> None:
+        """Another UI-only message to everyone (e.g. fairy presence on `agent:fairies`)."""
+        await self._send(payload, topic)
+
     async def chat(
         self,
         session_id: str,

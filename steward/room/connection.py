@@ -51,7 +51,7 @@ from steward.room.participants import Participants
 from steward.room.relay import Relay
 from steward.room.replica import Replica
 from steward.store.outbox import Outbox
-from steward.tokens import mint_token
+from steward.tokens import mint_token, verify_prompt_grant
 
 log = get_logger(__name__)
 
@@ -70,6 +70,9 @@ class RoomDeps:
     settings: Settings
     outbox: Outbox
     runner: Callable[[], AgentRunner]
+    # `steward.cancel` for sessions the dispatcher did not start (a fairy's own sessions):
+    # (room id, session id) → whether something was cancelled.
+    cancel_other: Callable[[str, str], bool] | None = None
 
 
 def steward_token(settings: Settings, room: str) -> str:
@@ -139,6 +142,12 @@ class RoomRuntime:
             rate_per_min=s.steward_prompt_rate_per_min,
             wake_phrase=s.steward_wake_phrase,
             on_reject=self._reject,
+            verify_grant=lambda identity, value: verify_prompt_grant(
+                s.livekit_api_secret.get_secret_value(),
+                room=room_id,
+                identity=identity,
+                value=value,
+            ),
         )
         self.relay = Relay(room_id, self.broadcaster, mode=self.mode)
         self.viewports: dict[str, ViewportUpdate] = {}
@@ -231,6 +240,8 @@ class RoomRuntime:
 
     def _cancel(self, session_id: str, requester: str) -> bool:
         ok = self.dispatcher.cancel(session_id)
+        if not ok and self.deps.cancel_other is not None:
+            ok = self.deps.cancel_other(self.room_id, session_id)
         log.info("session_cancel", room=self.room_id, session_id=session_id, by=requester, ok=ok)
         return ok
 

@@ -321,7 +321,7 @@ def _current_cancelling() -> bool:
 def _parse_shapes(data: bytes) -> list[dict[str, Any]]:
     try:
         value = json.loads(data)
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:  # RecursionError: absurdly deep nesting
         raise ContextFailure(f"shapes JSON invalid: {err}") from err
     if not isinstance(value, list) or not all(isinstance(s, dict) for s in value):
         raise ContextFailure("shapes JSON is not a list of objects")

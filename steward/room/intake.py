@@ -1,9 +1,9 @@
 """Prompt intake: RPC `steward.prompt` and `steward.cancel`, and voice transcriptions.
 
-Only participants whose token attributes grant prompting (`steward.can_prompt` = "true"), or
-everyone under the `everyone` policy, may prompt; each is rate limited. Final
-`lk.transcription` segments that address the steward by its wake phrase become prompts of
-the participant that published them.
+Only participants whose token carries a valid signed grant in `steward.can_prompt` (see
+`steward.tokens.prompt_grant`), or everyone under the `everyone` policy, may prompt; each
+is rate limited. Final `lk.transcription` segments that address the steward by its wake
+phrase become prompts of the participant that published them.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_PROMPT_CHARS, MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import CancelReply, CancelRequest, PromptReply, PromptRequest
 from steward.protocol.names import RPC_CANCEL, RPC_PROMPT
-from steward.room.participants import Participants
+from steward.room.participants import Member, Participants
 
 log = get_logger(__name__)
 
@@ -91,6 +91,7 @@ class Intake:
         rate_per_min: int = 30,
         wake_phrase: str = "steward",
         on_reject: Callable[[str, str, str, str], None] | None = None,
+        verify_grant: Callable[[str, str | None], bool] = lambda _identity, _value: False,
     ) -> None:
         self.room_id = room_id
         self._participants = participants
@@ -100,13 +101,19 @@ class Intake:
         self.limiter = RateLimiter(rate_per_min)
         self.wake_phrase = wake_phrase
         self._on_reject = on_reject
+        self._verify_grant = verify_grant
         self._tasks: set[asyncio.Task[None]] = set()
+
+    def may_prompt(self, member: Member) -> bool:
+        if self.policy == "everyone":
+            return True
+        return self._verify_grant(member.identity, member.prompt_grant)
 
     def authorize(self, identity: str) -> IntakeDecision:
         member = self._participants.get(identity)
         if member is None:
             return IntakeDecision(False, "unknown participant")
-        if self.policy != "everyone" and not member.can_prompt:
+        if not self.may_prompt(member):
             return IntakeDecision(False, "not allowed to prompt in this room")
         if not self.limiter.allow(identity):
             return IntakeDecision(False, "rate limit: too many prompts, try again in a minute")
@@ -161,7 +168,7 @@ class Intake:
             self._bad_input(RPC_CANCEL, caller, req)
             return CancelReply(ok=False, error=f"invalid cancel: {req}").to_wire().decode()
         member = self._participants.get(caller)
-        if member is None or (self.policy != "everyone" and not member.can_prompt):
+        if member is None or not self.may_prompt(member):
             self._refuse(caller, "not allowed to cancel", "cancel")
             return CancelReply(ok=False, error="not allowed to cancel").to_wire().decode()
         ok = self._cancel(req.session_id, caller)

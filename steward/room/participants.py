@@ -37,12 +37,6 @@ class Member:
     identity: str
     joined_at_ms: int
     attributes: dict[str, str] = field(default_factory=dict)
-    # Latched from the attributes first seen (the token's): later changes can only revoke,
-    # because browsers may update their own attributes.
-    may_prompt: bool = False
-
-    def __post_init__(self) -> None:
-        self.may_prompt = self.attributes.get(ATTR_CAN_PROMPT) == "true"
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -53,8 +47,9 @@ class Member:
         return self.attributes.get(ATTR_ROLE, "browser")
 
     @property
-    def can_prompt(self) -> bool:
-        return self.may_prompt and self.attributes.get(ATTR_CAN_PROMPT) == "true"
+    def prompt_grant(self) -> str | None:
+        """The signed grant from the token (see steward.tokens.prompt_grant), if any."""
+        return self.attributes.get(ATTR_CAN_PROMPT)
 
     def has(self, capability: str) -> bool:
         return capability in self.capabilities

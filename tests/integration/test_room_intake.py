@@ -45,7 +45,7 @@ async def test_participant_without_permission_cannot_prompt(
     runtime = await steward.join(room_name)
     (eve,) = await join_clients(livekit_server, room_name, ["eve"], runtime, can_prompt=False)
     try:
-        # Setting the attribute herself does not grant prompting (latched from the token).
+        # Setting the attribute herself does not grant prompting: the grant is signed.
         await eve.room.local_participant.set_attributes({"steward.can_prompt": "true"})
         await wait_for(
             lambda: (
