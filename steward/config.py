@@ -36,6 +36,9 @@ class Settings(BaseSettings):
 
     steward_identity: str = "canvas-steward"
     steward_agent_name: str = "canvas-steward"
+    # `steward worker`: rooms one worker serves before LiveKit dispatches elsewhere.
+    steward_worker_max_rooms: int = Field(default=50, ge=1)
+    steward_worker_idle_processes: int = Field(default=0, ge=0)
     steward_http_host: str = "127.0.0.1"
     steward_http_port: int = Field(default=8787, ge=0, le=65535)
     # Required by POST /api/canvas-agent/run; empty disables the endpoint.

@@ -3,12 +3,19 @@
 `steward join`, `steward worker`, `steward dev` and `steward demo` all build one
 `StewardService`; rooms are attached either by connecting directly (`join`) or by handing
 over a room the livekit-agents worker already connected (`attach`).
+
+Every prompt goes through `PromptRouter` (steward/fairies/router.py): prompts that name a
+fairy or start with `project:` go to the room's fairies (`FairyRuntime`, one per process,
+state in Postgres), the rest to the one-shot agent. Each fairy that works opens its own
+session here (own id, own seq); a joined room first resumes whatever its fairies left
+unfinished, and fairy presence goes out on `agent:fairies`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -18,11 +25,17 @@ from livekit import rtc
 from steward.api.app import RunRefused, create_app
 from steward.config import Settings
 from steward.fairies.fixed_script import FixedScriptRunner
-from steward.fairies.ports import AgentRunner, PromptInput
+from steward.fairies.orchestrator import FairyRuntime, models_from_settings
+from steward.fairies.ports import AgentRunner, PromptInput, SessionPort
+from steward.fairies.roster import Publish
+from steward.fairies.router import PromptRouter
 from steward.obs.logging import get_logger
-from steward.protocol.messages import Box
+from steward.protocol.messages import Box, FairiesMessage
+from steward.protocol.names import TOPIC_FAIRIES
 from steward.room.connection import RoomDeps, RoomRuntime, connect_direct
+from steward.room.session import RoomSession
 from steward.store.database import Database, open_database
+from steward.store.fairies import FairyStore
 from steward.store.outbox import Outbox
 
 log = get_logger(__name__)
@@ -42,6 +55,57 @@ def default_runner(settings: Settings) -> RunnerFactory:
     return lambda: agent
 
 
+class FairySessions:
+    """The `SessionFactory` the fairies use: sessions in a joined room, outside the
+    dispatcher (a fairy's turns are driven by the fairy runtime, not by one prompt)."""
+
+    def __init__(self, service: StewardService) -> None:
+        self.service = service
+
+    async def open_session(
+        self, room_id: str, fairy_id: str, *, resume: str | None = None
+    ) -> SessionPort:
+        runtime = self.service.rooms.get(room_id)
+        if runtime is None or runtime.closed.is_set():
+            raise RuntimeError(f"this steward does not serve room {room_id!r}")
+        session_id = resume or f"s-{fairy_id}-{uuid.uuid4().hex[:12]}"
+        prompt = PromptInput(message="", source="system", requester=fairy_id, fairy=fairy_id)
+        session = RoomSession(
+            room_id,
+            session_id,
+            prompt,
+            broadcaster=runtime.broadcaster,
+            messenger=runtime.messenger,
+            context=runtime.context,
+        )
+        if resume is None:
+            await runtime.deps.outbox.start_session(
+                session_id=session_id,
+                room_id=room_id,
+                source="system",
+                requester=fairy_id,
+                model=self.service.settings.steward_model,
+                fairy_id=fairy_id,
+            )
+        log.info("fairy_session_opened", room=room_id, fairy=fairy_id, session_id=session_id)
+        return session
+
+    async def close_session(self, session: SessionPort, outcome: str) -> None:
+        runtime = self.service.rooms.get(session.room_id)
+        stats = runtime.broadcaster.stats(session.session_id) if runtime else None
+        with contextlib.suppress(Exception):
+            await session.send_status("done")
+            await self.service.outbox.end_session(session.session_id, "done", outcome)
+        log.info(
+            "fairy_session_ended",
+            room=session.room_id,
+            session_id=session.session_id,
+            outcome=outcome,
+            envelopes=stats.envelopes if stats else 0,
+            actions=stats.actions if stats else 0,
+        )
+
+
 class StewardService:
     def __init__(
         self,
@@ -49,11 +113,14 @@ class StewardService:
         *,
         database: Database | None = None,
         runner: RunnerFactory | None = None,
+        fairies: bool = True,
     ) -> None:
         self.settings = settings
         self._own_db = database is None
         self.db = database
-        self.runner = runner or default_runner(settings)
+        self._one_shot = runner or default_runner(settings)
+        self._use_fairies = fairies
+        self.fairies: FairyRuntime | None = None
         self.rooms: dict[str, RoomRuntime] = {}
         self._http: web.AppRunner | None = None
         self.http_port: int | None = None
@@ -64,12 +131,40 @@ class StewardService:
         assert self.db is not None, "service not started"
         return Outbox(self.db.pool)
 
+    def runner(self) -> AgentRunner:
+        """The runner of one prompt: the router once the fairies exist, else the one-shot."""
+        one_shot = self._one_shot()
+        return one_shot if self.fairies is None else PromptRouter(self.fairies, one_shot)
+
     def _deps(self) -> RoomDeps:
-        return RoomDeps(settings=self.settings, outbox=self.outbox, runner=self.runner)
+        return RoomDeps(
+            settings=self.settings,
+            outbox=self.outbox,
+            runner=self.runner,
+            cancel_other=self._cancel_fairy_session,
+        )
+
+    def _cancel_fairy_session(self, room_id: str, session_id: str) -> bool:
+        return self.fairies is not None and self.fairies.cancel_session(room_id, session_id)
+
+    def _fairy_presence(self, room_id: str) -> Publish:
+        async def publish(msg: FairiesMessage) -> None:
+            runtime = self.rooms.get(room_id)
+            if runtime is not None and not runtime.closed.is_set():
+                await runtime.messenger.publish(msg.to_wire(), TOPIC_FAIRIES)
+
+        return publish
 
     async def start(self, *, http: bool = True) -> StewardService:
         if self.db is None:
             self.db = await open_database(self.settings)
+        if self._use_fairies and self.fairies is None:
+            self.fairies = FairyRuntime(
+                store=FairyStore(self.db.pool),
+                sessions=FairySessions(self),
+                models=models_from_settings(self.settings),
+                publish=self._fairy_presence,
+            )
         if http:
             await self.start_http()
         return self
@@ -95,14 +190,25 @@ class StewardService:
                 return self.rooms[room_name]
             runtime = await connect_direct(self.settings, room_name, self._deps())
             self._track(runtime)
-            return runtime
+        await self._resume_fairies(runtime)
+        return runtime
 
     async def attach(self, room: rtc.Room, room_name: str | None = None) -> RoomRuntime:
         """Worker mode: a room the livekit-agents worker connected for us."""
         name = room_name or room.name
         runtime = await RoomRuntime(room, name, self._deps()).start()
         self._track(runtime)
+        await self._resume_fairies(runtime)
         return runtime
+
+    async def _resume_fairies(self, runtime: RoomRuntime) -> None:
+        """A project another (dead) steward left unfinished continues here."""
+        if self.fairies is None:
+            return
+        try:
+            await self.fairies.resume(runtime.room_id)
+        except Exception:
+            log.exception("fairies_resume_failed", room=runtime.room_id)
 
     def _track(self, runtime: RoomRuntime) -> None:
         self.rooms[runtime.room_id] = runtime
@@ -142,6 +248,8 @@ class StewardService:
         return {"db": db_ok, "rooms": rooms, "ready": db_ok}
 
     async def close(self) -> None:
+        if self.fairies is not None:
+            await self.fairies.close()  # their open requests stay in Postgres for a resume
         for name in list(self.rooms):
             await self.leave(name)
         if self._http is not None:

@@ -129,9 +129,6 @@ export interface FairyPresence {
   taskBounds?: Box | null;
 }
 
-export interface JsonValue {
-}
-
 export interface Point {
   x: number;
   y: number;

@@ -197,7 +197,10 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       case TOPIC_CHAT: {
         const msg = parse<ChatMessage>(payload)
         if (!msg || typeof msg.id !== 'string') return
-        const i = state.chat.findIndex((m) => m.id === msg.id)
+        let i = state.chat.findIndex((m) => m.id === msg.id)
+        // A streamed message replaces its own previous partial version.
+        const last = state.chat[state.chat.length - 1]
+        if (i < 0 && last?.partial && last.sessionId === msg.sessionId && last.role === msg.role && last.fairy === msg.fairy) i = state.chat.length - 1
         const chat = i >= 0 ? state.chat.map((m, j) => (j === i ? msg : m)) : [...state.chat, msg].slice(-MAX_CHAT)
         set({ chat })
         break

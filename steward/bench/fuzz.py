@@ -59,20 +59,39 @@ SEEDS: dict[type[WireModel], list[dict[str, Any]]] = {
     ],
     PromptRequest: [
         {"message": "draw a flow chart of our signup"},
-        {"message": "align these", "bounds": {"x": 1, "y": 2, "w": 3, "h": 4},
-         "selection": ["a", "b"], "fairy": "f1"},
-    ],  # fmt: skip
+        {
+            "message": "align these",
+            "bounds": {"x": 1, "y": 2, "w": 3, "h": 4},
+            "selection": ["a", "b"],
+            "fairy": "f1",
+        },
+    ],
     CancelRequest: [{"sessionId": "s1"}],
     ContextReply: [
-        {"requestId": "r1", "viewport": {"x": 0, "y": 0, "w": 1280, "h": 800},
-         "selection": [], "docVersion": 3, "counts": {"shapes": 2, "inBounds": 1},
-         "streams": ["screenshot", "shapes"]},
-    ],  # fmt: skip
+        {
+            "requestId": "r1",
+            "viewport": {"x": 0, "y": 0, "w": 1280, "h": 800},
+            "selection": [],
+            "docVersion": 3,
+            "counts": {"shapes": 2, "inBounds": 1},
+            "streams": ["screenshot", "shapes"],
+        },
+    ],
     CanvasEdit: [
-        {"put": [{"id": "shape:a", "type": "geo", "x": 10, "y": 20, "rotation": 0,
-                  "props": {"geo": "rectangle", "w": 100, "h": 50, "color": "blue"}}],
-         "remove": ["shape:b"]},
-    ],  # fmt: skip
+        {
+            "put": [
+                {
+                    "id": "shape:a",
+                    "type": "geo",
+                    "x": 10,
+                    "y": 20,
+                    "rotation": 0,
+                    "props": {"geo": "rectangle", "w": 100, "h": 50, "color": "blue"},
+                }
+            ],
+            "remove": ["shape:b"],
+        },
+    ],
 }
 LIMITS: dict[type[WireModel], int] = {
     Ack: MAX_ENVELOPE_BYTES,
@@ -200,10 +219,9 @@ def _action_seeds() -> list[dict[str, Any]]:
     seeds: list[dict[str, Any]] = []
     for p in _PROMPTS:
         seeds.extend(_SCRIPT.actions_for({"message": p}))
-    seeds.extend(
-        _SCRIPT.actions_for({"message": f"{verb} them", "selection": ["step-cart", "arrow-1", "x"]})
-        for verb in ("align", "distribute", "stack")
-    )
+    for verb in ("align", "distribute", "stack"):
+        hints = {"message": f"{verb} them", "selection": ["step-cart", "arrow-1", "x"]}
+        seeds.extend(_SCRIPT.actions_for(hints))
     return seeds
 
 

@@ -10,14 +10,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 from typing import Any
 
 from steward.commands._common import setup
 from steward.config import get_settings
 from steward.obs.logging import get_logger
+from steward.protocol.names import ATTR_ROLE
 from steward.service import StewardService
 
 log = get_logger(__name__)
+
+
+async def accept_job(req: Any) -> None:
+    """Join under the steward's fixed identity (browsers address it by name) as its role."""
+    settings = get_settings()
+    await req.accept(
+        identity=settings.steward_identity,
+        name="Canvas Steward",
+        attributes={ATTR_ROLE: "steward"},
+    )
 
 
 async def entrypoint(ctx: Any) -> None:
@@ -41,8 +53,19 @@ async def _worker(args: argparse.Namespace) -> int:
     from livekit import agents
 
     settings = setup()
+    # Operators need the worker's lifecycle (registered, job received, capacity) in the logs.
+    logging.getLogger("livekit.agents").setLevel(logging.INFO)
     options = agents.WorkerOptions(
         entrypoint_fnc=entrypoint,
+        request_fnc=accept_job,
+        # The steward is I/O-bound: machine CPU load is a poor signal (the default marks the
+        # worker full on a busy 2-core box), so load is the share of room slots in use.
+        load_fnc=lambda server: len(server.active_jobs) / settings.steward_worker_max_rooms,
+        load_threshold=1.0,
+        num_idle_processes=settings.steward_worker_idle_processes,
+        # Jobs share the worker process (each with its own event loop and service): a room is
+        # I/O-bound, and spawning a Python process per room costs seconds on small machines.
+        job_executor_type=agents.JobExecutorType.THREAD,
         agent_name=settings.steward_agent_name,
         ws_url=settings.livekit_url,
         api_key=settings.livekit_api_key,

@@ -68,6 +68,10 @@ class AgentConfig:
     mode: PromptMode = field(default_factory=lambda: MODES["one-shot"])
     usage: UsageRecorder | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    # Measurement hook (`steward bench latency`): called as mark(kind, key) at the instant of
+    # "model_request" (key: session id) and "action_complete" (key: the action's wire id
+    # base). None costs one comparison per parser event.
+    mark: Callable[[str, str], None] | None = None
 
 
 @dataclass
@@ -241,6 +245,8 @@ class CanvasAgent:
         parser = ActionStreamParser()
         parser.feed(request.prefill)
         first = True
+        if self.config.mark is not None:
+            self.config.mark("model_request", session.session_id)
         async for chunk in model.stream(request, run.usage):
             if session.cancelled():
                 await self._revert_inflight(run)
@@ -253,6 +259,11 @@ class CanvasAgent:
         return "done"
 
     async def _handle(self, run: _Run, events: list[ParsedAction], enabled: Any) -> None:
+        mark = self.config.mark
+        if mark is not None:
+            for ev in events:
+                if ev.complete:
+                    mark("action_complete", run.wire_id(ev.index))
         complete = creates_first([e for e in events if e.complete], key=lambda e: e.data)
         ordered = [e for e in events if not e.complete] + complete
         for ev in ordered:

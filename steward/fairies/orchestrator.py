@@ -174,6 +174,10 @@ class RoomFairies:
     # old prompt is over, so its on_prompt_end hook must not also schedule a nudge.
     self_interrupted: set[str] = field(default_factory=set)
     user_cancelled: set[str] = field(default_factory=set)  # whose current turn a user stopped
+    # Shapes whose half-sent creates a resumed turn reverted: a browser's context may still
+    # show them (it can lag behind the revert), so that fairy's turn drops them from the
+    # mirror and draws them again instead of skipping them.
+    reverted: dict[str, set[str]] = field(default_factory=dict)
     background: set[asyncio.Task[None]] = field(default_factory=set)
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     viewport: Rect = DEFAULT_VIEW
@@ -199,6 +203,7 @@ class FairyRuntime:
         self.crew = crew
         self.rooms: dict[str, RoomFairies] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._resumed: set[str] = set()
 
     # -- AgentRunner ---------------------------------------------------------------------
     async def run(self, session: SessionPort, prompt: PromptInput) -> str:
@@ -221,6 +226,14 @@ class FairyRuntime:
             if room.lent.get(fairy_id) is session:
                 del room.lent[fairy_id]
                 room.sessions.pop(fairy_id, None)
+
+    async def close(self) -> None:
+        """Stop every fairy's work without finishing its requests: a later `resume()` (this
+        room on another worker, or after a restart) picks them up."""
+        tasks = [t for room in self.rooms.values() for t in room.workers.values()]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     # -- rooms ---------------------------------------------------------------------------
     async def room(self, room_id: str) -> RoomFairies:
@@ -257,8 +270,10 @@ class FairyRuntime:
         """After a restart: revert half-streamed actions, re-run open requests. Returns how
         many requests were queued again."""
         room = await self.room(room_id)
-        if self.store is None:
-            return 0
+        await room.roster.announce()
+        if self.store is None or room_id in self._resumed:
+            return 0  # this process already runs (or ran) the room's open requests
+        self._resumed.add(room_id)
         rows = await self.store.open_requests(room_id)
         for row in rows:
             req = Request(row["text"], row["origin"], row["request_id"])
@@ -393,6 +408,17 @@ class FairyRuntime:
             await asyncio.gather(*room.background, return_exceptions=True)
         return refused
 
+    def cancel_session(self, room_id: str, session_id: str) -> bool:
+        """`steward.cancel` for a session the fairies opened (a drone's): stops that fairy
+        as a user cancel would. False when no fairy works in that session or it refuses."""
+        room = self.rooms.get(room_id)
+        if room is None:
+            return False
+        for fairy_id, session in room.sessions.items():
+            if session.session_id == session_id and fairy_id not in room.lent:
+                return self._user_cancel(room, fairy_id) is None
+        return False
+
     def _user_cancel(self, room: RoomFairies, fairy_id: str) -> str | None:
         fairy = room.roster.get(fairy_id)
         d = decide(fairy.mode, self._facts(room, fairy_id), Interrupt(source="user"))
@@ -492,7 +518,10 @@ class FairyRuntime:
         if req.resume_session is not None:
             await self._revert_in_flight(room, fairy_id, session, req.resume_session)
         room.self_interrupted.discard(fairy_id)
-        await self._stream_turn(room, fairy_id, req, session)
+        try:
+            await self._stream_turn(room, fairy_id, req, session)
+        finally:
+            room.reverted.pop(fairy_id, None)
         await self._finish_request(req, "done")
         if fairy_id in room.self_interrupted:
             room.self_interrupted.discard(fairy_id)
@@ -552,6 +581,12 @@ class FairyRuntime:
             await session.send_actions(reverts)
         # Our own mirror is reloaded from the browsers' context at the start of the turn.
         room.mirror.apply(finals)
+        room.reverted[fairy_id] = {
+            a["params"]["id"]
+            for a in partials
+            if a.get("name") == "create_shape"
+            and isinstance((a.get("params") or {}).get("id"), str)
+        }
         log.info("fairy_partials_reverted", room=room.room_id, count=len(finals))
 
     async def _context(self, room: RoomFairies, fairy_id: str, session: SessionPort) -> None:
@@ -560,10 +595,18 @@ class FairyRuntime:
         box = Box(**area.to_dict()) if area is not None else None
         ctx = await session.request_context(bounds=box, want_screenshot=False)
         busy = [f for f in room.turns if f != fairy_id]
-        # The mirror follows our own actions; reload it only when no other fairy is mid-turn.
-        if ctx.shapes and not ctx.degraded and not busy:
+        # The mirror follows our own actions; reload it only when no other fairy is mid-turn
+        # (or it was never loaded: after a restart every resumed fairy is mid-turn).
+        if (
+            ctx.shapes
+            and (not ctx.degraded or not room.loaded_canvas)
+            and (not busy or not room.loaded_canvas)
+        ):
             room.mirror.load(ctx.shapes)
             room.loaded_canvas = True
+        stale = room.reverted.get(fairy_id, set()) & set(room.mirror.shapes)
+        if stale:  # whoever loaded the mirror may have seen them before the revert landed
+            room.mirror.remove(stale)
         if ctx.viewport.w > 0 and ctx.viewport.h > 0 and not ctx.degraded:
             room.viewport = Rect(ctx.viewport.x, ctx.viewport.y, ctx.viewport.w, ctx.viewport.h)
 
@@ -677,7 +720,6 @@ class FairyRuntime:
                     )  # fmt: skip
                     if outcome == "end":
                         await self._turn_feedback(room, fairy_id, refusals)
-                        await session.send_status("done")
                         return True
         except asyncio.CancelledError:
             if fairy_id in room.user_cancelled and sent_partial:
@@ -697,7 +739,8 @@ class FairyRuntime:
                     turn_id, sent_partial, refusals,
                 )  # fmt: skip
         await self._turn_feedback(room, fairy_id, refusals)
-        await session.send_status("done")
+        # No "done" status per turn: it is terminal for browsers, and a session carries many
+        # turns. The dispatcher (prompt sessions) or close_session (fairy sessions) sends it.
         return False
 
     async def _turn_feedback(self, room: RoomFairies, fairy_id: str, refusals: list[str]) -> None:

@@ -33,6 +33,7 @@ from steward.protocol.messages import (
     ContextCounts,
     ContextReply,
     ContextRequest,
+    FairiesMessage,
     PromptReply,
     PromptRequest,
     Resync,
@@ -52,6 +53,7 @@ from steward.protocol.names import (
     TOPIC_CHAT,
     TOPIC_CONTEXT,
     TOPIC_EDIT,
+    TOPIC_FAIRIES,
     TOPIC_RESYNC,
     TOPIC_SCREENSHOT,
     TOPIC_STATUS,
@@ -107,6 +109,7 @@ class HeadlessClient:
     stats: ClientStats = field(default_factory=ClientStats)
     statuses: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     chat: list[ChatMessage] = field(default_factory=list)
+    fairies: FairiesMessage | None = None  # the latest fairy presence (`agent:fairies`)
     doc_version: int = 0
     reconnects: int = 0
     _order: GapBuffer = field(default_factory=GapBuffer)
@@ -273,6 +276,8 @@ class HeadlessClient:
                 self._status_event.set()
             elif topic == TOPIC_CHAT:
                 self.chat.append(ChatMessage.model_validate_json(packet.data))
+            elif topic == TOPIC_FAIRIES:
+                self.fairies = FairiesMessage.model_validate_json(packet.data)
         except ValueError as err:
             log.warning("headless_bad_message", topic=topic, error=str(err)[:200])
 

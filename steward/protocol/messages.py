@@ -6,9 +6,8 @@ side reads natural TypeScript.
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 import math
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 from pydantic.alias_generators import to_camel

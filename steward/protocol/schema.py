@@ -74,6 +74,8 @@ def typescript(schema: dict[str, Any] | None = None) -> str:
         out.append(f"export const {key} = {json.dumps(value)} as const;")
     out.append("")
     for name, node in schema["$defs"].items():
+        if name == "JsonValue":  # spelled out once in the header above
+            continue
         if "enum" in node and node.get("type") == "string":
             out.append(f"export type {name} = {_ts_type(node)};\n")
             continue

@@ -120,6 +120,11 @@ class Broadcaster:
         """Sequence, persist and publish; returns the last seq. Never waits for acks."""
         if not actions:
             return self._seq.get(session_id, 0)
+        # Shielded: a caller cancelled between the outbox INSERT and the seq bookkeeping
+        # would make the next send (e.g. the agent's revert) reuse a persisted seq.
+        return await asyncio.shield(self._send(session_id, actions, partial))
+
+    async def _send(self, session_id: str, actions: list[WireAction], partial: bool) -> int:
         async with self._lock:
             if session_id not in self._seq:
                 self._seq[session_id] = await self.outbox.max_seq(session_id)

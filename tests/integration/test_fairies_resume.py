@@ -7,6 +7,7 @@ room + subprocess kill -9 variant lives in test_fairies_room.py.
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,6 +18,7 @@ from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.ports import PromptInput
 from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.protocol.messages import WireAction
 from steward.store.database import Database
 from steward.store.fairies import FairyStore
 from steward.store.outbox import Outbox
@@ -87,3 +89,34 @@ async def test_project_resumes_after_the_steward_dies(database: Database) -> Non
     assert await store.load_waits("farm") == []
     modes = {r["fairy_id"]: r["mode"] for r in await store.load_fairies("farm")}
     assert set(modes.values()) == {"idling"}
+
+
+async def test_resume_reverts_any_half_sent_verb_exactly(database: Database) -> None:
+    """Not only creates: a half-sent move and a half-sent delete are undone exactly."""
+    store = FairyStore(database.pool)
+    browser = Browser(outbox=Outbox(database.pool))
+    await browser.outbox.ensure_room("yard", "relay")  # type: ignore[union-attr]
+    dead = FakeSession(browser, "yard", "fairy-2", session_id="dead-1")
+    box = {"id": "box", "type": "geo", "x": 100, "y": 100, "props": {"w": 50, "h": 50}}
+    dot = {"id": "dot", "type": "geo", "x": 300, "y": 100, "props": {"w": 10, "h": 10}}
+    await dead.send_actions([WireAction(id="a1", name="create_shape", params=box)])
+    await dead.send_actions([WireAction(id="a2", name="create_shape", params=dot)])
+    original = copy.deepcopy(browser.canvas.shapes)
+    move = {"id": "box", "x": 700, "y": 400}
+    await dead.send_actions([WireAction(id="a3", name="update_shape", params=move)], partial=True)
+    gone = {"ids": ["dot"]}
+    await dead.send_actions([WireAction(id="a4", name="delete_shape", params=gone)], partial=True)
+    assert browser.canvas.shapes["box"]["x"] == 700 and "dot" not in browser.canvas.shapes
+
+    runtime = FairyRuntime(store=store, sessions=FakeSessions(browser))
+    room = await runtime.room("yard")
+    now = FakeSession(browser, "yard", "fairy-2")
+    await runtime._revert_in_flight(room, "fairy-2", now, "dead-1")
+
+    assert browser.canvas.shapes == original
+    assert not browser.canvas.in_flight()
+    # The finals went out in the dead session itself, continuing its seq.
+    sid, seq, partial, acts = browser.sent[-1]
+    assert (sid, seq, partial) == ("dead-1", 5, False)
+    assert sorted(a.id for a in acts) == ["a3", "a4"]
+    assert await store.in_flight_partials("dead-1") == []

@@ -82,8 +82,9 @@ def test_parser_result_does_not_depend_on_chunking(items: list[Any], seed: int) 
     for chunk in mutate.chunks(random.Random(seed), text):
         events += parser.feed(chunk)
     events += parser.finish()
-    assert [e.data for e in events if e.complete] == whole
-    assert whole == [a for a in items if isinstance(a, dict)]
+    same = json.dumps  # compares NaN equal to NaN
+    assert same([e.data for e in events if e.complete]) == same(whole)
+    assert same(whole) == same([a for a in items if isinstance(a, dict)])
 
 
 def test_deep_nesting_is_cut_not_recursed() -> None:

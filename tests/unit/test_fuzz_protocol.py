@@ -101,8 +101,13 @@ def test_relayed_edits_reach_clients_as_valid_envelopes(seed: int) -> None:
 
 
 @FUZZ
-@given(records=st.lists(st.dictionaries(st.sampled_from(["id", "type", "x", "y", "props",
-                                                          "rotation", "parentId"]), json_values)))
+@given(
+    records=st.lists(
+        st.dictionaries(
+            st.sampled_from(["id", "type", "x", "y", "props", "rotation", "parentId"]), json_values
+        )
+    )
+)
 def test_context_shapes_stream_never_breaks_the_mirror(records: list[dict[str, Any]]) -> None:
     try:
         _shapes_check(json.dumps(records).encode())

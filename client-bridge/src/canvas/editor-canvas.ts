@@ -160,7 +160,29 @@ export function applyToEditor(editor: Editor, action: ActionLike, before = readP
   const created = action.name === 'create_shape' ? String(action.params?.id ?? '') : undefined
   writeDiff(editor, before, after, created)
   if (action.name === 'create_shape') canonicalIndex(editor, String(action.params?.id ?? ''))
+  canonicalArrows(editor)
   return after
+}
+
+/**
+ * tldraw keeps a bound arrow just above the highest shape it binds to, but whether it moves
+ * depends on the path that led there (a tab that replayed after a reload takes another path).
+ * Every tab therefore puts each bound arrow at one computed index, arrows in id order.
+ */
+function canonicalArrows(editor: Editor) {
+  const arrows = editor
+    .getCurrentPageShapes()
+    .filter((s) => s.type === 'arrow')
+    .sort((a, b) => (a.id < b.id ? -1 : 1))
+  for (const arrow of arrows) {
+    const bound = editor.getBindingsFromShape(arrow.id, 'arrow').map((b) => editor.getShape(b.toId)).filter((s): s is TLShape => !!s && s.parentId === arrow.parentId)
+    if (bound.length === 0) continue
+    const highest = bound.reduce((a, b) => (a.index > b.index ? a : b))
+    const siblings = editor.getSortedChildIdsForParent(arrow.parentId).map((id) => editor.getShape(id) as TLShape)
+    const next = siblings.find((s) => s.index > highest.index && s.id !== arrow.id)
+    const index = withSeededRandom(`arrow:${arrow.id}:${highest.index}:${next?.index}`, () => getIndexBetween(highest.index, next?.index ?? null))
+    if (index !== arrow.index) editor.updateShape({ id: arrow.id, type: 'arrow', index } as never)
+  }
 }
 
 /**

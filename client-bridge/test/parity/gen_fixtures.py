@@ -13,24 +13,81 @@ from steward.protocol.messages import WireAction
 
 
 def geo(i, x, y, w=100, h=50, **props):
-    return {"id": i, "type": "geo", "x": x, "y": y,
-            "props": {"geo": "rectangle", "w": w, "h": h, "color": "blue", "text": "", **props}}
+    return {
+        "id": i,
+        "type": "geo",
+        "x": x,
+        "y": y,
+        "props": {"geo": "rectangle", "w": w, "h": h, "color": "blue", "text": "", **props},
+    }
 
 
 SCRIPTS = {
     "create_update_delete": [
         ("create_shape", geo("a", 0, 0, text="Alpha")),
         ("create_shape", geo("b", 300, 40, 120, 80)),
-        ("create_shape", {"id": "n", "type": "note", "x": 600, "y": 0,
-                          "props": {"color": "yellow", "text": "note", "scale": 1}}),
-        ("create_shape", {"id": "t", "type": "text", "x": 0, "y": 300,
-                          "props": {"text": "hello", "color": "black", "size": "m", "autoSize": True}}),
-        ("create_shape", {"id": "arr", "type": "arrow", "x": 100, "y": 25, "bindings": {"start": "a", "end": "b"},
-                          "props": {"start": {"x": 0, "y": 0}, "end": {"x": 200, "y": 40}, "color": "red"}}),
-        ("create_shape", {"id": "ln", "type": "line", "x": 0, "y": 500,
-                          "props": {"points": [{"x": 0, "y": 0}, {"x": 50, "y": 20}, {"x": 100, "y": 0}], "color": "green"}}),
-        ("create_shape", {"id": "dr", "type": "draw", "x": 300, "y": 500,
-                          "props": {"segments": [{"type": "free", "points": [{"x": 0, "y": 0}, {"x": 10, "y": 5}, {"x": 20, "y": 0}]}], "color": "violet"}}),
+        (
+            "create_shape",
+            {
+                "id": "n",
+                "type": "note",
+                "x": 600,
+                "y": 0,
+                "props": {"color": "yellow", "text": "note", "scale": 1},
+            },
+        ),
+        (
+            "create_shape",
+            {
+                "id": "t",
+                "type": "text",
+                "x": 0,
+                "y": 300,
+                "props": {"text": "hello", "color": "black", "size": "m", "autoSize": True},
+            },
+        ),
+        (
+            "create_shape",
+            {
+                "id": "arr",
+                "type": "arrow",
+                "x": 100,
+                "y": 25,
+                "bindings": {"start": "a", "end": "b"},
+                "props": {"start": {"x": 0, "y": 0}, "end": {"x": 200, "y": 40}, "color": "red"},
+            },
+        ),
+        (
+            "create_shape",
+            {
+                "id": "ln",
+                "type": "line",
+                "x": 0,
+                "y": 500,
+                "props": {
+                    "points": [{"x": 0, "y": 0}, {"x": 50, "y": 20}, {"x": 100, "y": 0}],
+                    "color": "green",
+                },
+            },
+        ),
+        (
+            "create_shape",
+            {
+                "id": "dr",
+                "type": "draw",
+                "x": 300,
+                "y": 500,
+                "props": {
+                    "segments": [
+                        {
+                            "type": "free",
+                            "points": [{"x": 0, "y": 0}, {"x": 10, "y": 5}, {"x": 20, "y": 0}],
+                        }
+                    ],
+                    "color": "violet",
+                },
+            },
+        ),
         ("update_shape", {"id": "a", "x": 20, "props": {"color": "red", "text": "Beta"}}),
         ("update_shape", {"id": "missing", "x": 5}),
         ("create_shape", geo("a", 20, 0, 150, 60, text="Replaced")),
@@ -39,7 +96,16 @@ SCRIPTS = {
     "transforms": [
         ("create_shape", geo("a", 0, 0)),
         ("create_shape", geo("b", 200, 100, 80, 80)),
-        ("create_shape", {"id": "n", "type": "note", "x": 400, "y": 0, "props": {"color": "yellow", "text": "", "scale": 1}}),
+        (
+            "create_shape",
+            {
+                "id": "n",
+                "type": "note",
+                "x": 400,
+                "y": 0,
+                "props": {"color": "yellow", "text": "", "scale": 1},
+            },
+        ),
         ("move", {"ids": ["a", "b"], "dx": 10, "dy": -20}),
         ("resize", {"ids": ["b", "n"], "scaleX": 2, "scaleY": 0.5, "originX": 200, "originY": 100}),
         ("rotate", {"ids": ["a"], "angle": math.pi / 2, "originX": 0, "originY": 0}),
@@ -87,7 +153,12 @@ def main() -> None:
         for i, (verb, params) in enumerate(steps):
             action = WireAction(id=f"{name}-{i}", name=verb, params=params)
             apply_wire_action(shapes, action)
-            frames.append({"action": action.model_dump(mode="json"), "page": json.loads(json.dumps(list(shapes.values())))})
+            frames.append(
+                {
+                    "action": action.model_dump(mode="json"),
+                    "page": json.loads(json.dumps(list(shapes.values()))),
+                }
+            )
         out[name] = frames
     path = Path(__file__).with_name("verbs.json")
     path.write_text(json.dumps(out, indent=1) + "\n")

@@ -1,0 +1,42 @@
+"""Which agent handles a prompt: the room's fairies or the one-shot canvas agent.
+
+The rule (also in docs/FAIRIES.md):
+- a prompt that names a fairy (`PromptRequest.fairy`) goes to the fairies: a fairy id of the
+  room's roster reaches that fairy; any other name (`"orchestrator"`, `"lead"`, …) reaches
+  the room's lead, which starts a project;
+- a message that starts with `project:` goes to the room's lead, without the prefix;
+- everything else is a one-shot request for the canvas agent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from steward.fairies.ports import AgentRunner, PromptInput, SessionPort
+
+_PROJECT = re.compile(r"^\s*project\s*:\s*", re.IGNORECASE)
+
+
+def for_fairies(prompt: PromptInput) -> PromptInput | None:
+    """The prompt as the fairies should see it, or None when it is a one-shot request."""
+    match = _PROJECT.match(prompt.message)
+    if match is not None and prompt.message[match.end() :].strip():
+        return replace(prompt, message=prompt.message[match.end() :].strip())
+    if prompt.fairy:
+        return prompt
+    return None
+
+
+class PromptRouter:
+    """An `AgentRunner` that hands each prompt to the runner the rule above picks."""
+
+    def __init__(self, fairies: AgentRunner, one_shot: AgentRunner) -> None:
+        self.fairies = fairies
+        self.one_shot = one_shot
+
+    async def run(self, session: SessionPort, prompt: PromptInput) -> str:
+        routed = for_fairies(prompt)
+        if routed is not None:
+            return await self.fairies.run(session, routed)
+        return await self.one_shot.run(session, prompt)

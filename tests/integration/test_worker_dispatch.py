@@ -1,0 +1,89 @@
+"""`steward worker` registers with a real livekit-server and serves a dispatched room."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from livekit import api, rtc
+
+from steward.headless.client import HeadlessClient
+from steward.livekit_server import LiveKitServer
+from steward.protocol.names import ATTR_ROLE
+from tests.conftest import wait_for
+
+pytestmark = pytest.mark.integration
+
+
+async def test_worker_joins_a_dispatched_room_and_serves_prompts(
+    livekit_server: LiveKitServer, fresh_db_url: str, room_name: str, tmp_path: Path
+) -> None:
+    env = {
+        **os.environ,
+        "LIVEKIT_URL": livekit_server.url,
+        "LIVEKIT_API_KEY": livekit_server.api_key,
+        "LIVEKIT_API_SECRET": livekit_server.api_secret,
+        "DATABASE_URL": fresh_db_url,
+        "STEWARD_AGENT_NAME": "steward-test",
+        "STEWARD_SCRIPTED_TOKENS_PER_S": "5000",
+        "STEWARD_LOG_FORMAT": "json",
+    }
+    log_path = tmp_path / "worker.log"
+    with log_path.open("wb") as log_file:
+        worker = subprocess.Popen(  # noqa: ASYNC220 - a child process for the test's lifetime
+            [sys.executable, "-m", "steward.cli", "worker"],
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    client = HeadlessClient.create(
+        livekit_server.url,
+        livekit_server.api_key,
+        livekit_server.api_secret,
+        room=room_name,
+        identity="ann",
+    )
+    lk = api.LiveKitAPI(
+        livekit_server.url.replace("ws://", "http://"),
+        livekit_server.api_key,
+        livekit_server.api_secret,
+    )
+    try:
+        await client.connect()
+        # Registration can take a while on a busy 2-core machine (livekit-agents warms up).
+        await wait_for(lambda: b"registered worker" in log_path.read_bytes(), 120.0, 0.2)
+        await lk.agent_dispatch.create_dispatch(
+            api.CreateAgentDispatchRequest(agent_name="steward-test", room=room_name)
+        )
+        await wait_for(lambda: "canvas-steward" in client.room.remote_participants, 60.0)
+        assert worker.poll() is None, "worker exited"
+        steward = client.room.remote_participants["canvas-steward"]
+        assert steward.kind == rtc.ParticipantKind.PARTICIPANT_KIND_AGENT  # an agent, not hidden
+        assert steward.attributes.get(ATTR_ROLE) == "steward"
+        reply = None
+        for _ in range(30):  # the steward needs our join notice before it trusts our packets
+            reply = await client.prompt("draw a box")
+            if reply.session_id:
+                break
+            await asyncio.sleep(0.3)
+        assert reply is not None and reply.session_id, reply
+        status = await client.wait_status(reply.session_id, timeout=30)
+        assert status == "done"
+        assert client.shapes, "the dispatched steward drew nothing"
+    finally:
+        await client.disconnect()
+        await lk.aclose()
+        os.killpg(worker.pid, signal.SIGTERM)
+        try:
+            await asyncio.to_thread(worker.wait, 20)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+        if os.environ.get("STEWARD_TEST_VERBOSE"):
+            print(log_path.read_text(errors="replace")[-4000:])
