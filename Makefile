@@ -8,6 +8,7 @@ RUN := $(UV) run --frozen
 .PHONY: dev test setup setup-python setup-livekit setup-node lint typecheck test-python test-node clean
 
 dev: setup
+	npm --prefix client-bridge run build --silent
 	$(RUN) steward dev
 
 test: setup lint typecheck test-python test-node

@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     # Required by POST /api/canvas-agent/run; empty disables the endpoint.
     steward_api_key: SecretStr | None = None
     steward_wake_phrase: str = "steward"
+    # Dev only (`steward dev` turns these on): hand out room tokens to anyone who can reach
+    # the HTTP port, joining the room on first request, and serve the built demo page.
+    steward_dev_tokens: bool = False
+    steward_demo_dir: Path | None = None
     steward_apply_mode: Literal["relay", "host"] = "relay"
     steward_prompt_policy: Literal["attribute", "everyone"] = "attribute"
 

@@ -37,6 +37,7 @@ from steward.room.session import RoomSession
 from steward.store.database import Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.outbox import Outbox
+from steward.tokens import mint_token
 
 log = get_logger(__name__)
 
@@ -229,6 +230,22 @@ class StewardService:
             message=message, source="http", requester="http", bounds=viewport, model=model
         )
         return await runtime.run_prompt(prompt)
+
+    async def dev_token(self, room_id: str, identity: str) -> dict[str, str]:
+        if identity == self.settings.steward_identity:
+            raise RunRefused(400, "that identity is the steward's")
+        try:
+            await self.join(room_id)
+        except Exception as err:
+            log.exception("dev_join_failed", room=room_id)
+            raise RunRefused(502, f"could not join room {room_id!r}: {err}") from err
+        token = mint_token(
+            self.settings.livekit_api_key,
+            self.settings.livekit_api_secret.get_secret_value(),
+            room=room_id,
+            identity=identity,
+        )
+        return {"token": token, "url": self.settings.livekit_url}
 
     async def readiness(self) -> dict[str, Any]:
         db_ok = False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import re
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -46,6 +47,8 @@ class Backend(Protocol):
     ) -> str: ...
 
     async def readiness(self) -> dict[str, Any]: ...
+
+    async def dev_token(self, room_id: str, identity: str) -> dict[str, str]: ...
 
 
 BACKEND: web.AppKey[Backend] = web.AppKey("backend")
@@ -100,10 +103,36 @@ async def metrics_view(request: web.Request) -> web.Response:
     return resp
 
 
+_DEV_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+async def dev_token(request: web.Request) -> web.Response:
+    """Dev only: a token for `room` as `identity`, with a prompt grant; joins the room."""
+    room, identity = request.query.get("room", ""), request.query.get("identity", "")
+    if not _DEV_NAME.match(room) or not _DEV_NAME.match(identity):
+        return _error(400, "room and identity: 1-64 letters, digits, '_', '.', '-'")
+    try:
+        return web.json_response(await request.app[BACKEND].dev_token(room, identity))
+    except RunRefused as err:
+        return _error(err.status, err.reason)
+
+
 def create_app(backend: Backend) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app[BACKEND] = backend
     app.router.add_post(RUN_PATH, run)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_view)
+    settings = backend.settings
+    if settings.steward_dev_tokens:
+        app.router.add_get("/api/dev/token", dev_token)
+    demo = settings.steward_demo_dir
+    if demo is not None and (demo / "index.html").exists():
+        index = demo / "index.html"
+
+        async def index_view(_request: web.Request) -> web.FileResponse:
+            return web.FileResponse(index)
+
+        app.router.add_get("/", index_view)
+        app.router.add_static("/", demo)
     return app

@@ -2,8 +2,9 @@
 
 Starts a loopback livekit-server, Postgres (DATABASE_URL, else a throwaway embedded one),
 the steward in-process, joins three headless clients to one room, runs a prompt from one of
-them, waits until every client applied everything, and prints one JSON object. Exits non-zero
-when the run fails. Stops everything it started.
+them, then a fairy project (`project: …`: an orchestrator plans tasks, drones draw them in
+parallel), waits until every client applied everything, and prints one JSON object (the
+project under `project`). Exits non-zero when the run fails. Stops everything it started.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from steward.commands._common import print_json, setup
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
+from steward.room.connection import RoomRuntime
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
 
 DEFAULT_PROMPT = "Draw a flow chart of our signup: sign up, verify email, welcome."
+DEFAULT_PROJECT = "draw a farm below the flow chart"
 
 
 async def _wait(cond: Any, timeout: float) -> bool:
@@ -36,8 +39,45 @@ async def _wait(cond: Any, timeout: float) -> bool:
     return True
 
 
+async def _project(
+    service: StewardService,
+    runtime: RoomRuntime,
+    clients: list[HeadlessClient],
+    prompt: str,
+    timeout: float,
+) -> dict[str, Any]:
+    """A fairy project from the first client; its figures for the `project` key."""
+    reply = await clients[0].prompt(f"project: {prompt}")
+    if reply.session_id is None:
+        return {"ok": False, "error": reply.error}
+    status = await clients[0].wait_status(reply.session_id, timeout=timeout)
+    settled = await _wait(
+        lambda: (
+            runtime.broadcaster.total_unacked() == 0
+            and all(c.shapes == runtime.mirror.shapes for c in clients)
+        ),
+        20,
+    )
+    summary = service.fairies.project_summary(runtime.room_id) if service.fairies else None
+    if summary is None:
+        return {"ok": False, "error": "no project was started", "status": status}
+    canvases = [c.shapes for c in clients]
+    return {
+        **summary,
+        "session_status": status,
+        "shapes": len(canvases[0]),
+        "canvases_identical": all(c == canvases[0] for c in canvases),
+        "mirror_matches_clients": runtime.mirror.shapes == canvases[0],
+        "ok": bool(status == "done" and settled and summary["status"] == "done"),
+    }
+
+
 async def run_demo(
-    prompt: str = DEFAULT_PROMPT, clients_n: int = 3, runner: str = "agent", timeout: float = 60
+    prompt: str = DEFAULT_PROMPT,
+    clients_n: int = 3,
+    runner: str = "agent",
+    timeout: float = 60,
+    project: str | None = DEFAULT_PROJECT,
 ) -> dict[str, Any]:
     settings = setup()
     started = time.monotonic()
@@ -126,6 +166,11 @@ async def run_demo(
             and result["out_of_order_applied"] == 0
             and stream.actions > 0
         )
+        if project:
+            result["project"] = await _project(service, runtime, clients, project, timeout)
+            result["ok"] = bool(result["ok"] and result["project"]["ok"])
+            result["duplicates_applied"] = sum(c.stats.duplicates_applied for c in clients)
+            result["out_of_order_applied"] = sum(c.stats.out_of_order_applied for c in clients)
         return result
     except Exception as err:
         result["error"] = f"{type(err).__name__}: {err}"
@@ -148,7 +193,8 @@ def _run(args: argparse.Namespace) -> int:
     if not args.headless:
         print("only --headless is built here; the browser demo page comes with client-bridge")
         return 2
-    result = asyncio.run(run_demo(args.prompt, args.clients, args.runner, args.timeout))
+    project = None if args.no_project else args.project
+    result = asyncio.run(run_demo(args.prompt, args.clients, args.runner, args.timeout, project))
     if args.json:
         print_json(result)
     else:
@@ -170,4 +216,6 @@ def register(sub: Any) -> None:
         help="agent: the canvas agent with the configured model; fixed: a fixed action script",
     )
     p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--project", default=DEFAULT_PROJECT, help="the fairy project to run after")
+    p.add_argument("--no-project", action="store_true", help="skip the fairy project")
     p.set_defaults(handler=_run)

@@ -9,7 +9,7 @@ import signal
 from typing import Any
 
 from steward.commands._common import setup
-from steward.config import Settings
+from steward.config import PROJECT_ROOT, Settings
 from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import open_database
@@ -19,7 +19,10 @@ async def _dev(args: argparse.Namespace) -> int:
     settings = setup()
     server = LiveKitServer(http_port=args.livekit_port)
     await server.astart()
-    settings = settings.model_copy(update={"livekit_url": server.url})
+    demo_dir = PROJECT_ROOT / "client-bridge" / "demo" / "dist"
+    settings = settings.model_copy(
+        update={"livekit_url": server.url, "steward_dev_tokens": True, "steward_demo_dir": demo_dir}
+    )
     db = await open_database(settings)
     service = StewardService(settings, database=db)
     stop = asyncio.Event()
@@ -57,7 +60,11 @@ def _print_banner(
         " (other rooms: `steward join ROOM`)",
         f"  HTTP API    {http}/healthz, {http}/metrics, POST {http}/api/canvas-agent/run"
         + ("" if settings.steward_api_key else " (off: set STEWARD_API_KEY)"),
-        "  demo page   not built yet (client-bridge: issue 6)",
+        (
+            f"  demo page   {http}/?room={rooms[0]}  (open it in two or more tabs)"
+            if settings.steward_demo_dir and (settings.steward_demo_dir / "index.html").exists()
+            else "  demo page   not built: run `npm --prefix client-bridge run build`"
+        ),
         "Press Ctrl-C to stop everything.",
     ]
     print("\n".join(lines), flush=True)
