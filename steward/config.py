@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     steward_max_followups: int = Field(default=3, ge=0, le=20)
     steward_watchdog_s: float = Field(default=60.0, gt=0)
     steward_context_timeout_s: float = Field(default=2.0, gt=0)
+    # Long edge of the screenshot browsers send (px): detail the model can use, bytes the
+    # data channel must carry before the model call can start.
+    steward_screenshot_max_size: int = Field(default=1024, ge=16, le=4096)
     steward_retransmit_after_ms: int = Field(default=400, ge=10)
     steward_retransmit_attempts: int = Field(default=3, ge=0)
     steward_blurry_shape_cap: int = Field(default=300, ge=0)

@@ -130,7 +130,7 @@ class StewardService:
     @property
     def outbox(self) -> Outbox:
         assert self.db is not None, "service not started"
-        return Outbox(self.db.pool)
+        return Outbox(self.db.stream_pool)
 
     def runner(self) -> AgentRunner:
         """The runner of one prompt: the router once the fairies exist, else the one-shot."""

@@ -121,7 +121,7 @@ class HeadlessClient:
     _held_back: ActionEnvelope | None = None
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _status_event: asyncio.Event = field(default_factory=asyncio.Event)
-    _jpeg_cache: tuple[int, bytes] | None = None
+    _jpeg_cache: tuple[tuple[int, float], bytes] | None = None
 
     # --- construction --------------------------------------------------------------------
     @classmethod
@@ -392,29 +392,46 @@ class HeadlessClient:
     ) -> None:
         attrs = {STREAM_ATTR_REQUEST_ID: req.request_id}
         lp = self.room.local_participant
+        sends = []
         if shapes:
             data = json.dumps(list(self.shapes.values())).encode()
-            await lp.send_bytes(
-                data,
-                topic=TOPIC_CONTEXT,
-                name="shapes.json",
-                mime_type="application/json",
-                destination_identities=[caller],
-                attributes=attrs,
+            sends.append(
+                lp.send_bytes(
+                    data,
+                    topic=TOPIC_CONTEXT,
+                    name="shapes.json",
+                    mime_type="application/json",
+                    destination_identities=[caller],
+                    attributes=attrs,
+                )
             )
         if shot:
-            await lp.send_bytes(
-                self.screenshot(),
-                topic=TOPIC_SCREENSHOT,
-                name="canvas.jpg",
-                mime_type="image/jpeg",
-                destination_identities=[caller],
-                attributes=attrs,
+            sends.append(
+                lp.send_bytes(
+                    self.screenshot(req.max_size),
+                    topic=TOPIC_SCREENSHOT,
+                    name="canvas.jpg",
+                    mime_type="image/jpeg",
+                    destination_identities=[caller],
+                    attributes=attrs,
+                )
             )
+        # Both streams at once, as a browser would: the steward waits for the slower one.
+        await asyncio.gather(*sends)
 
-    def screenshot(self) -> bytes:
-        if self._jpeg_cache is None or self._jpeg_cache[0] != self.doc_version:
-            self._jpeg_cache = (self.doc_version, render_jpeg(self.shapes, seed=self.doc_version))
+    def screenshot(self, max_size: int | None = None) -> bytes:
+        """A 1280x800 viewport, scaled down so its long edge fits `max_size` (as browsers do)."""
+        scale = min(1.0, (max_size or 1280) / 1280)
+        key = (self.doc_version, scale)
+        if self._jpeg_cache is None or self._jpeg_cache[0] != key:
+            jpeg = render_jpeg(
+                self.shapes,
+                seed=self.doc_version,
+                width=round(1280 * scale),
+                height=round(800 * scale),
+                scale=scale,
+            )
+            self._jpeg_cache = (key, jpeg)
         return self._jpeg_cache[1]
 
 

@@ -16,6 +16,7 @@ def render_jpeg(
     height: int = 800,
     seed: int = 0,
     quality: int = 80,
+    scale: float = 1.0,
 ) -> bytes:
     """Boxes for shapes on a lightly textured background (a few hundred KB, like a real one)."""
     rng = random.Random(seed)
@@ -36,8 +37,8 @@ def render_jpeg(
         )
     for shape in shapes.values():
         props = shape.get("props") or {}
-        left, top = float(shape.get("x") or 0), float(shape.get("y") or 0)
-        w, h = float(props.get("w") or 120), float(props.get("h") or 60)
+        left, top = float(shape.get("x") or 0) * scale, float(shape.get("y") or 0) * scale
+        w, h = float(props.get("w") or 120) * scale, float(props.get("h") or 60) * scale
         draw.rectangle([(left, top), (left + w, top + h)], outline=(40, 90, 200), width=3)
     buf = io.BytesIO()
     image.save(buf, format="JPEG", quality=quality)

@@ -122,6 +122,7 @@ class RoomRuntime:
             self.mirror,
             lambda: self.broadcaster._room_order,
             timeout_s=s.steward_context_timeout_s,
+            max_size=s.steward_screenshot_max_size,
         )
         self.dispatcher = Dispatcher(
             room_id,

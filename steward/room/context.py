@@ -153,6 +153,7 @@ class ContextFetcher:
         timeout_s: float = 2.0,
         attempts: int = 2,
         cache_ttl_s: float = 2.0,
+        max_size: int | None = None,
     ) -> None:
         self.room_id = room_id
         self._rpc = perform_rpc
@@ -163,6 +164,7 @@ class ContextFetcher:
         self.timeout_s = timeout_s
         self.attempts = attempts
         self.cache_ttl_s = cache_ttl_s
+        self.max_size = max_size
         self._cache: dict[tuple[int, str, bool], _CacheEntry] = {}
         self._inflight: dict[str, set[asyncio.Task[str]]] = {}
         self.degraded_runs = 0
@@ -228,7 +230,9 @@ class ContextFetcher:
         request_id = uuid.uuid4().hex
         futures = self._inbox.expect(request_id, identity, ["shapes", "screenshot"])
         try:
-            req = ContextRequest(request_id=request_id, bounds=bounds, want=want)
+            req = ContextRequest(
+                request_id=request_id, bounds=bounds, max_size=self.max_size, want=want
+            )
             call = asyncio.ensure_future(
                 self._rpc(
                     destination_identity=identity,

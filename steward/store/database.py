@@ -16,9 +16,14 @@ from steward.store.migrate import migrate
 class Database:
     url: str
     pool: asyncpg.Pool
+    # For the envelope stream (outbox, acks): commits do not wait for the WAL flush. A
+    # steward crash loses nothing (the server has the rows); only a crash of Postgres itself
+    # can lose the last ~200 ms of envelopes, which browsers then re-request by resync.
+    stream_pool: asyncpg.Pool
     embedded: EmbeddedPostgres | None = field(default=None)
 
     async def close(self) -> None:
+        await self.stream_pool.close()
         await self.pool.close()
         if self.embedded is not None:
             self.embedded.stop()
@@ -37,8 +42,12 @@ async def resolve_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]
     stop=stop_after_delay(30),
     reraise=True,
 )
-async def _create_pool(url: str, min_size: int, max_size: int) -> asyncpg.Pool:
-    return await asyncpg.create_pool(url, min_size=min_size, max_size=max_size)
+async def _create_pool(
+    url: str, min_size: int, max_size: int, server_settings: dict[str, str] | None = None
+) -> asyncpg.Pool:
+    return await asyncpg.create_pool(
+        url, min_size=min_size, max_size=max_size, server_settings=server_settings
+    )
 
 
 async def open_database(
@@ -49,4 +58,7 @@ async def open_database(
     if run_migrations:
         async with pool.acquire() as conn:
             await migrate(conn)
-    return Database(url=url, pool=pool, embedded=embedded)
+    stream_pool = await _create_pool(
+        url, min_size, max_size, server_settings={"synchronous_commit": "off"}
+    )
+    return Database(url=url, pool=pool, stream_pool=stream_pool, embedded=embedded)
