@@ -69,7 +69,14 @@ class FakeSession:
         self.browser.canvas.apply(actions, partial=partial)
         return self.seq
 
-    async def send_chat(self, text: str, *, role: str = "assistant", partial: bool = False) -> None:
+    async def send_chat(
+        self,
+        text: str,
+        *,
+        role: str = "assistant",
+        partial: bool = False,
+        message_id: str | None = None,
+    ) -> None:
         self.browser.chat.append(text)
 
     async def send_status(self, status: SessionStatus, detail: str | None = None) -> None:

@@ -79,7 +79,14 @@ class MemorySession:
                 self.browser.apply(self.session_id, action, partial=bool(back.partial))
         return self._seq
 
-    async def send_chat(self, text: str, *, role: str = "assistant", partial: bool = False) -> None:
+    async def send_chat(
+        self,
+        text: str,
+        *,
+        role: str = "assistant",
+        partial: bool = False,
+        message_id: str | None = None,
+    ) -> None:
         return None
 
     async def send_status(self, status: SessionStatus, detail: str | None = None) -> None:

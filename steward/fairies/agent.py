@@ -285,7 +285,9 @@ class CanvasAgent:
         session = run.session
         if out.chat is not None and out.chat != run.last_chat.get(out.index):
             run.last_chat[out.index] = out.chat
-            await session.send_chat(out.chat, partial=not out.complete)
+            await session.send_chat(
+                out.chat, partial=not out.complete, message_id=run.wire_id(out.index)
+            )
             if out.complete:
                 self.history.setdefault(session.room_id, []).append(ChatItem("assistant", out.chat))
         if not out.ops:

@@ -64,8 +64,15 @@ class SessionPort(Protocol):
         ...
 
     async def send_chat(
-        self, text: str, *, role: str = "assistant", partial: bool = False
-    ) -> None: ...
+        self,
+        text: str,
+        *,
+        role: str = "assistant",
+        partial: bool = False,
+        message_id: str | None = None,
+    ) -> None:
+        """A streamed message keeps one `message_id` across its partial versions."""
+        ...
 
     async def send_status(self, status: SessionStatus, detail: str | None = None) -> None: ...
 

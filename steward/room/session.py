@@ -74,10 +74,22 @@ class RoomSession:
     async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:
         return await self._broadcaster.send(self._session_id, actions, partial=partial)
 
-    async def send_chat(self, text: str, *, role: str = "assistant", partial: bool = False) -> None:
+    async def send_chat(
+        self,
+        text: str,
+        *,
+        role: str = "assistant",
+        partial: bool = False,
+        message_id: str | None = None,
+    ) -> None:
         self.figures.chat_messages += 1
         await self._messenger.chat(
-            self._session_id, text, role=role, partial=partial, fairy=self.prompt.fairy
+            self._session_id,
+            text,
+            role=role,
+            partial=partial,
+            fairy=self.prompt.fairy,
+            message_id=message_id,
         )
 
     async def send_status(self, status: SessionStatus, detail: str | None = None) -> None:

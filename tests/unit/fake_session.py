@@ -52,7 +52,14 @@ class FakeSession:
             self._cancelled = True
         return len(self.envelopes)
 
-    async def send_chat(self, text: str, *, role: str = "assistant", partial: bool = False) -> None:
+    async def send_chat(
+        self,
+        text: str,
+        *,
+        role: str = "assistant",
+        partial: bool = False,
+        message_id: str | None = None,
+    ) -> None:
         self.chats.append((role, text, partial))
 
     async def send_status(self, status: SessionStatus, detail: str | None = None) -> None:
