@@ -218,3 +218,15 @@ test('the host tab closes mid-run and the run completes', async () => {
   assert.ok([views[0][1], views[1][1]].includes(views[0][0]), `host ${views[0][0]} is not a remaining tab`)
   await tabs.t2.page.screenshot({ path: join(results, 'e2e-canvas.png') })
 })
+
+test('a fairy project: two drones draw inside their bounds and every tab ends identical', async () => {
+  const shapesBefore = (await converge([tabs.t2, tabs.t3], 'before the project')).filter((r) => r.typeName === 'shape').length
+  const sid = await prompt(tabs.t2, 'project: draw a farm')
+  for (const n of ['t2', 't3']) await waitStatus(tabs[n], sid)
+  const recs = await converge([tabs.t2, tabs.t3], 'after a fairy project')
+  assert.ok(recs.filter((r) => r.typeName === 'shape').length > shapesBefore, 'the project drew shapes')
+  // Fairy presence reached the browsers: an orchestrator and at least two drones.
+  const fairies = await tabs.t3.page.evaluate(() => window.__steward.handle.state.fairies)
+  assert.ok(fairies.length >= 3, `fairies: ${JSON.stringify(fairies)}`)
+  await tabs.t2.page.screenshot({ path: join(results, 'e2e-fairy-project.png') })
+})

@@ -31,6 +31,17 @@ _SHAPE_WORDS = {
 _COLORS = ("red", "blue", "green", "yellow", "orange", "violet", "black", "grey")
 
 
+def _below_content(
+    occupied: dict[str, float] | None, x: int, y: int, w: int, h: int, gap: int
+) -> int:
+    """A new drawing goes below what is already there when it would overlap it."""
+    if not occupied:
+        return y
+    ox, oy, ow, oh = (occupied.get(k, 0.0) for k in ("x", "y", "w", "h"))
+    overlaps = x < ox + ow and ox < x + w and y < oy + oh and oy < y + h
+    return int(oy + oh + gap) if overlaps else y
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:24] or "item"
 
@@ -41,9 +52,11 @@ class ScriptedModel:
     def __init__(self, tokens_per_s: float | None = 400.0, chunk_chars: int = 4) -> None:
         self.tokens_per_s = tokens_per_s
         self.chunk_chars = chunk_chars
+        self._occupied: dict[str, float] | None = None
 
     # -- planning ------------------------------------------------------------------------
     def actions_for(self, hints: dict[str, Any]) -> list[dict[str, Any]]:
+        self._occupied = hints.get("occupied")
         message = str(hints.get("message", "")).strip()
         low = message.lower()
         followup = hints.get("followup")
@@ -131,6 +144,7 @@ class ScriptedModel:
         w, h, gap = 220, 110, 80
         total = len(steps) * w + (len(steps) - 1) * gap
         x0, y = cx - total // 2, cy - h // 2
+        y = _below_content(self._occupied, x0, y, total, h, gap)
         acts: list[dict[str, Any]] = [
             {"_type": "update-todo-list", "id": 1, "status": "in-progress",
              "text": "Draw the steps"},
