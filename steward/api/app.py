@@ -58,6 +58,13 @@ def _error(status: int, reason: str) -> web.Response:
     return web.json_response({"error": reason}, status=status)
 
 
+def _rejected(request: web.Request, status: int, reason: str, message: str) -> web.Response:
+    """A refused run request: counted, logged with its reason, answered with the message."""
+    metrics.REJECTED_INBOUND.labels(topic=RUN_PATH, reason=reason).inc()
+    log.warning("http_rejected", path=RUN_PATH, peer=request.remote, reason=reason, status=status)
+    return _error(status, message)
+
+
 def _authorized(request: web.Request, key: str) -> bool:
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
@@ -70,23 +77,26 @@ async def run(request: web.Request) -> web.Response:
     if secret is None or not secret.get_secret_value():
         return _error(503, "the run endpoint is disabled: set STEWARD_API_KEY")
     if not _authorized(request, secret.get_secret_value()):
-        metrics.REJECTED_INBOUND.labels(topic=RUN_PATH, reason="unauthorized").inc()
-        log.warning("http_unauthorized", path=RUN_PATH, peer=request.remote)
-        return _error(401, "missing or wrong API key (Authorization: Bearer <key>)")
-    body = await request.read()
+        return _rejected(
+            request, 401, "unauthorized", "missing or wrong API key (Authorization: Bearer <key>)"
+        )
+    try:
+        # aiohttp refuses a body over `client_max_size` itself; answer it like our own 413.
+        body = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        body = b"x" * (MAX_BODY_BYTES + 1)
     if len(body) > MAX_BODY_BYTES:
-        return _error(413, f"body over {MAX_BODY_BYTES} bytes")
+        return _rejected(request, 413, "oversize", f"body over {MAX_BODY_BYTES} bytes")
     try:
         req = RunRequest.model_validate_json(body)
     except ValidationError as err:
-        metrics.REJECTED_INBOUND.labels(topic=RUN_PATH, reason="schema").inc()
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "<body>"
-        return _error(400, f"invalid request: {where}: {first['msg']}")
+        return _rejected(request, 400, "schema", f"invalid request: {where}: {first['msg']}")
     try:
         session_id = await backend.run_http(req.room_id, req.message, req.model, req.viewport)
     except RunRefused as err:
-        return _error(err.status, err.reason)
+        return _rejected(request, err.status, f"refused_{err.status}", err.reason)
     log.info("http_run", room=req.room_id, session_id=session_id, prompt=req.message)
     return web.json_response({"sessionId": session_id, "roomId": req.room_id}, status=202)
 

@@ -188,4 +188,15 @@ if __name__ == "__main__":
     from steward.obs.logging import configure_logging
 
     configure_logging("error", "json")
-    _emit(asyncio.run(main(json.loads(sys.stdin.readline()))))
+    spec = json.loads(sys.stdin.readline())
+    if spec.get("profile"):
+        # `bench scale --profile DIR`: where this process spends its time, as text.
+        from pyinstrument import Profiler
+
+        with Profiler(interval=0.005, async_mode="disabled") as profiler:
+            result = asyncio.run(main(spec))
+        with open(spec["profile"], "w") as out:
+            out.write(profiler.output_text(unicode=False, show_all=False))
+        _emit(result)
+    else:
+        _emit(asyncio.run(main(spec)))

@@ -326,13 +326,19 @@ def run(per_target: int = 400, seed: int = 1) -> dict[str, Any]:
 def _handler(args: argparse.Namespace) -> int:
     # Every refusal logs a line by design; thousands of them would drown the result.
     configure_logging("error", "json")
-    result = run(args.per_target, args.seed)
+    if args.live:
+        from steward.bench.fuzz_live import run_bench
+
+        result = asyncio.run(run_bench(args.per_path, args.seed, args.limit_s))
+    else:
+        result = run(args.per_target, args.seed)
     if args.json:
         print_json(result)
     else:
         print(f"{result['inputs']} inputs: {result['rejected']} rejected, "
               f"{result['crashes']} crashes")  # fmt: skip
-    return 1 if result["crashes"] else 0
+    failed = result["crashes"] or (args.live and not result["other_room_ok"])
+    return 1 if failed else 0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -340,4 +346,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--per-target", type=int, default=400)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--live",
+        action="store_true",
+        help="through a real livekit-server and Postgres, while another room is served "
+        "(run inside ./ops/netns-run.sh)",
+    )
+    p.add_argument("--per-path", type=int, default=40, help="--live: inputs per inbound path")
+    p.add_argument("--limit-s", type=float, default=120.0, help="--live: time bound of the flood")
     p.set_defaults(handler=_handler)

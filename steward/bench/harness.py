@@ -37,6 +37,16 @@ from steward.service import StewardService
 from steward.store.embedded import EmbeddedPostgres
 
 
+async def loop_lag(marks: Marks, period: float = 0.05) -> None:
+    """Samples how late this process's event loop wakes up (`loop_lag_ms` stage)."""
+    while True:
+        t0 = time.monotonic()
+        await asyncio.sleep(period)
+        marks.stages.setdefault("loop_lag_ms", []).append(
+            max(0.0, (time.monotonic() - t0 - period) * 1000)
+        )
+
+
 def percentiles(values: list[float]) -> dict[str, float | int | None]:
     """{p50, p95, p99, n} by the nearest-rank method, in the values' unit, rounded to 0.01."""
     if not values:
@@ -125,8 +135,12 @@ def instrument(runtime: RoomRuntime, marks: Marks) -> None:
     publish = broadcaster._publish
 
     async def timed_publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
-        marks.publishes.append((time.monotonic(), payload))
-        await publish(payload, topic=topic, destinations=destinations)
+        t0 = time.monotonic()
+        marks.publishes.append((t0, payload))
+        try:
+            await publish(payload, topic=topic, destinations=destinations)
+        finally:
+            marks.stage("publish_data_ms", t0)
 
     broadcaster._publish = timed_publish
     on_prompt = runtime.intake.on_prompt_rpc
@@ -292,6 +306,41 @@ def _proc_cpu_s(pid: int) -> float | None:
         return None
     ticks = os.sysconf("SC_CLK_TCK")
     return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def process_tree_cpu_s(pid: int) -> float:
+    """CPU seconds of a process, its reaped children, and its live children (one level:
+    Postgres backends under the postmaster)."""
+    total = 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        own, ppid = int(proc.name) == pid, int(fields[1])
+        if own:
+            total += sum(int(f) for f in fields[11:15]) / ticks
+        elif ppid == pid:
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def thread_cpu_s() -> dict[str, float]:
+    """This process's CPU seconds by thread name: the Python thread vs the SDK's native ones."""
+    out: dict[str, float] = {}
+    ticks = os.sysconf("SC_CLK_TCK")
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        name = name.rstrip("0123456789-_ ") or name
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
+    return out
 
 
 def self_cpu_s() -> float:

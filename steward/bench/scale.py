@@ -11,31 +11,40 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from steward.bench.clients import canvas_hash
 from steward.bench.harness import (
     ClientProcess,
     Marks,
+    Stack,
     bounded,
+    loop_lag,
     percentiles,
+    process_tree_cpu_s,
     self_cpu_s,
     self_rss_mb,
     start_stack,
+    thread_cpu_s,
     wait_until,
 )
 from steward.commands._common import print_json
 from steward.obs.logging import configure_logging
 
 TARGET_OVERHEAD_P95_MS = 10.0
+ROOMS_PER_CLIENT = 10
 
 
-async def run(rooms: int, tokens_per_s: float = 50.0, prompts: int = 1) -> dict[str, Any]:
+async def run(
+    rooms: int, tokens_per_s: float = 50.0, prompts: int = 1, profile: Path | None = None
+) -> dict[str, Any]:
     marks = Marks()
     stack = await start_stack(tokens_per_s=tokens_per_s, marks=marks)
-    cp: ClientProcess | None = None
+    cps: list[ClientProcess] = []
     try:
         rss_base = self_rss_mb()
         names = [f"bench-scale-{uuid.uuid4().hex[:6]}-{i}" for i in range(rooms)]
@@ -48,19 +57,52 @@ async def run(rooms: int, tokens_per_s: float = 50.0, prompts: int = 1) -> dict[
 
         runtimes = await asyncio.gather(*(join(n) for n in names))
         join_s = time.monotonic() - t0
-        cp = ClientProcess(stack, names, per_room=2, prompts=prompts, timeout=120)
-        await cp.start(timeout=60 + rooms * 2)
+        extra: dict[str, Any] = {}
+        if profile is not None:
+            extra["profile"] = str(profile / f"clients-{rooms}.txt")
+        # Browsers are processes of their own; one Python process holding 100+ SDK rooms
+        # spends its time fanning every SDK event out to every room. Shards of ROOMS_PER_CLIENT.
+        shards = [names[i : i + ROOMS_PER_CLIENT] for i in range(0, rooms, ROOMS_PER_CLIENT)]
+        cps = [
+            ClientProcess(stack, shard, per_room=2, prompts=prompts, timeout=120,
+                          **({"profile": f"{extra['profile']}.{k}"} if extra else {}))
+            for k, shard in enumerate(shards)
+        ]  # fmt: skip
+        await asyncio.gather(*(c.start(timeout=60 + rooms * 2) for c in cps))
         await wait_until(
             lambda: all(len(r.participants.appliers()) == 2 for r in runtimes),
             60 + rooms,
             "every room sees its clients",
         )
         rss_idle = self_rss_mb()
+        machine = _machine_pids(stack, cps)
+        machine0 = {k: process_tree_cpu_s(pid) for k, pid in machine.items()}
+        threads0 = thread_cpu_s()
         cpu0 = self_cpu_s()
         t1 = time.monotonic()
-        result = await cp.go(timeout=180 + rooms * 3)
+        profiler = _start_profiler() if profile is not None else None
+        lag = asyncio.ensure_future(loop_lag(marks))
+        try:
+            parts = await asyncio.gather(*(c.go(timeout=180 + rooms * 3) for c in cps))
+            result: dict[str, Any] = {
+                "rooms": {k: v for part in parts for k, v in part["rooms"].items()},
+                "cpu_s": round(sum(part.get("cpu_s") or 0 for part in parts), 2),
+            }
+        finally:
+            lag.cancel()
+            if profiler is not None and profile is not None:
+                profiler.stop()
+                text = profiler.output_text(unicode=False, show_all=False)
+                (profile / f"steward-{rooms}.txt").write_text(text)
         wall = time.monotonic() - t1
         cpu = self_cpu_s() - cpu0
+        machine_cpu = {k: round(process_tree_cpu_s(pid) - machine0[k], 1)
+                       for k, pid in machine.items()}  # fmt: skip
+        # The client processes have exited by now: they report their own CPU.
+        machine_cpu = {k: v for k, v in machine_cpu.items() if not k.startswith("clients")}
+        machine_cpu["clients"] = round(result["cpu_s"], 1)
+        threads = thread_cpu_s()
+        by_thread = {k: round(v - threads0.get(k, 0.0), 1) for k, v in threads.items()}
         rss_peak = self_rss_mb()
         await asyncio.sleep(0.3)
         reports = result["rooms"]
@@ -88,24 +130,58 @@ async def run(rooms: int, tokens_per_s: float = 50.0, prompts: int = 1) -> dict[
             "rss_mb_base": round(rss_base, 1),
             "rss_mb_per_room": round((rss_peak - rss_base) / rooms, 2),
             "client_process_cpu_s": result.get("cpu_s"),
+            # Where the 2 cores went during the run (CPU seconds over run_wall_s).
+            "cpu_s_by_process": {"steward": round(cpu, 1), **machine_cpu},
+            "steward_cpu_s_by_thread": dict(sorted(by_thread.items(), key=lambda kv: -kv[1])[:6]),
             "canvases_identical": identical,
             "breakdown": marks.breakdown(),
+            "retransmits": sum(
+                st.retransmits for r in runtimes for st in r.broadcaster._stats.values()
+            ),
+            "resyncs": sum(st.resyncs for r in runtimes for st in r.broadcaster._stats.values()),
+            "degraded_contexts": sum(r.context.degraded_runs for r in runtimes),
             "target_overhead_p95_ms": TARGET_OVERHEAD_P95_MS,
             "errors": sorted({e for rep in reports.values() for e in rep["errors"]})[:5],
         }
         return out
     finally:
-        if cp is not None:
-            await cp.kill()
+        for c in cps:
+            await c.kill()
         await stack.close()
+
+
+def _machine_pids(stack: Stack, cps: list[ClientProcess]) -> dict[str, int]:
+    pids: dict[str, int] = {f"clients{i}": c.pid for i, c in enumerate(cps) if c.pid}
+    if stack.server.proc is not None:
+        pids["livekit_server"] = stack.server.proc.pid
+    server = getattr(stack.pg, "_server", None)
+    with contextlib.suppress(Exception):
+        pids["postgres"] = int(server.get_pid())  # type: ignore[union-attr]
+    return pids
+
+
+def _start_profiler() -> Any:
+    """pyinstrument (a dev dependency) sampling the steward's thread during the run."""
+    from pyinstrument import Profiler
+
+    # Not async-aware: awaiting shows as the event loop's idle time, CPU as its frames.
+    profiler = Profiler(interval=0.005, async_mode="disabled")
+    profiler.start()
+    return profiler
 
 
 def _handler(args: argparse.Namespace) -> int:
     configure_logging("error", "json")
     results = []
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)
     for n in args.rooms:
         try:
-            results.append(asyncio.run(bounded(run(n, args.tokens_per_s), args.limit_s, "scale")))
+            results.append(
+                asyncio.run(
+                    bounded(run(n, args.tokens_per_s, profile=args.profile), args.limit_s, "scale")
+                )
+            )
         except Exception as err:  # a step that fails is reported, never hidden
             results.append({"rooms": n, "error": f"{type(err).__name__}: {err}"})
     print_json(results[0] if len(results) == 1 else results)
@@ -118,4 +194,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--rooms", type=int, nargs="+", default=[10])
     p.add_argument("--tokens-per-s", type=float, default=50.0)
     p.add_argument("--limit-s", type=float, default=900.0, help="stop a step after this long")
+    p.add_argument("--profile", type=Path, help="write pyinstrument profiles to this directory")
     p.set_defaults(handler=_handler)

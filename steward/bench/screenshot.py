@@ -1,17 +1,218 @@
-"""screenshot_ms: the round trip of a 1,000-shape canvas screenshot at 1280x800 in Chromium.
+"""screenshot_ms: the host screenshot round trip for a 1,000-shape canvas at 1280x800, Chromium.
 
-Not measured yet: it needs the client-bridge demo page driven by Chromium (playwright-core in
-client-bridge). Until then the figure is reported as null with the reason, never estimated.
+One Chromium tab on the client-bridge demo page joins a room of its own and becomes its host;
+the tab is seeded with 1,000 shapes inside the 1280x800 page box (geo shapes, a quarter of
+them labelled, text, arrows). The bench then calls the steward's real context path
+(`ContextFetcher.fetch`, the same call an agent makes) for that box with `max_size` 1280 and
+the cache off, sequentially, and times each call:
+- `screenshot_ms`: fetch called → the whole JPEG received by the steward (byte stream
+  `agent:screenshot`), i.e. RPC `steward.context` → `editor.toImage` → stream;
+- `context_fetch_ms`: the whole fetch (also the shapes JSON stream and the RPC reply).
+`screenshot_stages_ms` splits it using the page's own timestamps (see `browsers.py`).
 """
 
 from __future__ import annotations
 
+import os
+import statistics
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from steward.bench.browsers import Browsers, wait_host
+from steward.bench.harness import Stack, percentiles
+from steward.protocol.messages import Box
+from steward.protocol.names import STREAM_ATTR_REQUEST_ID, TOPIC_CONTEXT, TOPIC_SCREENSHOT
+from steward.room.connection import RoomRuntime
 
-async def screenshot_ms() -> dict[str, Any]:
+WIDTH, HEIGHT = 1280, 800
+
+
+def unmeasured(reason: str) -> dict[str, Any]:
+    return {"screenshot_ms": None, "screenshot_reason": reason}
+
+
+def jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from the first SOFn marker of a JPEG, or None if there is none."""
+    if data[:2] != b"\xff\xd8":
+        return None
+    i = 2
+    while i + 9 < len(data):
+        if data[i] != 0xFF:
+            return None
+        marker, length = data[i + 1], int.from_bytes(data[i + 2 : i + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            h, w = (
+                int.from_bytes(data[i + 5 : i + 7], "big"),
+                int.from_bytes(data[i + 7 : i + 9], "big"),
+            )
+            return w, h
+        i += 2 + length
+    return None
+
+
+@dataclass
+class _Probe:
+    """Steward-side instants of one fetch (CLOCK_MONOTONIC)."""
+
+    start: float
+    request_ids: list[str] = field(default_factory=list)
+    rpc_reply: float | None = None
+    streams: dict[str, float] = field(default_factory=dict)  # kind → whole stream received
+    end: float = 0.0
+
+
+def _instrument(runtime: RoomRuntime) -> Callable[[], list[_Probe]]:
+    """Wrap the fetcher's RPC call and the stream inbox to time each stage of a fetch."""
+    probes: list[_Probe] = []
+    inbox, fetcher = runtime.inbox, runtime.context
+    expect, read, rpc = inbox.expect, inbox._read, fetcher._rpc
+
+    def timed_expect(request_id: str, sender: str, kinds: list[str]) -> dict[str, Any]:
+        if probes:
+            probes[-1].request_ids.append(request_id)
+        return expect(request_id, sender, kinds)
+
+    async def timed_read(kind: str, topic: str, reader: Any, sender: str) -> None:
+        await read(kind, topic, reader, sender)
+        if probes and (reader.info.attributes or {}).get(STREAM_ATTR_REQUEST_ID) in (
+            probes[-1].request_ids
+        ):
+            probes[-1].streams.setdefault(kind, time.monotonic())
+
+    async def timed_rpc(**kw: Any) -> str:
+        reply = await rpc(**kw)
+        if probes:
+            probes[-1].rpc_reply = time.monotonic()
+        return reply
+
+    inbox.expect = timed_expect  # type: ignore[method-assign]
+    inbox._read = timed_read  # type: ignore[method-assign]
+    fetcher._rpc = timed_rpc
+    return lambda: probes
+
+
+def _stages(probes: list[_Probe], pages: list[dict[str, Any]], offset: float) -> dict[str, Any]:
+    """Per-stage percentiles: page instants mapped onto CLOCK_MONOTONIC by `offset`."""
+    by_id = {p["requestId"]: p for p in pages if p.get("requestId")}
+    out: dict[str, list[float]] = {}
+
+    def add(name: str, a: float | None, b: float | None) -> None:
+        if a is not None and b is not None:
+            out.setdefault(name, []).append((b - a) * 1000)
+
+    def mono(page: dict[str, Any], *path: str) -> float | None:
+        value: Any = page
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value / 1000 - offset if isinstance(value, int | float) else None
+
+    for probe in probes:
+        page = next((by_id[r] for r in reversed(probe.request_ids) if r in by_id), None)
+        if page is None:
+            continue
+        shot = mono(page, "streams", TOPIC_SCREENSHOT, "start")
+        add("rpc_to_page", probe.start, mono(page, "enter"))
+        add("page_prepare", mono(page, "enter"), mono(page, "toImageStart"))
+        add("to_image", mono(page, "toImageStart"), mono(page, "toImageEnd"))
+        add("jpeg_bytes", mono(page, "toImageEnd"), shot)
+        add("jpeg_send_in_page", shot, mono(page, "streams", TOPIC_SCREENSHOT, "end"))
+        add("jpeg_stream_to_steward", shot, probe.streams.get("screenshot"))
+        add("shapes_stream_to_steward", mono(page, "streams", TOPIC_CONTEXT, "start"),
+            probe.streams.get("shapes"))  # fmt: skip
+        add("page_handler_total", mono(page, "enter"), mono(page, "exit"))
+        add("rpc_reply_to_steward", mono(page, "exit"), probe.rpc_reply)
+        last = max([probe.rpc_reply or 0.0, *probe.streams.values()])
+        add("steward_tail", last or None, probe.end)
+    return {name: percentiles(values) for name, values in sorted(out.items())}
+
+
+async def measure(
+    stack: Stack,
+    browsers: Browsers,
+    page_url: str,
+    *,
+    shapes: int = 1000,
+    requests: int = 20,
+    warmup: int = 2,
+    budget_s: float = 75.0,
+) -> dict[str, Any]:
+    """Time up to `requests` fetches after `warmup` ones, stopping at `budget_s` (the run
+    stays bounded when renders are slow; `n` in each figure says how many were timed)."""
+    started = time.monotonic()
+    room = f"bench-shot-{uuid.uuid4().hex[:6]}"
+    runtime = await stack.join(room)
+    opened = await browsers.open(page_url, room, 1)
+    tab, identity = opened["tabs"][0]["index"], opened["tabs"][0]["identity"]
+    await wait_host(runtime, identity)
+    bounds = {"x": 0, "y": 0, "w": WIDTH, "h": HEIGHT}
+    seeded = await browsers.call("seed", 60, tab=tab, count=shapes, bounds=bounds)
+    clock = await browsers.clock_check(tab)
+    renders = (await browsers.call("render", 120, tab=tab, bounds=bounds, count=4))["renders"]
+    fetcher = runtime.context
+    production_timeout = fetcher.timeout_s
+    # Measure the real round trip even when it is slower than the production timeout (2 s by
+    # default, after which an agent run would go on text-only); count those separately.
+    fetcher.timeout_s, fetcher.attempts = max(30.0, production_timeout), 1
+    fetcher.cache_ttl_s = 0.0  # every call goes to the browser
+    fetcher.max_size = max(WIDTH, HEIGHT)  # 1280x800, not scaled down
+    probes = _instrument(runtime)
+    box = Box(x=0, y=0, w=WIDTH, h=HEIGHT)
+    first: list[float] = []
+    totals: list[float] = []
+    arrivals: list[float] = []
+    sizes: list[int] = []
+    dims: set[tuple[int, int] | None] = set()
+    problems: list[str] = []
+    shape_count: int | None = None
+    for n in range(warmup + requests):
+        if time.monotonic() - started > budget_s:
+            problems.append(f"stopped after {n} requests: the {budget_s:.0f} s budget was spent")
+            break
+        probe = _Probe(start=time.monotonic())
+        probes().append(probe)
+        ctx = await fetcher.fetch(bounds=box, want_screenshot=True)
+        probe.end = time.monotonic()
+        shot = ctx.screenshot_jpeg
+        if ctx.degraded or shot is None or ctx.source_identity != identity:
+            problems.append(f"request {n}: degraded={ctx.degraded} jpeg={shot is not None}")
+            continue
+        dims.add(jpeg_size(shot))
+        if n < warmup:
+            first.append((probe.end - probe.start) * 1000)
+            continue
+        totals.append((probe.end - probe.start) * 1000)
+        if "screenshot" in probe.streams:
+            arrivals.append((probe.streams["screenshot"] - probe.start) * 1000)
+        sizes.append(len(shot))
+        shape_count = len(ctx.shapes)
+    pages = (await browsers.call("requests", 30, tab=tab))["requests"]
+    measured = probes()[warmup:]
     return {
-        "screenshot_ms": None,
-        "screenshot_reason": "not measured: needs the client-bridge page in Chromium "
-        "(editor.toImage of 1,000 shapes at 1280x800); not wired into the benchmark yet",
+        "screenshot_ms": percentiles(arrivals),
+        "screenshot_over_production_timeout": sum(t > production_timeout * 1000 for t in totals),
+        "screenshot_page_to_image_ms": percentiles([r["ms"] for r in renders[1:]]),
+        "screenshot_context_fetch_ms": percentiles(totals),
+        "screenshot_stages_ms": _stages(measured, pages, clock["offset_s"]),
+        "screenshot_setup": {
+            "shapes_seeded": seeded["shapes"],
+            "shapes_inside_box": seeded["inside"],
+            "shapes_in_context": shape_count,
+            "box": bounds,
+            "jpeg_dimensions": sorted(list(d) for d in dims if d),
+            "jpeg_bytes_median": int(statistics.median(sizes)) if sizes else None,
+            "requests": requests,
+            "warmup_ms": [round(v, 1) for v in first],
+            "page_to_image_first_ms": round(renders[0]["ms"], 1),
+            "load_average_1m": os.getloadavg()[0],
+            "seconds": round(time.monotonic() - started, 1),
+            "production_timeout_s": production_timeout,
+            "problems": problems,
+            "clock": {k: v for k, v in clock.items() if k != "offset_s"},
+            "path": "ContextFetcher.fetch → RPC steward.context → editor.toImage (jpeg, q 0.8)"
+            " → byte streams agent:screenshot + agent:context",
+            "user_agent": opened.get("userAgent"),
+        },
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 
@@ -56,6 +57,13 @@ SECTIONS: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str], ...] = (
 
 
 def system_prompt(actions: Iterable[str], parts: Iterable[str], mode: str) -> str:
+    return _system_prompt(tuple(actions), frozenset(parts), mode)
+
+
+# Building the response schema with pydantic costs ~70 ms of CPU; every request of every
+# room asked for it again (the largest steward-side cost in the 50-room profile).
+@functools.lru_cache(maxsize=64)
+def _system_prompt(actions: tuple[str, ...], parts: frozenset[str], mode: str) -> str:
     enabled = set(select(actions))
     part_set = set(parts)
     out = [f"# Canvas agent ({mode})"]

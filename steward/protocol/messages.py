@@ -103,12 +103,17 @@ class WireAction(WireModel):
     params: dict[str, JsonValue] = Field(default_factory=dict)
 
 
+# Sequence numbers are Postgres `integer`s: a larger one from a browser must fail validation
+# here, not the query it would reach (where it failed the room's whole ack batch).
+_SEQ_MAX = 2**31 - 1
+
+
 class ActionEnvelope(WireModel):
     """steward → browsers on `agent:action`: a sequenced batch of actions."""
 
     v: Literal["tldraw-actions/1"] = PROTOCOL_VERSION
     session_id: str = Id
-    seq: int = Field(ge=1)
+    seq: int = Field(ge=1, le=_SEQ_MAX)
     partial: bool | None = None
     actions: list[WireAction] = Field(max_length=MAX_ACTIONS_PER_ENVELOPE)
     ts: float
@@ -118,7 +123,7 @@ class Ack(WireModel):
     """browser → steward on `agent:ack`: the listed actions were *applied*."""
 
     session_id: str = Id
-    seq: int = Field(ge=1)
+    seq: int = Field(ge=1, le=_SEQ_MAX)
     applied: list[str] = Field(max_length=MAX_ACTIONS_PER_ENVELOPE)
     applied_at: float
 
@@ -187,7 +192,7 @@ class Resync(WireModel):
     """browser → steward on `steward:resync`: replay everything after `last_seq`."""
 
     session_id: str = Id
-    last_seq: int = Field(ge=0)
+    last_seq: int = Field(ge=0, le=_SEQ_MAX)
 
 
 class ChatMessage(WireModel):

@@ -4,9 +4,12 @@
   in the outbox, like the room's relay session after a restart, continues after them).
 - Every envelope is written to the outbox before it is published, so nothing is lost.
 - Publishing never waits for acks. A separate loop retransmits an unacked envelope only to the
-  participants that have not acked it, a bounded number of times; after that the participant
-  is resynced from the outbox; a participant that still does not answer is given up on (it
-  can ask for a resync itself).
+  participants that have not acked it. The wait adapts to each participant's measured ack
+  round trip and doubles with every attempt (up to `MAX_BACKOFF_S`), and each tick sends at
+  most `RETRANSMIT_BUDGET` envelopes per room, so an overloaded room is not buried under
+  its own retransmits and first sends never queue behind them. Nothing is given up while
+  the participant still acks; one that acked nothing for `GIVE_UP_S` is logged and dropped
+  (it resyncs itself when it comes back).
 """
 
 from __future__ import annotations
@@ -30,9 +33,11 @@ from steward.store.outbox import AckRow, Outbox, OutboxRow
 
 log = get_logger(__name__)
 
-# Outbox replays to one participant for one session before giving up on it.
-MAX_RESYNCS = 3
 ACK_FLUSH_S = 0.1
+# Retransmit pacing (see the module docstring).
+MAX_BACKOFF_S = 5.0
+RETRANSMIT_BUDGET = 32
+GIVE_UP_S = 60.0
 
 
 class Publisher(Protocol):
@@ -58,6 +63,28 @@ class _Pending:
     payload: bytes
     last_sent: float
     attempts: int = 0
+
+
+@dataclass
+class _AckClock:
+    """A participant's ack round trip, smoothed as TCP does (RFC 6298), from envelopes
+    acked without a retransmit."""
+
+    srtt: float | None = None
+    rttvar: float = 0.0
+    last_ack_at: float = 0.0
+
+    def sample(self, rtt: float) -> None:
+        if self.srtt is None:
+            self.srtt, self.rttvar = rtt, rtt / 2
+        else:
+            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
+            self.srtt = 0.875 * self.srtt + 0.125 * rtt
+
+    def timeout(self, floor: float) -> float:
+        if self.srtt is None:
+            return floor
+        return min(MAX_BACKOFF_S, max(floor, self.srtt + 4 * self.rttvar))
 
 
 class Broadcaster:
@@ -87,7 +114,7 @@ class Broadcaster:
         self._stats: dict[str, StreamStats] = {}
         # participant -> (session_id, seq) -> pending envelope
         self._pending: dict[str, dict[tuple[str, int], _Pending]] = {}
-        self._resyncs: Counter[tuple[str, str]] = Counter()
+        self._clocks: dict[str, _AckClock] = {}
         self._ack_rows: list[AckRow] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._loops: list[asyncio.Task[None]] = []
@@ -174,14 +201,17 @@ class Broadcaster:
     # --- acks ----------------------------------------------------------------------------
     def on_ack(self, participant: str, ack: Ack) -> None:
         pending = self._pending.get(participant)
-        if pending is not None:
-            pending.pop((ack.session_id, ack.seq), None)
+        entry = pending.pop((ack.session_id, ack.seq), None) if pending is not None else None
+        now = self._clock()
+        clock = self._clocks.setdefault(participant, _AckClock())
+        clock.last_ack_at = now
+        if entry is not None and entry.attempts == 0:  # Karn: never time a retransmit
+            clock.sample(now - entry.last_sent)
         stats = self._stats.get(ack.session_id)
         if stats is not None:
             stats.acks[participant] += 1
             if stats.first_applied_at is None:
                 stats.first_applied_at = self._clock()
-        self._resyncs.pop((participant, ack.session_id), None)
         metrics.ACKS.inc()
         self._ack_rows.append(
             AckRow(ack.session_id, ack.seq, participant, json.dumps(ack.applied), ack.applied_at)
@@ -196,13 +226,14 @@ class Broadcaster:
     def forget(self, participant: str) -> None:
         """The participant left: stop retransmitting to it."""
         self._pending.pop(participant, None)
-        for key in [k for k in self._resyncs if k[0] == participant]:
-            del self._resyncs[key]
+        self._clocks.pop(participant, None)
 
     # --- resync --------------------------------------------------------------------------
     async def resync(self, participant: str, session_id: str, last_seq: int) -> int:
         """Replay one session after `last_seq` to one participant; returns envelopes sent."""
         rows = await self.outbox.session_after(self.room_id, session_id, last_seq)
+        if rows:
+            self.stats(session_id).resyncs += 1
         return await self._replay(participant, rows, "requested")
 
     async def resync_room(self, participant: str, *, skip_acked: bool) -> int:
@@ -236,59 +267,44 @@ class Broadcaster:
         now = self._clock()
         due: dict[tuple[str, int], list[str]] = {}
         payloads: dict[tuple[str, int], bytes] = {}
-        exhausted: dict[tuple[str, str], int] = {}
-        for participant, entries in self._pending.items():
+        budget = RETRANSMIT_BUDGET
+        for participant, entries in list(self._pending.items()):
+            clock = self._clocks.setdefault(participant, _AckClock(last_ack_at=now))
+            if entries and now - clock.last_ack_at > GIVE_UP_S:
+                self._give_up(participant, entries)
+                continue
+            rto = clock.timeout(self.retransmit_after_s)
+            # Oldest first (dicts keep send order): the head of the gap unblocks the client.
             for key, p in entries.items():
-                # Linear backoff: each attempt waits one period longer.
-                if now - p.last_sent < self.retransmit_after_s * (p.attempts + 1):
+                # Doubling for the first `retransmit_attempts`, then a steady slow pace.
+                backoff = min(MAX_BACKOFF_S, rto * 2 ** min(p.attempts, self.retransmit_attempts))
+                if now - p.last_sent < backoff:
                     continue
-                if p.attempts < self.retransmit_attempts:
-                    p.attempts += 1
-                    p.last_sent = now
-                    due.setdefault(key, []).append(participant)
-                    payloads[key] = p.payload
-                else:
-                    k = (participant, key[0])
-                    exhausted[k] = min(exhausted.get(k, key[1]), key[1])
+                if budget <= 0:
+                    break
+                budget -= 1
+                p.attempts += 1
+                p.last_sent = now
+                due.setdefault(key, []).append(participant)
+                payloads[key] = p.payload
         for key, lagging in sorted(due.items(), key=lambda kv: kv[0][1]):
             stats = self._stats.get(key[0])
             if stats is not None:
                 stats.retransmits += len(lagging)
             metrics.RETRANSMITS.inc(len(lagging))
             await self._safe_publish(payloads[key], lagging, "retransmit")
-        for (participant, session_id), first_missing in exhausted.items():
-            await self._resync_lagging(participant, session_id, first_missing)
 
-    async def _resync_lagging(self, participant: str, session_id: str, first_missing: int) -> None:
-        self._resyncs[(participant, session_id)] += 1
-        entries = self._pending.get(participant, {})
-        if self._resyncs[(participant, session_id)] > MAX_RESYNCS:
-            for key in [k for k in entries if k[0] == session_id]:
-                del entries[key]
-            log.warning(
-                "participant_unresponsive",
-                room=self.room_id,
-                participant=participant,
-                session_id=session_id,
-            )
-            return
-        stats = self._stats.get(session_id)
-        if stats is not None:
-            stats.resyncs += 1
-        log.info(
-            "resync_lagging",
+    def _give_up(self, participant: str, entries: dict[tuple[str, int], _Pending]) -> None:
+        """Acked nothing for GIVE_UP_S while envelopes waited: stop; it resyncs on return."""
+        log.warning(
+            "participant_unresponsive",
             room=self.room_id,
             participant=participant,
-            session_id=session_id,
-            from_seq=first_missing,
+            unacked=len(entries),
+            sessions=sorted({k[0] for k in entries}),
+            silent_s=GIVE_UP_S,
         )
-        rows = await self.outbox.session_after(self.room_id, session_id, first_missing - 1)
-        metrics.RESYNCS.labels(reason="lagging").inc()
-        for row in rows:
-            payload = ActionEnvelope.model_validate_json(row.payload).to_wire()
-            # Only envelopes still unacked by this participant go again.
-            if (session_id, row.seq) in entries:
-                await self._send_tracked(session_id, row.seq, payload, [participant], "replay")
+        entries.clear()
 
     async def _ack_flush_loop(self) -> None:
         while True:

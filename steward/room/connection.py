@@ -123,6 +123,7 @@ class RoomRuntime:
             lambda: self.broadcaster._room_order,
             timeout_s=s.steward_context_timeout_s,
             max_size=s.steward_screenshot_max_size,
+            on_reject=self._reject,
         )
         self.dispatcher = Dispatcher(
             room_id,

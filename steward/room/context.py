@@ -9,7 +9,6 @@ steward's mirror of the canvas and is logged as degraded. A short-lived cache ke
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 import uuid
@@ -66,7 +65,7 @@ class _Expected:
 class StreamInbox:
     """Byte streams on `agent:screenshot` / `agent:context`, matched to requests by id."""
 
-    def __init__(self, on_reject: Callable[[str, str, str], None]) -> None:
+    def __init__(self, on_reject: Callable[..., None]) -> None:
         self._expected: dict[str, _Expected] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._on_reject = on_reject
@@ -100,9 +99,7 @@ class StreamInbox:
         fut = expected.futures.get(kind) if expected is not None else None
         if expected is None or fut is None or expected.sender != sender:
             self._on_reject(topic, sender, "unexpected_stream")
-            with contextlib.suppress(Exception):
-                async for _ in reader:
-                    pass
+            reader.close()  # not read at all; closing also ends its SDK subscription
             return
         cap = STREAM_CAPS[kind]
         buf = bytearray()
@@ -113,10 +110,10 @@ class StreamInbox:
                     self._on_reject(topic, sender, "oversize")
                     if not fut.done():
                         fut.set_exception(ContextFailure(f"{kind} stream over {cap} bytes"))
-                    async for _ in reader:
-                        pass
+                    reader.close()  # the rest is never read
                     return
         except Exception as err:
+            self._on_reject(topic, sender, "stream_failed", str(err))
             if not fut.done():
                 fut.set_exception(ContextFailure(f"{kind} stream failed: {err}"))
             return
@@ -154,8 +151,11 @@ class ContextFetcher:
         attempts: int = 2,
         cache_ttl_s: float = 2.0,
         max_size: int | None = None,
+        on_reject: Callable[..., None] | None = None,
     ) -> None:
         self.room_id = room_id
+        # (topic, sender, reason, detail): a host's reply or stream we refused, counted.
+        self._on_reject = on_reject
         self._rpc = perform_rpc
         self._participants = participants
         self._inbox = inbox
@@ -254,8 +254,10 @@ class ContextFetcher:
                 self._inflight.get(identity, set()).discard(call)
             reply = decode(ContextReply, raw, topic=RPC_CONTEXT, max_bytes=MAX_RPC_PAYLOAD_BYTES)
             if isinstance(reply, ProtocolError):
+                self._reject(RPC_CONTEXT, identity, reply.kind, reply.reason)
                 raise ContextFailure(f"bad reply: {reply}")
             if reply.request_id != request_id:
+                self._reject(RPC_CONTEXT, identity, "wrong_request_id")
                 raise ContextFailure("reply for another request")
             got = _Attempt(reply=reply, identity=identity)
             if best.reply is None:
@@ -270,7 +272,11 @@ class ContextFetcher:
                         if kind == "screenshot":
                             got.screenshot = data
                         else:
-                            got.shapes = _parse_shapes(data)
+                            try:
+                                got.shapes = _parse_shapes(data)
+                            except ContextFailure as err:
+                                self._reject(TOPIC_CONTEXT, identity, "invalid_shapes", str(err))
+                                raise
                             if best.shapes is None:
                                 best.shapes = got.shapes
             except TimeoutError as err:
@@ -281,6 +287,10 @@ class ContextFetcher:
             return got
         finally:
             self._inbox.discard(request_id)
+
+    def _reject(self, topic: str, sender: str, reason: str, detail: str = "") -> None:
+        if self._on_reject is not None:
+            self._on_reject(topic, sender, reason, detail)
 
     def _context(self, got: _Attempt, bounds: Box | None, *, degraded: bool) -> CanvasContext:
         reply = got.reply

@@ -130,7 +130,14 @@ class Intake:
             self._on_reject(topic, sender, err.kind, err.reason)
         else:
             metrics.REJECTED_INBOUND.labels(topic=topic, reason=err.kind).inc()
-            log.warning("inbound_rejected", room=self.room_id, participant=sender, error=str(err))
+            log.warning(
+                "inbound_rejected",
+                room=self.room_id,
+                topic=topic,
+                participant=sender,
+                reason=err.kind,
+                detail=str(err)[:300],
+            )
 
     async def on_prompt_rpc(self, inv: rtc.RpcInvocationData) -> str:
         caller = inv.caller_identity
@@ -175,13 +182,8 @@ class Intake:
         error = None if ok else "no running session with that id"
         return CancelReply(ok=ok, error=error).to_wire().decode()
 
-    def on_transcription(self, reader: rtc.TextStreamReader, sender: str) -> None:
-        task = asyncio.ensure_future(self._transcription(reader, sender))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _transcription(self, reader: rtc.TextStreamReader, sender: str) -> None:
-        attrs = reader.info.attributes or {}
+    async def _read_transcript(self, reader: rtc.TextStreamReader, sender: str) -> str | None:
+        """The whole text, or None (refused) once it grows past any prompt's size."""
         text = ""
         async for chunk in reader:
             text += chunk
@@ -190,8 +192,27 @@ class Intake:
                     kind="oversize", topic="lk.transcription", size=len(text), reason="too long"
                 )
                 self._bad_input("lk.transcription", sender, err)
-                return
-        if attrs.get(TRANSCRIPTION_FINAL_ATTR) != "true":
+                # An abandoned reader stays subscribed to every SDK event until closed.
+                reader.close()
+                return None
+        return text
+
+    def on_transcription(self, reader: rtc.TextStreamReader, sender: str) -> None:
+        task = asyncio.ensure_future(self._transcription(reader, sender))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _transcription(self, reader: rtc.TextStreamReader, sender: str) -> None:
+        try:
+            text = await self._read_transcript(reader, sender)
+        except Exception as err:  # the sender aborted the stream, or the room went away
+            failed = ProtocolError(
+                kind="stream_failed", topic="lk.transcription", size=0, reason=str(err)
+            )
+            self._bad_input("lk.transcription", sender, failed)
+            return
+        attrs = reader.info.attributes or {}  # read after the end: it may carry them
+        if text is None or attrs.get(TRANSCRIPTION_FINAL_ATTR) != "true":
             return
         message = addressed_text(text, self.wake_phrase)
         if message is None:

@@ -1,0 +1,325 @@
+// Bench driver: real Chromium tabs on the built demo page, commanded by the Python bench
+// (`steward bench latency --browsers`) over stdin/stdout, one JSON object per line each way.
+// Every reply is `{id, ok, ...}` or `{id, ok: false, error}`. Times sent back are wall-clock
+// epoch milliseconds taken in the page (performance.timeOrigin + performance.now()), which
+// the bench maps onto its own clock; the `clock` command lets it check that mapping.
+// Must run inside the network namespace (ops/netns-run.sh): libwebrtc ignores loopback.
+import { createHash } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { chromium } from 'playwright-core'
+
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const WAIT = 30_000
+const TERMINAL = ['done', 'canceled', 'error']
+const tabs = [] // { index, room, context, page, dir, identity }
+
+const send = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`)
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+// Installed in every tab once it is ready: timestamps of final applications (ids, seq order)
+// and of each context request's stages (RPC handler, toImage, byte streams).
+function installHooks() {
+  const s = window.__steward
+  const now = () => performance.timeOrigin + performance.now()
+  const bench = { applied: {}, lastSeq: {}, duplicates: 0, outOfOrder: 0, requests: [], current: null }
+  window.__bench = bench
+  const ex = s.handle.executor
+  const apply = ex.applyEnvelope
+  if (typeof apply !== 'function') throw new Error('executor.applyEnvelope not found: the bench hook needs updating')
+  ex.applyEnvelope = function (env) {
+    const before = this.appliedLog.length
+    const result = apply.call(this, env)
+    if (!env.partial) {
+      const t = now()
+      for (const id of this.appliedLog.slice(before)) {
+        if (id in bench.applied) bench.duplicates++
+        else bench.applied[id] = t
+      }
+      const last = bench.lastSeq[env.sessionId] ?? 0
+      if (env.seq < last) bench.outOfOrder++
+      bench.lastSeq[env.sessionId] = Math.max(last, env.seq)
+    }
+    return result
+  }
+  // livekit-client 2.23 keeps the handlers in Room.rpcServerManager (internal, checked below).
+  const handlers = s.room.rpcServerManager?.rpcHandlers ?? s.room.rpcHandlers
+  const answer = handlers?.get('steward.context')
+  if (typeof answer !== 'function') throw new Error('steward.context handler not found: the bench hook needs updating')
+  handlers.set('steward.context', async (data) => {
+    const rec = { requestId: JSON.parse(data.payload).requestId, enter: now() }
+    bench.current = rec
+    bench.requests.push(rec)
+    try {
+      return await answer(data)
+    } finally {
+      rec.exit = now()
+      bench.current = null
+    }
+  })
+  const editor = s.editor
+  const toImage = editor.toImage.bind(editor)
+  editor.toImage = async (...args) => {
+    const rec = bench.current ?? {}
+    rec.toImageStart = now()
+    const result = await toImage(...args)
+    rec.toImageEnd = now()
+    rec.image = { width: result.width, height: result.height, bytes: result.blob.size }
+    return result
+  }
+  const lp = s.room.localParticipant
+  const sendBytes = lp.sendBytes.bind(lp)
+  lp.sendBytes = async (bytes, opts) => {
+    const rec = bench.current ?? {}
+    const key = opts?.topic ?? 'bytes'
+    rec[key] = { start: now(), bytes: bytes.byteLength }
+    try {
+      return await sendBytes(bytes, opts)
+    } finally {
+      rec[key].end = now()
+    }
+  }
+}
+
+async function openTab(page, room, index) {
+  const dir = mkdtempSync(join(tmpdir(), `steward-bench-chromium-${index}-`))
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 800 },
+  })
+  const tab = { index, room, context, page: context.pages()[0] ?? (await context.newPage()), dir, identity: null }
+  tabs.push(tab)
+  tab.page.on('pageerror', (e) => process.stderr.write(`[tab ${index}] page error: ${e.stack ?? e.message}\n`))
+  await tab.page.goto(`${page}/?room=${encodeURIComponent(room)}`)
+  await tab.page.waitForFunction(
+    () => {
+      const st = window.__steward?.handle.state
+      return st && st.status === 'connected' && st.stewardPresent && st.host
+    },
+    null,
+    { timeout: WAIT },
+  )
+  await tab.page.evaluate(installHooks)
+  tab.identity = await tab.page.evaluate(() => window.__steward.identity)
+  return tab
+}
+
+const roomTabs = (room) => tabs.filter((t) => t.room === room)
+const tabAt = (i) => {
+  const tab = tabs.find((t) => t.index === i)
+  if (!tab) throw new Error(`no tab ${i}`)
+  return tab
+}
+
+const snapshot = (tab) =>
+  tab.page.evaluate(() => {
+    const recs = window.__steward.editor.store
+      .allRecords()
+      .filter((r) => r.typeName === 'shape' || r.typeName === 'binding')
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
+    const stable = (v) =>
+      Array.isArray(v) ? v.map(stable) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, stable(v[k])])) : v
+    return JSON.stringify(recs.map(stable))
+  })
+
+const finals = (tab) => tab.page.evaluate(() => Object.keys(window.__bench.applied).length)
+
+// Every tab of the room has the same number of final applications, unchanged for quietMs.
+async function settle(list, quietMs = 300, limitMs = WAIT) {
+  let last = ''
+  let since = Date.now()
+  const deadline = Date.now() + limitMs
+  while (Date.now() < deadline) {
+    const counts = await Promise.all(list.map(finals))
+    const key = counts.join(',')
+    if (key !== last) {
+      last = key
+      since = Date.now()
+    } else if (new Set(counts).size === 1 && Date.now() - since >= quietMs) return true
+    await sleep(20)
+  }
+  return false
+}
+
+// Seed `count` shapes fully inside `bounds` on one tab only (a remote-source change, so the
+// relay connector does not send them to the steward): geo shapes, some labelled, text, arrows.
+function seedShapes({ count, bounds }) {
+  const { editor } = window.__steward
+  const cols = Math.ceil(Math.sqrt((count * bounds.w) / bounds.h))
+  const rows = Math.ceil(count / cols)
+  const cw = bounds.w / cols
+  const ch = bounds.h / rows
+  const geos = ['rectangle', 'ellipse', 'triangle', 'diamond', 'hexagon', 'star', 'cloud', 'oval']
+  const colors = ['black', 'blue', 'green', 'red', 'orange', 'violet', 'light-blue', 'yellow']
+  const fills = ['none', 'semi', 'solid', 'pattern']
+  // One-character labels: anything longer wraps in a 28 px shape and grows it out of its cell.
+  const words = ['A', 'B', 'C', '1', '2', '3', 'x', 'y']
+  const shapes = []
+  for (let i = 0; i < count; i++) {
+    const x = bounds.x + (i % cols) * cw + 2
+    const y = bounds.y + Math.floor(i / cols) * ch + 2
+    const w = cw - 4
+    const h = ch - 4
+    const id = `shape:seed${i}`
+    if (i % 10 === 9) {
+      shapes.push({ id, type: 'arrow', x, y, props: { start: { x: 0, y: 0 }, end: { x: w, y: h }, color: colors[i % colors.length] } })
+    } else if (i % 10 === 8) {
+      shapes.push({ id, type: 'text', x, y, props: { richText: window.__tldrawToRichText(`t${i % 100}`), size: 's', autoSize: true, scale: 0.5, color: colors[i % colors.length] } })
+    } else {
+      const labelled = i % 4 === 0
+      shapes.push({
+        id,
+        type: 'geo',
+        x,
+        y,
+        props: {
+          w,
+          h,
+          geo: geos[i % geos.length],
+          color: colors[(i >> 3) % colors.length],
+          fill: fills[i % fills.length],
+          size: 's',
+          ...(labelled ? { richText: window.__tldrawToRichText(words[i % words.length]), labelColor: 'black', font: 'sans' } : {}),
+        },
+      })
+    }
+  }
+  editor.store.mergeRemoteChanges(() => {
+    editor.deleteShapes([...editor.getCurrentPageShapeIds()])
+    editor.createShapes(shapes)
+  })
+  const inside = [...editor.getCurrentPageShapeIds()].filter((id) => {
+    const b = editor.getShapePageBounds(id)
+    return b && b.x >= bounds.x && b.y >= bounds.y && b.x + b.w <= bounds.x + bounds.w && b.y + b.h <= bounds.y + bounds.h
+  }).length
+  return { shapes: editor.getCurrentPageShapeIds().size, inside }
+}
+
+// A tldraw rich-text document for a plain string (the demo bundle does not export toRichText).
+function installRichText() {
+  window.__tldrawToRichText = (text) => ({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text }] }] })
+}
+
+const commands = {
+  async open({ page, room, count }) {
+    const base = tabs.length
+    const opened = await Promise.all(Array.from({ length: count }, (_, i) => openTab(page, room, base + i)))
+    const userAgent = opened[0] ? await opened[0].page.evaluate(() => navigator.userAgent) : null
+    return { tabs: opened.map((t) => ({ index: t.index, identity: t.identity, dir: t.dir })), userAgent }
+  },
+  async clock({ tab }) {
+    return { wallMs: await tabAt(tab).page.evaluate(() => performance.timeOrigin + performance.now()) }
+  },
+  async run({ room, messages, prompts, timeoutMs = WAIT }) {
+    const list = roomTabs(room)
+    const prompter = list[0]
+    const out = { sessions: [], statuses: [], errors: [], settled: true, elapsedMs: 0 }
+    const started = Date.now()
+    for (let n = 0; n < prompts; n++) {
+      const reply = await prompter.page.evaluate((m) => window.__steward.handle.prompt(m), messages[n % messages.length])
+      if (!reply.sessionId) {
+        out.errors.push(`refused: ${reply.error}`)
+        await sleep(1000)
+        continue
+      }
+      const sid = reply.sessionId
+      out.sessions.push(sid)
+      try {
+        await prompter.page.waitForFunction(([s, t]) => t.includes(window.__steward.handle.state.sessions[s]?.status), [sid, TERMINAL], { timeout: timeoutMs })
+        out.statuses.push(await prompter.page.evaluate((s) => window.__steward.handle.state.sessions[s].status, sid))
+      } catch {
+        out.statuses.push('timeout')
+      }
+      out.settled = (await settle(list)) && out.settled
+    }
+    out.elapsedMs = Date.now() - started
+    return out
+  },
+  async report({ room }) {
+    const list = roomTabs(room)
+    const clients = {}
+    for (const tab of list) {
+      const b = await tab.page.evaluate(() => {
+        const { applied, duplicates, outOfOrder } = window.__bench
+        return { applied, duplicates, outOfOrder, shapes: window.__steward.editor.getCurrentPageShapeIds().size }
+      })
+      const canvas = createHash('sha256').update(await snapshot(tab)).digest('hex').slice(0, 16)
+      clients[tab.identity] = { ...b, canvas }
+    }
+    return { clients }
+  },
+  async seed({ tab, count, bounds }) {
+    const t = tabAt(tab)
+    await t.page.evaluate(installRichText)
+    return t.page.evaluate(seedShapes, { count, bounds })
+  },
+  async requests({ tab }) {
+    return { requests: await tabAt(tab).page.evaluate(() => window.__bench.requests.map(({ requestId, enter, exit, toImageStart, toImageEnd, image, ...rest }) => ({ requestId, enter, exit, toImageStart, toImageEnd, image, streams: rest }))) }
+  },
+  async leave({ room }) {
+    await closeTabs(roomTabs(room))
+    return {}
+  },
+  // The page alone: `editor.toImage` with the connector's options, timed in the page.
+  async render({ tab, bounds, count }) {
+    return tabAt(tab).page.evaluate(
+      async ({ bounds, count }) => {
+        const { editor } = window.__steward
+        const ids = [...editor.getCurrentPageShapeIds()]
+        const box = editor.getViewportPageBounds().clone()
+        Object.assign(box, bounds)
+        const out = []
+        for (let i = 0; i < count; i++) {
+          const t0 = performance.now()
+          const { blob } = await editor.toImage(ids, { format: 'jpeg', bounds: box, scale: 1, pixelRatio: 1, background: true, quality: 0.8, padding: 0 })
+          out.push({ ms: performance.now() - t0, bytes: blob.size })
+        }
+        return { renders: out }
+      },
+      { bounds, count },
+    )
+  },
+  async close() {
+    await closeAll()
+    return {}
+  },
+}
+
+const closeAll = () => closeTabs([...tabs])
+
+async function closeTabs(list) {
+  for (const t of list) tabs.splice(tabs.indexOf(t), 1)
+  await Promise.all(
+    list.map(async (t) => {
+      await t.context.close().catch(() => {})
+      rmSync(t.dir, { recursive: true, force: true })
+    }),
+  )
+}
+
+const lines = createInterface({ input: process.stdin })
+let queue = Promise.resolve()
+lines.on('line', (line) => {
+  queue = queue.then(async () => {
+    let msg
+    try {
+      msg = JSON.parse(line)
+      const fn = commands[msg.cmd]
+      if (!fn) throw new Error(`unknown command ${msg.cmd}`)
+      send({ id: msg.id, ok: true, ...(await fn(msg)) })
+      if (msg.cmd === 'close') process.exit(0)
+    } catch (err) {
+      send({ id: msg?.id ?? null, ok: false, error: String(err?.stack ?? err) })
+    }
+  })
+})
+// The bench closed our stdin (or died): close every browser we started, then leave.
+lines.on('close', () => {
+  queue.then(closeAll).finally(() => process.exit(0))
+})
+for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => closeAll().finally(() => process.exit(0)))
+send({ event: 'ready' })
