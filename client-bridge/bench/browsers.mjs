@@ -146,8 +146,9 @@ async function settle(list, quietMs = 300, limitMs = WAIT) {
 }
 
 // Seed `count` shapes fully inside `bounds` on one tab only (a remote-source change, so the
-// relay connector does not send them to the steward): geo shapes, some labelled, text, arrows.
-function seedShapes({ count, bounds }) {
+// relay connector does not send them to the steward): geo shapes, some labelled, text, arrows
+// (`text: false`: the same without labels and text shapes, to show what text costs).
+function seedShapes({ count, bounds, text = true }) {
   const { editor } = window.__steward
   const cols = Math.ceil(Math.sqrt((count * bounds.w) / bounds.h))
   const rows = Math.ceil(count / cols)
@@ -167,10 +168,10 @@ function seedShapes({ count, bounds }) {
     const id = `shape:seed${i}`
     if (i % 10 === 9) {
       shapes.push({ id, type: 'arrow', x, y, props: { start: { x: 0, y: 0 }, end: { x: w, y: h }, color: colors[i % colors.length] } })
-    } else if (i % 10 === 8) {
+    } else if (text && i % 10 === 8) {
       shapes.push({ id, type: 'text', x, y, props: { richText: window.__tldrawToRichText(`t${i % 100}`), size: 's', autoSize: true, scale: 0.5, color: colors[i % colors.length] } })
     } else {
-      const labelled = i % 4 === 0
+      const labelled = text && i % 4 === 0
       shapes.push({
         id,
         type: 'geo',
@@ -252,10 +253,10 @@ const commands = {
     }
     return { clients }
   },
-  async seed({ tab, count, bounds }) {
+  async seed({ tab, count, bounds, text }) {
     const t = tabAt(tab)
     await t.page.evaluate(installRichText)
-    return t.page.evaluate(seedShapes, { count, bounds })
+    return t.page.evaluate(seedShapes, { count, bounds, text })
   },
   async requests({ tab }) {
     return { requests: await tabAt(tab).page.evaluate(() => window.__bench.requests.map(({ requestId, enter, exit, toImageStart, toImageEnd, image, ...rest }) => ({ requestId, enter, exit, toImageStart, toImageEnd, image, streams: rest }))) }
@@ -274,9 +275,14 @@ const commands = {
         Object.assign(box, bounds)
         const out = []
         for (let i = 0; i < count; i++) {
-          const t0 = performance.now()
+          // The SVG export alone (building the SVG, embedding fonts and text styles) ...
+          let t0 = performance.now()
+          const svg = await editor.getSvgString(ids, { bounds: box, scale: 1, background: true, padding: 0 })
+          const svgMs = performance.now() - t0
+          // ... and the whole toImage (that export again, then rasterising and JPEG encoding).
+          t0 = performance.now()
           const { blob } = await editor.toImage(ids, { format: 'jpeg', bounds: box, scale: 1, pixelRatio: 1, background: true, quality: 0.8, padding: 0 })
-          out.push({ ms: performance.now() - t0, bytes: blob.size })
+          out.push({ ms: performance.now() - t0, bytes: blob.size, svgMs, svgChars: svg?.svg.length ?? 0 })
         }
         return { renders: out }
       },

@@ -2,6 +2,8 @@
 
 One steward (this process) serves one room with `--clients` headless clients (another
 process); the first client sends `--prompts` prompts one after another to the scripted model.
+`--browsers` runs the same with Chromium tabs on the client-bridge demo page instead (see
+`steward.bench.browsers`), then times the host screenshot (`steward.bench.screenshot`).
 See `steward.bench.harness` for where each instant is taken. Targets (issue 7): overhead p95
 <= 2 ms, e2e p95 <= 30 ms, prompt_to_model p95 <= 120 ms, screenshot p95 <= 100 ms.
 """
@@ -41,11 +43,15 @@ TARGETS = {"overhead_ms": 2.0, "e2e_ms": 30.0, "prompt_to_model_ms": 120.0, "scr
 
 
 async def run(
-    clients: int = 5, prompts: int = 12, tokens_per_s: float | None = None, browsers: bool = False
+    clients: int = 5,
+    prompts: int = 12,
+    tokens_per_s: float | None = None,
+    browsers: bool = False,
+    screenshot_text: bool = True,
 ) -> dict[str, Any]:
     load_before = os.getloadavg()[0]
     if browsers:
-        out, shot = await run_browsers(clients, prompts, tokens_per_s)
+        out, shot = await run_browsers(clients, prompts, tokens_per_s, screenshot_text)
         out.update(shot)
     else:
         out = await run_headless(clients, prompts, tokens_per_s)
@@ -105,7 +111,7 @@ async def run_headless(clients: int, prompts: int, tokens_per_s: float | None) -
 
 
 async def run_browsers(
-    clients: int, prompts: int, tokens_per_s: float | None
+    clients: int, prompts: int, tokens_per_s: float | None, screenshot_text: bool = True
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The same run with `clients` Chromium tabs on the demo page (a fresh stack), then the
     screenshot round trip in a room of its own (see `steward.bench.screenshot`)."""
@@ -162,7 +168,7 @@ async def run_browsers(
             "errors": result["errors"],
         }
         await tabs.call("leave", 60, room=room)  # the screenshot is timed on a quiet machine
-        shot = await screenshot.measure(stack, tabs, page_url)
+        shot = await screenshot.measure(stack, tabs, page_url, text=screenshot_text)
     finally:
         await tabs.close()
         await pages.close()
@@ -173,7 +179,17 @@ async def run_browsers(
 def _handler(args: argparse.Namespace) -> int:
     configure_logging("error", "json")
     result = asyncio.run(
-        bounded(run(args.clients, args.prompts, args.tokens_per_s, args.browsers), 900, "latency")
+        bounded(
+            run(
+                args.clients,
+                args.prompts,
+                args.tokens_per_s,
+                args.browsers,
+                screenshot_text=not args.screenshot_plain,
+            ),
+            900,
+            "latency",
+        )
     )
     print_json(result)
     return 0
@@ -190,5 +206,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="Chromium tabs on the client-bridge demo page instead of headless clients, "
         "plus the screenshot round trip (needs node, /usr/bin/chromium, the built demo)",
+    )
+    p.add_argument(
+        "--screenshot-plain",
+        action="store_true",
+        help="seed the screenshot canvas without labels or text shapes (shows what text costs)",
     )
     p.set_defaults(handler=_handler)

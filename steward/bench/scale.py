@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,10 @@ async def run(
             "tokens_per_s": tokens_per_s,
             "sessions_done": statuses.count("done"),
             "sessions": len(statuses),
+            "statuses": dict(Counter(statuses)),
+            "outcomes": dict(
+                Counter(res.outcome for r in runtimes for res in r.dispatcher.results.values())
+            ),
             "overhead_p95_ms": overhead["p95"],
             "overhead_ms": overhead,
             "steward_cpu_s": round(cpu, 2),

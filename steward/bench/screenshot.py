@@ -138,6 +138,7 @@ async def measure(
     requests: int = 20,
     warmup: int = 2,
     budget_s: float = 75.0,
+    text: bool = True,
 ) -> dict[str, Any]:
     """Time up to `requests` fetches after `warmup` ones, stopping at `budget_s` (the run
     stays bounded when renders are slow; `n` in each figure says how many were timed)."""
@@ -148,7 +149,7 @@ async def measure(
     tab, identity = opened["tabs"][0]["index"], opened["tabs"][0]["identity"]
     await wait_host(runtime, identity)
     bounds = {"x": 0, "y": 0, "w": WIDTH, "h": HEIGHT}
-    seeded = await browsers.call("seed", 60, tab=tab, count=shapes, bounds=bounds)
+    seeded = await browsers.call("seed", 60, tab=tab, count=shapes, bounds=bounds, text=text)
     clock = await browsers.clock_check(tab)
     renders = (await browsers.call("render", 120, tab=tab, bounds=bounds, count=4))["renders"]
     fetcher = runtime.context
@@ -194,10 +195,14 @@ async def measure(
         "screenshot_ms": percentiles(arrivals),
         "screenshot_over_production_timeout": sum(t > production_timeout * 1000 for t in totals),
         "screenshot_page_to_image_ms": percentiles([r["ms"] for r in renders[1:]]),
+        "screenshot_page_svg_export_ms": percentiles([r["svgMs"] for r in renders[1:]]),
         "screenshot_context_fetch_ms": percentiles(totals),
         "screenshot_stages_ms": _stages(measured, pages, clock["offset_s"]),
         "screenshot_setup": {
             "shapes_seeded": seeded["shapes"],
+            "text": "a quarter of the geo shapes labelled, one shape in ten a text shape"
+            if text
+            else "none (--screenshot-plain)",
             "shapes_inside_box": seeded["inside"],
             "shapes_in_context": shape_count,
             "box": bounds,
@@ -206,6 +211,7 @@ async def measure(
             "requests": requests,
             "warmup_ms": [round(v, 1) for v in first],
             "page_to_image_first_ms": round(renders[0]["ms"], 1),
+            "svg_chars": renders[-1]["svgChars"],
             "load_average_1m": os.getloadavg()[0],
             "seconds": round(time.monotonic() - started, 1),
             "production_timeout_s": production_timeout,

@@ -50,6 +50,8 @@ STREAM_KINDS = {TOPIC_SCREENSHOT: "screenshot", TOPIC_CONTEXT: "shapes"}
 STREAM_CAPS = {"screenshot": MAX_SCREENSHOT_BYTES, "shapes": MAX_SHAPES_JSON_BYTES}
 
 PerformRpc = Callable[..., Awaitable[str]]
+# A whole fetch (every candidate, every attempt) ends after this many `timeout_s`.
+TOTAL_TIMEOUTS = 4
 
 
 class ContextFailure(Exception):
@@ -188,6 +190,18 @@ class ContextFetcher:
             metrics.CONTEXT_SECONDS.labels(result="cached").observe(time.monotonic() - started)
             return cached
         best = _Attempt()
+        try:
+            # One bound for all candidates and attempts: under overload each RPC can take
+            # several times its own timeout, and a slow context must not eat the whole run.
+            async with asyncio.timeout(self.timeout_s * TOTAL_TIMEOUTS):
+                return await self._first_answer(bounds, want_screenshot, best, started)
+        except TimeoutError:
+            best.errors.append(f"no answer within {self.timeout_s * TOTAL_TIMEOUTS:.1f}s")
+        return self._degraded(best, bounds, started)
+
+    async def _first_answer(
+        self, bounds: Box | None, want_screenshot: bool, best: _Attempt, started: float
+    ) -> CanvasContext:
         for identity in self.candidates():
             try:
                 async for attempt in AsyncRetrying(
@@ -205,6 +219,9 @@ class ContextFetcher:
             except ContextFailure as err:
                 best.errors.append(f"{identity}: {err}")
                 log.info("context_attempts_failed", room=self.room_id, participant=identity)
+        return self._degraded(best, bounds, started)
+
+    def _degraded(self, best: _Attempt, bounds: Box | None, started: float) -> CanvasContext:
         self.degraded_runs += 1
         context = self._context(best, bounds, degraded=True)
         log.warning(
