@@ -7,9 +7,12 @@
   participants that have not acked it. The wait adapts to each participant's measured ack
   round trip and doubles with every attempt (up to `MAX_BACKOFF_S`), and each tick sends at
   most `RETRANSMIT_BUDGET` envelopes per room, so an overloaded room is not buried under
-  its own retransmits and first sends never queue behind them. Nothing is given up while
-  the participant still acks; one that acked nothing for `GIVE_UP_S` is logged and dropped
-  (it resyncs itself when it comes back).
+  its own retransmits and first sends never queue behind them.
+- Retransmits are bounded: after `retransmit_attempts` of them, the participant is resynced
+  once from the outbox for that session (everything after its oldest unacked seq), and those
+  envelopes are not retransmitted again: a browser still missing something asks with
+  `steward:resync` itself. A participant that acked nothing for `GIVE_UP_S` is logged and
+  dropped (it resyncs itself when it comes back).
 """
 
 from __future__ import annotations
@@ -267,6 +270,7 @@ class Broadcaster:
         now = self._clock()
         due: dict[tuple[str, int], list[str]] = {}
         payloads: dict[tuple[str, int], bytes] = {}
+        resyncs: dict[tuple[str, str], int] = {}  # (participant, session) -> oldest unacked seq
         budget = RETRANSMIT_BUDGET
         for participant, entries in list(self._pending.items()):
             clock = self._clocks.setdefault(participant, _AckClock(last_ack_at=now))
@@ -275,10 +279,17 @@ class Broadcaster:
                 continue
             rto = clock.timeout(self.retransmit_after_s)
             # Oldest first (dicts keep send order): the head of the gap unblocks the client.
-            for key, p in entries.items():
-                # Doubling for the first `retransmit_attempts`, then a steady slow pace.
-                backoff = min(MAX_BACKOFF_S, rto * 2 ** min(p.attempts, self.retransmit_attempts))
+            for key, p in list(entries.items()):
+                if p.attempts > self.retransmit_attempts:  # resynced once already
+                    if now - p.last_sent > GIVE_UP_S:
+                        del entries[key]
+                    continue
+                backoff = min(MAX_BACKOFF_S, rto * 2**p.attempts)
                 if now - p.last_sent < backoff:
+                    continue
+                if p.attempts == self.retransmit_attempts:
+                    first = resyncs.setdefault((participant, key[0]), key[1])
+                    resyncs[(participant, key[0])] = min(first, key[1])
                     continue
                 if budget <= 0:
                     break
@@ -293,6 +304,31 @@ class Broadcaster:
                 stats.retransmits += len(lagging)
             metrics.RETRANSMITS.inc(len(lagging))
             await self._safe_publish(payloads[key], lagging, "retransmit")
+        for (participant, session_id), first_seq in resyncs.items():
+            await self._resync_exhausted(participant, session_id, first_seq, now)
+
+    async def _resync_exhausted(
+        self, participant: str, session_id: str, first_seq: int, now: float
+    ) -> None:
+        """Retransmits ran out: replay the session from the outbox once, from `first_seq`."""
+        for key, p in self._pending.get(participant, {}).items():
+            if key[0] == session_id:
+                p.attempts = self.retransmit_attempts + 1
+                p.last_sent = now
+        rows = await self.outbox.session_after(self.room_id, session_id, first_seq - 1)
+        for row in rows:
+            payload = ActionEnvelope.model_validate_json(row.payload).to_wire()
+            await self._safe_publish(payload, [participant], "replay")
+        self.stats(session_id).resyncs += 1
+        metrics.RESYNCS.labels(reason="unacked").inc()
+        log.info(
+            "resynced_after_retransmits",
+            room=self.room_id,
+            participant=participant,
+            session_id=session_id,
+            from_seq=first_seq,
+            envelopes=len(rows),
+        )
 
     def _give_up(self, participant: str, entries: dict[tuple[str, int], _Pending]) -> None:
         """Acked nothing for GIVE_UP_S while envelopes waited: stop; it resyncs on return."""

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 
 from steward.headless.ordering import GapBuffer
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
-from steward.protocol.messages import ActionEnvelope, WireAction
+from steward.protocol.messages import Ack, ActionEnvelope, WireAction
+from steward.room.broadcaster import Broadcaster
 from steward.room.envelopes import FragmentAssembler, is_fragment, pack
 from steward.room.intake import RateLimiter, addressed_text
 from steward.room.participants import Member, Participants, elect_host
 from steward.room.replica import Replica
+from steward.store.outbox import OutboxRow
 from steward.tokens import prompt_grant, verify_prompt_grant
 
 
@@ -148,3 +151,56 @@ def test_wake_phrase_and_rate_limit() -> None:
     assert limiter.allow("b")
     t[0] = 61.0
     assert limiter.allow("a")
+
+
+class _MemoryOutbox:
+    """Just enough of `Outbox` for the broadcaster, in memory."""
+
+    def __init__(self) -> None:
+        self.rows: list[OutboxRow] = []
+
+    async def max_seq(self, session_id: str) -> int:
+        return max((r.seq for r in self.rows if r.session_id == session_id), default=0)
+
+    async def append(
+        self, room_id: str, session_id: str, seq: int, order: int, partial: bool, payload: str
+    ) -> None:
+        self.rows.append(OutboxRow(session_id, seq, order, partial, payload))
+
+    async def session_after(self, room_id: str, session_id: str, last_seq: int) -> list[OutboxRow]:
+        return [r for r in self.rows if r.session_id == session_id and r.seq > last_seq]
+
+
+async def test_retransmits_are_bounded_then_one_resync_from_the_outbox() -> None:
+    now = [0.0]
+    sent: list[tuple[str, int, list[str]]] = []
+
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        env = ActionEnvelope.model_validate_json(payload)
+        sent.append((env.session_id, env.seq, list(destinations)))
+
+    outbox = _MemoryOutbox()
+    b = Broadcaster(
+        "r",
+        publish,
+        outbox,  # type: ignore[arg-type]
+        lambda: ["ann", "bob"],
+        retransmit_after_s=0.1,
+        retransmit_attempts=2,
+        clock=lambda: now[0],
+    )
+    await b.send("s", [action(1)])
+    await b.send("s", [action(2)])
+    # ann acks everything; bob acks nothing.
+    for seq in (1, 2):
+        b.on_ack("ann", Ack(session_id="s", seq=seq, applied=[f"a{seq}"], applied_at=0))
+    for _ in range(200):  # 20 s of ticks
+        now[0] += 0.1
+        await b._retransmit_due()
+    to_bob = [(seq, d) for _, seq, d in sent if "bob" in d]
+    assert all(d == ["bob"] for _, d in to_bob[2:]), "retransmits went to the lagging peer only"
+    per_seq = Counter(seq for seq, _ in to_bob)
+    # Each: the live send, 2 retransmits, then one replay from the outbox; nothing after that.
+    assert per_seq == {1: 4, 2: 4}
+    assert b.stats("s").resyncs == 1
+    assert b.unacked("bob") == 2 and b.unacked("ann") == 0
