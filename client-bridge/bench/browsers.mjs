@@ -52,10 +52,14 @@ function installHooks() {
     const rec = { requestId: JSON.parse(data.payload).requestId, enter: now() }
     bench.current = rec
     bench.requests.push(rec)
+    // Where the screenshot came from: 'cache' (pre-rendered), 'joined' (a pre-render under way) or 'render'.
+    const shots = s.handle.screenshots
+    if (shots) shots.stats.lastSource = null
     try {
       return await answer(data)
     } finally {
       rec.exit = now()
+      rec.cache = shots?.stats.lastSource ?? null
       bench.current = null
     }
   })
@@ -259,7 +263,25 @@ const commands = {
     return t.page.evaluate(seedShapes, { count, bounds, text })
   },
   async requests({ tab }) {
-    return { requests: await tabAt(tab).page.evaluate(() => window.__bench.requests.map(({ requestId, enter, exit, toImageStart, toImageEnd, image, ...rest }) => ({ requestId, enter, exit, toImageStart, toImageEnd, image, streams: rest }))) }
+    return { requests: await tabAt(tab).page.evaluate(() => window.__bench.requests.map(({ requestId, enter, exit, toImageStart, toImageEnd, image, cache, ...rest }) => ({ requestId, enter, exit, toImageStart, toImageEnd, image, cache, streams: rest }))) }
+  },
+  // A one-pixel move of one shape (a remote-source change): the next context request misses
+  // the host's screenshot cache and renders, as after any edit.
+  async touch({ tab }) {
+    return tabAt(tab).page.evaluate(() => {
+      const { editor } = window.__steward
+      const id = [...editor.getCurrentPageShapeIds()].sort()[0]
+      const shape = editor.getShape(id)
+      editor.store.mergeRemoteChanges(() => editor.updateShape({ id, type: shape.type, x: shape.x + (shape.x % 2 ? -1 : 1) }))
+      return { id }
+    })
+  },
+  // Resolves once the host's idle pre-render (if any) is done: timed renders run on a quiet page.
+  async settle({ tab }) {
+    return tabAt(tab).page.evaluate(async () => {
+      await window.__steward.handle.screenshots?.settled()
+      return { stats: { ...window.__steward.handle.screenshots?.stats } }
+    })
   },
   async leave({ room }) {
     await closeTabs(roomTabs(room))
@@ -270,6 +292,7 @@ const commands = {
     return tabAt(tab).page.evaluate(
       async ({ bounds, count }) => {
         const { editor } = window.__steward
+        await window.__steward.handle.screenshots?.settled() // not alongside the idle pre-render
         const ids = [...editor.getCurrentPageShapeIds()]
         const box = editor.getViewportPageBounds().clone()
         Object.assign(box, bounds)
@@ -281,7 +304,7 @@ const commands = {
           const svgMs = performance.now() - t0
           // ... and the whole toImage (that export again, then rasterising and JPEG encoding).
           t0 = performance.now()
-          const { blob } = await editor.toImage(ids, { format: 'jpeg', bounds: box, scale: 1, pixelRatio: 1, background: true, quality: 0.8, padding: 0 })
+          const { blob } = await editor.toImage(ids, { format: 'jpeg', bounds: box, scale: 1, pixelRatio: 1, background: true, quality: 0.6, padding: 0 })
           out.push({ ms: performance.now() - t0, bytes: blob.size, svgMs, svgChars: svg?.svg.length ?? 0 })
         }
         return { renders: out }

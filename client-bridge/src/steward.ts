@@ -4,7 +4,8 @@
 // steward's status, fairies, todos and chat for the UI.
 import { ConnectionState, RoomEvent, RpcError, type Participant, type RemoteParticipant, type Room } from 'livekit-client'
 import type { Editor } from 'tldraw'
-import { answerContext } from './connectors/context'
+import { answerContext, screenshotJpeg, viewportBox } from './connectors/context'
+import { ScreenshotCache } from './connectors/screenshot-cache'
 import { EditTracker } from './connectors/edits'
 import { publishViewport } from './connectors/viewport'
 import { Executor, type TodoItem } from './executor/executor'
@@ -84,6 +85,8 @@ export interface StewardHandle {
   readonly todos: TodoItem[]
   readonly chat: ChatMessage[]
   readonly executor: Executor
+  /** The host's pre-rendered screenshot cache (stats for diagnostics and benches). */
+  readonly screenshots: ScreenshotCache
   subscribe(listener: (state: StewardState) => void): () => void
   prompt(message: string, extra?: Omit<PromptRequest, 'message'>): Promise<PromptReply>
   cancel(sessionId?: string): Promise<CancelReply>
@@ -171,12 +174,34 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
   const edits = new EditTracker({ editor, relay: mode === 'relay', send: (edit) => publish(TOPIC_EDIT, edit) })
   const stopViewport = publishViewport(editor, (u) => publish(TOPIC_VIEWPORT, u))
 
+  // The document version as of now: store listeners are flushed once per frame, and
+  // subscribing to the store flushes pending history synchronously.
+  const docVersion = () => {
+    editor.store.listen(() => {})()
+    return edits.docVersion
+  }
+  // The host pre-renders the screenshot while the canvas is idle (toImage takes seconds on
+  // big canvases, longer than the steward waits for context).
+  const screenshots = new ScreenshotCache({
+    render: (bounds, maxSize) => screenshotJpeg(editor, bounds, maxSize),
+    docVersion,
+    viewport: () => viewportBox(editor),
+    log,
+  })
+  // Session changes include the camera: a pan or zoom changes the box to pre-render.
+  const stopShotWatch = [
+    editor.store.listen(() => screenshots.changed(), { scope: 'document' }),
+    editor.store.listen(() => screenshots.changed(), { scope: 'session' }),
+  ]
+
   // ---- host election -------------------------------------------------------------------
   const refreshHost = () => {
     const host = electHost(room, stewardIdentity)
     const isHost = host === room.localParticipant.identity
     const stewardPresent = room.remoteParticipants.has(stewardIdentity)
     if (host !== state.host || isHost !== state.isHost || stewardPresent !== state.stewardPresent) set({ host, isHost, stewardPresent })
+    if (isHost) screenshots.start()
+    else screenshots.stop()
   }
 
   // ---- inbound -------------------------------------------------------------------------
@@ -260,8 +285,9 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       {
         editor,
         sender: room.localParticipant,
-        docVersion: () => edits.docVersion,
+        docVersion,
         takeUserChanges: () => edits.takeUserChanges(),
+        screenshots,
         log,
       },
       data.callerIdentity,
@@ -327,6 +353,7 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       return state.chat
     },
     executor,
+    screenshots,
     subscribe(listener) {
       listeners.add(listener)
       return () => listeners.delete(listener)
@@ -348,6 +375,8 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       memory.saveNow()
       memory.dispose()
       stopViewport()
+      screenshots.stop()
+      for (const stop of stopShotWatch) stop()
       edits.dispose()
       room.off(RoomEvent.DataReceived, onData)
       room.off(RoomEvent.ConnectionStateChanged, onConnection)

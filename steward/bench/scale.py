@@ -66,6 +66,7 @@ async def run(
         shards = [names[i : i + ROOMS_PER_CLIENT] for i in range(0, rooms, ROOMS_PER_CLIENT)]
         cps = [
             ClientProcess(stack, shard, per_room=2, prompts=prompts, timeout=120,
+                          connect_concurrency=max(1, 8 // len(shards)),
                           **({"profile": f"{extra['profile']}.{k}"} if extra else {}))
             for k, shard in enumerate(shards)
         ]  # fmt: skip

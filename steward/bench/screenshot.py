@@ -4,9 +4,14 @@ One Chromium tab on the client-bridge demo page joins a room of its own and beco
 the tab is seeded with 1,000 shapes inside the 1280x800 page box (geo shapes, a quarter of
 them labelled, text, arrows). The bench then calls the steward's real context path
 (`ContextFetcher.fetch`, the same call an agent makes) for that box with `max_size` 1280 and
-the cache off, sequentially, and times each call:
-- `screenshot_ms`: fetch called → the whole JPEG received by the steward (byte stream
-  `agent:screenshot`), i.e. RPC `steward.context` → `editor.toImage` → stream;
+the steward's cache off, sequentially, and times each call:
+- `screenshot_ms` (warm): fetch called → the whole JPEG received by the steward (byte stream
+  `agent:screenshot`) on an unchanged document, i.e. RPC `steward.context` → the host tab's
+  idle pre-rendered JPEG (client-bridge `ScreenshotCache`) → stream;
+- `screenshot_cold_ms`: the same after nudging one shape before each fetch, so the host
+  renders (`editor.toImage`) on the critical path;
+- `screenshot_sources` / `screenshot_cold_sources`: per fetch, where the host's JPEG came
+  from (`cache`, `joined` a pre-render under way, or `render`), reported by the page;
 - `context_fetch_ms`: the whole fetch (also the shapes JSON stream and the RPC reply).
 `screenshot_stages_ms` splits it using the page's own timestamps (see `browsers.py`).
 """
@@ -94,6 +99,17 @@ def _instrument(runtime: RoomRuntime) -> Callable[[], list[_Probe]]:
     return lambda: probes
 
 
+def _sources(probes: list[_Probe], pages: list[dict[str, Any]]) -> dict[str, int]:
+    """How many of these fetches the host answered from its cache, a pre-render or a render."""
+    by_id = {p["requestId"]: p for p in pages if p.get("requestId")}
+    out: dict[str, int] = {}
+    for probe in probes:
+        page = next((by_id[r] for r in reversed(probe.request_ids) if r in by_id), None)
+        source = str(page.get("cache")) if page else "unknown"
+        out[source] = out.get(source, 0) + 1
+    return out
+
+
 def _stages(probes: list[_Probe], pages: list[dict[str, Any]], offset: float) -> dict[str, Any]:
     """Per-stage percentiles: page instants mapped onto CLOCK_MONOTONIC by `offset`."""
     by_id = {p["requestId"]: p for p in pages if p.get("requestId")}
@@ -139,9 +155,13 @@ async def measure(
     warmup: int = 2,
     budget_s: float = 75.0,
     text: bool = True,
+    cold_requests: int = 8,
+    cold_budget_s: float = 45.0,
 ) -> dict[str, Any]:
-    """Time up to `requests` fetches after `warmup` ones, stopping at `budget_s` (the run
-    stays bounded when renders are slow; `n` in each figure says how many were timed)."""
+    """Time up to `requests` warm fetches after `warmup` ones, then up to `cold_requests`
+    cold ones (an edit before each), stopping at `budget_s` (+ `cold_budget_s` for the cold
+    ones) so the run stays bounded when renders are slow; `n` in each figure says how many
+    were timed. `*_sources` says where each screenshot came from (host cache or render)."""
     started = time.monotonic()
     room = f"bench-shot-{uuid.uuid4().hex[:6]}"
     runtime = await stack.join(room)
@@ -151,7 +171,7 @@ async def measure(
     bounds = {"x": 0, "y": 0, "w": WIDTH, "h": HEIGHT}
     seeded = await browsers.call("seed", 60, tab=tab, count=shapes, bounds=bounds, text=text)
     clock = await browsers.clock_check(tab)
-    renders = (await browsers.call("render", 120, tab=tab, bounds=bounds, count=4))["renders"]
+    renders = (await browsers.call("render", 180, tab=tab, bounds=bounds, count=4))["renders"]
     fetcher = runtime.context
     production_timeout = fetcher.timeout_s
     # Measure the real round trip even when it is slower than the production timeout (2 s by
@@ -168,12 +188,25 @@ async def measure(
     dims: set[tuple[int, int] | None] = set()
     problems: list[str] = []
     shape_count: int | None = None
-    for n in range(warmup + requests):
-        if time.monotonic() - started > budget_s:
-            problems.append(f"stopped after {n} requests: the {budget_s:.0f} s budget was spent")
-            break
+    cold_totals: list[float] = []
+    cold_arrivals: list[float] = []
+    # Warm: fetches on an unchanged document (a user prompting after looking at the canvas);
+    # the host answers from its idle pre-render. Cold: one shape nudged before each fetch, so
+    # the host renders on the critical path as before the cache.
+    plan = [("warmup", n) for n in range(warmup)] + [("warm", n) for n in range(requests)]
+    plan += [("cold", n) for n in range(cold_requests)]
+    kinds: list[str] = []
+    for n, (kind, _) in enumerate(plan):
+        if time.monotonic() - started > budget_s + (cold_budget_s if kind == "cold" else 0):
+            problems.append(f"{kind}: stopped after {n} requests, the time budget was spent")
+            if kind == "cold":
+                break
+            continue
+        if kind == "cold":
+            await browsers.call("touch", 30, tab=tab)
         probe = _Probe(start=time.monotonic())
         probes().append(probe)
+        kinds.append(kind)
         ctx = await fetcher.fetch(bounds=box, want_screenshot=True)
         probe.end = time.monotonic()
         shot = ctx.screenshot_jpeg
@@ -181,19 +214,34 @@ async def measure(
             problems.append(f"request {n}: degraded={ctx.degraded} jpeg={shot is not None}")
             continue
         dims.add(jpeg_size(shot))
-        if n < warmup:
+        if kind == "warmup":
             first.append((probe.end - probe.start) * 1000)
             continue
+        arrival = probe.streams.get("screenshot")
+        if kind == "cold":
+            cold_totals.append((probe.end - probe.start) * 1000)
+            if arrival is not None:
+                cold_arrivals.append((arrival - probe.start) * 1000)
+            continue
         totals.append((probe.end - probe.start) * 1000)
-        if "screenshot" in probe.streams:
-            arrivals.append((probe.streams["screenshot"] - probe.start) * 1000)
+        if arrival is not None:
+            arrivals.append((arrival - probe.start) * 1000)
         sizes.append(len(shot))
         shape_count = len(ctx.shapes)
     pages = (await browsers.call("requests", 30, tab=tab))["requests"]
-    measured = probes()[warmup:]
+    warm_probes = [p for p, k in zip(probes(), kinds, strict=True) if k == "warm"]
+    cold_probes = [p for p, k in zip(probes(), kinds, strict=True) if k == "cold"]
+    measured = warm_probes
+    over = production_timeout * 1000
     return {
         "screenshot_ms": percentiles(arrivals),
-        "screenshot_over_production_timeout": sum(t > production_timeout * 1000 for t in totals),
+        "screenshot_sources": _sources(warm_probes, pages),
+        "screenshot_over_production_timeout": sum(t > over for t in totals),
+        "screenshot_cold_ms": percentiles(cold_arrivals),
+        "screenshot_cold_sources": _sources(cold_probes, pages),
+        "screenshot_cold_over_production_timeout": sum(t > over for t in cold_totals),
+        "screenshot_cold_context_fetch_ms": percentiles(cold_totals),
+        "screenshot_cold_stages_ms": _stages(cold_probes, pages, clock["offset_s"]),
         "screenshot_page_to_image_ms": percentiles([r["ms"] for r in renders[1:]]),
         "screenshot_page_svg_export_ms": percentiles([r["svgMs"] for r in renders[1:]]),
         "screenshot_context_fetch_ms": percentiles(totals),
@@ -217,8 +265,8 @@ async def measure(
             "production_timeout_s": production_timeout,
             "problems": problems,
             "clock": {k: v for k, v in clock.items() if k != "offset_s"},
-            "path": "ContextFetcher.fetch → RPC steward.context → editor.toImage (jpeg, q 0.8)"
-            " → byte streams agent:screenshot + agent:context",
+            "path": "ContextFetcher.fetch → RPC steward.context → host screenshot cache or"
+            " editor.toImage (jpeg, q 0.6) → byte streams agent:screenshot + agent:context",
             "user_agent": opened.get("userAgent"),
         },
     }

@@ -13,12 +13,16 @@ import {
   type ContextReply,
   type ContextRequest,
 } from '../protocol.gen'
+import type { ScreenshotCache } from './screenshot-cache'
 
 export interface ByteSender {
   sendBytes(bytes: Uint8Array, opts: { topic: string; destinationIdentities: string[]; attributes: Record<string, string>; mimeType: string; name: string; compress: boolean }): Promise<unknown>
 }
 
-const DEFAULT_MAX_SIZE = 1024
+export const DEFAULT_MAX_SIZE = 1024
+// ~0.6 keeps labels legible for the model at about half the bytes of 0.8 (the stream is the
+// second-longest stage after the render).
+export const JPEG_QUALITY = 0.6
 
 export function viewportBox(editor: Editor): Box {
   const b = editor.getViewportPageBounds()
@@ -53,7 +57,7 @@ export async function screenshotJpeg(editor: Editor, bounds: Box, maxSize: numbe
     scale,
     pixelRatio: 1,
     background: true,
-    quality: 0.8,
+    quality: JPEG_QUALITY,
     padding: 0,
   })
   return new Uint8Array(await blob.arrayBuffer())
@@ -68,7 +72,7 @@ async function blankJpeg(w: number, h: number): Promise<Uint8Array | null> {
   if (!ctx) return null
   ctx.fillStyle = '#ffffff'
   ctx.fillRect(0, 0, w, h)
-  const blob = await new Promise<Blob | null>((r) => canvas.toBlob(r, 'image/jpeg', 0.8))
+  const blob = await new Promise<Blob | null>((r) => canvas.toBlob(r, 'image/jpeg', JPEG_QUALITY))
   return blob ? new Uint8Array(await blob.arrayBuffer()) : null
 }
 
@@ -77,10 +81,13 @@ export interface ContextDeps {
   sender: ByteSender
   docVersion(): number
   takeUserChanges(): Array<Record<string, unknown>>
+  /** The host's pre-rendered screenshots; without it every request renders. */
+  screenshots?: ScreenshotCache
   log?: (msg: string, extra?: unknown) => void
 }
 
-/** The full context answer: streams first (awaited), then the JSON reply. */
+/** The full context answer: streams first (awaited), then the JSON reply. The screenshot
+ * stream starts first (it is the long pole); the shapes stream runs alongside it. */
 export async function answerContext(deps: ContextDeps, caller: string, req: ContextRequest): Promise<ContextReply> {
   const { editor, sender } = deps
   const want = new Set(req.want ?? ['screenshot', 'shapes'])
@@ -94,7 +101,9 @@ export async function answerContext(deps: ContextDeps, caller: string, req: Cont
   const sends: Promise<unknown>[] = []
   if (want.has('screenshot')) {
     try {
-      const jpeg = await screenshotJpeg(editor, bounds, req.maxSize ?? DEFAULT_MAX_SIZE)
+      const jpeg = deps.screenshots
+        ? (await deps.screenshots.get(req.bounds, req.maxSize)).jpeg
+        : await screenshotJpeg(editor, bounds, req.maxSize ?? DEFAULT_MAX_SIZE)
       if (jpeg && jpeg.byteLength <= MAX_SCREENSHOT_BYTES) {
         streams.push('screenshot')
         sends.push(

@@ -1,0 +1,155 @@
+// The host's screenshot cache: renders the JPEG the steward will ask for while the canvas is
+// idle, so `steward.context` can answer at once instead of waiting seconds for `toImage`.
+// Pure (no tldraw): the render, the document version and the timers are injected.
+import type { Box } from '../protocol.gen'
+
+export type RenderFn = (bounds: Box, maxSize: number) => Promise<Uint8Array | null>
+/** Where the answer came from: the cache, a pre-render already under way, or a new render. */
+export type ShotSource = 'cache' | 'joined' | 'render'
+
+export interface ScreenshotCacheOptions {
+  render: RenderFn
+  /** The document version now (must be current: flush pending store history first). */
+  docVersion(): number
+  /** The viewport now: the pre-render's box when the last request named none. */
+  viewport(): Box
+  idleMs?: number
+  defaultMaxSize?: number
+  setTimer?: (fn: () => void, ms: number) => unknown
+  clearTimer?: (handle: unknown) => void
+  log?: (msg: string, extra?: unknown) => void
+}
+
+interface Key {
+  docVersion: number
+  boundsKey: string
+  maxSize: number
+}
+
+export interface ScreenshotStats {
+  hits: number
+  joined: number
+  renders: number
+  prerenders: number
+  discarded: number
+  lastSource: ShotSource | null
+}
+
+export const boundsKey = (b: Box): string => [b.x, b.y, b.w, b.h].map((v) => Math.round(v * 100) / 100).join(',')
+const same = (a: Key, b: Key) => a.docVersion === b.docVersion && a.boundsKey === b.boundsKey && a.maxSize === b.maxSize
+
+export class ScreenshotCache {
+  readonly stats: ScreenshotStats = { hits: 0, joined: 0, renders: 0, prerenders: 0, discarded: 0, lastSource: null }
+  private entry: (Key & { jpeg: Uint8Array }) | null = null
+  private inflight: { key: Key; done: Promise<Uint8Array | null> } | null = null
+  private last: { bounds?: Box | null; maxSize: number }
+  private timer: unknown = null
+  private busy = 0
+  private running = false
+  private readonly idleMs: number
+  private readonly setTimer: (fn: () => void, ms: number) => unknown
+  private readonly clearTimer: (handle: unknown) => void
+
+  constructor(private readonly opts: ScreenshotCacheOptions) {
+    this.idleMs = opts.idleMs ?? 400
+    this.last = { maxSize: opts.defaultMaxSize ?? 1024 }
+    this.setTimer = opts.setTimer ?? ((fn, ms) => setTimeout(fn, ms))
+    this.clearTimer = opts.clearTimer ?? ((h) => clearTimeout(h as ReturnType<typeof setTimeout>))
+  }
+
+  /** Host only: pre-render after each quiet spell. */
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.changed()
+  }
+
+  stop(): void {
+    this.running = false
+    if (this.timer !== null) this.clearTimer(this.timer)
+    this.timer = null
+    this.entry = null // a former host's image may go stale unseen
+  }
+
+  get active(): boolean {
+    return this.running
+  }
+
+  /** The document (or the viewport) changed: wait for `idleMs` of quiet, then pre-render. */
+  changed(): void {
+    if (!this.running) return
+    if (this.timer !== null) this.clearTimer(this.timer)
+    this.timer = this.setTimer(() => {
+      this.timer = null
+      void this.prerender()
+    }, this.idleMs)
+  }
+
+  /** The JPEG for `bounds` at `maxSize` for the document as it is now. */
+  async get(bounds: Box | null | undefined, maxSize: number | null | undefined): Promise<{ jpeg: Uint8Array | null; source: ShotSource }> {
+    this.last = { bounds, maxSize: maxSize ?? this.last.maxSize }
+    const key = this.keyFor(bounds ?? this.opts.viewport(), this.last.maxSize)
+    if (this.entry && same(this.entry, key)) return this.answered('cache', this.entry.jpeg)
+    if (this.inflight && same(this.inflight.key, key)) {
+      const jpeg = await this.inflight.done
+      if (this.opts.docVersion() === key.docVersion) return this.answered('joined', jpeg)
+    }
+    this.stats.renders++
+    const box = bounds ?? this.opts.viewport()
+    const jpeg = await this.run(this.keyFor(box, this.last.maxSize), box)
+    return this.answered('render', jpeg)
+  }
+
+  /** Resolves once no pre-render is pending or running (benches wait on it for quiet). */
+  async settled(): Promise<void> {
+    while (this.timer !== null || this.busy > 0) {
+      if (this.inflight) await this.inflight.done.catch(() => null)
+      else await new Promise((r) => setTimeout(r, 20))
+    }
+  }
+
+  private answered(source: ShotSource, jpeg: Uint8Array | null) {
+    this.stats.lastSource = source
+    if (source === 'cache') this.stats.hits++
+    if (source === 'joined') this.stats.joined++
+    return { jpeg, source }
+  }
+
+  private keyFor(bounds: Box, maxSize: number): Key {
+    return { docVersion: this.opts.docVersion(), boundsKey: boundsKey(bounds), maxSize }
+  }
+
+  private async prerender(): Promise<void> {
+    if (!this.running) return
+    // Never two renders at once: the running one re-arms the timer when it ends.
+    if (this.busy > 0) return
+    const bounds = this.last.bounds ?? this.opts.viewport()
+    const key = this.keyFor(bounds, this.last.maxSize)
+    if (this.entry && same(this.entry, key)) return
+    this.stats.prerenders++
+    try {
+      await this.run(key, bounds)
+    } catch (err) {
+      this.opts.log?.('screenshot pre-render failed', String(err))
+    }
+  }
+
+  /** Render once for `key`; keep the result only if the document did not change meanwhile. */
+  private async run(key: Key, bounds: Box): Promise<Uint8Array | null> {
+    const done = this.opts.render(bounds, key.maxSize)
+    const mine = { key, done }
+    this.inflight = mine
+    this.busy++
+    try {
+      const jpeg = await done
+      if (this.opts.docVersion() !== key.docVersion) this.stats.discarded++
+      else if (jpeg) this.entry = { ...key, jpeg }
+      return jpeg
+    } finally {
+      this.busy--
+      if (this.inflight === mine) this.inflight = null
+      // The document moved on while rendering: pre-render again once it is quiet.
+      if (this.running && this.opts.docVersion() !== key.docVersion) this.changed()
+    }
+  }
+}
