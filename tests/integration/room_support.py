@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 from steward.config import Settings
+from steward.fairies.fixed_script import FixedScriptRunner
 from steward.headless.client import Faults, HeadlessClient
 from steward.livekit_server import LiveKitServer
 from steward.room.connection import RoomRuntime
+from steward.service import StewardService
+from steward.store.database import Database
 from tests.conftest import wait_for
 
 TEST_API_KEY = "test-api-key-0123456789"
@@ -73,3 +78,20 @@ async def settle(runtime: RoomRuntime, clients: list[HeadlessClient], session_id
 async def close_all(clients: list[HeadlessClient]) -> None:
     for c in clients:
         await c.disconnect()
+
+
+@contextlib.asynccontextmanager
+async def fixed_script_steward(
+    server: LiveKitServer, database: Database, *, http: bool
+) -> AsyncIterator[StewardService]:
+    """A started steward whose runner sends the fixed action script."""
+    service = StewardService(
+        room_settings(server, database.url),
+        database=database,
+        runner=lambda: FixedScriptRunner(),
+    )
+    await service.start(http=http)
+    try:
+        yield service
+    finally:
+        await service.close()

@@ -12,7 +12,13 @@ from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, join_clients, room_settings, settle
+from tests.integration.room_support import (
+    close_all,
+    fixed_script_steward,
+    join_clients,
+    room_settings,
+    settle,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -21,14 +27,8 @@ pytestmark = pytest.mark.integration
 async def steward(
     livekit_server: LiveKitServer, database: Database
 ) -> AsyncIterator[StewardService]:
-    service = StewardService(
-        room_settings(livekit_server, database.url),
-        database=database,
-        runner=lambda: FixedScriptRunner(),
-    )
-    await service.start(http=False)
-    yield service
-    await service.close()
+    async with fixed_script_steward(livekit_server, database, http=False) as service:
+        yield service
 
 
 async def test_three_clients_end_with_identical_canvases(

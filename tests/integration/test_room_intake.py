@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
-from steward.fairies.fixed_script import FixedScriptRunner
 from steward.livekit_server import LiveKitServer
 from steward.protocol.names import TOPIC_ACK, TOPIC_EDIT, TOPIC_RESYNC
 from steward.service import StewardService
@@ -17,8 +16,8 @@ from tests.conftest import wait_for
 from tests.integration.room_support import (
     TEST_API_KEY,
     close_all,
+    fixed_script_steward,
     join_clients,
-    room_settings,
     settle,
 )
 
@@ -29,14 +28,8 @@ pytestmark = pytest.mark.integration
 async def steward(
     livekit_server: LiveKitServer, database: Database
 ) -> AsyncIterator[StewardService]:
-    service = StewardService(
-        room_settings(livekit_server, database.url),
-        database=database,
-        runner=lambda: FixedScriptRunner(),
-    )
-    await service.start(http=True)
-    yield service
-    await service.close()
+    async with fixed_script_steward(livekit_server, database, http=True) as service:
+        yield service
 
 
 async def test_participant_without_permission_cannot_prompt(
