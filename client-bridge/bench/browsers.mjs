@@ -271,10 +271,13 @@ const commands = {
     return tabAt(tab).page.evaluate(() => {
       const { editor } = window.__steward
       const id = [...editor.getCurrentPageShapeIds()].sort()[0]
-      const shape = editor.getShape(id)
-      editor.store.mergeRemoteChanges(() => editor.updateShape({ id, type: shape.type, x: shape.x + (shape.x % 2 ? -1 : 1) }))
-      return { id }
+      const shape = editor.store.get(id)
+      editor.store.mergeRemoteChanges(() => editor.store.put([{ ...shape, x: shape.x + (shape.x % 2 ? -1 : 1) }]))
+      return { shape: id } // not `id`: that key is the driver's reply correlation
     })
+  },
+  async stats({ tab }) {
+    return tabAt(tab).page.evaluate(() => ({ stats: { ...window.__steward.handle.screenshots?.stats }, requests: window.__bench.requests.length }))
   },
   // Resolves once the host's idle pre-render (if any) is done: timed renders run on a quiet page.
   async settle({ tab }) {
