@@ -172,7 +172,7 @@ test('a prompt from tab 1 leaves all three canvases identical, using the host sc
   const recs = await converge([tabs.t1, tabs.t2, tabs.t3], 'after a run')
   assert.ok(recs.filter((r) => r.typeName === 'shape').length >= 4, 'the run drew shapes')
   assert.ok(recs.every((r) => r.typeName !== 'shape' || r.isLocked === false), 'no shape left locked')
-  const contexts = await (await fetch(`${stackInfo.page}/e2e/contexts`)).json()
+  const contexts = await (await fetch(stackInfo.contexts)).json()
   const hostIdentity = await tabs.t1.page.evaluate(() => window.__steward.identity)
   const shot = contexts.find((c) => c.source === hostIdentity && c.screenshotBytes > 0)
   assert.ok(shot, `no screenshot from the host reached the steward: ${JSON.stringify(contexts)}`)

@@ -1,9 +1,9 @@
 """E2E stack for the client-bridge browser tests: livekit-server + the steward + a page server.
 
-Started by e2e/run.mjs inside the network namespace; prints one JSON line with its URLs and
-runs until stdin closes (or SIGTERM). Serves the built demo page, the dev token endpoint the
-demo uses (`GET /api/dev/token?room=&identity=` → {token, url}), and `/e2e/contexts`: what
-each agent run received from `request_context` (to prove the host's screenshot arrived).
+Started by the e2e tests inside the network namespace; prints one JSON line with its URLs
+and runs until stdin closes (or SIGTERM). The steward's own HTTP API serves the built demo
+page and the dev token endpoint; this script adds only `/e2e/contexts`: what each agent run
+received from `request_context` (to prove the host's screenshot arrived).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from steward.fairies.ports import AgentRunner, CanvasContext, PromptInput, Sessi
 from steward.livekit_server import LiveKitServer
 from steward.protocol.messages import Box
 from steward.service import StewardService, default_runner
-from steward.tokens import mint_token
 
 CONTEXTS: list[dict[str, Any]] = []
 
@@ -72,42 +71,32 @@ async def main(room: str, dist: Path) -> None:
         steward_http_port=0,
         steward_data_dir=data_dir,
         database_url=None,
+        # The steward's own HTTP API serves the built page and the dev token endpoint.
+        steward_dev_tokens=True,
+        steward_demo_dir=dist,
     )
     base = default_runner(settings)
     service = StewardService(settings, runner=lambda: RecordingRunner(base()))
     await service.start(http=True)
     await service.join(room)
 
-    async def token(request: web.Request) -> web.Response:
-        r = request.query.get("room", "")
-        identity = request.query.get("identity", "")
-        if not r or not identity:
-            return web.json_response({"error": "room and identity are required"}, status=400)
-        jwt = mint_token(
-            settings.livekit_api_key,
-            settings.livekit_api_secret.get_secret_value(),
-            room=r,
-            identity=identity,
-        )
-        return web.json_response({"token": jwt, "url": livekit.url})
-
     async def contexts(_: web.Request) -> web.Response:
         return web.json_response(CONTEXTS)
 
-    async def index(_: web.Request) -> web.FileResponse:
-        return web.FileResponse(dist / "index.html")
-
+    # Only the test's debug route lives here; everything a browser uses is the steward's.
     app = web.Application()
-    app.router.add_get("/api/dev/token", token)
     app.router.add_get("/e2e/contexts", contexts)
-    app.router.add_get("/", index)
-    app.router.add_static("/assets", dist / "assets")
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    print(json.dumps({"page": f"http://127.0.0.1:{port}", "livekit": livekit.url}), flush=True)
+    info = {
+        "page": f"http://127.0.0.1:{service.http_port}",
+        "contexts": f"http://127.0.0.1:{port}/e2e/contexts",
+        "livekit": livekit.url,
+    }
+    print(json.dumps(info), flush=True)
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -20,12 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from aiohttp import web
-
 from steward.bench.harness import Stack, bounded, wait_until
 from steward.obs.logging import get_logger
 from steward.room.connection import RoomRuntime
-from steward.tokens import mint_token
 
 log = get_logger(__name__)
 
@@ -40,11 +37,10 @@ def wall_offset_s() -> float:
 
 
 class PageServer:
-    """The built demo page plus `GET /api/dev/token?room=&identity=` → {token, url}."""
+    """The built demo page and its dev token endpoint, served by the stack's own steward."""
 
     def __init__(self, stack: Stack) -> None:
         self.stack = stack
-        self._runner: web.AppRunner | None = None
         self.url = ""
 
     async def start(self) -> str:
@@ -52,39 +48,16 @@ class PageServer:
             raise RuntimeError(
                 f"{DIST} is missing: build the demo first (npm --prefix client-bridge run build)"
             )
-        settings, server = self.stack.settings, self.stack.server
-
-        async def token(request: web.Request) -> web.Response:
-            room = request.query.get("room", "")
-            identity = request.query.get("identity", "")
-            if not room or not identity:
-                return web.json_response({"error": "room and identity are required"}, status=400)
-            jwt = mint_token(
-                settings.livekit_api_key,
-                settings.livekit_api_secret.get_secret_value(),
-                room=room,
-                identity=identity,
-            )
-            return web.json_response({"token": jwt, "url": server.url})
-
-        async def index(_: web.Request) -> web.FileResponse:
-            return web.FileResponse(DIST / "index.html")
-
-        app = web.Application()
-        app.router.add_get("/api/dev/token", token)
-        app.router.add_get("/", index)
-        app.router.add_static("/assets", DIST / "assets")
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        service = self.stack.service
+        service.settings = service.settings.model_copy(
+            update={"steward_dev_tokens": True, "steward_demo_dir": DIST, "steward_http_port": 0}
+        )
+        port = await service.start_http()
         self.url = f"http://127.0.0.1:{port}"
         return self.url
 
     async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        return None  # the service stops its HTTP server when the stack closes
 
 
 class Browsers:
