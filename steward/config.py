@@ -36,8 +36,9 @@ class Settings(BaseSettings):
 
     steward_identity: str = "canvas-steward"
     steward_agent_name: str = "canvas-steward"
-    # `steward worker`: rooms one worker serves before LiveKit dispatches elsewhere.
-    steward_worker_max_rooms: int = Field(default=50, ge=1)
+    # `steward worker`: rooms one worker serves before LiveKit dispatches elsewhere (25:
+    # where one process still completes every run here, see docs/PERFORMANCE.md).
+    steward_worker_max_rooms: int = Field(default=25, ge=1)
     steward_worker_idle_processes: int = Field(default=0, ge=0)
     steward_http_host: str = "127.0.0.1"
     steward_http_port: int = Field(default=8787, ge=0, le=65535)
