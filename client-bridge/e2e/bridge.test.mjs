@@ -228,5 +228,10 @@ test('a fairy project: two drones draw inside their bounds and every tab ends id
   // Fairy presence reached the browsers: an orchestrator and at least two drones.
   const fairies = await tabs.t3.page.evaluate(() => window.__steward.handle.state.fairies)
   assert.ok(fairies.length >= 3, `fairies: ${JSON.stringify(fairies)}`)
+  // Show the whole canvas in the artifact (this tab's camera only; not a document change).
+  await tabs.t2.page.evaluate(() => {
+    window.__steward.editor.zoomToFit({ animation: { duration: 0 } })
+  })
+  await tabs.t2.page.waitForTimeout(300)
   await tabs.t2.page.screenshot({ path: join(results, 'e2e-fairy-project.png') })
 })

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from steward.actions.base import ActionContext
 from steward.actions.registry import ACTIONS, normalize_name, process
-from steward.canvas.bounds import Rect
+from steward.canvas.bounds import Rect, shape_bounds, union
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.actions.effects import (
@@ -639,6 +639,7 @@ class FairyRuntime:
 
         area = view.area
         visible = shapes_in(room.mirror.shapes, area) if area else room.mirror.snapshot()
+        occupied = union(shape_bounds(s, room.mirror.shapes) for s in room.mirror.shapes.values())
         free = [
             f.id
             for f in view.others
@@ -657,6 +658,8 @@ class FairyRuntime:
             "task": t(view.task) if view.task else None,
             "free_drones": free,
             "existing_ids": [s["id"] for s in visible],
+            # Where the canvas already has content (page coordinates), for scripted plans.
+            "occupied": occupied.to_dict() if occupied is not None else None,
         }
 
     def _allowed(self, fairy_mode: str) -> list[str]:

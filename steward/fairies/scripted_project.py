@@ -30,13 +30,21 @@ def _subject(message: str) -> str:
     return text[:60] or "a scene"
 
 
-def plan_areas(view: dict[str, float], n: int) -> list[dict[str, int]]:
-    """n columns across the middle of the viewport, each overlapping its neighbour."""
+def plan_areas(
+    view: dict[str, float], n: int, occupied: dict[str, float] | None = None
+) -> list[dict[str, int]]:
+    """n columns across the middle of the viewport, each overlapping its neighbour; below
+    what the canvas already holds when they would cover it."""
     n = max(n, 1)
     width = max(int(view["w"]) - 100, 400)
     col = (width + TASK_OVERLAP * (n - 1)) // n
     x0, y0 = int(view["x"]) + 50, int(view["y"]) + 50
     h = max(int(view["h"]) - 100, 300)
+    if occupied:
+        ox, oy = occupied.get("x", 0.0), occupied.get("y", 0.0)
+        ow, oh = occupied.get("w", 0.0), occupied.get("h", 0.0)
+        if x0 < ox + ow and ox < x0 + width and y0 < oy + oh and oy < y0 + h:
+            y0 = int(oy + oh) + 80
     return [{"x": x0 + i * (col - TASK_OVERLAP), "y": y0, "w": col, "h": h} for i in range(n)]
 
 
@@ -69,7 +77,7 @@ class ScriptedProjectModel(ScriptedModel):
                 return [{"_type": "message", "text": "No fairy is free to help right now."}]
             subject = _subject(str(f.get("message") or ""))
             areas = plan_areas(f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900},
-                               max(len(members), 2))  # fmt: skip
+                               max(len(members), 2), f.get("occupied"))  # fmt: skip
             parts = [f"left part of {subject}", f"right part of {subject}"]
             parts += [f"detail {i} of {subject}" for i in range(3, len(areas) + 1)]
             acts: list[dict[str, Any]] = [
@@ -130,7 +138,9 @@ class ScriptedProjectModel(ScriptedModel):
         acts: list[dict[str, Any]] = []
         if not own:
             subject = _subject(str(f.get("message") or ""))
-            areas = plan_areas(f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900}, 2)
+            areas = plan_areas(
+                f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900}, 2, f.get("occupied")
+            )
             acts.append({"_type": "think", "text": f"Two parts for {subject}, one at a time."})
             for i, area in enumerate(areas):
                 part = ("left", "right")[i]

@@ -11,7 +11,7 @@ from steward.canvas.bounds import shape_bounds
 from steward.fairies.bounds import belongs
 from steward.fairies.orchestrator import FairyRuntime, RoomFairies
 from steward.fairies.ports import PromptInput
-from steward.fairies.scripted_project import ScriptedProjectModel
+from steward.fairies.scripted_project import ScriptedProjectModel, plan_areas
 from steward.model.base import ModelProvider, ModelRequest, Usage
 from tests.conftest import wait_for
 from tests.fairy_support import Browser, FakeSession, FakeSessions
@@ -179,3 +179,13 @@ async def test_awaiting_a_task_that_just_finished_is_not_a_mistake() -> None:
     awaits = [i for i in room.history["fairy-1"] if i.text == "await-tasks-completion"]
     assert len(awaits) == 2  # the second named part-2 after it had finished …
     assert _feedback(room) == []  # … and was taken as "review now", not as a mistake
+
+
+def test_planned_task_areas_go_below_existing_content() -> None:
+    view = {"x": 0, "y": 0, "w": 1600, "h": 900}
+    free = plan_areas(view, 2)
+    assert all(a["y"] == 50 for a in free)
+    busy = plan_areas(view, 2, {"x": 100, "y": 300, "w": 500, "h": 200})
+    assert all(a["y"] == 580 for a in busy)  # below the content (300 + 200) plus a gap
+    beside = plan_areas(view, 2, {"x": 5000, "y": 0, "w": 100, "h": 100})
+    assert beside == free
