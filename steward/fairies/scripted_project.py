@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from steward.model.scripted import ScriptedModel
+from steward.model.scripted import ScriptedModel, below_content
 
 # Neighbouring task areas share this many pixels: parallel drones meet but do not collide.
 TASK_OVERLAP = 40
@@ -40,11 +40,7 @@ def plan_areas(
     col = (width + TASK_OVERLAP * (n - 1)) // n
     x0, y0 = int(view["x"]) + 50, int(view["y"]) + 50
     h = max(int(view["h"]) - 100, 300)
-    if occupied:
-        ox, oy = occupied.get("x", 0.0), occupied.get("y", 0.0)
-        ow, oh = occupied.get("w", 0.0), occupied.get("h", 0.0)
-        if x0 < ox + ow and ox < x0 + width and y0 < oy + oh and oy < y0 + h:
-            y0 = int(oy + oh) + 80
+    y0 = below_content(occupied, x0, y0, width, h, 80)
     return [{"x": x0 + i * (col - TASK_OVERLAP), "y": y0, "w": col, "h": h} for i in range(n)]
 
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
+from steward.canvas.bounds import Rect
 from steward.model.base import ModelRequest, Usage, estimate_tokens
 
 _FLOWS: dict[str, list[str]] = {
@@ -31,15 +32,14 @@ _SHAPE_WORDS = {
 _COLORS = ("red", "blue", "green", "yellow", "orange", "violet", "black", "grey")
 
 
-def _below_content(
+def below_content(
     occupied: dict[str, float] | None, x: int, y: int, w: int, h: int, gap: int
 ) -> int:
     """A new drawing goes below what is already there when it would overlap it."""
     if not occupied:
         return y
-    ox, oy, ow, oh = (occupied.get(k, 0.0) for k in ("x", "y", "w", "h"))
-    overlaps = x < ox + ow and ox < x + w and y < oy + oh and oy < y + h
-    return int(oy + oh + gap) if overlaps else y
+    taken = Rect(*(float(occupied.get(k, 0.0)) for k in ("x", "y", "w", "h")))
+    return int(taken.max_y + gap) if taken.intersects(Rect(x, y, w, h)) else y
 
 
 def _slug(text: str) -> str:
@@ -144,7 +144,7 @@ class ScriptedModel:
         w, h, gap = 220, 110, 80
         total = len(steps) * w + (len(steps) - 1) * gap
         x0, y = cx - total // 2, cy - h // 2
-        y = _below_content(self._occupied, x0, y, total, h, gap)
+        y = below_content(self._occupied, x0, y, total, h, gap)
         acts: list[dict[str, Any]] = [
             {"_type": "update-todo-list", "id": 1, "status": "in-progress",
              "text": "Draw the steps"},

@@ -77,3 +77,17 @@ async def test_existing_ids_are_renamed_not_overwritten() -> None:
     await agent(mirror).run(session, prompt("draw a circle"))
     assert set(session.browser.shapes) == {"ellipse-1", "ellipse-2"}
     assert session.browser.shapes["ellipse-1"]["props"]["geo"] == "rectangle"
+
+
+async def test_a_second_drawing_goes_below_the_first() -> None:
+    mirror = CanvasMirror()
+    session = FakeSession()
+    a = agent(mirror)
+    assert await a.run(session, prompt("draw a flow chart of our signup")) == "done"
+    first = {k: dict(v) for k, v in session.browser.shapes.items() if v.get("type") == "geo"}
+    assert await a.run(session, prompt("draw a flow chart of our signup")) == "done"
+    second = [
+        v for k, v in session.browser.shapes.items() if v.get("type") == "geo" and k not in first
+    ]
+    bottom = max(v["y"] + v["props"]["h"] for v in first.values())
+    assert len(second) == len(first) and all(v["y"] > bottom for v in second)
