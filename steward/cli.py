@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from collections.abc import Sequence
+
+from steward.native_exit import exit_skipping_native_teardown
 
 # Modules under steward.commands, in the order `--help` lists them.
 COMMANDS = ("dev", "join", "worker", "demo", "db", "protocol", "livekit", "bench")
@@ -49,10 +50,7 @@ def run() -> None:
     """Console entry point. Commands stop their own servers before returning; after that,
     skip livekit's native teardown at interpreter exit, which can panic and abort."""
     code = main()
-    if "livekit.rtc" in sys.modules:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    exit_skipping_native_teardown(code)
     sys.exit(code)
 
 

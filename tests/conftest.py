@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 from steward.config import Settings
 from steward.livekit_server import LiveKitServer
+from steward.native_exit import exit_skipping_native_teardown
 from steward.store.database import Database, open_database
 from steward.store.embedded import EmbeddedPostgres
 from steward.tokens import mint_token
@@ -105,10 +105,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    # livekit's native runtime sometimes panics while it disposes itself at interpreter exit
-    # ("thread caused non-unwinding panic"), turning a passing run into an abort. Every
-    # fixture has already stopped its servers here, so leave with pytest's own status.
-    if "livekit.rtc" in sys.modules:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(_exit_status)
+    # Every fixture has already stopped its servers here: leave with pytest's own status.
+    exit_skipping_native_teardown(_exit_status)

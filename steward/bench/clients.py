@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import os
 import resource
 import sys
 import time
@@ -25,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from steward.headless.client import Faults, HeadlessClient
+from steward.native_exit import exit_skipping_native_teardown
 from steward.protocol.messages import ActionEnvelope
 
 
@@ -201,6 +201,4 @@ if __name__ == "__main__":
         _emit(result)
     else:
         _emit(asyncio.run(main(spec)))
-    # Skip livekit's native teardown at interpreter exit, which can panic (as in steward.cli).
-    sys.stderr.flush()
-    os._exit(0)
+    exit_skipping_native_teardown(0)
