@@ -36,8 +36,13 @@ def wall_offset_s() -> float:
     return time.time() - time.monotonic()
 
 
+# Settings for a bench stack whose steward serves the demo page (see PageServer).
+PAGE_SETTINGS = {"steward_dev_tokens": True, "steward_demo_dir": DIST}
+
+
 class PageServer:
-    """The built demo page and its dev token endpoint, served by the stack's own steward."""
+    """The built demo page and its dev token endpoint, served by the stack's own steward
+    (start the stack with `PAGE_SETTINGS`)."""
 
     def __init__(self, stack: Stack) -> None:
         self.stack = stack
@@ -48,11 +53,7 @@ class PageServer:
             raise RuntimeError(
                 f"{DIST} is missing: build the demo first (npm --prefix client-bridge run build)"
             )
-        service = self.stack.service
-        service.settings = service.settings.model_copy(
-            update={"steward_dev_tokens": True, "steward_demo_dir": DIST, "steward_http_port": 0}
-        )
-        port = await service.start_http()
+        port = await self.stack.service.start_http()
         self.url = f"http://127.0.0.1:{port}"
         return self.url
 

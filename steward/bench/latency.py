@@ -18,7 +18,7 @@ import uuid
 from typing import Any
 
 from steward.bench import screenshot
-from steward.bench.browsers import Browsers, PageServer
+from steward.bench.browsers import PAGE_SETTINGS, Browsers, PageServer
 from steward.bench.clients import canvas_hash
 from steward.bench.harness import (
     ClientProcess,
@@ -90,12 +90,7 @@ async def run_headless(clients: int, prompts: int, tokens_per_s: float | None) -
             "prompts": prompts,
             "sessions": len(report["sessions"]),
             "statuses": sorted(set(report["statuses"])),
-            "actions": len(e2e),
-            "actions_not_applied_everywhere": missing,
-            "overhead_ms": percentiles(marks.overhead_ms()),
-            "e2e_ms": percentiles(e2e),
-            "prompt_to_model_ms": percentiles(marks.prompt_to_model_ms()),
-            "breakdown": marks.breakdown(),
+            **_timing(marks, e2e, missing),
             "duplicates_applied": sum(s["duplicates_applied"] for s in stats),
             "out_of_order_applied": sum(s["out_of_order_applied"] for s in stats),
             "canvases_identical": all(c["canvas"] == mirror for c in report["clients"].values()),
@@ -110,13 +105,25 @@ async def run_headless(clients: int, prompts: int, tokens_per_s: float | None) -
     return out
 
 
+def _timing(marks: Marks, e2e: list[float], missing: int) -> dict[str, Any]:
+    """The figures both transports report, from the run's marks."""
+    return {
+        "actions": len(e2e),
+        "actions_not_applied_everywhere": missing,
+        "overhead_ms": percentiles(marks.overhead_ms()),
+        "e2e_ms": percentiles(e2e),
+        "prompt_to_model_ms": percentiles(marks.prompt_to_model_ms()),
+        "breakdown": marks.breakdown(),
+    }
+
+
 async def run_browsers(
     clients: int, prompts: int, tokens_per_s: float | None, screenshot_text: bool = True
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The same run with `clients` Chromium tabs on the demo page (a fresh stack), then the
     screenshot round trip in a room of its own (see `steward.bench.screenshot`)."""
     marks = Marks()
-    stack = await start_stack(tokens_per_s=tokens_per_s, marks=marks)
+    stack = await start_stack(tokens_per_s=tokens_per_s, marks=marks, **PAGE_SETTINGS)
     pages = PageServer(stack)
     tabs = Browsers()
     try:
@@ -146,12 +153,7 @@ async def run_browsers(
             "prompts": prompts,
             "sessions": len(result["sessions"]),
             "statuses": sorted(set(result["statuses"])),
-            "actions": len(e2e),
-            "actions_not_applied_everywhere": missing,
-            "overhead_ms": percentiles(marks.overhead_ms()),
-            "e2e_ms": percentiles(e2e),
-            "prompt_to_model_ms": percentiles(marks.prompt_to_model_ms()),
-            "breakdown": marks.breakdown(),
+            **_timing(marks, e2e, missing),
             "duplicates_applied": sum(c["duplicates"] for c in report.values()),
             "out_of_order_applied": sum(c["outOfOrder"] for c in report.values()),
             "canvases_identical": len(hashes) == 1,
