@@ -247,13 +247,27 @@ class Broadcaster:
         )
         return await self._replay(participant, rows, "room")
 
-    async def _replay(self, participant: str, rows: list[OutboxRow], reason: str) -> int:
+    async def _replay(
+        self, participant: str, rows: list[OutboxRow], reason: str, *, track: bool = True
+    ) -> int:
+        """Send outbox rows to one participant; `track=False` when they must not be
+        retransmitted again (the replay after exhausted retransmits)."""
         for row in rows:
             payload = ActionEnvelope.model_validate_json(row.payload).to_wire()
-            await self._send_tracked(row.session_id, row.seq, payload, [participant], "replay")
+            if track:
+                await self._send_tracked(row.session_id, row.seq, payload, [participant], "replay")
+            else:
+                await self._safe_publish(payload, [participant], "replay")
         if rows:
             metrics.RESYNCS.labels(reason=reason).inc()
-            log.info("resynced", room=self.room_id, participant=participant, envelopes=len(rows))
+            log.info(
+                "resynced",
+                room=self.room_id,
+                participant=participant,
+                reason=reason,
+                envelopes=len(rows),
+                from_seq=rows[0].seq,
+            )
         return len(rows)
 
     # --- loops ---------------------------------------------------------------------------
@@ -316,19 +330,8 @@ class Broadcaster:
                 p.attempts = self.retransmit_attempts + 1
                 p.last_sent = now
         rows = await self.outbox.session_after(self.room_id, session_id, first_seq - 1)
-        for row in rows:
-            payload = ActionEnvelope.model_validate_json(row.payload).to_wire()
-            await self._safe_publish(payload, [participant], "replay")
+        await self._replay(participant, rows, "unacked", track=False)
         self.stats(session_id).resyncs += 1
-        metrics.RESYNCS.labels(reason="unacked").inc()
-        log.info(
-            "resynced_after_retransmits",
-            room=self.room_id,
-            participant=participant,
-            session_id=session_id,
-            from_seq=first_seq,
-            envelopes=len(rows),
-        )
 
     def _give_up(self, participant: str, entries: dict[tuple[str, int], _Pending]) -> None:
         """Acked nothing for GIVE_UP_S while envelopes waited: stop; it resyncs on return."""
