@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from steward.protocol.limits import DEFAULT_SCREENSHOT_MAX_SIZE
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Long enough that PyJWT does not warn about short HMAC keys.
 DEV_API_KEY = "devkey"
@@ -56,8 +58,13 @@ class Settings(BaseSettings):
     steward_watchdog_s: float = Field(default=60.0, gt=0)
     steward_context_timeout_s: float = Field(default=2.0, gt=0)
     # Long edge of the screenshot browsers send (px): detail the model can use, bytes the
-    # data channel must carry before the model call can start.
-    steward_screenshot_max_size: int = Field(default=1024, ge=16, le=4096)
+    # data channel must carry before the model call can start. 800: the seed's thumbnail.
+    steward_screenshot_max_size: int = Field(default=DEFAULT_SCREENSHOT_MAX_SIZE, ge=16, le=4096)
+    # Context prefetched on a `steward:composing` hint stays usable this long (any change to
+    # the room's stream still invalidates it; host mode keeps the short 2 s cache instead).
+    steward_prefetch_ttl_s: float = Field(default=15.0, ge=0)
+    # At most one prefetch per room this often; more hints are dropped (counted).
+    steward_prefetch_min_interval_s: float = Field(default=1.0, ge=0)
     steward_retransmit_after_ms: int = Field(default=400, ge=10)
     steward_retransmit_attempts: int = Field(default=3, ge=0)
     steward_blurry_shape_cap: int = Field(default=300, ge=0)

@@ -219,12 +219,19 @@ const commands = {
   async clock({ tab }) {
     return { wallMs: await tabAt(tab).page.evaluate(() => performance.timeOrigin + performance.now()) }
   },
-  async run({ room, messages, prompts, timeoutMs = WAIT }) {
+  // `hinted[n]`: the user "types" prompt n for `typingMs` after a composing hint (the bridge's
+  // `handle.composing()`, as the demo's prompt box sends it); otherwise it is sent cold.
+  async run({ room, messages, prompts, hinted = [], typingMs = 0, timeoutMs = WAIT }) {
     const list = roomTabs(room)
     const prompter = list[0]
-    const out = { sessions: [], statuses: [], errors: [], settled: true, elapsedMs: 0 }
+    const out = { sessions: [], hinted: [], statuses: [], errors: [], settled: true, elapsedMs: 0 }
     const started = Date.now()
     for (let n = 0; n < prompts; n++) {
+      const hint = Boolean(hinted[n]) && typingMs > 0
+      if (hint) {
+        await prompter.page.evaluate(() => window.__steward.handle.composing())
+        await sleep(typingMs)
+      }
       const reply = await prompter.page.evaluate((m) => window.__steward.handle.prompt(m), messages[n % messages.length])
       if (!reply.sessionId) {
         out.errors.push(`refused: ${reply.error}`)
@@ -233,6 +240,7 @@ const commands = {
       }
       const sid = reply.sessionId
       out.sessions.push(sid)
+      out.hinted.push(hint)
       try {
         await prompter.page.waitForFunction(([s, t]) => t.includes(window.__steward.handle.state.sessions[s]?.status), [sid, TERMINAL], { timeout: timeoutMs })
         out.statuses.push(await prompter.page.evaluate((s) => window.__steward.handle.state.sessions[s].status, sid))

@@ -9,6 +9,8 @@ export const ATTR_CAN_PROMPT = "steward.can_prompt" as const;
 export const ATTR_CAPABILITIES = "steward.capabilities" as const;
 export const ATTR_READY = "steward.ready" as const;
 export const ATTR_ROLE = "steward.role" as const;
+export const COMPOSING_MIN_INTERVAL_MS = 2000 as const;
+export const DEFAULT_SCREENSHOT_MAX_SIZE = 800 as const;
 export const MAX_ACTIONS_PER_ENVELOPE = 200 as const;
 export const MAX_DATA_PACKET_BYTES = 64000 as const;
 export const MAX_EDIT_RECORDS = 500 as const;
@@ -28,6 +30,7 @@ export const STREAM_ATTR_REQUEST_ID = "requestId" as const;
 export const TOPIC_ACK = "agent:ack" as const;
 export const TOPIC_ACTION = "agent:action" as const;
 export const TOPIC_CHAT = "agent:chat" as const;
+export const TOPIC_COMPOSING = "steward:composing" as const;
 export const TOPIC_CONTEXT = "agent:context" as const;
 export const TOPIC_EDIT = "canvas:edit" as const;
 export const TOPIC_FAIRIES = "agent:fairies" as const;
@@ -87,6 +90,12 @@ export interface ChatMessage {
   text: string;
   fairy?: string | null;
   partial?: boolean | null;
+  ts: number;
+}
+
+/** browser → steward on `steward:composing`: a user is composing a prompt (at most every 2 s). `bounds` must be the bounds the coming prompt will carry (null: the host's view), so the context the steward prefetches now is the one the prompt asks for. */
+export interface ComposingHint {
+  bounds?: Box | null;
   ts: number;
 }
 

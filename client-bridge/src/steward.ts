@@ -4,6 +4,7 @@
 // steward's status, fairies, todos and chat for the UI.
 import { ConnectionState, RoomEvent, RpcError, type Participant, type RemoteParticipant, type Room } from 'livekit-client'
 import type { Editor } from 'tldraw'
+import { ComposingThrottle } from './connectors/composing'
 import { answerContext, screenshotJpeg, viewportBox } from './connectors/context'
 import { ScreenshotCache } from './connectors/screenshot-cache'
 import { EditTracker } from './connectors/edits'
@@ -21,6 +22,7 @@ import {
   TOPIC_ACK,
   TOPIC_ACTION,
   TOPIC_CHAT,
+  TOPIC_COMPOSING,
   TOPIC_EDIT,
   TOPIC_FAIRIES,
   TOPIC_RESYNC,
@@ -89,6 +91,10 @@ export interface StewardHandle {
   readonly screenshots: ScreenshotCache
   subscribe(listener: (state: StewardState) => void): () => void
   prompt(message: string, extra?: Omit<PromptRequest, 'message'>): Promise<PromptReply>
+  /** The user is composing a prompt (focus, keystrokes): the steward prefetches the host's
+   * context. Pass the `bounds` the prompt will carry (none: the host's view). Throttled to one
+   * hint per 2 s; returns whether a hint was sent. */
+  composing(bounds?: Box | null): boolean
   cancel(sessionId?: string): Promise<CancelReply>
   disconnect(): Promise<void>
 }
@@ -173,6 +179,7 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
 
   const edits = new EditTracker({ editor, relay: mode === 'relay', send: (edit) => publish(TOPIC_EDIT, edit) })
   const stopViewport = publishViewport(editor, (u) => publish(TOPIC_VIEWPORT, u))
+  const composingHints = new ComposingThrottle({ send: (hint) => publish(TOPIC_COMPOSING, hint) })
 
   // The document version as of now: store listeners are flushed once per frame, and
   // subscribing to the store flushes pending history synchronously.
@@ -359,9 +366,13 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       return () => listeners.delete(listener)
     },
     async prompt(message, extra = {}) {
+      composingHints.reset()
       const reply = await rpc<PromptReply>(RPC_PROMPT, { ...extra, message })
       if (reply.sessionId) set({ activeSession: reply.sessionId })
       return reply
+    },
+    composing(bounds) {
+      return composingHints.composing(bounds)
     },
     async cancel(sessionId) {
       const sid = sessionId ?? state.activeSession

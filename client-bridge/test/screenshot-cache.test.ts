@@ -28,12 +28,12 @@ function rig() {
 const jpeg = (n: number) => new Uint8Array([0xff, 0xd8, n])
 
 describe('screenshot cache', () => {
-  it('pre-renders the viewport at 1024 after a quiet spell and answers from the cache', async () => {
+  it('pre-renders the viewport at 800 (the thumbnail default) after a quiet spell and answers from the cache', async () => {
     const r = rig()
     r.cache.start()
     r.fireIdle()
     expect(r.renders).toHaveLength(1)
-    expect(r.renders[0]).toMatchObject({ bounds: VIEW, maxSize: 1024 })
+    expect(r.renders[0]).toMatchObject({ bounds: VIEW, maxSize: 800 })
     r.renders[0]!.resolve(jpeg(1))
     await r.settle()
     const got = await r.cache.get(undefined, undefined)

@@ -3,8 +3,9 @@
 Reads one JSON spec on stdin, connects `per_room` headless clients to every room, prints
 `{"event": "ready"}`, waits for a `go` line, then in every room the first client sends the
 prompts one after another (each waits for its session's terminal status and for every client
-of the room to settle). Prints one JSON result line: per client, when each final action was
-applied (CLOCK_MONOTONIC), its delivery counters and a hash of its canvas.
+of the room to settle; prompts marked in `hinted` follow a composing hint and `typing_ms` of
+typing). Prints one JSON result line: per client, when each final action was applied
+(CLOCK_MONOTONIC), its delivery counters and a hash of its canvas.
 
 Fault knobs (all optional): `faults` (headless `Faults` fields, applied to every client but
 the prompter), `reconnect` (force a full reconnect of one client during every prompt),
@@ -67,6 +68,7 @@ class RoomRun:
     room: str
     clients: list[TimedClient]
     sessions: list[str] = field(default_factory=list)
+    hinted: list[bool] = field(default_factory=list)  # per session: typed after a hint
     statuses: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     settled: bool = True
@@ -112,8 +114,14 @@ async def _disrupt(spec: dict[str, Any], run: RoomRun, n: int) -> None:
 async def _drive(spec: dict[str, Any], run: RoomRun) -> None:
     prompter = run.clients[0]
     messages = spec.get("messages") or ["draw a flow chart of our signup"]
+    # `hinted[n]`: the user types prompt n for `typing_ms` after a composing hint.
+    hinted, typing_s = spec.get("hinted") or [], spec.get("typing_ms", 0) / 1000
     for n in range(spec["prompts"]):
+        hint = n < len(hinted) and bool(hinted[n]) and typing_s > 0
         try:
+            if hint:
+                await prompter.composing()
+                await asyncio.sleep(typing_s)
             reply = await prompter.prompt(messages[n % len(messages)])
         except Exception as err:
             run.errors.append(f"prompt: {type(err).__name__}: {err}")
@@ -124,6 +132,7 @@ async def _drive(spec: dict[str, Any], run: RoomRun) -> None:
             continue
         sid = reply.session_id
         run.sessions.append(sid)
+        run.hinted.append(hint)
         disrupt = asyncio.ensure_future(_disrupt(spec, run, n))
         try:
             run.statuses.append(await prompter.wait_status(sid, timeout=spec.get("timeout", 60)))
@@ -136,6 +145,7 @@ async def _drive(spec: dict[str, Any], run: RoomRun) -> None:
 def _report(run: RoomRun) -> dict[str, Any]:
     return {
         "sessions": run.sessions,
+        "hinted": run.hinted,
         "statuses": run.statuses,
         "errors": run.errors,
         "settled": run.settled,

@@ -38,6 +38,7 @@ from steward.protocol.messages import (
     ActionEnvelope,
     CancelRequest,
     CanvasEdit,
+    ComposingHint,
     ContextReply,
     PromptRequest,
     Resync,
@@ -67,6 +68,7 @@ SEEDS: dict[type[WireModel], list[dict[str, Any]]] = {
         },
     ],
     CancelRequest: [{"sessionId": "s1"}],
+    ComposingHint: [{"ts": 1.0}, {"bounds": {"x": 0, "y": 0, "w": 1280, "h": 800}, "ts": 2.5}],
     ContextReply: [
         {
             "requestId": "r1",
@@ -98,6 +100,7 @@ LIMITS: dict[type[WireModel], int] = {
     Resync: MAX_ENVELOPE_BYTES,
     ViewportUpdate: MAX_ENVELOPE_BYTES,
     CanvasEdit: MAX_DATA_PACKET_BYTES,
+    ComposingHint: MAX_ENVELOPE_BYTES,
     PromptRequest: MAX_RPC_PAYLOAD_BYTES,
     CancelRequest: MAX_RPC_PAYLOAD_BYTES,
     ContextReply: MAX_RPC_PAYLOAD_BYTES,

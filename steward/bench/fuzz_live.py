@@ -63,6 +63,7 @@ from steward.protocol.messages import (
     Box,
     CancelRequest,
     CanvasEdit,
+    ComposingHint,
     ContextCounts,
     ContextReply,
     ContextRequest,
@@ -77,6 +78,7 @@ from steward.protocol.names import (
     RPC_PROMPT,
     STREAM_ATTR_REQUEST_ID,
     TOPIC_ACK,
+    TOPIC_COMPOSING,
     TOPIC_CONTEXT,
     TOPIC_EDIT,
     TOPIC_RESYNC,
@@ -92,6 +94,7 @@ DATA_TOPICS: dict[str, type[WireModel]] = {
     TOPIC_VIEWPORT: ViewportUpdate,
     TOPIC_EDIT: CanvasEdit,
     TOPIC_RESYNC: Resync,
+    TOPIC_COMPOSING: ComposingHint,
 }
 # A data packet over the SDK's own cap never leaves the client; stay under it.
 DATA_CAP = MAX_DATA_PACKET_BYTES - 1_000

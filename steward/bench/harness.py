@@ -68,6 +68,7 @@ class Marks:
     action_complete: dict[str, float] = field(default_factory=dict)  # wire id base → t
     prompt_received: dict[str, float] = field(default_factory=dict)  # session → t
     publishes: list[tuple[float, bytes]] = field(default_factory=list)
+    appends: list[tuple[float, float, str]] = field(default_factory=list)  # start, end, payload
     # Where the time goes (ms): the outbox INSERT before each publish, the context round trip.
     stages: dict[str, list[float]] = field(default_factory=dict)
 
@@ -105,6 +106,26 @@ class Marks:
                 out.append((t1 - t0) * 1000)
         return out
 
+    def overhead_split_ms(self) -> dict[str, Any]:
+        """The overhead in three parts: complete → the final envelope's outbox INSERT
+        starts (sanitize, resolve, earlier sends), the INSERT, INSERT done → handed over."""
+        inserted: dict[str, tuple[float, float]] = {}
+        for start, end, payload in self.appends:
+            env = json.loads(payload)
+            if not env.get("partial"):
+                for action in env.get("actions", []):
+                    inserted.setdefault(action["id"], (start, end))
+        published = self.handed_to_livekit()
+        parts: dict[str, list[float]] = {"before_insert": [], "insert": [], "after_insert": []}
+        for base, t0 in self.action_complete.items():
+            key = base if base in published else f"{base}.0"
+            if key in published and key in inserted:
+                start, end = inserted[key]
+                parts["before_insert"].append((start - t0) * 1000)
+                parts["insert"].append((end - start) * 1000)
+                parts["after_insert"].append((published[key] - end) * 1000)
+        return {name: percentiles(v) for name, v in parts.items()}
+
     def e2e_ms(self, applied: dict[str, dict[str, float]]) -> tuple[list[float], int]:
         """Per action: complete → applied in every client (the slowest); and the count of
         actions some client never applied."""
@@ -134,13 +155,18 @@ def instrument(runtime: RoomRuntime, marks: Marks) -> None:
     broadcaster = runtime.broadcaster
     publish = broadcaster._publish
 
-    async def timed_publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+    def timed_publish(payload: bytes, *, topic: str, destinations: list[str]) -> Awaitable[None]:
         t0 = time.monotonic()
         marks.publishes.append((t0, payload))
-        try:
-            await publish(payload, topic=topic, destinations=destinations)
-        finally:
-            marks.stage("publish_data_ms", t0)
+        done = publish(payload, topic=topic, destinations=destinations)
+
+        async def completed() -> None:  # issue → the SDK's completion callback
+            try:
+                await done
+            finally:
+                marks.stage("publish_data_ms", t0)
+
+        return completed()
 
     broadcaster._publish = timed_publish
     on_prompt = runtime.intake.on_prompt_rpc
@@ -163,6 +189,7 @@ def instrument(runtime: RoomRuntime, marks: Marks) -> None:
             return await append(*args, **kw)
         finally:
             marks.stage("outbox_append_ms", t0)
+            marks.appends.append((t0, time.monotonic(), str(args[-1])))
 
     outbox.append = timed_append  # type: ignore[method-assign]
     fetch = runtime.context.fetch

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import time
 import uuid
 from collections import Counter
@@ -177,7 +178,7 @@ def _start_profiler() -> Any:
 
 
 def _handler(args: argparse.Namespace) -> int:
-    configure_logging("error", "json")
+    configure_logging(os.environ.get("STEWARD_BENCH_LOG_LEVEL", "error"), "json")
     results = []
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,9 @@
 One Chromium tab on the client-bridge demo page joins a room of its own and becomes its host;
 the tab is seeded with 1,000 shapes inside the 1280x800 page box (geo shapes, a quarter of
 them labelled, text, arrows). The bench then calls the steward's real context path
-(`ContextFetcher.fetch`, the same call an agent makes) for that box with `max_size` 1280 and
-the steward's cache off, sequentially, and times each call:
+(`ContextFetcher.fetch`, the same call an agent makes) for that box with the production
+`STEWARD_SCREENSHOT_MAX_SIZE` (800: an 800x500 thumbnail of the 1280x800 box) and the
+steward's cache off, sequentially, and times each call:
 - `screenshot_ms` (warm): fetch called → the whole JPEG received by the steward (byte stream
   `agent:screenshot`) on an unchanged document, i.e. RPC `steward.context` → the host tab's
   idle pre-rendered JPEG (client-bridge `ScreenshotCache`) → stream;
@@ -178,7 +179,8 @@ async def measure(
     # default, after which an agent run would go on text-only); count those separately.
     fetcher.timeout_s, fetcher.attempts = max(30.0, production_timeout), 1
     fetcher.cache_ttl_s = 0.0  # every call goes to the browser
-    fetcher.max_size = max(WIDTH, HEIGHT)  # 1280x800, not scaled down
+    # What production asks for (the thumbnail), so the figure is the one a prompt waits for.
+    fetcher.max_size = stack.settings.steward_screenshot_max_size
     probes = _instrument(runtime)
     box = Box(x=0, y=0, w=WIDTH, h=HEIGHT)
     first: list[float] = []
@@ -254,6 +256,7 @@ async def measure(
             "shapes_inside_box": seeded["inside"],
             "shapes_in_context": shape_count,
             "box": bounds,
+            "max_size": fetcher.max_size,
             "jpeg_dimensions": sorted(list(d) for d in dims if d),
             "jpeg_bytes_median": int(statistics.median(sizes)) if sizes else None,
             "requests": requests,

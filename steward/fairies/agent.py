@@ -265,7 +265,10 @@ class CanvasAgent:
                 if ev.complete:
                     mark("action_complete", run.wire_id(ev.index))
         complete = creates_first([e for e in events if e.complete], key=lambda e: e.data)
-        ordered = [e for e in events if not e.complete] + complete
+        # Finished actions go out before the partial versions of the next ones, so an
+        # action never waits behind another action's preview.
+        done = {e.index for e in complete}
+        ordered = complete + [e for e in events if not e.complete and e.index not in done]
         for ev in ordered:
             if ev.truncated:
                 await self._revert_one(run, ev.index)

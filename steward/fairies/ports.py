@@ -13,6 +13,9 @@ from typing import Any, Literal, Protocol
 from steward.protocol.messages import Box, SessionStatus, WireAction
 
 PromptSource = Literal["browser", "voice", "http", "system"]
+# Where a context came from: a round trip of its own, the short cache, a prefetch started by
+# a composing hint (cached or joined in flight), or the steward's mirror (degraded).
+ContextSource = Literal["fetched", "cached", "prefetched", "degraded"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class CanvasContext:
     # True when no browser answered and the run goes on text-only.
     degraded: bool = False
     source_identity: str | None = None
+    source: ContextSource = "fetched"
 
 
 class SessionPort(Protocol):

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from livekit import rtc
 
+from steward import ffi_router
 from steward.headless.ordering import GapBuffer
 from steward.headless.screenshot import render_jpeg
 from steward.obs.logging import get_logger
@@ -30,6 +31,7 @@ from steward.protocol.messages import (
     CancelRequest,
     CanvasEdit,
     ChatMessage,
+    ComposingHint,
     ContextCounts,
     ContextReply,
     ContextRequest,
@@ -51,6 +53,7 @@ from steward.protocol.names import (
     TOPIC_ACK,
     TOPIC_ACTION,
     TOPIC_CHAT,
+    TOPIC_COMPOSING,
     TOPIC_CONTEXT,
     TOPIC_EDIT,
     TOPIC_FAIRIES,
@@ -165,6 +168,7 @@ class HeadlessClient:
         self.room.on("data_received", self._on_data)
         self.room.on("reconnected", self._on_reconnected)
         await self.room.connect(self.url, self.token)
+        ffi_router.narrow_room_events(self.room)
         lp = self.room.local_participant
         lp.register_rpc_method(RPC_CONTEXT, self._on_context)
         # An attribute change is announced at once (a plain join can take up to 3 s).
@@ -192,8 +196,11 @@ class HeadlessClient:
 
     # --- outbound ------------------------------------------------------------------------
     async def _send(self, payload: bytes, topic: str) -> None:
-        await self.room.local_participant.publish_data(
-            payload, reliable=True, topic=topic, destination_identities=[self.steward_identity]
+        await ffi_router.publish(
+            self.room.local_participant,
+            payload,
+            topic=topic,
+            destinations=[self.steward_identity],
         )
 
     async def request_room_resync(self, *, fresh: bool) -> None:
@@ -205,6 +212,10 @@ class HeadlessClient:
         msg = Resync(session_id=session_id, last_seq=self._order.last_seq(session_id))
         self.stats.resyncs_sent += 1
         await self._send(msg.to_wire(), TOPIC_RESYNC)
+
+    async def composing(self, bounds: Box | None = None) -> None:
+        """The user started typing a prompt; `bounds` must be the ones the prompt will carry."""
+        await self._send(ComposingHint(bounds=bounds, ts=time.time()).to_wire(), TOPIC_COMPOSING)
 
     async def prompt(self, message: str, **kw: Any) -> PromptReply:
         raw = await self.room.local_participant.perform_rpc(

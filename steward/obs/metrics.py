@@ -29,9 +29,21 @@ FIRST_APPLIED_SECONDS = Histogram(
 )
 CONTEXT_SECONDS = Histogram(
     "steward_context_latency_seconds",
-    "Context requests to browsers, by result (ok, cached, degraded)",
+    "Context requests to browsers, by result (ok, cached, prefetched, degraded)",
     ["result"],
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10),
+)
+CONTEXT_PREFETCH_SECONDS = Histogram(
+    "steward_context_prefetch_seconds",
+    "Background context fetches started by composing hints, by result (ok, failed)",
+    ["result"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10),
+)
+COMPOSING_HINTS = Counter(
+    "steward_composing_hints_total",
+    "Composing hints (steward:composing, voice segments), by outcome "
+    "(started, cached, in_flight, no_host, dropped, refused)",
+    ["source", "outcome"],
 )
 REJECTED_INBOUND = Counter(
     "steward_rejected_inbound_total",

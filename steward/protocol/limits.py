@@ -14,6 +14,10 @@ MAX_ACTIONS_PER_ENVELOPE: Final = 200
 MAX_EDIT_RECORDS: Final = 500
 MAX_SCREENSHOT_BYTES: Final = 4 * 1024 * 1024
 MAX_SHAPES_JSON_BYTES: Final = 8 * 1024 * 1024
+# Long edge (px) of the screenshot when the steward names no `maxSize` (the seed's thumbnail).
+DEFAULT_SCREENSHOT_MAX_SIZE: Final = 800
+# Browsers send `steward:composing` at most this often while a user composes a prompt.
+COMPOSING_MIN_INTERVAL_MS: Final = 2000
 # Browsers publish viewport/selection at most this often.
 VIEWPORT_MIN_INTERVAL_MS: Final = 80
 MAX_FAIRIES_PER_ROOM: Final = 10

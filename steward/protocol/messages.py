@@ -174,6 +174,15 @@ class PromptRequest(WireModel):
     fairy: str | None = Field(default=None, max_length=MAX_ID_CHARS)
 
 
+class ComposingHint(WireModel):
+    """browser → steward on `steward:composing`: a user is composing a prompt (at most every
+    2 s). `bounds` must be the bounds the coming prompt will carry (null: the host's view),
+    so the context the steward prefetches now is the one the prompt asks for."""
+
+    bounds: Box | None = None
+    ts: float
+
+
 class PromptReply(WireModel):
     session_id: str | None = None
     error: str | None = None
@@ -252,6 +261,7 @@ ALL_MESSAGES: dict[str, type[WireModel]] = {
         ContextReply,
         ViewportUpdate,
         PromptRequest,
+        ComposingHint,
         PromptReply,
         CancelRequest,
         CancelReply,

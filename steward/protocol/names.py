@@ -10,6 +10,8 @@ TOPIC_SCREENSHOT: Final = "agent:screenshot"
 TOPIC_CONTEXT: Final = "agent:context"
 TOPIC_VIEWPORT: Final = "canvas:viewport"
 TOPIC_RESYNC: Final = "steward:resync"
+# browser → steward: a user is typing (or speaking) a prompt; the steward may prefetch context.
+TOPIC_COMPOSING: Final = "steward:composing"
 TOPIC_CHAT: Final = "agent:chat"
 TOPIC_STATUS: Final = "agent:status"
 TOPIC_EDIT: Final = "canvas:edit"

@@ -18,11 +18,12 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -37,6 +38,8 @@ from steward.store.outbox import AckRow, Outbox, OutboxRow
 log = get_logger(__name__)
 
 ACK_FLUSH_S = 0.1
+# Live envelopes handed to LiveKit and not yet sent, per room; more wait (backpressure).
+MAX_IN_FLIGHT = 64
 # Retransmit pacing (see the module docstring).
 MAX_BACKOFF_S = 5.0
 RETRANSMIT_BUDGET = 32
@@ -44,7 +47,12 @@ GIVE_UP_S = 60.0
 
 
 class Publisher(Protocol):
-    async def __call__(self, payload: bytes, *, topic: str, destinations: list[str]) -> None: ...
+    """Hands a packet to LiveKit when called (so calls keep their order) and returns an
+    awaitable for its completion, which the caller may await later."""
+
+    def __call__(
+        self, payload: bytes, *, topic: str, destinations: list[str]
+    ) -> Awaitable[None]: ...
 
 
 @dataclass
@@ -66,6 +74,8 @@ class _Pending:
     payload: bytes
     last_sent: float
     attempts: int = 0
+    # False while LiveKit still holds the packet: its retransmit timer starts when it left.
+    sent: bool = True
 
 
 @dataclass
@@ -120,6 +130,7 @@ class Broadcaster:
         self._clocks: dict[str, _AckClock] = {}
         self._ack_rows: list[AckRow] = []
         self._tasks: set[asyncio.Task[None]] = set()
+        self._in_flight: collections.deque[asyncio.Task[None]] = collections.deque()
         self._loops: list[asyncio.Task[None]] = []
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -181,25 +192,67 @@ class Broadcaster:
                 stats.last_seq = seq
                 if stats.first_envelope_at is None:
                     stats.first_envelope_at = self._clock()
-                await self._send_tracked(session_id, seq, payload, self._recipients(), "live")
+                await self._room_for_one_more()
+                # Not awaited: the next envelope is handed to LiveKit without waiting for
+                # this one's native round trip (the call order is the send order).
+                self._issue_tracked(session_id, seq, payload, self._recipients(), "live")
             return self._seq[session_id]
+
+    async def _room_for_one_more(self) -> None:
+        flight = self._in_flight
+        while flight and (flight[0].done() or len(flight) >= MAX_IN_FLIGHT):
+            await asyncio.wait([flight.popleft()])
 
     async def _send_tracked(
         self, session_id: str, seq: int, payload: bytes, destinations: list[str], kind: str
     ) -> None:
-        if not destinations:
-            return
-        now = self._clock()
-        for identity in destinations:
-            self._pending.setdefault(identity, {})[(session_id, seq)] = _Pending(payload, now)
-        await self._safe_publish(payload, destinations, kind)
+        task = self._issue_tracked(session_id, seq, payload, destinations, kind)
+        if task is not None:
+            await task
 
-    async def _safe_publish(self, payload: bytes, destinations: list[str], kind: str) -> None:
+    def _issue_tracked(
+        self, session_id: str, seq: int, payload: bytes, destinations: list[str], kind: str
+    ) -> asyncio.Task[None] | None:
+        """Issue now; the returned task settles the send (timers start when it left)."""
+        if not destinations:
+            return None
+        now = self._clock()
+        entries = [_Pending(payload, now, sent=False) for _ in destinations]
+        for identity, entry in zip(destinations, entries, strict=True):
+            self._pending.setdefault(identity, {})[(session_id, seq)] = entry
+        done = self._issue(payload, destinations, kind)
+        task = asyncio.ensure_future(self._settle(done, kind, entries))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if kind == "live":
+            self._in_flight.append(task)
+        return task
+
+    def _issue(self, payload: bytes, destinations: list[str], kind: str) -> Awaitable[None] | None:
         try:
-            await self._publish(payload, topic=TOPIC_ACTION, destinations=destinations)
-            metrics.ENVELOPES.labels(kind=kind).inc()
+            return self._publish(payload, topic=TOPIC_ACTION, destinations=destinations)
         except Exception as err:  # the pending entry stays; the retransmit loop tries again
             log.warning("publish_failed", room=self.room_id, kind=kind, error=str(err))
+            return None
+
+    async def _settle(
+        self, done: Awaitable[None] | None, kind: str, entries: Sequence[_Pending] = ()
+    ) -> None:
+        try:
+            if done is not None:
+                await done
+                metrics.ENVELOPES.labels(kind=kind).inc()
+        except Exception as err:  # the pending entry stays; the retransmit loop tries again
+            log.warning("publish_failed", room=self.room_id, kind=kind, error=str(err))
+        finally:
+            now = self._clock()
+            for entry in entries:
+                entry.sent, entry.last_sent = True, now
+
+    async def _safe_publish(self, payload: bytes, destinations: list[str], kind: str) -> None:
+        done = self._issue(payload, destinations, kind)
+        if done is not None:
+            await self._settle(done, kind)
 
     # --- acks ----------------------------------------------------------------------------
     def on_ack(self, participant: str, ack: Ack) -> None:
@@ -294,6 +347,8 @@ class Broadcaster:
             rto = clock.timeout(self.retransmit_after_s)
             # Oldest first (dicts keep send order): the head of the gap unblocks the client.
             for key, p in list(entries.items()):
+                if not p.sent:
+                    continue
                 if p.attempts > self.retransmit_attempts:  # resynced once already
                     if now - p.last_sent > GIVE_UP_S:
                         del entries[key]

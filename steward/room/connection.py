@@ -8,6 +8,7 @@ livekit-agents worker entrypoint (which hands over its already connected `rtc.Ro
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 from livekit import rtc
 
+from steward import ffi_router
 from steward.config import Settings
 from steward.fairies.ports import AgentRunner, PromptInput
 from steward.obs import metrics
@@ -25,6 +27,7 @@ from steward.protocol.messages import (
     Ack,
     ActionEnvelope,
     CanvasEdit,
+    ComposingHint,
     Resync,
     ViewportUpdate,
     WireModel,
@@ -34,6 +37,7 @@ from steward.protocol.names import (
     RPC_CANCEL,
     RPC_PROMPT,
     TOPIC_ACK,
+    TOPIC_COMPOSING,
     TOPIC_CONTEXT,
     TOPIC_EDIT,
     TOPIC_RESYNC,
@@ -43,6 +47,7 @@ from steward.protocol.names import (
 )
 from steward.room.broadcaster import Broadcaster
 from steward.room.chat import Messenger
+from steward.room.composing import ComposingHints
 from steward.room.context import ContextFetcher, StreamInbox
 from steward.room.dispatch import Dispatcher
 from steward.room.envelopes import FragmentAssembler, is_fragment
@@ -116,12 +121,14 @@ class RoomRuntime:
         self.inbox = StreamInbox(self._reject)
         self.context = ContextFetcher(
             room_id,
-            room.local_participant.perform_rpc,
+            functools.partial(ffi_router.perform_rpc, room.local_participant),
             self.participants,
             self.inbox,
             self.mirror,
             lambda: self.broadcaster._room_order,
             timeout_s=s.steward_context_timeout_s,
+            # Host mode: user edits bypass the steward, so only the short cache is safe.
+            prefetch_ttl_s=s.steward_prefetch_ttl_s if self.mode == "relay" else None,
             max_size=s.steward_screenshot_max_size,
             on_reject=self._reject,
         )
@@ -151,6 +158,15 @@ class RoomRuntime:
                 value=value,
             ),
         )
+        self.composing = ComposingHints(
+            room_id,
+            self.participants,
+            self.context,
+            self.intake.may_prompt,
+            self._reject,
+            min_interval_s=s.steward_prefetch_min_interval_s,
+        )
+        self.intake.on_speaking = self.composing.on_voice
         self.relay = Relay(room_id, self.broadcaster, mode=self.mode)
         self.viewports: dict[str, ViewportUpdate] = {}
         self.rejected: list[tuple[str, str, str]] = []
@@ -164,6 +180,7 @@ class RoomRuntime:
             TOPIC_RESYNC: (Resync, MAX_ENVELOPE_BYTES, self._on_resync),
             TOPIC_EDIT: (CanvasEdit, MAX_DATA_PACKET_BYTES, self._on_edit),
             TOPIC_VIEWPORT: (ViewportUpdate, MAX_ENVELOPE_BYTES, self._on_viewport),
+            TOPIC_COMPOSING: (ComposingHint, MAX_ENVELOPE_BYTES, self.composing.on_hint),
         }
         self.closed = asyncio.Event()
 
@@ -173,6 +190,7 @@ class RoomRuntime:
         await self._restore_mirror()
         await self.broadcaster.start()
         room, lp = self.room, self.room.local_participant
+        ffi_router.narrow_room_events(room)
         room.on("participant_connected", self._on_participant_connected)
         room.on("participant_disconnected", self._on_participant_disconnected)
         room.on("participant_attributes_changed", self._on_attributes_changed)
@@ -202,6 +220,7 @@ class RoomRuntime:
             return
         self.closed.set()
         await self.dispatcher.close()
+        await self.context.close()
         await self.broadcaster.close()
         self.participants.close()
         for task in list(self._tasks):
@@ -254,13 +273,15 @@ class RoomRuntime:
             return [host] if host else []
         return self.participants.appliers()
 
-    async def _publish_action(self, payload: bytes, *, topic: str, destinations: list[str]) -> None:
-        await self.room.local_participant.publish_data(
-            payload, reliable=True, topic=topic, destination_identities=destinations
+    def _publish_action(
+        self, payload: bytes, *, topic: str, destinations: list[str]
+    ) -> asyncio.Future[None]:
+        return ffi_router.publish(
+            self.room.local_participant, payload, topic=topic, destinations=destinations
         )
 
     async def _publish_all(self, payload: bytes, topic: str) -> None:
-        await self.room.local_participant.publish_data(payload, reliable=True, topic=topic)
+        await ffi_router.publish(self.room.local_participant, payload, topic=topic)
 
     # --- participants --------------------------------------------------------------------
     def _on_participant_connected(self, p: rtc.RemoteParticipant) -> None:
@@ -354,6 +375,7 @@ class RoomRuntime:
 
     def _on_viewport(self, sender: str, update: ViewportUpdate) -> None:
         self.viewports[sender] = update
+        self.context.viewport_changed(sender, update.viewport)
 
     async def _on_resync(self, sender: str, req: Resync) -> None:
         if self.mode == "host" and sender != self.participants.host:

@@ -4,17 +4,22 @@ The host is asked first, each browser with bounded retries (tenacity, exponentia
 then the other capable browsers; when none delivers, the run goes on text-only with the
 steward's mirror of the canvas and is logged as degraded. A short-lived cache keyed by
 (docVersion, bounds) answers repeated requests while nothing was sent to the room since.
+
+`prefetch` starts the same fetch in the background while a user composes a prompt (a
+`steward:composing` hint): its result is cached longer (`prefetch_ttl_s`), a `fetch` for the
+same key joins it while it is in flight, and it never degrades, raises or counts as a run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from livekit import rtc
 from tenacity import (
@@ -24,7 +29,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from steward.fairies.ports import CanvasContext
+from steward.fairies.ports import CanvasContext, ContextSource
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.protocol import ProtocolError, decode
@@ -52,6 +57,8 @@ STREAM_CAPS = {"screenshot": MAX_SCREENSHOT_BYTES, "shapes": MAX_SHAPES_JSON_BYT
 PerformRpc = Callable[..., Awaitable[str]]
 # A whole fetch (every candidate, every attempt) ends after this many `timeout_s`.
 TOTAL_TIMEOUTS = 4
+# Cached answers per room (different bounds, e.g. hints while the user pans).
+MAX_CACHED = 8
 
 
 class ContextFailure(Exception):
@@ -137,6 +144,13 @@ class _CacheEntry:
     context: CanvasContext
     at: float
     room_version: int
+    ttl_s: float
+    prefetched: bool = False
+
+
+# (bounds as JSON or "", want_screenshot, the room's order counter when the fetch started)
+_FlightKey = tuple[str, bool, int]
+PrefetchOutcome = Literal["started", "cached", "in_flight", "no_host"]
 
 
 class ContextFetcher:
@@ -152,10 +166,13 @@ class ContextFetcher:
         timeout_s: float = 2.0,
         attempts: int = 2,
         cache_ttl_s: float = 2.0,
+        prefetch_ttl_s: float | None = 15.0,  # None: as long as any cached answer
         max_size: int | None = None,
         on_reject: Callable[..., None] | None = None,
+        clock: Callable[[], float] = time.monotonic,  # of cache ages only
     ) -> None:
         self.room_id = room_id
+        self._clock = clock
         # (topic, sender, reason, detail): a host's reply or stream we refused, counted.
         self._on_reject = on_reject
         self._rpc = perform_rpc
@@ -166,10 +183,16 @@ class ContextFetcher:
         self.timeout_s = timeout_s
         self.attempts = attempts
         self.cache_ttl_s = cache_ttl_s
+        self.prefetch_ttl_s = cache_ttl_s if prefetch_ttl_s is None else prefetch_ttl_s
         self.max_size = max_size
         self._cache: dict[tuple[int, str, bool], _CacheEntry] = {}
         self._inflight: dict[str, set[asyncio.Task[str]]] = {}
+        # Single flight per key: running prefetches (joined by `fetch`), and keys a `fetch`
+        # of its own is loading (a prefetch for them would only duplicate it).
+        self._prefetching: dict[_FlightKey, asyncio.Task[CanvasContext | None]] = {}
+        self._fetching: dict[_FlightKey, int] = {}
         self.degraded_runs = 0
+        self.prefetch_stats = {"started": 0, "ok": 0, "failed": 0, "served": 0}
 
     def participant_left(self, identity: str) -> None:
         """Fail requests to a browser that left at once, instead of waiting for a timeout."""
@@ -187,21 +210,122 @@ class ContextFetcher:
         started = time.monotonic()
         cached = self._cached(bounds, want_screenshot)
         if cached is not None:
-            metrics.CONTEXT_SECONDS.labels(result="cached").observe(time.monotonic() - started)
+            result = "prefetched" if cached.source == "prefetched" else "cached"
+            if result == "prefetched":
+                self.prefetch_stats["served"] += 1
+            metrics.CONTEXT_SECONDS.labels(result=result).observe(time.monotonic() - started)
             return cached
+        key = self._flight_key(bounds, want_screenshot)
+        flight = self._prefetching.get(key)
+        if flight is not None:
+            # Shielded: a cancelled session must not cancel a prefetch others may join.
+            joined = await asyncio.shield(flight)
+            if joined is not None:
+                self.prefetch_stats["served"] += 1
+                metrics.CONTEXT_SECONDS.labels(result="prefetched").observe(
+                    time.monotonic() - started
+                )
+                return replace(joined, shapes=list(joined.shapes), source="prefetched")
+            # The prefetch found no answer: try again in full (and degrade if need be).
         best = _Attempt()
+        self._fetching[key] = self._fetching.get(key, 0) + 1
+        try:
+            got = await self._load(bounds, want_screenshot, best)
+        finally:
+            self._fetching[key] -= 1
+            if not self._fetching[key]:
+                del self._fetching[key]
+        if got is None:
+            return self._degraded(best, bounds, started)
+        context = self._context(got, bounds, degraded=False)
+        self._store(context, bounds, want_screenshot, key[2], prefetched=False)
+        metrics.CONTEXT_SECONDS.labels(result="ok").observe(time.monotonic() - started)
+        return context
+
+    def prefetch(
+        self, bounds: Box | None = None, *, want_screenshot: bool = True
+    ) -> PrefetchOutcome:
+        """Start loading the context a prompt with `bounds` will ask for, in the background.
+
+        Never raises and never degrades: a failure is logged and the prompt fetches as usual.
+        """
+        if self._cached(bounds, want_screenshot, peek=True) is not None:
+            return "cached"
+        key = self._flight_key(bounds, want_screenshot)
+        if key in self._prefetching or key in self._fetching:
+            return "in_flight"
+        if not self.candidates():
+            return "no_host"
+        task = asyncio.ensure_future(self._prefetch(bounds, want_screenshot, key))
+        self._prefetching[key] = task
+
+        def done(t: asyncio.Task[CanvasContext | None]) -> None:
+            if self._prefetching.get(key) is t:
+                del self._prefetching[key]
+            if not t.cancelled() and t.exception() is not None:  # _prefetch catches; be sure
+                log.error("context_prefetch_crashed", room=self.room_id, error=repr(t.exception()))
+
+        task.add_done_callback(done)
+        self.prefetch_stats["started"] += 1
+        return "started"
+
+    async def _prefetch(
+        self, bounds: Box | None, want_screenshot: bool, key: _FlightKey
+    ) -> CanvasContext | None:
+        started = time.monotonic()
+        best = _Attempt()
+        try:
+            got = await self._load(bounds, want_screenshot, best)
+        except Exception as err:  # never into the room: the prompt will fetch on its own
+            best.errors.append(repr(err))
+            got = None
+        took = time.monotonic() - started
+        if got is None:
+            self.prefetch_stats["failed"] += 1
+            metrics.CONTEXT_PREFETCH_SECONDS.labels(result="failed").observe(took)
+            log.info("context_prefetch_failed", room=self.room_id, reasons=best.errors[-4:])
+            return None
+        context = self._context(got, bounds, degraded=False)
+        context.source = "prefetched"
+        self._store(context, bounds, want_screenshot, key[2], prefetched=True)
+        self.prefetch_stats["ok"] += 1
+        metrics.CONTEXT_PREFETCH_SECONDS.labels(result="ok").observe(took)
+        log.info(
+            "context_prefetched",
+            room=self.room_id,
+            participant=got.identity,
+            ms=round(took * 1000, 1),
+            shapes=len(context.shapes),
+            image_bytes=len(context.screenshot_jpeg or b""),
+            stale=key[2] != self._room_version(),
+        )
+        return context
+
+    async def close(self) -> None:
+        """Stop running prefetches (the room is closing)."""
+        tasks = list(self._prefetching.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+
+    async def _load(
+        self, bounds: Box | None, want_screenshot: bool, best: _Attempt
+    ) -> _Attempt | None:
+        """The first candidate's full answer, or None (reasons in `best.errors`)."""
         try:
             # One bound for all candidates and attempts: under overload each RPC can take
             # several times its own timeout, and a slow context must not eat the whole run.
             async with asyncio.timeout(self.timeout_s * TOTAL_TIMEOUTS):
-                return await self._first_answer(bounds, want_screenshot, best, started)
+                return await self._first_answer(bounds, want_screenshot, best)
         except TimeoutError:
             best.errors.append(f"no answer within {self.timeout_s * TOTAL_TIMEOUTS:.1f}s")
-        return self._degraded(best, bounds, started)
+        return None
 
     async def _first_answer(
-        self, bounds: Box | None, want_screenshot: bool, best: _Attempt, started: float
-    ) -> CanvasContext:
+        self, bounds: Box | None, want_screenshot: bool, best: _Attempt
+    ) -> _Attempt | None:
         for identity in self.candidates():
             try:
                 async for attempt in AsyncRetrying(
@@ -212,14 +336,11 @@ class ContextFetcher:
                 ):
                     with attempt:
                         got = await self._ask(identity, bounds, want_screenshot, best)
-                context = self._context(got, bounds, degraded=False)
-                self._store(context, bounds, want_screenshot)
-                metrics.CONTEXT_SECONDS.labels(result="ok").observe(time.monotonic() - started)
-                return context
+                return got
             except ContextFailure as err:
                 best.errors.append(f"{identity}: {err}")
                 log.info("context_attempts_failed", room=self.room_id, participant=identity)
-        return self._degraded(best, bounds, started)
+        return None
 
     def _degraded(self, best: _Attempt, bounds: Box | None, started: float) -> CanvasContext:
         self.degraded_runs += 1
@@ -324,24 +445,63 @@ class ContextFetcher:
             user_changes=[dict(c) for c in (reply.user_changes or [])] if reply else [],
             degraded=degraded,
             source_identity=got.identity,
+            source="degraded" if degraded else "fetched",
         )
 
     def _key(self, doc_version: int, bounds: Box | None, shot: bool) -> tuple[int, str, bool]:
         return (doc_version, bounds.model_dump_json() if bounds else "", shot)
 
-    def _cached(self, bounds: Box | None, shot: bool) -> CanvasContext | None:
-        now, version = time.monotonic(), self._room_version()
+    def _flight_key(self, bounds: Box | None, shot: bool) -> _FlightKey:
+        return (bounds.model_dump_json() if bounds else "", shot, self._room_version())
+
+    def _cached(
+        self, bounds: Box | None, shot: bool, *, peek: bool = False
+    ) -> CanvasContext | None:
+        now, version = self._clock(), self._room_version()
         for key, entry in list(self._cache.items()):
-            if now - entry.at > self.cache_ttl_s or entry.room_version != version:
+            if now - entry.at > entry.ttl_s or entry.room_version != version:
                 del self._cache[key]
         for key, entry in self._cache.items():
             if key == self._key(entry.context.doc_version, bounds, shot):
-                return replace(entry.context, shapes=list(entry.context.shapes))
+                if peek:
+                    return entry.context
+                source: ContextSource = "prefetched" if entry.prefetched else "cached"
+                return replace(entry.context, shapes=list(entry.context.shapes), source=source)
         return None
 
-    def _store(self, context: CanvasContext, bounds: Box | None, shot: bool) -> None:
+    def _store(
+        self,
+        context: CanvasContext,
+        bounds: Box | None,
+        shot: bool,
+        room_version: int,
+        *,
+        prefetched: bool,
+    ) -> None:
+        """Keyed to the room's order counter when the fetch *started*: anything sent to the
+        room while it ran may or may not be in the answer, so such an answer is never used."""
         key = self._key(context.doc_version, bounds, shot)
-        self._cache[key] = _CacheEntry(context, time.monotonic(), self._room_version())
+        ttl = self.prefetch_ttl_s if prefetched else self.cache_ttl_s
+        self._cache.pop(key, None)
+        self._cache[key] = _CacheEntry(context, self._clock(), room_version, ttl, prefetched)
+        while len(self._cache) > MAX_CACHED:  # each holds a screenshot: keep the newest few
+            del self._cache[next(iter(self._cache))]
+
+    def viewport_changed(self, identity: str, viewport: Box) -> None:
+        """The browser that answered a view-relative context (no bounds) moved its camera:
+        its screenshot no longer shows what a prompt without bounds would get."""
+        for key, entry in list(self._cache.items()):
+            ctx = entry.context
+            if (
+                key[1] == ""
+                and ctx.source_identity == identity
+                and not _same_box(ctx.viewport, viewport)
+            ):
+                del self._cache[key]
+
+
+def _same_box(a: Box, b: Box, tolerance: float = 0.5) -> bool:
+    return all(abs(u - v) <= tolerance for u, v in ((a.x, b.x), (a.y, b.y), (a.w, b.w), (a.h, b.h)))
 
 
 def _current_cancelling() -> bool:

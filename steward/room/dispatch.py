@@ -181,6 +181,7 @@ class Dispatcher:
             "image_bytes": fig.image_bytes,
             "doc_version": fig.doc_version,
             "degraded_contexts": fig.degraded_contexts,
+            "context_sources": list(fig.context_sources),
             "time_to_first_envelope_s": first_env,
             "time_to_first_applied_s": first_applied,
             "envelopes": stream.envelopes,

@@ -92,6 +92,7 @@ class Intake:
         wake_phrase: str = "steward",
         on_reject: Callable[[str, str, str, str], None] | None = None,
         verify_grant: Callable[[str, str | None], bool] = lambda _identity, _value: False,
+        on_speaking: Callable[[str], object] | None = None,
     ) -> None:
         self.room_id = room_id
         self._participants = participants
@@ -102,6 +103,8 @@ class Intake:
         self.wake_phrase = wake_phrase
         self._on_reject = on_reject
         self._verify_grant = verify_grant
+        # Called with the sender when a transcription stream starts (a prompt may follow).
+        self.on_speaking = on_speaking
         self._tasks: set[asyncio.Task[None]] = set()
 
     def may_prompt(self, member: Member) -> bool:
@@ -198,6 +201,11 @@ class Intake:
         return text
 
     def on_transcription(self, reader: rtc.TextStreamReader, sender: str) -> None:
+        if self.on_speaking is not None:
+            try:
+                self.on_speaking(sender)
+            except Exception:  # a hint must never cost the prompt
+                log.exception("speaking_hook_failed", room=self.room_id, participant=sender)
         task = asyncio.ensure_future(self._transcription(reader, sender))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

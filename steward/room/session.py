@@ -19,6 +19,8 @@ class SessionFigures:
 
     started_at: float = field(default_factory=time.monotonic)
     context_requests: int = 0
+    # Per context request: fetched, cached, prefetched or degraded (see ContextFetcher).
+    context_sources: list[str] = field(default_factory=list)
     degraded_contexts: int = 0
     shapes: int = 0
     image_bytes: int = 0
@@ -64,6 +66,7 @@ class RoomSession:
         ctx = await self._context.fetch(
             bounds=bounds or self.prompt.bounds, want_screenshot=want_screenshot
         )
+        self.figures.context_sources.append(ctx.source)
         self.figures.shapes = len(ctx.shapes)
         self.figures.image_bytes += len(ctx.screenshot_jpeg or b"")
         self.figures.doc_version = ctx.doc_version

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import asyncpg
@@ -43,11 +44,21 @@ async def resolve_url(settings: Settings) -> tuple[str, EmbeddedPostgres | None]
     reraise=True,
 )
 async def _create_pool(
-    url: str, min_size: int, max_size: int, server_settings: dict[str, str] | None = None
+    url: str,
+    min_size: int,
+    max_size: int,
+    server_settings: dict[str, str] | None = None,
+    reset: Callable[[asyncpg.Connection], Awaitable[None]] | None = None,
 ) -> asyncpg.Pool:
     return await asyncpg.create_pool(
-        url, min_size=min_size, max_size=max_size, server_settings=server_settings
+        url, min_size=min_size, max_size=max_size, server_settings=server_settings, reset=reset
     )
+
+
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """Release without asyncpg's reset query (a second round trip per statement). Safe for
+    the stream pool only: its statements leave no session state (no SET, LISTEN or advisory
+    locks), and an open transaction is still rolled back by asyncpg itself."""
 
 
 async def open_database(
@@ -59,6 +70,6 @@ async def open_database(
         async with pool.acquire() as conn:
             await migrate(conn)
     stream_pool = await _create_pool(
-        url, min_size, max_size, server_settings={"synchronous_commit": "off"}
+        url, min_size, max_size, server_settings={"synchronous_commit": "off"}, reset=_keep_session
     )
     return Database(url=url, pool=pool, stream_pool=stream_pool, embedded=embedded)

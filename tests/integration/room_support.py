@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from steward.config import Settings
@@ -95,3 +95,23 @@ async def fixed_script_steward(
         yield service
     finally:
         await service.close()
+
+
+async def recording_steward(
+    server: LiveKitServer,
+    database: Database,
+    make: Callable[[], FixedScriptRunner] = FixedScriptRunner,
+    **overrides: Any,
+) -> tuple[StewardService, list[FixedScriptRunner]]:
+    """A started steward (no HTTP) whose runners, one per session, are kept for the test."""
+    runners: list[FixedScriptRunner] = []
+
+    def runner() -> FixedScriptRunner:
+        runners.append(make())
+        return runners[-1]
+
+    service = StewardService(
+        room_settings(server, database.url, **overrides), database=database, runner=runner
+    )
+    await service.start(http=False)
+    return service, runners

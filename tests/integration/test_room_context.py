@@ -7,10 +7,14 @@ import pytest
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.headless.client import Faults
 from steward.livekit_server import LiveKitServer
-from steward.service import StewardService
 from steward.store.database import Database
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, join_clients, room_settings, settle
+from tests.integration.room_support import (
+    close_all,
+    join_clients,
+    recording_steward,
+    settle,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -18,16 +22,9 @@ pytestmark = pytest.mark.integration
 async def test_host_leaving_mid_run_gives_a_new_host_and_a_completed_run(
     livekit_server: LiveKitServer, database: Database, room_name: str
 ) -> None:
-    runners: list[FixedScriptRunner] = []
-
-    def runner() -> FixedScriptRunner:
-        runners.append(FixedScriptRunner(step_delay_s=0.1, context_every=5))
-        return runners[-1]
-
-    service = StewardService(
-        room_settings(livekit_server, database.url), database=database, runner=runner
+    service, runners = await recording_steward(
+        livekit_server, database, lambda: FixedScriptRunner(step_delay_s=0.1, context_every=5)
     )
-    await service.start(http=False)
     runtime = await service.join(room_name)
     clients = await join_clients(livekit_server, room_name, ["alice", "bob", "carol"], runtime)
     try:
@@ -56,18 +53,9 @@ async def test_host_leaving_mid_run_gives_a_new_host_and_a_completed_run(
 async def test_screenshot_timeout_leads_to_a_degraded_text_only_run(
     livekit_server: LiveKitServer, database: Database, room_name: str
 ) -> None:
-    runners: list[FixedScriptRunner] = []
-
-    def runner() -> FixedScriptRunner:
-        runners.append(FixedScriptRunner())
-        return runners[-1]
-
-    service = StewardService(
-        room_settings(livekit_server, database.url, steward_context_timeout_s=0.3),
-        database=database,
-        runner=runner,
+    service, runners = await recording_steward(
+        livekit_server, database, steward_context_timeout_s=0.3
     )
-    await service.start(http=False)
     runtime = await service.join(room_name)
     never = Faults(context_mode="no_screenshot")
     clients = await join_clients(

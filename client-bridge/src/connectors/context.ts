@@ -4,6 +4,7 @@ import { Box as TlBox, type Editor, type TLShapeId } from 'tldraw'
 import { readPage } from '../canvas/editor-canvas'
 import { fromTlId, type StewardShape } from '../canvas/record'
 import {
+  DEFAULT_SCREENSHOT_MAX_SIZE,
   MAX_SCREENSHOT_BYTES,
   MAX_SHAPES_JSON_BYTES,
   STREAM_ATTR_REQUEST_ID,
@@ -19,7 +20,8 @@ export interface ByteSender {
   sendBytes(bytes: Uint8Array, opts: { topic: string; destinationIdentities: string[]; attributes: Record<string, string>; mimeType: string; name: string; compress: boolean }): Promise<unknown>
 }
 
-export const DEFAULT_MAX_SIZE = 1024
+// The seed's thumbnail (≤ 800 px long side), unless the steward names a `maxSize`.
+export const DEFAULT_MAX_SIZE = DEFAULT_SCREENSHOT_MAX_SIZE
 // ~0.6 keeps labels legible for the model at about half the bytes of 0.8 (the stream is the
 // second-longest stage after the render).
 export const JPEG_QUALITY = 0.6

@@ -1,7 +1,7 @@
 // The host's screenshot cache: renders the JPEG the steward will ask for while the canvas is
 // idle, so `steward.context` can answer at once instead of waiting seconds for `toImage`.
 // Pure (no tldraw): the render, the document version and the timers are injected.
-import type { Box } from '../protocol.gen'
+import { DEFAULT_SCREENSHOT_MAX_SIZE, type Box } from '../protocol.gen'
 
 export type RenderFn = (bounds: Box, maxSize: number) => Promise<Uint8Array | null>
 /** Where the answer came from: the cache, a pre-render already under way, or a new render. */
@@ -52,7 +52,7 @@ export class ScreenshotCache {
 
   constructor(private readonly opts: ScreenshotCacheOptions) {
     this.idleMs = opts.idleMs ?? 400
-    this.last = { maxSize: opts.defaultMaxSize ?? 1024 }
+    this.last = { maxSize: opts.defaultMaxSize ?? DEFAULT_SCREENSHOT_MAX_SIZE }
     this.setTimer = opts.setTimer ?? ((fn, ms) => setTimeout(fn, ms))
     this.clearTimer = opts.clearTimer ?? ((h) => clearTimeout(h as ReturnType<typeof setTimeout>))
   }

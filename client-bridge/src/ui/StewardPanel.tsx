@@ -83,7 +83,12 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
           value={text}
           maxLength={MAX_PROMPT_CHARS}
           placeholder="Ask the steward… (e.g. draw a flow chart of our signup)"
-          onChange={(e) => setText(e.target.value)}
+          // The steward prefetches the host's context while the user types (throttled).
+          onFocus={() => handle.composing()}
+          onChange={(e) => {
+            setText(e.target.value)
+            handle.composing()
+          }}
           onKeyDown={(e) => {
             if (e.key === 'Enter' && !e.shiftKey) {
               e.preventDefault()
