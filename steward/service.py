@@ -126,11 +126,15 @@ class StewardService:
         self._http: web.AppRunner | None = None
         self.http_port: int | None = None
         self._lock = asyncio.Lock()
+        self._outbox: Outbox | None = None
 
     @property
     def outbox(self) -> Outbox:
+        """One per service: every room shares its held append connection and the pool."""
         assert self.db is not None, "service not started"
-        return Outbox(self.db.stream_pool)
+        if self._outbox is None or self._outbox.pool is not self.db.stream_pool:
+            self._outbox = Outbox(self.db.stream_pool)
+        return self._outbox
 
     def runner(self) -> AgentRunner:
         """The runner of one prompt: the router once the fairies exist, else the one-shot."""
@@ -272,6 +276,9 @@ class StewardService:
         if self._http is not None:
             await self._http.cleanup()
             self._http = None
+        if self._outbox is not None:
+            await self._outbox.close()
+            self._outbox = None
         if self._own_db and self.db is not None:
             await self.db.close()
             self.db = None
