@@ -70,7 +70,7 @@ function installHooks() {
     rec.toImageStart = now()
     const result = await toImage(...args)
     rec.toImageEnd = now()
-    rec.image = { width: result.width, height: result.height, bytes: result.blob.size }
+    rec.image = { width: result.width, height: result.height, bytes: result.blob.size, type: result.blob.type }
     return result
   }
   const lp = s.room.localParticipant
@@ -313,10 +313,10 @@ const commands = {
           let t0 = performance.now()
           const svg = await editor.getSvgString(ids, { bounds: box, scale: 1, background: true, padding: 0 })
           const svgMs = performance.now() - t0
-          // ... and the whole toImage (that export again, then rasterising and JPEG encoding).
+          // ... and the whole toImage (that export again, then rasterising and WebP encoding).
           t0 = performance.now()
-          const { blob } = await editor.toImage(ids, { format: 'jpeg', bounds: box, scale: 1, pixelRatio: 1, background: true, quality: 0.6, padding: 0 })
-          out.push({ ms: performance.now() - t0, bytes: blob.size, svgMs, svgChars: svg?.svg.length ?? 0 })
+          const { blob } = await editor.toImage(ids, { format: 'webp', bounds: box, scale: 1, pixelRatio: 1, background: true, quality: 0.6, padding: 0 })
+          out.push({ ms: performance.now() - t0, bytes: blob.size, type: blob.type, svgMs, svgChars: svg?.svg.length ?? 0 })
         }
         return { renders: out }
       },

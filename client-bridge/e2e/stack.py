@@ -21,6 +21,7 @@ from aiohttp import web
 from steward.config import Settings
 from steward.fairies.ports import AgentRunner, CanvasContext, PromptInput, SessionPort
 from steward.livekit_server import LiveKitServer
+from steward.protocol.images import sniff
 from steward.protocol.messages import Box
 from steward.service import StewardService, default_runner
 
@@ -40,13 +41,15 @@ class RecordingSession:
         self, *, bounds: Box | None = None, want_screenshot: bool = True
     ) -> CanvasContext:
         ctx = await self._inner.request_context(bounds=bounds, want_screenshot=want_screenshot)
-        shot = ctx.screenshot_jpeg or b""
+        shot = ctx.screenshot or b""
         CONTEXTS.append(
             {
                 "source": ctx.source_identity,
                 "degraded": ctx.degraded,
                 "screenshotBytes": len(shot),
-                "jpeg": shot[:3] == b"\xff\xd8\xff",
+                "screenshotType": ctx.screenshot_type if shot else None,
+                # The bytes' own signature: what the browser really encoded.
+                "signature": sniff(shot),
                 "shapes": len(ctx.shapes),
                 "docVersion": ctx.doc_version,
             }

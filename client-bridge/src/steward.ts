@@ -5,7 +5,8 @@
 import { ConnectionState, RoomEvent, RpcError, type Participant, type RemoteParticipant, type Room } from 'livekit-client'
 import type { Editor } from 'tldraw'
 import { ComposingThrottle } from './connectors/composing'
-import { answerContext, screenshotJpeg, viewportBox } from './connectors/context'
+import { answerContext, renderScreenshot, viewportBox } from './connectors/context'
+import { pageEncoding } from './connectors/image-encoding'
 import { ScreenshotCache } from './connectors/screenshot-cache'
 import { EditTracker } from './connectors/edits'
 import { publishViewport } from './connectors/viewport'
@@ -190,7 +191,7 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
   // The host pre-renders the screenshot while the canvas is idle (toImage takes seconds on
   // big canvases, longer than the steward waits for context).
   const screenshots = new ScreenshotCache({
-    render: (bounds, maxSize) => screenshotJpeg(editor, bounds, maxSize),
+    render: (bounds, maxSize) => renderScreenshot(editor, bounds, maxSize, pageEncoding, log),
     docVersion,
     viewport: () => viewportBox(editor),
     log,

@@ -333,12 +333,22 @@ class Hostile:
             await self.rpc(RPC_CANCEL, [CancelRequest(session_id=sid).to_wire()])
 
     # Byte and text streams ---------------------------------------------------------------
-    async def stream(self, topic: str, data: bytes, request_id: str | None) -> None:
+    async def stream(
+        self,
+        topic: str,
+        data: bytes,
+        request_id: str | None,
+        mime_type: str = "application/octet-stream",
+    ) -> None:
         attrs = {} if request_id is None else {STREAM_ATTR_REQUEST_ID: request_id}
         await self.attempt(
             f"stream:{topic}",
             self.lp.send_bytes(
-                data, topic=topic, destination_identities=[self.steward], attributes=attrs
+                data,
+                topic=topic,
+                destination_identities=[self.steward],
+                attributes=attrs,
+                mime_type=mime_type,
             ),
         )
 
@@ -403,10 +413,13 @@ class Hostile:
             shapes = self.rng.choice(self.shape_inputs)
         if mode != 5:  # 5: announced but never sent
             await self.stream(TOPIC_CONTEXT, shapes, request_id)
+        # Accepted image types (bytes that do not match them) and types that are refused.
+        image_type = self.rng.choice(("image/webp", "image/jpeg", "image/png", ""))
         if mode == 6:
-            await self.stream(TOPIC_SCREENSHOT, b"\x00" * (MAX_SCREENSHOT_BYTES + 10), request_id)
+            big = b"\x00" * (MAX_SCREENSHOT_BYTES + 10)
+            await self.stream(TOPIC_SCREENSHOT, big, request_id, "image/webp")
         elif mode != 5:
-            await self.stream(TOPIC_SCREENSHOT, self.rng.randbytes(2_000), request_id)
+            await self.stream(TOPIC_SCREENSHOT, self.rng.randbytes(2_000), request_id, image_type)
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)

@@ -6,12 +6,13 @@ them labelled, text, arrows). The bench then calls the steward's real context pa
 (`ContextFetcher.fetch`, the same call an agent makes) for that box with the production
 `STEWARD_SCREENSHOT_MAX_SIZE` (800: an 800x500 thumbnail of the 1280x800 box) and the
 steward's cache off, sequentially, and times each call:
-- `screenshot_ms` (warm): fetch called → the whole JPEG received by the steward (byte stream
-  `agent:screenshot`) on an unchanged document, i.e. RPC `steward.context` → the host tab's
-  idle pre-rendered JPEG (client-bridge `ScreenshotCache`) → stream;
+- `screenshot_ms` (warm): fetch called → the whole image (WebP, or JPEG where the browser
+  cannot encode WebP) received by the steward (byte stream `agent:screenshot`) on an unchanged
+  document, i.e. RPC `steward.context` → the host tab's idle pre-rendered image (client-bridge
+  `ScreenshotCache`) → stream;
 - `screenshot_cold_ms`: the same after nudging one shape before each fetch, so the host
   renders (`editor.toImage`) on the critical path;
-- `screenshot_sources` / `screenshot_cold_sources`: per fetch, where the host's JPEG came
+- `screenshot_sources` / `screenshot_cold_sources`: per fetch, where the host's image came
   from (`cache`, `joined` a pre-render under way, or `render`), reported by the page;
 - `context_fetch_ms`: the whole fetch (also the shapes JSON stream and the RPC reply).
 `screenshot_stages_ms` splits it using the page's own timestamps (see `browsers.py`).
@@ -29,6 +30,7 @@ from typing import Any
 
 from steward.bench.browsers import Browsers, wait_host
 from steward.bench.harness import Stack, percentiles
+from steward.protocol.images import sniff
 from steward.protocol.messages import Box
 from steward.protocol.names import STREAM_ATTR_REQUEST_ID, TOPIC_CONTEXT, TOPIC_SCREENSHOT
 from steward.room.connection import RoomRuntime
@@ -40,10 +42,35 @@ def unmeasured(reason: str) -> dict[str, Any]:
     return {"screenshot_ms": None, "screenshot_reason": reason}
 
 
-def jpeg_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) from the first SOFn marker of a JPEG, or None if there is none."""
-    if data[:2] != b"\xff\xd8":
+def image_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) of a JPEG or WebP screenshot from its headers, or None."""
+    kind = sniff(data)
+    if kind == "image/jpeg":
+        return _jpeg_size(data)
+    if kind == "image/webp":
+        return _webp_size(data)
+    return None
+
+
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    """From the first chunk: VP8 (lossy) frame header, VP8L (lossless) or VP8X (extended)."""
+    chunk, body = data[12:16], data[20:30]
+    if len(body) < 10:
         return None
+    if chunk == b"VP8 " and body[3:6] == b"\x9d\x01\x2a":  # after the 3-byte frame tag
+        w = int.from_bytes(body[6:8], "little") & 0x3FFF
+        return w, int.from_bytes(body[8:10], "little") & 0x3FFF
+    if chunk == b"VP8L" and body[0] == 0x2F:
+        bits = int.from_bytes(body[1:5], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8X":  # canvas size minus one, 24-bit little-endian, after flags
+        w = int.from_bytes(body[4:7], "little") + 1
+        return w, int.from_bytes(body[7:10], "little") + 1
+    return None
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from the first SOFn marker of a JPEG, or None if there is none."""
     i = 2
     while i + 9 < len(data):
         if data[i] != 0xFF:
@@ -134,9 +161,9 @@ def _stages(probes: list[_Probe], pages: list[dict[str, Any]], offset: float) ->
         add("rpc_to_page", probe.start, mono(page, "enter"))
         add("page_prepare", mono(page, "enter"), mono(page, "toImageStart"))
         add("to_image", mono(page, "toImageStart"), mono(page, "toImageEnd"))
-        add("jpeg_bytes", mono(page, "toImageEnd"), shot)
-        add("jpeg_send_in_page", shot, mono(page, "streams", TOPIC_SCREENSHOT, "end"))
-        add("jpeg_stream_to_steward", shot, probe.streams.get("screenshot"))
+        add("image_bytes", mono(page, "toImageEnd"), shot)
+        add("image_send_in_page", shot, mono(page, "streams", TOPIC_SCREENSHOT, "end"))
+        add("image_stream_to_steward", shot, probe.streams.get("screenshot"))
         add("shapes_stream_to_steward", mono(page, "streams", TOPIC_CONTEXT, "start"),
             probe.streams.get("shapes"))  # fmt: skip
         add("page_handler_total", mono(page, "enter"), mono(page, "exit"))
@@ -188,6 +215,7 @@ async def measure(
     arrivals: list[float] = []
     sizes: list[int] = []
     dims: set[tuple[int, int] | None] = set()
+    types: dict[str, int] = {}
     problems: list[str] = []
     shape_count: int | None = None
     cold_totals: list[float] = []
@@ -211,11 +239,11 @@ async def measure(
         kinds.append(kind)
         ctx = await fetcher.fetch(bounds=box, want_screenshot=True)
         probe.end = time.monotonic()
-        shot = ctx.screenshot_jpeg
+        shot = ctx.screenshot
         if ctx.degraded or shot is None or ctx.source_identity != identity:
-            problems.append(f"request {n}: degraded={ctx.degraded} jpeg={shot is not None}")
+            problems.append(f"request {n}: degraded={ctx.degraded} image={shot is not None}")
             continue
-        dims.add(jpeg_size(shot))
+        dims.add(image_size(shot))
         if kind == "warmup":
             first.append((probe.end - probe.start) * 1000)
             continue
@@ -229,6 +257,7 @@ async def measure(
         if arrival is not None:
             arrivals.append((arrival - probe.start) * 1000)
         sizes.append(len(shot))
+        types[ctx.screenshot_type] = types.get(ctx.screenshot_type, 0) + 1
         shape_count = len(ctx.shapes)
     pages = (await browsers.call("requests", 30, tab=tab))["requests"]
     warm_probes = [p for p, k in zip(probes(), kinds, strict=True) if k == "warm"]
@@ -257,8 +286,9 @@ async def measure(
             "shapes_in_context": shape_count,
             "box": bounds,
             "max_size": fetcher.max_size,
-            "jpeg_dimensions": sorted(list(d) for d in dims if d),
-            "jpeg_bytes_median": int(statistics.median(sizes)) if sizes else None,
+            "image_dimensions": sorted(list(d) for d in dims if d),
+            "image_bytes_median": int(statistics.median(sizes)) if sizes else None,
+            "image_types": types,  # media type → warm fetches that carried it
             "requests": requests,
             "warmup_ms": [round(v, 1) for v in first],
             "page_to_image_first_ms": round(renders[0]["ms"], 1),
@@ -269,7 +299,8 @@ async def measure(
             "problems": problems,
             "clock": {k: v for k, v in clock.items() if k != "offset_s"},
             "path": "ContextFetcher.fetch → RPC steward.context → host screenshot cache or"
-            " editor.toImage (jpeg, q 0.6) → byte streams agent:screenshot + agent:context",
+            " editor.toImage (webp, or jpeg where the browser cannot encode webp; q 0.6)"
+            " → byte streams agent:screenshot + agent:context",
             "user_agent": opened.get("userAgent"),
         },
     }

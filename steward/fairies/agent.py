@@ -205,7 +205,8 @@ class CanvasAgent:
             context_bounds=Rect(p.bounds.x, p.bounds.y, p.bounds.w, p.bounds.h)
             if p.bounds
             else None,
-            screenshot_jpeg=context.screenshot_jpeg,
+            screenshot=context.screenshot,
+            screenshot_type=context.screenshot_type,
             history=self.history.get(run.session.room_id, [])[:-1],
             user_changes=list(context.user_changes or []),
             todo=run.ctx.todo,

@@ -40,7 +40,9 @@ class CanvasContext:
     doc_version: int
     # Shapes in the steward's JSON format (as sent by the host's `agent:context` stream).
     shapes: list[dict[str, Any]] = field(default_factory=list)
-    screenshot_jpeg: bytes | None = None
+    # The host's screenshot and its media type ("image/jpeg" or "image/webp").
+    screenshot: bytes | None = None
+    screenshot_type: str = "image/jpeg"
     user_changes: list[dict[str, Any]] = field(default_factory=list)
     # True when no browser answered and the run goes on text-only.
     degraded: bool = False

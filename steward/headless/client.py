@@ -49,6 +49,8 @@ from steward.protocol.names import (
     RPC_CANCEL,
     RPC_CONTEXT,
     RPC_PROMPT,
+    SCREENSHOT_TYPE_JPEG,
+    SCREENSHOT_TYPE_WEBP,
     STREAM_ATTR_REQUEST_ID,
     TOPIC_ACK,
     TOPIC_ACTION,
@@ -67,7 +69,12 @@ from steward.tokens import mint_token
 
 log = get_logger(__name__)
 
-ContextMode = Literal["ok", "no_screenshot", "error", "hang"]
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+# png_screenshot: a PNG sent as image/png; mislabelled_screenshot: the JPEG sent as image/webp.
+ContextMode = Literal[
+    "ok", "no_screenshot", "error", "hang", "png_screenshot", "mislabelled_screenshot"
+]
 TERMINAL_STATUSES = frozenset({"done", "canceled", "error"})
 
 
@@ -417,12 +424,18 @@ class HeadlessClient:
                 )
             )
         if shot:
+            image = self.screenshot(req.max_size)
+            mime_type, name = SCREENSHOT_TYPE_JPEG, "canvas.jpg"
+            if self.faults.context_mode == "png_screenshot":
+                image, mime_type, name = _PNG_SIGNATURE + image, "image/png", "canvas.png"
+            elif self.faults.context_mode == "mislabelled_screenshot":
+                mime_type, name = SCREENSHOT_TYPE_WEBP, "canvas.webp"
             sends.append(
                 lp.send_bytes(
-                    self.screenshot(req.max_size),
+                    image,
                     topic=TOPIC_SCREENSHOT,
-                    name="canvas.jpg",
-                    mime_type="image/jpeg",
+                    name=name,
+                    mime_type=mime_type,
                     destination_identities=[caller],
                     attributes=attrs,
                 )
@@ -431,7 +444,7 @@ class HeadlessClient:
         await asyncio.gather(*sends)
 
     def screenshot(self, max_size: int | None = None) -> bytes:
-        """A 1280x800 viewport, scaled down so its long edge fits `max_size` (as browsers do)."""
+        """A JPEG of a 1280x800 viewport, long edge scaled to fit `max_size` (as browsers do)."""
         scale = min(1.0, (max_size or 1280) / 1280)
         key = (self.doc_version, scale)
         if self._jpeg_cache is None or self._jpeg_cache[0] != key:

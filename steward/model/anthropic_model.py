@@ -76,10 +76,11 @@ class AnthropicModel:
             system[-1]["cache_control"] = {"type": "ephemeral"}
         content: list[dict[str, Any]] = []
         for block in request.user:
-            if block.get("type") == "image" and block.get("jpeg"):
-                data = base64.b64encode(block["jpeg"]).decode()
+            if block.get("type") == "image" and block.get("data"):
+                data = base64.b64encode(block["data"]).decode()
+                media_type = str(block.get("media_type") or "image/jpeg")
                 content.append({"type": "image", "source": {"type": "base64",
-                                "media_type": "image/jpeg", "data": data}})  # fmt: skip
+                                "media_type": media_type, "data": data}})  # fmt: skip
             elif block.get("text"):
                 content.append({"type": "text", "text": str(block["text"])})
         messages: list[dict[str, Any]] = [{"role": "user", "content": content}]

@@ -15,7 +15,8 @@ class ModelRequest:
     """A prompt split for caching: `system` (static prefix) then `user` content blocks."""
 
     system: list[str]
-    user: list[dict[str, Any]]  # {"type": "text", "text"} | {"type": "image", "jpeg": bytes}
+    # {"type": "text", "text"} | {"type": "image", "media_type", "data": bytes}
+    user: list[dict[str, Any]]
     # Facts the scripted model uses to act like a real one (the request, viewport, ...).
     hints: dict[str, Any] = field(default_factory=dict)
     prefill: str = PREFILL

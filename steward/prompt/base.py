@@ -8,7 +8,8 @@ from typing import Any
 
 from steward.prompt.state import PromptState
 
-Block = dict[str, Any]  # {"type": "text", "text"} or {"type": "image", "jpeg": bytes}
+# {"type": "text", "text"} or {"type": "image", "media_type": "image/webp", "data": bytes}
+Block = dict[str, Any]
 
 
 @dataclass(frozen=True)

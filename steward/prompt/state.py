@@ -31,7 +31,8 @@ class PromptState:
     user_viewport: Rect | None = None
     selection: list[str] = field(default_factory=list)
     context_bounds: Rect | None = None
-    screenshot_jpeg: bytes | None = None
+    screenshot: bytes | None = None
+    screenshot_type: str = "image/jpeg"  # its media type, as the host sent it
     history: list[ChatItem] = field(default_factory=list)
     memory_level: MemoryLevel = "fairy"
     user_changes: list[dict[str, Any]] = field(default_factory=list)

@@ -29,6 +29,9 @@ ATTR_ROLE: Final = "steward.role"  # "browser" | "voice" | "steward"
 # Set (to the time in ms) right after connecting: attribute changes are announced by the SFU
 # at once, while joins of non-publishing participants are batched for up to 3 s.
 ATTR_READY: Final = "steward.ready"
+# Media types of the `agent:screenshot` stream (its mimeType says which one it carries).
+SCREENSHOT_TYPE_JPEG: Final = "image/jpeg"
+SCREENSHOT_TYPE_WEBP: Final = "image/webp"
 # Byte-stream attribute correlating a stream with its context request.
 STREAM_ATTR_REQUEST_ID: Final = "requestId"
 # `steward:resync` with this sessionId replays every session of the room in room order:

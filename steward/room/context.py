@@ -33,6 +33,7 @@ from steward.fairies.ports import CanvasContext, ContextSource
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.protocol import ProtocolError, decode
+from steward.protocol.images import matches, screenshot_type
 from steward.protocol.limits import (
     MAX_RPC_PAYLOAD_BYTES,
     MAX_SCREENSHOT_BYTES,
@@ -41,6 +42,7 @@ from steward.protocol.limits import (
 from steward.protocol.messages import Box, ContextPart, ContextReply, ContextRequest
 from steward.protocol.names import (
     RPC_CONTEXT,
+    SCREENSHOT_TYPE_JPEG,
     STREAM_ATTR_REQUEST_ID,
     TOPIC_CONTEXT,
     TOPIC_SCREENSHOT,
@@ -65,14 +67,25 @@ class ContextFailure(Exception):
     """One attempt at one browser failed (timeout, RPC error, bad reply, missing stream)."""
 
 
+@dataclass(frozen=True)
+class Received:
+    """One whole byte stream: its bytes and the media type it was sent as."""
+
+    data: bytes
+    mime_type: str
+
+
 @dataclass
 class _Expected:
     sender: str
-    futures: dict[str, asyncio.Future[bytes]]
+    futures: dict[str, asyncio.Future[Received]]
 
 
 class StreamInbox:
-    """Byte streams on `agent:screenshot` / `agent:context`, matched to requests by id."""
+    """Byte streams on `agent:screenshot` / `agent:context`, matched to requests by id.
+
+    A screenshot must be sent as an accepted image type (`steward.protocol.images`) and its
+    bytes must match that type; anything else fails the request like a missing screenshot."""
 
     def __init__(self, on_reject: Callable[..., None]) -> None:
         self._expected: dict[str, _Expected] = {}
@@ -81,7 +94,7 @@ class StreamInbox:
 
     def expect(self, request_id: str, sender: str, kinds: list[str]) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
-        futures: dict[str, asyncio.Future[bytes]] = {k: loop.create_future() for k in kinds}
+        futures: dict[str, asyncio.Future[Received]] = {k: loop.create_future() for k in kinds}
         self._expected[request_id] = _Expected(sender, futures)
         return futures
 
@@ -91,6 +104,10 @@ class StreamInbox:
             for fut in expected.futures.values():
                 if not fut.done():
                     fut.cancel()
+                elif not fut.cancelled():
+                    # A refused stream nobody waited for (not announced, or the request had
+                    # already failed): its failure is logged; mark it seen for asyncio.
+                    fut.exception()
 
     def handler(self, topic: str) -> Callable[[rtc.ByteStreamReader, str], None]:
         kind = STREAM_KINDS[topic]
@@ -110,6 +127,14 @@ class StreamInbox:
             self._on_reject(topic, sender, "unexpected_stream")
             reader.close()  # not read at all; closing also ends its SDK subscription
             return
+        mime_type = reader.info.mime_type or ""
+        if kind == "screenshot":
+            media_type = screenshot_type(mime_type)
+            if media_type is None:
+                self._fail(fut, topic, sender, "unsupported_image_type", repr(mime_type[:64]))
+                reader.close()
+                return
+            mime_type = media_type
         cap = STREAM_CAPS[kind]
         buf = bytearray()
         try:
@@ -126,15 +151,26 @@ class StreamInbox:
             if not fut.done():
                 fut.set_exception(ContextFailure(f"{kind} stream failed: {err}"))
             return
+        data = bytes(buf)
+        if kind == "screenshot" and not matches(mime_type, data):
+            self._fail(fut, topic, sender, "image_type_mismatch", f"not {mime_type}")
+            return
         if not fut.done():
-            fut.set_result(bytes(buf))
+            fut.set_result(Received(data, mime_type))
+
+    def _fail(
+        self, fut: asyncio.Future[Received], topic: str, sender: str, reason: str, detail: str
+    ) -> None:
+        self._on_reject(topic, sender, reason, detail)
+        if not fut.done():
+            fut.set_exception(ContextFailure(f"{reason}: {detail}"))
 
 
 @dataclass
 class _Attempt:
     reply: ContextReply | None = None
     shapes: list[dict[str, Any]] | None = None
-    screenshot: bytes | None = None
+    screenshot: Received | None = None
     identity: str | None = None
     errors: list[str] = field(default_factory=list)
 
@@ -296,7 +332,8 @@ class ContextFetcher:
             participant=got.identity,
             ms=round(took * 1000, 1),
             shapes=len(context.shapes),
-            image_bytes=len(context.screenshot_jpeg or b""),
+            image_bytes=len(context.screenshot or b""),
+            image_type=context.screenshot_type if context.screenshot else None,
             stale=key[2] != self._room_version(),
         )
         return context
@@ -406,12 +443,12 @@ class ContextFetcher:
             try:
                 async with asyncio.timeout(self.timeout_s):
                     for kind, fut in waits.items():
-                        data = await fut
+                        received = await fut
                         if kind == "screenshot":
-                            got.screenshot = data
+                            got.screenshot = received
                         else:
                             try:
-                                got.shapes = _parse_shapes(data)
+                                got.shapes = _parse_shapes(received.data)
                             except ContextFailure as err:
                                 self._reject(TOPIC_CONTEXT, identity, "invalid_shapes", str(err))
                                 raise
@@ -433,6 +470,7 @@ class ContextFetcher:
     def _context(self, got: _Attempt, bounds: Box | None, *, degraded: bool) -> CanvasContext:
         reply = got.reply
         shapes = got.shapes
+        shot = None if degraded else got.screenshot
         if shapes is None:
             # Text-only: the steward's own mirror is the best view of the canvas it has.
             shapes = [dict(s) for s in self._mirror.shapes.values()]
@@ -441,7 +479,8 @@ class ContextFetcher:
             selection=list(reply.selection) if reply else [],
             doc_version=reply.doc_version if reply else 0,
             shapes=shapes,
-            screenshot_jpeg=None if degraded else got.screenshot,
+            screenshot=shot.data if shot else None,
+            screenshot_type=shot.mime_type if shot else SCREENSHOT_TYPE_JPEG,
             user_changes=[dict(c) for c in (reply.user_changes or [])] if reply else [],
             degraded=degraded,
             source_identity=got.identity,

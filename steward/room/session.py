@@ -68,7 +68,7 @@ class RoomSession:
         )
         self.figures.context_sources.append(ctx.source)
         self.figures.shapes = len(ctx.shapes)
-        self.figures.image_bytes += len(ctx.screenshot_jpeg or b"")
+        self.figures.image_bytes += len(ctx.screenshot or b"")
         self.figures.doc_version = ctx.doc_version
         if ctx.degraded:
             self.figures.degraded_contexts += 1

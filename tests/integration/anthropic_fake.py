@@ -1,11 +1,15 @@
 """A local aiohttp server speaking the Anthropic Messages streaming protocol (SSE).
 
 Each request takes the next scenario from a queue: a normal stream, an HTTP 429/529, an
-`error` event (overloaded) before any text, or a connection cut after some text.
+`error` event (overloaded) before any text, or a connection cut after some text. Like the
+real API, it refuses (400 `invalid_request_error`) an image block whose media type is not one
+it accepts or whose bytes are not of that type.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +19,35 @@ from aiohttp import web
 
 def sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+# The image media types the Messages API accepts, with the signature their bytes start with.
+IMAGE_SIGNATURES: dict[str, Any] = {
+    "image/jpeg": lambda b: b[:2] == b"\xff\xd8",
+    "image/png": lambda b: b[:8] == b"\x89PNG\r\n\x1a\n",
+    "image/gif": lambda b: b[:4] == b"GIF8",
+    "image/webp": lambda b: b[:4] == b"RIFF" and b[8:12] == b"WEBP",
+}
+
+
+def image_problem(body: dict[str, Any]) -> str | None:
+    """Why the API would refuse the request's images, or None."""
+    for message in body.get("messages", []):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") != "image":
+                continue
+            source = block.get("source", {})
+            media_type = source.get("media_type")
+            if media_type not in IMAGE_SIGNATURES:
+                return f"unsupported image media type: {media_type!r}"
+            try:
+                data = base64.b64decode(source.get("data", ""), validate=True)
+            except (binascii.Error, ValueError):
+                return "image data is not valid base64"
+            if not IMAGE_SIGNATURES[media_type](data):
+                return f"Image does not match the provided media type {media_type}"
+    return None
 
 
 @dataclass
@@ -43,6 +76,12 @@ class FakeAnthropic:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.requests.append(body)
+        problem = image_problem(body)
+        if problem is not None:
+            return web.json_response(
+                {"type": "error", "error": {"type": "invalid_request_error", "message": problem}},
+                status=400,
+            )
         scenario = self.scenarios.pop(0) if self.scenarios else "ok"
         if scenario in ("429", "529", "500"):
             etype = {"429": "rate_limit_error", "529": "overloaded_error", "500": "api_error"}

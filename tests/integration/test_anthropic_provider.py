@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import AsyncIterator
 
 import pytest
@@ -33,13 +34,17 @@ def model(fake: FakeAnthropic, attempts: int = 4) -> AnthropicModel:
                           attempts=attempts, wait_max_s=0.05)  # fmt: skip
 
 
-def request() -> ModelRequest:
-    user = [{"type": "text", "text": "draw"}, {"type": "image", "jpeg": b"\xff\xd8jpeg"}]
-    return ModelRequest(system=["STATIC PREFIX"], user=user)
+JPEG = b"\xff\xd8\xff\xe0jpeg"
+WEBP = b"RIFF\x0c\x00\x00\x00WEBPVP8 webp"
 
 
-async def collect(m: AnthropicModel, usage: Usage) -> str:
-    return "".join([t async for t in m.stream(request(), usage)])
+def request(media_type: str = "image/jpeg", data: bytes = JPEG) -> ModelRequest:
+    image = {"type": "image", "media_type": media_type, "data": data}
+    return ModelRequest(system=["STATIC PREFIX"], user=[{"type": "text", "text": "draw"}, image])
+
+
+async def collect(m: AnthropicModel, usage: Usage, req: ModelRequest | None = None) -> str:
+    return "".join([t async for t in m.stream(req or request(), usage)])
 
 
 async def test_streams_text_with_usage_cache_and_image(fake: FakeAnthropic) -> None:
@@ -52,6 +57,21 @@ async def test_streams_text_with_usage_cache_and_image(fake: FakeAnthropic) -> N
     assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
     assert body["messages"][0]["content"][1]["source"]["media_type"] == "image/jpeg"
     assert body["messages"][-1] == {"role": "assistant", "content": PREFILL}
+
+
+async def test_a_webp_screenshot_is_sent_as_image_webp(fake: FakeAnthropic) -> None:
+    assert await collect(model(fake), Usage(), request("image/webp", WEBP)) == "hello"
+    source = fake.requests[0]["messages"][0]["content"][1]["source"]
+    assert source["media_type"] == "image/webp"
+    assert base64.b64decode(source["data"]) == WEBP
+
+
+async def test_an_image_mislabelled_is_refused_and_not_retried(fake: FakeAnthropic) -> None:
+    # What the steward's magic-bytes check prevents: the API refuses the whole request.
+    with pytest.raises(ModelError) as info:
+        await collect(model(fake), Usage(), request("image/webp", JPEG))
+    assert "invalid_request_error (400)" in str(info.value) and not info.value.retryable
+    assert len(fake.requests) == 1
 
 
 async def test_retries_429_529_and_error_event(fake: FakeAnthropic) -> None:

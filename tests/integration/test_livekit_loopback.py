@@ -93,7 +93,7 @@ async def test_rpc_round_trip_and_clear_error(pair: tuple[rtc.Room, rtc.Room]) -
 async def test_300kb_byte_stream_with_request_id(pair: tuple[rtc.Room, rtc.Room]) -> None:
     a, b = pair
     blob = os.urandom(300_000)
-    done: asyncio.Future[tuple[bytes, dict[str, str], str]] = (
+    done: asyncio.Future[tuple[bytes, dict[str, str], str, str]] = (
         asyncio.get_running_loop().create_future()
     )
 
@@ -104,22 +104,24 @@ async def test_300kb_byte_stream_with_request_id(pair: tuple[rtc.Room, rtc.Room]
             buf = bytearray()
             async for chunk in reader:
                 buf += chunk
-            done.set_result((bytes(buf), dict(reader.info.attributes or {}), identity))
+            info = reader.info
+            done.set_result((bytes(buf), dict(info.attributes or {}), identity, info.mime_type))
 
         tasks.add(asyncio.ensure_future(read()))
 
     b.register_byte_stream_handler(TOPIC_SCREENSHOT, on_stream)
     writer = await a.local_participant.stream_bytes(
-        "shot.jpg",
+        "shot.webp",
         topic=TOPIC_SCREENSHOT,
         attributes={STREAM_ATTR_REQUEST_ID: "req-1"},
         destination_identities=["bob"],
-        mime_type="image/jpeg",
+        mime_type="image/webp",
     )
     for i in range(0, len(blob), 32_000):
         await writer.write(blob[i : i + 32_000])
     await writer.aclose()
-    data, attrs, sender = await asyncio.wait_for(done, 15)
+    data, attrs, sender, mime_type = await asyncio.wait_for(done, 15)
     assert hashlib.sha256(data).digest() == hashlib.sha256(blob).digest()
     assert attrs[STREAM_ATTR_REQUEST_ID] == "req-1"
     assert sender == "alice"
+    assert mime_type == "image/webp"  # the steward types the screenshot from this

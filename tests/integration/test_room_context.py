@@ -42,7 +42,8 @@ async def test_host_leaving_mid_run_gives_a_new_host_and_a_completed_run(
         assert contexts[0].source_identity == "alice" and not contexts[0].degraded
         later = [c for c in contexts[1:] if c.source_identity != "alice"]
         assert later and all(not c.degraded and c.source_identity == "bob" for c in later)
-        assert all(c.screenshot_jpeg and c.screenshot_jpeg[:2] == b"\xff\xd8" for c in contexts)
+        assert all(c.screenshot and c.screenshot[:2] == b"\xff\xd8" for c in contexts)
+        assert {c.screenshot_type for c in contexts} == {"image/jpeg"}
         assert bob.shapes == carol.shapes == runtime.mirror.shapes
         assert len(bob.shapes) == 6
     finally:
@@ -72,13 +73,49 @@ async def test_screenshot_timeout_leads_to_a_degraded_text_only_run(
         assert await alice.wait_status(reply.session_id) == "done"
         await settle(runtime, clients, reply.session_id)
         ctx = runners[0].contexts[0]
-        assert ctx.degraded and ctx.screenshot_jpeg is None
+        assert ctx.degraded and ctx.screenshot is None
         # Bounded retries at the host, then the fallback browser, then degraded.
         assert alice.stats.context_requests == 2 and bob.stats.context_requests == 2
         assert runtime.context.degraded_runs == 1
         result = await runtime.dispatcher.wait(reply.session_id, timeout=5)
         assert result.summary["degraded_contexts"] == 1
         assert alice.shapes == bob.shapes == runtime.mirror.shapes
+    finally:
+        await close_all(clients)
+        await service.close()
+
+
+async def test_screenshots_of_a_refused_type_or_mislabelled_fall_back_to_the_next_browser(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    service, runners = await recording_steward(
+        livekit_server, database, steward_context_timeout_s=2.0
+    )
+    runtime = await service.join(room_name)
+    clients = await join_clients(
+        livekit_server,
+        room_name,
+        ["alice", "bob", "carol"],
+        runtime,
+        faults={
+            "alice": Faults(context_mode="png_screenshot"),  # image/png: not accepted
+            "bob": Faults(context_mode="mislabelled_screenshot"),  # JPEG bytes as image/webp
+        },
+    )
+    try:
+        alice, bob, carol = clients
+        assert runtime.participants.host == "alice"
+        reply = await alice.prompt("draw our signup flow")
+        assert reply.session_id
+        assert await alice.wait_status(reply.session_id) == "done"
+        await settle(runtime, clients, reply.session_id)
+        ctx = runners[0].contexts[0]
+        assert not ctx.degraded and ctx.source_identity == "carol"
+        assert ctx.screenshot_type == "image/jpeg" and (ctx.screenshot or b"")[:2] == b"\xff\xd8"
+        assert ("agent:screenshot", "alice", "unsupported_image_type") in runtime.rejected
+        assert ("agent:screenshot", "bob", "image_type_mismatch") in runtime.rejected
+        assert alice.stats.context_requests == 2 and bob.stats.context_requests == 2
+        assert alice.shapes == bob.shapes == carol.shapes == runtime.mirror.shapes
     finally:
         await close_all(clients)
         await service.close()

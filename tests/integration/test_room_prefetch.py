@@ -48,7 +48,8 @@ async def test_a_hinted_prompt_uses_the_prefetched_context_and_bad_hints_are_ref
         await settle(runtime, clients, reply.session_id)
         ctx = runners[0].contexts[0]
         assert ctx.source == "prefetched" and not ctx.degraded
-        assert ctx.screenshot_jpeg and ctx.screenshot_jpeg[:2] == b"\xff\xd8"
+        assert ctx.screenshot and ctx.screenshot[:2] == b"\xff\xd8"
+        assert ctx.screenshot_type == "image/jpeg"  # what headless clients send
         assert alice.stats.context_requests == 1  # no second RPC for the prompt
         result = await runtime.dispatcher.wait(reply.session_id, timeout=5)
         assert result.summary["context_sources"][0] == "prefetched"

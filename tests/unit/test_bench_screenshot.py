@@ -1,29 +1,47 @@
-"""The pure parts of the Chromium screenshot bench: JPEG size parsing and the stage split."""
+"""The pure parts of the Chromium screenshot bench: image size parsing and the stage split."""
 
 from __future__ import annotations
 
 import io
+from typing import Any
 
+import pytest
 from PIL import Image
 
-from steward.bench.screenshot import _Probe, _stages, jpeg_size
+from steward.bench.screenshot import _Probe, _stages, image_size
 
 
-def _jpeg(w: int, h: int) -> bytes:
+def _encoded(w: int, h: int, fmt: str, mode: str = "RGB", **kw: Any) -> bytes:
     buf = io.BytesIO()
-    Image.new("RGB", (w, h), "white").save(buf, "JPEG", quality=80)
+    Image.new(mode, (w, h), (255, 0, 0, 128) if mode == "RGBA" else "white").save(buf, fmt, **kw)
     return buf.getvalue()
 
 
-def test_jpeg_size_reads_the_frame_header() -> None:
-    assert jpeg_size(_jpeg(1280, 800)) == (1280, 800)
-    assert jpeg_size(_jpeg(17, 3)) == (17, 3)
+@pytest.mark.parametrize(
+    ("fmt", "mode", "kw", "chunk"),
+    [
+        ("JPEG", "RGB", {"quality": 80}, None),
+        ("WEBP", "RGB", {"quality": 60}, b"VP8 "),  # lossy: what browsers send
+        ("WEBP", "RGB", {"lossless": True}, b"VP8L"),
+        ("WEBP", "RGBA", {"quality": 60, "exact": True}, b"VP8X"),  # alpha: extended header
+    ],
+)
+def test_image_size_reads_jpeg_and_every_webp_header(
+    fmt: str, mode: str, kw: dict[str, Any], chunk: bytes | None
+) -> None:
+    for w, h in ((800, 500), (17, 3)):
+        data = _encoded(w, h, fmt, mode, **kw)
+        if chunk is not None:
+            assert data[12:16] == chunk
+        assert image_size(data) == (w, h)
 
 
-def test_jpeg_size_rejects_what_is_not_a_jpeg() -> None:
-    assert jpeg_size(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32) is None
-    assert jpeg_size(b"\xff\xd8") is None
-    assert jpeg_size(b"") is None
+def test_image_size_rejects_what_is_neither() -> None:
+    assert image_size(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32) is None
+    assert image_size(b"\xff\xd8") is None
+    assert image_size(b"RIFF\x00\x00\x00\x00WEBPVP8 ") is None  # header cut short
+    assert image_size(b"RIFF\x20\x00\x00\x00WEBPJUNK" + b"\x00" * 20) is None
+    assert image_size(b"") is None
 
 
 def test_stages_map_page_instants_onto_the_steward_clock() -> None:
@@ -46,7 +64,7 @@ def test_stages_map_page_instants_onto_the_steward_clock() -> None:
     stages = _stages([probe], [page], offset)
     assert abs(stages["rpc_to_page"]["p50"] - 10.0) < 0.05
     assert abs(stages["to_image"]["p50"] - 200.0) < 0.05
-    assert abs(stages["jpeg_stream_to_steward"]["p50"] - 170.0) < 0.05
+    assert abs(stages["image_stream_to_steward"]["p50"] - 170.0) < 0.05
     assert abs(stages["steward_tail"]["p50"] - 100.0) < 0.05
 
 

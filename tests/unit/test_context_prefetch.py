@@ -17,11 +17,11 @@ from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import Box, ComposingHint, ContextCounts, ContextReply
 from steward.protocol.names import ATTR_CAPABILITIES, TOPIC_COMPOSING
 from steward.room.composing import ComposingHints
-from steward.room.context import ContextFetcher, StreamInbox
+from steward.room.context import ContextFetcher, Received, StreamInbox
 from steward.room.participants import Member, Participants
 from steward.room.replica import Replica
 
-JPEG = b"\xff\xd8jpeg"
+WEBP = b"RIFF\x04\x00\x00\x00WEBPVP8 "
 
 
 class FakeHost:
@@ -43,8 +43,9 @@ class FakeHost:
             raise rtc.RpcError(1500, "context unavailable")
         rid = req["requestId"]
         futures = self.inbox._expected[rid].futures
-        futures["shapes"].set_result(b'[{"id": "a", "type": "geo", "x": 0, "y": 0}]')
-        futures["screenshot"].set_result(JPEG)
+        shapes = b'[{"id": "a", "type": "geo", "x": 0, "y": 0}]'
+        futures["shapes"].set_result(Received(shapes, "application/json"))
+        futures["screenshot"].set_result(Received(WEBP, "image/webp"))
         reply = ContextReply(
             request_id=rid,
             viewport=Box(x=0, y=0, w=1280, h=800),
@@ -94,7 +95,8 @@ async def test_a_prompt_after_a_prefetch_uses_it_without_a_second_rpc(rig: Rig) 
     await rig.prefetched()
     assert len(rig.host.calls) == 1
     ctx = await rig.fetcher.fetch()
-    assert ctx.source == "prefetched" and ctx.screenshot_jpeg == JPEG and not ctx.degraded
+    assert ctx.source == "prefetched" and ctx.screenshot == WEBP and not ctx.degraded
+    assert ctx.screenshot_type == "image/webp"
     assert ctx.source_identity == "alice" and ctx.shapes[0]["id"] == "a"
     assert len(rig.host.calls) == 1
     assert rig.fetcher.prefetch_stats == {"started": 1, "ok": 1, "failed": 0, "served": 1}

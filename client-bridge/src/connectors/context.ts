@@ -1,5 +1,6 @@
 // Connector: answers the steward's `steward.context` RPC with a small JSON reply; the
-// screenshot (JPEG) and the shapes JSON follow as byte streams correlated by requestId.
+// screenshot (WebP, or JPEG where the browser cannot encode WebP; the stream's mimeType says
+// which) and the shapes JSON follow as byte streams correlated by requestId.
 import { Box as TlBox, type Editor, type TLShapeId } from 'tldraw'
 import { readPage } from '../canvas/editor-canvas'
 import { fromTlId, type StewardShape } from '../canvas/record'
@@ -14,6 +15,7 @@ import {
   type ContextReply,
   type ContextRequest,
 } from '../protocol.gen'
+import { encodeFirst, extensionOf, IMAGE_QUALITY, pageEncoding, type ImageEncoding, type Screenshot } from './image-encoding'
 import type { ScreenshotCache } from './screenshot-cache'
 
 export interface ByteSender {
@@ -22,9 +24,6 @@ export interface ByteSender {
 
 // The seed's thumbnail (≤ 800 px long side), unless the steward names a `maxSize`.
 export const DEFAULT_MAX_SIZE = DEFAULT_SCREENSHOT_MAX_SIZE
-// ~0.6 keeps labels legible for the model at about half the bytes of 0.8 (the stream is the
-// second-longest stage after the render).
-export const JPEG_QUALITY = 0.6
 
 export function viewportBox(editor: Editor): Box {
   const b = editor.getViewportPageBounds()
@@ -47,25 +46,30 @@ export function shapesFullyInside(editor: Editor, bounds: Box): TLShapeId[] {
   })
 }
 
-export async function screenshotJpeg(editor: Editor, bounds: Box, maxSize: number): Promise<Uint8Array | null> {
+/** The screenshot of `bounds`, long side at most `maxSize`: WebP where this browser encodes
+ * it, JPEG otherwise (`encoding` remembers which). */
+export async function renderScreenshot(
+  editor: Editor,
+  bounds: Box,
+  maxSize: number,
+  encoding: ImageEncoding = pageEncoding,
+  log?: (msg: string, extra?: unknown) => void,
+): Promise<Screenshot | null> {
   const ids = shapesFullyInside(editor, bounds)
   const longest = Math.max(bounds.w, bounds.h, 1)
   const scale = Math.min(1, maxSize / longest)
   // An empty area is still a valid answer: a blank image of the requested size.
-  if (ids.length === 0) return blankJpeg(Math.max(1, Math.round(bounds.w * scale)), Math.max(1, Math.round(bounds.h * scale)))
-  const { blob } = await editor.toImage(ids, {
-    format: 'jpeg',
-    bounds: new TlBox(bounds.x, bounds.y, bounds.w, bounds.h),
-    scale,
-    pixelRatio: 1,
-    background: true,
-    quality: JPEG_QUALITY,
-    padding: 0,
-  })
-  return new Uint8Array(await blob.arrayBuffer())
+  if (ids.length === 0) return blankImage(Math.max(1, Math.round(bounds.w * scale)), Math.max(1, Math.round(bounds.h * scale)), encoding, log)
+  const box = new TlBox(bounds.x, bounds.y, bounds.w, bounds.h)
+  return encodeFirst(
+    encoding,
+    async ({ format }) =>
+      (await editor.toImage(ids, { format, bounds: box, scale, pixelRatio: 1, background: true, quality: IMAGE_QUALITY, padding: 0 })).blob,
+    log,
+  )
 }
 
-async function blankJpeg(w: number, h: number): Promise<Uint8Array | null> {
+async function blankImage(w: number, h: number, encoding: ImageEncoding, log?: (msg: string, extra?: unknown) => void): Promise<Screenshot | null> {
   if (typeof document === 'undefined') return null
   const canvas = document.createElement('canvas')
   canvas.width = w
@@ -74,8 +78,7 @@ async function blankJpeg(w: number, h: number): Promise<Uint8Array | null> {
   if (!ctx) return null
   ctx.fillStyle = '#ffffff'
   ctx.fillRect(0, 0, w, h)
-  const blob = await new Promise<Blob | null>((r) => canvas.toBlob(r, 'image/jpeg', JPEG_QUALITY))
-  return blob ? new Uint8Array(await blob.arrayBuffer()) : null
+  return encodeFirst(encoding, ({ type }) => new Promise<Blob | null>((r) => canvas.toBlob(r, type, IMAGE_QUALITY)), log)
 }
 
 export interface ContextDeps {
@@ -103,13 +106,14 @@ export async function answerContext(deps: ContextDeps, caller: string, req: Cont
   const sends: Promise<unknown>[] = []
   if (want.has('screenshot')) {
     try {
-      const jpeg = deps.screenshots
-        ? (await deps.screenshots.get(req.bounds, req.maxSize)).jpeg
-        : await screenshotJpeg(editor, bounds, req.maxSize ?? DEFAULT_MAX_SIZE)
-      if (jpeg && jpeg.byteLength <= MAX_SCREENSHOT_BYTES) {
+      const shot = deps.screenshots
+        ? (await deps.screenshots.get(req.bounds, req.maxSize)).shot
+        : await renderScreenshot(editor, bounds, req.maxSize ?? DEFAULT_MAX_SIZE, pageEncoding, deps.log)
+      if (shot && shot.bytes.byteLength <= MAX_SCREENSHOT_BYTES) {
         streams.push('screenshot')
+        const name = `${req.requestId}.${extensionOf(shot.type)}`
         sends.push(
-          sender.sendBytes(jpeg, { topic: TOPIC_SCREENSHOT, destinationIdentities: [caller], attributes: attrs, mimeType: 'image/jpeg', name: `${req.requestId}.jpg`, compress: false }),
+          sender.sendBytes(shot.bytes, { topic: TOPIC_SCREENSHOT, destinationIdentities: [caller], attributes: attrs, mimeType: shot.type, name, compress: false }),
         )
       }
     } catch (err) {

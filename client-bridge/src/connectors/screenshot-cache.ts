@@ -1,9 +1,11 @@
-// The host's screenshot cache: renders the JPEG the steward will ask for while the canvas is
+// The host's screenshot cache: renders the image the steward will ask for while the canvas is
 // idle, so `steward.context` can answer at once instead of waiting seconds for `toImage`.
 // Pure (no tldraw): the render, the document version and the timers are injected.
 import { DEFAULT_SCREENSHOT_MAX_SIZE, type Box } from '../protocol.gen'
+import type { Screenshot } from './image-encoding'
 
-export type RenderFn = (bounds: Box, maxSize: number) => Promise<Uint8Array | null>
+/** Encoded bytes with their media type (WebP or JPEG), or null when nothing could be drawn. */
+export type RenderFn = (bounds: Box, maxSize: number) => Promise<Screenshot | null>
 /** Where the answer came from: the cache, a pre-render already under way, or a new render. */
 export type ShotSource = 'cache' | 'joined' | 'render'
 
@@ -40,8 +42,8 @@ const same = (a: Key, b: Key) => a.docVersion === b.docVersion && a.boundsKey ==
 
 export class ScreenshotCache {
   readonly stats: ScreenshotStats = { hits: 0, joined: 0, renders: 0, prerenders: 0, discarded: 0, lastSource: null }
-  private entry: (Key & { jpeg: Uint8Array }) | null = null
-  private inflight: { key: Key; done: Promise<Uint8Array | null> } | null = null
+  private entry: (Key & { shot: Screenshot }) | null = null
+  private inflight: { key: Key; done: Promise<Screenshot | null> } | null = null
   private last: { bounds?: Box | null; maxSize: number }
   private timer: unknown = null
   private busy = 0
@@ -85,19 +87,19 @@ export class ScreenshotCache {
     }, this.idleMs)
   }
 
-  /** The JPEG for `bounds` at `maxSize` for the document as it is now. */
-  async get(bounds: Box | null | undefined, maxSize: number | null | undefined): Promise<{ jpeg: Uint8Array | null; source: ShotSource }> {
+  /** The screenshot for `bounds` at `maxSize` for the document as it is now. */
+  async get(bounds: Box | null | undefined, maxSize: number | null | undefined): Promise<{ shot: Screenshot | null; source: ShotSource }> {
     this.last = { bounds, maxSize: maxSize ?? this.last.maxSize }
     const key = this.keyFor(bounds ?? this.opts.viewport(), this.last.maxSize)
-    if (this.entry && same(this.entry, key)) return this.answered('cache', this.entry.jpeg)
+    if (this.entry && same(this.entry, key)) return this.answered('cache', this.entry.shot)
     if (this.inflight && same(this.inflight.key, key)) {
-      const jpeg = await this.inflight.done
-      if (this.opts.docVersion() === key.docVersion) return this.answered('joined', jpeg)
+      const shot = await this.inflight.done
+      if (this.opts.docVersion() === key.docVersion) return this.answered('joined', shot)
     }
     this.stats.renders++
     const box = bounds ?? this.opts.viewport()
-    const jpeg = await this.run(this.keyFor(box, this.last.maxSize), box)
-    return this.answered('render', jpeg)
+    const shot = await this.run(this.keyFor(box, this.last.maxSize), box)
+    return this.answered('render', shot)
   }
 
   /** Resolves once no pre-render is pending or running (benches wait on it for quiet). */
@@ -108,11 +110,11 @@ export class ScreenshotCache {
     }
   }
 
-  private answered(source: ShotSource, jpeg: Uint8Array | null) {
+  private answered(source: ShotSource, shot: Screenshot | null) {
     this.stats.lastSource = source
     if (source === 'cache') this.stats.hits++
     if (source === 'joined') this.stats.joined++
-    return { jpeg, source }
+    return { shot, source }
   }
 
   private keyFor(bounds: Box, maxSize: number): Key {
@@ -135,16 +137,16 @@ export class ScreenshotCache {
   }
 
   /** Render once for `key`; keep the result only if the document did not change meanwhile. */
-  private async run(key: Key, bounds: Box): Promise<Uint8Array | null> {
+  private async run(key: Key, bounds: Box): Promise<Screenshot | null> {
     const done = this.opts.render(bounds, key.maxSize)
     const mine = { key, done }
     this.inflight = mine
     this.busy++
     try {
-      const jpeg = await done
+      const shot = await done
       if (this.opts.docVersion() !== key.docVersion) this.stats.discarded++
-      else if (jpeg) this.entry = { ...key, jpeg }
-      return jpeg
+      else if (shot) this.entry = { ...key, shot }
+      return shot
     } finally {
       this.busy--
       if (this.inflight === mine) this.inflight = null
