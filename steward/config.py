@@ -9,7 +9,12 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from steward.protocol.limits import DEFAULT_SCREENSHOT_MAX_SIZE
+from steward.protocol.limits import (
+    DEFAULT_SCREENSHOT_MAX_BYTES,
+    DEFAULT_SCREENSHOT_MAX_SIZE,
+    MAX_SCREENSHOT_BYTES,
+    MIN_SCREENSHOT_MAX_BYTES,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Long enough that PyJWT does not warn about short HMAC keys.
@@ -60,6 +65,11 @@ class Settings(BaseSettings):
     # Long edge of the screenshot browsers send (px): detail the model can use, bytes the
     # data channel must carry before the model call can start. 800: the seed's thumbnail.
     steward_screenshot_max_size: int = Field(default=DEFAULT_SCREENSHOT_MAX_SIZE, ge=16, le=4096)
+    # Byte budget of that screenshot: browsers lower quality, then scale (never under 320 px
+    # long side), until it fits, so the byte stream (the warm fetch's long pole) stays short.
+    steward_screenshot_max_bytes: int = Field(
+        default=DEFAULT_SCREENSHOT_MAX_BYTES, ge=MIN_SCREENSHOT_MAX_BYTES, le=MAX_SCREENSHOT_BYTES
+    )
     # Context prefetched on a `steward:composing` hint stays usable this long (any change to
     # the room's stream still invalidates it; host mode keeps the short 2 s cache instead).
     steward_prefetch_ttl_s: float = Field(default=15.0, ge=0)

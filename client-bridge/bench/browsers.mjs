@@ -78,7 +78,7 @@ function installHooks() {
   lp.sendBytes = async (bytes, opts) => {
     const rec = bench.current ?? {}
     const key = opts?.topic ?? 'bytes'
-    rec[key] = { start: now(), bytes: bytes.byteLength }
+    rec[key] = { start: now(), bytes: bytes.byteLength, mimeType: opts?.mimeType }
     try {
       return await sendBytes(bytes, opts)
     } finally {

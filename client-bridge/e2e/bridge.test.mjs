@@ -179,7 +179,8 @@ test('a prompt from tab 1 leaves all three canvases identical, using the host sc
   // Chromium encodes WebP: the stream says so and the bytes are WebP.
   assert.equal(shot.screenshotType, 'image/webp')
   assert.equal(shot.signature, 'image/webp')
-  assert.ok(shot.shapes >= 1, 'the host sent its shapes')
+  assert.ok(shot.shapes >= 1, 'the host sent its shapes') // gzip-compressed: a failed inflate would degrade the context
+  assert.ok(shot.screenshotBytes <= 64000, `the screenshot keeps the default byte budget: ${shot.screenshotBytes}`)
   await tabs.t1.page.screenshot({ path: join(results, 'e2e-after-run.png') })
 })
 

@@ -10,6 +10,7 @@ export const ATTR_CAPABILITIES = "steward.capabilities" as const;
 export const ATTR_READY = "steward.ready" as const;
 export const ATTR_ROLE = "steward.role" as const;
 export const COMPOSING_MIN_INTERVAL_MS = 2000 as const;
+export const DEFAULT_SCREENSHOT_MAX_BYTES = 64000 as const;
 export const DEFAULT_SCREENSHOT_MAX_SIZE = 800 as const;
 export const MAX_ACTIONS_PER_ENVELOPE = 200 as const;
 export const MAX_DATA_PACKET_BYTES = 64000 as const;
@@ -21,6 +22,7 @@ export const MAX_PROMPT_CHARS = 8000 as const;
 export const MAX_RPC_PAYLOAD_BYTES = 15360 as const;
 export const MAX_SCREENSHOT_BYTES = 4194304 as const;
 export const MAX_SHAPES_JSON_BYTES = 8388608 as const;
+export const MIN_SCREENSHOT_MAX_BYTES = 1000 as const;
 export const PROTOCOL_VERSION = "tldraw-actions/1" as const;
 export const RESYNC_ALL_SESSIONS = "*" as const;
 export const RPC_CANCEL = "steward.cancel" as const;
@@ -28,6 +30,8 @@ export const RPC_CONTEXT = "steward.context" as const;
 export const RPC_PROMPT = "steward.prompt" as const;
 export const SCREENSHOT_TYPE_JPEG = "image/jpeg" as const;
 export const SCREENSHOT_TYPE_WEBP = "image/webp" as const;
+export const SHAPES_TYPE_GZIP = "application/gzip" as const;
+export const SHAPES_TYPE_JSON = "application/json" as const;
 export const STREAM_ATTR_REQUEST_ID = "requestId" as const;
 export const TOPIC_ACK = "agent:ack" as const;
 export const TOPIC_ACTION = "agent:action" as const;
@@ -122,6 +126,7 @@ export interface ContextRequest {
   requestId: string;
   bounds?: Box | null;
   maxSize?: number | null;
+  maxBytes?: number | null;
   want?: Array<"screenshot" | "shapes" | "viewport" | "selection" | "user_changes">;
 }
 

@@ -191,7 +191,7 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
   // The host pre-renders the screenshot while the canvas is idle (toImage takes seconds on
   // big canvases, longer than the steward waits for context).
   const screenshots = new ScreenshotCache({
-    render: (bounds, maxSize) => renderScreenshot(editor, bounds, maxSize, pageEncoding, log),
+    render: (bounds, maxSize, maxBytes) => renderScreenshot(editor, bounds, maxSize, pageEncoding, log, { maxBytes }),
     docVersion,
     viewport: () => viewportBox(editor),
     log,

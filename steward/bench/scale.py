@@ -142,6 +142,8 @@ async def run(
             "steward_cpu_s_by_thread": dict(sorted(by_thread.items(), key=lambda kv: -kv[1])[:6]),
             "canvases_identical": identical,
             "breakdown": marks.breakdown(),
+            "overhead_split_ms": marks.overhead_split_ms(),
+            "load_average_1m": round(os.getloadavg()[0], 2),
             "retransmits": sum(
                 st.retransmits for r in runtimes for st in r.broadcaster._stats.values()
             ),

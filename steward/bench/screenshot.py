@@ -138,6 +138,25 @@ def _sources(probes: list[_Probe], pages: list[dict[str, Any]]) -> dict[str, int
     return out
 
 
+def _shapes_streams(
+    probes: list[_Probe], kinds: list[str], pages: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Bytes and media types of the warm fetches' shapes streams, as the page sent them."""
+    by_id = {p["requestId"]: p for p in pages if p.get("requestId")}
+    sizes: list[int] = []
+    types: dict[str, int] = {}
+    for probe, kind in zip(probes, kinds, strict=True):
+        page = next((by_id[r] for r in reversed(probe.request_ids) if r in by_id), None)
+        sent = ((page or {}).get("streams") or {}).get(TOPIC_CONTEXT)
+        if kind != "warm" or not isinstance(sent, dict):
+            continue
+        if isinstance(sent.get("bytes"), int):
+            sizes.append(sent["bytes"])
+        mime = str(sent.get("mimeType"))
+        types[mime] = types.get(mime, 0) + 1
+    return {"bytes_median": int(statistics.median(sizes)) if sizes else None, "types": types}
+
+
 def _stages(probes: list[_Probe], pages: list[dict[str, Any]], offset: float) -> dict[str, Any]:
     """Per-stage percentiles: page instants mapped onto CLOCK_MONOTONIC by `offset`."""
     by_id = {p["requestId"]: p for p in pages if p.get("requestId")}
@@ -260,6 +279,7 @@ async def measure(
         types[ctx.screenshot_type] = types.get(ctx.screenshot_type, 0) + 1
         shape_count = len(ctx.shapes)
     pages = (await browsers.call("requests", 30, tab=tab))["requests"]
+    shapes_streams = _shapes_streams(probes(), kinds, pages)
     warm_probes = [p for p, k in zip(probes(), kinds, strict=True) if k == "warm"]
     cold_probes = [p for p, k in zip(probes(), kinds, strict=True) if k == "cold"]
     measured = warm_probes
@@ -286,6 +306,10 @@ async def measure(
             "shapes_in_context": shape_count,
             "box": bounds,
             "max_size": fetcher.max_size,
+            "max_bytes": fetcher.max_bytes,
+            # The shapes JSON stream as sent by the page (gzip-compressed where it can).
+            "shapes_stream_bytes_median": shapes_streams["bytes_median"],
+            "shapes_stream_types": shapes_streams["types"],
             "image_dimensions": sorted(list(d) for d in dims if d),
             "image_bytes_median": int(statistics.median(sizes)) if sizes else None,
             "image_types": types,  # media type → warm fetches that carried it
@@ -299,8 +323,9 @@ async def measure(
             "problems": problems,
             "clock": {k: v for k, v in clock.items() if k != "offset_s"},
             "path": "ContextFetcher.fetch → RPC steward.context → host screenshot cache or"
-            " editor.toImage (webp, or jpeg where the browser cannot encode webp; q 0.6)"
-            " → byte streams agent:screenshot + agent:context",
+            " editor.toImage (png, re-encoded as webp, or jpeg where the browser cannot encode"
+            " webp; q 0.6 → 0.45 → 0.3, then x0.8 scale steps until within max_bytes)"
+            " → byte streams agent:screenshot + agent:context (gzip)",
             "user_agent": opened.get("userAgent"),
         },
     }

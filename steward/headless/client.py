@@ -3,13 +3,15 @@
 It announces capabilities in its token attributes, keeps an in-memory canvas, applies
 envelopes in seq order exactly once per (session, action id) through a gap buffer, acks after
 applying, resyncs after joining and after a reconnect, and answers `steward.context` with a
-small JSON reply plus a synthetic JPEG and the shapes JSON as byte streams.
+small JSON reply plus a synthetic JPEG (fitted to the request's `maxBytes`) and the shapes
+JSON (gzip-compressed unless `shapes_gzip` is off) as byte streams.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 import time
 import uuid
@@ -21,8 +23,9 @@ from livekit import rtc
 
 from steward import ffi_router
 from steward.headless.ordering import GapBuffer
-from steward.headless.screenshot import render_jpeg
+from steward.headless.screenshot import Fitted, fit_jpeg, render_canvas
 from steward.obs.logging import get_logger
+from steward.protocol.limits import DEFAULT_SCREENSHOT_MAX_BYTES
 from steward.protocol.messages import (
     Ack,
     ActionEnvelope,
@@ -51,6 +54,8 @@ from steward.protocol.names import (
     RPC_PROMPT,
     SCREENSHOT_TYPE_JPEG,
     SCREENSHOT_TYPE_WEBP,
+    SHAPES_TYPE_GZIP,
+    SHAPES_TYPE_JSON,
     STREAM_ATTR_REQUEST_ID,
     TOPIC_ACK,
     TOPIC_ACTION,
@@ -131,7 +136,10 @@ class HeadlessClient:
     _held_back: ActionEnvelope | None = None
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _status_event: asyncio.Event = field(default_factory=asyncio.Event)
-    _jpeg_cache: tuple[tuple[int, float], bytes] | None = None
+    # Send the shapes JSON gzip-compressed (as browsers do); False: plain JSON.
+    shapes_gzip: bool = True
+    last_screenshot: Fitted | None = None  # the encoding chosen for the last screenshot
+    _jpeg_cache: tuple[tuple[int, float, int], Fitted] | None = None
 
     # --- construction --------------------------------------------------------------------
     @classmethod
@@ -413,18 +421,21 @@ class HeadlessClient:
         sends = []
         if shapes:
             data = json.dumps(list(self.shapes.values())).encode()
+            mime_type, name = SHAPES_TYPE_JSON, "shapes.json"
+            if self.shapes_gzip:
+                data, mime_type, name = gzip.compress(data, 6), SHAPES_TYPE_GZIP, "shapes.json.gz"
             sends.append(
                 lp.send_bytes(
                     data,
                     topic=TOPIC_CONTEXT,
-                    name="shapes.json",
-                    mime_type="application/json",
+                    name=name,
+                    mime_type=mime_type,
                     destination_identities=[caller],
                     attributes=attrs,
                 )
             )
         if shot:
-            image = self.screenshot(req.max_size)
+            image = self.screenshot(req.max_size, req.max_bytes)
             mime_type, name = SCREENSHOT_TYPE_JPEG, "canvas.jpg"
             if self.faults.context_mode == "png_screenshot":
                 image, mime_type, name = _PNG_SIGNATURE + image, "image/png", "canvas.png"
@@ -443,20 +454,23 @@ class HeadlessClient:
         # Both streams at once, as a browser would: the steward waits for the slower one.
         await asyncio.gather(*sends)
 
-    def screenshot(self, max_size: int | None = None) -> bytes:
-        """A JPEG of a 1280x800 viewport, long edge scaled to fit `max_size` (as browsers do)."""
+    def screenshot(self, max_size: int | None = None, max_bytes: int | None = None) -> bytes:
+        """A JPEG of a 1280x800 viewport, long edge scaled to fit `max_size`, quality then
+        scale lowered until it fits `max_bytes` (as browsers do; absent: the default)."""
         scale = min(1.0, (max_size or 1280) / 1280)
-        key = (self.doc_version, scale)
+        budget = max_bytes or DEFAULT_SCREENSHOT_MAX_BYTES
+        key = (self.doc_version, scale, budget)
         if self._jpeg_cache is None or self._jpeg_cache[0] != key:
-            jpeg = render_jpeg(
+            image = render_canvas(
                 self.shapes,
                 seed=self.doc_version,
                 width=round(1280 * scale),
                 height=round(800 * scale),
                 scale=scale,
             )
-            self._jpeg_cache = (key, jpeg)
-        return self._jpeg_cache[1]
+            self._jpeg_cache = (key, fit_jpeg(image, budget))
+        self.last_screenshot = self._jpeg_cache[1]
+        return self._jpeg_cache[1].data
 
 
 def _now_ms() -> int:

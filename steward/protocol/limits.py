@@ -16,6 +16,11 @@ MAX_SCREENSHOT_BYTES: Final = 4 * 1024 * 1024
 MAX_SHAPES_JSON_BYTES: Final = 8 * 1024 * 1024
 # Long edge (px) of the screenshot when the steward names no `maxSize` (the seed's thumbnail).
 DEFAULT_SCREENSHOT_MAX_SIZE: Final = 800
+# Encoded screenshot size browsers aim under when the steward names no `maxBytes`: the byte
+# stream through LiveKit's data channel (~1-2 MB/s) is the warm screenshot's long pole.
+DEFAULT_SCREENSHOT_MAX_BYTES: Final = 64_000
+# Smallest `maxBytes` a steward may ask for (below it nothing legible fits anyway).
+MIN_SCREENSHOT_MAX_BYTES: Final = 1_000
 # Browsers send `steward:composing` at most this often while a user composes a prompt.
 COMPOSING_MIN_INTERVAL_MS: Final = 2000
 # Browsers publish viewport/selection at most this often.

@@ -18,6 +18,8 @@ from steward.protocol.limits import (
     MAX_FAIRIES_PER_ROOM,
     MAX_ID_CHARS,
     MAX_PROMPT_CHARS,
+    MAX_SCREENSHOT_BYTES,
+    MIN_SCREENSHOT_MAX_BYTES,
 )
 from steward.protocol.names import PROTOCOL_VERSION
 
@@ -134,6 +136,11 @@ class ContextRequest(WireModel):
     request_id: str = Id
     bounds: Box | None = None
     max_size: int | None = Field(default=None, ge=16, le=4096)
+    # Byte budget of the encoded screenshot: the host lowers quality, then scale, until it
+    # fits (absent: DEFAULT_SCREENSHOT_MAX_BYTES).
+    max_bytes: int | None = Field(
+        default=None, ge=MIN_SCREENSHOT_MAX_BYTES, le=MAX_SCREENSHOT_BYTES
+    )
     want: list[ContextPart] = Field(default_factory=lambda: list(_DEFAULT_WANT))
 
 

@@ -32,6 +32,10 @@ ATTR_READY: Final = "steward.ready"
 # Media types of the `agent:screenshot` stream (its mimeType says which one it carries).
 SCREENSHOT_TYPE_JPEG: Final = "image/jpeg"
 SCREENSHOT_TYPE_WEBP: Final = "image/webp"
+# Media types of the `agent:context` shapes stream: gzip-compressed JSON (browsers and headless
+# clients send this) or plain JSON; the steward inflates gzip with a cap on the inflated size.
+SHAPES_TYPE_JSON: Final = "application/json"
+SHAPES_TYPE_GZIP: Final = "application/gzip"
 # Byte-stream attribute correlating a stream with its context request.
 STREAM_ATTR_REQUEST_ID: Final = "requestId"
 # `steward:resync` with this sessionId replays every session of the room in room order:

@@ -130,6 +130,7 @@ class RoomRuntime:
             # Host mode: user edits bypass the steward, so only the short cache is safe.
             prefetch_ttl_s=s.steward_prefetch_ttl_s if self.mode == "relay" else None,
             max_size=s.steward_screenshot_max_size,
+            max_bytes=s.steward_screenshot_max_bytes,
             on_reject=self._reject,
         )
         self.dispatcher = Dispatcher(

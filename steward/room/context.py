@@ -17,6 +17,7 @@ import contextlib
 import json
 import time
 import uuid
+import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -43,6 +44,8 @@ from steward.protocol.messages import Box, ContextPart, ContextReply, ContextReq
 from steward.protocol.names import (
     RPC_CONTEXT,
     SCREENSHOT_TYPE_JPEG,
+    SHAPES_TYPE_GZIP,
+    SHAPES_TYPE_JSON,
     STREAM_ATTR_REQUEST_ID,
     TOPIC_CONTEXT,
     TOPIC_SCREENSHOT,
@@ -81,11 +84,60 @@ class _Expected:
     futures: dict[str, asyncio.Future[Received]]
 
 
+class _Oversize(Exception):
+    """The stream (or what it inflates to) is over its cap."""
+
+
+class _CorruptGzip(Exception):
+    """A stream sent as gzip that does not inflate to one whole gzip member."""
+
+
+class _Inflater:
+    """Streaming gunzip whose output never exceeds `cap` bytes: a zip bomb is refused after
+    at most `cap + 1` inflated bytes, never held whole."""
+
+    def __init__(self, cap: int) -> None:
+        self._cap = cap
+        self._z = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip wrapper only
+        self.out = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        data = chunk
+        while data:
+            if self._z.eof:
+                raise _CorruptGzip("data after the end of the gzip member")
+            try:
+                # max_length > 0 always (an over-cap output raised below): 0 means unbounded.
+                self.out += self._z.decompress(data, self._cap + 1 - len(self.out))
+            except zlib.error as err:
+                raise _CorruptGzip(str(err)) from err
+            if len(self.out) > self._cap:
+                raise _Oversize(f"inflates to over {self._cap} bytes")
+            data = self._z.unconsumed_tail
+        if self._z.unused_data:
+            raise _CorruptGzip("data after the end of the gzip member")
+
+    def finish(self) -> bytes:
+        if not self._z.eof:
+            raise _CorruptGzip("truncated gzip stream")
+        return bytes(self.out)
+
+
+def shapes_encoding(mime_type: str) -> str:
+    """`gzip` when the shapes stream says it is gzip-compressed JSON, else `json` (plain JSON
+    is what older browsers and clients send, labelled or not)."""
+    base = mime_type.split(";", 1)[0].strip().lower()
+    return "gzip" if base == SHAPES_TYPE_GZIP else "json"
+
+
 class StreamInbox:
     """Byte streams on `agent:screenshot` / `agent:context`, matched to requests by id.
 
     A screenshot must be sent as an accepted image type (`steward.protocol.images`) and its
-    bytes must match that type; anything else fails the request like a missing screenshot."""
+    bytes must match that type; anything else fails the request like a missing screenshot.
+    Shapes arrive as JSON, gzip-compressed when the stream's mimeType is `application/gzip`:
+    inflated as it arrives, capped at MAX_SHAPES_JSON_BYTES inflated (`oversize`), a corrupt
+    one refused (`corrupt_gzip`); either fails the attempt like invalid shapes JSON."""
 
     def __init__(self, on_reject: Callable[..., None]) -> None:
         self._expected: dict[str, _Expected] = {}
@@ -136,22 +188,36 @@ class StreamInbox:
                 return
             mime_type = media_type
         cap = STREAM_CAPS[kind]
+        inflater = None
+        if kind == "shapes":
+            if shapes_encoding(mime_type) == "gzip":
+                inflater = _Inflater(cap)
+            mime_type = SHAPES_TYPE_JSON
         buf = bytearray()
+        size = 0
         try:
             async for chunk in reader:
-                buf += chunk
-                if len(buf) > cap:
-                    self._on_reject(topic, sender, "oversize")
-                    if not fut.done():
-                        fut.set_exception(ContextFailure(f"{kind} stream over {cap} bytes"))
-                    reader.close()  # the rest is never read
-                    return
+                size += len(chunk)
+                if size > cap:
+                    raise _Oversize(f"{kind} stream over {cap} bytes")
+                if inflater is None:
+                    buf += chunk
+                else:
+                    inflater.feed(chunk)
+            data = bytes(buf) if inflater is None else inflater.finish()
+        except _Oversize as err:
+            self._fail(fut, topic, sender, "oversize", str(err))
+            reader.close()  # the rest is never read
+            return
+        except _CorruptGzip as err:
+            self._fail(fut, topic, sender, "corrupt_gzip", str(err))
+            reader.close()
+            return
         except Exception as err:
             self._on_reject(topic, sender, "stream_failed", str(err))
             if not fut.done():
                 fut.set_exception(ContextFailure(f"{kind} stream failed: {err}"))
             return
-        data = bytes(buf)
         if kind == "screenshot" and not matches(mime_type, data):
             self._fail(fut, topic, sender, "image_type_mismatch", f"not {mime_type}")
             return
@@ -204,6 +270,7 @@ class ContextFetcher:
         cache_ttl_s: float = 2.0,
         prefetch_ttl_s: float | None = 15.0,  # None: as long as any cached answer
         max_size: int | None = None,
+        max_bytes: int | None = None,
         on_reject: Callable[..., None] | None = None,
         clock: Callable[[], float] = time.monotonic,  # of cache ages only
     ) -> None:
@@ -221,6 +288,7 @@ class ContextFetcher:
         self.cache_ttl_s = cache_ttl_s
         self.prefetch_ttl_s = cache_ttl_s if prefetch_ttl_s is None else prefetch_ttl_s
         self.max_size = max_size
+        self.max_bytes = max_bytes
         self._cache: dict[tuple[int, str, bool], _CacheEntry] = {}
         self._inflight: dict[str, set[asyncio.Task[str]]] = {}
         # Single flight per key: running prefetches (joined by `fetch`), and keys a `fetch`
@@ -406,7 +474,11 @@ class ContextFetcher:
         futures = self._inbox.expect(request_id, identity, ["shapes", "screenshot"])
         try:
             req = ContextRequest(
-                request_id=request_id, bounds=bounds, max_size=self.max_size, want=want
+                request_id=request_id,
+                bounds=bounds,
+                max_size=self.max_size,
+                max_bytes=self.max_bytes,
+                want=want,
             )
             call = asyncio.ensure_future(
                 self._rpc(

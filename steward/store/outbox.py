@@ -20,6 +20,14 @@ _APPEND = (
 )
 
 
+def _gone(conn: asyncpg.pool.PoolConnectionProxy) -> bool:
+    """Closed, or already taken back by the pool (it does so when the server ends it)."""
+    try:
+        return bool(conn.is_closed())
+    except asyncpg.InterfaceError:
+        return True
+
+
 @dataclass(frozen=True)
 class OutboxRow:
     session_id: str
@@ -112,19 +120,25 @@ class Outbox:
             await self.pool.execute(_APPEND, *args)
             return
         async with self._held_lock:
+            if self._held is not None and _gone(self._held):
+                await self._drop_held()
             if self._held is None:
                 self._held = await self.pool.acquire()
             try:
                 await self._held.execute(_APPEND, *args)
                 self._appended()
-            except Exception:
-                if self._held.is_closed():
-                    # Postgres restarted (or the link broke): hand it back, the pool
-                    # replaces it, and the next append takes a fresh one.
-                    held, self._held = self._held, None
-                    with contextlib.suppress(Exception):
-                        await self.pool.release(held)
+            except Exception as err:
+                if not isinstance(err, asyncpg.PostgresError) or _gone(self._held):
+                    # Not a plain SQL error: Postgres restarted or the link broke. The pool
+                    # replaces the connection; the next append takes a fresh one.
+                    await self._drop_held()
                 raise
+
+    async def _drop_held(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            with contextlib.suppress(Exception):  # the pool may have taken it back already
+                await self.pool.release(held)
 
     async def session_after(self, room_id: str, session_id: str, last_seq: int) -> list[OutboxRow]:
         rows = await self.pool.fetch(

@@ -119,3 +119,48 @@ async def test_screenshots_of_a_refused_type_or_mislabelled_fall_back_to_the_nex
     finally:
         await close_all(clients)
         await service.close()
+
+
+async def test_gzip_shapes_arrive_intact_and_screenshots_respect_the_byte_budget(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    budget = 12_000  # under the synthetic 800x500 JPEG at quality 0.6: the host must step down
+    service, runners = await recording_steward(
+        livekit_server,
+        database,
+        steward_context_timeout_s=2.0,
+        steward_screenshot_max_bytes=budget,
+    )
+    runtime = await service.join(room_name)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+    try:
+        alice, bob = clients
+        bob.shapes_gzip = False  # an older client: plain JSON is still accepted
+        reply = await alice.prompt("draw our signup flow")
+        assert reply.session_id
+        assert await alice.wait_status(reply.session_id) == "done"
+        await settle(runtime, clients, reply.session_id)
+        assert len(alice.shapes) == 6
+
+        runtime.context.cache_ttl_s = 0.0  # each fetch asks a browser
+        by_id = lambda shapes: {s["id"]: s for s in shapes}  # noqa: E731
+        ctx = await runtime.context.fetch()
+        assert not ctx.degraded and ctx.source_identity == "alice"
+        assert by_id(ctx.shapes) == alice.shapes == runtime.mirror.shapes
+        shot = ctx.screenshot or b""
+        assert shot[:2] == b"\xff\xd8" and len(shot) <= budget
+        fitted = alice.last_screenshot
+        assert fitted is not None and fitted.data == shot
+        assert fitted.tries > 1 and (fitted.quality < 0.6 or fitted.scale < 1.0)
+
+        await alice.disconnect()
+        await wait_for(lambda: runtime.participants.host == "bob", timeout=5)
+        plain = await runtime.context.fetch()
+        assert not plain.degraded and plain.source_identity == "bob"
+        assert by_id(plain.shapes) == bob.shapes == runtime.mirror.shapes
+        assert len(plain.screenshot or b"") <= budget
+        assert not [r for r in runtime.rejected if r[2] in ("corrupt_gzip", "oversize")]
+        assert runners[0].contexts and not runners[0].contexts[0].degraded
+    finally:
+        await close_all(clients[1:])
+        await service.close()

@@ -1,10 +1,12 @@
 // Connector: answers the steward's `steward.context` RPC with a small JSON reply; the
 // screenshot (WebP, or JPEG where the browser cannot encode WebP; the stream's mimeType says
-// which) and the shapes JSON follow as byte streams correlated by requestId.
+// which; fitted under the request's `maxBytes`) and the shapes JSON (gzip-compressed where the
+// page has CompressionStream) follow as byte streams correlated by requestId.
 import { Box as TlBox, type Editor, type TLShapeId } from 'tldraw'
 import { readPage } from '../canvas/editor-canvas'
 import { fromTlId, type StewardShape } from '../canvas/record'
 import {
+  DEFAULT_SCREENSHOT_MAX_BYTES,
   DEFAULT_SCREENSHOT_MAX_SIZE,
   MAX_SCREENSHOT_BYTES,
   MAX_SHAPES_JSON_BYTES,
@@ -15,7 +17,19 @@ import {
   type ContextReply,
   type ContextRequest,
 } from '../protocol.gen'
-import { encodeFirst, extensionOf, IMAGE_QUALITY, pageEncoding, type ImageEncoding, type Screenshot } from './image-encoding'
+import {
+  canRasterize,
+  encodeFirst,
+  extensionOf,
+  fitToBudget,
+  IMAGE_QUALITY,
+  pageEncoding,
+  rasterFromBlob,
+  type ImageEncoding,
+  type Raster,
+  type Screenshot,
+} from './image-encoding'
+import { encodeShapes } from './shapes-encoding'
 import type { ScreenshotCache } from './screenshot-cache'
 
 export interface ByteSender {
@@ -46,14 +60,23 @@ export function shapesFullyInside(editor: Editor, bounds: Box): TLShapeId[] {
   })
 }
 
+export interface RenderOptions {
+  /** Byte budget of the encoded image (default DEFAULT_SCREENSHOT_MAX_BYTES). */
+  maxBytes?: number
+  /** Decodes tldraw's lossless render for re-encoding; null: none here (encode directly). */
+  rasterize?: ((blob: Blob) => Promise<Raster | null>) | null
+}
+
 /** The screenshot of `bounds`, long side at most `maxSize`: WebP where this browser encodes
- * it, JPEG otherwise (`encoding` remembers which). */
+ * it, JPEG otherwise (`encoding` remembers which), fitted under `maxBytes` by lowering
+ * quality, then scale. tldraw renders once (lossless PNG); each step re-encodes that raster. */
 export async function renderScreenshot(
   editor: Editor,
   bounds: Box,
   maxSize: number,
   encoding: ImageEncoding = pageEncoding,
   log?: (msg: string, extra?: unknown) => void,
+  opts: RenderOptions = {},
 ): Promise<Screenshot | null> {
   const ids = shapesFullyInside(editor, bounds)
   const longest = Math.max(bounds.w, bounds.h, 1)
@@ -61,6 +84,19 @@ export async function renderScreenshot(
   // An empty area is still a valid answer: a blank image of the requested size.
   if (ids.length === 0) return blankImage(Math.max(1, Math.round(bounds.w * scale)), Math.max(1, Math.round(bounds.h * scale)), encoding, log)
   const box = new TlBox(bounds.x, bounds.y, bounds.w, bounds.h)
+  const rasterize = opts.rasterize === undefined ? (canRasterize() ? rasterFromBlob : null) : opts.rasterize
+  if (rasterize) {
+    const png = await editor.toImage(ids, { format: 'png', bounds: box, scale, pixelRatio: 1, background: true, padding: 0 })
+    const raster = await rasterize(png.blob)
+    if (raster) {
+      try {
+        return await fitToBudget(encoding, raster, opts.maxBytes ?? DEFAULT_SCREENSHOT_MAX_BYTES, log)
+      } finally {
+        raster.close?.()
+      }
+    }
+    log?.('screenshot could not be decoded for the byte budget; encoding without it')
+  }
   return encodeFirst(
     encoding,
     async ({ format }) =>
@@ -106,9 +142,10 @@ export async function answerContext(deps: ContextDeps, caller: string, req: Cont
   const sends: Promise<unknown>[] = []
   if (want.has('screenshot')) {
     try {
+      const maxBytes = req.maxBytes ?? DEFAULT_SCREENSHOT_MAX_BYTES
       const shot = deps.screenshots
-        ? (await deps.screenshots.get(req.bounds, req.maxSize)).shot
-        : await renderScreenshot(editor, bounds, req.maxSize ?? DEFAULT_MAX_SIZE, pageEncoding, deps.log)
+        ? (await deps.screenshots.get(req.bounds, req.maxSize, maxBytes)).shot
+        : await renderScreenshot(editor, bounds, req.maxSize ?? DEFAULT_MAX_SIZE, pageEncoding, deps.log, { maxBytes })
       if (shot && shot.bytes.byteLength <= MAX_SCREENSHOT_BYTES) {
         streams.push('screenshot')
         const name = `${req.requestId}.${extensionOf(shot.type)}`
@@ -122,10 +159,19 @@ export async function answerContext(deps: ContextDeps, caller: string, req: Cont
   }
   if (want.has('shapes')) {
     const json = new TextEncoder().encode(JSON.stringify(shapes))
+    // The cap is on the JSON itself: the steward refuses more once inflated.
     if (json.byteLength <= MAX_SHAPES_JSON_BYTES) {
+      const encoded = await encodeShapes(json, deps.log)
       streams.push('shapes')
       sends.push(
-        sender.sendBytes(json, { topic: TOPIC_CONTEXT, destinationIdentities: [caller], attributes: attrs, mimeType: 'application/json', name: `${req.requestId}.json`, compress: false }),
+        sender.sendBytes(encoded.bytes, {
+          topic: TOPIC_CONTEXT,
+          destinationIdentities: [caller],
+          attributes: attrs,
+          mimeType: encoded.mimeType,
+          name: `${req.requestId}.${encoded.extension}`,
+          compress: false,
+        }),
       )
     }
   }

@@ -69,3 +69,121 @@ export async function encodeFirst(
   }
   return null
 }
+
+// ---- byte budget ----------------------------------------------------------------------
+// The warm screenshot's long pole is its byte stream (LiveKit's data channel moves ~1-2 MB/s),
+// so the host fits the image under the steward's `maxBytes`: quality first (labels stay
+// legible longest), then size, never below MIN_LONG_SIDE. One rasterization is re-encoded at
+// each step (toImage costs seconds on big canvases, a canvas encode tens of milliseconds).
+export const QUALITY_STEPS: readonly number[] = [IMAGE_QUALITY, 0.45, 0.3]
+export const SCALE_STEP = 0.8
+export const MIN_LONG_SIDE = 320
+
+export interface BudgetStep {
+  quality: number
+  /** Of the rasterized size. */
+  scale: number
+}
+
+/** The steps in the order tried: each quality at full size, then ×SCALE_STEP sizes at the
+ * lowest quality down to MIN_LONG_SIDE (an image already smaller is never upscaled). */
+export function budgetSteps(longSide: number): BudgetStep[] {
+  const steps: BudgetStep[] = QUALITY_STEPS.map((quality) => ({ quality, scale: 1 }))
+  const lowest = QUALITY_STEPS[QUALITY_STEPS.length - 1]!
+  const floor = Math.min(1, MIN_LONG_SIDE / Math.max(longSide, 1))
+  let scale = 1
+  while (scale > floor) {
+    scale = Math.max(floor, scale * SCALE_STEP)
+    steps.push({ quality: lowest, scale })
+  }
+  return steps
+}
+
+/** A rasterized screenshot, encodable at any quality and (down)scale. */
+export interface Raster {
+  width: number
+  height: number
+  encode(type: ScreenshotType, quality: number, scale: number): Promise<Blob | null>
+  close?(): void
+}
+
+/** A screenshot with the encoding chosen for it. */
+export interface FittedScreenshot extends Screenshot {
+  quality: number
+  scale: number
+  width: number
+  height: number
+  /** Encodes it took (each one a canvas encode). */
+  tries: number
+}
+
+/** The first step's encoding within `maxBytes`, or the smallest one when none fits; logs the
+ * choice. Null when no format could be encoded at all. */
+export async function fitToBudget(
+  encoding: ImageEncoding,
+  raster: Raster,
+  maxBytes: number,
+  log?: (msg: string, extra?: unknown) => void,
+): Promise<FittedScreenshot | null> {
+  let best: FittedScreenshot | null = null
+  let tries = 0
+  let fits = false
+  for (const step of budgetSteps(Math.max(raster.width, raster.height))) {
+    tries++
+    const shot = await encodeFirst(encoding, (f) => raster.encode(f.type, step.quality, step.scale), log)
+    if (!shot) break // nothing encodable here: keep what an earlier step gave
+    const width = Math.max(1, Math.round(raster.width * step.scale))
+    const height = Math.max(1, Math.round(raster.height * step.scale))
+    const got: FittedScreenshot = { ...shot, ...step, width, height, tries }
+    if (!best || got.bytes.byteLength < best.bytes.byteLength) best = got
+    if (got.bytes.byteLength <= maxBytes) {
+      best = got
+      fits = true
+      break
+    }
+  }
+  if (best) {
+    best.tries = tries
+    const { quality, scale, width, height, type } = best
+    log?.('screenshot encoded', { type, quality, scale, width, height, bytes: best.bytes.byteLength, maxBytes, fits, tries })
+  }
+  return best
+}
+
+/** The size a canvas draw of `raster` at `scale` gets (shared by both canvas kinds). */
+const scaled = (w: number, h: number, scale: number) => [Math.max(1, Math.round(w * scale)), Math.max(1, Math.round(h * scale))] as const
+
+/** Decode an image blob once into a Raster that encodes through a canvas (OffscreenCanvas
+ * where there is one, a DOM canvas otherwise). Null where the page cannot decode images. */
+export async function rasterFromBlob(blob: Blob): Promise<Raster | null> {
+  if (!canRasterize()) return null
+  const bitmap = await createImageBitmap(blob)
+  return {
+    width: bitmap.width,
+    height: bitmap.height,
+    async encode(type, quality, scale) {
+      const [w, h] = scaled(bitmap.width, bitmap.height, scale)
+      if (typeof OffscreenCanvas !== 'undefined') {
+        const canvas = new OffscreenCanvas(w, h)
+        const ctx = canvas.getContext('2d')
+        if (!ctx) return null
+        ctx.imageSmoothingQuality = 'high'
+        ctx.drawImage(bitmap, 0, 0, w, h)
+        return canvas.convertToBlob({ type, quality })
+      }
+      const canvas = document.createElement('canvas')
+      canvas.width = w
+      canvas.height = h
+      const ctx = canvas.getContext('2d')
+      if (!ctx) return null
+      ctx.imageSmoothingQuality = 'high'
+      ctx.drawImage(bitmap, 0, 0, w, h)
+      return new Promise<Blob | null>((r) => canvas.toBlob(r, type, quality))
+    },
+    close: () => bitmap.close(),
+  }
+}
+
+/** True where images can be decoded and re-encoded (browsers; not jsdom or Node). */
+export const canRasterize = (): boolean =>
+  typeof createImageBitmap === 'function' && (typeof OffscreenCanvas !== 'undefined' || typeof document !== 'undefined')

@@ -1,11 +1,12 @@
 // The host's screenshot cache: renders the image the steward will ask for while the canvas is
 // idle, so `steward.context` can answer at once instead of waiting seconds for `toImage`.
 // Pure (no tldraw): the render, the document version and the timers are injected.
-import { DEFAULT_SCREENSHOT_MAX_SIZE, type Box } from '../protocol.gen'
+import { DEFAULT_SCREENSHOT_MAX_BYTES, DEFAULT_SCREENSHOT_MAX_SIZE, type Box } from '../protocol.gen'
 import type { Screenshot } from './image-encoding'
 
-/** Encoded bytes with their media type (WebP or JPEG), or null when nothing could be drawn. */
-export type RenderFn = (bounds: Box, maxSize: number) => Promise<Screenshot | null>
+/** Encoded bytes with their media type (WebP or JPEG), fitted under `maxBytes` where it can
+ * be, or null when nothing could be drawn. */
+export type RenderFn = (bounds: Box, maxSize: number, maxBytes: number) => Promise<Screenshot | null>
 /** Where the answer came from: the cache, a pre-render already under way, or a new render. */
 export type ShotSource = 'cache' | 'joined' | 'render'
 
@@ -17,6 +18,7 @@ export interface ScreenshotCacheOptions {
   viewport(): Box
   idleMs?: number
   defaultMaxSize?: number
+  defaultMaxBytes?: number
   setTimer?: (fn: () => void, ms: number) => unknown
   clearTimer?: (handle: unknown) => void
   log?: (msg: string, extra?: unknown) => void
@@ -26,6 +28,7 @@ interface Key {
   docVersion: number
   boundsKey: string
   maxSize: number
+  maxBytes: number
 }
 
 export interface ScreenshotStats {
@@ -38,13 +41,14 @@ export interface ScreenshotStats {
 }
 
 export const boundsKey = (b: Box): string => [b.x, b.y, b.w, b.h].map((v) => Math.round(v * 100) / 100).join(',')
-const same = (a: Key, b: Key) => a.docVersion === b.docVersion && a.boundsKey === b.boundsKey && a.maxSize === b.maxSize
+const same = (a: Key, b: Key) =>
+  a.docVersion === b.docVersion && a.boundsKey === b.boundsKey && a.maxSize === b.maxSize && a.maxBytes === b.maxBytes
 
 export class ScreenshotCache {
   readonly stats: ScreenshotStats = { hits: 0, joined: 0, renders: 0, prerenders: 0, discarded: 0, lastSource: null }
   private entry: (Key & { shot: Screenshot }) | null = null
   private inflight: { key: Key; done: Promise<Screenshot | null> } | null = null
-  private last: { bounds?: Box | null; maxSize: number }
+  private last: { bounds?: Box | null; maxSize: number; maxBytes: number }
   private timer: unknown = null
   private busy = 0
   private running = false
@@ -54,7 +58,7 @@ export class ScreenshotCache {
 
   constructor(private readonly opts: ScreenshotCacheOptions) {
     this.idleMs = opts.idleMs ?? 400
-    this.last = { maxSize: opts.defaultMaxSize ?? DEFAULT_SCREENSHOT_MAX_SIZE }
+    this.last = { maxSize: opts.defaultMaxSize ?? DEFAULT_SCREENSHOT_MAX_SIZE, maxBytes: opts.defaultMaxBytes ?? DEFAULT_SCREENSHOT_MAX_BYTES }
     this.setTimer = opts.setTimer ?? ((fn, ms) => setTimeout(fn, ms))
     this.clearTimer = opts.clearTimer ?? ((h) => clearTimeout(h as ReturnType<typeof setTimeout>))
   }
@@ -87,10 +91,15 @@ export class ScreenshotCache {
     }, this.idleMs)
   }
 
-  /** The screenshot for `bounds` at `maxSize` for the document as it is now. */
-  async get(bounds: Box | null | undefined, maxSize: number | null | undefined): Promise<{ shot: Screenshot | null; source: ShotSource }> {
-    this.last = { bounds, maxSize: maxSize ?? this.last.maxSize }
-    const key = this.keyFor(bounds ?? this.opts.viewport(), this.last.maxSize)
+  /** The screenshot for `bounds` at `maxSize` within `maxBytes` for the document as it is
+   * now (absent: the last request's size and budget, which the idle pre-render also uses). */
+  async get(
+    bounds: Box | null | undefined,
+    maxSize: number | null | undefined,
+    maxBytes?: number | null,
+  ): Promise<{ shot: Screenshot | null; source: ShotSource }> {
+    this.last = { bounds, maxSize: maxSize ?? this.last.maxSize, maxBytes: maxBytes ?? this.last.maxBytes }
+    const key = this.keyFor(bounds ?? this.opts.viewport())
     if (this.entry && same(this.entry, key)) return this.answered('cache', this.entry.shot)
     if (this.inflight && same(this.inflight.key, key)) {
       const shot = await this.inflight.done
@@ -98,7 +107,7 @@ export class ScreenshotCache {
     }
     this.stats.renders++
     const box = bounds ?? this.opts.viewport()
-    const shot = await this.run(this.keyFor(box, this.last.maxSize), box)
+    const shot = await this.run(this.keyFor(box), box)
     return this.answered('render', shot)
   }
 
@@ -117,8 +126,9 @@ export class ScreenshotCache {
     return { shot, source }
   }
 
-  private keyFor(bounds: Box, maxSize: number): Key {
-    return { docVersion: this.opts.docVersion(), boundsKey: boundsKey(bounds), maxSize }
+  private keyFor(bounds: Box): Key {
+    const { maxSize, maxBytes } = this.last
+    return { docVersion: this.opts.docVersion(), boundsKey: boundsKey(bounds), maxSize, maxBytes }
   }
 
   private async prerender(): Promise<void> {
@@ -126,7 +136,7 @@ export class ScreenshotCache {
     // Never two renders at once: the running one re-arms the timer when it ends.
     if (this.busy > 0) return
     const bounds = this.last.bounds ?? this.opts.viewport()
-    const key = this.keyFor(bounds, this.last.maxSize)
+    const key = this.keyFor(bounds)
     if (this.entry && same(this.entry, key)) return
     this.stats.prerenders++
     try {
@@ -138,7 +148,7 @@ export class ScreenshotCache {
 
   /** Render once for `key`; keep the result only if the document did not change meanwhile. */
   private async run(key: Key, bounds: Box): Promise<Screenshot | null> {
-    const done = this.opts.render(bounds, key.maxSize)
+    const done = this.opts.render(bounds, key.maxSize, key.maxBytes)
     const mine = { key, done }
     this.inflight = mine
     this.busy++
