@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 import logging
 import random
@@ -76,6 +77,8 @@ from steward.protocol.names import (
     RPC_CANCEL,
     RPC_CONTEXT,
     RPC_PROMPT,
+    SHAPES_TYPE_GZIP,
+    SHAPES_TYPE_JSON,
     STREAM_ATTR_REQUEST_ID,
     TOPIC_ACK,
     TOPIC_COMPOSING,
@@ -411,8 +414,9 @@ class Hostile:
             shapes = b"[" * 10 + b"x" * (MAX_SHAPES_JSON_BYTES + 10)
         else:
             shapes = self.rng.choice(self.shape_inputs)
+        shapes, shapes_type = self._shapes_encoding(shapes, oversized=mode == 4)
         if mode != 5:  # 5: announced but never sent
-            await self.stream(TOPIC_CONTEXT, shapes, request_id)
+            await self.stream(TOPIC_CONTEXT, shapes, request_id, shapes_type)
         # Accepted image types (bytes that do not match them) and types that are refused.
         image_type = self.rng.choice(("image/webp", "image/jpeg", "image/png", ""))
         if mode == 6:
@@ -420,6 +424,21 @@ class Hostile:
             await self.stream(TOPIC_SCREENSHOT, big, request_id, "image/webp")
         elif mode != 5:
             await self.stream(TOPIC_SCREENSHOT, self.rng.randbytes(2_000), request_id, image_type)
+
+    def _shapes_encoding(self, shapes: bytes, *, oversized: bool) -> tuple[bytes, str]:
+        """Plain, gzip (valid, corrupt or cut short), or a gzip bomb when `oversized`."""
+        if oversized and self.rng.random() < 0.5:
+            # A few KB that inflate past the cap: must be refused while inflating.
+            return gzip.compress(b" " * (MAX_SHAPES_JSON_BYTES + 10), 9), SHAPES_TYPE_GZIP
+        kind = self.rng.choice(("json", "gzip", "corrupt", "cut"))
+        if kind == "json":
+            return shapes, SHAPES_TYPE_JSON
+        packed = gzip.compress(shapes)
+        if kind == "corrupt":
+            packed = self.rng.randbytes(len(packed))
+        elif kind == "cut":
+            packed = packed[: max(1, len(packed) // 2)]
+        return packed, SHAPES_TYPE_GZIP
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)
