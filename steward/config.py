@@ -60,7 +60,10 @@ class Settings(BaseSettings):
     steward_prompt_policy: Literal["attribute", "everyone"] = "attribute"
 
     steward_max_followups: int = Field(default=3, ge=0, le=20)
+    # A run with no progress (no model output, no context answer) for this long ends; a run
+    # ends anyway after steward_session_max_s, progressing or not.
     steward_watchdog_s: float = Field(default=60.0, gt=0)
+    steward_session_max_s: float = Field(default=600.0, gt=0)
     steward_context_timeout_s: float = Field(default=2.0, gt=0)
     # Long edge of the screenshot browsers send (px): detail the model can use, bytes the
     # data channel must carry before the model call can start. 800: the seed's thumbnail.

@@ -33,6 +33,7 @@ from steward.obs.logging import get_logger
 from steward.prompt.registry import MODES, PromptMode, build_request
 from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import WireAction
+from steward.watchdog import Watchdog
 
 log = get_logger(__name__)
 
@@ -88,6 +89,7 @@ class _Run:
     last_partial: dict[int, dict[str, Any]] = field(default_factory=dict)
     ops_sent: int = 0
     usage: Usage = field(default_factory=Usage)
+    progress: Callable[[], None] = lambda: None  # the watchdog's: output or context arrived
 
     def wire_id(self, index: int, k: int = 0) -> str:
         base = f"{self.session.session_id}.{self.request_no}.{index}"
@@ -141,12 +143,14 @@ class CanvasAgent:
         run = _Run(session, prompt, mirror, ctx)
         history = self.history.setdefault(session.room_id, [])
         history.append(ChatItem("user", prompt.message))
+        dog = Watchdog(settings.steward_watchdog_s, settings.steward_session_max_s)
         try:
-            async with asyncio.timeout(settings.steward_watchdog_s):
+            async with dog.guard():
+                run.progress = dog.progress
                 outcome = await self._loop(run, model)
         except TimeoutError:
             await self._revert_inflight(run)
-            await session.send_status("error", "watchdog: the run took too long")
+            await session.send_status("error", "watchdog: the run stalled or took too long")
             outcome = "error: watchdog"
         except asyncio.CancelledError:
             await asyncio.shield(self._revert_inflight(run))
@@ -228,6 +232,7 @@ class CanvasAgent:
 
             box = Box(x=bounds.x, y=bounds.y, w=bounds.w, h=bounds.h)
         context = await session.request_context(bounds=box or run.prompt.bounds)
+        run.progress()
         if not context.degraded:
             run.mirror.load(context.shapes)
             run.ctx.shapes = run.mirror.shapes
@@ -249,6 +254,7 @@ class CanvasAgent:
         if self.config.mark is not None:
             self.config.mark("model_request", session.session_id)
         async for chunk in model.stream(request, run.usage):
+            run.progress()
             if session.cancelled():
                 await self._revert_inflight(run)
                 return "canceled"

@@ -141,7 +141,7 @@ class RoomRuntime:
             context=self.context,
             outbox=deps.outbox,
             model=s.steward_model,
-            watchdog_s=s.steward_watchdog_s,
+            max_s=s.steward_session_max_s,
         )
         self.intake = Intake(
             room_id,

@@ -46,7 +46,7 @@ class Dispatcher:
         context: ContextFetcher,
         outbox: Outbox,
         model: str,
-        watchdog_s: float = 60.0,
+        max_s: float = 600.0,
     ) -> None:
         self.room_id = room_id
         self._runner = runner
@@ -55,7 +55,8 @@ class Dispatcher:
         self._context = context
         self._outbox = outbox
         self._model = model
-        self._watchdog_s = watchdog_s
+        # The hard cap on a session; the agent's own watchdog ends a stalled one sooner.
+        self._max_s = max_s
         self.sessions: dict[str, RoomSession] = {}
         self._tasks: dict[str, asyncio.Task[SessionResult]] = {}
         self.results: dict[str, SessionResult] = {}
@@ -122,7 +123,7 @@ class Dispatcher:
         outcome = "error: unknown"
         try:
             await session.send_status("waiting_context")
-            async with asyncio.timeout(self._watchdog_s):
+            async with asyncio.timeout(self._max_s):
                 outcome = await self._runner().run(session, session.prompt)
         except asyncio.CancelledError:
             outcome = "canceled"
