@@ -130,7 +130,7 @@ class StewardService:
 
     @property
     def outbox(self) -> Outbox:
-        """One per service: every room shares its held append connection and the pool."""
+        """One per service, shared by every room."""
         assert self.db is not None, "service not started"
         if self._outbox is None or self._outbox.pool is not self.db.stream_pool:
             self._outbox = Outbox(self.db.stream_pool)
@@ -276,9 +276,7 @@ class StewardService:
         if self._http is not None:
             await self._http.cleanup()
             self._http = None
-        if self._outbox is not None:
-            await self._outbox.close()
-            self._outbox = None
+        self._outbox = None
         if self._own_db and self.db is not None:
             await self.db.close()
             self.db = None

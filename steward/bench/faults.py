@@ -36,11 +36,13 @@ from steward.commands._common import print_json
 from steward.config import DEV_API_SECRET
 from steward.headless.client import Faults
 from steward.livekit_server import LiveKitServer
-from steward.obs.logging import configure_logging
+from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope, WireAction
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.replica import Replica
 from steward.store.embedded import EmbeddedPostgres
+
+log = get_logger(__name__)
 
 LOSSY = Faults(drop_every=5, duplicate_every=7, reorder_every=6, drop_ack_every=4)
 STEPS = ("lossy+reconnect", "host_leaves", "steward_sigkill", "postgres_restart")
@@ -101,8 +103,10 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
     finally:
         await conn.close()
     replica, assembler, finals = Replica(), FragmentAssembler(), set()
+    maxseq: dict[str, int] = {}
     for row in rows:
         env = ActionEnvelope.model_validate_json(row["payload"])
+        maxseq[env.session_id] = max(maxseq.get(env.session_id, 0), env.seq)
         for action in env.actions:
             if not env.partial:
                 finals.add(action.id)
@@ -112,7 +116,28 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
                     continue
                 action = WireAction(id=action.id, name=action.name, params=params)
             replica.apply(env.session_id, action, partial=bool(env.partial))
+    LAST_OUTBOX_SEQS.clear()
+    LAST_OUTBOX_SEQS.update(maxseq)
     return finals, replica.shapes
+
+
+LAST_OUTBOX_SEQS: dict[str, int] = {}  # for the diagnostic when a canvas differs
+
+
+def _canvas_diff(c: TimedClient, mirror: dict[str, Any]) -> dict[str, Any]:
+    """Where a client's canvas and the outbox mirror part, and the client's ordering state."""
+    differ = sorted(k for k in set(c.shapes) & set(mirror) if c.shapes[k] != mirror[k])
+    return {
+        "client": c.identity,
+        "only_client": sorted(set(c.shapes) - set(mirror))[:5],
+        "only_mirror": sorted(set(mirror) - set(c.shapes))[:5],
+        "differ": differ[:5],
+        "sample": [(c.shapes[k], mirror[k]) for k in differ[:2]],
+        "applied_seqs": c._order.sessions(),
+        "outbox_seqs": dict(LAST_OUTBOX_SEQS),
+        "held": {sid: sorted(o.held) for sid, o in c._order._sessions.items() if o.held},
+        "stats": str(c.stats),
+    }
 
 
 async def _converged(clients: list[TimedClient], db_url: str, room: str, timeout: float) -> bool:
@@ -205,6 +230,7 @@ async def one_run(
             if c.shapes != mirror:
                 tally.canvases_identical = False
                 tally.notes.append(f"{c.identity}: canvas differs from the outbox mirror")
+                log.warning("fault_canvas_differs", **_canvas_diff(c, mirror))
         tally.runs += 1
     finally:
         for c in clients + gone:

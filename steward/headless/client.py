@@ -182,6 +182,7 @@ class HeadlessClient:
         also asks for it explicitly (a full `*` resync)."""
         self.room.on("data_received", self._on_data)
         self.room.on("reconnected", self._on_reconnected)
+        self.room.on("participant_connected", self._on_participant_connected)
         await self.room.connect(self.url, self.token)
         ffi_router.narrow_room_events(self.room)
         lp = self.room.local_participant
@@ -286,6 +287,12 @@ class HeadlessClient:
     def _on_reconnected(self) -> None:
         self.reconnects += 1
         self._spawn(self.request_room_resync(fresh=False))
+
+    def _on_participant_connected(self, p: rtc.RemoteParticipant) -> None:
+        # As the bridge does: a (re)started steward may have died before resending what this
+        # client missed at the end of a session, where no later envelope reveals the gap.
+        if p.identity == self.steward_identity:
+            self._spawn(self.request_room_resync(fresh=False))
 
     def _on_data(self, packet: rtc.DataPacket) -> None:
         sender = packet.participant.identity if packet.participant is not None else None

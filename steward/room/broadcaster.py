@@ -7,11 +7,10 @@
   envelope is handed over in seq order and its completion is watched in the background (at
   most `MAX_IN_FLIGHT` per room); its retransmit timer starts when LiveKit has sent it.
 - A separate loop retransmits an unacked envelope only to the participants that have not
-  acked it. The wait adapts to each participant's measured ack round trip and doubles with
-  every attempt (up to `MAX_BACKOFF_S`); an envelope no later ack has overtaken waits
-  `TAIL_FACTOR` times longer (on a reliable ordered channel it is more likely queued than
-  lost). Each tick sends at most `RETRANSMIT_BUDGET` envelopes per room, so an overloaded
-  room is not buried under its own retransmits and first sends never queue behind them.
+  acked it. The wait adapts to each participant's measured ack
+  round trip and doubles with every attempt (up to `MAX_BACKOFF_S`), and each tick sends at
+  most `RETRANSMIT_BUDGET` envelopes per room, so an overloaded room is not buried under
+  its own retransmits and first sends never queue behind them.
 - Retransmits are bounded: after `retransmit_attempts` of them, the participant is resynced
   once from the outbox for that session (everything after its oldest unacked seq), and those
   envelopes are not retransmitted again: a browser still missing something asks with
@@ -46,10 +45,6 @@ ACK_FLUSH_S = 0.1
 MAX_IN_FLIGHT = 64
 # Retransmit pacing (see the module docstring).
 MAX_BACKOFF_S = 5.0
-# An envelope some later-sent envelope's ack has overtaken is likely lost: resent after one
-# RTO. One with no later ack yet may just be queued behind a slow client (the channel is
-# reliable and ordered): resent only after TAIL_FACTOR RTOs.
-TAIL_FACTOR = 5
 RETRANSMIT_BUDGET = 32
 GIVE_UP_S = 60.0
 
@@ -84,7 +79,6 @@ class _Pending:
     attempts: int = 0
     # False while LiveKit still holds the packet: its retransmit timer starts when it left.
     sent: bool = True
-    order: int = 0  # when it was handed over, among this room's sends
 
 
 @dataclass
@@ -95,7 +89,6 @@ class _AckClock:
     srtt: float | None = None
     rttvar: float = 0.0
     last_ack_at: float = 0.0
-    acked_order: int = 0  # the latest-sent envelope this participant acked
 
     def sample(self, rtt: float) -> None:
         if self.srtt is None:
@@ -140,7 +133,6 @@ class Broadcaster:
         self._clocks: dict[str, _AckClock] = {}
         self._ack_rows: list[AckRow] = []
         self._tasks: set[asyncio.Task[None]] = set()
-        self._issued = 0
         self._in_flight: collections.deque[asyncio.Task[None]] = collections.deque()
         self._loops: list[asyncio.Task[None]] = []
 
@@ -228,8 +220,7 @@ class Broadcaster:
         if not destinations:
             return None
         now = self._clock()
-        self._issued += 1
-        entries = [_Pending(payload, now, sent=False, order=self._issued) for _ in destinations]
+        entries = [_Pending(payload, now, sent=False) for _ in destinations]
         for identity, entry in zip(destinations, entries, strict=True):
             self._pending.setdefault(identity, {})[(session_id, seq)] = entry
         done = self._issue(payload, destinations, kind)
@@ -273,10 +264,8 @@ class Broadcaster:
         now = self._clock()
         clock = self._clocks.setdefault(participant, _AckClock())
         clock.last_ack_at = now
-        if entry is not None:
-            clock.acked_order = max(clock.acked_order, entry.order)
-            if entry.attempts == 0:  # Karn: never time a retransmit
-                clock.sample(now - entry.last_sent)
+        if entry is not None and entry.attempts == 0:  # Karn: never time a retransmit
+            clock.sample(now - entry.last_sent)
         stats = self._stats.get(ack.session_id)
         if stats is not None:
             stats.acks[participant] += 1
@@ -367,9 +356,7 @@ class Broadcaster:
                     if now - p.last_sent > GIVE_UP_S:
                         del entries[key]
                     continue
-                overtaken = p.order < clock.acked_order
-                wait = rto if overtaken else rto * TAIL_FACTOR
-                backoff = min(MAX_BACKOFF_S, wait * 2**p.attempts)
+                backoff = min(MAX_BACKOFF_S, rto * 2**p.attempts)
                 if now - p.last_sent < backoff:
                     continue
                 if p.attempts == self.retransmit_attempts:

@@ -6,26 +6,14 @@ replay from Postgres and a restarted steward continues each room's order.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from dataclasses import dataclass
 
 import asyncpg
-import asyncpg.pool
 
-HELD_IDLE_S = 1.0
 _APPEND = (
     "INSERT INTO outbox (room_id, session_id, seq, room_order, partial, payload)"
     " VALUES ($1, $2, $3, $4, $5, $6::jsonb)"
 )
-
-
-def _gone(conn: asyncpg.pool.PoolConnectionProxy) -> bool:
-    """Closed, or already taken back by the pool (it does so when the server ends it)."""
-    try:
-        return bool(conn.is_closed())
-    except asyncpg.InterfaceError:
-        return True
 
 
 @dataclass(frozen=True)
@@ -49,42 +37,6 @@ class AckRow:
 class Outbox:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
-        # Appends sit between an action and its publish: they use one held connection when
-        # it is free (a pool checkout costs about as much as the INSERT itself) and the
-        # pool when another room is using it.
-        self._held: asyncpg.pool.PoolConnectionProxy | None = None
-        self._held_lock = asyncio.Lock()
-        # Handed back after HELD_IDLE_S without appends, so an idle steward (or a pool
-        # being closed) does not wait on it.
-        self._last_append = 0.0
-        self._idle_timer: asyncio.TimerHandle | None = None
-        self._releasing: asyncio.Task[None] | None = None
-
-    def _appended(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._last_append = loop.time()
-        if self._idle_timer is None:
-            self._idle_timer = loop.call_later(HELD_IDLE_S, self._check_idle)
-
-    def _check_idle(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._idle_timer = None
-        if self._held is None:
-            return
-        idle = loop.time() - self._last_append
-        if idle < HELD_IDLE_S:
-            self._idle_timer = loop.call_later(HELD_IDLE_S - idle, self._check_idle)
-        else:
-            self._releasing = asyncio.ensure_future(self.close())
-
-    async def close(self) -> None:
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-            self._idle_timer = None
-        async with self._held_lock:
-            if self._held is not None:
-                held, self._held = self._held, None
-                await self.pool.release(held)
 
     async def ensure_room(self, room_id: str, apply_mode: str) -> None:
         await self.pool.execute(
@@ -115,30 +67,7 @@ class Outbox:
         partial: bool,
         payload: str,
     ) -> None:
-        args = (room_id, session_id, seq, room_order, partial, payload)
-        if self._held_lock.locked():
-            await self.pool.execute(_APPEND, *args)
-            return
-        async with self._held_lock:
-            if self._held is not None and _gone(self._held):
-                await self._drop_held()
-            if self._held is None:
-                self._held = await self.pool.acquire()
-            try:
-                await self._held.execute(_APPEND, *args)
-                self._appended()
-            except Exception as err:
-                if not isinstance(err, asyncpg.PostgresError) or _gone(self._held):
-                    # Not a plain SQL error: Postgres restarted or the link broke. The pool
-                    # replaces the connection; the next append takes a fresh one.
-                    await self._drop_held()
-                raise
-
-    async def _drop_held(self) -> None:
-        held, self._held = self._held, None
-        if held is not None:
-            with contextlib.suppress(Exception):  # the pool may have taken it back already
-                await self.pool.release(held)
+        await self.pool.execute(_APPEND, room_id, session_id, seq, room_order, partial, payload)
 
     async def session_after(self, room_id: str, session_id: str, last_seq: int) -> list[OutboxRow]:
         rows = await self.pool.fetch(
