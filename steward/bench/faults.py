@@ -104,9 +104,11 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
         await conn.close()
     replica, assembler, finals = Replica(), FragmentAssembler(), set()
     maxseq: dict[str, int] = {}
+    seqs: dict[str, list[int]] = {}
     for row in rows:
         env = ActionEnvelope.model_validate_json(row["payload"])
         maxseq[env.session_id] = max(maxseq.get(env.session_id, 0), env.seq)
+        seqs.setdefault(env.session_id, []).append(env.seq)
         for action in env.actions:
             if not env.partial:
                 finals.add(action.id)
@@ -118,15 +120,19 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
             replica.apply(env.session_id, action, partial=bool(env.partial))
     LAST_OUTBOX_SEQS.clear()
     LAST_OUTBOX_SEQS.update(maxseq)
+    LAST_OUTBOX_ROWS.clear()
+    LAST_OUTBOX_ROWS.update(seqs)
     return finals, replica.shapes
 
 
 LAST_OUTBOX_SEQS: dict[str, int] = {}  # for the diagnostic when a canvas differs
+LAST_OUTBOX_ROWS: dict[str, list[int]] = {}
 
 
 def _canvas_diff(c: TimedClient, mirror: dict[str, Any]) -> dict[str, Any]:
     """Where a client's canvas and the outbox mirror part, and the client's ordering state."""
     differ = sorted(k for k in set(c.shapes) & set(mirror) if c.shapes[k] != mirror[k])
+    held = {sid: sorted(o.held) for sid, o in c._order._sessions.items() if o.held}
     return {
         "client": c.identity,
         "only_client": sorted(set(c.shapes) - set(mirror))[:5],
@@ -135,7 +141,8 @@ def _canvas_diff(c: TimedClient, mirror: dict[str, Any]) -> dict[str, Any]:
         "sample": [(c.shapes[k], mirror[k]) for k in differ[:2]],
         "applied_seqs": c._order.sessions(),
         "outbox_seqs": dict(LAST_OUTBOX_SEQS),
-        "held": {sid: sorted(o.held) for sid, o in c._order._sessions.items() if o.held},
+        "outbox_rows_of_held": {sid: LAST_OUTBOX_ROWS.get(sid) for sid in held},
+        "held": held,
         "stats": str(c.stats),
     }
 
