@@ -32,7 +32,7 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Awaitable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +49,7 @@ from steward.api.app import RUN_PATH
 from steward.bench import mutate
 from steward.bench.clients import canvas_hash
 from steward.bench.fuzz import SEEDS, SHAPE_SEEDS
+from steward.bench.harness import wait_until
 from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
 from steward.obs import metrics
@@ -484,7 +485,7 @@ async def _good_room(
         clients.append(c)
     statuses: list[str] = []
     try:
-        await _until(lambda: len(runtime.participants.appliers()) == 2, 20)
+        await wait_until(lambda: len(runtime.participants.appliers()) == 2, 20, "good room clients")
         await asyncio.sleep(0.5)  # the flood in room A is under way
         for _ in range(prompts):
             reply = await clients[0].prompt(GOOD_PROMPT)
@@ -493,12 +494,13 @@ async def _good_room(
                 continue
             statuses.append(await clients[1].wait_status(reply.session_id, timeout=timeout))
             last = runtime.broadcaster.stats(reply.session_id).last_seq
-            await _until(
+            await wait_until(
                 lambda sid=reply.session_id, last=last: (  # type: ignore[misc]
                     all(c.applied_seq(sid) == last for c in clients)
                     and runtime.broadcaster.total_unacked() == 0
                 ),
                 timeout,
+                "good room run applied everywhere",
             )
         mirror = canvas_hash(runtime.mirror.shapes)
         identical = all(canvas_hash(c.shapes) == mirror for c in clients)
@@ -512,14 +514,6 @@ async def _good_room(
         for c in clients:
             with contextlib.suppress(Exception):
                 await c.disconnect()
-
-
-async def _until(cond: Callable[[], bool], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"not within {timeout:.0f}s")
-        await asyncio.sleep(0.05)
 
 
 async def fuzz_live(
@@ -551,7 +545,7 @@ async def fuzz_live(
     timed_out = False
     good: dict[str, Any] = {"ok": False}
     try:
-        await _until(lambda: runtime_a.participants.host == "mallory", 20)
+        await wait_until(lambda: runtime_a.participants.host == "mallory", 20, "hostile host")
         with observing(observer):
             observer.start()
             data = {t: payloads(rng, SEEDS[m], per_path, seed + i)
