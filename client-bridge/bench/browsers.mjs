@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { chromium } from 'playwright-core'
+import { snapshot } from '../e2e/snapshot.mjs'
 
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const WAIT = 30_000
@@ -119,16 +120,6 @@ const tabAt = (i) => {
   return tab
 }
 
-const snapshot = (tab) =>
-  tab.page.evaluate(() => {
-    const recs = window.__steward.editor.store
-      .allRecords()
-      .filter((r) => r.typeName === 'shape' || r.typeName === 'binding')
-      .sort((a, b) => (a.id < b.id ? -1 : 1))
-    const stable = (v) =>
-      Array.isArray(v) ? v.map(stable) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, stable(v[k])])) : v
-    return JSON.stringify(recs.map(stable))
-  })
 
 const finals = (tab) => tab.page.evaluate(() => Object.keys(window.__bench.applied).length)
 

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
+import { snapshot } from './snapshot.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const bridge = resolve(here, '..')
@@ -85,16 +86,6 @@ async function waitReady(tab) {
   )
 }
 
-const snapshot = (tab) =>
-  tab.page.evaluate(() => {
-    const recs = window.__steward.editor.store
-      .allRecords()
-      .filter((r) => r.typeName === 'shape' || r.typeName === 'binding')
-      .sort((a, b) => (a.id < b.id ? -1 : 1))
-    const stable = (v) =>
-      Array.isArray(v) ? v.map(stable) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, stable(v[k])])) : v
-    return JSON.stringify(recs.map(stable))
-  })
 
 async function converge(list, label) {
   const deadline = Date.now() + WAIT
