@@ -65,14 +65,23 @@ class Steward:
 
     def __init__(self, env: dict[str, str], room: str) -> None:
         self.env, self.room = env, room
+        self.starts = 0
         self.proc: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
         exe = Path(sys.executable).with_name("steward")
+        # STEWARD_FAULTS_LOG_DIR keeps each steward's log (to find why a run failed).
+        log_dir = os.environ.get("STEWARD_FAULTS_LOG_DIR")
+        stderr: Any = asyncio.subprocess.DEVNULL
+        if log_dir:
+            self.starts += 1
+            stderr = open(Path(log_dir) / f"{self.room}-{self.starts}.log", "wb")  # noqa: ASYNC230
         self.proc = await asyncio.create_subprocess_exec(
             str(exe), "join", self.room, "--no-http", env=self.env,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=stderr,
         )  # fmt: skip
+        if log_dir:
+            stderr.close()  # the child has its own copy
         assert self.proc.stdout is not None
         line = await bounded(self.proc.stdout.readline(), 60, "steward start")
         if b"serving" not in line:
@@ -183,6 +192,8 @@ async def one_run(
            "LIVEKIT_API_SECRET": server.api_secret or DEV_API_SECRET, "DATABASE_URL": db_url,
            "STEWARD_SCRIPTED_TOKENS_PER_S": str(tokens_per_s), "STEWARD_LOG_LEVEL": "error",
            "STEWARD_LOG_FORMAT": "json", "STEWARD_RETRANSMIT_AFTER_MS": "150"}  # fmt: skip
+    if os.environ.get("STEWARD_FAULTS_LOG_DIR"):
+        env["STEWARD_LOG_LEVEL"] = "info"
     steward = Steward(env, room)
     await steward.start()
     clients: list[TimedClient] = []

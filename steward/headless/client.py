@@ -107,6 +107,7 @@ class ClientStats:
     acks_sent: int = 0
     acks_dropped: int = 0
     resyncs_sent: int = 0
+    resyncs_delivered: int = 0  # LiveKit confirmed the request left (a diagnostic)
     context_requests: int = 0
 
 
@@ -223,11 +224,13 @@ class HeadlessClient:
         msg = Resync(session_id=RESYNC_ALL_SESSIONS, last_seq=0 if fresh else 1)
         self.stats.resyncs_sent += 1
         await self._send(msg.to_wire(), TOPIC_RESYNC)
+        self.stats.resyncs_delivered += 1
 
     async def request_resync(self, session_id: str) -> None:
         msg = Resync(session_id=session_id, last_seq=self._order.last_seq(session_id))
         self.stats.resyncs_sent += 1
         await self._send(msg.to_wire(), TOPIC_RESYNC)
+        self.stats.resyncs_delivered += 1
 
     async def composing(self, bounds: Box | None = None) -> None:
         """The user started typing a prompt; `bounds` must be the ones the prompt will carry."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from typing import Literal, cast
+from collections.abc import Awaitable
+from typing import Literal, Protocol, cast
 
 from steward.obs.logging import get_logger
 from steward.protocol.messages import ChatMessage, SessionStatus, StatusMessage
@@ -16,7 +16,14 @@ log = get_logger(__name__)
 # Characters per chat packet: 4 bytes per char worst case stays under 15 KiB with the frame.
 CHAT_CHUNK_CHARS = 3_000
 ChatRole = Literal["user", "assistant", "system"]
-Publish = Callable[[bytes, str], Awaitable[None]]
+
+
+class Publish(Protocol):
+    """Publishes to everyone, or to `destinations` only."""
+
+    def __call__(
+        self, payload: bytes, topic: str, destinations: list[str] | None = None
+    ) -> Awaitable[None]: ...
 
 
 class Messenger:
@@ -26,9 +33,9 @@ class Messenger:
         self.room_id = room_id
         self._publish = publish
 
-    async def _send(self, payload: bytes, topic: str) -> None:
+    async def _send(self, payload: bytes, topic: str, to: list[str] | None = None) -> None:
         try:
-            await self._publish(payload, topic)
+            await self._publish(payload, topic, to)
         except Exception as err:
             log.warning("message_publish_failed", room=self.room_id, topic=topic, error=str(err))
 
@@ -70,7 +77,9 @@ class Messenger:
         detail: str | None = None,
         *,
         fairy: str | None = None,
+        to: list[str] | None = None,
     ) -> None:
+        """To everyone, or only to the participants `to`."""
         msg = StatusMessage(
             session_id=session_id,
             status=status,
@@ -78,4 +87,4 @@ class Messenger:
             fairy=fairy,
             ts=time.time(),
         )
-        await self._send(msg.to_wire(), TOPIC_STATUS)
+        await self._send(msg.to_wire(), TOPIC_STATUS, to)

@@ -33,6 +33,7 @@ from steward.protocol.messages import (
     WireModel,
 )
 from steward.protocol.names import (
+    ATTR_READY,
     RESYNC_ALL_SESSIONS,
     RPC_CANCEL,
     RPC_PROMPT,
@@ -192,6 +193,7 @@ class RoomRuntime:
         await self.broadcaster.start()
         room, lp = self.room, self.room.local_participant
         ffi_router.narrow_room_events(room)
+        await self._announce()
         room.on("participant_connected", self._on_participant_connected)
         room.on("participant_disconnected", self._on_participant_disconnected)
         room.on("participant_attributes_changed", self._on_attributes_changed)
@@ -206,6 +208,8 @@ class RoomRuntime:
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
         for p in room.remote_participants.values():
             self._on_participant_connected(p)
+        # After the participants are known, so the withdrawals reach every browser live.
+        self._spawn(self._end_interrupted())
         metrics.CONNECTED_ROOMS.inc()
         log.info(
             "room_serving",
@@ -230,6 +234,19 @@ class RoomRuntime:
         if disconnect:
             await self.room.disconnect()
         log.info("room_closed", room=self.room_id)
+
+    async def _announce(self) -> None:
+        """Browsers drop packets from a participant they do not know yet, and the SFU may
+        batch a join for up to 3 s; an attribute change is announced at once."""
+        try:
+            ready = str(int(time.time() * 1000))
+            await self.room.local_participant.set_attributes({ATTR_READY: ready})
+        except Exception as err:  # a token without the grant: browsers learn of us later
+            log.warning("steward_announce_failed", room=self.room_id, error=str(err))
+
+    async def _end_interrupted(self) -> None:
+        for session_id in await self.deps.outbox.interrupted_sessions(self.room_id):
+            await self.dispatcher.end_interrupted(session_id)
 
     async def _restore_mirror(self) -> None:
         """Rebuild the mirror from the outbox, so a restarted steward sees the canvas."""
@@ -281,8 +298,12 @@ class RoomRuntime:
             self.room.local_participant, payload, topic=topic, destinations=destinations
         )
 
-    async def _publish_all(self, payload: bytes, topic: str) -> None:
-        await ffi_router.publish(self.room.local_participant, payload, topic=topic)
+    async def _publish_all(
+        self, payload: bytes, topic: str, destinations: list[str] | None = None
+    ) -> None:
+        await ffi_router.publish(
+            self.room.local_participant, payload, topic=topic, destinations=destinations
+        )
 
     # --- participants --------------------------------------------------------------------
     def _on_participant_connected(self, p: rtc.RemoteParticipant) -> None:
@@ -386,6 +407,8 @@ class RoomRuntime:
             return
         if req.session_id == RESYNC_ALL_SESSIONS:
             await self.broadcaster.resync_room(sender, skip_acked=req.last_seq > 0)
+            # A browser that had not seen us yet missed those statuses when they were sent.
+            await self.dispatcher.resend_interrupted(sender)
         else:
             await self.broadcaster.resync(sender, req.session_id, req.last_seq)
 

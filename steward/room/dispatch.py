@@ -30,6 +30,11 @@ class SessionResult:
     summary: dict[str, object]
 
 
+# The outcome (and status detail) of a session whose steward died while it ran.
+INTERRUPTED = "error: interrupted (the steward restarted)"
+MAX_INTERRUPTED_KEPT = 100
+
+
 def estimate_tokens(text: str) -> int:
     """About four characters per token: enough for logs and budgets before a model reports."""
     return max(1, (len(text) + 3) // 4)
@@ -60,6 +65,8 @@ class Dispatcher:
         self.sessions: dict[str, RoomSession] = {}
         self._tasks: dict[str, asyncio.Task[SessionResult]] = {}
         self.results: dict[str, SessionResult] = {}
+        # Sessions a dead steward left running, ended by this one (see `end_interrupted`).
+        self.interrupted: list[str] = []
 
     @property
     def active(self) -> int:
@@ -151,13 +158,35 @@ class Dispatcher:
         self._tasks.pop(sid, None)
         return result
 
-    async def _revert_in_flight(self, session_id: str) -> None:
+    async def end_interrupted(self, session_id: str) -> None:
+        """A session a killed steward left running (its task died with it): withdraw its
+        previews as a cancel does and give browsers its final status, once."""
+        if session_id in self._tasks or session_id in self.results:
+            return  # ours: it ends by itself
+        reverted = await self._revert_in_flight(session_id, "interrupted")
+        with contextlib.suppress(Exception):
+            await self._messenger.status(session_id, "error", INTERRUPTED)
+        await self._outbox.end_session(session_id, "error", INTERRUPTED)
+        self.interrupted.append(session_id)
+        del self.interrupted[:-MAX_INTERRUPTED_KEPT]
+        metrics.SESSIONS.labels(outcome="error").inc()
+        log.warning(
+            "session_interrupted", room=self.room_id, session_id=session_id, reverted=reverted
+        )
+
+    async def resend_interrupted(self, participant: str) -> None:
+        """Their status again, to one browser that asked for a full resync."""
+        for session_id in self.interrupted:
+            await self._messenger.status(session_id, "error", INTERRUPTED, to=[participant])
+
+    async def _revert_in_flight(self, session_id: str, why: str = "canceled") -> int:
         """Cancel reverts in-flight partials: a final no-op version under the same id."""
         ids = self._broadcaster.mirror.in_flight(session_id)
         if ids:
-            final = [WireAction(id=i, name="think", params={"text": "canceled"}) for i in ids]
+            final = [WireAction(id=i, name="think", params={"text": why}) for i in ids]
             with contextlib.suppress(Exception):
                 await self._broadcaster.send(session_id, final)
+        return len(ids)
 
     def _summary(self, session: RoomSession, outcome: str) -> dict[str, object]:
         stream = self._broadcaster.stats(session.session_id)

@@ -133,6 +133,16 @@ class Outbox:
             model,
         )
 
+    async def interrupted_sessions(self, room_id: str) -> list[str]:
+        """One-shot sessions of the room still marked running: a steward that died left them
+        (fairy sessions are not listed: their runtime resumes them)."""
+        rows = await self.pool.fetch(
+            "SELECT session_id FROM agent_sessions WHERE room_id = $1 AND status = 'running'"
+            " AND fairy_id IS NULL ORDER BY created_at",
+            room_id,
+        )
+        return [str(r["session_id"]) for r in rows]
+
     async def end_session(self, session_id: str, status: str, outcome: str) -> None:
         await self.pool.execute(
             "UPDATE agent_sessions SET status = $2, outcome = $3, ended_at = now()"
