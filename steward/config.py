@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     steward_watchdog_s: float = Field(default=60.0, gt=0)
     steward_session_max_s: float = Field(default=600.0, gt=0)
     steward_context_timeout_s: float = Field(default=2.0, gt=0)
+    # An envelope's outbox INSERT waits out a Postgres restart this long before the session
+    # fails (the stream stalls meanwhile: nothing is published before it is persisted).
+    steward_outbox_retry_s: float = Field(default=15.0, ge=0)
     # Long edge of the screenshot browsers send (px): detail the model can use, bytes the
     # data channel must carry before the model call can start. 800: the seed's thumbnail.
     steward_screenshot_max_size: int = Field(default=DEFAULT_SCREENSHOT_MAX_SIZE, ge=16, le=4096)

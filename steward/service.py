@@ -133,7 +133,7 @@ class StewardService:
         """One per service, shared by every room."""
         assert self.db is not None, "service not started"
         if self._outbox is None or self._outbox.pool is not self.db.stream_pool:
-            self._outbox = Outbox(self.db.stream_pool)
+            self._outbox = Outbox(self.db.stream_pool, retry_s=self.settings.steward_outbox_retry_s)
         return self._outbox
 
     def runner(self) -> AgentRunner:

@@ -160,8 +160,10 @@ async def _converged(clients: list[TimedClient], db_url: str, room: str, timeout
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with contextlib.suppress(Exception):  # Postgres may be coming back
-            finals, _ = await outbox_state(db_url, room)
-            if all(finals <= set(c.applied_at) for c in clients):
+            finals, mirror = await outbox_state(db_url, room)
+            # Every final applied, and the canvas equal to the outbox's: a trailing partial
+            # preview can still be on its way (a retransmit) after the finals arrived.
+            if all(finals <= set(c.applied_at) and c.shapes == mirror for c in clients):
                 return True
         await asyncio.sleep(0.25)
     return False

@@ -47,6 +47,8 @@ MAX_IN_FLIGHT = 64
 MAX_BACKOFF_S = 5.0
 RETRANSMIT_BUDGET = 32
 GIVE_UP_S = 60.0
+# Ack rows waiting for Postgres; acks only spare replays, so a long outage may drop some.
+MAX_ACK_ROWS_KEPT = 50_000
 
 
 class Publisher(Protocol):
@@ -383,11 +385,15 @@ class Broadcaster:
         self, participant: str, session_id: str, first_seq: int, now: float
     ) -> None:
         """Retransmits ran out: replay the session from the outbox once, from `first_seq`."""
-        for key, p in self._pending.get(participant, {}).items():
-            if key[0] == session_id:
-                p.attempts = self.retransmit_attempts + 1
-                p.last_sent = now
-        rows = await self.outbox.session_after(self.room_id, session_id, first_seq - 1)
+        entries = [p for k, p in self._pending.get(participant, {}).items() if k[0] == session_id]
+        try:
+            rows = await self.outbox.session_after(self.room_id, session_id, first_seq - 1)
+        except Exception as err:  # Postgres away: the entries stay due, tried next tick
+            log.warning("resync_failed", room=self.room_id, participant=participant, error=str(err))
+            return
+        for p in entries:
+            p.attempts = self.retransmit_attempts + 1
+            p.last_sent = now
         await self._replay(participant, rows, "unacked", track=False)
         self.stats(session_id).resyncs += 1
 
@@ -413,4 +419,9 @@ class Broadcaster:
 
     async def _flush_acks(self) -> None:
         rows, self._ack_rows = self._ack_rows, []
-        await self.outbox.record_acks(rows)
+        try:
+            await self.outbox.record_acks(rows)
+        except Exception:
+            # Kept for the next flush (Postgres restarting); bounded, oldest dropped first.
+            self._ack_rows = (rows + self._ack_rows)[-MAX_ACK_ROWS_KEPT:]
+            raise

@@ -141,8 +141,8 @@ class Dispatcher:
             outcome = f"error: {type(err).__name__}"
         finally:
             metrics.ACTIVE_SESSIONS.dec()
-        if outcome == "canceled":
-            await self._revert_in_flight(sid)
+        if outcome != "done":  # canceled or failed: no half-drawn preview stays behind
+            await self._revert_in_flight(sid, "canceled" if outcome == "canceled" else "failed")
         status: SessionStatus = (
             "done" if outcome == "done" else "canceled" if outcome == "canceled" else "error"
         )

@@ -9,6 +9,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import asyncpg
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception_type,
+    stop_after_delay,
+    wait_exponential,
+)
+
+from steward.obs.logging import get_logger
+
+log = get_logger(__name__)
+
+# Errors of a Postgres that is restarting or briefly unreachable: the append is retried.
+TRANSIENT = (
+    asyncpg.PostgresConnectionError,  # includes a connection that died under us
+    asyncpg.OperatorInterventionError,  # shutting down, starting up
+    OSError,
+)
 
 _APPEND = (
     "INSERT INTO outbox (room_id, session_id, seq, room_order, partial, payload)"
@@ -35,8 +52,10 @@ class AckRow:
 
 
 class Outbox:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, *, retry_s: float = 15.0) -> None:
         self.pool = pool
+        # How long an append waits out a Postgres restart before the send fails.
+        self.retry_s = retry_s
 
     async def ensure_room(self, room_id: str, apply_mode: str) -> None:
         await self.pool.execute(
@@ -67,7 +86,27 @@ class Outbox:
         partial: bool,
         payload: str,
     ) -> None:
-        await self.pool.execute(_APPEND, room_id, session_id, seq, room_order, partial, payload)
+        """Persist one envelope; a Postgres restart is waited out for up to `retry_s`."""
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(TRANSIENT),
+            wait=wait_exponential(multiplier=0.05, max=1.0),
+            stop=stop_after_delay(self.retry_s),
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                n = attempt.retry_state.attempt_number
+                if n > 1:
+                    log.warning("outbox_append_retry", session_id=session_id, seq=seq, attempt=n)
+                try:
+                    await self.pool.execute(
+                        _APPEND, room_id, session_id, seq, room_order, partial, payload
+                    )
+                except asyncpg.UniqueViolationError:
+                    # Only this steward allocates the session's seqs: on a retry the row is
+                    # the one our lost attempt committed before its connection died.
+                    if n == 1:
+                        raise
 
     async def session_after(self, room_id: str, session_id: str, last_seq: int) -> list[OutboxRow]:
         rows = await self.pool.fetch(

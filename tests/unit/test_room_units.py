@@ -210,3 +210,36 @@ async def test_retransmits_are_bounded_then_one_resync_from_the_outbox() -> None
     assert per_seq == {1: 4, 2: 4}
     assert b.stats("s").resyncs == 1
     assert b.unacked("bob") == 2 and b.unacked("ann") == 0
+
+
+async def test_a_resync_that_finds_postgres_away_is_tried_again() -> None:
+    now = [0.0]
+    sent: list[tuple[int, list[str]]] = []
+
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        sent.append((ActionEnvelope.model_validate_json(payload).seq, list(destinations)))
+
+    b = await _two_sent(publish, now)
+    for seq in (1, 2):  # ann has everything; bob nothing
+        b.on_ack("ann", Ack(session_id="s", seq=seq, applied=[f"a{seq}"], applied_at=0))
+    outbox = b.outbox
+    real_after = outbox.session_after
+    down = [True]
+
+    async def session_after(room_id: str, session_id: str, last_seq: int) -> list[OutboxRow]:
+        if down[0]:
+            raise OSError("connection refused")
+        return await real_after(room_id, session_id, last_seq)
+
+    outbox.session_after = session_after  # type: ignore[method-assign]
+    for _ in range(50):  # retransmits run out while Postgres is away: no replay yet
+        now[0] += 0.1
+        await b._retransmit_due()
+    assert b.stats("s").resyncs == 0 and b.unacked("bob") == 2
+    down[0] = False
+    for _ in range(50):
+        now[0] += 0.1
+        await b._retransmit_due()
+    # The replay came once Postgres was back (the trailing seq 2 included), and only once.
+    assert b.stats("s").resyncs == 1
+    assert Counter(seq for seq, d in sent if d == ["bob"]) == {1: 3, 2: 3}
