@@ -36,7 +36,7 @@ from steward.protocol.messages import Ack, ActionEnvelope, WireAction
 from steward.protocol.names import TOPIC_ACTION
 from steward.room.envelopes import pack
 from steward.room.replica import Replica
-from steward.store.outbox import AckRow, Outbox, OutboxRow
+from steward.store.outbox import TRANSIENT, AckRow, Outbox, OutboxRow
 
 log = get_logger(__name__)
 
@@ -414,6 +414,8 @@ class Broadcaster:
             await asyncio.sleep(ACK_FLUSH_S)
             try:
                 await self._flush_acks()
+            except TRANSIENT as err:  # Postgres restarting: the rows wait for the next flush
+                log.warning("ack_flush_deferred", room=self.room_id, error=str(err))
             except Exception:
                 log.exception("ack_flush_failed", room=self.room_id)
 
