@@ -45,7 +45,7 @@ from steward.protocol.messages import (
     ViewportUpdate,
     WireModel,
 )
-from steward.room.context import ContextFailure, _parse_shapes
+from steward.room.context import ContextFailure, _CorruptGzip, _Inflater, _Oversize, _parse_shapes
 from steward.room.envelopes import FragmentAssembler, is_fragment, pack
 from steward.room.intake import addressed_text
 from steward.room.relay import edit_to_actions
@@ -199,6 +199,34 @@ def _shapes_check(data: bytes) -> None:
     CanvasMirror().load(shapes)
 
 
+def _gzip_shapes_inputs(rng: random.Random, n: int) -> list[bytes]:
+    """Shapes streams sent as `application/gzip`: valid, bit-flipped, random, cut short, with
+    trailing bytes, bombs; the payloads are the plain target's hostile JSON."""
+    plain = mutate.variants(rng, SHAPE_SEEDS, n, raw=mutate.random_bytes)
+    kinds = [k for k in mutate.GZIP_KINDS if k != "plain"]
+    return [
+        mutate.gzip_variant(rng, data, kinds[i % len(kinds)], cap=MAX_SHAPES_JSON_BYTES)[0]
+        for i, data in enumerate(plain)
+    ]
+
+
+_CHUNK_RNG = random.Random(0)  # where streams split: seeded, so a crash reproduces
+
+
+def _gzip_shapes_check(data: bytes) -> None:
+    """The steward's streaming inflate (chunks as they arrive, capped), then the shapes path."""
+    inflater = _Inflater(MAX_SHAPES_JSON_BYTES)
+    try:
+        for chunk in mutate.byte_chunks(_CHUNK_RNG, data):
+            inflater.feed(chunk)
+        inflated = inflater.finish()
+    except _CorruptGzip as err:
+        raise Rejected("corrupt_gzip") from err
+    except _Oversize as err:
+        raise Rejected("oversize") from err
+    _shapes_check(inflated)
+
+
 def _transcription_check(data: bytes) -> None:
     text = data.decode("utf-8", "replace")
     if addressed_text(text, "steward") is None:
@@ -282,6 +310,7 @@ def targets() -> list[Target]:
             _shapes_check,
         )
     )
+    out.append(Target("stream:agent:context:gzip", _gzip_shapes_inputs, _gzip_shapes_check))
     out.append(Target("text:lk.transcription", _transcription_inputs, _transcription_check))
     out.append(Target("model:stream", _model_inputs, _ModelStreamCheck()))
     return out

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gzip
 import json
 import logging
 import random
@@ -429,17 +428,11 @@ class Hostile:
     def _shapes_encoding(self, shapes: bytes, *, oversized: bool) -> tuple[bytes, str]:
         """Plain, gzip (valid, corrupt or cut short), or a gzip bomb when `oversized`."""
         if oversized and self.rng.random() < 0.5:
-            # A few KB that inflate past the cap: must be refused while inflating.
-            return gzip.compress(b" " * (MAX_SHAPES_JSON_BYTES + 10), 9), SHAPES_TYPE_GZIP
-        kind = self.rng.choice(("json", "gzip", "corrupt", "cut"))
-        if kind == "json":
-            return shapes, SHAPES_TYPE_JSON
-        packed = gzip.compress(shapes)
-        if kind == "corrupt":
-            packed = self.rng.randbytes(len(packed))
-        elif kind == "cut":
-            packed = packed[: max(1, len(packed) // 2)]
-        return packed, SHAPES_TYPE_GZIP
+            kind = "bomb"
+        else:
+            kind = self.rng.choice(("plain", "gzip", "random", "cut"))
+        data, gzipped = mutate.gzip_variant(self.rng, shapes, kind, cap=MAX_SHAPES_JSON_BYTES)
+        return data, SHAPES_TYPE_GZIP if gzipped else SHAPES_TYPE_JSON
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)

@@ -6,6 +6,7 @@ is reproduced by rerunning with the same seed.
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import random
@@ -143,5 +144,41 @@ def chunks(rng: random.Random, text: str) -> list[str]:
     while i < len(text):
         n = rng.choice((1, 1, 2, 3, 4, 4, 4, 7, 16, 40))
         out.append(text[i : i + n])
+        i += n
+    return out
+
+
+GZIP_KINDS = ("plain", "gzip", "flipped", "random", "cut", "trailing", "bomb")
+
+
+def gzip_variant(rng: random.Random, data: bytes, kind: str, *, cap: int) -> tuple[bytes, bool]:
+    """`data` as a gzip shapes stream of one `GZIP_KINDS` kind; returns (bytes, gzipped).
+    `bomb` is a few KB that inflate past `cap` (must be refused while inflating)."""
+    if kind == "plain":
+        return data, False
+    if kind == "bomb":
+        return gzip.compress(b" " * (cap + 10), 9), True
+    packed = gzip.compress(data)
+    if kind == "flipped":  # a few bytes changed: the CRC, the length or inflate must object
+        buf = bytearray(packed)
+        for _ in range(rng.randrange(1, 4)):
+            buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)
+        packed = bytes(buf)
+    elif kind == "random":
+        packed = rng.randbytes(len(packed))
+    elif kind == "cut":
+        packed = packed[: rng.randrange(1, len(packed))]
+    elif kind == "trailing":  # a second member or garbage after the first
+        packed += rng.choice((packed, b"\x00", rng.randbytes(8)))
+    return packed, True
+
+
+def byte_chunks(rng: random.Random, data: bytes) -> list[bytes]:
+    """Split a byte stream at random points, as a byte stream's chunks arrive."""
+    out: list[bytes] = []
+    i = 0
+    while i < len(data):
+        n = rng.choice((1, 7, 64, 1_000, 15_000))
+        out.append(data[i : i + n])
         i += n
     return out

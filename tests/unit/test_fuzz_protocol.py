@@ -12,8 +12,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from steward.bench import mutate
-from steward.bench.fuzz import LIMITS, SEEDS, Rejected, _edit_check, _shapes_check
+from steward.bench.fuzz import (
+    LIMITS,
+    SEEDS,
+    Rejected,
+    _edit_check,
+    _gzip_shapes_check,
+    _shapes_check,
+)
 from steward.protocol import ProtocolError, decode
+from steward.protocol.limits import MAX_SHAPES_JSON_BYTES
 from steward.protocol.messages import CanvasEdit, WireModel
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -113,3 +121,28 @@ def test_context_shapes_stream_never_breaks_the_mirror(records: list[dict[str, A
         _shapes_check(json.dumps(records).encode())
     except Rejected:
         pass
+
+
+@FUZZ
+@given(
+    records=st.lists(st.dictionaries(st.sampled_from(["id", "type", "x", "props"]), json_values)),
+    kind=st.sampled_from(mutate.GZIP_KINDS[1:]),
+    seed=st.integers(0, 2**16),
+)
+def test_gzip_shapes_streams_are_inflated_or_refused_with_a_reason(
+    records: list[dict[str, Any]], kind: str, seed: int
+) -> None:
+    data = json.dumps(records).encode()
+    packed, gzipped = mutate.gzip_variant(
+        random.Random(seed), data, kind, cap=MAX_SHAPES_JSON_BYTES
+    )
+    assert gzipped
+    try:
+        _gzip_shapes_check(packed)
+    except Rejected as err:
+        assert str(err)  # refused, with a reason; anything else raised fails the test
+        assert kind != "gzip" or str(err) not in {"corrupt_gzip", "oversize"}
+    else:
+        # Only whole, untouched gzip members get through (a flipped bit may hit the header's
+        # unchecked fields, e.g. its mtime, and leave the data intact).
+        assert kind in {"gzip", "flipped"}
