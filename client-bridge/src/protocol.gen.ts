@@ -175,6 +175,7 @@ export interface StatusMessage {
   status: "waiting_context" | "calling_model" | "streaming" | "scheduled" | "done" | "canceled" | "error";
   detail?: string | null;
   fairy?: string | null;
+  lastSeq?: number | null;
   ts: number;
 }
 

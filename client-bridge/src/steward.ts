@@ -241,6 +241,7 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       case TOPIC_STATUS: {
         const msg = parse<StatusMessage>(payload)
         if (!msg || typeof msg.sessionId !== 'string') return
+        if (typeof msg.lastSeq === 'number') executor.sequencer.expect(msg.sessionId, msg.lastSeq)
         set({ sessions: { ...state.sessions, [msg.sessionId]: msg }, activeSession: msg.sessionId })
         break
       }

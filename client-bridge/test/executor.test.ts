@@ -54,6 +54,28 @@ describe('executor: exactly once, in order', () => {
     expect(rig.acks.map((a) => a.seq)).toEqual([1, 2, 3])
   })
 
+  it('asks for trailing envelopes the final status says it lacks, after a retransmit had its chance', () => {
+    let t = 1_000_000
+    const rig = makeRig({ now: () => t })
+    rig.executor.receive(env('s', 1, [geo('a', 0, 0)]))
+    rig.executor.sequencer.expect('s', 3) // "done", lastSeq 3: seq 2 and 3 never came
+    rig.executor.sequencer.retryGaps()
+    expect(rig.resyncs).toEqual([]) // not at once: a retransmit may still be on its way
+    t += 1600
+    rig.executor.sequencer.retryGaps()
+    expect(rig.resyncs).toEqual([{ sessionId: 's', lastSeq: 1 }])
+    rig.executor.receive(env('s', 2, [move('m2', 10)]))
+    rig.executor.receive(env('s', 3, [move('m3', 5)]))
+    t += 5000
+    rig.executor.sequencer.retryGaps()
+    expect(rig.resyncs).toHaveLength(1) // complete: nothing more to ask
+    expect(page(rig.editor).a!.x).toBe(15)
+    rig.executor.sequencer.expect('s', 3) // a repeated status changes nothing
+    t += 5000
+    rig.executor.sequencer.retryGaps()
+    expect(rig.resyncs).toHaveLength(1)
+  })
+
   it('keeps sessions independent', () => {
     const rig = makeRig()
     rig.executor.receive(env('s1', 1, [geo('a', 0, 0)]))

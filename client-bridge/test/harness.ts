@@ -38,7 +38,7 @@ export interface Rig {
   host: { value: boolean }
 }
 
-export function makeRig(opts: { storage?: Storage; key?: string; editor?: Editor; applies?: () => boolean } = {}): Rig {
+export function makeRig(opts: { storage?: Storage; key?: string; editor?: Editor; applies?: () => boolean; now?: () => number } = {}): Rig {
   const editor = opts.editor ?? makeEditor()
   const memory = new ReloadMemory(opts.storage ?? null, opts.key ?? 'steward:test', () => editor.store.getStoreSnapshot('document'), 0)
   const acks: Ack[] = []
@@ -54,6 +54,7 @@ export function makeRig(opts: { storage?: Storage; key?: string; editor?: Editor
     sendAck: (a) => acks.push(a),
     sendResync: (r) => resyncs.push(r),
     ui: { todo: (_s, items) => todos.push(items), setViewport: (b) => viewports.push(b) },
+    now: opts.now,
   })
   return { editor, memory, executor, acks, resyncs, todos, viewports, host }
 }

@@ -27,6 +27,7 @@ from steward.headless.screenshot import Fitted, fit_jpeg, render_canvas
 from steward.obs.logging import get_logger
 from steward.protocol.limits import DEFAULT_SCREENSHOT_MAX_BYTES
 from steward.protocol.messages import (
+    FINAL_STATUSES,
     Ack,
     ActionEnvelope,
     Box,
@@ -80,7 +81,7 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ContextMode = Literal[
     "ok", "no_screenshot", "error", "hang", "png_screenshot", "mislabelled_screenshot"
 ]
-TERMINAL_STATUSES = frozenset({"done", "canceled", "error"})
+TERMINAL_STATUSES = FINAL_STATUSES
 
 
 @dataclass
@@ -286,6 +287,10 @@ class HeadlessClient:
     def applied_seq(self, session_id: str) -> int:
         return self._order.last_seq(session_id)
 
+    def announced_last_seq(self, session_id: str) -> int:
+        """The last seq the session's final status named (0 before it came)."""
+        return self._order.expected_seq(session_id)
+
     # --- inbound -------------------------------------------------------------------------
     def _on_reconnected(self) -> None:
         self.reconnects += 1
@@ -308,6 +313,8 @@ class HeadlessClient:
                 self._on_envelope_arrival(env)
             elif topic == TOPIC_STATUS:
                 status = StatusMessage.model_validate_json(packet.data)
+                if status.last_seq is not None:  # a trailing envelope we lack is a gap too
+                    self._order.expect(status.session_id, status.last_seq)
                 self.statuses[status.session_id].append(status.status)
                 self._status_event.set()
             elif topic == TOPIC_CHAT:

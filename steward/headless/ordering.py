@@ -2,6 +2,7 @@
 
 A seq at or below the last released one is a duplicate (re-ack it, never re-apply); a seq
 beyond the next expected one is held until the gap is filled by a retransmit or a resync.
+A session's final status names its last seq: missing trailing envelopes are a gap as well.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ class _SessionOrder:
     last: int = 0
     held: dict[int, ActionEnvelope] = field(default_factory=dict)
     gap_since: float | None = None
+    expected: int = 0  # the last seq the session's final status announced
+
+    def open(self) -> bool:
+        return bool(self.held) or self.last < self.expected
 
 
 @dataclass
@@ -46,12 +51,24 @@ class GapBuffer:
         while order.last + 1 in order.held:
             order.last += 1
             ready.append(order.held.pop(order.last))
-        order.gap_since = (time.monotonic() if now is None else now) if order.held else None
+        order.gap_since = (time.monotonic() if now is None else now) if order.open() else None
         return Offer(ready=ready)
+
+    def expect(self, session_id: str, last_seq: int, now: float | None = None) -> None:
+        """The session ended at `last_seq`: anything short of it is a gap to ask for."""
+        order = self._sessions.setdefault(session_id, _SessionOrder())
+        order.expected = max(order.expected, last_seq)
+        if order.open() and order.gap_since is None:
+            order.gap_since = time.monotonic() if now is None else now
 
     def last_seq(self, session_id: str) -> int:
         order = self._sessions.get(session_id)
         return 0 if order is None else order.last
+
+    def expected_seq(self, session_id: str) -> int:
+        """The last seq the session's final status announced (0: none yet)."""
+        order = self._sessions.get(session_id)
+        return 0 if order is None else order.expected
 
     def sessions(self) -> dict[str, int]:
         return {sid: o.last for sid, o in self._sessions.items()}

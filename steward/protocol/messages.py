@@ -48,6 +48,8 @@ WIRE_VERBS: tuple[str, ...] = WireVerb.__args__  # type: ignore[attr-defined]
 SessionStatus = Literal[
     "waiting_context", "calling_model", "streaming", "scheduled", "done", "canceled", "error"
 ]
+# A session's last status is one of these (it carries the session's last seq).
+FINAL_STATUSES: frozenset[str] = frozenset({"done", "canceled", "error"})
 ContextPart = Literal["screenshot", "shapes", "viewport", "selection", "user_changes"]
 
 
@@ -230,6 +232,9 @@ class StatusMessage(WireModel):
     status: SessionStatus
     detail: str | None = None
     fairy: str | None = None
+    # On a final status (done, canceled, error): the session's last seq, so a browser can
+    # ask for a trailing envelope it missed (no later envelope would show it the gap).
+    last_seq: int | None = Field(default=None, ge=0, le=_SEQ_MAX)
     ts: float
 
 

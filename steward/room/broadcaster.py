@@ -203,6 +203,13 @@ class Broadcaster:
                 self._issue_tracked(session_id, seq, payload, self._recipients(), "live")
             return self._seq[session_id]
 
+    async def last_seq(self, session_id: str) -> int:
+        """The session's highest seq sent (0 before any), from the outbox if not ours."""
+        async with self._lock:
+            if session_id not in self._seq:
+                self._seq[session_id] = await self.outbox.max_seq(session_id)
+            return self._seq[session_id]
+
     async def _room_for_one_more(self) -> None:
         flight = self._in_flight
         while flight and (flight[0].done() or len(flight) >= MAX_IN_FLIGHT):

@@ -78,6 +78,7 @@ class Messenger:
         *,
         fairy: str | None = None,
         to: list[str] | None = None,
+        last_seq: int | None = None,
     ) -> None:
         """To everyone, or only to the participants `to`."""
         msg = StatusMessage(
@@ -85,6 +86,7 @@ class Messenger:
             status=status,
             detail=(detail or None) and detail[:500],
             fairy=fairy,
+            last_seq=last_seq,
             ts=time.time(),
         )
         await self._send(msg.to_wire(), TOPIC_STATUS, to)

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 
 from steward.fairies.ports import CanvasContext, PromptInput
-from steward.protocol.messages import Box, SessionStatus, WireAction
+from steward.protocol.messages import FINAL_STATUSES, Box, SessionStatus, WireAction
 from steward.room.broadcaster import Broadcaster
 from steward.room.chat import Messenger
 from steward.room.context import ContextFetcher
@@ -97,7 +97,12 @@ class RoomSession:
 
     async def send_status(self, status: SessionStatus, detail: str | None = None) -> None:
         self.figures.statuses.append(status)
-        await self._messenger.status(self._session_id, status, detail, fairy=self.prompt.fairy)
+        last_seq = None
+        if status in FINAL_STATUSES:
+            last_seq = await self._broadcaster.last_seq(self._session_id)
+        await self._messenger.status(
+            self._session_id, status, detail, fairy=self.prompt.fairy, last_seq=last_seq
+        )
 
     def cancelled(self) -> bool:
         return self._cancelled.is_set()

@@ -49,6 +49,8 @@ async def test_three_clients_end_with_identical_canvases(
             assert c.stats.out_of_order_applied == 0
             assert c.stats.actions_applied == 7  # 3 boxes, 2 arrows, a title, a move
         assert len(clients[0].shapes) == 6
+        # The final status names the last seq (a browser asks for trailing envelopes it lacks).
+        await wait_for(lambda: all(c.announced_last_seq(sid) == stream.last_seq for c in clients))
         assert runtime.mirror.shapes == clients[0].shapes
         assert clients[0].shapes[next(iter(clients[0].shapes))]["props"]["text"] == "Sign up"
         # Every envelope is in the outbox, and every client's acks were recorded.

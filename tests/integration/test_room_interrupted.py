@@ -55,6 +55,7 @@ async def test_restarted_steward_ends_the_session_a_dead_one_left_running(
                     for c in clients
                 )
             )
+            assert all(c.announced_last_seq(dead) == last + 1 for c in clients)
             # The preview box is gone everywhere; the fairy's (it resumes itself) is not.
             box = f"{dead}-box0"
             assert box not in runtime.mirror.shapes

@@ -243,3 +243,18 @@ async def test_a_resync_that_finds_postgres_away_is_tried_again() -> None:
     # The replay came once Postgres was back (the trailing seq 2 included), and only once.
     assert b.stats("s").resyncs == 1
     assert Counter(seq for seq, d in sent if d == ["bob"]) == {1: 3, 2: 3}
+
+
+def test_gap_buffer_treats_missing_trailing_envelopes_as_a_gap() -> None:
+    buf = GapBuffer()
+    e1 = ActionEnvelope(session_id="s", seq=1, actions=[action(1)], ts=0)
+    buf.offer(e1, now=0.0)
+    buf.expect("s", 3, now=10.0)  # the final status says the session ended at seq 3
+    assert buf.stalled(1.0, now=10.5) == {}  # a retransmit may still come
+    assert buf.stalled(1.0, now=11.5) == {"s": 1}
+    buf.offer(ActionEnvelope(session_id="s", seq=2, actions=[action(2)], ts=0), now=12.0)
+    assert buf.stalled(1.0, now=13.5) == {"s": 2}  # still short of 3
+    buf.offer(ActionEnvelope(session_id="s", seq=3, actions=[action(3)], ts=0), now=14.0)
+    assert buf.stalled(1.0, now=99.0) == {}
+    buf.expect("s", 3, now=100.0)  # a repeated status: nothing missing
+    assert buf.stalled(1.0, now=200.0) == {}

@@ -1,5 +1,6 @@
 // Seq order per session: envelopes apply strictly in order; a gap is held in a buffer until
-// a retransmit or a resync fills it. Knows nothing about the editor.
+// a retransmit or a resync fills it. A session's final status names its last seq, so missing
+// trailing envelopes are a gap too. Knows nothing about the editor.
 import type { ActionEnvelope } from '../protocol.gen'
 import type { ReloadMemory } from './memory'
 
@@ -17,6 +18,8 @@ const MAX_BUFFERED = 2000
 export class Sequencer {
   private buffers = new Map<string, Map<number, ActionEnvelope>>()
   private askedAt = new Map<string, { lastSeq: number; at: number }>()
+  // The last seq a session's final status announced, while this tab is short of it.
+  private expected = new Map<string, number>()
 
   constructor(
     private readonly memory: ReloadMemory,
@@ -58,8 +61,27 @@ export class Sequencer {
     }
     if (buf.size === 0) {
       this.buffers.delete(sessionId)
-      this.askedAt.delete(sessionId)
+      if (!this.short(sessionId)) this.askedAt.delete(sessionId)
     }
+  }
+
+  private short(sessionId: string): boolean {
+    const want = this.expected.get(sessionId)
+    if (want === undefined) return false
+    if (this.memory.session(sessionId).lastSeq >= want) {
+      this.expected.delete(sessionId)
+      return false
+    }
+    return true
+  }
+
+  /** The session ended at `lastSeq` (its final status): what is missing is asked for by the
+   *  retry timer, after a retransmit had its chance. */
+  expect(sessionId: string, lastSeq: number) {
+    if (this.memory.session(sessionId).lastSeq >= lastSeq) return
+    this.expected.set(sessionId, Math.max(lastSeq, this.expected.get(sessionId) ?? 0))
+    // As if asked now: the first request goes out after RESYNC_RETRY_MS without progress.
+    if (!this.askedAt.has(sessionId)) this.askedAt.set(sessionId, { lastSeq: this.memory.session(sessionId).lastSeq, at: this.now() })
   }
 
   private askForGap(sessionId: string, lastSeq: number) {
@@ -72,7 +94,8 @@ export class Sequencer {
 
   /** Sessions with an open gap (for the retry timer). */
   gaps(): Array<[string, number]> {
-    return [...this.buffers.keys()].map((sid) => [sid, this.memory.session(sid).lastSeq])
+    const open = new Set([...this.buffers.keys(), ...[...this.expected.keys()].filter((sid) => this.short(sid))])
+    return [...open].map((sid) => [sid, this.memory.session(sid).lastSeq])
   }
 
   retryGaps() {
