@@ -6,6 +6,9 @@ import asyncio
 from collections import Counter
 from typing import Any
 
+import asyncpg
+import pytest
+
 from steward.headless.ordering import GapBuffer
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import Ack, ActionEnvelope, WireAction
@@ -14,7 +17,7 @@ from steward.room.envelopes import FragmentAssembler, is_fragment, pack
 from steward.room.intake import RateLimiter, addressed_text
 from steward.room.participants import Member, Participants, elect_host
 from steward.room.replica import Replica
-from steward.store.outbox import OutboxRow
+from steward.store.outbox import Outbox, OutboxRow
 from steward.tokens import prompt_grant, verify_prompt_grant
 
 
@@ -258,3 +261,37 @@ def test_gap_buffer_treats_missing_trailing_envelopes_as_a_gap() -> None:
     assert buf.stalled(1.0, now=99.0) == {}
     buf.expect("s", 3, now=100.0)  # a repeated status: nothing missing
     assert buf.stalled(1.0, now=200.0) == {}
+
+
+class _FlakyPool:
+    """A pool whose first INSERTs fail as during a Postgres restart."""
+
+    def __init__(self, failures: list[Exception]) -> None:
+        self.failures = failures
+        self.calls = 0
+
+    async def execute(self, *args: Any) -> None:
+        self.calls += 1
+        if self.failures:
+            raise self.failures.pop(0)
+
+
+async def test_outbox_append_waits_out_a_postgres_restart() -> None:
+    restarting = [asyncpg.CannotConnectNowError("starting up"), OSError("refused")]
+    pool = _FlakyPool(restarting)
+    await Outbox(pool, retry_s=5).append("r", "s", 1, 1, False, "{}")  # type: ignore[arg-type]
+    assert pool.calls == 3
+    # The attempt that lost its connection had committed: the retry's duplicate is success.
+    lost = [asyncpg.ConnectionDoesNotExistError("closed"), asyncpg.UniqueViolationError("dup")]
+    pool = _FlakyPool(lost)
+    await Outbox(pool, retry_s=5).append("r", "s", 1, 1, False, "{}")  # type: ignore[arg-type]
+    assert pool.calls == 2
+    # A first-attempt duplicate is a real error (two writers of one seq), and so is a
+    # restart that outlasts retry_s.
+    with pytest.raises(asyncpg.UniqueViolationError):
+        await Outbox(_FlakyPool([asyncpg.UniqueViolationError("dup")]), retry_s=5).append(  # type: ignore[arg-type]
+            "r", "s", 1, 1, False, "{}"
+        )
+    down = _FlakyPool([OSError("refused")] * 1000)
+    with pytest.raises(OSError):
+        await Outbox(down, retry_s=0.3).append("r", "s", 1, 1, False, "{}")  # type: ignore[arg-type]
