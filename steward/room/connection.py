@@ -246,7 +246,15 @@ class RoomRuntime:
 
     async def _end_interrupted(self) -> None:
         for session_id in await self.deps.outbox.interrupted_sessions(self.room_id):
-            await self.dispatcher.end_interrupted(session_id)
+            try:
+                await self.dispatcher.end_interrupted(session_id)
+            except Exception as err:  # left running in Postgres: the next start tries again
+                log.warning(
+                    "interrupted_session_not_ended",
+                    room=self.room_id,
+                    session_id=session_id,
+                    error=str(err),
+                )
 
     async def _restore_mirror(self) -> None:
         """Rebuild the mirror from the outbox, so a restarted steward sees the canvas."""
