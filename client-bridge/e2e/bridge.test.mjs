@@ -229,3 +229,23 @@ test('a fairy project: two drones draw inside their bounds and every tab ends id
   await tabs.t2.page.waitForTimeout(300)
   await tabs.t2.page.screenshot({ path: join(results, 'e2e-fairy-project.png') })
 })
+
+test('the steward is SIGKILLed mid-run and restarted: every tab ends the run interrupted, previews withdrawn, identical', async () => {
+  const before = await appliedCount(tabs.t3)
+  const sid = await prompt(tabs.t2, 'draw a flow chart of our signup, one last time')
+  await waitApplied(tabs.t3, before)
+  const res = await fetch(stackInfo.crash, { method: 'POST' })
+  assert.equal(res.status, 200, await res.text())
+  // The new steward finds the run left running: status error (with its last seq) in every tab.
+  for (const n of ['t2', 't3']) await waitStatus(tabs[n], sid, 'error')
+  const detail = await tabs.t3.page.evaluate((s) => window.__steward.handle.state.sessions[s], sid)
+  assert.match(detail.detail ?? '', /interrupted/)
+  assert.equal(typeof detail.lastSeq, 'number')
+  const recs = await converge([tabs.t2, tabs.t3], 'after the steward restarted')
+  // Half-drawn previews were withdrawn: nothing stays locked mid-stream.
+  assert.ok(recs.every((r) => r.typeName !== 'shape' || r.isLocked === false), 'a preview was left behind')
+  // The restarted steward serves the room: a new prompt runs to the end everywhere.
+  const next = await prompt(tabs.t3, 'draw a red circle')
+  for (const n of ['t2', 't3']) await waitStatus(tabs[n], next)
+  await converge([tabs.t2, tabs.t3], 'after a run on the restarted steward')
+})

@@ -1,15 +1,17 @@
-"""E2E stack for the client-bridge browser tests: livekit-server + the steward + a page server.
+"""E2E stack for the client-bridge browser tests: livekit-server, Postgres and the steward.
 
 Started by the e2e tests inside the network namespace; prints one JSON line with its URLs
-and runs until stdin closes (or SIGTERM). The steward's own HTTP API serves the built demo
-page and the dev token endpoint; this script adds only `/e2e/contexts`: what each agent run
-received from `request_context` (to prove the host's screenshot arrived).
+and runs until stdin closes (or SIGTERM). The steward runs as a child process: its own HTTP
+API serves the built demo page and the dev token endpoint, plus `/e2e/contexts` (what each
+agent run received from `request_context`, to prove the host's screenshot arrived).
+`POST /e2e/crash` SIGKILLs that steward and starts `steward join ROOM` in its place.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 import tempfile
@@ -18,12 +20,13 @@ from typing import Any
 
 from aiohttp import web
 
-from steward.config import Settings
+from steward.config import DEV_API_SECRET, Settings
 from steward.fairies.ports import AgentRunner, CanvasContext, PromptInput, SessionPort
 from steward.livekit_server import LiveKitServer
 from steward.protocol.images import sniff
 from steward.protocol.messages import Box
 from steward.service import StewardService, default_runner
+from steward.store.embedded import EmbeddedPostgres
 
 CONTEXTS: list[dict[str, Any]] = []
 
@@ -65,15 +68,14 @@ class RecordingRunner:
         return await self._inner.run(RecordingSession(session), prompt)  # type: ignore[arg-type]
 
 
-async def main(room: str, dist: Path) -> None:
-    livekit = LiveKitServer()
-    await livekit.astart()
-    data_dir = Path(tempfile.mkdtemp(prefix="steward-e2e-"))
+async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, data: Path) -> None:
+    """The steward (a child process, so the crash test can SIGKILL it): the recording runner,
+    the HTTP API serving the page and dev tokens, and `/e2e/contexts`."""
     settings = Settings(
-        livekit_url=livekit.url,
+        livekit_url=livekit_url,
         steward_http_port=0,
-        steward_data_dir=data_dir,
-        database_url=None,
+        steward_data_dir=data,
+        database_url=db_url,
         # The steward's own HTTP API serves the built page and the dev token endpoint.
         steward_dev_tokens=True,
         steward_demo_dir=dist,
@@ -89,28 +91,104 @@ async def main(room: str, dist: Path) -> None:
     # Only the test's debug route lives here; everything a browser uses is the steward's.
     app = web.Application()
     app.router.add_get("/e2e/contexts", contexts)
+    port = await _serve(app)
+    info = {
+        "page": f"http://127.0.0.1:{service.http_port}",
+        "contexts": f"http://127.0.0.1:{port}/e2e/contexts",
+    }
+    print(json.dumps(info), flush=True)
+    await _until_stopped()
+    await service.close()
+
+
+async def _serve(app: web.Application) -> int:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    info = {
-        "page": f"http://127.0.0.1:{service.http_port}",
-        "contexts": f"http://127.0.0.1:{port}/e2e/contexts",
-        "livekit": livekit.url,
-    }
-    print(json.dumps(info), flush=True)
+    return int(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
 
+
+async def _until_stopped() -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     loop.add_reader(sys.stdin.fileno(), lambda: stop.set() if not sys.stdin.read(1) else None)
     await stop.wait()
-    await runner.cleanup()
-    await service.close()
+
+
+async def _ready_line(proc: asyncio.subprocess.Process, what: str, prefix: bytes) -> bytes:
+    """The child's first stdout line starting with `prefix` (it may log before it)."""
+    assert proc.stdout is not None
+
+    async def read() -> bytes:
+        assert proc.stdout is not None
+        while line := await proc.stdout.readline():
+            if line.startswith(prefix):
+                return line
+        raise RuntimeError(f"{what} exited before it was ready")
+
+    return await asyncio.wait_for(read(), 60)
+
+
+async def main(room: str, dist: Path) -> None:
+    livekit = LiveKitServer()
+    await livekit.astart()
+    data = Path(tempfile.mkdtemp(prefix="steward-e2e-"))
+    pg = EmbeddedPostgres(data / "pg")
+    db_url = await pg.astart()
+    env = {
+        **os.environ,
+        "LIVEKIT_URL": livekit.url,
+        "LIVEKIT_API_KEY": livekit.api_key,
+        "LIVEKIT_API_SECRET": livekit.api_secret or DEV_API_SECRET,
+        "DATABASE_URL": db_url,
+        "STEWARD_DATA_DIR": str(data),
+    }
+    args = [room, str(dist), livekit.url, db_url, str(data)]
+    steward = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--steward", *args, env=env,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    info = json.loads(await _ready_line(steward, "the steward", b"{"))
+    children = [steward]
+
+    async def crash(_: web.Request) -> web.Response:
+        """SIGKILL the steward mid-run, then start a fresh one in the room (no HTTP: the
+        tabs are loaded), as a supervisor restarting a crashed process would."""
+        victim = children[-1]
+        victim.kill()
+        await victim.wait()
+        exe = Path(sys.executable).with_name("steward")
+        again = await asyncio.create_subprocess_exec(
+            str(exe), "join", room, "--no-http", env=env,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        children.append(again)
+        line = await _ready_line(again, "the restarted steward", b"steward serving")
+        return web.json_response({"killed": victim.pid, "restarted": line.decode().strip()})
+
+    app = web.Application()
+    app.router.add_post("/e2e/crash", crash)
+    port = await _serve(app)
+    info |= {"crash": f"http://127.0.0.1:{port}/e2e/crash", "livekit": livekit.url}
+    print(json.dumps(info), flush=True)
+    await _until_stopped()
+    for child in children:
+        if child.returncode is None:
+            child.terminate()
+            try:
+                await asyncio.wait_for(child.wait(), 15)
+            except TimeoutError:
+                child.kill()
+    pg.stop()
     livekit.stop()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], Path(sys.argv[2])))
+    if sys.argv[1] == "--steward":
+        room, dist, lk, db, data = sys.argv[2:7]
+        asyncio.run(steward_main(room, Path(dist), lk, db, Path(data)))
+    else:
+        asyncio.run(main(sys.argv[1], Path(sys.argv[2])))
