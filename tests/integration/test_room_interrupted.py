@@ -70,8 +70,8 @@ async def test_restarted_steward_ends_the_session_a_dead_one_left_running(
                 "SELECT status FROM agent_sessions WHERE session_id = $1", fairy
             )
             assert status == "running"
-            # A browser that asks for a full resync (as one does when it first sees the
-            # steward) gets the status again.
+            # A browser that asks for a full resync (as one does when it sees the steward
+            # come back) gets the status again.
             late = HeadlessClient.create(
                 livekit_server.url,
                 livekit_server.api_key,
@@ -80,7 +80,10 @@ async def test_restarted_steward_ends_the_session_a_dead_one_left_running(
                 identity="carol",
             )
             clients.append(late)
-            await late.connect(resync=True)
+            await late.connect()
+            # Once the steward knows carol (a packet before that has no known sender).
+            await wait_for(lambda: runtime.participants.get("carol") is not None)
+            await late.request_room_resync(fresh=False)
             assert await late.wait_status(dead, timeout=20) == "error"
             # Once: a second start of the room finds nothing left to end.
             assert await outbox.interrupted_sessions(room_name) == []
