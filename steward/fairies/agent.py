@@ -96,6 +96,10 @@ class _Run:
         return base if k == 0 else f"{base}.{k}"
 
 
+# Chat items kept per room (the prompt shows the last `chat_history.MAX_ITEMS` of a level).
+MAX_HISTORY_KEPT = 200
+
+
 class CanvasAgent:
     """One-shot canvas agent. Extend by subclassing `mode_for` / `prompt_state`."""
 
@@ -143,6 +147,8 @@ class CanvasAgent:
         run = _Run(session, prompt, mirror, ctx)
         history = self.history.setdefault(session.room_id, [])
         history.append(ChatItem("user", prompt.message))
+        # The prompt shows the last few; a long-lived room must not grow this without bound.
+        del history[:-MAX_HISTORY_KEPT]
         dog = Watchdog(settings.steward_watchdog_s, settings.steward_session_max_s)
         try:
             async with dog.guard():

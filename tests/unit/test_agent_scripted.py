@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.agent import MAX_HISTORY_KEPT, AgentConfig, CanvasAgent
 from steward.fairies.ports import PromptInput
+from steward.prompt.state import ChatItem
 from tests.unit.fake_session import FakeSession
 
 
@@ -91,3 +92,15 @@ async def test_a_second_drawing_goes_below_the_first() -> None:
     ]
     bottom = max(v["y"] + v["props"]["h"] for v in first.values())
     assert len(second) == len(first) and all(v["y"] > bottom for v in second)
+
+
+async def test_a_long_lived_room_keeps_a_bounded_chat_history() -> None:
+    a = agent(CanvasMirror())
+    a.history["room"] = [ChatItem("user", f"old {i}") for i in range(MAX_HISTORY_KEPT + 50)]
+    session = FakeSession()
+    session.room_id = "room"
+    await a.run(session, prompt("draw a blue circle"))
+    history = a.history["room"]
+    assert MAX_HISTORY_KEPT <= len(history) <= MAX_HISTORY_KEPT + 5  # + this run's replies
+    assert any(i.text == "draw a blue circle" for i in history)
+    assert history[0].text == "old 51"  # the oldest went first
