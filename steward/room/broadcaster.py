@@ -84,6 +84,26 @@ class _Pending:
 
 
 @dataclass
+class _Numbered:
+    seq: int
+    room_order: int
+    payload: bytes
+    actions: int
+    persisted: bool = False
+
+
+@dataclass
+class _Batch:
+    """One send's envelopes, numbered and encoded before the first INSERT, so a send its
+    caller's cancellation cut off can be finished exactly as it was begun."""
+
+    session_id: str
+    partial: bool
+    envelopes: list[_Numbered] = field(default_factory=list)
+    next: int = 0  # the first envelope not yet handed to LiveKit
+
+
+@dataclass
 class _AckClock:
     """A participant's ack round trip, smoothed as TCP does (RFC 6298), from envelopes
     acked without a retransmit."""
@@ -166,42 +186,88 @@ class Broadcaster:
         """Sequence, persist and publish; returns the last seq. Never waits for acks."""
         if not actions:
             return self._seq.get(session_id, 0)
-        # Shielded: a caller cancelled between the outbox INSERT and the seq bookkeeping
-        # would make the next send (e.g. the agent's revert) reuse a persisted seq.
-        return await asyncio.shield(self._send(session_id, actions, partial))
+        await self._lock.acquire()
+        try:
+            batch = await self._number(session_id, actions, partial)
+        except BaseException:
+            self._lock.release()
+            raise
+        try:
+            await self._deliver(batch)
+        except asyncio.CancelledError:
+            # The caller was cancelled, perhaps mid-INSERT: the batch is finished in the
+            # background, still holding the lock, so no later send reuses or overtakes its
+            # seqs. (Shielding every send instead costs a task and a loop turn each.)
+            self._finish_later(batch)
+            raise
+        except BaseException:
+            self._lock.release()
+            raise
+        self._lock.release()
+        return batch.envelopes[-1].seq
 
-    async def _send(self, session_id: str, actions: list[WireAction], partial: bool) -> int:
-        async with self._lock:
-            if session_id not in self._seq:
-                self._seq[session_id] = await self.outbox.max_seq(session_id)
-            for action in actions:
-                self.mirror.apply(session_id, action, partial=partial)
-            stats = self.stats(session_id)
-            for group in pack(session_id, actions, partial=partial):
-                seq = self._seq[session_id] + 1
-                envelope = ActionEnvelope(
-                    session_id=session_id,
-                    seq=seq,
-                    partial=partial or None,
-                    actions=group,
-                    ts=time.time(),
-                )
-                payload = envelope.to_wire()
-                self._room_order += 1
+    async def _number(self, session_id: str, actions: list[WireAction], partial: bool) -> _Batch:
+        """Apply to the mirror and number and encode every envelope, before the first INSERT."""
+        if session_id not in self._seq:
+            self._seq[session_id] = await self.outbox.max_seq(session_id)
+        for action in actions:
+            self.mirror.apply(session_id, action, partial=partial)
+        batch = _Batch(session_id, partial)
+        seq = self._seq[session_id]
+        for group in pack(session_id, actions, partial=partial):
+            seq += 1
+            self._room_order += 1
+            envelope = ActionEnvelope(
+                session_id=session_id,
+                seq=seq,
+                partial=partial or None,
+                actions=group,
+                ts=time.time(),
+            )
+            batch.envelopes.append(_Numbered(seq, self._room_order, envelope.to_wire(), len(group)))
+        return batch
+
+    async def _deliver(self, batch: _Batch, *, finishing: bool = False) -> None:
+        """Persist, then hand to LiveKit, each envelope from where the batch stands; when
+        `finishing`, an INSERT that a cancellation cut off may have committed: skip its row."""
+        session_id, stats = batch.session_id, self.stats(batch.session_id)
+        while batch.next < len(batch.envelopes):
+            env = batch.envelopes[batch.next]
+            if not env.persisted:
                 await self.outbox.append(
-                    self.room_id, session_id, seq, self._room_order, partial, payload.decode()
-                )
-                self._seq[session_id] = seq
+                    self.room_id, session_id, env.seq, env.room_order, batch.partial,
+                    env.payload.decode(), if_absent=finishing,
+                )  # fmt: skip
+                env.persisted = True
+                self._seq[session_id] = env.seq
                 stats.envelopes += 1
-                stats.actions += len(group)
-                stats.last_seq = seq
+                stats.actions += env.actions
+                stats.last_seq = env.seq
                 if stats.first_envelope_at is None:
                     stats.first_envelope_at = self._clock()
-                await self._room_for_one_more()
-                # Not awaited: the next envelope is handed to LiveKit without waiting for
-                # this one's native round trip (the call order is the send order).
-                self._issue_tracked(session_id, seq, payload, self._recipients(), "live")
-            return self._seq[session_id]
+            await self._room_for_one_more()
+            batch.next += 1
+            # Not awaited: the next envelope is handed to LiveKit without waiting for this
+            # one's native round trip (the call order is the send order).
+            self._issue_tracked(session_id, env.seq, env.payload, self._recipients(), "live")
+
+    def _finish_later(self, batch: _Batch) -> None:
+        async def finish() -> None:
+            try:
+                await self._deliver(batch, finishing=True)
+            except Exception as err:
+                log.warning(
+                    "send_not_finished",
+                    room=self.room_id,
+                    session_id=batch.session_id,
+                    error=str(err),
+                )
+            finally:
+                self._lock.release()
+
+        task = asyncio.ensure_future(finish())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def last_seq(self, session_id: str) -> int:
         """The session's highest seq sent (0 before any), from the outbox if not ours."""

@@ -31,6 +31,8 @@ _APPEND = (
     "INSERT INTO outbox (room_id, session_id, seq, room_order, partial, payload)"
     " VALUES ($1, $2, $3, $4, $5, $6::jsonb)"
 )
+# The same row again, when an earlier INSERT of it may have committed (see `append`).
+_APPEND_IF_ABSENT = _APPEND + " ON CONFLICT (session_id, seq) DO NOTHING"
 
 
 @dataclass(frozen=True)
@@ -85,11 +87,15 @@ class Outbox:
         room_order: int,
         partial: bool,
         payload: str,
+        *,
+        if_absent: bool = False,
     ) -> None:
-        """Persist one envelope; a Postgres restart is waited out for up to `retry_s`."""
+        """Persist one envelope; a Postgres restart is waited out for up to `retry_s`.
+        `if_absent`: this exact row may already be there (an INSERT of it was cut off)."""
         args = (room_id, session_id, seq, room_order, partial, payload)
+        query = _APPEND_IF_ABSENT if if_absent else _APPEND
         try:  # the common path, without the retry machinery (~30 us a call)
-            await self.pool.execute(_APPEND, *args)
+            await self.pool.execute(query, *args)
             return
         except TRANSIENT as err:
             log.warning("outbox_append_retry", session_id=session_id, seq=seq, error=str(err))
@@ -102,7 +108,7 @@ class Outbox:
         async for attempt in retrying:
             with attempt:
                 try:
-                    await self.pool.execute(_APPEND, *args)
+                    await self.pool.execute(query, *args)
                 except asyncpg.UniqueViolationError:
                     # Only this steward allocates the session's seqs: after a failed attempt
                     # the row is the one that attempt committed before its connection died.

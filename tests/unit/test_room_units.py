@@ -167,8 +167,19 @@ class _MemoryOutbox:
         return max((r.seq for r in self.rows if r.session_id == session_id), default=0)
 
     async def append(
-        self, room_id: str, session_id: str, seq: int, order: int, partial: bool, payload: str
+        self,
+        room_id: str,
+        session_id: str,
+        seq: int,
+        order: int,
+        partial: bool,
+        payload: str,
+        *,
+        if_absent: bool = False,
     ) -> None:
+        if any(r.session_id == session_id and r.seq == seq for r in self.rows):
+            assert if_absent, f"duplicate seq {seq}"
+            return
         self.rows.append(OutboxRow(session_id, seq, order, partial, payload))
 
     async def session_after(self, room_id: str, session_id: str, last_seq: int) -> list[OutboxRow]:
@@ -188,6 +199,8 @@ async def _two_sent(publish: Any, now: list[float]) -> Broadcaster:
     )
     await b.send("s", [action(1)])
     await b.send("s", [action(2)])
+    await asyncio.sleep(0)  # a loop turn: LiveKit's completions settle (retransmit timers start)
+    await asyncio.sleep(0)
     return b
 
 
@@ -295,3 +308,47 @@ async def test_outbox_append_waits_out_a_postgres_restart() -> None:
     down = _FlakyPool([OSError("refused")] * 1000)
     with pytest.raises(OSError):
         await Outbox(down, retry_s=0.3).append("r", "s", 1, 1, False, "{}")  # type: ignore[arg-type]
+
+
+class _StallingOutbox(_MemoryOutbox):
+    """The INSERT of seq `stall_at` hangs until cancelled; `commits` says whether that row
+    had reached Postgres when the caller's cancellation cut it off."""
+
+    def __init__(self, stall_at: int, commits: bool) -> None:
+        super().__init__()
+        self.stall_at, self.commits, self.stalled = stall_at, commits, asyncio.Event()
+
+    async def append(self, room_id: str, session_id: str, seq: int, *a: Any, **kw: Any) -> None:
+        if seq == self.stall_at and not self.stalled.is_set():
+            if self.commits:
+                await super().append(room_id, session_id, seq, *a, **kw)
+            self.stalled.set()
+            await asyncio.Event().wait()  # until cancelled
+        await super().append(room_id, session_id, seq, *a, **kw)
+
+
+@pytest.mark.parametrize("commits", [True, False], ids=["committed", "not_committed"])
+async def test_a_send_cancelled_mid_insert_is_finished_and_never_reuses_a_seq(
+    commits: bool,
+) -> None:
+    sent: list[int] = []
+
+    def publish(payload: bytes, *, topic: str, destinations: list[str]) -> asyncio.Future[None]:
+        sent.append(ActionEnvelope.model_validate_json(payload).seq)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+    outbox = _StallingOutbox(stall_at=2, commits=commits)
+    b = Broadcaster("r", publish, outbox, lambda: ["ann"])  # type: ignore[arg-type]
+    await b.send("s", [action(1)])
+    caller = asyncio.ensure_future(b.send("s", [action(2)]))
+    await outbox.stalled.wait()
+    caller.cancel()  # e.g. the user cancelled the run while seq 2 was being written
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    # The revert that follows a cancel gets the next seq, after seq 2 was finished.
+    assert await b.send("s", [action(3)]) == 3
+    assert [r.seq for r in outbox.rows] == [1, 2, 3]
+    assert sent == [1, 2, 3]
+    assert b.stats("s").envelopes == 3 and b.stats("s").last_seq == 3
