@@ -14,7 +14,7 @@ from livekit import api, rtc
 
 from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
-from steward.protocol.names import ATTR_ROLE
+from steward.protocol.names import ATTR_READY, ATTR_ROLE
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.integration
@@ -66,6 +66,9 @@ async def test_worker_joins_a_dispatched_room_and_serves_prompts(
         steward = client.room.remote_participants["canvas-steward"]
         assert steward.kind == rtc.ParticipantKind.PARTICIPANT_KIND_AGENT  # an agent, not hidden
         assert steward.attributes.get(ATTR_ROLE) == "steward"
+        # It announced itself (an attribute change is broadcast at once, a join is not), so
+        # browsers trust its packets right away, e.g. after a restart.
+        await wait_for(lambda: bool(steward.attributes.get(ATTR_READY)), 10.0)
         reply = None
         for _ in range(30):  # the steward needs our join notice before it trusts our packets
             reply = await client.prompt("draw a box")
