@@ -81,7 +81,6 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ContextMode = Literal[
     "ok", "no_screenshot", "error", "hang", "png_screenshot", "mislabelled_screenshot"
 ]
-TERMINAL_STATUSES = FINAL_STATUSES
 
 
 @dataclass
@@ -277,7 +276,7 @@ class HeadlessClient:
         async def wait() -> str:
             while True:
                 for status in self.statuses.get(session_id, []):
-                    if status in TERMINAL_STATUSES:
+                    if status in FINAL_STATUSES:
                         return status
                 self._status_event.clear()
                 await self._status_event.wait()

@@ -187,33 +187,29 @@ class Broadcaster:
         if not actions:
             return self._seq.get(session_id, 0)
         await self._lock.acquire()
+        handed_over = False
         try:
             batch = await self._number(session_id, actions, partial)
-        except BaseException:
-            self._lock.release()
-            raise
-        try:
-            await self._deliver(batch)
-        except asyncio.CancelledError:
-            # The caller was cancelled, perhaps mid-INSERT: the batch is finished in the
-            # background, still holding the lock, so no later send reuses or overtakes its
-            # seqs. (Shielding every send instead costs a task and a loop turn each.)
-            self._finish_later(batch)
-            raise
-        except BaseException:
-            self._lock.release()
-            raise
-        self._lock.release()
-        return batch.envelopes[-1].seq
+            try:
+                await self._deliver(batch)
+            except asyncio.CancelledError:
+                # The caller was cancelled, perhaps mid-INSERT: the batch is finished in the
+                # background, which takes over the lock, so no later send reuses or overtakes
+                # its seqs. (Shielding every send instead costs a task and a loop turn each.)
+                self._finish_later(batch)
+                handed_over = True
+                raise
+            return batch.envelopes[-1].seq
+        finally:
+            if not handed_over:
+                self._lock.release()
 
     async def _number(self, session_id: str, actions: list[WireAction], partial: bool) -> _Batch:
         """Apply to the mirror and number and encode every envelope, before the first INSERT."""
-        if session_id not in self._seq:
-            self._seq[session_id] = await self.outbox.max_seq(session_id)
+        seq = await self._known_seq(session_id)
         for action in actions:
             self.mirror.apply(session_id, action, partial=partial)
         batch = _Batch(session_id, partial)
-        seq = self._seq[session_id]
         for group in pack(session_id, actions, partial=partial):
             seq += 1
             self._room_order += 1
@@ -272,9 +268,14 @@ class Broadcaster:
     async def last_seq(self, session_id: str) -> int:
         """The session's highest seq sent (0 before any), from the outbox if not ours."""
         async with self._lock:
-            if session_id not in self._seq:
-                self._seq[session_id] = await self.outbox.max_seq(session_id)
-            return self._seq[session_id]
+            return await self._known_seq(session_id)
+
+    async def _known_seq(self, session_id: str) -> int:
+        """Under the lock: the last seq, read once from the outbox for a session that already
+        has rows there (the room's relay session after a restart, an interrupted one)."""
+        if session_id not in self._seq:
+            self._seq[session_id] = await self.outbox.max_seq(session_id)
+        return self._seq[session_id]
 
     async def _room_for_one_more(self) -> None:
         flight = self._in_flight

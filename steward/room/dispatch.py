@@ -165,8 +165,7 @@ class Dispatcher:
             return  # ours: it ends by itself
         reverted = await self._revert_in_flight(session_id, "interrupted")
         with contextlib.suppress(Exception):
-            last = await self._broadcaster.last_seq(session_id)
-            await self._messenger.status(session_id, "error", INTERRUPTED, last_seq=last)
+            await self._interrupted_status(session_id)
         await self._outbox.end_session(session_id, "error", INTERRUPTED)
         self.interrupted.append(session_id)
         del self.interrupted[:-MAX_INTERRUPTED_KEPT]
@@ -178,10 +177,11 @@ class Dispatcher:
     async def resend_interrupted(self, participant: str) -> None:
         """Their status again, to one browser that asked for a full resync."""
         for session_id in self.interrupted:
-            last = await self._broadcaster.last_seq(session_id)
-            await self._messenger.status(
-                session_id, "error", INTERRUPTED, to=[participant], last_seq=last
-            )
+            await self._interrupted_status(session_id, to=[participant])
+
+    async def _interrupted_status(self, session_id: str, to: list[str] | None = None) -> None:
+        last = await self._broadcaster.last_seq(session_id)
+        await self._messenger.status(session_id, "error", INTERRUPTED, to=to, last_seq=last)
 
     async def _revert_in_flight(self, session_id: str, why: str = "canceled") -> int:
         """Cancel reverts in-flight partials: a final no-op version under the same id."""

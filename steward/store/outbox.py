@@ -31,7 +31,8 @@ _APPEND = (
     "INSERT INTO outbox (room_id, session_id, seq, room_order, partial, payload)"
     " VALUES ($1, $2, $3, $4, $5, $6::jsonb)"
 )
-# The same row again, when an earlier INSERT of it may have committed (see `append`).
+# The same row again, when an earlier INSERT of it may have committed (a retry, or a send
+# whose INSERT a cancellation cut off).
 _APPEND_IF_ABSENT = _APPEND + " ON CONFLICT (session_id, seq) DO NOTHING"
 
 
@@ -107,12 +108,9 @@ class Outbox:
         )
         async for attempt in retrying:
             with attempt:
-                try:
-                    await self.pool.execute(query, *args)
-                except asyncpg.UniqueViolationError:
-                    # Only this steward allocates the session's seqs: after a failed attempt
-                    # the row is the one that attempt committed before its connection died.
-                    pass
+                # If absent: only this steward allocates the session's seqs, so a row already
+                # there is the one a failed attempt committed before its connection died.
+                await self.pool.execute(_APPEND_IF_ABSENT, *args)
 
     async def session_after(self, room_id: str, session_id: str, last_seq: int) -> list[OutboxRow]:
         rows = await self.pool.fetch(

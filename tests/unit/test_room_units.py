@@ -283,10 +283,13 @@ class _FlakyPool:
         self.failures = failures
         self.calls = 0
 
-    async def execute(self, *args: Any) -> None:
+    async def execute(self, query: str, *args: Any) -> None:
         self.calls += 1
         if self.failures:
-            raise self.failures.pop(0)
+            failure = self.failures.pop(0)
+            if isinstance(failure, asyncpg.UniqueViolationError) and "ON CONFLICT" in query:
+                return  # what Postgres does for an if-absent INSERT of a row already there
+            raise failure
 
 
 async def test_outbox_append_waits_out_a_postgres_restart() -> None:
