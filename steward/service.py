@@ -26,10 +26,10 @@ from steward.api.app import RunRefused, create_app
 from steward.config import Settings
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.fairies.orchestrator import FairyRuntime, models_from_settings
-from steward.fairies.ports import AgentRunner, PromptInput, SessionPort
 from steward.fairies.roster import Publish
 from steward.fairies.router import PromptRouter
 from steward.obs.logging import get_logger
+from steward.ports import AgentRunner, PromptInput, SessionPort
 from steward.protocol.messages import Box, FairiesMessage
 from steward.protocol.names import TOPIC_FAIRIES
 from steward.room.connection import RoomDeps, RoomRuntime, connect_direct

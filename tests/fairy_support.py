@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.canvas.mirror import CanvasMirror
-from steward.fairies.ports import CanvasContext, SessionPort
+from steward.ports import CanvasContext, SessionPort
 from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction
 from steward.store.outbox import Outbox
 

@@ -21,7 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from steward.config import DEV_API_SECRET, Settings
-from steward.fairies.ports import AgentRunner, CanvasContext, PromptInput, SessionPort
+from steward.ports import AgentRunner, CanvasContext, PromptInput, SessionPort
 from steward.livekit_server import LiveKitServer
 from steward.protocol.images import sniff
 from steward.protocol.messages import Box

@@ -23,9 +23,9 @@ from steward.canvas.mirror import CanvasMirror
 from steward.commands._common import print_json
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.ports import PromptInput
 from steward.model.scripted import ScriptedModel
 from steward.obs.logging import configure_logging
+from steward.ports import PromptInput
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import (
     MAX_DATA_PACKET_BYTES,

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.canvas.mirror import CanvasMirror
-from steward.fairies.ports import CanvasContext
 from steward.model.base import ModelRequest, Usage
+from steward.ports import CanvasContext
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction

@@ -24,12 +24,12 @@ from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings, get_settings
-from steward.fairies.ports import PromptInput, SessionPort
 from steward.fairies.request_loop import next_step
 from steward.model.base import ModelError, ModelProvider, Usage, estimate_cost
 from steward.model.parser import ActionStreamParser, ParsedAction
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
+from steward.ports import PromptInput, SessionPort
 from steward.prompt.registry import MODES, PromptMode, build_request
 from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import WireAction

@@ -11,7 +11,7 @@ import asyncio
 import uuid
 from typing import Any
 
-from steward.fairies.ports import CanvasContext, PromptInput, SessionPort
+from steward.ports import CanvasContext, PromptInput, SessionPort
 from steward.protocol.messages import WireAction
 
 _GEO_DEFAULTS: dict[str, Any] = {

@@ -66,7 +66,6 @@ from steward.fairies.persistence import (
     wait_from,
     wait_row,
 )
-from steward.fairies.ports import PromptInput, SessionPort
 from steward.fairies.projects import ProjectBoard, task_completed_key
 from steward.fairies.prompt_parts import FairyView, build_parts
 from steward.fairies.roster import Publish, Roster
@@ -77,6 +76,7 @@ from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.model.parser import ActionStreamParser
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
+from steward.ports import PromptInput, SessionPort
 from steward.protocol.messages import Box, WireAction
 from steward.store.fairies import FairyStore
 

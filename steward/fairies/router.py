@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from steward.fairies.ports import AgentRunner, PromptInput, SessionPort
+from steward.ports import AgentRunner, PromptInput, SessionPort
 
 _PROJECT = re.compile(r"^\s*project\s*:\s*", re.IGNORECASE)
 

@@ -2,5 +2,5 @@
 broadcaster (seq, ack, retransmit, resync), relay of user edits, prompt intake, dispatch.
 
 Transport only: it knows the protocol, not the fairies; agents reach it through
-`steward.fairies.ports.SessionPort`.
+`steward.ports.SessionPort`.
 """

@@ -18,9 +18,9 @@ from livekit import rtc
 
 from steward import ffi_router
 from steward.config import Settings
-from steward.fairies.ports import AgentRunner, PromptInput
 from steward.obs import metrics
 from steward.obs.logging import get_logger
+from steward.ports import AgentRunner, PromptInput
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_DATA_PACKET_BYTES, MAX_ENVELOPE_BYTES
 from steward.protocol.messages import (

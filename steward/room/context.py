@@ -30,9 +30,9 @@ from tenacity import (
     wait_exponential,
 )
 
-from steward.fairies.ports import CanvasContext, ContextSource
 from steward.obs import metrics
 from steward.obs.logging import get_logger
+from steward.ports import CanvasContext, ContextSource
 from steward.protocol import ProtocolError, decode
 from steward.protocol.images import matches, screenshot_type
 from steward.protocol.limits import (

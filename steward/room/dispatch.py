@@ -10,9 +10,9 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from steward.fairies.ports import AgentRunner, PromptInput
 from steward.obs import metrics
 from steward.obs.logging import get_logger
+from steward.ports import AgentRunner, PromptInput
 from steward.protocol.messages import SessionStatus, WireAction
 from steward.room.broadcaster import Broadcaster
 from steward.room.chat import Messenger

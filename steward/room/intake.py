@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from livekit import rtc
 
-from steward.fairies.ports import PromptInput, PromptSource
 from steward.obs import metrics
 from steward.obs.logging import get_logger
+from steward.ports import PromptInput, PromptSource
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_PROMPT_CHARS, MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import CancelReply, CancelRequest, PromptReply, PromptRequest

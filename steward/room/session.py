@@ -6,7 +6,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from steward.fairies.ports import CanvasContext, PromptInput
+from steward.ports import CanvasContext, PromptInput
 from steward.protocol.messages import FINAL_STATUSES, Box, SessionStatus, WireAction
 from steward.room.broadcaster import Broadcaster
 from steward.room.chat import Messenger
@@ -30,7 +30,7 @@ class SessionFigures:
 
 
 class RoomSession:
-    """Implements `steward.fairies.ports.SessionPort` for one session in one room."""
+    """Implements `steward.ports.SessionPort` for one session in one room."""
 
     def __init__(
         self,

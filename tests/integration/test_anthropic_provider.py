@@ -11,10 +11,10 @@ import pytest
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.ports import PromptInput
 from steward.model.anthropic_model import AnthropicModel
 from steward.model.base import PREFILL, ModelError, ModelRequest, Usage
 from steward.model.registry import get_model
+from steward.ports import PromptInput
 from tests.integration.anthropic_fake import FakeAnthropic
 from tests.unit.fake_session import FakeSession
 

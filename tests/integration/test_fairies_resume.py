@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from steward.fairies.orchestrator import FairyRuntime
-from steward.fairies.ports import PromptInput
 from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.ports import PromptInput
 from steward.protocol.messages import WireAction
 from steward.store.database import Database
 from steward.store.fairies import FairyStore

@@ -9,8 +9,8 @@ import pytest
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.ports import PromptInput
 from steward.model.base import Usage, estimate_cost
+from steward.ports import PromptInput
 from steward.store.database import Database
 from steward.store.usage import UsageRepo
 from tests.unit.fake_session import FakeSession

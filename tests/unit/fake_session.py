@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.canvas.mirror import CanvasMirror
-from steward.fairies.ports import CanvasContext
+from steward.ports import CanvasContext
 from steward.protocol.messages import Box, SessionStatus, WireAction
 
 

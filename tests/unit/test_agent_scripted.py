@@ -5,7 +5,7 @@ from __future__ import annotations
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.agent import MAX_HISTORY_KEPT, AgentConfig, CanvasAgent
-from steward.fairies.ports import PromptInput
+from steward.ports import PromptInput
 from steward.prompt.state import ChatItem
 from tests.unit.fake_session import FakeSession
 

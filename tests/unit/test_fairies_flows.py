@@ -10,9 +10,9 @@ from typing import Any
 from steward.canvas.bounds import shape_bounds
 from steward.fairies.bounds import belongs
 from steward.fairies.orchestrator import FairyRuntime, RoomFairies
-from steward.fairies.ports import PromptInput
 from steward.fairies.scripted_project import ScriptedProjectModel, plan_areas
 from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.ports import PromptInput
 from tests.conftest import wait_for
 from tests.fairy_support import Browser, FakeSession, FakeSessions
 

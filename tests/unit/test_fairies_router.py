@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from steward.fairies.ports import PromptInput, SessionPort
 from steward.fairies.router import PromptRouter, for_fairies
+from steward.ports import PromptInput, SessionPort
 from tests.fairy_support import Browser, FakeSession
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from steward.canvas.bounds import shape_bounds
 from steward.fairies.bounds import belongs
 from steward.fairies.orchestrator import FairyRuntime
-from steward.fairies.ports import PromptInput
+from steward.ports import PromptInput
 from tests.fairy_support import Browser, FakeSession, FakeSessions
 
 

@@ -20,9 +20,9 @@ from steward.bench.memory_session import ChunkModel, MemorySession
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.ports import PromptInput
 from steward.model.base import PREFILL
 from steward.model.parser import MAX_DEPTH, ActionStreamParser, parse_all
+from steward.ports import PromptInput
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SEEDS = _action_seeds()

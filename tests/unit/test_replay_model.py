@@ -8,9 +8,9 @@ from pathlib import Path
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.ports import PromptInput
 from steward.model.base import PREFILL, ModelRequest, Usage
 from steward.model.registry import get_model
+from steward.ports import PromptInput
 from tests.unit.fake_session import FakeSession
 
 BODY = (

@@ -10,8 +10,8 @@ import pytest
 from steward.bench.memory_session import MemorySession
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.ports import PromptInput
 from steward.model.base import ModelRequest, Usage
+from steward.ports import PromptInput
 from steward.watchdog import Watchdog
 
 ACTIONS = '{"actions": [{"_type": "message", "text": "hello"}]}'

@@ -1,6 +1,7 @@
-"""The small interface between the room runtime (transport) and the agents (fairies).
+"""The small interface between the room runtime (transport) and the agents.
 
-The room runtime implements `SessionPort` for each agent session; agents never import
+It imports only `steward.protocol`, so `steward.room` never imports an agent. The room
+runtime implements `SessionPort` for each agent session; agents never import
 `steward.room` or LiveKit. The composition root (`steward/service.py`) wires an `AgentRunner`
 into the room's dispatcher.
 """
