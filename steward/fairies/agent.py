@@ -219,6 +219,7 @@ class CanvasAgent:
             screenshot_type=context.screenshot_type,
             history=self.history.get(run.session.room_id, [])[:-1],
             user_changes=list(context.user_changes or []),
+            view_note=context.view_note,
             todo=run.ctx.todo,
             scheduled=list(run.ctx.scheduled),
             followup=followup,

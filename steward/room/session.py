@@ -64,7 +64,10 @@ class RoomSession:
     ) -> CanvasContext:
         self.figures.context_requests += 1
         ctx = await self._context.fetch(
-            bounds=bounds or self.prompt.bounds, want_screenshot=want_screenshot
+            bounds=bounds or self.prompt.bounds,
+            want_screenshot=want_screenshot,
+            asker=self.prompt.asker,
+            source=self.prompt.source,
         )
         self.figures.context_sources.append(ctx.source)
         self.figures.shapes = len(ctx.shapes)
