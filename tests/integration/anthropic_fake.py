@@ -1,6 +1,7 @@
 """A local aiohttp server speaking the Anthropic Messages streaming protocol (SSE).
 
-Each request takes the next scenario from a queue: a normal stream, an HTTP 429/529, an
+Each request takes the next scenario from a queue: a normal stream (of `text`, or of what
+`respond` answers to the request body, for a model that reads its prompt), an HTTP 429/529, an
 `error` event (overloaded) before any text, or a connection cut after some text. Like the
 real API, it refuses (400 `invalid_request_error`) an image block whose media type is not one
 it accepts or whose bytes are not of that type.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +55,7 @@ def image_problem(body: dict[str, Any]) -> str | None:
 @dataclass
 class FakeAnthropic:
     text: str = "hello"
+    respond: Callable[[dict[str, Any]], str] | None = None
     scenarios: list[str] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     chunk: int = 7
@@ -106,7 +109,7 @@ class FakeAnthropic:
                  "content_block": {"type": "text", "text": ""}}  # fmt: skip
         await resp.write(sse("content_block_start", block))
         await resp.write(sse("ping", {"type": "ping"}))
-        text = self.text
+        text = self.respond(body) if self.respond is not None else self.text
         if scenario == "cut":
             text = text[: max(1, len(text) // 2)]
         for i in range(0, len(text), self.chunk):
