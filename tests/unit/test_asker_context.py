@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from livekit import rtc
 
+from steward.canvas.mirror import CanvasMirror
 from steward.protocol.messages import Box, ContextCounts, ContextReply, ViewportUpdate
 from steward.protocol.names import ATTR_CAPABILITIES
 from steward.room.context import ContextFetcher, Received, StreamInbox
 from steward.room.participants import Participants
-from steward.room.replica import Replica
 from steward.room.user_edits import UserEdits
 from steward.room.views import Views
 
@@ -56,7 +56,7 @@ class Room:
             self.perform_rpc,
             self.participants,
             self.inbox,
-            Replica(),
+            CanvasMirror(),
             lambda: 0,
             timeout_s=0.3,
             attempts=1,
