@@ -73,6 +73,8 @@ class RoomSession:
             asker=self.prompt.asker,
             source=self.prompt.source,
         )
+        if self.prompt.selection:  # named in the prompt itself: it wins over the view's
+            ctx.selection = list(self.prompt.selection)
         self.figures.context_sources.append(ctx.source)
         self.figures.shapes = len(ctx.shapes)
         self.figures.image_bytes += len(ctx.screenshot or b"")

@@ -115,9 +115,9 @@ async def test_each_prompt_acts_on_its_askers_view_and_selection(
         await bob.set_view(BOB_VIEW, ["right-box"])
         await wait_for(lambda: all(runtime.views.get(c.identity) for c in clients))
 
-        async def run(client: Any, message: str) -> dict[str, Any]:
+        async def run(client: Any, message: str, **kw: Any) -> dict[str, Any]:
             before = len(fake.requests)
-            reply = await client.prompt(message)
+            reply = await client.prompt(message, **kw)
             assert reply.session_id, reply.error
             assert await client.wait_status(reply.session_id) == "done"
             await settle(runtime, clients, reply.session_id)
@@ -156,6 +156,10 @@ async def test_each_prompt_acts_on_its_askers_view_and_selection(
         assert alice.context_bounds[-1] == BOB_VIEW
         assert all(c.shapes["right-box"]["props"]["color"] == "green" for c in clients)
         assert clients[0].shapes == clients[1].shapes == runtime.mirror.shapes
+        # A selection named in the prompt itself wins over the view's.
+        seen = await run(bob, "make this orange", selection=["left-box"])
+        assert seen["selected"] == ["left-box"]
+        assert all(c.shapes["left-box"]["props"]["color"] == "orange" for c in clients)
 
         # No browser behind the prompt (HTTP): the host's view, no selection, and the
         # request says so; the model has nothing to recolour.
