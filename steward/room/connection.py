@@ -141,7 +141,7 @@ class RoomRuntime:
             messenger=self.messenger,
             context=self.context,
             outbox=deps.outbox,
-            model=s.steward_model,
+            model=s.model_for_role("one-shot"),
             max_s=s.steward_session_max_s,
         )
         self.intake = Intake(
