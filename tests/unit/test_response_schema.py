@@ -19,12 +19,12 @@ def test_every_action_advertises_its_required_fields(name: str) -> None:
     spec = ACTIONS[name]
     own = spec.schema.model_json_schema()
     # Alone and among every other action (shared schema classes are where this broke).
-    for variant in (_variants([name])[name], _variants(list(ACTIONS) + [name])[name]):
+    for variant in (_variants([name])[name], _variants([*ACTIONS, name])[name]):
         props = variant["properties"]
         assert isinstance(props, dict)
         assert set(own.get("properties", {})) <= set(props), name
         assert variant["required"] == ["_type", *own.get("required", [])], name
-        assert set(variant["required"]) <= set(props), name  # type: ignore[arg-type]
+        assert set(variant["required"]) <= set(props), name
 
 
 def test_send_to_back_takes_shape_ids() -> None:
