@@ -22,6 +22,7 @@ from typing import Any, Literal
 from livekit import rtc
 
 from steward import ffi_router
+from steward.canvas.mirror import CanvasMirror
 from steward.headless.ordering import GapBuffer
 from steward.headless.screenshot import Fitted, fit_jpeg, render_canvas
 from steward.obs.logging import get_logger
@@ -70,7 +71,6 @@ from steward.protocol.names import (
     TOPIC_STATUS,
 )
 from steward.room.envelopes import FragmentAssembler, is_fragment
-from steward.room.replica import Replica
 from steward.tokens import mint_token
 
 log = get_logger(__name__)
@@ -121,7 +121,7 @@ class HeadlessClient:
     faults: Faults = field(default_factory=Faults)
     gap_resync_s: float = 1.0
     room: rtc.Room = field(default_factory=rtc.Room)
-    replica: Replica = field(default_factory=Replica)
+    replica: CanvasMirror = field(default_factory=CanvasMirror)
     stats: ClientStats = field(default_factory=ClientStats)
     statuses: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     chat: list[ChatMessage] = field(default_factory=list)
@@ -379,7 +379,7 @@ class HeadlessClient:
                     self.stats.duplicates_applied += 1
                 self._finals.add(key)
                 self.stats.actions_applied += 1
-            self.replica.apply(env.session_id, action, partial=partial)
+            self.replica.apply_one(action, partial=partial, session=env.session_id)
         self.doc_version += 1
         self.stats.envelopes_applied += 1
 

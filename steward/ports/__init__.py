@@ -51,6 +51,25 @@ class CanvasContext:
     source: ContextSource = "fetched"
 
 
+class CanvasView(Protocol):
+    """The room's one canvas, read-only for agents (`steward.canvas.mirror.CanvasMirror`).
+
+    Every action a session sends is applied to it before `send_actions` returns, so an agent
+    resolves its next action against the result of its last one.
+    """
+
+    @property
+    def shapes(self) -> dict[str, dict[str, Any]]:
+        """Records by id in z-order (back to front). Never mutate: send actions instead."""
+        ...
+
+    def snapshot(self) -> list[dict[str, Any]]: ...
+
+    def in_flight(self, session: str | None = None) -> list[str]:
+        """Ids of `session`'s (None: any session's) actions whose latest version is partial."""
+        ...
+
+
 class SessionPort(Protocol):
     """What an agent session may do in its room."""
 
@@ -59,6 +78,11 @@ class SessionPort(Protocol):
 
     @property
     def session_id(self) -> str: ...
+
+    @property
+    def canvas(self) -> CanvasView:
+        """The room's canvas, with this session's sent actions applied."""
+        ...
 
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True

@@ -18,6 +18,7 @@ from livekit import rtc
 from livekit.agents import stt
 
 from steward import ffi_router
+from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.obs import metrics
 from steward.obs.logging import get_logger
@@ -56,7 +57,6 @@ from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.intake import Intake, RateLimiter
 from steward.room.participants import Participants
 from steward.room.relay import Relay
-from steward.room.replica import Replica
 from steward.store.outbox import Outbox
 from steward.tokens import mint_token, verify_prompt_grant
 from steward.voice.listener import Hearing, RoomVoice
@@ -111,7 +111,7 @@ class RoomRuntime:
         self.room_id = room_id
         self.deps = deps
         self.mode = s.steward_apply_mode
-        self.mirror = Replica()
+        self.mirror = CanvasMirror()
         self.participants = Participants(on_left=self._on_left, on_joined=self._on_joined)
         self.broadcaster = Broadcaster(
             room_id,
@@ -137,6 +137,7 @@ class RoomRuntime:
             max_size=s.steward_screenshot_max_size,
             max_bytes=s.steward_screenshot_max_bytes,
             on_reject=self._reject,
+            adopt_shapes=self.mode == "host",
         )
         self.dispatcher = Dispatcher(
             room_id,
@@ -284,7 +285,7 @@ class RoomRuntime:
                     if params is None:
                         continue
                     action = action.model_copy(update={"params": params})
-                self.mirror.apply(env.session_id, action, partial=bool(env.partial))
+                self.mirror.apply_one(action, partial=bool(env.partial), session=env.session_id)
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)

@@ -30,6 +30,7 @@ from tenacity import (
     wait_exponential,
 )
 
+from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.ports import CanvasContext, ContextSource
@@ -51,7 +52,6 @@ from steward.protocol.names import (
     TOPIC_SCREENSHOT,
 )
 from steward.room.participants import Participants
-from steward.room.replica import Replica
 
 log = get_logger(__name__)
 
@@ -262,7 +262,7 @@ class ContextFetcher:
         perform_rpc: PerformRpc,
         participants: Participants,
         inbox: StreamInbox,
-        mirror: Replica,
+        mirror: CanvasMirror,
         room_version: Callable[[], int],
         *,
         timeout_s: float = 2.0,
@@ -273,6 +273,7 @@ class ContextFetcher:
         max_bytes: int | None = None,
         on_reject: Callable[..., None] | None = None,
         clock: Callable[[], float] = time.monotonic,  # of cache ages only
+        adopt_shapes: bool = False,
     ) -> None:
         self.room_id = room_id
         self._clock = clock
@@ -282,6 +283,8 @@ class ContextFetcher:
         self._participants = participants
         self._inbox = inbox
         self._mirror = mirror
+        # Host mode: user edits bypass the steward, so a fetched page replaces the mirror's.
+        self._adopt_shapes = adopt_shapes
         self._room_version = room_version
         self.timeout_s = timeout_s
         self.attempts = attempts
@@ -342,6 +345,8 @@ class ContextFetcher:
         if got is None:
             return self._degraded(best, bounds, started)
         context = self._context(got, bounds, degraded=False)
+        if self._adopt_shapes and got.shapes is not None:
+            self._mirror.load(got.shapes)
         self._store(context, bounds, want_screenshot, key[2], prefetched=False)
         metrics.CONTEXT_SECONDS.labels(result="ok").observe(time.monotonic() - started)
         return context

@@ -6,7 +6,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from steward.ports import CanvasContext, PromptInput
+from steward.ports import CanvasContext, CanvasView, PromptInput
 from steward.protocol.messages import FINAL_STATUSES, Box, SessionStatus, WireAction
 from steward.room.broadcaster import Broadcaster
 from steward.room.chat import Messenger
@@ -58,6 +58,10 @@ class RoomSession:
     @property
     def session_id(self) -> str:
         return self._session_id
+
+    @property
+    def canvas(self) -> CanvasView:
+        return self._broadcaster.mirror
 
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.anthropic_model import AnthropicModel
@@ -120,11 +119,10 @@ async def test_agent_reverts_partial_when_stream_is_cut(fake: FakeAnthropic) -> 
     fake.text = head + '"x": 0, "y": 0, "w": 100, "h": 100, "text": "' + "z" * 300 + '"}}]}'
     settings = Settings(anthropic_base_url=f"http://127.0.0.1:{fake.port}")
     provider = get_model("anthropic:claude-sonnet-test", settings)
-    mirror = CanvasMirror()
     session = FakeSession()
-    agent = CanvasAgent(AgentConfig(settings=settings, mirror=mirror, model=provider))
+    agent = CanvasAgent(AgentConfig(settings=settings, model=provider))
     outcome = await agent.run(session, PromptInput(message="box", source="http", requester="t"))
     assert outcome.startswith("error:")
     assert any(partial for partial, _ in session.envelopes)  # the box did start to appear
-    assert session.browser.shapes == {} and mirror.snapshot() == []
+    assert session.browser.shapes == {} and session.browser.in_flight() == []
     assert session.statuses[-1][0] == "error"

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from livekit import rtc
 
+from steward.canvas.mirror import CanvasMirror
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import Box, ComposingHint, ContextCounts, ContextReply
@@ -19,7 +20,6 @@ from steward.protocol.names import ATTR_CAPABILITIES, TOPIC_COMPOSING
 from steward.room.composing import ComposingHints
 from steward.room.context import ContextFetcher, Received, StreamInbox
 from steward.room.participants import Member, Participants
-from steward.room.replica import Replica
 
 WEBP = b"RIFF\x04\x00\x00\x00WEBPVP8 "
 
@@ -72,7 +72,7 @@ class Rig:
             self.host.perform_rpc,
             self.participants,
             self.inbox,
-            Replica(),
+            CanvasMirror(),
             lambda: self.version,
             timeout_s=0.5,
             attempts=1,
