@@ -65,6 +65,15 @@ class Settings(BaseSettings):
     # Required by POST /api/canvas-agent/run; empty disables the endpoint.
     steward_api_key: SecretStr | None = None
     steward_wake_phrase: str = "steward"
+    # Voice: which engine transcribes microphones (`steward/voice/engines.py`), what it does
+    # with people who may not prompt (caption them, or not listen at all), and the silence
+    # that ends an utterance (the floor of end-of-speech → prompt latency).
+    steward_stt: Literal["off", "local", "openai"] = "local"
+    steward_stt_unprivileged: Literal["captions", "ignore"] = "captions"
+    steward_vad_min_silence_s: float = Field(default=0.4, ge=0.1, le=3.0)
+    steward_openai_stt_model: str = "gpt-4o-mini-transcribe"
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
     # Dev only (`steward dev` turns these on): hand out room tokens to anyone who can reach
     # the HTTP port, joining the room on first request, and serve the built demo page.
     steward_dev_tokens: bool = False
