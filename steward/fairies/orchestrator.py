@@ -27,7 +27,7 @@ from steward.actions.base import ActionContext
 from steward.actions.registry import ACTIONS, normalize_name, process
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect, shape_bounds, union
-from steward.config import Settings
+from steward.config import ModelRole, Settings
 from steward.fairies.actions.effects import (
     Effect,
     EffectContext,
@@ -53,7 +53,7 @@ from steward.fairies.memory import (
     prompt_item,
 )
 from steward.fairies.mistakes import FairyMistake
-from steward.fairies.modes import ActionKind, ModeFacts, ModeName, Role, mode
+from steward.fairies.modes import ActionKind, ModeFacts, ModeName, Role, mode, model_role
 from steward.fairies.persistence import (
     fairy_from,
     fairy_row,
@@ -106,23 +106,25 @@ class SessionFactory(Protocol):
     async def close_session(self, session: SessionPort, outcome: str) -> None: ...
 
 
-ModelFactory = Callable[[str | None], ModelProvider]
+# (the run's model override or None, the role of the turn) → provider.
+ModelFactory = Callable[[str | None, ModelRole], ModelProvider]
 
 
-def default_models(name: str | None) -> ModelProvider:
+def default_models(name: str | None, role: ModelRole) -> ModelProvider:
     if name in (None, "", "scripted"):
         return ScriptedProjectModel(tokens_per_s=None)
     raise ValueError(f"FairyRuntime has no provider for model {name!r}; pass a ModelFactory")
 
 
 def models_from_settings(settings: Settings) -> ModelFactory:
-    """`None` is the configured model; `scripted` is the project-aware scripted model (so a
-    scripted room can run whole projects); anything else goes through the model registry.
-    Providers are cached per name (the Anthropic client keeps its connection pool)."""
+    """`None` is the role's configured model (`Settings.model_for_role`); `scripted` is the
+    project-aware scripted model (so a scripted room can run whole projects); anything else
+    goes through the model registry. Providers are cached per name (the Anthropic client
+    keeps its connection pool)."""
     cache: dict[str, ModelProvider] = {}
 
-    def make(name: str | None) -> ModelProvider:
-        spec = name or settings.steward_model
+    def make(name: str | None, role: ModelRole) -> ModelProvider:
+        spec = name or settings.model_for_role(role)
         if spec not in cache:
             if spec == "scripted":
                 rate = settings.steward_scripted_tokens_per_s
@@ -674,7 +676,8 @@ class FairyRuntime:
         await session.send_status("waiting_context")
         await self._context(room, fairy_id, session)
         request = self._request(room, fairy_id, req, session.canvas.shapes)
-        provider = self.models(room.models.get(fairy_id))
+        role = model_role(room.roster.get(fairy_id).mode)
+        provider = self.models(room.models.get(fairy_id), role)
         parser = ActionStreamParser()
         parser.feed(request.prefill)  # the provider continues after the prefilled opening
         ctx = ActionContext(shapes=session.canvas.shapes)

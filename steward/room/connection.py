@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from livekit import rtc
+from livekit.agents import stt
 
 from steward import ffi_router
 from steward.canvas.mirror import CanvasMirror
@@ -60,6 +61,7 @@ from steward.room.user_edits import UserEdits
 from steward.room.views import Views
 from steward.store.outbox import Outbox
 from steward.tokens import mint_token, verify_prompt_grant
+from steward.voice.listener import Hearing, RoomVoice
 
 log = get_logger(__name__)
 
@@ -81,6 +83,8 @@ class RoomDeps:
     # `steward.cancel` for sessions the dispatcher did not start (a fairy's own sessions):
     # (room id, session id) → whether something was cancelled.
     cancel_other: Callable[[str, str], bool] | None = None
+    # The speech engine shared by every room (None: the steward transcribes nobody).
+    speech: stt.STT[Any] | None = None
 
 
 def steward_token(settings: Settings, room: str) -> str:
@@ -150,7 +154,7 @@ class RoomRuntime:
             messenger=self.messenger,
             context=self.context,
             outbox=deps.outbox,
-            model=s.steward_model,
+            model=s.model_for_role("one-shot"),
             max_s=s.steward_session_max_s,
         )
         self.intake = Intake(
@@ -168,7 +172,15 @@ class RoomRuntime:
                 identity=identity,
                 value=value,
             ),
+            running=self.dispatcher.running,
+            track_owner=self._track_owner,
         )
+        self.voice: RoomVoice | None = None
+        if deps.speech is not None:
+            self.voice = RoomVoice(
+                room, room_id, deps.speech, hearing=self._hearing, on_final=self._voice_final
+            )
+            self.intake.on_transcribed_elsewhere = self.voice.transcribed_elsewhere
         self.composing = ComposingHints(
             room_id,
             self.participants,
@@ -216,6 +228,8 @@ class RoomRuntime:
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
         for p in room.remote_participants.values():
             self._on_participant_connected(p)
+        if self.voice is not None:  # after the participants: it asks who may prompt
+            self.voice.start()
         # After the participants are known, so the withdrawals reach every browser live.
         self._spawn(self._end_interrupted())
         metrics.CONNECTED_ROOMS.inc()
@@ -232,6 +246,8 @@ class RoomRuntime:
         if self.closed.is_set():
             return
         self.closed.set()
+        if self.voice is not None:
+            await self.voice.close()
         await self.dispatcher.close()
         await self.context.close()
         await self.broadcaster.close()
@@ -292,6 +308,22 @@ class RoomRuntime:
     async def run_prompt(self, prompt: PromptInput) -> str:
         """Start a session (HTTP and in-process callers); returns its id."""
         return await self.dispatcher.start(prompt)
+
+    # --- voice ---------------------------------------------------------------------------
+    def _hearing(self, identity: str) -> Hearing:
+        member = self.participants.get(identity)
+        if member is not None and self.intake.may_prompt(member):
+            return "prompt"
+        return self.deps.settings.steward_stt_unprivileged
+
+    async def _voice_final(self, speaker: str, text: str, _ended_at: float) -> None:
+        await self.intake.voice_final(speaker, text)
+
+    def _track_owner(self, track_sid: str) -> str | None:
+        for p in self.room.remote_participants.values():
+            if track_sid in p.track_publications:
+                return p.identity
+        return None
 
     def _cancel(self, session_id: str, requester: str) -> bool:
         ok = self.dispatcher.cancel(session_id)

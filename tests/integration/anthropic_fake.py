@@ -4,7 +4,8 @@ Each request takes the next scenario from a queue: a normal stream (of `text`, o
 `respond` answers to the request body, for a model that reads its prompt), an HTTP 429/529, an
 `error` event (overloaded) before any text, or a connection cut after some text. Like the
 real API, it refuses (400 `invalid_request_error`) an image block whose media type is not one
-it accepts or whose bytes are not of that type.
+it accepts or whose bytes are not of that type. With `refuse_prefill` / `refuse_temperature`
+it refuses a request ending in an assistant turn / carrying a temperature, as newer models do.
 """
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ class FakeAnthropic:
     scenarios: list[str] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     chunk: int = 7
+    refuse_prefill: bool = False
+    refuse_temperature: bool = False
     port: int = 0
     _runner: web.AppRunner | None = None
 
@@ -80,6 +83,13 @@ class FakeAnthropic:
         body = await request.json()
         self.requests.append(body)
         problem = image_problem(body)
+        if self.refuse_prefill and body.get("messages", [{}])[-1].get("role") == "assistant":
+            problem = (
+                "This model does not support assistant message prefill. "
+                "The conversation must end with a user message."
+            )
+        if self.refuse_temperature and "temperature" in body:
+            problem = "`temperature` is deprecated for this model."
         if problem is not None:
             return web.json_response(
                 {"type": "error", "error": {"type": "invalid_request_error", "message": problem}},
