@@ -40,6 +40,7 @@ from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox
 from steward.store.usage import UsageRepo
 from steward.tokens import mint_token
+from steward.voice.engines import speech_engine
 
 log = get_logger(__name__)
 
@@ -150,6 +151,7 @@ class StewardService:
             runner=self.runner,
             cancel_other=self._cancel_fairy_session,
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
+            speech=speech_engine(self.settings),
         )
 
     def _cancel_fairy_session(self, room_id: str, session_id: str) -> bool:
