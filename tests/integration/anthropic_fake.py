@@ -1,9 +1,11 @@
 """A local aiohttp server speaking the Anthropic Messages streaming protocol (SSE).
 
-Each request takes the next scenario from a queue: a normal stream, an HTTP 429/529, an
+Each request takes the next scenario from a queue: a normal stream (of `text`, or of what
+`respond` answers to the request body, for a model that reads its prompt), an HTTP 429/529, an
 `error` event (overloaded) before any text, or a connection cut after some text. Like the
 real API, it refuses (400 `invalid_request_error`) an image block whose media type is not one
-it accepts or whose bytes are not of that type.
+it accepts or whose bytes are not of that type. With `refuse_prefill` / `refuse_temperature`
+it refuses a request ending in an assistant turn / carrying a temperature, as newer models do.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,9 +56,12 @@ def image_problem(body: dict[str, Any]) -> str | None:
 @dataclass
 class FakeAnthropic:
     text: str = "hello"
+    respond: Callable[[dict[str, Any]], str] | None = None
     scenarios: list[str] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     chunk: int = 7
+    refuse_prefill: bool = False
+    refuse_temperature: bool = False
     port: int = 0
     _runner: web.AppRunner | None = None
 
@@ -77,6 +83,13 @@ class FakeAnthropic:
         body = await request.json()
         self.requests.append(body)
         problem = image_problem(body)
+        if self.refuse_prefill and body.get("messages", [{}])[-1].get("role") == "assistant":
+            problem = (
+                "This model does not support assistant message prefill. "
+                "The conversation must end with a user message."
+            )
+        if self.refuse_temperature and "temperature" in body:
+            problem = "`temperature` is deprecated for this model."
         if problem is not None:
             return web.json_response(
                 {"type": "error", "error": {"type": "invalid_request_error", "message": problem}},
@@ -106,7 +119,7 @@ class FakeAnthropic:
                  "content_block": {"type": "text", "text": ""}}  # fmt: skip
         await resp.write(sse("content_block_start", block))
         await resp.write(sse("ping", {"type": "ping"}))
-        text = self.text
+        text = self.respond(body) if self.respond is not None else self.text
         if scenario == "cut":
             text = text[: max(1, len(text) // 2)]
         for i in range(0, len(text), self.chunk):

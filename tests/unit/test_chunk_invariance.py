@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from steward.bench import mutate
 from steward.bench.fuzz import SHAPE_SEEDS
 from steward.bench.memory_session import ChunkModel, MemorySession
-from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.ports import PromptInput
@@ -72,11 +71,11 @@ def one_action(draw: st.DrawFn) -> dict[str, Any]:
 def final_canvas(text: str, chunks: list[str]) -> dict[str, Any]:
     assert "".join(chunks) == text
     settings_ = Settings(steward_max_followups=0, steward_watchdog_s=20)
-    agent = CanvasAgent(AgentConfig(settings=settings_, model=ChunkModel(chunks),
-                                    mirror=CanvasMirror()))  # fmt: skip
+    agent = CanvasAgent(AgentConfig(settings=settings_, model=ChunkModel(chunks)))
     session = MemorySession(shapes=list(SHAPE_SEEDS[0]))
     prompt = PromptInput(message="draw", source="system", requester="test")
     assert asyncio.run(agent.run(session, prompt)) == "done"
+    assert session.browser.shapes == session.room.shapes
     return dict(session.browser.shapes)
 
 
