@@ -6,7 +6,8 @@ with comes from a pluggable *responder*: a fixed text, or a test model that read
 (`steward.bench.responders`). A queue of scenarios injects failures: HTTP 429/529/500, an
 `error` event (overloaded) before any text, or a connection cut after some text. Like the real
 API, it refuses (400 `invalid_request_error`) an image block whose media type is not one it
-accepts or whose bytes are not of that type.
+accepts or whose bytes are not of that type; with `refuse_prefill` / `refuse_temperature` it
+refuses a request ending in an assistant turn / carrying a temperature, as newer models do.
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ class MessagesServer:
     responder: Responder
     scenarios: list[str] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    refuse_prefill: bool = False
+    refuse_temperature: bool = False
     port: int = 0
     _runner: web.AppRunner | None = None
 
@@ -120,6 +123,13 @@ class MessagesServer:
         body = await request.json()
         self.requests.append(body)
         problem = image_problem(body)
+        if self.refuse_prefill and body.get("messages", [{}])[-1].get("role") == "assistant":
+            problem = (
+                "This model does not support assistant message prefill. "
+                "The conversation must end with a user message."
+            )
+        if self.refuse_temperature and "temperature" in body:
+            problem = "`temperature` is deprecated for this model."
         if problem is not None:
             return web.json_response(
                 {"type": "error", "error": {"type": "invalid_request_error", "message": problem}},

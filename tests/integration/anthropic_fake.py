@@ -1,11 +1,14 @@
-"""The local Messages server answering every request with one fixed text (`FakeAnthropic`).
+"""The local Messages server answering with one fixed text, or with what `respond` makes of
+the request body (a model that reads its prompt): `FakeAnthropic`.
 
-The server itself lives in `steward.bench.anthropic_server`; test models that read the request
-plug into it as responders (`steward.bench.responders`).
+The server itself (scenarios, image checks, `refuse_prefill` / `refuse_temperature`) lives in
+`steward.bench.anthropic_server`; test models that read the request plug into it as
+responders (`steward.bench.responders`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,10 +26,12 @@ __all__ = ["IMAGE_SIGNATURES", "FakeAnthropic", "MessagesServer", "image_problem
 
 @dataclass
 class FakeAnthropic(MessagesServer):
-    """Answers `text`, streamed in pieces of `chunk` characters, unless given a responder."""
+    """Streams `text` (or `respond(body)`) in pieces of `chunk` characters, unless given a
+    responder."""
 
     responder: Any = None
     text: str = "hello"
+    respond: Callable[[dict[str, Any]], str] | None = None
     chunk: int = 7
     requests: list[dict[str, Any]] = field(default_factory=list)
 
@@ -35,4 +40,5 @@ class FakeAnthropic(MessagesServer):
             self.responder = self._fixed
 
     def _fixed(self, body: dict[str, Any]) -> Reply:
-        return Reply(split_text(self.text, self.chunk))
+        text = self.respond(body) if self.respond is not None else self.text
+        return Reply(split_text(text, self.chunk))
