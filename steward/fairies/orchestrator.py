@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from steward.actions.base import ActionContext
+from steward.actions.ordering import CreateOrder
 from steward.actions.registry import ACTIONS, normalize_name, process
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect, shape_bounds, union
-from steward.config import Settings
+from steward.config import ModelRole, Settings
 from steward.fairies.actions.effects import (
     Effect,
     EffectContext,
@@ -53,7 +54,7 @@ from steward.fairies.memory import (
     prompt_item,
 )
 from steward.fairies.mistakes import FairyMistake
-from steward.fairies.modes import ActionKind, ModeFacts, ModeName, Role, mode
+from steward.fairies.modes import ActionKind, ModeFacts, ModeName, Role, mode, model_role
 from steward.fairies.persistence import (
     fairy_from,
     fairy_row,
@@ -106,23 +107,25 @@ class SessionFactory(Protocol):
     async def close_session(self, session: SessionPort, outcome: str) -> None: ...
 
 
-ModelFactory = Callable[[str | None], ModelProvider]
+# (the run's model override or None, the role of the turn) → provider.
+ModelFactory = Callable[[str | None, ModelRole], ModelProvider]
 
 
-def default_models(name: str | None) -> ModelProvider:
+def default_models(name: str | None, role: ModelRole) -> ModelProvider:
     if name in (None, "", "scripted"):
         return ScriptedProjectModel(tokens_per_s=None)
     raise ValueError(f"FairyRuntime has no provider for model {name!r}; pass a ModelFactory")
 
 
 def models_from_settings(settings: Settings) -> ModelFactory:
-    """`None` is the configured model; `scripted` is the project-aware scripted model (so a
-    scripted room can run whole projects); anything else goes through the model registry.
-    Providers are cached per name (the Anthropic client keeps its connection pool)."""
+    """`None` is the role's configured model (`Settings.model_for_role`); `scripted` is the
+    project-aware scripted model (so a scripted room can run whole projects); anything else
+    goes through the model registry. Providers are cached per name (the Anthropic client
+    keeps its connection pool)."""
     cache: dict[str, ModelProvider] = {}
 
-    def make(name: str | None) -> ModelProvider:
-        spec = name or settings.steward_model
+    def make(name: str | None, role: ModelRole) -> ModelProvider:
+        spec = name or settings.model_for_role(role)
         if spec not in cache:
             if spec == "scripted":
                 rate = settings.steward_scripted_tokens_per_s
@@ -674,10 +677,12 @@ class FairyRuntime:
         await session.send_status("waiting_context")
         await self._context(room, fairy_id, session)
         request = self._request(room, fairy_id, req, session.canvas.shapes)
-        provider = self.models(room.models.get(fairy_id))
+        role = model_role(room.roster.get(fairy_id).mode)
+        provider = self.models(room.models.get(fairy_id), role)
         parser = ActionStreamParser()
         parser.feed(request.prefill)  # the provider continues after the prefilled opening
         ctx = ActionContext(shapes=session.canvas.shapes)
+        order = CreateOrder(exists=lambda sid: ctx.existing_id(sid) is not None)
         task = room.board.working_task_of(fairy_id)
         guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
         ctx.task_bounds = task.bounds if task is not None else None
@@ -688,14 +693,16 @@ class FairyRuntime:
         usage = Usage()
         try:
             async for chunk in provider.stream(request, usage):
-                for parsed in parser.feed(chunk):
-                    outcome = await self._handle(
-                        room, fairy_id, session, parsed.data, parsed.index, parsed.complete,
-                        parsed.incomplete_path, ctx, guard, turn_id, sent_partial, refusals,
-                    )  # fmt: skip
-                    if outcome == "end":
-                        await self._turn_feedback(room, fairy_id, refusals)
-                        return True
+                for event in parser.feed(chunk):
+                    for parsed in order.push(event):  # one at a time: see CreateOrder
+                        outcome = await self._handle(
+                            room, fairy_id, session, parsed.data, parsed.index,
+                            parsed.complete, parsed.incomplete_path, ctx, guard, turn_id,
+                            sent_partial, refusals,
+                        )  # fmt: skip
+                        if outcome == "end":
+                            await self._turn_feedback(room, fairy_id, refusals)
+                            return True
         except asyncio.CancelledError:
             if fairy_id in room.user_cancelled and sent_partial:
                 # A user stopped this fairy: its half-streamed actions end as no-ops (their
@@ -706,7 +713,8 @@ class FairyRuntime:
                 ]
                 await session.send_actions(finals)
             raise
-        for parsed in parser.finish():
+        # The parser's end reports only a cut-off action, never pushed; then what was held.
+        for parsed in [*parser.finish(), *order.finish()]:
             if not parsed.truncated:
                 await self._handle(
                     room, fairy_id, session, parsed.data, parsed.index, True, None, ctx, guard,
