@@ -78,13 +78,19 @@ class ActionContext:
         self.claimed[index] = new
         return new
 
-    def existing_id(self, raw: Any) -> str | None:
-        """The actual id of a shape the model refers to, or None if there is none."""
+    def existing_id(self, raw: Any, *, besides: str | None = None) -> str | None:
+        """The actual id of a shape the model refers to, or None if there is none.
+
+        `besides`: the id a create claimed for itself; within that create its old name
+        still means the shape that had it, whether or not a preview already renamed it.
+        """
         sid = clean_id(raw)
         if sid is None:
             return None
         actual = self.id_map.get(sid, sid)
-        return actual if actual in self.shapes else None
+        if besides is not None and actual == besides:
+            actual = sid
+        return actual if actual in self.shapes and actual != besides else None
 
     def existing_ids(self, raw: Any) -> list[str]:
         items = raw if isinstance(raw, list) else [raw]

@@ -108,7 +108,7 @@ def _sanitize_create(
     if kind == "arrow":
         for key in ("fromId", "toId"):
             if page.get(key) is not None:
-                ref = ctx.existing_id(page[key])
+                ref = ctx.existing_id(page[key], besides=sid)
                 if ref is None and complete:
                     ctx.notes.append(f"arrow {sid!r}: {key} {page[key]!r} does not exist")
                 page[key] = ref

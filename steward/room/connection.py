@@ -57,6 +57,8 @@ from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.intake import Intake, RateLimiter
 from steward.room.participants import Participants
 from steward.room.relay import Relay
+from steward.room.user_edits import UserEdits
+from steward.room.views import Views
 from steward.store.outbox import Outbox
 from steward.tokens import mint_token, verify_prompt_grant
 from steward.voice.listener import Hearing, RoomVoice
@@ -124,6 +126,9 @@ class RoomRuntime:
         )
         self.messenger = Messenger(room_id, self._publish_all)
         self.inbox = StreamInbox(self._reject)
+        # Whose view a run sees: each participant's published viewport and own edits.
+        self.views = Views()
+        self.user_edits = UserEdits()
         self.context = ContextFetcher(
             room_id,
             functools.partial(ffi_router.perform_rpc, room.local_participant),
@@ -138,6 +143,9 @@ class RoomRuntime:
             max_bytes=s.steward_screenshot_max_bytes,
             on_reject=self._reject,
             adopt_shapes=self.mode == "host",
+            views=self.views,
+            edits=self.user_edits,
+            browser_changes=self.mode == "host",
         )
         self.dispatcher = Dispatcher(
             room_id,
@@ -183,7 +191,6 @@ class RoomRuntime:
         )
         self.intake.on_speaking = self.composing.on_voice
         self.relay = Relay(room_id, self.broadcaster, mode=self.mode)
-        self.viewports: dict[str, ViewportUpdate] = {}
         self.rejected: list[tuple[str, str, str]] = []
         self._inbound_limit = RateLimiter(INBOUND_PER_MIN)
         self._resync_limit = RateLimiter(RESYNC_PER_MIN)
@@ -384,7 +391,8 @@ class RoomRuntime:
     def _on_left(self, identity: str) -> None:
         self.broadcaster.forget(identity)
         self.context.participant_left(identity)
-        self.viewports.pop(identity, None)
+        self.views.forget(identity)
+        self.user_edits.forget(identity)
 
     # --- inbound data --------------------------------------------------------------------
     def _reject(self, topic: str, sender: str, reason: str, detail: str = "") -> None:
@@ -431,14 +439,16 @@ class RoomRuntime:
             self._spawn(result)
 
     def _on_edit(self, sender: str, edit: CanvasEdit) -> Awaitable[None]:
-        return self.relay.send(sender, self.relay.accept(sender, edit))
+        actions = self.relay.accept(sender, edit)
+        ids = [str(r["id"]) for r in edit.put]
+        self.user_edits.record(sender, ids, edit.remove, lambda sid: sid in self.mirror.shapes)
+        return self.relay.send(sender, actions)
 
     def _on_ack(self, sender: str, ack: Ack) -> None:
         self.broadcaster.on_ack(sender, ack)
 
     def _on_viewport(self, sender: str, update: ViewportUpdate) -> None:
-        self.viewports[sender] = update
-        self.context.viewport_changed(sender, update.viewport)
+        self.context.viewport_changed(sender, self.views.update(sender, update))
 
     async def _on_resync(self, sender: str, req: Resync) -> None:
         if self.mode == "host" and sender != self.participants.host:
