@@ -23,6 +23,7 @@ from steward.store.database import Database
 from steward.voice.microphone import WavMicrophone
 from steward.voice.speech import SpokenText, speak
 from tests.conftest import wait_for
+from tests.integration.openai_stt_fake import FakeOpenAITranscription
 from tests.integration.room_support import close_all, join_clients, recording_steward, settle
 
 pytestmark = pytest.mark.integration
@@ -169,3 +170,36 @@ async def test_captions_only_or_nobody_as_configured(
         await close_all([eve])
     finally:
         await service.close()
+
+
+async def test_the_openai_engine_through_its_livekit_plugin(
+    livekit_server: LiveKitServer,
+    database: Database,
+    room_name: str,
+    speech: dict[str, SpokenText],
+) -> None:
+    fake = FakeOpenAITranscription()
+    base_url = await fake.start()
+    service, _ = await recording_steward(
+        livekit_server,
+        database,
+        steward_stt="openai",
+        openai_base_url=base_url,
+        openai_api_key=fake.api_key,
+    )
+    try:
+        runtime = await service.join(room_name)
+        clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+        captions = CaptionLog(clients[1].room)
+        mic, sid = await _speaker(clients[0], runtime)
+        await mic.play(speech["flow"].path)
+        await wait_for(lambda: len(runtime.dispatcher.sessions) == 1, timeout=20)
+        session = next(iter(runtime.dispatcher.sessions.values()))
+        assert "flow chart" in session.prompt.message and session.prompt.requester == "alice"
+        await wait_for(lambda: len(captions.finals(sid)) == 1, timeout=10)
+        assert fake.requests and fake.requests[0]["model"] == "gpt-4o-mini-transcribe"
+        await mic.close()
+        await close_all(clients)
+    finally:
+        await service.close()
+        await fake.stop()
