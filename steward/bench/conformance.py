@@ -15,7 +15,9 @@ and whether the mode may see), `outputs` (sampled actions streamed), `applied` a
 (complete model actions, from `steward_model_actions_total`), `refused_unlogged` (a refusal
 with no `action_refused` reason logged), `crashes` (error logs of ours, exceptions around
 callbacks, unhandled loop errors, runs ending in `error`), `canvases_identical`,
-`requests_without_schema`, `requests_without_screenshot` (modes that may see only).
+`task_shapes_outside_bounds` (shapes a fairy created while working a task, outside its task
+area, checked right after each round), `requests_without_schema`,
+`requests_without_screenshot` (modes that may see only).
 Targets (issue 12): every mode, >= 500 outputs, crashes 0, requests without schema 0,
 requests without screenshot 0.
 """
@@ -36,15 +38,20 @@ from typing import Any
 from steward.bench.anthropic_server import MessagesServer, Reply
 from steward.bench.clients import canvas_hash
 from steward.bench.fuzz_live import Observer, observing
-from steward.bench.harness import Stack, bounded, start_stack, wait_until
+from steward.bench.harness import bounded, start_stack, wait_until
 from steward.bench.request_text import RequestView, read_request
 from steward.bench.responders import PlanResponder, SchemaResponder, continuation, random_chunks
+from steward.canvas.bounds import Rect, shape_bounds
 from steward.commands._common import print_json
 from steward.fairies import modes as fairy_modes
+from steward.fairies.bounds import belongs
 from steward.headless.client import HeadlessClient
+from steward.livekit_server import LiveKitServer
 from steward.obs import metrics
 from steward.obs.logging import configure_logging
+from steward.protocol.messages import ActionEnvelope
 from steward.room.connection import RoomRuntime
+from steward.service import StewardService
 
 TARGET_OUTPUTS = 500
 CLIENTS = ("alice", "bob", "carol")
@@ -149,9 +156,11 @@ def _shape(sid: str, x: float, y: float, text: str) -> dict[str, Any]:
                       "color": "black"}}  # fmt: skip
 
 
-async def _idle(stack: Stack, runtime: RoomRuntime, clients: list[HeadlessClient]) -> None:
+async def _idle(
+    service: StewardService, runtime: RoomRuntime, clients: list[HeadlessClient]
+) -> None:
     """No fairy working, nothing unacked, every client equal to the room's canvas."""
-    fairies = stack.service.fairies
+    fairies = service.fairies
     room = fairies.rooms.get(runtime.room_id) if fairies is not None else None
     await wait_until(
         lambda: (
@@ -164,39 +173,70 @@ async def _idle(stack: Stack, runtime: RoomRuntime, clients: list[HeadlessClient
     )
 
 
-async def run(seed: int, target: int, max_rounds: int = 400) -> dict[str, Any]:
-    model = ConformanceModel(seed=seed)
-    server = MessagesServer(model)
-    await server.start()
+async def _outside_bounds(
+    service: StewardService, runtime: RoomRuntime, since: int, tasks_before: set[str]
+) -> tuple[int, int, int]:
+    """After a fairy round: shapes that fairies created while working this round's tasks and
+    that lie outside their task areas. Returns (rows read, shapes checked, outside)."""
+    fairies = service.fairies
+    room = fairies.rooms.get(runtime.room_id) if fairies is not None else None
+    rows = await runtime.deps.outbox.room_history(runtime.room_id)
+    if room is None:
+        return len(rows), 0, 0
+    areas: dict[str, list[Rect]] = {}
+    for task in room.board.tasks.values():
+        if task.id not in tasks_before and task.assigned_to and task.bounds is not None:
+            areas.setdefault(task.assigned_to, []).append(task.bounds)
+    shapes = runtime.mirror.shapes
+    checked = outside = 0
+    for row in rows[since:]:
+        worker = next((f for f in areas if row.session_id.startswith(f"s-{f}-")), None)
+        if worker is None or row.partial:
+            continue
+        env = ActionEnvelope.model_validate_json(row.payload)
+        for action in env.actions:
+            sid = action.params.get("id") if action.name == "create_shape" else None
+            if not isinstance(sid, str) or sid not in shapes:
+                continue
+            checked += 1
+            box = shape_bounds(shapes[sid], shapes)
+            outside += not any(belongs(box, area) for area in areas[worker])
+    return len(rows), checked, outside
+
+
+async def exercise(
+    service: StewardService,
+    lk: LiveKitServer,
+    model: ConformanceModel,
+    target: int,
+    max_rounds: int = 400,
+) -> dict[str, Any]:
+    """Rounds of prompts in a fresh room of a started steward whose model is `model` behind
+    the local Messages server, until `target` sampled outputs were streamed."""
     observer = _Observer()
     before = action_outcomes()
-    stack = await start_stack(
-        steward_model="anthropic:claude-conformance",
-        anthropic_base_url=server.base_url,
-        steward_context_timeout_s=3.0,
-    )
     clients: list[HeadlessClient] = []
     statuses: Counter[str] = Counter()
     rounds = 0
+    in_bounds_checked = outside_bounds = 0
     canvases_identical = False
     started = time.monotonic()
     try:
         with observing(observer):
             name = f"bench-conformance-{uuid.uuid4().hex[:6]}"
-            runtime = await stack.join(name)
+            runtime = await service.join(name)
             for ident in CLIENTS:
                 client = HeadlessClient.create(
-                    stack.server.url, stack.server.api_key, stack.server.api_secret,
-                    room=name, identity=ident,
-                )  # fmt: skip
+                    lk.url, lk.api_key, lk.api_secret, room=name, identity=ident
+                )
                 await client.connect()
                 clients.append(client)
             await wait_until(lambda: all(runtime.participants.get(i) for i in CLIENTS), 20, "join")
-            fairies = stack.service.fairies
+            fairies = service.fairies
             if fairies is not None:
-                room = await fairies.room(name)
+                crew = await fairies.room(name)
                 for fid, role in EXTRA_FAIRIES:
-                    room.roster.add(fid, role=role)  # type: ignore[arg-type]
+                    crew.roster.add(fid, role=role)  # type: ignore[arg-type]
             await clients[0].edit(put=[_shape(f"seed-{i}", 120 + 260 * i, 140, f"seed {i}")
                                        for i in range(3)])  # fmt: skip
             await wait_until(lambda: all(len(c.shapes) == 3 for c in clients), 20, "seed shapes")
@@ -205,22 +245,27 @@ async def run(seed: int, target: int, max_rounds: int = 400) -> dict[str, Any]:
                 client = clients[rounds % len(clients)]
                 text = f"round {rounds}: draw something"
                 message = f"project: {text}" if kind == "project" else text
+                room = fairies.rooms.get(name) if fairies is not None else None
+                tasks_before = set(room.board.tasks) if room is not None else set()
+                seen = len(await runtime.deps.outbox.room_history(name))
                 reply = await client.prompt(message, **({"fairy": fairy} if fairy else {}))
                 rounds += 1
                 if not reply.session_id:
                     statuses[f"refused: {reply.error}"[:80]] += 1
                     continue
                 statuses[await client.wait_status(reply.session_id, timeout=120)] += 1
-                await _idle(stack, runtime, clients)
-            await _idle(stack, runtime, clients)
+                await _idle(service, runtime, clients)
+                # Right after the round: a later round may move what the fairies drew.
+                _, checked, outside = await _outside_bounds(service, runtime, seen, tasks_before)
+                in_bounds_checked += checked
+                outside_bounds += outside
+            await _idle(service, runtime, clients)
             hashes = {canvas_hash(c.shapes) for c in clients}
             canvases_identical = len(hashes) == 1 and clients[0].shapes == runtime.mirror.shapes
     finally:
         for c in clients:
             with contextlib.suppress(Exception):
                 await c.disconnect()
-        await stack.close()
-        await server.stop()
     after = action_outcomes()
     seeing = {m for m in model.modes if may_see(m)}
     crashes = [*observer.crashes, *(f"run ended {s}" for s in statuses if s == "error")]
@@ -239,6 +284,8 @@ async def run(seed: int, target: int, max_rounds: int = 400) -> dict[str, Any]:
         "crashes": len(crashes),
         "crash_samples": crashes[:5],
         "canvases_identical": canvases_identical,
+        "task_shapes_checked": in_bounds_checked,
+        "task_shapes_outside_bounds": outside_bounds,
         "requests_without_schema": sum(t.without_schema for t in model.modes.values()),
         "requests_without_screenshot": sum(
             t.without_screenshot for m, t in model.modes.items() if m in seeing
@@ -247,8 +294,26 @@ async def run(seed: int, target: int, max_rounds: int = 400) -> dict[str, Any]:
         "rounds": rounds,
         "statuses": dict(statuses),
         "seconds": round(time.monotonic() - started, 1),
-        "seed": seed,
+        "seed": model.seed,
     }
+
+
+async def run(seed: int, target: int) -> dict[str, Any]:
+    model = ConformanceModel(seed=seed)
+    server = MessagesServer(model)
+    await server.start()
+    try:
+        stack = await start_stack(
+            steward_model="anthropic:claude-conformance",
+            anthropic_base_url=server.base_url,
+            steward_context_timeout_s=3.0,
+        )
+        try:
+            return await exercise(stack.service, stack.server, model, target)
+        finally:
+            await stack.close()
+    finally:
+        await server.stop()
 
 
 def _handler(args: argparse.Namespace) -> int:
