@@ -17,7 +17,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from steward.actions.base import ActionContext, Scheduled, TodoItem, WireOp
-from steward.actions.registry import Outcome, creates_first, process, select
+from steward.actions.ordering import CreateOrder
+from steward.actions.registry import Outcome, process, select
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings, get_settings
@@ -237,6 +238,7 @@ class CanvasAgent:
         await session.send_status("calling_model")
         parser = ActionStreamParser()
         parser.feed(request.prefill)
+        order = CreateOrder(exists=lambda sid: run.ctx.existing_id(sid) is not None)
         first = True
         if self.config.mark is not None:
             self.config.mark("model_request", session.session_id)
@@ -248,35 +250,36 @@ class CanvasAgent:
             if first:
                 await session.send_status("streaming")
                 first = False
-            await self._handle(run, parser.feed(chunk), enabled)
-        await self._handle(run, parser.finish(), enabled)
+            await self._handle(run, parser.feed(chunk), enabled, order)
+        await self._handle(run, parser.finish(), enabled, order)
+        for ev in order.finish():
+            await self._handle_one(run, ev, enabled)
         return "done"
 
-    async def _handle(self, run: _Run, events: list[ParsedAction], enabled: Any) -> None:
+    async def _handle(
+        self, run: _Run, events: list[ParsedAction], enabled: Any, order: CreateOrder
+    ) -> None:
         mark = self.config.mark
-        if mark is not None:
-            for ev in events:
-                if ev.complete:
-                    mark("action_complete", run.wire_id(ev.index))
-        complete = creates_first([e for e in events if e.complete], key=lambda e: e.data)
-        # Finished actions go out before the partial versions of the next ones, so an
-        # action never waits behind another action's preview.
-        done = {e.index for e in complete}
-        ordered = complete + [e for e in events if not e.complete and e.index not in done]
-        for ev in ordered:
-            if ev.truncated:
+        for event in events:
+            if mark is not None and event.complete:
+                mark("action_complete", run.wire_id(event.index))
+            for ev in order.push(event):
+                await self._handle_one(run, ev, enabled)
+
+    async def _handle_one(self, run: _Run, ev: ParsedAction, enabled: Any) -> None:
+        if ev.truncated:
+            await self._revert_one(run, ev.index)
+            run.ctx.notes.append(f"action {ev.index} was cut off")
+            return
+        out = process(
+            ev.data, index=ev.index, complete=ev.complete,
+            incomplete_path=ev.incomplete_path, ctx=run.ctx, enabled=enabled,
+        )  # fmt: skip
+        if out is None:
+            if ev.complete:
                 await self._revert_one(run, ev.index)
-                run.ctx.notes.append(f"action {ev.index} was cut off")
-                continue
-            out = process(
-                ev.data, index=ev.index, complete=ev.complete,
-                incomplete_path=ev.incomplete_path, ctx=run.ctx, enabled=enabled,
-            )  # fmt: skip
-            if out is None:
-                if ev.complete:
-                    await self._revert_one(run, ev.index)
-                continue
-            await self._emit(run, out)
+            return
+        await self._emit(run, out)
 
     async def _emit(self, run: _Run, out: Outcome) -> None:
         session = run.session

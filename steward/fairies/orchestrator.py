@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from steward.actions.base import ActionContext
+from steward.actions.ordering import CreateOrder
 from steward.actions.registry import ACTIONS, normalize_name, process
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect, shape_bounds, union
@@ -658,7 +659,7 @@ class FairyRuntime:
             "You are a fairy on a shared tldraw canvas. Reply with JSON only: "
             '{"actions": [{"_type": ..., ...}]}.',
             f"Your mode is {view.fairy.mode}. Actions you may use:\n"
-            + "\n".join(s.prompt for s in specs),
+            + "\n".join(f"- `{s.name}`: {s.description}" for s in specs),
         ]
         user = [{"type": "text", "text": p} for p in build_parts(view)]
         user.append({"type": "text", "text": req.text})
@@ -681,6 +682,7 @@ class FairyRuntime:
         parser = ActionStreamParser()
         parser.feed(request.prefill)  # the provider continues after the prefilled opening
         ctx = ActionContext(shapes=session.canvas.shapes)
+        order = CreateOrder(exists=lambda sid: ctx.existing_id(sid) is not None)
         task = room.board.working_task_of(fairy_id)
         guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
         ctx.task_bounds = task.bounds if task is not None else None
@@ -691,14 +693,16 @@ class FairyRuntime:
         usage = Usage()
         try:
             async for chunk in provider.stream(request, usage):
-                for parsed in parser.feed(chunk):
-                    outcome = await self._handle(
-                        room, fairy_id, session, parsed.data, parsed.index, parsed.complete,
-                        parsed.incomplete_path, ctx, guard, turn_id, sent_partial, refusals,
-                    )  # fmt: skip
-                    if outcome == "end":
-                        await self._turn_feedback(room, fairy_id, refusals)
-                        return True
+                for event in parser.feed(chunk):
+                    for parsed in order.push(event):  # one at a time: see CreateOrder
+                        outcome = await self._handle(
+                            room, fairy_id, session, parsed.data, parsed.index,
+                            parsed.complete, parsed.incomplete_path, ctx, guard, turn_id,
+                            sent_partial, refusals,
+                        )  # fmt: skip
+                        if outcome == "end":
+                            await self._turn_feedback(room, fairy_id, refusals)
+                            return True
         except asyncio.CancelledError:
             if fairy_id in room.user_cancelled and sent_partial:
                 # A user stopped this fairy: its half-streamed actions end as no-ops (their
@@ -709,7 +713,8 @@ class FairyRuntime:
                 ]
                 await session.send_actions(finals)
             raise
-        for parsed in parser.finish():
+        # The parser's end reports only a cut-off action, never pushed; then what was held.
+        for parsed in [*parser.finish(), *order.finish()]:
             if not parsed.truncated:
                 await self._handle(
                     room, fairy_id, session, parsed.data, parsed.index, True, None, ctx, guard,
