@@ -111,13 +111,13 @@ Resolve = Callable[[dict[str, Any], ActionContext], list[WireOp]]
 
 @dataclass(frozen=True)
 class ActionSpec:
-    """A self-describing action: name, schema, prompt text, sanitize and resolve."""
+    """A self-describing action: name, schema, its system-prompt section, sanitize, resolve."""
 
     name: str
     family: str
     schema: type[ActionModel]
-    description: str
-    prompt: str
+    description: str  # one line, in the response schema
+    guide: str  # its section of the system prompt: how and when to use it (see docs/PROMPT.md)
     sanitize: Sanitize
     resolve: Resolve
     # Fields (top-level or `shape.<field>`) holding enums or ids: held back while streaming.

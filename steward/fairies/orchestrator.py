@@ -659,7 +659,7 @@ class FairyRuntime:
             "You are a fairy on a shared tldraw canvas. Reply with JSON only: "
             '{"actions": [{"_type": ..., ...}]}.',
             f"Your mode is {view.fairy.mode}. Actions you may use:\n"
-            + "\n".join(s.prompt for s in specs),
+            + "\n".join(f"- `{s.name}`: {s.description}" for s in specs),
         ]
         user = [{"type": "text", "text": p} for p in build_parts(view)]
         user.append({"type": "text", "text": req.text})

@@ -9,12 +9,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from steward.actions.registry import ACTIONS
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.anthropic_model import AnthropicModel
 from steward.model.base import PREFILL, ModelError, ModelRequest, Usage
 from steward.model.registry import get_model
 from steward.ports import PromptInput
+from steward.prompt.registry import PARTS
+from steward.prompt.system import flow
 from tests.integration.anthropic_fake import FakeAnthropic
 from tests.unit.fake_session import FakeSession
 
@@ -190,3 +193,8 @@ async def test_the_one_shot_role_model_applies_through_a_prefill_refusing_api(
     body = fake.requests[-1]
     assert body["model"] == "claude-one-shot-test" and body["temperature"] == 0
     assert body["messages"][-1]["role"] == "user"
+    # The kit's guidance rides in the cached system prefix, each rule in its own section.
+    system = "".join(block["text"] for block in body["system"])
+    for name in ("create", "review", "update-todo-list", "sendToBack"):
+        assert f"### `{name}`\n{flow(ACTIONS[name].guide)}" in system
+    assert f"## Viewport\n{flow(PARTS['viewport'].guide)}" in system
