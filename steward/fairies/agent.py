@@ -17,10 +17,11 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from steward.actions.base import ActionContext, Scheduled, TodoItem
-from steward.actions.registry import select
+from steward.actions.registry import ACTIONS, select
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings, get_settings
+from steward.fairies.modes import MODES, ModeDefinition
 from steward.fairies.request_loop import LoopDecision
 from steward.fairies.turn import (
     Turn,
@@ -34,7 +35,7 @@ from steward.model.base import ModelError, ModelProvider, Usage, estimate_cost
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
 from steward.ports import PromptInput, SessionPort
-from steward.prompt.registry import MODES, PromptMode, build_request
+from steward.prompt.registry import build_request
 from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import Box
 from steward.watchdog import Watchdog
@@ -63,7 +64,7 @@ class AgentConfig:
     settings: Settings = field(default_factory=get_settings)
     model: ModelProvider | None = None  # overrides settings/prompt model (tests)
     tokens_per_s: float | None = None  # scripted model rate override (0 = as fast as possible)
-    mode: PromptMode = field(default_factory=lambda: MODES["one-shot"])
+    mode: ModeDefinition = MODES["one-shotting"]
     usage: UsageRecorder | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     # Measurement hook (`steward bench latency`): called as mark(kind, key) at the instant of
@@ -100,8 +101,13 @@ class CanvasAgent:
         self.todo: dict[str, list[TodoItem]] = {}
 
     # -- hooks for modes built on top ----------------------------------------------------
-    def mode_for(self, prompt: PromptInput) -> PromptMode:
+    def mode_for(self, prompt: PromptInput) -> ModeDefinition:
         return self.config.mode
+
+    def actions(self, prompt: PromptInput) -> tuple[str, ...]:
+        """Its mode's actions but the fairy ones: this agent has no fairy to move."""
+        names = self.mode_for(prompt).actions
+        return tuple(n for n in names if ACTIONS[n].family != "fairy")
 
     def model_for(self, prompt: PromptInput) -> ModelProvider:
         if self.config.model is not None:
@@ -189,7 +195,7 @@ class CanvasAgent:
             shapes=run.session.canvas.shapes,
             viewport=viewport,
             coords=run.ctx.coords,
-            enabled_actions=tuple(self.mode_for(p).actions),
+            enabled_actions=self.actions(p),
             selection=list(context.selection or p.selection),
             context_bounds=Rect(p.bounds.x, p.bounds.y, p.bounds.w, p.bounds.h)
             if p.bounds
@@ -208,7 +214,7 @@ class CanvasAgent:
 
     def hooks(self, run: _Run) -> TurnHooks:
         """The one-shot agent's turn hooks: its mode's actions, its room's chat history."""
-        enabled = select(self.mode_for(run.prompt).actions)
+        enabled = select(self.actions(run.prompt))
         history = self.history.setdefault(run.session.room_id, [])
         return TurnHooks(
             actions=lambda: enabled,

@@ -20,6 +20,18 @@ class ChatItem:
     level: MemoryLevel = "fairy"
 
 
+@dataclass(frozen=True)
+class FairyBrief:
+    """Who the agent is when it is a fairy, as lines for the fairy parts (plain text)."""
+
+    id: str
+    name: str
+    personality: str
+    others: tuple[str, ...] = ()  # one line per other fairy in the room
+    project: tuple[str, ...] = ()  # the project it leads or works in
+    tasks: tuple[str, ...] = ()  # its own tasks, or the task it works on
+
+
 @dataclass
 class PromptState:
     message: str
@@ -41,4 +53,5 @@ class PromptState:
     followup: Scheduled | None = None
     now_iso: str = ""
     blurry_cap: int = 300
-    mode: str = "one-shot"
+    mode: str = "one-shotting"
+    fairy: FairyBrief | None = None
