@@ -38,6 +38,7 @@ from steward.store.database import Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.outbox import Outbox
 from steward.tokens import mint_token
+from steward.voice.engines import speech_engine
 
 log = get_logger(__name__)
 
@@ -147,6 +148,7 @@ class StewardService:
             outbox=self.outbox,
             runner=self.runner,
             cancel_other=self._cancel_fairy_session,
+            speech=speech_engine(self.settings),
         )
 
     def _cancel_fairy_session(self, room_id: str, session_id: str) -> bool:

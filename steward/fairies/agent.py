@@ -112,7 +112,7 @@ class CanvasAgent:
     def model_for(self, prompt: PromptInput) -> ModelProvider:
         if self.config.model is not None:
             return self.config.model
-        spec = prompt.model or self.config.settings.steward_model
+        spec = prompt.model or self.config.settings.model_for_role("one-shot")
         return get_model(spec, self.config.settings, tokens_per_s=self.config.tokens_per_s)
 
     # -- AgentRunner -------------------------------------------------------------------------
@@ -191,7 +191,7 @@ class CanvasAgent:
         p = run.prompt
         return PromptState(
             message=p.message,
-            model_name=p.model or self.config.settings.steward_model,
+            model_name=p.model or self.config.settings.model_for_role("one-shot"),
             shapes=run.session.canvas.shapes,
             viewport=viewport,
             coords=run.ctx.coords,
@@ -204,6 +204,7 @@ class CanvasAgent:
             screenshot_type=context.screenshot_type,
             history=self.history.get(run.session.room_id, [])[:-1],
             user_changes=list(context.user_changes or []),
+            view_note=context.view_note,
             todo=run.ctx.todo,
             scheduled=list(run.ctx.scheduled),
             followup=followup,

@@ -28,7 +28,7 @@ from steward.actions.registry import ACTIONS, Outcome, select
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect, shape_bounds, union
 from steward.canvas.coords import CoordinateSpace
-from steward.config import Settings
+from steward.config import ModelRole, Settings
 from steward.fairies.actions.effects import (
     Effect,
     EffectContext,
@@ -53,7 +53,15 @@ from steward.fairies.memory import (
     prompt_item,
 )
 from steward.fairies.mistakes import FairyMistake
-from steward.fairies.modes import ModeDefinition, ModeFacts, ModeName, Role, kind_of, mode
+from steward.fairies.modes import (
+    ModeDefinition,
+    ModeFacts,
+    ModeName,
+    Role,
+    kind_of,
+    mode,
+    model_role,
+)
 from steward.fairies.persistence import (
     fairy_from,
     fairy_row,
@@ -107,23 +115,25 @@ class SessionFactory(Protocol):
     async def close_session(self, session: SessionPort, outcome: str) -> None: ...
 
 
-ModelFactory = Callable[[str | None], ModelProvider]
+# (the run's model override or None, the role of the turn) → provider.
+ModelFactory = Callable[[str | None, ModelRole], ModelProvider]
 
 
-def default_models(name: str | None) -> ModelProvider:
+def default_models(name: str | None, role: ModelRole) -> ModelProvider:
     if name in (None, "", "scripted"):
         return ScriptedProjectModel(tokens_per_s=None)
     raise ValueError(f"FairyRuntime has no provider for model {name!r}; pass a ModelFactory")
 
 
 def models_from_settings(settings: Settings) -> ModelFactory:
-    """`None` is the configured model; `scripted` is the project-aware scripted model (so a
-    scripted room can run whole projects); anything else goes through the model registry.
-    Providers are cached per name (the Anthropic client keeps its connection pool)."""
+    """`None` is the role's configured model (`Settings.model_for_role`); `scripted` is the
+    project-aware scripted model (so a scripted room can run whole projects); anything else
+    goes through the model registry. Providers are cached per name (the Anthropic client
+    keeps its connection pool)."""
     cache: dict[str, ModelProvider] = {}
 
-    def make(name: str | None) -> ModelProvider:
-        spec = name or settings.steward_model
+    def make(name: str | None, role: ModelRole) -> ModelProvider:
+        spec = name or settings.model_for_role(role)
         if spec not in cache:
             if spec == "scripted":
                 rate = settings.steward_scripted_tokens_per_s
@@ -723,6 +733,7 @@ class FairyRuntime:
             history=history,
             memory_level=current.memory,
             user_changes=list(context.user_changes),
+            view_note=context.view_note,
             todo=run.ctx.todo,
             scheduled=list(run.ctx.scheduled),
             followup=followup,
@@ -762,7 +773,8 @@ class FairyRuntime:
         self, room: RoomFairies, fairy_id: str, req: Request, session: SessionPort
     ) -> bool:
         """Returns True when an action ended the turn early."""
-        provider = self.models(room.models.get(fairy_id))
+        role = model_role(room.roster.get(fairy_id).mode)
+        provider = self.models(room.models.get(fairy_id), role)
         task = room.board.working_task_of(fairy_id)
         guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
         ctx = ActionContext(shapes=session.canvas.shapes, todo=room.todos.setdefault(fairy_id, []))

@@ -24,7 +24,11 @@ def _strip_titles(node: Any) -> Any:
             return _strip_titles({**inner, **extra})
         if node.get("enum") == _COLOR_ENUM:
             return {"$ref": "#/$defs/Color"}
-        return {k: _strip_titles(v) for k, v in node.items() if k not in ("title", "default")}
+        out = {k: _strip_titles(v) for k, v in node.items() if k not in ("title", "default")}
+        props = node.get("properties")
+        if isinstance(props, dict):  # a field may be called `title`: keep every field
+            out["properties"] = {k: _strip_titles(v) for k, v in props.items()}
+        return out
     if isinstance(node, list):
         return [_strip_titles(v) for v in node]
     return node
@@ -38,7 +42,8 @@ def response_schema(action_names: Iterable[str]) -> dict[str, Any]:
     defs: dict[str, Any] = dict(top.get("$defs", {}))
     variants = []
     for spec in specs:
-        base = _strip_titles(defs.pop(spec.schema.__name__, {}))
+        # Read, not pop: actions may share one schema class (bringToFront and sendToBack).
+        base = _strip_titles(defs.get(spec.schema.__name__, {}))
         props = {"_type": {"type": "string", "const": spec.name}, **base.get("properties", {})}
         variants.append({
             "title": spec.name,
@@ -48,6 +53,8 @@ def response_schema(action_names: Iterable[str]) -> dict[str, Any]:
             "required": ["_type", *base.get("required", [])],
             "additionalProperties": False,
         })  # fmt: skip
+    for spec in specs:
+        defs.pop(spec.schema.__name__, None)  # inlined above
     schema: dict[str, Any] = {
         "type": "object",
         "properties": {"actions": {"type": "array", "items": {"anyOf": variants}}},

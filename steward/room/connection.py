@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from livekit import rtc
+from livekit.agents import stt
 
 from steward import ffi_router
 from steward.canvas.mirror import CanvasMirror
@@ -56,8 +57,11 @@ from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.intake import Intake, RateLimiter
 from steward.room.participants import Participants
 from steward.room.relay import Relay
+from steward.room.user_edits import UserEdits
+from steward.room.views import Views
 from steward.store.outbox import Outbox
 from steward.tokens import mint_token, verify_prompt_grant
+from steward.voice.listener import Hearing, RoomVoice
 
 log = get_logger(__name__)
 
@@ -79,6 +83,8 @@ class RoomDeps:
     # `steward.cancel` for sessions the dispatcher did not start (a fairy's own sessions):
     # (room id, session id) → whether something was cancelled.
     cancel_other: Callable[[str, str], bool] | None = None
+    # The speech engine shared by every room (None: the steward transcribes nobody).
+    speech: stt.STT[Any] | None = None
 
 
 def steward_token(settings: Settings, room: str) -> str:
@@ -120,6 +126,9 @@ class RoomRuntime:
         )
         self.messenger = Messenger(room_id, self._publish_all)
         self.inbox = StreamInbox(self._reject)
+        # Whose view a run sees: each participant's published viewport and own edits.
+        self.views = Views()
+        self.user_edits = UserEdits()
         self.context = ContextFetcher(
             room_id,
             functools.partial(ffi_router.perform_rpc, room.local_participant),
@@ -134,6 +143,9 @@ class RoomRuntime:
             max_bytes=s.steward_screenshot_max_bytes,
             on_reject=self._reject,
             adopt_shapes=self.mode == "host",
+            views=self.views,
+            edits=self.user_edits,
+            browser_changes=self.mode == "host",
         )
         self.dispatcher = Dispatcher(
             room_id,
@@ -142,7 +154,7 @@ class RoomRuntime:
             messenger=self.messenger,
             context=self.context,
             outbox=deps.outbox,
-            model=s.steward_model,
+            model=s.model_for_role("one-shot"),
             max_s=s.steward_session_max_s,
         )
         self.intake = Intake(
@@ -160,7 +172,15 @@ class RoomRuntime:
                 identity=identity,
                 value=value,
             ),
+            running=self.dispatcher.running,
+            track_owner=self._track_owner,
         )
+        self.voice: RoomVoice | None = None
+        if deps.speech is not None:
+            self.voice = RoomVoice(
+                room, room_id, deps.speech, hearing=self._hearing, on_final=self._voice_final
+            )
+            self.intake.on_transcribed_elsewhere = self.voice.transcribed_elsewhere
         self.composing = ComposingHints(
             room_id,
             self.participants,
@@ -171,7 +191,6 @@ class RoomRuntime:
         )
         self.intake.on_speaking = self.composing.on_voice
         self.relay = Relay(room_id, self.broadcaster, mode=self.mode)
-        self.viewports: dict[str, ViewportUpdate] = {}
         self.rejected: list[tuple[str, str, str]] = []
         self._inbound_limit = RateLimiter(INBOUND_PER_MIN)
         self._resync_limit = RateLimiter(RESYNC_PER_MIN)
@@ -209,6 +228,8 @@ class RoomRuntime:
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
         for p in room.remote_participants.values():
             self._on_participant_connected(p)
+        if self.voice is not None:  # after the participants: it asks who may prompt
+            self.voice.start()
         # After the participants are known, so the withdrawals reach every browser live.
         self._spawn(self._end_interrupted())
         metrics.CONNECTED_ROOMS.inc()
@@ -225,6 +246,8 @@ class RoomRuntime:
         if self.closed.is_set():
             return
         self.closed.set()
+        if self.voice is not None:
+            await self.voice.close()
         await self.dispatcher.close()
         await self.context.close()
         await self.broadcaster.close()
@@ -285,6 +308,22 @@ class RoomRuntime:
     async def run_prompt(self, prompt: PromptInput) -> str:
         """Start a session (HTTP and in-process callers); returns its id."""
         return await self.dispatcher.start(prompt)
+
+    # --- voice ---------------------------------------------------------------------------
+    def _hearing(self, identity: str) -> Hearing:
+        member = self.participants.get(identity)
+        if member is not None and self.intake.may_prompt(member):
+            return "prompt"
+        return self.deps.settings.steward_stt_unprivileged
+
+    async def _voice_final(self, speaker: str, text: str, _ended_at: float) -> None:
+        await self.intake.voice_final(speaker, text)
+
+    def _track_owner(self, track_sid: str) -> str | None:
+        for p in self.room.remote_participants.values():
+            if track_sid in p.track_publications:
+                return p.identity
+        return None
 
     def _cancel(self, session_id: str, requester: str) -> bool:
         ok = self.dispatcher.cancel(session_id)
@@ -352,7 +391,8 @@ class RoomRuntime:
     def _on_left(self, identity: str) -> None:
         self.broadcaster.forget(identity)
         self.context.participant_left(identity)
-        self.viewports.pop(identity, None)
+        self.views.forget(identity)
+        self.user_edits.forget(identity)
 
     # --- inbound data --------------------------------------------------------------------
     def _reject(self, topic: str, sender: str, reason: str, detail: str = "") -> None:
@@ -399,14 +439,16 @@ class RoomRuntime:
             self._spawn(result)
 
     def _on_edit(self, sender: str, edit: CanvasEdit) -> Awaitable[None]:
-        return self.relay.send(sender, self.relay.accept(sender, edit))
+        actions = self.relay.accept(sender, edit)
+        ids = [str(r["id"]) for r in edit.put]
+        self.user_edits.record(sender, ids, edit.remove, lambda sid: sid in self.mirror.shapes)
+        return self.relay.send(sender, actions)
 
     def _on_ack(self, sender: str, ack: Ack) -> None:
         self.broadcaster.on_ack(sender, ack)
 
     def _on_viewport(self, sender: str, update: ViewportUpdate) -> None:
-        self.viewports[sender] = update
-        self.context.viewport_changed(sender, update.viewport)
+        self.context.viewport_changed(sender, self.views.update(sender, update))
 
     async def _on_resync(self, sender: str, req: Resync) -> None:
         if self.mode == "host" and sender != self.participants.host:

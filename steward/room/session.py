@@ -68,8 +68,13 @@ class RoomSession:
     ) -> CanvasContext:
         self.figures.context_requests += 1
         ctx = await self._context.fetch(
-            bounds=bounds or self.prompt.bounds, want_screenshot=want_screenshot
+            bounds=bounds or self.prompt.bounds,
+            want_screenshot=want_screenshot,
+            asker=self.prompt.asker,
+            source=self.prompt.source,
         )
+        if self.prompt.selection:  # named in the prompt itself: it wins over the view's
+            ctx.selection = list(self.prompt.selection)
         self.figures.context_sources.append(ctx.source)
         self.figures.shapes = len(ctx.shapes)
         self.figures.image_bytes += len(ctx.screenshot or b"")
