@@ -80,6 +80,15 @@ class Settings(BaseSettings):
     steward_demo_dir: Path | None = None
     steward_apply_mode: Literal["relay", "host"] = "relay"
     steward_prompt_policy: Literal["attribute", "everyone"] = "attribute"
+    # Keys of the `steward.can_prompt` grants (comma list): the first signs, each verifies,
+    # so a key rotates by prepending the new one. Unset: the LiveKit API secret.
+    steward_grant_secrets: SecretStr | None = None
+    # Who may cancel a run: `owner` (who asked, or a moderator grant) or `everyone` (anyone
+    # allowed to prompt).
+    steward_cancel_policy: Literal["owner", "everyone"] = "owner"
+    # Models a caller (HTTP `model`) may pick, comma list; empty: only `steward_model`.
+    # `replay:` and anything naming a file is never accepted from a caller.
+    steward_models_allowed: str = ""
 
     steward_max_followups: int = Field(default=3, ge=0, le=20)
     # A run with no progress (no model output, no context answer) for this long ends; a run
@@ -113,6 +122,16 @@ class Settings(BaseSettings):
     steward_log_level: Literal["debug", "info", "warning", "error"] = "info"
     # When true, logs include prompt text and image sizes/bytes instead of redacting them.
     steward_debug_payloads: bool = False
+
+    def grant_keys(self) -> list[str]:
+        """Verification keys of prompt grants, the signing key first."""
+        raw = self.steward_grant_secrets.get_secret_value() if self.steward_grant_secrets else ""
+        keys = [k.strip() for k in raw.split(",") if k.strip()]
+        return keys or [self.livekit_api_secret.get_secret_value()]
+
+    def models_allowed(self) -> frozenset[str]:
+        listed = {m.strip() for m in self.steward_models_allowed.split(",") if m.strip()}
+        return frozenset(listed | {self.steward_model})
 
     @field_validator(
         "database_url",

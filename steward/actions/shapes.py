@@ -8,6 +8,7 @@ from pydantic import Field
 
 from steward.actions.base import ActionContext, ActionModel, ActionSpec, WireOp
 from steward.actions.convert import norm_kind, record_diff, simple_to_record
+from steward.actions.fields import clean_fields
 from steward.actions.sanitize import (
     MAX_COORD,
     clean_id,
@@ -17,13 +18,13 @@ from steward.actions.sanitize import (
     to_number,
     to_text,
 )
-from steward.canvas.coords import SIZE_FIELDS, X_FIELDS, Y_FIELDS
 from steward.canvas.simple import (
     SimpleArrowShape,
     SimpleGeoShape,
     SimpleLineShape,
     SimpleNoteShape,
     SimpleTextShape,
+    model_type,
     to_simple,
 )
 from steward.canvas.styles import FILLS, MODEL_FILLS
@@ -72,17 +73,15 @@ class Pen(ActionModel):
     fill: Literal["none", "tint", "background", "solid", "pattern"] = "none"
 
 
-def _numbers_to_page(shape: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
-    """Coerce numeric fields, then undo the model's offset and rounding."""
-    out = dict(shape)
-    for key in (*X_FIELDS, *Y_FIELDS, *SIZE_FIELDS, "bend"):
-        if key in out:
-            n = to_number(out[key])
-            if n is None:
-                out.pop(key)
-            else:
-                out[key] = n
-    return ctx.coords.shape_from_model(out)
+def _to_page(
+    kind: str, shape: dict[str, Any], ctx: ActionContext, note: str | None
+) -> dict[str, Any]:
+    """The kind's clean fields with the model's offset and rounding undone; each dropped
+    field becomes a note prefixed by `note` (None while the action is still streaming)."""
+    fields, dropped = clean_fields(kind, shape)
+    if note is not None:
+        ctx.notes.extend(f"{note}: {why}" for why in dropped)
+    return ctx.coords.shape_from_model(fields)
 
 
 def _sanitize_create(
@@ -104,11 +103,12 @@ def _sanitize_create(
     sid = ctx.unique_id(raw_id, index)
     if sid is None:
         return None
-    page = _numbers_to_page({**shape, "_type": kind}, ctx)
+    note = f"create {sid!r}" if complete else None
+    page = _to_page(kind, {**shape, "_type": kind}, ctx, note)
     if kind == "arrow":
         for key in ("fromId", "toId"):
             if page.get(key) is not None:
-                ref = ctx.existing_id(page[key])
+                ref = ctx.existing_id(page[key], besides=sid)
                 if ref is None and complete:
                     ctx.notes.append(f"arrow {sid!r}: {key} {page[key]!r} does not exist")
                 page[key] = ref
@@ -137,16 +137,18 @@ def _sanitize_update(
         ctx.notes.append(f"update of missing shape {upd.get('shapeId')!r}")
         return None
     upd = {**upd, "shapeId": sid}
+    kind = model_type(ctx.shapes[sid])
     if "_type" in upd:
-        kind = norm_kind(upd["_type"])
-        if kind is None:
-            upd.pop("_type")
+        asked = norm_kind(upd["_type"])
+        if asked is None:
+            ctx.notes.append(f"update of {sid!r}: _type {upd.pop('_type')!r} is not a kind")
         else:
-            upd["_type"] = kind
+            kind = upd["_type"] = asked
     for key in ("fromId", "toId"):
         if key in upd and upd[key] is not None:
             upd[key] = ctx.existing_id(upd[key])
-    return {**data, "update": _numbers_to_page(upd, ctx), "_id": sid}
+    note = f"update of {sid!r} (that field was left as it was)"
+    return {**data, "update": _to_page(kind, upd, ctx, note), "_id": sid}
 
 
 def _resolve_update(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
@@ -252,24 +254,85 @@ def _resolve_pen(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
 
 _ = clean_id  # re-exported for action modules that extend this family
 
+# System-prompt sections (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to them.
+_CREATE = """Make a new shape. Kinds: the geometric ones (rectangle, ellipse, diamond, star, cloud,
+…: the schema lists them), `text`, `note`, `arrow` and `line`. For any other form draw with `pen`.
+Never create `unknown` shapes (you may still move them).
+- Give each shape a unique `shapeId` and a `note` saying what it is for: you will read the notes
+  later; the user never sees them.
+- Geometric shapes take x, y (top-left corner), w and h; notes and text take x, y.
+- Containment: a shape meant to sit inside another must fit inside it, with a margin. If it does
+  not, make the inner shapes smaller or the outer one bigger.
+
+Labels and text
+- Label only when asked, or when the format calls for it: a diagram of a cat may name its parts; a
+  drawing of a cat should not.
+- A label (the `text` of a geometric shape, note or arrow) is about 24 px tall, about 14 px per
+  character. A shape too small for its label grows taller to hold it, so make shapes wide enough
+  for their text: labelled boxes in flow charts and diagrams should be at least 200 px on each side
+  unless there is a reason not to. `textAlign` sets where the label sits inside its shape.
+- Notes are 200 × 200 sticky notes, for a few words; use a geometric or text shape for more.
+- Text shapes: `fontSize` is the height of the text (24 by default). A text shape grows as wide as
+  its text. To wrap it at a width, give both `width` and `wrap: true` (either alone does nothing);
+  leave both out for the default. The image shows how much room text takes.
+- A text shape's `textAlign` (start, the default; middle; end) also sets what x means: its left
+  edge, its centre, or its right edge. To put text just left of a shape, align it `end` with x a
+  little less than the shape's x. Centred and right-aligned text are the only shapes whose x is not
+  their left edge.
+
+Arrows and lines
+- Arrows and lines run from x1, y1 to x2, y2. Arrows are lines with a head; the fat-arrow kinds are
+  2-D shapes, not connectors.
+- Connect an arrow with `fromId` and `toId` (the shapes it leaves and reaches): it is then bound to
+  them and follows them when they move.
+- `bend` curves an arrow: how many pixels its middle moves off the straight line. Positive bows it
+  to its right as seen from its start (an arrow pointing right bows downward), negative to its
+  left. An arrow bowing the wrong way needs the opposite sign.
+- Check that no arrow already links the same shapes for the same purpose before adding one.
+- An arrow's label sits on its middle: make the arrow long enough to hold the label.
+
+Colours and fills
+- Colours: black, grey, light-violet, violet, blue, light-blue, yellow, orange, green, light-green,
+  light-red, red, white. Fills: none, tint, background, solid, pattern.
+- Fill `background` takes the canvas's own colour (white, or black in dark mode). For a white shape
+  use fill `background` with colour `grey`, so its border stays visible."""
+
+_UPDATE = """Change fields of a shape that exists: its `shapeId` and only the fields that change,
+one update per shape. The rules of `create` apply to the new values. Never change a position with
+it (that is `move`), and a shape cannot change kind: delete it and create the new one instead."""
+
+_DELETE = """Remove a shape by its id, and only what the request calls for. Arrows bound to a
+deleted shape stay, loose at that end: delete or reconnect them too."""
+
+_LABEL = """Set or replace the text of one shape: the label of a geometric shape, note or arrow, or
+the text of a text shape. The label rules of `create` apply: label only when the request calls for
+it, and make sure the text fits its shape."""
+
+_CLEAR = """Delete every shape on the canvas. Only when the user asks for a clean slate."""
+
+_PEN = """Draw a free line through points (x, y): `smooth` for curves, `straight` for straight
+segments; `closed` joins the end to the start, and a closed line can be filled. Use it for forms
+the shape kinds cannot make, or where pieces must fit together exactly. Give enough points for a
+smooth curve (a circle wants a dozen or more)."""
+
 SPECS = (
     ActionSpec("create", "shapes", Create, "Create a shape.",
-               "`create`: make a shape (geo kinds, text, note, arrow with fromId/toId, line).",
+               _CREATE,
                _sanitize_create, _resolve_create, streams=True,
                atomic_fields=("shape._type", "shape.shapeId", "shape.color", "shape.fill",
                               "shape.textAlign", "shape.fromId", "shape.toId")),
     ActionSpec("update", "shapes", Update, "Change properties of a shape (not its position).",
-               "`update`: change a shape's fields; give its shapeId and only what changes.",
+               _UPDATE,
                _sanitize_update, _resolve_update),
-    ActionSpec("delete", "shapes", Delete, "Delete a shape.", "`delete`: remove a shape.",
+    ActionSpec("delete", "shapes", Delete, "Delete a shape.", _DELETE,
                _sanitize_delete, _resolve_delete),
     ActionSpec("label", "shapes", Label, "Set the text of a shape.",
-               "`label`: set a shape's text.", _sanitize_label, _resolve_label, streams=True,
+               _LABEL, _sanitize_label, _resolve_label, streams=True,
                atomic_fields=("shapeId",)),
     ActionSpec("clear", "shapes", Clear, "Delete every shape on the canvas.",
-               "`clear`: delete everything (only when asked).", _sanitize_clear, _resolve_clear),
+               _CLEAR, _sanitize_clear, _resolve_clear),
     ActionSpec("pen", "shapes", Pen, "Draw a freehand or polyline shape through points.",
-               "`pen`: draw through points (smooth or straight, optionally closed).",
+               _PEN,
                _sanitize_pen, _resolve_pen, streams=True,
                atomic_fields=("style", "color", "fill")),
 )  # fmt: skip

@@ -83,12 +83,14 @@ class _Run:
     request_no: int = 0
     turn: Turn | None = None
     ops_sent: int = 0
+    notes_kept: int = 0  # how many of ctx.notes were handed on to the next prompt
     usage: Usage = field(default_factory=Usage)
     progress: Callable[[], None] = lambda: None  # the watchdog's: output or context arrived
 
 
 # Chat items kept per room (the prompt shows the last `chat_history.MAX_ITEMS` of a level).
 MAX_HISTORY_KEPT = 200
+MAX_NOTES_KEPT = 40
 
 
 class CanvasAgent:
@@ -98,6 +100,8 @@ class CanvasAgent:
         self.config = config or AgentConfig()
         self.history: dict[str, list[ChatItem]] = {}
         self._driver = TurnDriver()
+        # Per room: notes on the agent's actions not yet shown to the model (lints part).
+        self.notes: dict[str, list[str]] = {}
         self.todo: dict[str, list[TodoItem]] = {}
 
     # -- hooks for modes built on top ----------------------------------------------------
@@ -211,6 +215,7 @@ class CanvasAgent:
             now_iso=self.config.clock().isoformat(timespec="seconds"),
             blurry_cap=self.config.settings.steward_blurry_shape_cap,
             mode=self.mode_for(p).name,
+            notes=self.notes.pop(run.session.room_id, []),
         )
 
     def hooks(self, run: _Run) -> TurnHooks:
@@ -244,6 +249,14 @@ class CanvasAgent:
             return await self._driver.drive(turn, model, request, run.usage)
         finally:
             run.ops_sent += turn.ops_sent
+            self._keep_notes(run)
+
+    def _keep_notes(self, run: _Run) -> None:
+        """This request's notes wait for the next prompt of the room (follow-up or not)."""
+        pending = self.notes.setdefault(run.session.room_id, [])
+        pending += run.ctx.notes[run.notes_kept :]
+        run.notes_kept = len(run.ctx.notes)
+        del pending[:-MAX_NOTES_KEPT]
 
     async def _revert_inflight(self, run: _Run, why: str) -> None:
         if run.turn is not None:

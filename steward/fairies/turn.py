@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from steward.actions.base import ActionContext, ActionSpec, Scheduled, WireOp
-from steward.actions.registry import ACTIONS, Outcome, creates_first, normalize_name, process
+from steward.actions.ordering import CreateOrder
+from steward.actions.registry import ACTIONS, Outcome, normalize_name, process
 from steward.fairies.bounds import BoundsGuard
 from steward.fairies.request_loop import LoopDecision, next_step
 from steward.model.base import ModelProvider, ModelRequest, Usage
@@ -81,6 +82,10 @@ class Turn:
     ops_sent: int = 0
     refusals: list[str] = field(default_factory=list)
     progress: Callable[[], None] = lambda: None  # the watchdog's: output arrived
+    order: CreateOrder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.order = CreateOrder(exists=lambda sid: self.ctx.existing_id(sid) is not None)
 
     def wire_id(self, index: int, k: int = 0) -> str:
         base = f"{self.session.session_id}.{self.request_no}.{index}"
@@ -116,7 +121,12 @@ class TurnDriver:
                 await self.revert_inflight(turn, "the turn ended")
                 await self.finish_chats(turn)
                 return "ended"
+        # The parser's end reports only a cut-off action; then whatever was held.
         ended = await self.handle(turn, parser.finish())
+        for ev in [] if ended else turn.order.finish():
+            if await self._one(turn, ev):
+                ended = True
+                break
         await self.revert_inflight(turn, "cut off")
         await self.finish_chats(turn)
         if turn.actions_done == 0 and not ended:
@@ -128,18 +138,13 @@ class TurnDriver:
     async def handle(self, turn: Turn, events: list[ParsedAction]) -> bool:
         """Handle one parser batch; True when an action ended the turn."""
         mark = turn.hooks.mark
-        if mark is not None:
-            for ev in events:
-                if ev.complete:
-                    mark("action_complete", turn.wire_id(ev.index))
-        complete = creates_first([e for e in events if e.complete], key=lambda e: e.data)
-        # Finished actions go out before the partial versions of the next ones, so an
-        # action never waits behind another action's preview.
-        done = {e.index for e in complete}
-        ordered = complete + [e for e in events if not e.complete and e.index not in done]
-        for ev in ordered:
-            if await self._one(turn, ev):
-                return True
+        for event in events:
+            if mark is not None and event.complete:
+                mark("action_complete", turn.wire_id(event.index))
+            # One at a time, creates before what names them (see CreateOrder).
+            for ev in turn.order.push(event):
+                if await self._one(turn, ev):
+                    return True
         return False
 
     async def _one(self, turn: Turn, ev: ParsedAction) -> bool:

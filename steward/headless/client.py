@@ -161,6 +161,7 @@ class HeadlessClient:
         identity: str,
         capabilities: tuple[str, ...] = ("context", "screenshot", "apply"),
         can_prompt: bool = True,
+        moderator: bool = False,
         steward_identity: str = "canvas-steward",
         faults: Faults | None = None,
     ) -> HeadlessClient:
@@ -171,6 +172,7 @@ class HeadlessClient:
             identity=identity,
             capabilities=capabilities,
             can_prompt=can_prompt,
+            moderator=moderator,
         )
         return cls(
             url=url,

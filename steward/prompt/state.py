@@ -57,3 +57,6 @@ class PromptState:
     blurry_cap: int = 300
     mode: str = "one-shotting"
     fairy: FairyBrief | None = None
+    # What the steward changed or refused in the agent's previous actions (dropped fields,
+    # missing shapes, renamed ids), told back so the model can correct itself.
+    notes: list[str] = field(default_factory=list)

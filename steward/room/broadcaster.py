@@ -354,6 +354,10 @@ class Broadcaster:
     def unacked(self, participant: str) -> int:
         return len(self._pending.get(participant, {}))
 
+    def unacked_in(self, session_id: str) -> int:
+        """Envelope copies of the session some participant has not acked yet."""
+        return sum(1 for p in self._pending.values() for key in p if key[0] == session_id)
+
     def total_unacked(self) -> int:
         return sum(len(p) for p in self._pending.values())
 

@@ -54,13 +54,15 @@ from steward.room.composing import ComposingHints
 from steward.room.context import ContextFetcher, StreamInbox
 from steward.room.dispatch import Dispatcher
 from steward.room.envelopes import FragmentAssembler, is_fragment
+from steward.room.grants import GrantBook
 from steward.room.intake import Intake, RateLimiter
 from steward.room.participants import Participants
 from steward.room.relay import Relay
 from steward.room.user_edits import UserEdits
 from steward.room.views import Views
+from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox
-from steward.tokens import mint_token, verify_prompt_grant
+from steward.tokens import mint_token
 from steward.voice.listener import Hearing, RoomVoice
 
 log = get_logger(__name__)
@@ -83,6 +85,8 @@ class RoomDeps:
     # `steward.cancel` for sessions the dispatcher did not start (a fairy's own sessions):
     # (room id, session id) → whether something was cancelled.
     cancel_other: Callable[[str, str], bool] | None = None
+    # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
+    grant_bindings: GrantBindings | None = None
     # The speech engine shared by every room (None: the steward transcribes nobody).
     speech: stt.STT[Any] | None = None
 
@@ -157,6 +161,7 @@ class RoomRuntime:
             model=s.model_for_role("one-shot"),
             max_s=s.steward_session_max_s,
         )
+        self.grants = GrantBook(room_id, s.grant_keys(), deps.grant_bindings)
         self.intake = Intake(
             room_id,
             self.participants,
@@ -166,12 +171,9 @@ class RoomRuntime:
             rate_per_min=s.steward_prompt_rate_per_min,
             wake_phrase=s.steward_wake_phrase,
             on_reject=self._reject,
-            verify_grant=lambda identity, value: verify_prompt_grant(
-                s.livekit_api_secret.get_secret_value(),
-                room=room_id,
-                identity=identity,
-                value=value,
-            ),
+            verify_grant=self.grants.check,
+            cancel_policy=s.steward_cancel_policy,
+            owner_of=self._session_owner,
             running=self.dispatcher.running,
             track_owner=self._track_owner,
         )
@@ -205,11 +207,14 @@ class RoomRuntime:
             TOPIC_COMPOSING: (ComposingHint, MAX_ENVELOPE_BYTES, self.composing.on_hint),
         }
         self.closed = asyncio.Event()
+        # Wall-clock time of the last packet in or out (the operator's view).
+        self.last_activity_at = time.time()
 
     # --- lifecycle -----------------------------------------------------------------------
     async def start(self) -> RoomRuntime:
         await self.deps.outbox.ensure_room(self.room_id, self.mode)
         await self._restore_mirror()
+        await self.grants.load()
         await self.broadcaster.start()
         room, lp = self.room, self.room.local_participant
         ffi_router.narrow_room_events(room)
@@ -304,10 +309,55 @@ class RoomRuntime:
         if not task.cancelled() and task.exception() is not None:
             log.error("room_task_failed", room=self.room_id, error=repr(task.exception()))
 
+    # --- the operator's view ------------------------------------------------------------
+    def overview(self) -> dict[str, Any]:
+        """Host, participants and running sessions (`GET /api/rooms`)."""
+        members = sorted(self.participants.all(), key=lambda m: (m.joined_at_ms, m.identity))
+        running = [sid for sid in self.dispatcher.sessions if sid not in self.dispatcher.results]
+        sessions = []
+        for sid in running:
+            prompt = self.dispatcher.sessions[sid].prompt
+            sessions.append(
+                self.session_view(sid, fairy=prompt.fairy, mode=None, requester=prompt.requester)
+            )
+        return {
+            "room": self.room_id,
+            "apply_mode": self.mode,
+            "host": self.participants.host,
+            "participants": [
+                {
+                    "identity": m.identity,
+                    "role": m.role,
+                    "capabilities": sorted(m.capabilities),
+                    "unacked": self.broadcaster.unacked(m.identity),
+                }
+                for m in members
+            ],
+            "sessions": sessions,
+            "unacked": self.broadcaster.total_unacked(),
+            "last_activity_at": round(self.last_activity_at, 3),
+        }
+
+    def session_view(
+        self, session_id: str, *, fairy: str | None, mode: str | None, requester: str
+    ) -> dict[str, Any]:
+        return {
+            "session_id": session_id,
+            "fairy": fairy,
+            "mode": mode,
+            "requester": requester,
+            "seq": self.broadcaster.stats(session_id).last_seq,
+            "unacked": self.broadcaster.unacked_in(session_id),
+        }
+
     # --- prompts -------------------------------------------------------------------------
     async def run_prompt(self, prompt: PromptInput) -> str:
         """Start a session (HTTP and in-process callers); returns its id."""
         return await self.dispatcher.start(prompt)
+
+    def _session_owner(self, session_id: str) -> str | None:
+        session = self.dispatcher.sessions.get(session_id)
+        return session.prompt.requester if session is not None else None
 
     # --- voice ---------------------------------------------------------------------------
     def _hearing(self, identity: str) -> Hearing:
@@ -329,7 +379,15 @@ class RoomRuntime:
         ok = self.dispatcher.cancel(session_id)
         if not ok and self.deps.cancel_other is not None:
             ok = self.deps.cancel_other(self.room_id, session_id)
-        log.info("session_cancel", room=self.room_id, session_id=session_id, by=requester, ok=ok)
+        owner = self._session_owner(session_id) or "fairies"
+        log.info(
+            "session_cancel",
+            room=self.room_id,
+            session_id=session_id,
+            by=requester,
+            owner=owner,
+            ok=ok,
+        )
         return ok
 
     # --- outbound ------------------------------------------------------------------------
@@ -342,6 +400,7 @@ class RoomRuntime:
     def _publish_action(
         self, payload: bytes, *, topic: str, destinations: list[str]
     ) -> asyncio.Future[None]:
+        self.last_activity_at = time.time()
         return ffi_router.publish(
             self.room.local_participant, payload, topic=topic, destinations=destinations
         )
@@ -355,7 +414,7 @@ class RoomRuntime:
 
     # --- participants --------------------------------------------------------------------
     def _on_participant_connected(self, p: rtc.RemoteParticipant) -> None:
-        self.participants.joined(p.identity, _joined_ms(p), dict(p.attributes))
+        self.participants.joined(p.identity, _joined_ms(p), dict(p.attributes), p.sid)
 
     def _on_participant_disconnected(self, p: rtc.RemoteParticipant) -> None:
         self.participants.left(p.identity)
@@ -416,6 +475,7 @@ class RoomRuntime:
             self._reject(topic, "<server>", "no_sender")
             return
         sender = packet.participant.identity
+        self.last_activity_at = time.time()
         entry = self._handlers.get(topic)
         if entry is None:
             return  # a topic we send, echoed by nobody; or another app's agent:* message

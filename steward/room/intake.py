@@ -1,12 +1,14 @@
 """Prompt intake: RPC `steward.prompt` and `steward.cancel`, and voice transcriptions.
 
 Only participants whose token carries a valid signed grant in `steward.can_prompt` (see
-`steward.tokens.prompt_grant`), or everyone under the `everyone` policy, may prompt; each
-is rate limited. Final voice segments that address the steward by its wake phrase become
+`steward.tokens`, bound to their session by `steward.room.grants`), or everyone under the
+`everyone` policy, may prompt; each is rate limited. A run is cancelled by who asked for it
+or a moderator (a `pm` grant), or by anyone allowed to prompt under the cancel policy
+`everyone`. Final voice segments that address the steward by its wake phrase become
 prompts of their speaker: the steward's own transcription (`steward.voice`) and
 `lk.transcription` streams of another voice agent, attributed through
 `lk.transcribed_track_id` to the owner of that track. "Steward, stop" cancels the room's
-running sessions.
+running sessions the speaker may cancel.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from steward.protocol.limits import MAX_PROMPT_CHARS, MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import CancelReply, CancelRequest, PromptReply, PromptRequest
 from steward.protocol.names import RPC_CANCEL, RPC_PROMPT
 from steward.room.participants import Member, Participants
+from steward.tokens import Grant
 
 log = get_logger(__name__)
 
@@ -98,6 +101,9 @@ class IntakeDecision:
 
 Start = Callable[[PromptInput], Awaitable[str]]
 Cancel = Callable[[str, str], bool]
+# The participant (or API client) whose prompt started a session; None when no prompt did
+# (a fairy's own sessions) or the session is unknown.
+OwnerOf = Callable[[str], str | None]
 
 
 class Intake:
@@ -112,8 +118,10 @@ class Intake:
         rate_per_min: int = 30,
         wake_phrase: str = "steward",
         on_reject: Callable[[str, str, str, str], None] | None = None,
-        verify_grant: Callable[[str, str | None], bool] = lambda _identity, _value: False,
+        verify_grant: Callable[[Member], Grant | None] = lambda _member: None,
         on_speaking: Callable[[str], object] | None = None,
+        cancel_policy: str = "owner",
+        owner_of: OwnerOf = lambda _session_id: None,
         running: Callable[[], list[str]] = list,
         track_owner: Callable[[str], str | None] = lambda _sid: None,
         on_transcribed_elsewhere: Callable[[str], None] | None = None,
@@ -128,6 +136,8 @@ class Intake:
         self.wake_phrase = wake_phrase
         self._on_reject = on_reject
         self._verify_grant = verify_grant
+        self.cancel_policy = cancel_policy
+        self._owner_of = owner_of
         # Called with the sender when a transcription stream starts (a prompt may follow).
         self.on_speaking = on_speaking
         # Session ids "steward, stop" cancels.
@@ -143,7 +153,17 @@ class Intake:
     def may_prompt(self, member: Member) -> bool:
         if self.policy == "everyone":
             return True
-        return self._verify_grant(member.identity, member.prompt_grant)
+        return self._verify_grant(member) is not None
+
+    def is_moderator(self, member: Member) -> bool:
+        grant = self._verify_grant(member)
+        return grant is not None and grant.moderator
+
+    def may_cancel(self, member: Member, owner: str | None) -> bool:
+        """Whether `member` (already allowed to prompt) may cancel a run started by `owner`."""
+        if self.cancel_policy == "everyone" or owner is None or owner == member.identity:
+            return True
+        return self.is_moderator(member)
 
     def authorize(self, identity: str) -> IntakeDecision:
         member = self._participants.get(identity)
@@ -214,6 +234,18 @@ class Intake:
         if member is None or not self.may_prompt(member):
             self._refuse(caller, "not allowed to cancel", "cancel")
             return CancelReply(ok=False, error="not allowed to cancel").to_wire().decode()
+        owner = self._owner_of(req.session_id)
+        if not self.may_cancel(member, owner):
+            self._refuse(caller, "not allowed to cancel another participant's run", "cancel")
+            log.info(
+                "session_cancel_refused",
+                room=self.room_id,
+                session_id=req.session_id,
+                by=caller,
+                owner=owner,
+            )
+            refusal = "only who asked for this run, or a moderator, may cancel it"
+            return CancelReply(ok=False, error=refusal).to_wire().decode()
         ok = self._cancel(req.session_id, caller)
         error = None if ok else "no running session with that id"
         return CancelReply(ok=ok, error=error).to_wire().decode()
@@ -283,7 +315,8 @@ class Intake:
                 self._refuse(speaker, "not allowed to cancel", "voice")
                 return None
             for session_id in self._running():
-                self._cancel(session_id, speaker)
+                if self.may_cancel(member, self._owner_of(session_id)):
+                    self._cancel(session_id, speaker)
             return None
         decision = self.authorize(speaker)
         if not decision.allowed:

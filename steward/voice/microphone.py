@@ -29,7 +29,7 @@ class WavMicrophone:
         return str(self.publication.sid)
 
     async def play(self, path: Path, *, speech_end_s: float | None = None) -> float | None:
-        """Send the file; returns the wall time (time.time) its `speech_end_s` was sent."""
+        """Send the file; returns when (time.monotonic) its `speech_end_s` went out."""
         pcm = read_pcm(path)
         step = _FRAME_SAMPLES * 2
         ended_at: float | None = None
@@ -39,7 +39,7 @@ class WavMicrophone:
             await self.source.capture_frame(rtc.AudioFrame(chunk, SAMPLE_RATE, 1, _FRAME_SAMPLES))
             if end_byte is not None and ended_at is None and i + step >= end_byte:
                 # capture_frame returns once the frame is queued; the queue holds ≤ 200 ms.
-                ended_at = time.time() + self.source.queued_duration
+                ended_at = time.monotonic() + self.source.queued_duration
         await self.source.wait_for_playout()
         return ended_at
 

@@ -9,12 +9,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from steward.actions.registry import ACTIONS
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.anthropic_model import AnthropicModel
 from steward.model.base import PREFILL, ModelError, ModelRequest, Usage
 from steward.model.registry import get_model
 from steward.ports import PromptInput
+from steward.prompt.registry import PARTS
+from steward.prompt.system import flow
 from tests.integration.anthropic_fake import FakeAnthropic
 from tests.unit.fake_session import FakeSession
 
@@ -146,8 +149,9 @@ async def test_a_refused_prefill_is_retried_once_without_it(fake: FakeAnthropic)
     # The model wrote the opening itself; callers still get the text after the prefill.
     assert await collect(provider, Usage()) == '{"_type": "think", "text": "hi"}]}\n```'
     assert [r["messages"][-1]["role"] for r in fake.requests] == ["assistant", "user"]
-    # Remembered: the next request goes without the prefill at once.
+    # Remembered: the next request goes without the prefill at once (a character at a time).
     fake.text = '{"actions": [{"_type": "think", "text": "again"}]}'
+    fake.chunk = 1
     assert await collect(provider, Usage()) == '{"_type": "think", "text": "again"}]}'
     assert len(fake.requests) == 3 and fake.requests[-1]["messages"][-1]["role"] == "user"
 
@@ -190,3 +194,8 @@ async def test_the_one_shot_role_model_applies_through_a_prefill_refusing_api(
     body = fake.requests[-1]
     assert body["model"] == "claude-one-shot-test" and body["temperature"] == 0
     assert body["messages"][-1]["role"] == "user"
+    # The kit's guidance rides in the cached system prefix, each rule in its own section.
+    system = "".join(block["text"] for block in body["system"])
+    for name in ("create", "review", "update-todo-list", "sendToBack"):
+        assert f"### `{name}`\n{flow(ACTIONS[name].guide)}" in system
+    assert f"## Viewport\n{flow(PARTS['viewport'].guide)}" in system

@@ -18,7 +18,6 @@ from steward.room.envelopes import FragmentAssembler, is_fragment, pack
 from steward.room.intake import RateLimiter, addressed_text
 from steward.room.participants import Member, Participants, elect_host
 from steward.store.outbox import Outbox, OutboxRow
-from steward.tokens import prompt_grant, verify_prompt_grant
 
 
 def member(identity: str, joined: int, caps: str = "context,screenshot,apply") -> Member:
@@ -64,21 +63,6 @@ async def test_who_is_not_back_after_our_reconnect_has_left() -> None:
     p.connection_reconnected(lambda: {"bob"})
     await asyncio.sleep(0.15)
     assert p.get("alice") is None and p.host == "bob"
-
-
-def test_prompt_grant_is_signed_and_bound_to_room_and_identity() -> None:
-    secret = "s" * 40
-    grant = prompt_grant(secret, room="r1", identity="ann")
-    assert verify_prompt_grant(secret, room="r1", identity="ann", value=grant)
-    # A browser cannot forge it, nor reuse someone else's, nor carry it to another room.
-    for room, identity, value in [
-        ("r1", "eve", "true"),
-        ("r1", "eve", grant),
-        ("r2", "ann", grant),
-        ("r1", "ann", None),
-        ("r1", "ann", prompt_grant("other-secret" * 4, room="r1", identity="ann")),
-    ]:
-        assert not verify_prompt_grant(secret, room=room, identity=identity, value=value)
 
 
 def action(i: int, text_len: int = 100) -> WireAction:

@@ -12,6 +12,7 @@ from livekit import rtc
 from steward.ports import PromptInput
 from steward.room.intake import Intake, addressed_text
 from steward.room.participants import Participants
+from steward.tokens import Grant
 from steward.voice.captions import caption_attributes
 from steward.voice.engines import make_vad
 from steward.voice.local_stt import SAMPLE_RATE, LocalSTT
@@ -54,7 +55,11 @@ def _intake(clock: _Clock, running: list[str]) -> tuple[Intake, list[PromptInput
         participants,
         start,
         cancel,
-        verify_grant=lambda identity, value: identity == "alice" and value == "signed",
+        verify_grant=lambda m: (
+            Grant("p", 2**40, "nonce-alice")
+            if (m.identity, m.prompt_grant) == ("alice", "signed")
+            else None
+        ),
         running=lambda: list(running),
         clock=clock,
     )

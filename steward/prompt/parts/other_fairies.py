@@ -11,4 +11,15 @@ def _build(state: PromptState) -> list[Block]:
     return text("Other fairies in this room:", *f.others)
 
 
-PART = PromptPart("other_fairies", 7, False, _build)
+_GUIDE = """The other fairies of the room are listed with their role, what they are doing
+and where they are. Never edit what another fairy is working on; when you lead, direct free fairies instead of
+doing their work."""
+
+PART = PromptPart(
+    "other_fairies",
+    7,
+    False,
+    _build,
+    title="Other fairies",
+    guide=_GUIDE,
+)

@@ -11,4 +11,17 @@ def _build(state: PromptState) -> list[Block]:
     return text(*f.project)
 
 
-PART = PromptPart("project", 8, False, _build)
+_GUIDE = """The project you lead or work in: its plan, its members and every task with its status,
+assignee and area. Areas are in your coordinates. A leader plans tasks with areas side by side
+that together cover the work, directs each member to start theirs, awaits them, then reviews
+what they drew and ends the project only when every task is done and looks right; a member
+does only its own task."""
+
+PART = PromptPart(
+    "project",
+    8,
+    False,
+    _build,
+    title="Your project",
+    guide=_GUIDE,
+)

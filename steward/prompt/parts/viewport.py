@@ -18,4 +18,17 @@ def _build(state: PromptState) -> list[Block]:
     return text(*lines)
 
 
-PART = PromptPart("viewport", 30, False, _build)
+_GUIDE = """The bounds of your viewport are given, and the user's too when theirs differs from
+yours.
+- Keep everything you create or change inside your viewport.
+- On an empty canvas, put your work in the middle of the viewport, about 80% of its height; take
+  more room if the work needs it."""
+
+PART = PromptPart(
+    "viewport",
+    30,
+    False,
+    _build,
+    title="Viewport",
+    guide=_GUIDE,
+)
