@@ -11,9 +11,9 @@ def _build(state: PromptState) -> list[Block]:
     return text("Other fairies in this room:", *f.others)
 
 
-_GUIDE = """The other fairies of the room are listed with their role, what they are doing
-and where they are. Never edit what another fairy is working on; when you lead, direct free fairies instead of
-doing their work."""
+_GUIDE = """The other fairies of the room are listed with their role, what they are doing and
+where they are. Never edit what another fairy is working on; when you lead, direct free fairies
+instead of doing their work."""
 
 PART = PromptPart(
     "other_fairies",

@@ -11,8 +11,8 @@ def _build(state: PromptState) -> list[Block]:
     return text(*f.tasks)
 
 
-_GUIDE = """Your own tasks, or the task you are working on now with its area. While you
-work a task you see and edit only inside its area: shapes outside it are refused or moved inside. Draw
+_GUIDE = """Your own tasks, or the task you are working on now with its area. While you work a
+task you see and edit only inside its area: shapes outside it are refused or moved inside. Draw
 everything the task asks for inside the area, then mark the task done; never leave it waiting
 for the user."""
 
