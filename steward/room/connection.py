@@ -101,6 +101,8 @@ class RoomDeps:
     cancel_other: Callable[[str, str], bool] | None = None
     # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
     grant_bindings: GrantBindings | None = None
+    # A session's models, tokens and estimated cost, for its `session_ended` line.
+    usage_of: Callable[[str], Awaitable[dict[str, object]]] | None = None
     # The speech engine shared by every room (None: the steward transcribes nobody).
     speech: stt.STT[Any] | None = None
 
@@ -174,6 +176,7 @@ class RoomRuntime:
             outbox=deps.outbox,
             model=s.model_for_role("one-shot"),
             max_s=s.steward_session_max_s,
+            usage_of=deps.usage_of,
         )
         self.grants = GrantBook(room_id, s.grant_keys(), deps.grant_bindings)
         self.intake = Intake(
