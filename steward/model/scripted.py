@@ -86,6 +86,8 @@ class ScriptedModel:
                 {"_type": "clear"},
                 {"_type": "message", "text": "I cleared the canvas."},
             ]
+        if color and re.search(r"\b(make|turn|colou?r|paint)\b", low) and "this" in low:
+            return self._recolour(list(hints.get("selection") or []), color)
         sel = list(hints.get("selection") or hints.get("shapes") or [])
         if re.search(r"\balign\b", low) and len(sel) >= 2:
             return [
@@ -137,6 +139,19 @@ class ScriptedModel:
                 "text": message[:120] or "Hello!", "color": color or "black"}},
             {"_type": "message", "text": "I wrote that on the canvas."},
         ]  # fmt: skip
+
+    @staticmethod
+    def _recolour(selection: list[str], color: str) -> list[dict[str, Any]]:
+        """ "Make this blue": "this" is the asker's selection, and nothing else."""
+        if not selection:
+            return [{"_type": "message", "text": f"Select what should be {color} first."}]
+        acts: list[dict[str, Any]] = [
+            {"_type": "update", "intent": f"Make it {color}",
+             "update": {"shapeId": sid, "color": color}}
+            for sid in selection
+        ]  # fmt: skip
+        acts.append({"_type": "message", "text": f"Made {len(selection)} shape(s) {color}."})
+        return acts
 
     def _flowchart(self, low: str, cx: int, cy: int, color: str | None) -> list[dict[str, Any]]:
         topic = next((k for k in _FLOWS if k in low.replace("-", "").replace(" up", "up")), None)
