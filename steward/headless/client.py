@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gzip
 import json
 import time
@@ -82,7 +83,14 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # png_screenshot: a PNG sent as image/png; mislabelled_screenshot: the JPEG sent as image/webp.
 ContextMode = Literal[
-    "ok", "no_screenshot", "error", "hang", "png_screenshot", "mislabelled_screenshot"
+    "ok",
+    "no_screenshot",
+    "error",
+    "hang",
+    "png_screenshot",
+    "mislabelled_screenshot",
+    "gzip_bomb",  # shapes: a small gzip stream inflating to 64 MiB of zeros
+    "oversized_screenshot",  # a screenshot four times the byte budget asked for
 ]
 
 
@@ -95,6 +103,11 @@ class Faults:
     reorder_every: int = 0  # hold every Nth envelope back until the next one has arrived
     drop_ack_every: int = 0  # lose the ack of every Nth applied envelope
     context_mode: ContextMode = "ok"
+
+
+@functools.cache
+def _gzip_bomb() -> bytes:
+    return gzip.compress(b"\0" * (64 << 20), 9)
 
 
 @dataclass
@@ -480,6 +493,8 @@ class HeadlessClient:
             mime_type, name = SHAPES_TYPE_JSON, "shapes.json"
             if self.shapes_gzip:
                 data, mime_type, name = gzip.compress(data, 6), SHAPES_TYPE_GZIP, "shapes.json.gz"
+            if self.faults.context_mode == "gzip_bomb":
+                data, mime_type, name = _gzip_bomb(), SHAPES_TYPE_GZIP, "shapes.json.gz"
             sends.append(
                 lp.send_bytes(
                     data,
@@ -497,6 +512,9 @@ class HeadlessClient:
                 image, mime_type, name = _PNG_SIGNATURE + image, "image/png", "canvas.png"
             elif self.faults.context_mode == "mislabelled_screenshot":
                 mime_type, name = SCREENSHOT_TYPE_WEBP, "canvas.webp"
+            elif self.faults.context_mode == "oversized_screenshot":
+                budget = req.max_bytes or DEFAULT_SCREENSHOT_MAX_BYTES
+                image += b"\0" * max(0, 4 * budget - len(image))
             sends.append(
                 lp.send_bytes(
                     image,
