@@ -299,7 +299,8 @@ class CanvasAgent:
 
     async def _emit(self, run: _Run, out: Outcome) -> None:
         session = run.session
-        if out.chat is not None and out.chat != run.last_chat.get(out.index):
+        # The final version always goes out, even when the last partial had all its text.
+        if out.chat is not None and (out.complete or out.chat != run.last_chat.get(out.index)):
             run.last_chat[out.index] = out.chat
             await session.send_chat(
                 out.chat, partial=not out.complete, message_id=run.wire_id(out.index)

@@ -25,7 +25,8 @@ from typing import Any, Protocol
 
 from steward.actions.base import ActionContext
 from steward.actions.registry import ACTIONS, normalize_name, process
-from steward.canvas.bounds import Rect, shape_bounds, union
+from steward.canvas.bounds import Rect
+from steward.canvas.coords import CoordinateSpace
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.actions.effects import (
@@ -73,6 +74,7 @@ from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.fairies.tasks import Task
 from steward.fairies.waits import WaitBoard, mode_transition_key
 from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.model.canvas_view import shapes_for_model
 from steward.model.parser import ActionStreamParser
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
@@ -639,7 +641,6 @@ class FairyRuntime:
 
         area = view.area
         visible = shapes_in(room.mirror.shapes, area) if area else room.mirror.snapshot()
-        occupied = union(shape_bounds(s, room.mirror.shapes) for s in room.mirror.shapes.values())
         free = [
             f.id
             for f in view.others
@@ -658,8 +659,8 @@ class FairyRuntime:
             "task": t(view.task) if view.task else None,
             "free_drones": free,
             "existing_ids": [s["id"] for s in visible],
-            # Where the canvas already has content (page coordinates), for scripted plans.
-            "occupied": occupied.to_dict() if occupied is not None else None,
+            # What is on the canvas (page coordinates), for scripted plans in free space.
+            "canvas": shapes_for_model(room.mirror.shapes, CoordinateSpace()),
         }
 
     def _allowed(self, fairy_mode: str) -> list[str]:

@@ -14,6 +14,7 @@ from steward.protocol.messages import Box, SessionStatus, WireAction
 class FakeSession:
     shapes: list[dict[str, Any]] = field(default_factory=list)
     viewport: Box = field(default_factory=lambda: Box(x=0, y=0, w=1600, h=900))
+    selection: list[str] = field(default_factory=list)
     room_id: str = "room-1"
     session_id: str = "s1"
     cancel_after_envelopes: int | None = None
@@ -34,7 +35,7 @@ class FakeSession:
         self.context_requests.append(bounds)
         return CanvasContext(
             viewport=bounds or self.viewport,
-            selection=[],
+            selection=list(self.selection),
             doc_version=len(self.envelopes),
             shapes=self.browser.snapshot(),
             degraded=self.degraded,
