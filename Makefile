@@ -5,7 +5,7 @@ export PATH := $(HOME)/.local/bin:/usr/local/go/bin:$(PATH)
 UV ?= uv
 RUN := $(UV) run --frozen
 
-.PHONY: dev test setup setup-python setup-livekit setup-node setup-chromium lint typecheck test-python test-node clean
+.PHONY: dev test setup setup-python setup-livekit setup-node setup-chromium setup-voice lint typecheck test-python test-node clean
 
 dev: setup
 	npm --prefix client-bridge run build --silent
@@ -13,7 +13,7 @@ dev: setup
 
 test: setup lint typecheck test-python test-node
 
-setup: setup-python setup-livekit setup-node setup-chromium
+setup: setup-python setup-livekit setup-node setup-chromium setup-voice
 
 setup-python:
 	@command -v $(UV) >/dev/null || python3 -m pip install --quiet --user uv
@@ -28,6 +28,13 @@ setup-chromium:
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	  $$SUDO apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || { \
 	    $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q chromium chromium-driver >/dev/null; }; }
+
+# Voice tests and `steward bench voice` speak with espeak-ng and resample with sox (Debian).
+setup-voice:
+	@command -v espeak-ng >/dev/null && command -v sox >/dev/null || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get install -y -q espeak-ng sox >/dev/null 2>&1 || { \
+	    $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q espeak-ng sox >/dev/null; }; }
 
 setup-node:
 	@if [ -f client-bridge/package.json ]; then \

@@ -16,6 +16,11 @@ from steward.protocol.limits import (
     MIN_SCREENSHOT_MAX_BYTES,
 )
 
+# Who a model call is for: the one-shot agent (and solo fairies), a project's orchestrator,
+# a duo's lead, or a drone working a task. Each may use its own model (`model_for_role`).
+ModelRole = Literal["one-shot", "orchestrator", "duo", "drone"]
+MODEL_ROLES: tuple[ModelRole, ...] = ("one-shot", "orchestrator", "duo", "drone")
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Long enough that PyJWT does not warn about short HMAC keys.
 DEV_API_KEY = "devkey"
@@ -36,6 +41,14 @@ class Settings(BaseSettings):
     steward_data_dir: Path = PROJECT_ROOT / ".data"
 
     steward_model: str = "scripted"
+    # Per-role models; unset (or empty) falls back to `steward_model`.
+    steward_model_one_shot: str | None = None
+    steward_model_orchestrator: str | None = None
+    steward_model_duo: str | None = None
+    steward_model_drone: str | None = None
+    # Sampling temperature sent to providers that take one (the kit uses 0: the same canvas
+    # and request give the same drawing); `none` sends no temperature (the provider default).
+    steward_model_temperature: float | None = Field(default=0.0, ge=0.0, le=1.0)
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
     # Tokens per second the scripted model streams at.
@@ -52,12 +65,30 @@ class Settings(BaseSettings):
     # Required by POST /api/canvas-agent/run; empty disables the endpoint.
     steward_api_key: SecretStr | None = None
     steward_wake_phrase: str = "steward"
+    # Voice: which engine transcribes microphones (`steward/voice/engines.py`), what it does
+    # with people who may not prompt (caption them, or not listen at all), and the silence
+    # that ends an utterance (the floor of end-of-speech → prompt latency).
+    steward_stt: Literal["off", "local", "openai"] = "local"
+    steward_stt_unprivileged: Literal["captions", "ignore"] = "captions"
+    steward_vad_min_silence_s: float = Field(default=0.4, ge=0.1, le=3.0)
+    steward_openai_stt_model: str = "gpt-4o-mini-transcribe"
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
     # Dev only (`steward dev` turns these on): hand out room tokens to anyone who can reach
     # the HTTP port, joining the room on first request, and serve the built demo page.
     steward_dev_tokens: bool = False
     steward_demo_dir: Path | None = None
     steward_apply_mode: Literal["relay", "host"] = "relay"
     steward_prompt_policy: Literal["attribute", "everyone"] = "attribute"
+    # Keys of the `steward.can_prompt` grants (comma list): the first signs, each verifies,
+    # so a key rotates by prepending the new one. Unset: the LiveKit API secret.
+    steward_grant_secrets: SecretStr | None = None
+    # Who may cancel a run: `owner` (who asked, or a moderator grant) or `everyone` (anyone
+    # allowed to prompt).
+    steward_cancel_policy: Literal["owner", "everyone"] = "owner"
+    # Models a caller (HTTP `model`) may pick, comma list; empty: only `steward_model`.
+    # `replay:` and anything naming a file is never accepted from a caller.
+    steward_models_allowed: str = ""
 
     steward_max_followups: int = Field(default=3, ge=0, le=20)
     # A run with no progress (no model output, no context answer) for this long ends; a run
@@ -92,10 +123,43 @@ class Settings(BaseSettings):
     # When true, logs include prompt text and image sizes/bytes instead of redacting them.
     steward_debug_payloads: bool = False
 
-    @field_validator("database_url")
+    def grant_keys(self) -> list[str]:
+        """Verification keys of prompt grants, the signing key first."""
+        raw = self.steward_grant_secrets.get_secret_value() if self.steward_grant_secrets else ""
+        keys = [k.strip() for k in raw.split(",") if k.strip()]
+        return keys or [self.livekit_api_secret.get_secret_value()]
+
+    def models_allowed(self) -> frozenset[str]:
+        listed = {m.strip() for m in self.steward_models_allowed.split(",") if m.strip()}
+        return frozenset(listed | {self.steward_model})
+
+    @field_validator(
+        "database_url",
+        "steward_model_one_shot",
+        "steward_model_orchestrator",
+        "steward_model_duo",
+        "steward_model_drone",
+    )
     @classmethod
     def _empty_is_none(cls, v: str | None) -> str | None:
         return v or None
+
+    @field_validator("steward_model_temperature", mode="before")
+    @classmethod
+    def _none_disables(cls, v: object) -> object:
+        if v is None or (isinstance(v, str) and v.strip().lower() in ("", "none", "null")):
+            return None
+        return v
+
+    def model_for_role(self, role: ModelRole) -> str:
+        """The model spec a role runs on: its own setting, else `steward_model`."""
+        own = {
+            "one-shot": self.steward_model_one_shot,
+            "orchestrator": self.steward_model_orchestrator,
+            "duo": self.steward_model_duo,
+            "drone": self.steward_model_drone,
+        }[role]
+        return own or self.steward_model
 
 
 @lru_cache(maxsize=1)

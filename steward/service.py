@@ -36,8 +36,11 @@ from steward.room.connection import RoomDeps, RoomRuntime, connect_direct
 from steward.room.session import RoomSession
 from steward.store.database import Database, open_database
 from steward.store.fairies import FairyStore
+from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox
+from steward.store.usage import UsageRepo
 from steward.tokens import mint_token
+from steward.voice.engines import speech_engine
 
 log = get_logger(__name__)
 
@@ -147,6 +150,8 @@ class StewardService:
             outbox=self.outbox,
             runner=self.runner,
             cancel_other=self._cancel_fairy_session,
+            grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
+            speech=speech_engine(self.settings),
         )
 
     def _cancel_fairy_session(self, room_id: str, session_id: str) -> bool:
@@ -224,9 +229,20 @@ class StewardService:
             await runtime.close()
 
     # --- API backend ---------------------------------------------------------------------
+    def _check_model(self, model: str | None) -> None:
+        """A caller picks only a listed model; never `replay:` (it reads a local file) nor
+        anything path-like, whatever the list says. One answer for all, telling nothing."""
+        if model is None:
+            return
+        path_like = model.startswith("replay:") or "/" in model or "\\" in model
+        if path_like or model not in self.settings.models_allowed():
+            log.warning("model_refused", model=model[:128])
+            raise RunRefused(400, "model not allowed (see STEWARD_MODELS_ALLOWED)")
+
     async def run_http(
         self, room_id: str, message: str, model: str | None, viewport: Box | None
     ) -> str:
+        self._check_model(model)
         runtime = self.rooms.get(room_id)
         if runtime is None or runtime.closed.is_set():
             raise RunRefused(404, f"this steward does not serve room {room_id!r}")
@@ -248,6 +264,7 @@ class StewardService:
             self.settings.livekit_api_secret.get_secret_value(),
             room=room_id,
             identity=identity,
+            grant_key=self.settings.grant_keys()[0],
         )
         return {"token": token, "url": self.settings.livekit_url}
 
@@ -256,17 +273,44 @@ class StewardService:
         if self.db is not None:
             with contextlib.suppress(Exception):
                 db_ok = await asyncio.wait_for(self.db.pool.fetchval("SELECT 1"), 2) == 1
-        rooms = {
-            rid: {
-                "participants": len(r.participants.all()),
-                "host": r.participants.host,
-                "active_sessions": r.dispatcher.active,
-                "unacked": r.broadcaster.total_unacked(),
-            }
-            for rid, r in self.rooms.items()
-            if not r.closed.is_set()
-        }
-        return {"db": db_ok, "rooms": rooms, "ready": db_ok}
+        return {"db": db_ok, "ready": db_ok}
+
+    async def rooms_overview(self, room_id: str | None) -> list[dict[str, Any]]:
+        """What each served room (or the one asked for) is doing now (`GET /api/rooms`)."""
+        budget = self.settings.steward_room_daily_budget_usd
+        out: list[dict[str, Any]] = []
+        for rid, runtime in sorted(self.rooms.items()):
+            if runtime.closed.is_set() or (room_id is not None and rid != room_id):
+                continue
+            view = runtime.overview()
+            view["sessions"] += self._fairy_sessions(runtime)
+            spent: float | None = None
+            if self.db is not None:
+                with contextlib.suppress(Exception):
+                    spent = await UsageRepo(self.db.pool).spent_today(rid)
+            view["spent_today_usd"] = spent
+            view["budget_left_usd"] = None if spent is None else round(max(0.0, budget - spent), 6)
+            out.append(view)
+        return out
+
+    def _fairy_sessions(self, runtime: RoomRuntime) -> list[dict[str, Any]]:
+        """Sessions the fairies opened themselves (the dispatcher lists the prompted ones)."""
+        room = self.fairies.rooms.get(runtime.room_id) if self.fairies is not None else None
+        if room is None:
+            return []
+        listed = set(runtime.dispatcher.sessions)
+        views = []
+        for fairy_id, session in room.sessions.items():
+            if session.session_id in listed:
+                continue
+            fairy = room.roster.fairies.get(fairy_id)
+            mode = fairy.mode if fairy is not None else None
+            views.append(
+                runtime.session_view(
+                    session.session_id, fairy=fairy_id, mode=mode, requester=fairy_id
+                )
+            )
+        return views
 
     async def close(self) -> None:
         if self.fairies is not None:

@@ -66,6 +66,10 @@ class FakeSession:
     def session_id(self) -> str:
         return self._id
 
+    @property
+    def canvas(self) -> CanvasMirror:
+        return self.browser.canvas
+
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True
     ) -> CanvasContext:
@@ -84,7 +88,7 @@ class FakeSession:
             await self.browser.outbox.append(
                 self._room, self._id, self.seq, next(_order), partial, env.to_wire().decode()
             )
-        self.browser.canvas.apply(actions, partial=partial)
+        self.browser.canvas.apply(actions, partial=partial, session=self._id)
         return self.seq
 
     async def send_chat(

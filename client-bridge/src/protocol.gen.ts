@@ -99,7 +99,7 @@ export interface ChatMessage {
   ts: number;
 }
 
-/** browser → steward on `steward:composing`: a user is composing a prompt (at most every 2 s). `bounds` must be the bounds the coming prompt will carry (null: the host's view), so the context the steward prefetches now is the one the prompt asks for. */
+/** browser → steward on `steward:composing`: a user is composing a prompt (at most every 2 s). `bounds` must be the bounds the coming prompt will carry (null: the sender's own view), so the context the steward prefetches now is the one the prompt asks for. */
 export interface ComposingHint {
   bounds?: Box | null;
   ts: number;
@@ -155,7 +155,7 @@ export interface PromptReply {
   error?: string | null;
 }
 
-/** RPC `steward.prompt` from a browser or voice agent. */
+/** RPC `steward.prompt` from a browser or voice agent. The run sees the caller's view (its viewport, selection and recent edits); `selection` given here overrides it. */
 export interface PromptRequest {
   message: string;
   bounds?: Box | null;

@@ -92,8 +92,8 @@ export interface StewardHandle {
   readonly screenshots: ScreenshotCache
   subscribe(listener: (state: StewardState) => void): () => void
   prompt(message: string, extra?: Omit<PromptRequest, 'message'>): Promise<PromptReply>
-  /** The user is composing a prompt (focus, keystrokes): the steward prefetches the host's
-   * context. Pass the `bounds` the prompt will carry (none: the host's view). Throttled to one
+  /** The user is composing a prompt (focus, keystrokes): the steward prefetches this tab's
+   * context. Pass the `bounds` the prompt will carry (none: this tab's own view). Throttled to one
    * hint per 2 s; returns whether a hint was sent. */
   composing(bounds?: Box | null): boolean
   cancel(sessionId?: string): Promise<CancelReply>

@@ -220,35 +220,67 @@ def _reorder(to: str) -> Any:
     return fn
 
 
+# System-prompt sections (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to them.
+_MOVE = """Move a shape so its x, y (top-left corner; the anchor of centred or right-aligned text;
+the start of an arrow or line) lands on the given point. It is the only way to move a shape: never
+`update` a position.
+- Plan which actions fit: the layout actions (`place`, `align`, `distribute`, `stack`) are exact
+  and take fewer steps when they say what you mean; `move` gives exact control when you need it."""
+
+_PLACE = """Put a shape beside a reference shape: on its top, bottom, left or right side, aligned
+with the reference's start, center or end. `sideOffset` adds a gap away from the reference,
+`alignOffset` shifts the shape along that side."""
+
+_TO_FRONT = """Raise shapes above every other shape (a marker or label that must show over what it
+sits on, for instance)."""
+
+_TO_BACK = """Lower shapes beneath every other shape (a background panel behind its content, for
+instance)."""
+
+_ROTATE = """Turn shapes clockwise by a number of degrees about originX, originY (by default the
+centre of the shapes taken together)."""
+
+_RESIZE = """Scale shapes by scaleX and scaleY about originX, originY (by default their common
+centre): 2 doubles, 0.5 halves."""
+
+_ALIGN = """Line shapes up on one edge or centre line: left, center-horizontal, right, top,
+center-vertical or bottom."""
+
+_DISTRIBUTE = """Space three or more shapes so the gaps between them are equal, horizontally or
+vertically; the outermost shapes stay where they are."""
+
+_STACK = """Put shapes one after another in a row (horizontal) or a column (vertical), `gap` pixels
+apart."""
+
 SPECS = (
     ActionSpec("move", "arrange", Move, "Move a shape so its x/y is the given position.",
-               "`move`: move a shape to x, y (always use this to move, never `update`).",
+               _MOVE,
                _complete(_sanitize_move), _resolve_move),
     ActionSpec("place", "arrange", Place, "Place a shape beside another shape.",
-               "`place`: put a shape on a side of a reference shape, aligned start/center/end.",
+               _PLACE,
                _complete(_sanitize_place), _resolve_place),
     ActionSpec("bringToFront", "arrange", Ids, "Bring shapes to the front.",
-               "`bringToFront`: raise shapes above all others.",
+               _TO_FRONT,
                _complete(_with_ids), _reorder("front")),
     ActionSpec("sendToBack", "arrange", Ids, "Send shapes to the back.",
-               "`sendToBack`: lower shapes below all others.",
+               _TO_BACK,
                _complete(_with_ids), _reorder("back")),
     ActionSpec("rotate", "arrange", Rotate, "Rotate shapes by degrees about an origin.",
-               "`rotate`: rotate shapes by degrees (clockwise) about originX/originY.",
+               _ROTATE,
                _complete(_sanitize_rotate), _resolve_rotate),
     ActionSpec("resize", "arrange", Resize, "Scale shapes about an origin.",
-               "`resize`: scale shapes by scaleX/scaleY about originX/originY.",
+               _RESIZE,
                _complete(_sanitize_resize), _resolve_resize),
     ActionSpec("align", "arrange", Align, "Align shapes to each other.",
-               "`align`: line shapes up (left, center-horizontal, right, top, ...).",
+               _ALIGN,
                _complete(_sanitize_layout("alignment", ALIGNMENTS, ALIGN_ALIASES)),
                _resolve_align),
     ActionSpec("distribute", "arrange", Distribute, "Space shapes evenly.",
-               "`distribute`: equal gaps between shapes, horizontally or vertically.",
+               _DISTRIBUTE,
                _complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
                _resolve_distribute),
     ActionSpec("stack", "arrange", Stack, "Stack shapes with a fixed gap.",
-               "`stack`: line shapes up one after another with a gap.",
+               _STACK,
                _complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
                _resolve_stack),
 )  # fmt: skip

@@ -78,13 +78,19 @@ class ActionContext:
         self.claimed[index] = new
         return new
 
-    def existing_id(self, raw: Any) -> str | None:
-        """The actual id of a shape the model refers to, or None if there is none."""
+    def existing_id(self, raw: Any, *, besides: str | None = None) -> str | None:
+        """The actual id of a shape the model refers to, or None if there is none.
+
+        `besides`: the id a create claimed for itself; within that create its old name
+        still means the shape that had it, whether or not a preview already renamed it.
+        """
         sid = clean_id(raw)
         if sid is None:
             return None
         actual = self.id_map.get(sid, sid)
-        return actual if actual in self.shapes else None
+        if besides is not None and actual == besides:
+            actual = sid
+        return actual if actual in self.shapes and actual != besides else None
 
     def existing_ids(self, raw: Any) -> list[str]:
         items = raw if isinstance(raw, list) else [raw]
@@ -105,13 +111,13 @@ Resolve = Callable[[dict[str, Any], ActionContext], list[WireOp]]
 
 @dataclass(frozen=True)
 class ActionSpec:
-    """A self-describing action: name, schema, prompt text, sanitize and resolve."""
+    """A self-describing action: name, schema, its system-prompt section, sanitize, resolve."""
 
     name: str
     family: str
     schema: type[ActionModel]
-    description: str
-    prompt: str
+    description: str  # one line, in the response schema
+    guide: str  # its section of the system prompt: how and when to use it (see docs/PROMPT.md)
     sanitize: Sanitize
     resolve: Resolve
     # Fields (top-level or `shape.<field>`) holding enums or ids: held back while streaming.

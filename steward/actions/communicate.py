@@ -172,32 +172,75 @@ def _needs_box(
     return data
 
 
+# System-prompt sections (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to them.
+_MESSAGE = """Talk to the user; it is the only thing of yours they read.
+- Close each piece of work with a short message: what you did, or why you could not.
+- Do the work rather than offering to do it; do not end by asking whether they want more."""
+
+_THINK = """Reason privately before and between actions; use it freely to work through each step.
+- Nobody sees it: a reply made only of thoughts tells the user nothing, so pair it with a `message`
+  or with work on the canvas."""
+
+_REVIEW = """Ask for another look at your work: the area to inspect (x, y, w, h: as tight as you
+can with a little padding around it) and what to check. After your reply you get a fresh view of
+that area and can fix what you find.
+- Review after several changes; without it you work blind. Do not review a single simple edit (one
+  shape created, moved or changed): assume it worked.
+- While reviewing, trust the image most. Check: do arrows meet the shapes they point at? Do labels
+  sit inside their shapes, well placed? Do any shapes or labels overlap (then move the shapes, the
+  labels, or both)? Is anything floating that should touch another shape? Do arrows cross other
+  shapes? Is the whole balanced, like a good photo or a tidy graph?
+- Fix what the review finds. Review again only after larger fixes, not after simple ones or when
+  nothing changed. It also suits checking your todo list.
+- Work you leave unfinished only continues if you schedule it: while more remains, review. When the
+  task is done well enough, stop and tell the user instead of reviewing again; be realistic about
+  what the available shapes can do."""
+
+_ADD_DETAIL = """Plan another pass to add detail; you are called again with your intent and a fresh
+view. Use it when the first pass is laid out and refinement is easier on top of it."""
+
+_TODO = """Keep a todo list for work with several steps.
+- When a new task arrives, add one item per step (a new id each, status `todo`), then start the
+  first step in the same reply: a plan alone does nothing.
+- Move items to `in-progress` and `done` as you go (same id, new status).
+- Never add an item that waits for the user to do something; if you need something from them, say
+  so with `message`."""
+
+_SET_MY_VIEW = """Move your own viewport to x, y, w, h: to work on another part of the canvas, or
+to zoom (a smaller box shows more detail, a larger one more of the canvas).
+- Send nothing after it in the same reply: the next request shows the new view, and you continue
+  from there."""
+
+_COUNT = """Count the shapes of one `_type` (or `all`). The answer comes as data in the next
+request, so end your reply after asking; independent lookups can go in one reply. If a lookup
+fails, tell the user rather than asking again."""
+
 SPECS = (
     ActionSpec("message", "communicate", Message, "Send a message to the user.",
-               "`message`: talk to the user (the only thing they read).",
+               _MESSAGE,
                _text_field("text"), _resolve_message, streams=True),
     ActionSpec("think", "communicate", Think, "Describe your reasoning (not shown to the user).",
-               "`think`: reason step by step; invisible to the user.",
+               _THINK,
                _complete_only, _resolve_think),
     ActionSpec("review", "communicate", Review,
                "Schedule a follow-up look at an area of the canvas to check your work.",
-               "`review`: look again at the area x, y, w, h after these actions.",
+               _REVIEW,
                _needs_box, _resolve_review, continues=True),
     ActionSpec("add-detail", "communicate", AddDetail, "Plan further work to add detail.",
-               "`add-detail`: schedule another pass to add detail.",
+               _ADD_DETAIL,
                _complete_only, _resolve_add_detail, continues=True),
     ActionSpec("update-todo-list", "communicate", UpdateTodo,
                "Create or update one item of your todo list.",
-               "`update-todo-list`: keep a todo list (id, status todo/in-progress/done, text).",
+               _TODO,
                _sanitize_todo, _resolve_todo, atomic_fields=("status",)),
     ActionSpec("setMyView", "communicate", SetMyView,
                "Move your own viewport; you get a new look at the canvas afterwards.",
-               "`setMyView`: move your viewport to x, y, w, h; send nothing after it.",
+               _SET_MY_VIEW,
                _needs_box, _resolve_view, continues=True),
     ActionSpec("count", "communicate", Count, "Count shapes; the answer arrives as data.",
-               "`count`: count shapes of a `_type` (or 'all'); you get the number next turn.",
+               _COUNT,
                _complete_only, _resolve_count, continues=True),
     ActionSpec("unknown", "communicate", Unknown, "Anything not covered (ignored).",
-               "`unknown`: placeholder; it does nothing.",
+               "",  # never to be chosen: no section
                _complete_only, _resolve_unknown),
 )  # fmt: skip

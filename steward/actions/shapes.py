@@ -108,7 +108,7 @@ def _sanitize_create(
     if kind == "arrow":
         for key in ("fromId", "toId"):
             if page.get(key) is not None:
-                ref = ctx.existing_id(page[key])
+                ref = ctx.existing_id(page[key], besides=sid)
                 if ref is None and complete:
                     ctx.notes.append(f"arrow {sid!r}: {key} {page[key]!r} does not exist")
                 page[key] = ref
@@ -252,24 +252,85 @@ def _resolve_pen(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
 
 _ = clean_id  # re-exported for action modules that extend this family
 
+# System-prompt sections (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to them.
+_CREATE = """Make a new shape. Kinds: the geometric ones (rectangle, ellipse, diamond, star, cloud,
+…: the schema lists them), `text`, `note`, `arrow` and `line`. For any other form draw with `pen`.
+Never create `unknown` shapes (you may still move them).
+- Give each shape a unique `shapeId` and a `note` saying what it is for: you will read the notes
+  later; the user never sees them.
+- Geometric shapes take x, y (top-left corner), w and h; notes and text take x, y.
+- Containment: a shape meant to sit inside another must fit inside it, with a margin. If it does
+  not, make the inner shapes smaller or the outer one bigger.
+
+Labels and text
+- Label only when asked, or when the format calls for it: a diagram of a cat may name its parts; a
+  drawing of a cat should not.
+- A label (the `text` of a geometric shape, note or arrow) is about 24 px tall, about 14 px per
+  character. A shape too small for its label grows taller to hold it, so make shapes wide enough
+  for their text: labelled boxes in flow charts and diagrams should be at least 200 px on each side
+  unless there is a reason not to. `textAlign` sets where the label sits inside its shape.
+- Notes are 200 × 200 sticky notes, for a few words; use a geometric or text shape for more.
+- Text shapes: `fontSize` is the height of the text (24 by default). A text shape grows as wide as
+  its text. To wrap it at a width, give both `width` and `wrap: true` (either alone does nothing);
+  leave both out for the default. The image shows how much room text takes.
+- A text shape's `textAlign` (start, the default; middle; end) also sets what x means: its left
+  edge, its centre, or its right edge. To put text just left of a shape, align it `end` with x a
+  little less than the shape's x. Centred and right-aligned text are the only shapes whose x is not
+  their left edge.
+
+Arrows and lines
+- Arrows and lines run from x1, y1 to x2, y2. Arrows are lines with a head; the fat-arrow kinds are
+  2-D shapes, not connectors.
+- Connect an arrow with `fromId` and `toId` (the shapes it leaves and reaches): it is then bound to
+  them and follows them when they move.
+- `bend` curves an arrow: how many pixels its middle moves off the straight line. Positive bows it
+  to its right as seen from its start (an arrow pointing right bows downward), negative to its
+  left. An arrow bowing the wrong way needs the opposite sign.
+- Check that no arrow already links the same shapes for the same purpose before adding one.
+- An arrow's label sits on its middle: make the arrow long enough to hold the label.
+
+Colours and fills
+- Colours: black, grey, light-violet, violet, blue, light-blue, yellow, orange, green, light-green,
+  light-red, red, white. Fills: none, tint, background, solid, pattern.
+- Fill `background` takes the canvas's own colour (white, or black in dark mode). For a white shape
+  use fill `background` with colour `grey`, so its border stays visible."""
+
+_UPDATE = """Change fields of a shape that exists: its `shapeId` and only the fields that change,
+one update per shape. The rules of `create` apply to the new values. Never change a position with
+it (that is `move`), and a shape cannot change kind: delete it and create the new one instead."""
+
+_DELETE = """Remove a shape by its id, and only what the request calls for. Arrows bound to a
+deleted shape stay, loose at that end: delete or reconnect them too."""
+
+_LABEL = """Set or replace the text of one shape: the label of a geometric shape, note or arrow, or
+the text of a text shape. The label rules of `create` apply: label only when the request calls for
+it, and make sure the text fits its shape."""
+
+_CLEAR = """Delete every shape on the canvas. Only when the user asks for a clean slate."""
+
+_PEN = """Draw a free line through points (x, y): `smooth` for curves, `straight` for straight
+segments; `closed` joins the end to the start, and a closed line can be filled. Use it for forms
+the shape kinds cannot make, or where pieces must fit together exactly. Give enough points for a
+smooth curve (a circle wants a dozen or more)."""
+
 SPECS = (
     ActionSpec("create", "shapes", Create, "Create a shape.",
-               "`create`: make a shape (geo kinds, text, note, arrow with fromId/toId, line).",
+               _CREATE,
                _sanitize_create, _resolve_create, streams=True,
                atomic_fields=("shape._type", "shape.shapeId", "shape.color", "shape.fill",
                               "shape.textAlign", "shape.fromId", "shape.toId")),
     ActionSpec("update", "shapes", Update, "Change properties of a shape (not its position).",
-               "`update`: change a shape's fields; give its shapeId and only what changes.",
+               _UPDATE,
                _sanitize_update, _resolve_update),
-    ActionSpec("delete", "shapes", Delete, "Delete a shape.", "`delete`: remove a shape.",
+    ActionSpec("delete", "shapes", Delete, "Delete a shape.", _DELETE,
                _sanitize_delete, _resolve_delete),
     ActionSpec("label", "shapes", Label, "Set the text of a shape.",
-               "`label`: set a shape's text.", _sanitize_label, _resolve_label, streams=True,
+               _LABEL, _sanitize_label, _resolve_label, streams=True,
                atomic_fields=("shapeId",)),
     ActionSpec("clear", "shapes", Clear, "Delete every shape on the canvas.",
-               "`clear`: delete everything (only when asked).", _sanitize_clear, _resolve_clear),
+               _CLEAR, _sanitize_clear, _resolve_clear),
     ActionSpec("pen", "shapes", Pen, "Draw a freehand or polyline shape through points.",
-               "`pen`: draw through points (smooth or straight, optionally closed).",
+               _PEN,
                _sanitize_pen, _resolve_pen, streams=True,
                atomic_fields=("style", "color", "fill")),
 )  # fmt: skip

@@ -1,4 +1,8 @@
-"""The HTTP API: `POST /api/canvas-agent/run`, `/healthz`, `/metrics`."""
+"""The HTTP API: `POST /api/canvas-agent/run`, `GET /api/rooms[/{room}]`, `/healthz`,
+`/metrics`.
+
+Everything under /api needs `Authorization: Bearer $STEWARD_API_KEY`; `/healthz` says only
+whether the process is live and ready, so it may stay open to load balancers."""
 
 from __future__ import annotations
 
@@ -19,8 +23,10 @@ from steward.protocol.messages import Box
 
 log = get_logger(__name__)
 
+# A body of up to this many bytes is read; one byte more is refused (413).
 MAX_BODY_BYTES = 64 * 1024
 RUN_PATH = "/api/canvas-agent/run"
+ROOMS_PATH = "/api/rooms"
 
 
 class RunRefused(Exception):
@@ -48,6 +54,8 @@ class Backend(Protocol):
 
     async def readiness(self) -> dict[str, Any]: ...
 
+    async def rooms_overview(self, room_id: str | None) -> list[dict[str, Any]]: ...
+
     async def dev_token(self, room_id: str, identity: str) -> dict[str, str]: ...
 
 
@@ -59,34 +67,50 @@ def _error(status: int, reason: str) -> web.Response:
 
 
 def _rejected(request: web.Request, status: int, reason: str, message: str) -> web.Response:
-    """A refused run request: counted, logged with its reason, answered with the message."""
-    metrics.REJECTED_INBOUND.labels(topic=RUN_PATH, reason=reason).inc()
-    log.warning("http_rejected", path=RUN_PATH, peer=request.remote, reason=reason, status=status)
+    """A refused API request: counted, logged with its reason, answered with the message."""
+    metrics.REJECTED_INBOUND.labels(topic=request.path[:64], reason=reason).inc()
+    log.warning(
+        "http_rejected", path=request.path[:200], peer=request.remote, reason=reason, status=status
+    )
     return _error(status, message)
+
+
+def _bytes(text: str) -> bytes:
+    # Header values may hold any code point (even lone surrogates): encode, never raise.
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _authorized(request: web.Request, key: str) -> bool:
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(token.strip(), key)
+    same = hmac.compare_digest(_bytes(token.strip()), _bytes(key))
+    return scheme.lower() == "bearer" and same
 
 
-async def run(request: web.Request) -> web.Response:
-    backend = request.app[BACKEND]
-    secret = backend.settings.steward_api_key
+def _auth_refusal(request: web.Request) -> web.Response | None:
+    """None when the request carries the API key; else the response refusing it."""
+    secret = request.app[BACKEND].settings.steward_api_key
     if secret is None or not secret.get_secret_value():
-        return _error(503, "the run endpoint is disabled: set STEWARD_API_KEY")
+        return _error(503, "the API is disabled: set STEWARD_API_KEY")
     if not _authorized(request, secret.get_secret_value()):
         return _rejected(
             request, 401, "unauthorized", "missing or wrong API key (Authorization: Bearer <key>)"
         )
+    return None
+
+
+async def run(request: web.Request) -> web.Response:
+    backend = request.app[BACKEND]
+    refusal = _auth_refusal(request)
+    if refusal is not None:
+        return refusal
     try:
         # aiohttp refuses a body over `client_max_size` itself; answer it like our own 413.
         body = await request.read()
     except web.HTTPRequestEntityTooLarge:
         body = b"x" * (MAX_BODY_BYTES + 1)
     if len(body) > MAX_BODY_BYTES:
-        return _rejected(request, 413, "oversize", f"body over {MAX_BODY_BYTES} bytes")
+        return _rejected(request, 413, "oversize", f"body over {MAX_BODY_BYTES} bytes (the limit)")
     try:
         req = RunRequest.model_validate_json(body)
     except ValidationError as err:
@@ -102,9 +126,27 @@ async def run(request: web.Request) -> web.Response:
 
 
 async def healthz(request: web.Request) -> web.Response:
-    state = await request.app[BACKEND].readiness()
-    status = 200 if state.get("ready") else 503
-    return web.json_response({"live": True, **state}, status=status)
+    """Live and ready only: room names, counts and identities are behind the API key."""
+    ready = bool((await request.app[BACKEND].readiness()).get("ready"))
+    return web.json_response({"live": True, "ready": ready}, status=200 if ready else 503)
+
+
+async def rooms(request: web.Request) -> web.Response:
+    refusal = _auth_refusal(request)
+    if refusal is not None:
+        return refusal
+    return web.json_response({"rooms": await request.app[BACKEND].rooms_overview(None)})
+
+
+async def room(request: web.Request) -> web.Response:
+    refusal = _auth_refusal(request)
+    if refusal is not None:
+        return refusal
+    room_id = request.match_info["room"]
+    found = await request.app[BACKEND].rooms_overview(room_id)
+    if not found:
+        return _error(404, f"this steward does not serve room {room_id[:MAX_ID_CHARS]!r}")
+    return web.json_response(found[0])
 
 
 async def metrics_view(request: web.Request) -> web.Response:
@@ -128,9 +170,12 @@ async def dev_token(request: web.Request) -> web.Response:
 
 
 def create_app(backend: Backend) -> web.Application:
+    # aiohttp refuses a body over `client_max_size` bytes, as we do.
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app[BACKEND] = backend
     app.router.add_post(RUN_PATH, run)
+    app.router.add_get(ROOMS_PATH, rooms)
+    app.router.add_get(ROOMS_PATH + "/{room}", room)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_view)
     settings = backend.settings

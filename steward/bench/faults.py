@@ -32,6 +32,7 @@ import asyncpg
 
 from steward.bench.clients import TimedClient
 from steward.bench.harness import bounded
+from steward.canvas.mirror import CanvasMirror
 from steward.commands._common import print_json
 from steward.config import DEV_API_SECRET
 from steward.headless.client import Faults
@@ -39,7 +40,6 @@ from steward.livekit_server import LiveKitServer
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope, WireAction
 from steward.room.envelopes import FragmentAssembler, is_fragment
-from steward.room.replica import Replica
 from steward.store.embedded import EmbeddedPostgres
 
 log = get_logger(__name__)
@@ -111,7 +111,7 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
         )
     finally:
         await conn.close()
-    replica, assembler, finals = Replica(), FragmentAssembler(), set()
+    replica, assembler, finals = CanvasMirror(), FragmentAssembler(), set()
     maxseq: dict[str, int] = {}
     seqs: dict[str, list[int]] = {}
     for row in rows:
@@ -126,7 +126,7 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
                 if params is None:
                     continue
                 action = WireAction(id=action.id, name=action.name, params=params)
-            replica.apply(env.session_id, action, partial=bool(env.partial))
+            replica.apply_one(action, partial=bool(env.partial), session=env.session_id)
     LAST_OUTBOX_SEQS.clear()
     LAST_OUTBOX_SEQS.update(maxseq)
     LAST_OUTBOX_ROWS.clear()

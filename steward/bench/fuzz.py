@@ -49,7 +49,6 @@ from steward.room.context import ContextFailure, _CorruptGzip, _Inflater, _Overs
 from steward.room.envelopes import FragmentAssembler, is_fragment, pack
 from steward.room.intake import addressed_text
 from steward.room.relay import edit_to_actions
-from steward.room.replica import Replica
 
 # Valid examples of every inbound message, the starting points for mutation.
 SEEDS: dict[type[WireModel], list[dict[str, Any]]] = {
@@ -154,7 +153,7 @@ def _message_target(model: type[WireModel]) -> Target:
     return Target(f"protocol:{model.__name__}", inputs, check)
 
 
-def _apply_envelopes(session: str, actions: list[Any], replica: Replica) -> None:
+def _apply_envelopes(session: str, actions: list[Any], replica: CanvasMirror) -> None:
     """Pack like the broadcaster, then decode and apply like a client."""
     assembler = FragmentAssembler()
     for seq, group in enumerate(pack(session, actions), start=1):
@@ -171,7 +170,7 @@ def _apply_envelopes(session: str, actions: list[Any], replica: Replica) -> None
                 if params is None:
                     continue
                 action = action.model_copy(update={"params": params})
-            replica.apply(session, action, partial=False)
+            replica.apply_one(action, partial=False, session=session)
 
 
 def _edit_check(data: bytes) -> None:
@@ -182,10 +181,10 @@ def _edit_check(data: bytes) -> None:
         actions = edit_to_actions(edit, "fuzzer")
     except ValueError as err:
         raise Rejected(str(err)) from err
-    steward_mirror = Replica()
+    steward_mirror = CanvasMirror()
     for action in actions:
-        steward_mirror.apply("relay", action, partial=False)
-    _apply_envelopes("relay", actions, Replica())
+        steward_mirror.apply_one(action, session="relay")
+    _apply_envelopes("relay", actions, CanvasMirror())
 
 
 def _shapes_check(data: bytes) -> None:
@@ -293,14 +292,13 @@ class _ModelStreamCheck:
     def __call__(self, data: bytes) -> None:
         text = data.decode("utf-8", "surrogatepass")
         model = ChunkModel(mutate.chunks(self.rng, text))
-        mirror = CanvasMirror()
-        agent = CanvasAgent(AgentConfig(settings=self.settings, model=model, mirror=mirror))
+        agent = CanvasAgent(AgentConfig(settings=self.settings, model=model))
         session = MemorySession(shapes=list(SHAPE_SEEDS[0]))
         prompt = PromptInput(message="fuzz", source="system", requester="fuzzer")
         outcome = asyncio.run(agent.run(session, prompt))
         if outcome != "done":
             raise AssertionError(f"agent outcome {outcome!r}")
-        if mirror.shapes != session.browser.shapes:
+        if session.room.shapes != session.browser.shapes:
             raise AssertionError("the steward's mirror and the browser's canvas diverged")
         if session.envelopes == 0:
             raise Rejected("no action survived the sanitizer")

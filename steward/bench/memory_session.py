@@ -1,7 +1,7 @@
 """An in-memory `SessionPort` whose 'browser' applies what the agent sends, as clients do.
 
 Every batch of actions is packed into envelopes with the broadcaster's packer, encoded,
-decoded back with the protocol decoder and applied to a client `Replica`, so anything the
+decoded back with the protocol decoder and applied to a client `CanvasMirror`, so anything the
 agent lets escape (an invalid op, an oversize envelope, an op the client cannot apply)
 raises here instead of in a browser.
 """
@@ -20,7 +20,6 @@ from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction
 from steward.room.envelopes import FragmentAssembler, is_fragment, pack
-from steward.room.replica import Replica
 
 
 class EscapeError(AssertionError):
@@ -33,15 +32,20 @@ class MemorySession:
     room_id: str = "fuzz-room"
     session_id: str = "fuzz-session"
     envelopes: int = 0
-    browser: Replica = field(default_factory=Replica)
+    # The room's canvas (what the agent resolves against) and the client's, which only sees
+    # what survives packing, encoding and decoding: the two must never diverge.
+    room: CanvasMirror = field(default_factory=CanvasMirror)
+    browser: CanvasMirror = field(default_factory=CanvasMirror)
     _seq: int = 0
     _fragments: FragmentAssembler = field(default_factory=FragmentAssembler)
 
     def __post_init__(self) -> None:
-        # The browser starts from the records as the steward's mirror would normalise them.
-        start = CanvasMirror()
-        start.load(self.shapes)
-        self.browser.shapes.update(copy.deepcopy(start.shapes))
+        self.room.load(self.shapes)
+        self.browser.load(self.shapes)
+
+    @property
+    def canvas(self) -> CanvasMirror:
+        return self.room
 
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True
@@ -54,6 +58,7 @@ class MemorySession:
         )
 
     async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:
+        self.room.apply(actions, partial=partial, session=self.session_id)
         for group in pack(self.session_id, actions, partial=partial):
             self._seq += 1
             env = ActionEnvelope(
@@ -76,7 +81,7 @@ class MemorySession:
                     if params is None:
                         continue
                     action = WireAction(id=action.id, name=action.name, params=params)
-                self.browser.apply(self.session_id, action, partial=bool(back.partial))
+                self.browser.apply_one(action, partial=bool(back.partial), session=self.session_id)
         return self._seq
 
     async def send_chat(

@@ -1,9 +1,10 @@
-"""The steward's copy of one room's canvas, kept in step with what the browsers apply.
+"""One room's canvas as the steward knows it, kept in step with what the browsers apply.
 
-It is loaded from the host's context shapes and then changed by every wire action the
-steward sends, through `apply_wire_action`, with the same partial-action semantics as the
-browsers: a newer version of an action id first reverts what the previous partial version
-changed.
+The room owns one `CanvasMirror`: every envelope it sends is applied here, through the one
+reference applier (`apply_wire_action`), with the browsers' partial-action semantics: a newer
+version of an action id (within its session) first reverts what the previous partial version
+changed. Agents read it through `steward.ports.CanvasView`; the headless client and the
+benches use the same class as a client replica, so all of them compute the same canvas.
 """
 
 from __future__ import annotations
@@ -14,15 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.canvas.apply import ORDER_VERBS, Shape, Shapes, affected_ids, apply_wire_action
+from steward.canvas.apply import Shape, Shapes, affected_ids, apply_wire_action
 from steward.protocol.limits import MAX_ID_CHARS
 from steward.protocol.messages import WireAction
-
-
-@dataclass
-class _Undo:
-    before: dict[str, Shape | None]
-    order: list[str] | None
 
 
 def normalize_record(raw: Mapping[str, Any]) -> Shape | None:
@@ -62,23 +57,32 @@ def normalize_record(raw: Mapping[str, Any]) -> Shape | None:
 
 
 @dataclass
+class _Undo:
+    before: dict[str, Shape | None]
+    order: list[str]
+
+
+@dataclass
 class CanvasMirror:
-    """One room's shapes (key order = z-order) plus the undo data of in-flight partials."""
+    """Shapes (key order = z-order) plus the undo data of in-flight partials, per session."""
 
     shapes: Shapes = field(default_factory=dict)
     version: int = 0
-    _partials: dict[str, _Undo] = field(default_factory=dict)
+    _partials: dict[tuple[str, str], _Undo] = field(default_factory=dict)
 
     # -- loading -----------------------------------------------------------------------
     def load(self, records: Iterable[Mapping[str, Any]]) -> int:
-        """Replace the whole canvas with the host's shapes; returns how many were kept."""
+        """Replace the shapes with a browser's; returns how many were kept.
+
+        The undo data of in-flight partials stays: their final versions still revert them.
+        """
         shapes: Shapes = {}
         for raw in records:
             rec = normalize_record(raw) if isinstance(raw, Mapping) else None
             if rec is not None:
                 shapes[rec["id"]] = rec
-        self.shapes = shapes
-        self._partials.clear()
+        self.shapes.clear()
+        self.shapes.update(shapes)
         self.version += 1
         return len(shapes)
 
@@ -97,68 +101,42 @@ class CanvasMirror:
         self.version += 1
 
     # -- actions -----------------------------------------------------------------------
-    def apply(self, actions: Iterable[WireAction], *, partial: bool = False) -> None:
-        """Apply a batch as the browsers do for one envelope."""
+    def apply(
+        self, actions: Iterable[WireAction], *, partial: bool = False, session: str = ""
+    ) -> None:
+        """Apply a batch as the browsers do for one envelope of `session`."""
         for action in actions:
-            self.apply_one(action, partial=partial)
+            self.apply_one(action, partial=partial, session=session)
 
-    def apply_one(self, action: WireAction, *, partial: bool = False) -> None:
-        self._revert(action.id)
+    def apply_one(self, action: WireAction, *, partial: bool = False, session: str = "") -> None:
+        key = (session, action.id)
+        undo = self._partials.pop(key, None)
+        if undo is not None:
+            self._revert(undo)
         if partial:
-            ids = affected_ids(self.shapes, action)
-            before = {i: copy.deepcopy(self.shapes.get(i)) for i in ids}
-            order = list(self.shapes) if action.name in ORDER_VERBS else None
-            self._partials[action.id] = _Undo(before, order)
+            touched = affected_ids(self.shapes, action)
+            self._partials[key] = _Undo(
+                before={sid: copy.deepcopy(self.shapes.get(sid)) for sid in touched},
+                order=list(self.shapes),
+            )
         apply_wire_action(self.shapes, action)
         self.version += 1
 
-    def _revert(self, action_id: str) -> bool:
-        undo = self._partials.pop(action_id, None)
-        if undo is None:
-            return False
+    def _revert(self, undo: _Undo) -> None:
         for sid, old in undo.before.items():
             if old is None:
                 self.shapes.pop(sid, None)
             else:
                 self.shapes[sid] = old
-        if undo.order is not None:
-            order = [i for i in undo.order if i in self.shapes]
-            order += [i for i in self.shapes if i not in set(order)]
-            self.shapes = {i: self.shapes[i] for i in order}
-        return True
+        position = {sid: i for i, sid in enumerate(undo.order)}
+        ordered = sorted(self.shapes, key=lambda sid: position.get(sid, len(position)))
+        restored = {sid: self.shapes[sid] for sid in ordered}
+        self.shapes.clear()
+        self.shapes.update(restored)
 
-    def in_flight(self) -> list[str]:
-        return list(self._partials)
-
-    def revert_ops(self, action_id: str, *, new_id: str) -> list[WireAction]:
-        """Final ops undoing the in-flight partial `action_id` (for cancel), applied here too.
-
-        Receivers get explicit inverse ops: delete what the partial created, re-create (in
-        place) what it changed or removed.
-        """
-        undo = self._partials.get(action_id)
-        if undo is None:
-            return []
-        created = [sid for sid, old in undo.before.items() if old is None and sid in self.shapes]
-        ops: list[WireAction] = []
-        if created:
-            ops.append(WireAction(id=f"{new_id}-d", name="delete_shape", params={"ids": created}))
-        n = 0
-        for sid, old in undo.before.items():
-            if old is not None and self.shapes.get(sid) != old:
-                params = {k: v for k, v in old.items()}
-                ops.append(WireAction(id=f"{new_id}-c{n}", name="create_shape", params=params))
-                n += 1
-        # Our own copy: drop the partial's undo and apply the inverse like a browser would.
-        self._partials.pop(action_id, None)
-        for op in ops:
-            apply_wire_action(self.shapes, op)
-        self.version += 1
-        return ops
-
-    def commit(self, action_id: str) -> None:
-        """Forget the undo data of an action whose final version was applied elsewhere."""
-        self._partials.pop(action_id, None)
+    def in_flight(self, session: str | None = None) -> list[str]:
+        """Ids of `session`'s (None: any session's) actions whose latest version is partial."""
+        return [aid for sid, aid in self._partials if session is None or sid == session]
 
     # -- reads -------------------------------------------------------------------------
     def get(self, shape_id: str) -> Shape | None:

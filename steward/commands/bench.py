@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-BENCHES = ("parse", "prompt", "latency", "scale", "faults", "fuzz")
+BENCHES = ("parse", "prompt", "latency", "scale", "faults", "fuzz", "voice")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,13 +1,11 @@
 """The one-shot canvas agent: an `AgentRunner` that turns a prompt into canvas actions.
 
-For each request of the loop it asks the session for context, loads the host's shapes into
-the room mirror, builds the prompt, streams the model, parses actions incrementally, and for
-each (partial or complete) action sanitizes and resolves it against the mirror, applies the
-resulting wire ops to the mirror and sends them. Partial versions keep one wire action id.
-On cancel, watchdog or a model failure, in-flight partials are reverted with explicit ops.
-
-The runner owns applying ITS OWN actions to the mirror (it needs the result to resolve the
-next action); whoever wires it must not apply the same envelopes to that mirror again.
+For each request of the loop it asks the session for context, builds the prompt, streams the
+model, parses actions incrementally, and for each (partial or complete) action sanitizes and
+resolves it against the room's canvas (`session.canvas`) and sends the resulting wire ops,
+which the room applies to that canvas. Partial versions keep one wire action id. On cancel,
+watchdog or a model failure, in-flight partials are reverted: a final no-op (`think`) under
+the same id, which every receiver answers by undoing the partial.
 """
 
 from __future__ import annotations
@@ -19,10 +17,10 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from steward.actions.base import ActionContext, Scheduled, TodoItem, WireOp
-from steward.actions.registry import Outcome, creates_first, process, select
+from steward.actions.ordering import CreateOrder
+from steward.actions.registry import Outcome, process, select
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
-from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings, get_settings
 from steward.fairies.request_loop import next_step
 from steward.model.base import ModelError, ModelProvider, Usage, estimate_cost
@@ -54,16 +52,9 @@ class BudgetExceeded(Exception):
 
 @dataclass
 class AgentConfig:
-    """Constructor input of `CanvasAgent`.
-
-    mirror: the room's CanvasMirror (one agent per room), or
-    mirror_for: room_id → CanvasMirror (one agent for many rooms). With neither, the agent
-    keeps private mirrors per room.
-    """
+    """Constructor input of `CanvasAgent`."""
 
     settings: Settings = field(default_factory=get_settings)
-    mirror: CanvasMirror | None = None
-    mirror_for: Callable[[str], CanvasMirror] | None = None
     model: ModelProvider | None = None  # overrides settings/prompt model (tests)
     tokens_per_s: float | None = None  # scripted model rate override (0 = as fast as possible)
     mode: PromptMode = field(default_factory=lambda: MODES["one-shot"])
@@ -81,7 +72,6 @@ class _Run:
 
     session: SessionPort
     prompt: PromptInput
-    mirror: CanvasMirror
     ctx: ActionContext
     request_no: int = 0
     inflight: dict[int, str] = field(default_factory=dict)  # action index → wire id
@@ -105,25 +95,17 @@ class CanvasAgent:
 
     def __init__(self, config: AgentConfig | None = None) -> None:
         self.config = config or AgentConfig()
-        self._mirrors: dict[str, CanvasMirror] = {}
         self.history: dict[str, list[ChatItem]] = {}
         self.todo: dict[str, list[TodoItem]] = {}
 
     # -- hooks for modes built on top ----------------------------------------------------
-    def mirror(self, room_id: str) -> CanvasMirror:
-        if self.config.mirror is not None:
-            return self.config.mirror
-        if self.config.mirror_for is not None:
-            return self.config.mirror_for(room_id)
-        return self._mirrors.setdefault(room_id, CanvasMirror())
-
     def mode_for(self, prompt: PromptInput) -> PromptMode:
         return self.config.mode
 
     def model_for(self, prompt: PromptInput) -> ModelProvider:
         if self.config.model is not None:
             return self.config.model
-        spec = prompt.model or self.config.settings.steward_model
+        spec = prompt.model or self.config.settings.model_for_role("one-shot")
         return get_model(spec, self.config.settings, tokens_per_s=self.config.tokens_per_s)
 
     # -- AgentRunner -------------------------------------------------------------------------
@@ -142,9 +124,10 @@ class CanvasAgent:
                 await session.send_status("error", "budget exceeded")
                 log.warning("budget_exceeded", room=session.room_id, spent=spent, budget=budget)
                 return "error: budget exceeded"
-        mirror = self.mirror(session.room_id)
-        ctx = ActionContext(shapes=mirror.shapes, todo=self.todo.setdefault(session.room_id, []))
-        run = _Run(session, prompt, mirror, ctx)
+        ctx = ActionContext(
+            shapes=session.canvas.shapes, todo=self.todo.setdefault(session.room_id, [])
+        )
+        run = _Run(session, prompt, ctx)
         history = self.history.setdefault(session.room_id, [])
         history.append(ChatItem("user", prompt.message))
         # The prompt shows the last few; a long-lived room must not grow this without bound.
@@ -206,8 +189,8 @@ class CanvasAgent:
         p = run.prompt
         return PromptState(
             message=p.message,
-            model_name=p.model or self.config.settings.steward_model,
-            shapes=run.mirror.shapes,
+            model_name=p.model or self.config.settings.model_for_role("one-shot"),
+            shapes=run.session.canvas.shapes,
             viewport=viewport,
             coords=run.ctx.coords,
             enabled_actions=tuple(self.mode_for(p).actions),
@@ -219,6 +202,7 @@ class CanvasAgent:
             screenshot_type=context.screenshot_type,
             history=self.history.get(run.session.room_id, [])[:-1],
             user_changes=list(context.user_changes or []),
+            view_note=context.view_note,
             todo=run.ctx.todo,
             scheduled=list(run.ctx.scheduled),
             followup=followup,
@@ -239,9 +223,7 @@ class CanvasAgent:
             box = Box(x=bounds.x, y=bounds.y, w=bounds.w, h=bounds.h)
         context = await session.request_context(bounds=box or run.prompt.bounds)
         run.progress()
-        if not context.degraded:
-            run.mirror.load(context.shapes)
-            run.ctx.shapes = run.mirror.shapes
+        run.ctx.shapes = session.canvas.shapes
         if run.request_no == 0 and not run.ctx.coords._saved:
             run.ctx.coords = CoordinateSpace(context.viewport.x, context.viewport.y)
         mode = self.mode_for(run.prompt)
@@ -256,6 +238,7 @@ class CanvasAgent:
         await session.send_status("calling_model")
         parser = ActionStreamParser()
         parser.feed(request.prefill)
+        order = CreateOrder(exists=lambda sid: run.ctx.existing_id(sid) is not None)
         first = True
         if self.config.mark is not None:
             self.config.mark("model_request", session.session_id)
@@ -267,35 +250,36 @@ class CanvasAgent:
             if first:
                 await session.send_status("streaming")
                 first = False
-            await self._handle(run, parser.feed(chunk), enabled)
-        await self._handle(run, parser.finish(), enabled)
+            await self._handle(run, parser.feed(chunk), enabled, order)
+        await self._handle(run, parser.finish(), enabled, order)
+        for ev in order.finish():
+            await self._handle_one(run, ev, enabled)
         return "done"
 
-    async def _handle(self, run: _Run, events: list[ParsedAction], enabled: Any) -> None:
+    async def _handle(
+        self, run: _Run, events: list[ParsedAction], enabled: Any, order: CreateOrder
+    ) -> None:
         mark = self.config.mark
-        if mark is not None:
-            for ev in events:
-                if ev.complete:
-                    mark("action_complete", run.wire_id(ev.index))
-        complete = creates_first([e for e in events if e.complete], key=lambda e: e.data)
-        # Finished actions go out before the partial versions of the next ones, so an
-        # action never waits behind another action's preview.
-        done = {e.index for e in complete}
-        ordered = complete + [e for e in events if not e.complete and e.index not in done]
-        for ev in ordered:
-            if ev.truncated:
+        for event in events:
+            if mark is not None and event.complete:
+                mark("action_complete", run.wire_id(event.index))
+            for ev in order.push(event):
+                await self._handle_one(run, ev, enabled)
+
+    async def _handle_one(self, run: _Run, ev: ParsedAction, enabled: Any) -> None:
+        if ev.truncated:
+            await self._revert_one(run, ev.index)
+            run.ctx.notes.append(f"action {ev.index} was cut off")
+            return
+        out = process(
+            ev.data, index=ev.index, complete=ev.complete,
+            incomplete_path=ev.incomplete_path, ctx=run.ctx, enabled=enabled,
+        )  # fmt: skip
+        if out is None:
+            if ev.complete:
                 await self._revert_one(run, ev.index)
-                run.ctx.notes.append(f"action {ev.index} was cut off")
-                continue
-            out = process(
-                ev.data, index=ev.index, complete=ev.complete,
-                incomplete_path=ev.incomplete_path, ctx=run.ctx, enabled=enabled,
-            )  # fmt: skip
-            if out is None:
-                if ev.complete:
-                    await self._revert_one(run, ev.index)
-                continue
-            await self._emit(run, out)
+            return
+        await self._emit(run, out)
 
     async def _emit(self, run: _Run, out: Outcome) -> None:
         session = run.session
@@ -318,12 +302,10 @@ class CanvasAgent:
             if run.last_partial.get(out.index) == action.params:
                 return  # nothing visible changed since the last partial version
             run.last_partial[out.index] = action.params
-            run.mirror.apply_one(action, partial=True)
             run.inflight[out.index] = action.id
             await session.send_actions([action], partial=True)
             return
         actions = [self._wire(run, out.index, k, op) for k, op in enumerate(out.ops)]
-        run.mirror.apply(actions)
         run.inflight.pop(out.index, None)
         run.ops_sent += len(actions)
         await session.send_actions(actions)
@@ -336,9 +318,9 @@ class CanvasAgent:
         wire_id = run.inflight.pop(index, None)
         if wire_id is None:
             return
-        ops = run.mirror.revert_ops(wire_id, new_id=f"{wire_id}.revert")
-        if ops:
-            await run.session.send_actions(ops)
+        await run.session.send_actions(
+            [WireAction(id=wire_id, name="think", params={"text": "reverted"})]
+        )
 
     async def _revert_inflight(self, run: _Run) -> None:
         for index in list(run.inflight):

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from steward.config import ModelRole
 from steward.fairies.memory import MemoryLevel
 
 ModeName = Literal[
@@ -292,6 +293,17 @@ ORCHESTRATING_MODES: frozenset[ModeName] = frozenset(
 WORKING_MODES: frozenset[ModeName] = frozenset(
     {"working-solo", "working-drone", "working-orchestrator"}
 )
+
+
+def model_role(name: ModeName) -> ModelRole:
+    """Whose model a turn in this mode runs on (`Settings.model_for_role`)."""
+    if name in ("orchestrating-active", "orchestrating-waiting"):
+        return "orchestrator"
+    if name in ("duo-orchestrating-active", "duo-orchestrating-waiting", "working-orchestrator"):
+        return "duo"
+    if name in ("working-drone", "standing-by"):
+        return "drone"
+    return "one-shot"
 
 
 def mode(name: str) -> ModeDefinition:

@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from steward.actions.base import ActionContext
+from steward.actions.ordering import CreateOrder
 from steward.actions.registry import ACTIONS, normalize_name, process
+from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
-from steward.canvas.mirror import CanvasMirror
-from steward.config import Settings
+from steward.config import ModelRole, Settings
 from steward.fairies.actions.effects import (
     Effect,
     EffectContext,
@@ -54,7 +55,7 @@ from steward.fairies.memory import (
     prompt_item,
 )
 from steward.fairies.mistakes import FairyMistake
-from steward.fairies.modes import ActionKind, ModeFacts, ModeName, Role, mode
+from steward.fairies.modes import ActionKind, ModeFacts, ModeName, Role, mode, model_role
 from steward.fairies.persistence import (
     fairy_from,
     fairy_row,
@@ -108,23 +109,25 @@ class SessionFactory(Protocol):
     async def close_session(self, session: SessionPort, outcome: str) -> None: ...
 
 
-ModelFactory = Callable[[str | None], ModelProvider]
+# (the run's model override or None, the role of the turn) → provider.
+ModelFactory = Callable[[str | None, ModelRole], ModelProvider]
 
 
-def default_models(name: str | None) -> ModelProvider:
+def default_models(name: str | None, role: ModelRole) -> ModelProvider:
     if name in (None, "", "scripted"):
         return ScriptedProjectModel(tokens_per_s=None)
     raise ValueError(f"FairyRuntime has no provider for model {name!r}; pass a ModelFactory")
 
 
 def models_from_settings(settings: Settings) -> ModelFactory:
-    """`None` is the configured model; `scripted` is the project-aware scripted model (so a
-    scripted room can run whole projects); anything else goes through the model registry.
-    Providers are cached per name (the Anthropic client keeps its connection pool)."""
+    """`None` is the role's configured model (`Settings.model_for_role`); `scripted` is the
+    project-aware scripted model (so a scripted room can run whole projects); anything else
+    goes through the model registry. Providers are cached per name (the Anthropic client
+    keeps its connection pool)."""
     cache: dict[str, ModelProvider] = {}
 
-    def make(name: str | None) -> ModelProvider:
-        spec = name or settings.steward_model
+    def make(name: str | None, role: ModelRole) -> ModelProvider:
+        spec = name or settings.model_for_role(role)
         if spec not in cache:
             if spec == "scripted":
                 rate = settings.steward_scripted_tokens_per_s
@@ -162,7 +165,6 @@ class RoomFairies:
     waits: WaitBoard = field(default_factory=WaitBoard)
     history: dict[str, list[HistoryItem]] = field(default_factory=dict)
     continuations: dict[str, int] = field(default_factory=dict)
-    mirror: CanvasMirror = field(default_factory=CanvasMirror)
     queues: dict[str, deque[Request]] = field(default_factory=dict)
     workers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     turns: dict[str, asyncio.Task[None]] = field(default_factory=dict)
@@ -176,14 +178,9 @@ class RoomFairies:
     # old prompt is over, so its on_prompt_end hook must not also schedule a nudge.
     self_interrupted: set[str] = field(default_factory=set)
     user_cancelled: set[str] = field(default_factory=set)  # whose current turn a user stopped
-    # Shapes whose half-sent creates a resumed turn reverted: a browser's context may still
-    # show them (it can lag behind the revert), so that fairy's turn drops them from the
-    # mirror and draws them again instead of skipping them.
-    reverted: dict[str, set[str]] = field(default_factory=dict)
     background: set[asyncio.Task[None]] = field(default_factory=set)
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     viewport: Rect = DEFAULT_VIEW
-    loaded_canvas: bool = False
 
 
 class FairyRuntime:
@@ -520,10 +517,7 @@ class FairyRuntime:
         if req.resume_session is not None:
             await self._revert_in_flight(room, fairy_id, session, req.resume_session)
         room.self_interrupted.discard(fairy_id)
-        try:
-            await self._stream_turn(room, fairy_id, req, session)
-        finally:
-            room.reverted.pop(fairy_id, None)
+        await self._stream_turn(room, fairy_id, req, session)
         await self._finish_request(req, "done")
         if fairy_id in room.self_interrupted:
             room.self_interrupted.discard(fairy_id)
@@ -581,14 +575,6 @@ class FairyRuntime:
                 else:
                     reverts.append(final)
             await session.send_actions(reverts)
-        # Our own mirror is reloaded from the browsers' context at the start of the turn.
-        room.mirror.apply(finals)
-        room.reverted[fairy_id] = {
-            a["params"]["id"]
-            for a in partials
-            if a.get("name") == "create_shape"
-            and isinstance((a.get("params") or {}).get("id"), str)
-        }
         log.info("fairy_partials_reverted", room=room.room_id, count=len(finals))
 
     async def _context(self, room: RoomFairies, fairy_id: str, session: SessionPort) -> None:
@@ -596,23 +582,10 @@ class FairyRuntime:
         area = task.bounds if task is not None else None
         box = Box(**area.to_dict()) if area is not None else None
         ctx = await session.request_context(bounds=box, want_screenshot=False)
-        busy = [f for f in room.turns if f != fairy_id]
-        # The mirror follows our own actions; reload it only when no other fairy is mid-turn
-        # (or it was never loaded: after a restart every resumed fairy is mid-turn).
-        if (
-            ctx.shapes
-            and (not ctx.degraded or not room.loaded_canvas)
-            and (not busy or not room.loaded_canvas)
-        ):
-            room.mirror.load(ctx.shapes)
-            room.loaded_canvas = True
-        stale = room.reverted.get(fairy_id, set()) & set(room.mirror.shapes)
-        if stale:  # whoever loaded the mirror may have seen them before the revert landed
-            room.mirror.remove(stale)
         if ctx.viewport.w > 0 and ctx.viewport.h > 0 and not ctx.degraded:
             room.viewport = Rect(ctx.viewport.x, ctx.viewport.y, ctx.viewport.w, ctx.viewport.h)
 
-    def _view(self, room: RoomFairies, fairy_id: str, request: str) -> FairyView:
+    def _view(self, room: RoomFairies, fairy_id: str, request: str, shapes: Shapes) -> FairyView:
         fairy = room.roster.get(fairy_id)
         project = room.board.active_project_of(fairy_id)
         return FairyView(
@@ -624,7 +597,7 @@ class FairyRuntime:
             task=room.board.working_task_of(fairy_id),
             own_tasks=room.board.solo_tasks_of(fairy_id),
             history=room.history.get(fairy_id, []),
-            shapes=room.mirror.shapes,
+            shapes=shapes,
             viewport=room.viewport,
             request=request,
         )
@@ -640,7 +613,7 @@ class FairyRuntime:
             }
 
         area = view.area
-        visible = shapes_in(room.mirror.shapes, area) if area else room.mirror.snapshot()
+        visible = shapes_in(view.shapes, area) if area else list(view.shapes.values())
         free = [
             f.id
             for f in view.others
@@ -660,7 +633,7 @@ class FairyRuntime:
             "free_drones": free,
             "existing_ids": [s["id"] for s in visible],
             # What is on the canvas (page coordinates), for scripted plans in free space.
-            "canvas": shapes_for_model(room.mirror.shapes, CoordinateSpace()),
+            "canvas": shapes_for_model(view.shapes, CoordinateSpace()),
         }
 
     def _allowed(self, fairy_mode: str) -> list[str]:
@@ -669,8 +642,10 @@ class FairyRuntime:
         names += [n for n, s in ACTIONS.items() if m.allows(n, _kind(s.family)) and n != "unknown"]
         return names
 
-    def _request(self, room: RoomFairies, fairy_id: str, req: Request) -> ModelRequest:
-        view = self._view(room, fairy_id, req.text)
+    def _request(
+        self, room: RoomFairies, fairy_id: str, req: Request, shapes: Shapes
+    ) -> ModelRequest:
+        view = self._view(room, fairy_id, req.text, shapes)
         if view.fairy.role in ("orchestrator", "duo-orchestrator") and view.project is not None:
             room.stats.history_tokens_orchestrator += estimate_tokens(
                 filter_history(view.history, view.mode.memory)
@@ -685,7 +660,7 @@ class FairyRuntime:
             "You are a fairy on a shared tldraw canvas. Reply with JSON only: "
             '{"actions": [{"_type": ..., ...}]}.',
             f"Your mode is {view.fairy.mode}. Actions you may use:\n"
-            + "\n".join(s.prompt for s in specs),
+            + "\n".join(f"- `{s.name}`: {s.description}" for s in specs),
         ]
         user = [{"type": "text", "text": p} for p in build_parts(view)]
         user.append({"type": "text", "text": req.text})
@@ -702,11 +677,13 @@ class FairyRuntime:
         """Returns True when an action ended the turn early."""
         await session.send_status("waiting_context")
         await self._context(room, fairy_id, session)
-        request = self._request(room, fairy_id, req)
-        provider = self.models(room.models.get(fairy_id))
+        request = self._request(room, fairy_id, req, session.canvas.shapes)
+        role = model_role(room.roster.get(fairy_id).mode)
+        provider = self.models(room.models.get(fairy_id), role)
         parser = ActionStreamParser()
         parser.feed(request.prefill)  # the provider continues after the prefilled opening
-        ctx = ActionContext(shapes=room.mirror.shapes)
+        ctx = ActionContext(shapes=session.canvas.shapes)
+        order = CreateOrder(exists=lambda sid: ctx.existing_id(sid) is not None)
         task = room.board.working_task_of(fairy_id)
         guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
         ctx.task_bounds = task.bounds if task is not None else None
@@ -717,14 +694,16 @@ class FairyRuntime:
         usage = Usage()
         try:
             async for chunk in provider.stream(request, usage):
-                for parsed in parser.feed(chunk):
-                    outcome = await self._handle(
-                        room, fairy_id, session, parsed.data, parsed.index, parsed.complete,
-                        parsed.incomplete_path, ctx, guard, turn_id, sent_partial, refusals,
-                    )  # fmt: skip
-                    if outcome == "end":
-                        await self._turn_feedback(room, fairy_id, refusals)
-                        return True
+                for event in parser.feed(chunk):
+                    for parsed in order.push(event):  # one at a time: see CreateOrder
+                        outcome = await self._handle(
+                            room, fairy_id, session, parsed.data, parsed.index,
+                            parsed.complete, parsed.incomplete_path, ctx, guard, turn_id,
+                            sent_partial, refusals,
+                        )  # fmt: skip
+                        if outcome == "end":
+                            await self._turn_feedback(room, fairy_id, refusals)
+                            return True
         except asyncio.CancelledError:
             if fairy_id in room.user_cancelled and sent_partial:
                 # A user stopped this fairy: its half-streamed actions end as no-ops (their
@@ -734,9 +713,9 @@ class FairyRuntime:
                     for a in sorted(sent_partial)
                 ]
                 await session.send_actions(finals)
-                room.mirror.apply(finals)
             raise
-        for parsed in parser.finish():
+        # The parser's end reports only a cut-off action, never pushed; then what was held.
+        for parsed in [*parser.finish(), *order.finish()]:
             if not parsed.truncated:
                 await self._handle(
                     room, fairy_id, session, parsed.data, parsed.index, True, None, ctx, guard,
@@ -796,7 +775,7 @@ class FairyRuntime:
             for k, op in enumerate(out.ops)
         ]
         if guard is not None and wire:
-            verdict = guard.check(wire, room.mirror.shapes)
+            verdict = guard.check(wire, session.canvas.shapes)
             refused_ids = {aid for aid, _ in verdict.refused}
             if complete:
                 refusals.extend(why for _, why in verdict.refused)
@@ -809,11 +788,8 @@ class FairyRuntime:
                 wire = verdict.actions
         if wire:
             await session.send_actions(wire, partial=not complete)
-            room.mirror.apply(wire, partial=not complete)
             if complete:
-                for a in wire:
-                    room.mirror.commit(a.id)
-                    sent_partial.discard(a.id)
+                sent_partial.difference_update(a.id for a in wire)
             else:
                 sent_partial.update(a.id for a in wire)
         if complete:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from livekit import rtc
 
 from steward import ffi_router
+from steward.canvas.mirror import CanvasMirror
 from steward.headless.ordering import GapBuffer
 from steward.headless.screenshot import Fitted, fit_jpeg, render_canvas
 from steward.obs.logging import get_logger
@@ -44,6 +45,7 @@ from steward.protocol.messages import (
     PromptRequest,
     Resync,
     StatusMessage,
+    ViewportUpdate,
     WireAction,
 )
 from steward.protocol.names import (
@@ -68,9 +70,9 @@ from steward.protocol.names import (
     TOPIC_RESYNC,
     TOPIC_SCREENSHOT,
     TOPIC_STATUS,
+    TOPIC_VIEWPORT,
 )
 from steward.room.envelopes import FragmentAssembler, is_fragment
-from steward.room.replica import Replica
 from steward.tokens import mint_token
 
 log = get_logger(__name__)
@@ -121,7 +123,7 @@ class HeadlessClient:
     faults: Faults = field(default_factory=Faults)
     gap_resync_s: float = 1.0
     room: rtc.Room = field(default_factory=rtc.Room)
-    replica: Replica = field(default_factory=Replica)
+    replica: CanvasMirror = field(default_factory=CanvasMirror)
     stats: ClientStats = field(default_factory=ClientStats)
     statuses: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     chat: list[ChatMessage] = field(default_factory=list)
@@ -140,6 +142,11 @@ class HeadlessClient:
     # Send the shapes JSON gzip-compressed (as browsers do); False: plain JSON.
     shapes_gzip: bool = True
     last_screenshot: Fitted | None = None  # the encoding chosen for the last screenshot
+    # This user's camera and selection (page coordinates), as a browser publishes them.
+    viewport: Box = field(default_factory=lambda: Box(x=0, y=0, w=1280, h=800))
+    selection: list[str] = field(default_factory=list)
+    # The bounds each context request asked this client to render (None: its own viewport).
+    context_bounds: list[Box | None] = field(default_factory=list)
     _jpeg_cache: tuple[tuple[int, float, int], Fitted] | None = None
 
     # --- construction --------------------------------------------------------------------
@@ -154,6 +161,7 @@ class HeadlessClient:
         identity: str,
         capabilities: tuple[str, ...] = ("context", "screenshot", "apply"),
         can_prompt: bool = True,
+        moderator: bool = False,
         steward_identity: str = "canvas-steward",
         faults: Faults | None = None,
     ) -> HeadlessClient:
@@ -164,6 +172,7 @@ class HeadlessClient:
             identity=identity,
             capabilities=capabilities,
             can_prompt=can_prompt,
+            moderator=moderator,
         )
         return cls(
             url=url,
@@ -235,6 +244,13 @@ class HeadlessClient:
     async def composing(self, bounds: Box | None = None) -> None:
         """The user started typing a prompt; `bounds` must be the ones the prompt will carry."""
         await self._send(ComposingHint(bounds=bounds, ts=time.time()).to_wire(), TOPIC_COMPOSING)
+
+    async def set_view(self, viewport: Box, selection: list[str] | None = None) -> None:
+        """The user pans or selects: publish `canvas:viewport`, as a browser does."""
+        self.viewport = viewport
+        self.selection = list(selection or [])
+        update = ViewportUpdate(viewport=viewport, selection=self.selection, ts=time.time())
+        await self._send(update.to_wire(), TOPIC_VIEWPORT)
 
     async def prompt(self, message: str, **kw: Any) -> PromptReply:
         raw = await self.room.local_participant.perform_rpc(
@@ -379,7 +395,7 @@ class HeadlessClient:
                     self.stats.duplicates_applied += 1
                 self._finals.add(key)
                 self.stats.actions_applied += 1
-            self.replica.apply(env.session_id, action, partial=partial)
+            self.replica.apply_one(action, partial=partial, session=env.session_id)
         self.doc_version += 1
         self.stats.envelopes_applied += 1
 
@@ -406,6 +422,7 @@ class HeadlessClient:
     async def _on_context(self, inv: rtc.RpcInvocationData) -> str:
         self.stats.context_requests += 1
         req = ContextRequest.model_validate_json(inv.payload)
+        self.context_bounds.append(req.bounds)
         mode = self.faults.context_mode
         if mode == "error":
             raise rtc.RpcError(1500, "context unavailable (injected)")
@@ -420,8 +437,8 @@ class HeadlessClient:
             streams.append("shapes")
         reply = ContextReply(
             request_id=req.request_id,
-            viewport=Box(x=0, y=0, w=1280, h=800),
-            selection=[],
+            viewport=self.viewport,
+            selection=list(self.selection),
             doc_version=self.doc_version,
             counts=ContextCounts(shapes=len(self.shapes)),
             streams=streams,

@@ -5,11 +5,18 @@ prompt cache. Failures before any output (429, 5xx, 529 overloaded, an `error` e
 dropped connection) are retried with tenacity; once text has streamed, a failure surfaces as
 `ModelError(started=True)` so the caller can revert what was partially applied. Cancelling
 the consuming task closes the HTTP stream.
+
+Two request features are optional, because some models refuse them with a 400: the
+prefilled assistant opening and the sampling temperature (sent through `extra_body`: SDK 1.x
+dropped the keyword). A refused feature is dropped, the request is asked once more without it,
+and the provider remembers. Without the prefill the model writes the opening itself; it is
+cut here, so callers still get the text after the prefill.
 """
 
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -28,6 +35,32 @@ from steward.obs.logging import get_logger
 
 log = get_logger(__name__)
 _RETRY_TYPES = {"overloaded_error", "api_error", "rate_limit_error"}
+_NO_SPACE = re.compile(r"\s+")
+
+
+# Words of the 400 message by which the API refuses each optional feature.
+_REFUSALS = {
+    "prefill": ("prefill", "final assistant", "end with a user"),
+    "temperature": ("temperature",),
+}
+
+
+class _Refused(Exception):
+    def __init__(self, feature: str) -> None:
+        super().__init__(feature)
+        self.feature = feature
+
+
+def _refused_feature(err: BaseException, sent: set[str]) -> str | None:
+    """Which optional feature of the request a 400 refuses, if any."""
+    if not isinstance(err, anthropic.BadRequestError):
+        return None
+    body = err.body if isinstance(err.body, dict) else {}
+    message = str((body.get("error") or {}).get("message") or err.message).lower()
+    for feature in sorted(sent):
+        if any(word in message for word in _REFUSALS[feature]):
+            return feature
+    return None
 
 
 def is_retryable(err: BaseException) -> bool:
@@ -58,9 +91,12 @@ class AnthropicModel:
         attempts: int = 4,
         wait_max_s: float = 8.0,
         timeout_s: float = 120.0,
+        temperature: float | None = 0.0,
     ) -> None:
         self.model = model
         self.name = f"anthropic:{model}"
+        self.temperature = temperature
+        self.refused: set[str] = set()  # optional features this model's API refused
         self.attempts = attempts
         self.wait_max_s = wait_max_s
         self.client = anthropic.AsyncAnthropic(
@@ -70,7 +106,17 @@ class AnthropicModel:
             timeout=timeout_s,
         )
 
-    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+    def features(self, request: ModelRequest) -> set[str]:
+        """The optional features a request for this model carries."""
+        wanted = {"prefill"} if request.prefill else set()
+        if self.temperature is not None:
+            wanted.add("temperature")
+        return wanted - self.refused
+
+    def build_params(
+        self, request: ModelRequest, features: set[str] | None = None
+    ) -> dict[str, Any]:
+        features = self.features(request) if features is None else features
         system: list[dict[str, Any]] = [{"type": "text", "text": s} for s in request.system if s]
         if system:
             system[-1]["cache_control"] = {"type": "ephemeral"}
@@ -84,12 +130,17 @@ class AnthropicModel:
             elif block.get("text"):
                 content.append({"type": "text", "text": str(block["text"])})
         messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
-        if request.prefill:
+        if "prefill" in features:
             messages.append({"role": "assistant", "content": request.prefill})
-        return {"model": self.model, "max_tokens": request.max_tokens, "system": system,
-                "messages": messages}  # fmt: skip
+        params: dict[str, Any] = {"model": self.model, "max_tokens": request.max_tokens,
+                                  "system": system, "messages": messages}  # fmt: skip
+        if "temperature" in features:
+            params["extra_body"] = {"temperature": self.temperature}
+        return params
 
-    async def _attempt(self, params: dict[str, Any], usage: Usage) -> AsyncIterator[str]:
+    async def _attempt(
+        self, params: dict[str, Any], usage: Usage, features: set[str]
+    ) -> AsyncIterator[str]:
         started = False
         try:
             async with self.client.messages.stream(**params) as stream:
@@ -105,6 +156,9 @@ class AnthropicModel:
                         started = True
                         yield event.text
         except (anthropic.APIError, httpx2.TransportError) as err:
+            refused = None if started else _refused_feature(err, features)
+            if refused is not None:
+                raise _Refused(refused) from err
             reason, retryable = _classify(err)
             log.warning("model_stream_failed", model=self.name, reason=reason, started=started)
             raise ModelError(
@@ -112,7 +166,26 @@ class AnthropicModel:
             ) from err
 
     async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
-        params = self.build_params(request)
+        while True:
+            features = self.features(request)
+            opening = _Opening("" if "prefill" in features else request.prefill)
+            try:
+                async for text in self._retrying(request, features, usage):
+                    if out := opening.strip(text):
+                        yield out
+            except _Refused as refusal:
+                # Nothing streamed yet: drop the feature and ask again (once per feature).
+                self.refused.add(refusal.feature)
+                log.warning("model_feature_refused", model=self.name, feature=refusal.feature)
+                continue
+            if rest := opening.flush():
+                yield rest
+            return
+
+    async def _retrying(
+        self, request: ModelRequest, features: set[str], usage: Usage
+    ) -> AsyncIterator[str]:
+        params = self.build_params(request, features)
         retrying = AsyncRetrying(
             retry=retry_if_exception(is_retryable),
             wait=wait_exponential(multiplier=0.2, max=self.wait_max_s),
@@ -122,8 +195,44 @@ class AnthropicModel:
         try:
             async for attempt in retrying:
                 with attempt:
-                    async for text in self._attempt(params, usage):
+                    async for text in self._attempt(params, usage, features):
                         yield text
                     return
         except RetryError as err:  # pragma: no cover - reraise=True makes this unusual
             raise ModelError(f"{self.name}: gave up after retries") from err
+
+
+class _Opening:
+    """Drops the model's own copy of the prefill (spaces ignored, a ```json fence allowed)
+    from the start of a stream, so the text reads as if it followed the prefill."""
+
+    def __init__(self, prefill: str) -> None:
+        self._target = _NO_SPACE.sub("", prefill)
+        self._forms = (self._target, "```json" + self._target, "```" + self._target)
+        self._held = ""
+        self._done = not self._target
+
+    def strip(self, text: str) -> str:
+        if self._done:
+            return text
+        self._held += text
+        squeezed = _NO_SPACE.sub("", self._held)
+        for form in self._forms:
+            if squeezed.startswith(form):
+                self._done = True
+                # Cut after the character that completes the opening.
+                seen = 0
+                for i, ch in enumerate(self._held):
+                    if not ch.isspace():
+                        seen += 1
+                        if seen == len(form):
+                            rest, self._held = self._held[i + 1 :], ""
+                            return rest
+        if any(form.startswith(squeezed) for form in self._forms):
+            return ""  # could still be the opening: hold it
+        return self.flush()
+
+    def flush(self) -> str:
+        self._done = True
+        held, self._held = self._held, ""
+        return held

@@ -5,10 +5,13 @@ JSON tree is built as it arrives, and each action is reported as `partial` while
 once more when it is complete. Partial snapshots are throttled geometrically per action, so
 the total work stays linear in the response length even for very long actions.
 
-Handles: prose or a ```json fence before the JSON, a prefilled opening (feed it first), a
-bare top-level array, escaped quotes, \\uXXXX escapes (also split across chunks, and
-surrogate pairs), NaN/Infinity literals, and output cut off mid-action (`finish()` reports
-the unfinished action as `truncated`).
+Handles: prose or a ```json fence before or after the JSON, a prefilled opening (feed it
+first) followed by prose, a fence or the same opening again (the first thing inside the
+actions array decides: an action, or a restart from prose), a bare top-level array, a JSON
+object without actions before the real one, escaped quotes, \\uXXXX escapes (also split
+across chunks, and surrogate pairs, whose first half never shows alone in a partial),
+NaN/Infinity literals, and output cut off mid-action (`finish()` reports the unfinished
+action as `truncated`).
 """
 
 from __future__ import annotations
@@ -48,8 +51,13 @@ class _Frame:
     detached: bool = False  # beyond MAX_DEPTH: parsed, then thrown away
 
 
-# Parser states
-_PROSE, _MAYBE, _VALUE, _KEY, _COLON, _AFTER, _STRING, _TOKEN, _DONE = range(9)
+# Parser states. _FIRST: just inside the actions array, looking ahead at what comes first.
+_PROSE, _MAYBE, _VALUE, _KEY, _COLON, _AFTER, _STRING, _TOKEN, _DONE, _FIRST = range(10)
+_OPENING_KEY = '"actions"'
+
+
+def _is_high_surrogate(ch: str) -> bool:
+    return "\ud800" <= ch <= "\udbff"
 
 
 def _fix_surrogates(s: str) -> str:
@@ -83,7 +91,8 @@ class ActionStreamParser:
     _esc: str | None = None  # pending escape text after a backslash
     _token: list[str] = field(default_factory=list)
     _maybe: str = ""
-    _fence_skip: bool = False
+    _look: str = ""  # text held in _FIRST until it shows an action or a restart
+    _seen_actions: bool = False  # an actions array was found (later JSON is trailing noise)
     _dirty: bool = False
     count: int = 0  # complete actions so far
 
@@ -140,7 +149,10 @@ class ActionStreamParser:
             node = node[frame.slot]
         incomplete: tuple[str | int, ...] | None = None
         if self.state == _STRING and not self._str_is_key and node is not None:
-            text = _fix_surrogates("".join(self._str))
+            text = "".join(self._str)
+            if text and _is_high_surrogate(text[-1]):
+                text = text[:-1]  # its other half is still on the way
+            text = _fix_surrogates(text)
             last = self._stack[-1]
             if isinstance(node, dict) and last.key is not None:
                 node[last.key] = text
@@ -181,13 +193,16 @@ class ActionStreamParser:
         detached = depth >= MAX_DEPTH or bool(self._stack and self._stack[-1].detached)
         self._attach(None if detached else container)
         self._stack.append(_Frame(container, slot=slot, detached=detached))
+        self.state = _KEY if isinstance(container, dict) else _VALUE
         if is_actions:
             self._actions_depth = depth
+            self._seen_actions = True
+            if self._action_index < 0:
+                self.state = _FIRST
         if parent_is_actions and isinstance(container, dict):
             self._action_index += 1
             self._action_start = self.chars
             self._last_snapshot = self.chars
-        self.state = _KEY if isinstance(container, dict) else _VALUE
 
     def _close(self, out: list[ParsedAction]) -> None:
         frame = self._stack.pop()
@@ -199,12 +214,40 @@ class ActionStreamParser:
                 self._dirty = False
         if depth == self._actions_depth:
             self._actions_depth = -1
-        self.state = _AFTER if self._stack else _DONE
+        if self._stack:
+            self.state = _AFTER
+        else:  # a JSON object before the real answer is skipped like prose
+            self.state = _DONE if self._seen_actions else _PROSE
 
     def _end_value(self, value: Any) -> None:
         self._attach(value)
         self.state = _AFTER if self._stack else _DONE
         self._dirty = True
+
+    def _first(self, c: str, out: list[ParsedAction]) -> None:
+        """Look ahead at the start of the actions array, one character at a time.
+
+        `{` then a key other than "actions" (or `]`) is the array's content; `{"actions"`
+        is the opening repeated, and anything else is prose: both restart from prose, so
+        the held text is read again from there.
+        """
+        if c in _WS and self._look in ("", "{"):
+            return
+        look = self._look + c
+        if look == "]" or (look[0] == "{" and not _OPENING_KEY.startswith(look[1:])):
+            self._look = ""
+            self.state = _VALUE
+            self._run(look, out)
+            return
+        if look[0] == "{" and look[1:] != _OPENING_KEY:
+            self._look = look  # still a prefix of the opening: wait for more
+            return
+        self._look = ""
+        self._stack.clear()
+        self._actions_depth = -1
+        self._seen_actions = False
+        self.state = _PROSE
+        self._run(look, out)
 
     def _end_token(self, out: list[ParsedAction]) -> None:
         raw = "".join(self._token)
@@ -253,6 +296,10 @@ class ActionStreamParser:
                     self._end_token(out)
                     continue  # re-read the delimiter in _AFTER
                 self._token.append(c)
+                i += 1
+                continue
+            if st == _FIRST:
+                self._first(c, out)
                 i += 1
                 continue
             if c in _WS:

@@ -17,7 +17,12 @@ def get_model(spec: str, settings: Settings, *, tokens_per_s: float | None = Non
         from steward.model.anthropic_model import AnthropicModel
 
         key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
-        return AnthropicModel(arg, api_key=key, base_url=settings.anthropic_base_url)
+        return AnthropicModel(
+            arg,
+            api_key=key,
+            base_url=settings.anthropic_base_url,
+            temperature=settings.steward_model_temperature,
+        )
     if kind == "replay" and arg:
         from steward.model.replay import ReplayModel
 

@@ -25,11 +25,20 @@ class PromptInput:
 
     message: str
     source: PromptSource
-    requester: str  # participant identity or API client name; never taken from a payload
+    # Who asked: the participant identity (browser, voice) or the API client's name (http);
+    # never taken from a payload.
+    requester: str
     bounds: Box | None = None
     selection: tuple[str, ...] = ()
     fairy: str | None = None
     model: str | None = None  # overrides the configured model for this run
+
+    @property
+    def asker(self) -> str | None:
+        """The participant whose view the run sees: browser and voice prompts come from one
+        (a voice agent or a speaker, with or without a canvas open); HTTP and system prompts
+        have none, and see the host's view."""
+        return self.requester if self.source in ("browser", "voice") else None
 
 
 @dataclass
@@ -41,14 +50,41 @@ class CanvasContext:
     doc_version: int
     # Shapes in the steward's JSON format (as sent by the host's `agent:context` stream).
     shapes: list[dict[str, Any]] = field(default_factory=list)
-    # The host's screenshot and its media type ("image/jpeg" or "image/webp").
+    # The screenshot (the asker's browser's, or the host's render of the asker's viewport) and
+    # its media type ("image/jpeg" or "image/webp").
     screenshot: bytes | None = None
     screenshot_type: str = "image/jpeg"
+    # The asker's own edits since the agent last looked on its behalf: [{id, change}].
     user_changes: list[dict[str, Any]] = field(default_factory=list)
     # True when no browser answered and the run goes on text-only.
     degraded: bool = False
+    # The browser that answered (it rendered the screenshot).
     source_identity: str | None = None
     source: ContextSource = "fetched"
+    # Whose viewport and selection these are: the asker's, or None when the asker has no
+    # browser (HTTP, voice with no canvas open) or never shared its view.
+    asker: str | None = None
+    # Said to the model when the view is not the asker's (whose it is, and what is unknown).
+    view_note: str | None = None
+
+
+class CanvasView(Protocol):
+    """The room's one canvas, read-only for agents (`steward.canvas.mirror.CanvasMirror`).
+
+    Every action a session sends is applied to it before `send_actions` returns, so an agent
+    resolves its next action against the result of its last one.
+    """
+
+    @property
+    def shapes(self) -> dict[str, dict[str, Any]]:
+        """Records by id in z-order (back to front). Never mutate: send actions instead."""
+        ...
+
+    def snapshot(self) -> list[dict[str, Any]]: ...
+
+    def in_flight(self, session: str | None = None) -> list[str]:
+        """Ids of `session`'s (None: any session's) actions whose latest version is partial."""
+        ...
 
 
 class SessionPort(Protocol):
@@ -60,10 +96,17 @@ class SessionPort(Protocol):
     @property
     def session_id(self) -> str: ...
 
+    @property
+    def canvas(self) -> CanvasView:
+        """The room's canvas, with this session's sent actions applied."""
+        ...
+
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True
     ) -> CanvasContext:
-        """Ask the host browser; falls back to other browsers, then to a degraded context."""
+        """The asker's view: its own browser first, else the host rendering the asker's
+        viewport, then other browsers, then a degraded context. Prompts with no browser
+        behind them get the host's view, and a `view_note` saying so."""
         ...
 
     async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:

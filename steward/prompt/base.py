@@ -1,4 +1,5 @@
-"""A prompt part: a name, a priority, whether it is static (cacheable) and a builder."""
+"""A prompt part: a name, a priority, whether it is static (cacheable), a builder, and the
+system-prompt section (title, guide) that teaches the model to read it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ class PromptPart:
     priority: int  # lower comes first; static parts always precede dynamic ones
     static: bool
     build: Callable[[PromptState], list[Block]]
+    # Its section of the system prompt: what this part shows and how to use it.
+    title: str = ""
+    guide: str = ""
 
 
 def text(*lines: str) -> list[Block]:

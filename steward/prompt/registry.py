@@ -96,7 +96,7 @@ def build_blocks(state: PromptState, parts: Iterable[str]) -> list[Block]:
 def build_request(state: PromptState, mode: PromptMode) -> ModelRequest:
     """System prompt (static prefix, cacheable) first, then the dynamic parts in priority order."""
     actions = tuple(a for a in mode.actions if a in state.enabled_actions) or mode.actions
-    static = system_prompt(actions, mode.parts, mode.name)
+    static = system_prompt(actions, (PARTS[p] for p in mode.parts if p in PARTS), mode.name)
     user = build_blocks(state, [p for p in mode.parts if not PARTS[p].static])
     hints = {
         "message": state.message,

@@ -38,7 +38,8 @@ def response_schema(action_names: Iterable[str]) -> dict[str, Any]:
     defs: dict[str, Any] = dict(top.get("$defs", {}))
     variants = []
     for spec in specs:
-        base = _strip_titles(defs.pop(spec.schema.__name__, {}))
+        # Read, not pop: actions may share one schema class (bringToFront and sendToBack).
+        base = _strip_titles(defs.get(spec.schema.__name__, {}))
         props = {"_type": {"type": "string", "const": spec.name}, **base.get("properties", {})}
         variants.append({
             "title": spec.name,
@@ -48,6 +49,8 @@ def response_schema(action_names: Iterable[str]) -> dict[str, Any]:
             "required": ["_type", *base.get("required", [])],
             "additionalProperties": False,
         })  # fmt: skip
+    for spec in specs:
+        defs.pop(spec.schema.__name__, None)  # inlined above
     schema: dict[str, Any] = {
         "type": "object",
         "properties": {"actions": {"type": "array", "items": {"anyOf": variants}}},

@@ -29,6 +29,8 @@ class PromptState:
     coords: CoordinateSpace
     enabled_actions: tuple[str, ...]
     user_viewport: Rect | None = None
+    # Set when the view is not the asker's (no browser behind the prompt): whose it is.
+    view_note: str | None = None
     selection: list[str] = field(default_factory=list)
     context_bounds: Rect | None = None
     screenshot: bytes | None = None

@@ -175,7 +175,8 @@ class ViewportUpdate(WireModel):
 
 
 class PromptRequest(WireModel):
-    """RPC `steward.prompt` from a browser or voice agent."""
+    """RPC `steward.prompt` from a browser or voice agent. The run sees the caller's view
+    (its viewport, selection and recent edits); `selection` given here overrides it."""
 
     message: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
     bounds: Box | None = None
@@ -185,8 +186,8 @@ class PromptRequest(WireModel):
 
 class ComposingHint(WireModel):
     """browser → steward on `steward:composing`: a user is composing a prompt (at most every
-    2 s). `bounds` must be the bounds the coming prompt will carry (null: the host's view),
-    so the context the steward prefetches now is the one the prompt asks for."""
+    2 s). `bounds` must be the bounds the coming prompt will carry (null: the sender's own
+    view), so the context the steward prefetches now is the one the prompt asks for."""
 
     bounds: Box | None = None
     ts: float

@@ -30,12 +30,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.protocol.messages import Ack, ActionEnvelope, WireAction
 from steward.protocol.names import TOPIC_ACTION
 from steward.room.envelopes import pack
-from steward.room.replica import Replica
 from steward.store.outbox import TRANSIENT, AckRow, Outbox, OutboxRow
 
 log = get_logger(__name__)
@@ -135,7 +135,7 @@ class Broadcaster:
         *,
         retransmit_after_s: float = 0.4,
         retransmit_attempts: int = 3,
-        mirror: Replica | None = None,
+        mirror: CanvasMirror | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.room_id = room_id
@@ -144,7 +144,7 @@ class Broadcaster:
         self._recipients = recipients
         self.retransmit_after_s = retransmit_after_s
         self.retransmit_attempts = retransmit_attempts
-        self.mirror = mirror if mirror is not None else Replica()
+        self.mirror = mirror if mirror is not None else CanvasMirror()
         self._clock = clock
         self._lock = asyncio.Lock()
         self._room_order = 0
@@ -207,8 +207,7 @@ class Broadcaster:
     async def _number(self, session_id: str, actions: list[WireAction], partial: bool) -> _Batch:
         """Apply to the mirror and number and encode every envelope, before the first INSERT."""
         seq = await self._known_seq(session_id)
-        for action in actions:
-            self.mirror.apply(session_id, action, partial=partial)
+        self.mirror.apply(actions, partial=partial, session=session_id)
         batch = _Batch(session_id, partial)
         for group in pack(session_id, actions, partial=partial):
             seq += 1
@@ -354,6 +353,10 @@ class Broadcaster:
 
     def unacked(self, participant: str) -> int:
         return len(self._pending.get(participant, {}))
+
+    def unacked_in(self, session_id: str) -> int:
+        """Envelope copies of the session some participant has not acked yet."""
+        return sum(1 for p in self._pending.values() for key in p if key[0] == session_id)
 
     def total_unacked(self) -> int:
         return sum(len(p) for p in self._pending.values())

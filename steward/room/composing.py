@@ -1,6 +1,6 @@
 """Composing hints: a user is typing (`steward:composing`) or speaking (an `lk.transcription`
-stream starts) a prompt, so the steward fetches the host's context now instead of after the
-prompt arrives.
+stream starts) a prompt, so the steward fetches that participant's context now (its own
+browser's, else the host's render of its view) instead of after the prompt arrives.
 
 Only participants allowed to prompt trigger a prefetch (the Intake's grant check); a refused
 hint is a logged rejection. At most one prefetch starts per room per `min_interval_s`; more
@@ -74,7 +74,7 @@ class ComposingHints:
         now = self._clock()
         if self._last_start is not None and now - self._last_start < self.min_interval_s:
             return self._count(source, "dropped")
-        outcome = self._fetcher.prefetch(bounds)
+        outcome = self._fetcher.prefetch(bounds, asker=sender)
         if outcome == "started":
             self._last_start = now
             log.info(

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from livekit import rtc
+from livekit.agents import stt
 
 from steward import ffi_router
+from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.obs import metrics
 from steward.obs.logging import get_logger
@@ -52,12 +54,16 @@ from steward.room.composing import ComposingHints
 from steward.room.context import ContextFetcher, StreamInbox
 from steward.room.dispatch import Dispatcher
 from steward.room.envelopes import FragmentAssembler, is_fragment
+from steward.room.grants import GrantBook
 from steward.room.intake import Intake, RateLimiter
 from steward.room.participants import Participants
 from steward.room.relay import Relay
-from steward.room.replica import Replica
+from steward.room.user_edits import UserEdits
+from steward.room.views import Views
+from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox
-from steward.tokens import mint_token, verify_prompt_grant
+from steward.tokens import mint_token
+from steward.voice.listener import Hearing, RoomVoice
 
 log = get_logger(__name__)
 
@@ -79,6 +85,10 @@ class RoomDeps:
     # `steward.cancel` for sessions the dispatcher did not start (a fairy's own sessions):
     # (room id, session id) → whether something was cancelled.
     cancel_other: Callable[[str, str], bool] | None = None
+    # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
+    grant_bindings: GrantBindings | None = None
+    # The speech engine shared by every room (None: the steward transcribes nobody).
+    speech: stt.STT[Any] | None = None
 
 
 def steward_token(settings: Settings, room: str) -> str:
@@ -107,7 +117,7 @@ class RoomRuntime:
         self.room_id = room_id
         self.deps = deps
         self.mode = s.steward_apply_mode
-        self.mirror = Replica()
+        self.mirror = CanvasMirror()
         self.participants = Participants(on_left=self._on_left, on_joined=self._on_joined)
         self.broadcaster = Broadcaster(
             room_id,
@@ -120,6 +130,9 @@ class RoomRuntime:
         )
         self.messenger = Messenger(room_id, self._publish_all)
         self.inbox = StreamInbox(self._reject)
+        # Whose view a run sees: each participant's published viewport and own edits.
+        self.views = Views()
+        self.user_edits = UserEdits()
         self.context = ContextFetcher(
             room_id,
             functools.partial(ffi_router.perform_rpc, room.local_participant),
@@ -133,6 +146,10 @@ class RoomRuntime:
             max_size=s.steward_screenshot_max_size,
             max_bytes=s.steward_screenshot_max_bytes,
             on_reject=self._reject,
+            adopt_shapes=self.mode == "host",
+            views=self.views,
+            edits=self.user_edits,
+            browser_changes=self.mode == "host",
         )
         self.dispatcher = Dispatcher(
             room_id,
@@ -141,9 +158,10 @@ class RoomRuntime:
             messenger=self.messenger,
             context=self.context,
             outbox=deps.outbox,
-            model=s.steward_model,
+            model=s.model_for_role("one-shot"),
             max_s=s.steward_session_max_s,
         )
+        self.grants = GrantBook(room_id, s.grant_keys(), deps.grant_bindings)
         self.intake = Intake(
             room_id,
             self.participants,
@@ -153,13 +171,18 @@ class RoomRuntime:
             rate_per_min=s.steward_prompt_rate_per_min,
             wake_phrase=s.steward_wake_phrase,
             on_reject=self._reject,
-            verify_grant=lambda identity, value: verify_prompt_grant(
-                s.livekit_api_secret.get_secret_value(),
-                room=room_id,
-                identity=identity,
-                value=value,
-            ),
+            verify_grant=self.grants.check,
+            cancel_policy=s.steward_cancel_policy,
+            owner_of=self._session_owner,
+            running=self.dispatcher.running,
+            track_owner=self._track_owner,
         )
+        self.voice: RoomVoice | None = None
+        if deps.speech is not None:
+            self.voice = RoomVoice(
+                room, room_id, deps.speech, hearing=self._hearing, on_final=self._voice_final
+            )
+            self.intake.on_transcribed_elsewhere = self.voice.transcribed_elsewhere
         self.composing = ComposingHints(
             room_id,
             self.participants,
@@ -170,7 +193,6 @@ class RoomRuntime:
         )
         self.intake.on_speaking = self.composing.on_voice
         self.relay = Relay(room_id, self.broadcaster, mode=self.mode)
-        self.viewports: dict[str, ViewportUpdate] = {}
         self.rejected: list[tuple[str, str, str]] = []
         self._inbound_limit = RateLimiter(INBOUND_PER_MIN)
         self._resync_limit = RateLimiter(RESYNC_PER_MIN)
@@ -185,11 +207,14 @@ class RoomRuntime:
             TOPIC_COMPOSING: (ComposingHint, MAX_ENVELOPE_BYTES, self.composing.on_hint),
         }
         self.closed = asyncio.Event()
+        # Wall-clock time of the last packet in or out (the operator's view).
+        self.last_activity_at = time.time()
 
     # --- lifecycle -----------------------------------------------------------------------
     async def start(self) -> RoomRuntime:
         await self.deps.outbox.ensure_room(self.room_id, self.mode)
         await self._restore_mirror()
+        await self.grants.load()
         await self.broadcaster.start()
         room, lp = self.room, self.room.local_participant
         ffi_router.narrow_room_events(room)
@@ -208,6 +233,8 @@ class RoomRuntime:
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
         for p in room.remote_participants.values():
             self._on_participant_connected(p)
+        if self.voice is not None:  # after the participants: it asks who may prompt
+            self.voice.start()
         # After the participants are known, so the withdrawals reach every browser live.
         self._spawn(self._end_interrupted())
         metrics.CONNECTED_ROOMS.inc()
@@ -224,6 +251,8 @@ class RoomRuntime:
         if self.closed.is_set():
             return
         self.closed.set()
+        if self.voice is not None:
+            await self.voice.close()
         await self.dispatcher.close()
         await self.context.close()
         await self.broadcaster.close()
@@ -268,7 +297,7 @@ class RoomRuntime:
                     if params is None:
                         continue
                     action = action.model_copy(update={"params": params})
-                self.mirror.apply(env.session_id, action, partial=bool(env.partial))
+                self.mirror.apply_one(action, partial=bool(env.partial), session=env.session_id)
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -280,16 +309,85 @@ class RoomRuntime:
         if not task.cancelled() and task.exception() is not None:
             log.error("room_task_failed", room=self.room_id, error=repr(task.exception()))
 
+    # --- the operator's view ------------------------------------------------------------
+    def overview(self) -> dict[str, Any]:
+        """Host, participants and running sessions (`GET /api/rooms`)."""
+        members = sorted(self.participants.all(), key=lambda m: (m.joined_at_ms, m.identity))
+        running = [sid for sid in self.dispatcher.sessions if sid not in self.dispatcher.results]
+        sessions = []
+        for sid in running:
+            prompt = self.dispatcher.sessions[sid].prompt
+            sessions.append(
+                self.session_view(sid, fairy=prompt.fairy, mode=None, requester=prompt.requester)
+            )
+        return {
+            "room": self.room_id,
+            "apply_mode": self.mode,
+            "host": self.participants.host,
+            "participants": [
+                {
+                    "identity": m.identity,
+                    "role": m.role,
+                    "capabilities": sorted(m.capabilities),
+                    "unacked": self.broadcaster.unacked(m.identity),
+                }
+                for m in members
+            ],
+            "sessions": sessions,
+            "unacked": self.broadcaster.total_unacked(),
+            "last_activity_at": round(self.last_activity_at, 3),
+        }
+
+    def session_view(
+        self, session_id: str, *, fairy: str | None, mode: str | None, requester: str
+    ) -> dict[str, Any]:
+        return {
+            "session_id": session_id,
+            "fairy": fairy,
+            "mode": mode,
+            "requester": requester,
+            "seq": self.broadcaster.stats(session_id).last_seq,
+            "unacked": self.broadcaster.unacked_in(session_id),
+        }
+
     # --- prompts -------------------------------------------------------------------------
     async def run_prompt(self, prompt: PromptInput) -> str:
         """Start a session (HTTP and in-process callers); returns its id."""
         return await self.dispatcher.start(prompt)
 
+    def _session_owner(self, session_id: str) -> str | None:
+        session = self.dispatcher.sessions.get(session_id)
+        return session.prompt.requester if session is not None else None
+
+    # --- voice ---------------------------------------------------------------------------
+    def _hearing(self, identity: str) -> Hearing:
+        member = self.participants.get(identity)
+        if member is not None and self.intake.may_prompt(member):
+            return "prompt"
+        return self.deps.settings.steward_stt_unprivileged
+
+    async def _voice_final(self, speaker: str, text: str, _ended_at: float) -> None:
+        await self.intake.voice_final(speaker, text)
+
+    def _track_owner(self, track_sid: str) -> str | None:
+        for p in self.room.remote_participants.values():
+            if track_sid in p.track_publications:
+                return p.identity
+        return None
+
     def _cancel(self, session_id: str, requester: str) -> bool:
         ok = self.dispatcher.cancel(session_id)
         if not ok and self.deps.cancel_other is not None:
             ok = self.deps.cancel_other(self.room_id, session_id)
-        log.info("session_cancel", room=self.room_id, session_id=session_id, by=requester, ok=ok)
+        owner = self._session_owner(session_id) or "fairies"
+        log.info(
+            "session_cancel",
+            room=self.room_id,
+            session_id=session_id,
+            by=requester,
+            owner=owner,
+            ok=ok,
+        )
         return ok
 
     # --- outbound ------------------------------------------------------------------------
@@ -302,6 +400,7 @@ class RoomRuntime:
     def _publish_action(
         self, payload: bytes, *, topic: str, destinations: list[str]
     ) -> asyncio.Future[None]:
+        self.last_activity_at = time.time()
         return ffi_router.publish(
             self.room.local_participant, payload, topic=topic, destinations=destinations
         )
@@ -315,7 +414,7 @@ class RoomRuntime:
 
     # --- participants --------------------------------------------------------------------
     def _on_participant_connected(self, p: rtc.RemoteParticipant) -> None:
-        self.participants.joined(p.identity, _joined_ms(p), dict(p.attributes))
+        self.participants.joined(p.identity, _joined_ms(p), dict(p.attributes), p.sid)
 
     def _on_participant_disconnected(self, p: rtc.RemoteParticipant) -> None:
         self.participants.left(p.identity)
@@ -351,7 +450,8 @@ class RoomRuntime:
     def _on_left(self, identity: str) -> None:
         self.broadcaster.forget(identity)
         self.context.participant_left(identity)
-        self.viewports.pop(identity, None)
+        self.views.forget(identity)
+        self.user_edits.forget(identity)
 
     # --- inbound data --------------------------------------------------------------------
     def _reject(self, topic: str, sender: str, reason: str, detail: str = "") -> None:
@@ -375,6 +475,7 @@ class RoomRuntime:
             self._reject(topic, "<server>", "no_sender")
             return
         sender = packet.participant.identity
+        self.last_activity_at = time.time()
         entry = self._handlers.get(topic)
         if entry is None:
             return  # a topic we send, echoed by nobody; or another app's agent:* message
@@ -398,14 +499,16 @@ class RoomRuntime:
             self._spawn(result)
 
     def _on_edit(self, sender: str, edit: CanvasEdit) -> Awaitable[None]:
-        return self.relay.send(sender, self.relay.accept(sender, edit))
+        actions = self.relay.accept(sender, edit)
+        ids = [str(r["id"]) for r in edit.put]
+        self.user_edits.record(sender, ids, edit.remove, lambda sid: sid in self.mirror.shapes)
+        return self.relay.send(sender, actions)
 
     def _on_ack(self, sender: str, ack: Ack) -> None:
         self.broadcaster.on_ack(sender, ack)
 
     def _on_viewport(self, sender: str, update: ViewportUpdate) -> None:
-        self.viewports[sender] = update
-        self.context.viewport_changed(sender, update.viewport)
+        self.context.viewport_changed(sender, self.views.update(sender, update))
 
     async def _on_resync(self, sender: str, req: Resync) -> None:
         if self.mode == "host" and sender != self.participants.host:

@@ -1,9 +1,16 @@
 """Context and screenshots from browsers: RPC `steward.context` plus correlated byte streams.
 
-The host is asked first, each browser with bounded retries (tenacity, exponential backoff),
-then the other capable browsers; when none delivers, the run goes on text-only with the
-steward's mirror of the canvas and is logged as degraded. A short-lived cache keyed by
-(docVersion, bounds) answers repeated requests while nothing was sent to the room since.
+Whose view: a prompt's context is the asker's. The asker's own browser is asked first when
+it offers context; else the host renders the asker's last published viewport (`Views`), and
+the asker's published selection stands; then the other capable browsers. Each browser gets
+bounded retries (tenacity, exponential backoff); when none delivers, the run goes on
+text-only with the steward's mirror of the canvas and is logged as degraded. A prompt with
+no browser behind it (HTTP, voice with no canvas open) gets the host's view, no selection,
+and a `view_note` telling the model so. The asker's own edits since the agent last looked
+ride along (`UserEdits` in relay mode; the asker's browser reports them in host mode).
+
+A short-lived cache keyed by (asker, docVersion, bounds) answers repeated requests while
+nothing was sent to the room since.
 
 `prefetch` starts the same fetch in the background while a user composes a prompt (a
 `steward:composing` hint): its result is cached longer (`prefetch_ttl_s`), a `fetch` for the
@@ -30,9 +37,10 @@ from tenacity import (
     wait_exponential,
 )
 
+from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
-from steward.ports import CanvasContext, ContextSource
+from steward.ports import CanvasContext, ContextSource, PromptSource
 from steward.protocol import ProtocolError, decode
 from steward.protocol.images import matches, screenshot_type
 from steward.protocol.limits import (
@@ -51,7 +59,8 @@ from steward.protocol.names import (
     TOPIC_SCREENSHOT,
 )
 from steward.room.participants import Participants
-from steward.room.replica import Replica
+from steward.room.user_edits import UserEdits
+from steward.room.views import ParticipantView, Views
 
 log = get_logger(__name__)
 
@@ -248,11 +257,43 @@ class _CacheEntry:
     room_version: int
     ttl_s: float
     prefetched: bool = False
+    # The asker's viewport and selection the answer was made for (None: not known).
+    view: tuple[Box, tuple[str, ...]] | None = None
+    # Browser-reported user changes go to the first request served only.
+    changes_served: bool = False
 
 
-# (bounds as JSON or "", want_screenshot, the room's order counter when the fetch started)
-_FlightKey = tuple[str, bool, int]
+# (asker or "", bounds as JSON or "", want_screenshot, the room's order counter at start)
+_FlightKey = tuple[str, str, bool, int]
+# (asker or "", docVersion, bounds as JSON or "", want_screenshot)
+_CacheKey = tuple[str, int, str, bool]
 PrefetchOutcome = Literal["started", "cached", "in_flight", "no_host"]
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """One candidate browser of a fetch and what to ask it for."""
+
+    identity: str
+    bounds: Box | None
+    user_changes: bool = False  # host mode: the asker's own browser reports its edits
+
+
+def view_note(source: PromptSource | None, asker: str | None) -> str | None:
+    """What the model is told when the view it gets is not the asker's (None: it is, or the
+    run is the steward's own, e.g. a fairy's)."""
+    if source is None or source == "system":
+        return None
+    if source == "http":
+        why = "This request came over HTTP, with no browser behind it"
+    elif source == "voice":
+        why = "This request was spoken by someone with no canvas open"
+    else:
+        why = "The asker's browser did not share its view"
+    return (
+        f"{why}: the viewport and screenshot are the host's view of the canvas, not the "
+        "asker's, and the asker's selection is unknown (nothing counts as selected)."
+    )
 
 
 class ContextFetcher:
@@ -262,7 +303,7 @@ class ContextFetcher:
         perform_rpc: PerformRpc,
         participants: Participants,
         inbox: StreamInbox,
-        mirror: Replica,
+        mirror: CanvasMirror,
         room_version: Callable[[], int],
         *,
         timeout_s: float = 2.0,
@@ -273,6 +314,10 @@ class ContextFetcher:
         max_bytes: int | None = None,
         on_reject: Callable[..., None] | None = None,
         clock: Callable[[], float] = time.monotonic,  # of cache ages only
+        adopt_shapes: bool = False,
+        views: Views | None = None,
+        edits: UserEdits | None = None,
+        browser_changes: bool = False,  # host mode: ask the asker's browser for its edits
     ) -> None:
         self.room_id = room_id
         self._clock = clock
@@ -282,6 +327,8 @@ class ContextFetcher:
         self._participants = participants
         self._inbox = inbox
         self._mirror = mirror
+        # Host mode: user edits bypass the steward, so a fetched page replaces the mirror's.
+        self._adopt_shapes = adopt_shapes
         self._room_version = room_version
         self.timeout_s = timeout_s
         self.attempts = attempts
@@ -289,7 +336,10 @@ class ContextFetcher:
         self.prefetch_ttl_s = cache_ttl_s if prefetch_ttl_s is None else prefetch_ttl_s
         self.max_size = max_size
         self.max_bytes = max_bytes
-        self._cache: dict[tuple[int, str, bool], _CacheEntry] = {}
+        self._views = views if views is not None else Views()
+        self._edits = edits if edits is not None else UserEdits()
+        self._browser_changes = browser_changes
+        self._cache: dict[_CacheKey, _CacheEntry] = {}
         self._inflight: dict[str, set[asyncio.Task[str]]] = {}
         # Single flight per key: running prefetches (joined by `fetch`), and keys a `fetch`
         # of its own is loading (a prefetch for them would only duplicate it).
@@ -308,18 +358,48 @@ class ContextFetcher:
         rest = [m.identity for m in self._participants.with_capability("context")]
         return ([host] if host else []) + [i for i in rest if i != host]
 
+    def _own_browser(self, asker: str | None, want_screenshot: bool) -> str | None:
+        """The asker, when its browser offers context (and a screenshot, when one is wanted)."""
+        member = self._participants.get(asker) if asker else None
+        if member is None or not member.has("context"):
+            return None
+        if want_screenshot and not member.has("screenshot"):
+            return None
+        return member.identity
+
+    def _plan(self, bounds: Box | None, want_screenshot: bool, asker: str | None) -> list[_Ask]:
+        """The asker's own browser first; the others render the asker's viewport if known."""
+        own = self._own_browser(asker, want_screenshot)
+        view = self._views.get(asker)
+        theirs = bounds if bounds is not None or view is None else view.viewport
+        plan = [_Ask(own, bounds, self._browser_changes)] if own else []
+        return plan + [_Ask(c, theirs) for c in self.candidates() if c != own]
+
     async def fetch(
-        self, *, bounds: Box | None = None, want_screenshot: bool = True
+        self,
+        *,
+        bounds: Box | None = None,
+        want_screenshot: bool = True,
+        asker: str | None = None,
+        source: PromptSource | None = None,
+    ) -> CanvasContext:
+        """The context of one look at the canvas by a run for `asker` (None: no participant
+        behind the prompt; `source` says why, for the note to the model)."""
+        context = await self._fetch(bounds, want_screenshot, asker)
+        return self._for_asker(context, asker, source)
+
+    async def _fetch(
+        self, bounds: Box | None, want_screenshot: bool, asker: str | None
     ) -> CanvasContext:
         started = time.monotonic()
-        cached = self._cached(bounds, want_screenshot)
+        cached = self._cached(bounds, want_screenshot, asker)
         if cached is not None:
             result = "prefetched" if cached.source == "prefetched" else "cached"
             if result == "prefetched":
                 self.prefetch_stats["served"] += 1
             metrics.CONTEXT_SECONDS.labels(result=result).observe(time.monotonic() - started)
             return cached
-        key = self._flight_key(bounds, want_screenshot)
+        key = self._flight_key(bounds, want_screenshot, asker)
         flight = self._prefetching.get(key)
         if flight is not None:
             # Shielded: a cancelled session must not cancel a prefetch others may join.
@@ -329,12 +409,21 @@ class ContextFetcher:
                 metrics.CONTEXT_SECONDS.labels(result="prefetched").observe(
                     time.monotonic() - started
                 )
-                return replace(joined, shapes=list(joined.shapes), source="prefetched")
+                # The first to join takes its browser-reported changes; later ones do not.
+                entry = self._entry(bounds, want_screenshot, asker)
+                served = entry is not None and entry.context is joined and entry.changes_served
+                if entry is not None and entry.context is joined:
+                    entry.changes_served = True
+                changes = [] if served else list(joined.user_changes)
+                return replace(
+                    joined, shapes=list(joined.shapes), user_changes=changes, source="prefetched"
+                )
             # The prefetch found no answer: try again in full (and degrade if need be).
         best = _Attempt()
+        view = self._views.get(asker)
         self._fetching[key] = self._fetching.get(key, 0) + 1
         try:
-            got = await self._load(bounds, want_screenshot, best)
+            got = await self._load(bounds, want_screenshot, asker, best)
         finally:
             self._fetching[key] -= 1
             if not self._fetching[key]:
@@ -342,25 +431,52 @@ class ContextFetcher:
         if got is None:
             return self._degraded(best, bounds, started)
         context = self._context(got, bounds, degraded=False)
-        self._store(context, bounds, want_screenshot, key[2], prefetched=False)
+        if self._adopt_shapes and got.shapes is not None:
+            self._mirror.load(got.shapes)
+        self._store(
+            context, bounds, want_screenshot, key[3], asker, _view_for(context, asker, view),
+            prefetched=False,
+        )  # fmt: skip
         metrics.CONTEXT_SECONDS.labels(result="ok").observe(time.monotonic() - started)
         return context
 
+    def _for_asker(
+        self, context: CanvasContext, asker: str | None, source: PromptSource | None
+    ) -> CanvasContext:
+        """The viewport and selection are the asker's; so are the user changes."""
+        changes = context.user_changes if self._browser_changes else self._edits.take(asker)
+        if asker is not None and context.source_identity == asker:
+            return replace(context, asker=asker, user_changes=changes)
+        view = self._views.get(asker)
+        if view is not None:
+            return replace(
+                context,
+                viewport=view.viewport,
+                selection=list(view.selection),
+                asker=asker,
+                user_changes=changes,
+            )
+        note = view_note(source, asker)
+        if note is None:  # the steward's own runs (fairies) see the answering browser's view
+            return replace(context, user_changes=changes)
+        return replace(context, selection=[], user_changes=changes, asker=None, view_note=note)
+
     def prefetch(
-        self, bounds: Box | None = None, *, want_screenshot: bool = True
+        self, bounds: Box | None = None, *, want_screenshot: bool = True, asker: str | None = None
     ) -> PrefetchOutcome:
-        """Start loading the context a prompt with `bounds` will ask for, in the background.
+        """Start loading the context a prompt by `asker` with `bounds` will ask for, in the
+        background.
 
         Never raises and never degrades: a failure is logged and the prompt fetches as usual.
         """
-        if self._cached(bounds, want_screenshot, peek=True) is not None:
+        if self._cached(bounds, want_screenshot, asker, peek=True) is not None:
             return "cached"
-        key = self._flight_key(bounds, want_screenshot)
+        key = self._flight_key(bounds, want_screenshot, asker)
         if key in self._prefetching or key in self._fetching:
             return "in_flight"
         if not self.candidates():
             return "no_host"
-        task = asyncio.ensure_future(self._prefetch(bounds, want_screenshot, key))
+        task = asyncio.ensure_future(self._prefetch(bounds, want_screenshot, asker, key))
         self._prefetching[key] = task
 
         def done(t: asyncio.Task[CanvasContext | None]) -> None:
@@ -374,12 +490,13 @@ class ContextFetcher:
         return "started"
 
     async def _prefetch(
-        self, bounds: Box | None, want_screenshot: bool, key: _FlightKey
+        self, bounds: Box | None, want_screenshot: bool, asker: str | None, key: _FlightKey
     ) -> CanvasContext | None:
         started = time.monotonic()
         best = _Attempt()
+        view = self._views.get(asker)
         try:
-            got = await self._load(bounds, want_screenshot, best)
+            got = await self._load(bounds, want_screenshot, asker, best)
         except Exception as err:  # never into the room: the prompt will fetch on its own
             best.errors.append(repr(err))
             got = None
@@ -391,7 +508,10 @@ class ContextFetcher:
             return None
         context = self._context(got, bounds, degraded=False)
         context.source = "prefetched"
-        self._store(context, bounds, want_screenshot, key[2], prefetched=True)
+        self._store(
+            context, bounds, want_screenshot, key[3], asker, _view_for(context, asker, view),
+            prefetched=True,
+        )  # fmt: skip
         self.prefetch_stats["ok"] += 1
         metrics.CONTEXT_PREFETCH_SECONDS.labels(result="ok").observe(took)
         log.info(
@@ -402,7 +522,7 @@ class ContextFetcher:
             shapes=len(context.shapes),
             image_bytes=len(context.screenshot or b""),
             image_type=context.screenshot_type if context.screenshot else None,
-            stale=key[2] != self._room_version(),
+            stale=key[3] != self._room_version(),
         )
         return context
 
@@ -416,22 +536,24 @@ class ContextFetcher:
                 await task
 
     async def _load(
-        self, bounds: Box | None, want_screenshot: bool, best: _Attempt
+        self, bounds: Box | None, want_screenshot: bool, asker: str | None, best: _Attempt
     ) -> _Attempt | None:
         """The first candidate's full answer, or None (reasons in `best.errors`)."""
+        plan = self._plan(bounds, want_screenshot, asker)
         try:
             # One bound for all candidates and attempts: under overload each RPC can take
             # several times its own timeout, and a slow context must not eat the whole run.
             async with asyncio.timeout(self.timeout_s * TOTAL_TIMEOUTS):
-                return await self._first_answer(bounds, want_screenshot, best)
+                return await self._first_answer(plan, want_screenshot, best)
         except TimeoutError:
             best.errors.append(f"no answer within {self.timeout_s * TOTAL_TIMEOUTS:.1f}s")
         return None
 
     async def _first_answer(
-        self, bounds: Box | None, want_screenshot: bool, best: _Attempt
+        self, plan: list[_Ask], want_screenshot: bool, best: _Attempt
     ) -> _Attempt | None:
-        for identity in self.candidates():
+        for ask in plan:
+            identity = ask.identity
             try:
                 async for attempt in AsyncRetrying(
                     stop=stop_after_attempt(self.attempts),
@@ -440,7 +562,7 @@ class ContextFetcher:
                     reraise=True,
                 ):
                     with attempt:
-                        got = await self._ask(identity, bounds, want_screenshot, best)
+                        got = await self._ask(ask, want_screenshot, best)
                 return got
             except ContextFailure as err:
                 best.errors.append(f"{identity}: {err}")
@@ -460,9 +582,8 @@ class ContextFetcher:
         metrics.CONTEXT_SECONDS.labels(result="degraded").observe(time.monotonic() - started)
         return context
 
-    async def _ask(
-        self, identity: str, bounds: Box | None, want_screenshot: bool, best: _Attempt
-    ) -> _Attempt:
+    async def _ask(self, ask: _Ask, want_screenshot: bool, best: _Attempt) -> _Attempt:
+        identity, bounds = ask.identity, ask.bounds
         member = self._participants.get(identity)
         if member is None:
             raise ContextFailure("participant left")
@@ -470,6 +591,8 @@ class ContextFetcher:
         want: list[ContextPart] = ["viewport", "selection", "shapes"]
         if shot:
             want.append("screenshot")
+        if ask.user_changes:
+            want.append("user_changes")
         request_id = uuid.uuid4().hex
         futures = self._inbox.expect(request_id, identity, ["shapes", "screenshot"])
         try:
@@ -559,26 +682,38 @@ class ContextFetcher:
             source="degraded" if degraded else "fetched",
         )
 
-    def _key(self, doc_version: int, bounds: Box | None, shot: bool) -> tuple[int, str, bool]:
-        return (doc_version, bounds.model_dump_json() if bounds else "", shot)
+    def _key(
+        self, asker: str | None, doc_version: int, bounds: Box | None, shot: bool
+    ) -> _CacheKey:
+        return (asker or "", doc_version, bounds.model_dump_json() if bounds else "", shot)
 
-    def _flight_key(self, bounds: Box | None, shot: bool) -> _FlightKey:
-        return (bounds.model_dump_json() if bounds else "", shot, self._room_version())
+    def _flight_key(self, bounds: Box | None, shot: bool, asker: str | None) -> _FlightKey:
+        return (asker or "", bounds.model_dump_json() if bounds else "", shot, self._room_version())
 
-    def _cached(
-        self, bounds: Box | None, shot: bool, *, peek: bool = False
-    ) -> CanvasContext | None:
+    def _entry(self, bounds: Box | None, shot: bool, asker: str | None) -> _CacheEntry | None:
         now, version = self._clock(), self._room_version()
         for key, entry in list(self._cache.items()):
             if now - entry.at > entry.ttl_s or entry.room_version != version:
                 del self._cache[key]
         for key, entry in self._cache.items():
-            if key == self._key(entry.context.doc_version, bounds, shot):
-                if peek:
-                    return entry.context
-                source: ContextSource = "prefetched" if entry.prefetched else "cached"
-                return replace(entry.context, shapes=list(entry.context.shapes), source=source)
+            if key == self._key(asker, entry.context.doc_version, bounds, shot):
+                return entry
         return None
+
+    def _cached(
+        self, bounds: Box | None, shot: bool, asker: str | None, *, peek: bool = False
+    ) -> CanvasContext | None:
+        entry = self._entry(bounds, shot, asker)
+        if entry is None:
+            return None
+        if peek:
+            return entry.context
+        source: ContextSource = "prefetched" if entry.prefetched else "cached"
+        changes = [] if entry.changes_served else list(entry.context.user_changes)
+        entry.changes_served = True
+        return replace(
+            entry.context, shapes=list(entry.context.shapes), user_changes=changes, source=source
+        )
 
     def _store(
         self,
@@ -586,29 +721,54 @@ class ContextFetcher:
         bounds: Box | None,
         shot: bool,
         room_version: int,
+        asker: str | None,
+        view: tuple[Box, tuple[str, ...]] | None,
         *,
         prefetched: bool,
     ) -> None:
         """Keyed to the room's order counter when the fetch *started*: anything sent to the
         room while it ran may or may not be in the answer, so such an answer is never used."""
-        key = self._key(context.doc_version, bounds, shot)
+        key = self._key(asker, context.doc_version, bounds, shot)
         ttl = self.prefetch_ttl_s if prefetched else self.cache_ttl_s
         self._cache.pop(key, None)
-        self._cache[key] = _CacheEntry(context, self._clock(), room_version, ttl, prefetched)
+        self._cache[key] = _CacheEntry(
+            context, self._clock(), room_version, ttl, prefetched, view,
+            changes_served=not prefetched,  # a fetch's own caller has just taken them
+        )  # fmt: skip
         while len(self._cache) > MAX_CACHED:  # each holds a screenshot: keep the newest few
             del self._cache[next(iter(self._cache))]
 
-    def viewport_changed(self, identity: str, viewport: Box) -> None:
-        """The browser that answered a view-relative context (no bounds) moved its camera:
-        its screenshot no longer shows what a prompt without bounds would get."""
+    def viewport_changed(self, identity: str, view: ParticipantView) -> None:
+        """A browser published a new viewport or selection (`canvas:viewport`).
+
+        Answers made for that asker no longer hold when its selection changed, or, without
+        bounds, when its camera moved. An answer for no asker that this browser gave for its
+        own view (no bounds) no longer shows what a prompt without bounds would get."""
         for key, entry in list(self._cache.items()):
-            ctx = entry.context
-            if (
-                key[1] == ""
-                and ctx.source_identity == identity
-                and not _same_box(ctx.viewport, viewport)
-            ):
+            asker, bounds = key[0], key[2]
+            if asker == identity:
+                stale = entry.view is None or entry.view[1] != view.selection or (
+                    bounds == "" and not _same_box(entry.view[0], view.viewport)
+                )  # fmt: skip
+            else:
+                stale = (
+                    asker == ""
+                    and bounds == ""
+                    and entry.context.source_identity == identity
+                    and not _same_box(entry.context.viewport, view.viewport)
+                )
+            if stale:
                 del self._cache[key]
+
+
+def _view_for(
+    context: CanvasContext, asker: str | None, view: ParticipantView | None
+) -> tuple[Box, tuple[str, ...]] | None:
+    """The asker's viewport and selection an answer was made for: its own browser's reply,
+    else what it had published when the fetch started."""
+    if asker is not None and context.source_identity == asker:
+        return context.viewport, tuple(context.selection)
+    return (view.viewport, view.selection) if view is not None else None
 
 
 def _same_box(a: Box, b: Box, tolerance: float = 0.5) -> bool:

@@ -104,6 +104,9 @@ class Dispatcher:
         )
         return session_id
 
+    def running(self) -> list[str]:
+        return [sid for sid, task in self._tasks.items() if not task.done()]
+
     def cancel(self, session_id: str) -> bool:
         session, task = self.sessions.get(session_id), self._tasks.get(session_id)
         if session is None or task is None or task.done() or session_id in self.results:

@@ -1,9 +1,14 @@
 """Prompt intake: RPC `steward.prompt` and `steward.cancel`, and voice transcriptions.
 
 Only participants whose token carries a valid signed grant in `steward.can_prompt` (see
-`steward.tokens.prompt_grant`), or everyone under the `everyone` policy, may prompt; each
-is rate limited. Final `lk.transcription` segments that address the steward by its wake
-phrase become prompts of the participant that published them.
+`steward.tokens`, bound to their session by `steward.room.grants`), or everyone under the
+`everyone` policy, may prompt; each is rate limited. A run is cancelled by who asked for it
+or a moderator (a `pm` grant), or by anyone allowed to prompt under the cancel policy
+`everyone`. Final voice segments that address the steward by its wake phrase become
+prompts of their speaker: the steward's own transcription (`steward.voice`) and
+`lk.transcription` streams of another voice agent, attributed through
+`lk.transcribed_track_id` to the owner of that track. "Steward, stop" cancels the room's
+running sessions the speaker may cancel.
 """
 
 from __future__ import annotations
@@ -25,10 +30,23 @@ from steward.protocol.limits import MAX_PROMPT_CHARS, MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import CancelReply, CancelRequest, PromptReply, PromptRequest
 from steward.protocol.names import RPC_CANCEL, RPC_PROMPT
 from steward.room.participants import Member, Participants
+from steward.tokens import Grant
 
 log = get_logger(__name__)
 
 TRANSCRIPTION_FINAL_ATTR = "lk.transcription_final"
+TRANSCRIBED_TRACK_ATTR = "lk.transcribed_track_id"
+# What speech to text makes of "steward" (the default wake phrase) besides the word itself.
+WAKE_ALIASES: dict[str, tuple[str, ...]] = {"steward": ("stewart", "stuart")}
+_GREETINGS = ("", "hey", "ok", "okay", "hi", "hello")
+# Requests that cancel instead of prompting ("steward, stop").
+STOP_WORDS = frozenset(
+    {"stop", "stop that", "stop it", "stop now", "cancel", "cancel that", "cancel it"}
+)
+# A bare "steward" arms the speaker: their next segment within this window is the request.
+WAKE_ARMED_S = 6.0
+# The same words from the same speaker this soon again are one utterance heard twice.
+VOICE_DUPLICATE_S = 5.0
 
 
 class RateLimiter:
@@ -50,23 +68,29 @@ class RateLimiter:
         return True
 
 
+def _normalized(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s']", " ", text.lower()).split())
+
+
 def addressed_text(text: str, wake_phrase: str) -> str | None:
     """The request in a transcript that addresses the steward, or None.
 
-    "Steward, draw a cat" → "draw a cat"; "hey steward draw a cat" → "draw a cat";
-    "please ask the steward to draw a cat" → the whole sentence.
+    "Steward, draw a cat" → "draw a cat"; "hey stewart draw a cat" → "draw a cat";
+    "please ask the steward to draw a cat" → the whole sentence; "steward" alone → "".
     """
     phrase = wake_phrase.strip()
     if not phrase:
         return None
-    m = re.search(rf"\b{re.escape(phrase)}\b", text, flags=re.IGNORECASE)
+    names = (phrase, *WAKE_ALIASES.get(phrase.lower(), ()))
+    pattern = "|".join(re.escape(name) for name in names)
+    m = re.search(rf"\b(?:{pattern})\b", text, flags=re.IGNORECASE)
     if m is None:
         return None
     head = text[: m.start()].strip(" ,.!?").lower()
     rest = text[m.end() :].strip(" ,.:;!?")
-    if head in ("", "hey", "ok", "okay", "hi", "hello") and rest:
+    if head in _GREETINGS:
         return rest
-    return text.strip() or None
+    return text.strip()
 
 
 @dataclass
@@ -77,6 +101,9 @@ class IntakeDecision:
 
 Start = Callable[[PromptInput], Awaitable[str]]
 Cancel = Callable[[str, str], bool]
+# The participant (or API client) whose prompt started a session; None when no prompt did
+# (a fairy's own sessions) or the session is unknown.
+OwnerOf = Callable[[str], str | None]
 
 
 class Intake:
@@ -91,8 +118,14 @@ class Intake:
         rate_per_min: int = 30,
         wake_phrase: str = "steward",
         on_reject: Callable[[str, str, str, str], None] | None = None,
-        verify_grant: Callable[[str, str | None], bool] = lambda _identity, _value: False,
+        verify_grant: Callable[[Member], Grant | None] = lambda _member: None,
         on_speaking: Callable[[str], object] | None = None,
+        cancel_policy: str = "owner",
+        owner_of: OwnerOf = lambda _session_id: None,
+        running: Callable[[], list[str]] = list,
+        track_owner: Callable[[str], str | None] = lambda _sid: None,
+        on_transcribed_elsewhere: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.room_id = room_id
         self._participants = participants
@@ -103,14 +136,34 @@ class Intake:
         self.wake_phrase = wake_phrase
         self._on_reject = on_reject
         self._verify_grant = verify_grant
+        self.cancel_policy = cancel_policy
+        self._owner_of = owner_of
         # Called with the sender when a transcription stream starts (a prompt may follow).
         self.on_speaking = on_speaking
+        # Session ids "steward, stop" cancels.
+        self._running = running
+        self._track_owner = track_owner
+        # Told who another voice agent transcribes, so the steward stops hearing them.
+        self.on_transcribed_elsewhere = on_transcribed_elsewhere
+        self._clock = clock
+        self._armed: dict[str, float] = {}
+        self._recent_voice: dict[str, tuple[str, float]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     def may_prompt(self, member: Member) -> bool:
         if self.policy == "everyone":
             return True
-        return self._verify_grant(member.identity, member.prompt_grant)
+        return self._verify_grant(member) is not None
+
+    def is_moderator(self, member: Member) -> bool:
+        grant = self._verify_grant(member)
+        return grant is not None and grant.moderator
+
+    def may_cancel(self, member: Member, owner: str | None) -> bool:
+        """Whether `member` (already allowed to prompt) may cancel a run started by `owner`."""
+        if self.cancel_policy == "everyone" or owner is None or owner == member.identity:
+            return True
+        return self.is_moderator(member)
 
     def authorize(self, identity: str) -> IntakeDecision:
         member = self._participants.get(identity)
@@ -181,6 +234,18 @@ class Intake:
         if member is None or not self.may_prompt(member):
             self._refuse(caller, "not allowed to cancel", "cancel")
             return CancelReply(ok=False, error="not allowed to cancel").to_wire().decode()
+        owner = self._owner_of(req.session_id)
+        if not self.may_cancel(member, owner):
+            self._refuse(caller, "not allowed to cancel another participant's run", "cancel")
+            log.info(
+                "session_cancel_refused",
+                room=self.room_id,
+                session_id=req.session_id,
+                by=caller,
+                owner=owner,
+            )
+            refusal = "only who asked for this run, or a moderator, may cancel it"
+            return CancelReply(ok=False, error=refusal).to_wire().decode()
         ok = self._cancel(req.session_id, caller)
         error = None if ok else "no running session with that id"
         return CancelReply(ok=ok, error=error).to_wire().decode()
@@ -201,6 +266,10 @@ class Intake:
         return text
 
     def on_transcription(self, reader: rtc.TextStreamReader, sender: str) -> None:
+        track = (reader.info.attributes or {}).get(TRANSCRIBED_TRACK_ATTR)
+        sender = (self._track_owner(track) if track else None) or sender
+        if self.on_transcribed_elsewhere is not None:
+            self.on_transcribed_elsewhere(sender)
         if self.on_speaking is not None:
             try:
                 self.on_speaking(sender)
@@ -222,17 +291,42 @@ class Intake:
         attrs = reader.info.attributes or {}  # read after the end: it may carry them
         if text is None or attrs.get(TRANSCRIPTION_FINAL_ATTR) != "true":
             return
+        await self.voice_final(sender, text)
+
+    async def voice_final(self, speaker: str, text: str) -> str | None:
+        """A final segment of `speaker`: a prompt (its session id), a stop, or nothing."""
+        now = self._clock()
+        words = _normalized(text)
+        last = self._recent_voice.get(speaker)
+        if last is not None and last[0] == words and now - last[1] < VOICE_DUPLICATE_S:
+            return None  # heard twice (our STT and another agent's), run once
+        self._recent_voice[speaker] = (words, now)
         message = addressed_text(text, self.wake_phrase)
+        if message is None and now - self._armed.pop(speaker, -WAKE_ARMED_S) < WAKE_ARMED_S:
+            message = text.strip()
         if message is None:
-            return
-        decision = self.authorize(sender)
+            return None
+        if not _normalized(message):
+            self._armed[speaker] = now  # "steward" alone: the request follows
+            return None
+        member = self._participants.get(speaker)
+        if _normalized(message) in STOP_WORDS:
+            if member is None or not self.may_prompt(member):
+                self._refuse(speaker, "not allowed to cancel", "voice")
+                return None
+            for session_id in self._running():
+                if self.may_cancel(member, self._owner_of(session_id)):
+                    self._cancel(session_id, speaker)
+            return None
+        decision = self.authorize(speaker)
         if not decision.allowed:
-            self._refuse(sender, decision.reason, "voice")
-            return
-        prompt = PromptInput(message=message[:MAX_PROMPT_CHARS], source="voice", requester=sender)
+            self._refuse(speaker, decision.reason, "voice")
+            return None
+        prompt = PromptInput(message=message[:MAX_PROMPT_CHARS], source="voice", requester=speaker)
         try:
             session_id = await self._start(prompt)
         except Exception:
-            log.exception("prompt_start_failed", room=self.room_id, participant=sender)
-            return
-        log.info("voice_prompt", room=self.room_id, participant=sender, session_id=session_id)
+            log.exception("prompt_start_failed", room=self.room_id, participant=speaker)
+            return None
+        log.info("voice_prompt", room=self.room_id, participant=speaker, session_id=session_id)
+        return session_id

@@ -37,6 +37,8 @@ class Member:
     identity: str
     joined_at_ms: int
     attributes: dict[str, str] = field(default_factory=dict)
+    # The LiveKit participant session: a reconnect of the same identity may get a new one.
+    sid: str = ""
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -102,7 +104,9 @@ class Participants:
         return [m.identity for m in self.with_capability("apply")]
 
     # --- events --------------------------------------------------------------------------
-    def joined(self, identity: str, joined_at_ms: int, attributes: dict[str, str]) -> None:
+    def joined(
+        self, identity: str, joined_at_ms: int, attributes: dict[str, str], sid: str = ""
+    ) -> None:
         timer = self._pending_leave.pop(identity, None)
         if timer is not None:
             timer.cancel()
@@ -111,8 +115,9 @@ class Participants:
         if existing is not None:
             # A rejoin that never counted as a leave keeps its place in the host order.
             existing.attributes = dict(attributes)
+            existing.sid = sid
         else:
-            self._members[identity] = Member(identity, joined_at_ms, dict(attributes))
+            self._members[identity] = Member(identity, joined_at_ms, dict(attributes), sid)
             log.info("participant_joined", participant=identity)
             self._reelect()
             if self._on_joined is not None:

@@ -6,7 +6,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from steward.ports import CanvasContext, PromptInput
+from steward.ports import CanvasContext, CanvasView, PromptInput
 from steward.protocol.messages import FINAL_STATUSES, Box, SessionStatus, WireAction
 from steward.room.broadcaster import Broadcaster
 from steward.room.chat import Messenger
@@ -59,13 +59,22 @@ class RoomSession:
     def session_id(self) -> str:
         return self._session_id
 
+    @property
+    def canvas(self) -> CanvasView:
+        return self._broadcaster.mirror
+
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True
     ) -> CanvasContext:
         self.figures.context_requests += 1
         ctx = await self._context.fetch(
-            bounds=bounds or self.prompt.bounds, want_screenshot=want_screenshot
+            bounds=bounds or self.prompt.bounds,
+            want_screenshot=want_screenshot,
+            asker=self.prompt.asker,
+            source=self.prompt.source,
         )
+        if self.prompt.selection:  # named in the prompt itself: it wins over the view's
+            ctx.selection = list(self.prompt.selection)
         self.figures.context_sources.append(ctx.source)
         self.figures.shapes = len(ctx.shapes)
         self.figures.image_bytes += len(ctx.screenshot or b"")

@@ -1,125 +1,44 @@
-"""A local aiohttp server speaking the Anthropic Messages streaming protocol (SSE).
+"""The local Messages server answering with one fixed text, or with what `respond` makes of
+the request body (a model that reads its prompt): `FakeAnthropic`.
 
-Each request takes the next scenario from a queue: a normal stream, an HTTP 429/529, an
-`error` event (overloaded) before any text, or a connection cut after some text. Like the
-real API, it refuses (400 `invalid_request_error`) an image block whose media type is not one
-it accepts or whose bytes are not of that type.
+The server itself (scenarios, image checks, `refuse_prefill` / `refuse_temperature`) lives in
+`steward.bench.anthropic_server`; test models that read the request plug into it as
+responders (`steward.bench.responders`).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
+from steward.bench.anthropic_server import (
+    IMAGE_SIGNATURES,
+    MessagesServer,
+    Reply,
+    image_problem,
+    split_text,
+    sse,
+)
 
-
-def sse(event: str, data: dict[str, Any]) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
-
-
-# The image media types the Messages API accepts, with the signature their bytes start with.
-IMAGE_SIGNATURES: dict[str, Any] = {
-    "image/jpeg": lambda b: b[:2] == b"\xff\xd8",
-    "image/png": lambda b: b[:8] == b"\x89PNG\r\n\x1a\n",
-    "image/gif": lambda b: b[:4] == b"GIF8",
-    "image/webp": lambda b: b[:4] == b"RIFF" and b[8:12] == b"WEBP",
-}
-
-
-def image_problem(body: dict[str, Any]) -> str | None:
-    """Why the API would refuse the request's images, or None."""
-    for message in body.get("messages", []):
-        content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            if block.get("type") != "image":
-                continue
-            source = block.get("source", {})
-            media_type = source.get("media_type")
-            if media_type not in IMAGE_SIGNATURES:
-                return f"unsupported image media type: {media_type!r}"
-            try:
-                data = base64.b64decode(source.get("data", ""), validate=True)
-            except (binascii.Error, ValueError):
-                return "image data is not valid base64"
-            if not IMAGE_SIGNATURES[media_type](data):
-                return f"Image does not match the provided media type {media_type}"
-    return None
+__all__ = ["IMAGE_SIGNATURES", "FakeAnthropic", "MessagesServer", "image_problem", "sse"]
 
 
 @dataclass
-class FakeAnthropic:
+class FakeAnthropic(MessagesServer):
+    """Streams `text` (or `respond(body)`) in pieces of `chunk` characters, unless given a
+    responder."""
+
+    responder: Any = None
     text: str = "hello"
-    scenarios: list[str] = field(default_factory=list)
-    requests: list[dict[str, Any]] = field(default_factory=list)
+    respond: Callable[[dict[str, Any]], str] | None = None
     chunk: int = 7
-    port: int = 0
-    _runner: web.AppRunner | None = None
+    requests: list[dict[str, Any]] = field(default_factory=list)
 
-    async def start(self) -> str:
-        app = web.Application()
-        app.router.add_post("/v1/messages", self.handle)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        return f"http://127.0.0.1:{self.port}"
+    def __post_init__(self) -> None:
+        if self.responder is None:
+            self.responder = self._fixed
 
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        self.requests.append(body)
-        problem = image_problem(body)
-        if problem is not None:
-            return web.json_response(
-                {"type": "error", "error": {"type": "invalid_request_error", "message": problem}},
-                status=400,
-            )
-        scenario = self.scenarios.pop(0) if self.scenarios else "ok"
-        if scenario in ("429", "529", "500"):
-            etype = {"429": "rate_limit_error", "529": "overloaded_error", "500": "api_error"}
-            return web.json_response(
-                {"type": "error", "error": {"type": etype[scenario], "message": scenario}},
-                status=int(scenario),
-            )
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await resp.prepare(request)
-        start = {"type": "message_start", "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "content": [],
-            "model": body.get("model", "x"), "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 100, "output_tokens": 1,
-                      "cache_creation_input_tokens": 50,
-                      "cache_read_input_tokens": 20}}}  # fmt: skip
-        await resp.write(sse("message_start", start))
-        if scenario == "error_event":
-            await resp.write(sse("error", {"type": "error", "error": {
-                "type": "overloaded_error", "message": "Overloaded"}}))  # fmt: skip
-            return resp
-        block = {"type": "content_block_start", "index": 0,
-                 "content_block": {"type": "text", "text": ""}}  # fmt: skip
-        await resp.write(sse("content_block_start", block))
-        await resp.write(sse("ping", {"type": "ping"}))
-        text = self.text
-        if scenario == "cut":
-            text = text[: max(1, len(text) // 2)]
-        for i in range(0, len(text), self.chunk):
-            delta = {"type": "content_block_delta", "index": 0,
-                     "delta": {"type": "text_delta", "text": text[i : i + self.chunk]}}  # fmt: skip
-            await resp.write(sse("content_block_delta", delta))
-        if scenario == "cut":
-            assert request.transport is not None
-            request.transport.abort()  # the connection drops mid-stream
-            return resp
-        await resp.write(sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
-        end = {"type": "message_delta", "usage": {"output_tokens": 15},
-               "delta": {"stop_reason": "end_turn", "stop_sequence": None}}  # fmt: skip
-        await resp.write(sse("message_delta", end))
-        await resp.write(sse("message_stop", {"type": "message_stop"}))
-        return resp
+    def _fixed(self, body: dict[str, Any]) -> Reply:
+        text = self.respond(body) if self.respond is not None else self.text
+        return Reply(split_text(text, self.chunk))

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 from collections.abc import AsyncIterator
 
 import pytest
 
-from steward.canvas.mirror import CanvasMirror
+from steward.actions.registry import ACTIONS
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.anthropic_model import AnthropicModel
 from steward.model.base import PREFILL, ModelError, ModelRequest, Usage
 from steward.model.registry import get_model
 from steward.ports import PromptInput
+from steward.prompt.registry import PARTS
+from steward.prompt.system import flow
 from tests.integration.anthropic_fake import FakeAnthropic
 from tests.unit.fake_session import FakeSession
 
@@ -120,11 +123,78 @@ async def test_agent_reverts_partial_when_stream_is_cut(fake: FakeAnthropic) -> 
     fake.text = head + '"x": 0, "y": 0, "w": 100, "h": 100, "text": "' + "z" * 300 + '"}}]}'
     settings = Settings(anthropic_base_url=f"http://127.0.0.1:{fake.port}")
     provider = get_model("anthropic:claude-sonnet-test", settings)
-    mirror = CanvasMirror()
     session = FakeSession()
-    agent = CanvasAgent(AgentConfig(settings=settings, mirror=mirror, model=provider))
+    agent = CanvasAgent(AgentConfig(settings=settings, model=provider))
     outcome = await agent.run(session, PromptInput(message="box", source="http", requester="t"))
     assert outcome.startswith("error:")
     assert any(partial for partial, _ in session.envelopes)  # the box did start to appear
-    assert session.browser.shapes == {} and mirror.snapshot() == []
+    assert session.browser.shapes == {} and session.browser.in_flight() == []
     assert session.statuses[-1][0] == "error"
+
+
+async def test_temperature_zero_by_default_and_none_disables(fake: FakeAnthropic) -> None:
+    url = f"http://127.0.0.1:{fake.port}"
+    provider = get_model("anthropic:claude-sonnet-test", Settings(anthropic_base_url=url))
+    await collect(provider, Usage())  # type: ignore[arg-type]
+    assert fake.requests[-1]["temperature"] == 0
+    off = Settings(anthropic_base_url=url, steward_model_temperature="none")  # type: ignore[arg-type]
+    await collect(get_model("anthropic:claude-sonnet-test", off), Usage())  # type: ignore[arg-type]
+    assert "temperature" not in fake.requests[-1]
+
+
+async def test_a_refused_prefill_is_retried_once_without_it(fake: FakeAnthropic) -> None:
+    fake.refuse_prefill = True
+    fake.text = ' ```json\n{ "actions" : [{"_type": "think", "text": "hi"}]}\n```'
+    provider = model(fake)
+    # The model wrote the opening itself; callers still get the text after the prefill.
+    assert await collect(provider, Usage()) == '{"_type": "think", "text": "hi"}]}\n```'
+    assert [r["messages"][-1]["role"] for r in fake.requests] == ["assistant", "user"]
+    # Remembered: the next request goes without the prefill at once.
+    fake.text = '{"actions": [{"_type": "think", "text": "again"}]}'
+    assert await collect(provider, Usage()) == '{"_type": "think", "text": "again"}]}'
+    assert len(fake.requests) == 3 and fake.requests[-1]["messages"][-1]["role"] == "user"
+
+
+async def test_a_refused_temperature_is_dropped_once_and_remembered(fake: FakeAnthropic) -> None:
+    fake.refuse_temperature = True
+    provider = model(fake)
+    assert await collect(provider, Usage()) == "hello"
+    assert await collect(provider, Usage()) == "hello"
+    assert ["temperature" in r for r in fake.requests] == [True, False, False]
+    assert all(r["messages"][-1]["role"] == "assistant" for r in fake.requests)
+
+
+async def test_without_a_prefill_prose_first_is_passed_on(fake: FakeAnthropic) -> None:
+    fake.refuse_prefill = True
+    fake.chunk = 1
+    fake.text = '{"act'
+    assert await collect(model(fake), Usage()) == '{"act'  # held, then flushed at the end
+    fake.text = 'Sure! {"actions": []}'
+    assert await collect(model(fake), Usage()) == fake.text
+
+
+async def test_the_one_shot_role_model_applies_through_a_prefill_refusing_api(
+    fake: FakeAnthropic,
+) -> None:
+    fake.refuse_prefill = True
+    fake.text = json.dumps({"actions": [
+        {"_type": "create", "intent": "box", "shape": {"_type": "rectangle", "shapeId": "b",
+         "x": 0, "y": 0, "w": 120, "h": 80}},
+        {"_type": "message", "text": "Drew a box."},
+    ]})  # fmt: skip
+    settings = Settings(anthropic_base_url=f"http://127.0.0.1:{fake.port}",
+                        steward_model="scripted",
+                        steward_model_one_shot="anthropic:claude-one-shot-test")  # fmt: skip
+    session = FakeSession()
+    agent = CanvasAgent(AgentConfig(settings=settings))
+    outcome = await agent.run(session, PromptInput(message="box", source="http", requester="t"))
+    assert outcome == "done"
+    assert [s["id"] for s in session.browser.shapes.values()] == ["b"]
+    body = fake.requests[-1]
+    assert body["model"] == "claude-one-shot-test" and body["temperature"] == 0
+    assert body["messages"][-1]["role"] == "user"
+    # The kit's guidance rides in the cached system prefix, each rule in its own section.
+    system = "".join(block["text"] for block in body["system"])
+    for name in ("create", "review", "update-todo-list", "sendToBack"):
+        assert f"### `{name}`\n{flow(ACTIONS[name].guide)}" in system
+    assert f"## Viewport\n{flow(PARTS['viewport'].guide)}" in system

@@ -55,7 +55,9 @@ async def test_project_resumes_after_the_steward_dies(database: Database) -> Non
     await browser.outbox.ensure_room("farm", "relay")  # type: ignore[union-attr]
     frozen: list[str] = []
     freezing: ModelProvider = FreezingModel(frozen)
-    first = FairyRuntime(store=store, sessions=FakeSessions(browser), models=lambda _: freezing)
+    first = FairyRuntime(
+        store=store, sessions=FakeSessions(browser), models=lambda _name, _role: freezing
+    )
     lead = FakeSession(browser, "farm", "lead")
     run = asyncio.create_task(
         first.run(lead, PromptInput(message="draw a farm", source="browser", requester="u"))

@@ -24,6 +24,7 @@ import asyncpg
 import pytest
 
 from steward.canvas.bounds import Rect, shape_bounds
+from steward.canvas.mirror import CanvasMirror
 from steward.fairies.bounds import belongs
 from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.scripted_project import ScriptedProjectModel, drone_drawing
@@ -32,7 +33,6 @@ from steward.livekit_server import LiveKitServer
 from steward.model.base import ModelRequest, Usage
 from steward.protocol.messages import ActionEnvelope
 from steward.room.connection import RoomRuntime
-from steward.room.replica import Replica
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.outbox import Outbox
@@ -170,10 +170,10 @@ async def test_drones_with_overlapping_bounds_cannot_trample_each_other(
 
     def frame_ready() -> bool:
         room = fairies.rooms.get(room_name)
-        return room is not None and "part-1-frame" in room.mirror.shapes
+        return room is not None and "part-1-frame" in runtime.mirror.shapes
 
     model = Trespasser(frame_ready)
-    fairies.models = lambda _: model
+    fairies.models = lambda *_: model
     clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
     try:
         reply = await clients[0].prompt("draw a pond", fairy="orchestrator")
@@ -230,12 +230,12 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(timeout=10)
 
 
-async def _outbox_replica(pool: asyncpg.Pool, room: str) -> Replica:
-    replica = Replica()
+async def _outbox_replica(pool: asyncpg.Pool, room: str) -> CanvasMirror:
+    replica = CanvasMirror()
     for row in await Outbox(pool).room_history(room):
         env = ActionEnvelope.model_validate_json(row.payload)
         for a in env.actions:
-            replica.apply(env.session_id, a, partial=bool(env.partial))
+            replica.apply_one(a, partial=bool(env.partial), session=env.session_id)
     return replica
 
 

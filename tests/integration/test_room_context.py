@@ -7,6 +7,7 @@ import pytest
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.headless.client import Faults
 from steward.livekit_server import LiveKitServer
+from steward.ports import PromptInput
 from steward.store.database import Database
 from tests.conftest import wait_for
 from tests.integration.room_support import (
@@ -30,9 +31,10 @@ async def test_host_leaving_mid_run_gives_a_new_host_and_a_completed_run(
     try:
         alice, bob, carol = clients
         assert runtime.participants.host == "alice"  # first to join
-        reply = await bob.prompt("draw our signup flow")
-        assert reply.session_id
-        sid = reply.session_id
+        # No browser behind the prompt: the run sees the host's view, whoever that is.
+        sid = await runtime.run_prompt(
+            PromptInput(message="draw our signup flow", source="http", requester="http")
+        )
         await wait_for(lambda: bob.applied_seq(sid) >= 1)
         await alice.disconnect()
         await wait_for(lambda: runtime.participants.host == "bob", timeout=5)
@@ -40,6 +42,7 @@ async def test_host_leaving_mid_run_gives_a_new_host_and_a_completed_run(
         await settle(runtime, [bob, carol], sid)
         contexts = runners[0].contexts
         assert contexts[0].source_identity == "alice" and not contexts[0].degraded
+        assert all(c.view_note and "HTTP" in c.view_note for c in contexts)
         later = [c for c in contexts[1:] if c.source_identity != "alice"]
         assert later and all(not c.degraded and c.source_identity == "bob" for c in later)
         assert all(c.screenshot and c.screenshot[:2] == b"\xff\xd8" for c in contexts)

@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.base import Usage, estimate_cost
@@ -37,7 +36,7 @@ async def test_records_and_sums_per_room_and_day(database: Database) -> None:
 async def test_budget_refuses_new_runs_with_a_clear_message(database: Database) -> None:
     repo = UsageRepo(database.pool)
     settings = Settings(steward_room_daily_budget_usd=0.5)
-    agent = CanvasAgent(AgentConfig(settings=settings, mirror=CanvasMirror(), usage=repo,
+    agent = CanvasAgent(AgentConfig(settings=settings, usage=repo,
                                     tokens_per_s=0))  # fmt: skip
     session = FakeSession(room_id="busy")
     prompt = PromptInput(message="draw a circle", source="browser", requester="alice")

@@ -29,6 +29,10 @@ class FakeSession:
     def __post_init__(self) -> None:
         self.browser.load(self.shapes)
 
+    @property
+    def canvas(self) -> CanvasMirror:
+        return self.browser
+
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True
     ) -> CanvasContext:
@@ -45,7 +49,7 @@ class FakeSession:
         # Round-trip through JSON like the wire does.
         wire = [WireAction.model_validate_json(a.to_wire()) for a in actions]
         self.envelopes.append((partial, wire))
-        self.browser.apply(wire, partial=partial)
+        self.browser.apply(wire, partial=partial, session=self.session_id)
         if (
             self.cancel_after_envelopes is not None
             and len(self.envelopes) >= self.cancel_after_envelopes

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from livekit import rtc
 
+from steward.canvas.mirror import CanvasMirror
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import Box, ComposingHint, ContextCounts, ContextReply
@@ -19,9 +20,13 @@ from steward.protocol.names import ATTR_CAPABILITIES, TOPIC_COMPOSING
 from steward.room.composing import ComposingHints
 from steward.room.context import ContextFetcher, Received, StreamInbox
 from steward.room.participants import Member, Participants
-from steward.room.replica import Replica
+from steward.room.views import ParticipantView
 
 WEBP = b"RIFF\x04\x00\x00\x00WEBPVP8 "
+
+
+def _view(viewport: Box) -> ParticipantView:
+    return ParticipantView(viewport, (), 0.0)
 
 
 class FakeHost:
@@ -72,7 +77,7 @@ class Rig:
             self.host.perform_rpc,
             self.participants,
             self.inbox,
-            Replica(),
+            CanvasMirror(),
             lambda: self.version,
             timeout_s=0.5,
             attempts=1,
@@ -80,8 +85,8 @@ class Rig:
             clock=lambda: self.now,
         )
 
-    async def prefetched(self, bounds: Box | None = None) -> None:
-        assert self.fetcher.prefetch(bounds) == "started"
+    async def prefetched(self, bounds: Box | None = None, asker: str | None = None) -> None:
+        assert self.fetcher.prefetch(bounds, asker=asker) == "started"
         for task in list(self.fetcher._prefetching.values()):
             await task
 
@@ -168,10 +173,10 @@ async def test_an_answer_racing_a_room_change_is_never_cached(rig: Rig) -> None:
 
 async def test_the_host_moving_its_camera_invalidates_a_view_relative_prefetch(rig: Rig) -> None:
     await rig.prefetched()
-    rig.fetcher.viewport_changed("alice", Box(x=0, y=0, w=1280, h=800))  # unchanged
-    rig.fetcher.viewport_changed("bob", Box(x=500, y=0, w=1280, h=800))  # not the host
+    rig.fetcher.viewport_changed("alice", _view(Box(x=0, y=0, w=1280, h=800)))  # unchanged
+    rig.fetcher.viewport_changed("bob", _view(Box(x=500, y=0, w=1280, h=800)))  # not the host
     assert rig.fetcher.prefetch() == "cached"
-    rig.fetcher.viewport_changed("alice", Box(x=500, y=0, w=1280, h=800))
+    rig.fetcher.viewport_changed("alice", _view(Box(x=500, y=0, w=1280, h=800)))
     assert rig.fetcher.prefetch() == "started"
 
 
@@ -274,7 +279,7 @@ async def test_at_most_one_prefetch_per_room_per_interval_extra_hints_counted(ri
 
 async def test_hints_that_find_the_context_ready_do_not_use_the_budget(rig: Rig) -> None:
     h = HintRig(rig)
-    await rig.prefetched()
+    await rig.prefetched(asker="alice")  # a prefetch is the context of one asker
     assert h.hints.hint("alice", HINT) == "cached"
     h.now = 0.1
     box = ComposingHint(bounds=Box(x=0, y=0, w=10, h=10), ts=2.0)

@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from steward.canvas.bounds import Rect, shape_bounds
+from steward.config import ModelRole, Settings
 from steward.fairies.bounds import belongs
-from steward.fairies.orchestrator import FairyRuntime, RoomFairies
+from steward.fairies.orchestrator import FairyRuntime, RoomFairies, models_from_settings
 from steward.fairies.scripted_project import (
     TASK_OVERLAP,
     ScriptedProjectModel,
@@ -111,7 +112,7 @@ async def test_a_user_stopping_a_drone_puts_its_task_back_and_tells_the_lead() -
     gate = asyncio.Event()
     models: dict[str | None, ModelProvider] = {}
 
-    def factory(name: str | None) -> ModelProvider:
+    def factory(name: str | None, role: ModelRole = "one-shot") -> ModelProvider:
         return models.setdefault(name, GateModel(name or "default", seen, gate))
 
     runtime = FairyRuntime(sessions=FakeSessions(browser), models=factory)
@@ -171,7 +172,7 @@ async def test_awaiting_a_task_that_just_finished_is_not_a_mistake() -> None:
     browser = Browser()
     done = asyncio.Event()
     model = LateAwaitModel(done)
-    runtime = FairyRuntime(sessions=FakeSessions(browser), models=lambda _: model)
+    runtime = FairyRuntime(sessions=FakeSessions(browser), models=lambda _name, _role: model)
     lead = FakeSession(browser, "late", "lead")
     run = asyncio.create_task(runtime.run(lead, _prompt("draw a farm")))
     await wait_for(lambda: "late" in runtime.rooms and model.reviews >= 1)
@@ -209,3 +210,34 @@ def test_planned_task_areas_go_into_free_space_in_the_viewport() -> None:
     assert all(r.y >= 200 and inside.contains(r) for r in below)
     assert task_titles("farm", 3) == ["The barn", "The tree", "The field"]
     assert task_titles("dragon", 2) == ["Left part of dragon", "Right part of dragon"]
+
+
+async def test_each_turn_runs_on_its_roles_model() -> None:
+    """Orchestrator, duo lead and drones ask the factory for their own role's model."""
+    asked: list[tuple[str | None, ModelRole]] = []
+    model = ScriptedProjectModel(tokens_per_s=None)
+
+    def factory(name: str | None, role: ModelRole) -> ModelProvider:
+        asked.append((name, role))
+        return model
+
+    for crew, roles in (
+        ((("fairy-1", "orchestrator"), ("fairy-2", "drone")), {"orchestrator", "drone"}),
+        ((("fairy-1", "duo-orchestrator"), ("fairy-2", "drone")), {"duo", "drone"}),
+        ((("fairy-1", "solo"),), {"one-shot"}),
+    ):
+        asked.clear()
+        browser = Browser()
+        runtime = FairyRuntime(sessions=FakeSessions(browser), models=factory, crew=crew)  # type: ignore[arg-type]
+        assert await runtime.run(FakeSession(browser, "r", "lead"), _prompt("draw")) == "done"
+        assert {role for _, role in asked} == roles
+        assert {name for name, _ in asked} == {None}
+
+
+def test_models_from_settings_picks_the_roles_model() -> None:
+    settings = Settings(steward_model="replay:/tmp/default.jsonl",
+                        steward_model_drone="replay:/tmp/drone.jsonl")  # fmt: skip
+    make = models_from_settings(settings)
+    assert make(None, "drone").name == "replay:/tmp/drone.jsonl"
+    assert make(None, "orchestrator").name == "replay:/tmp/default.jsonl"
+    assert make("replay:/tmp/asked.jsonl", "drone").name == "replay:/tmp/asked.jsonl"

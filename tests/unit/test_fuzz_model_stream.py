@@ -115,14 +115,13 @@ def test_registry_sanitizes_anything(items: list[dict[str, Any]], complete: bool
 
 
 def run_agent(text: str, seed: int) -> tuple[CanvasMirror, MemorySession, str]:
-    mirror = CanvasMirror()
     model = ChunkModel(mutate.chunks(random.Random(seed), text))
     settings_ = Settings(steward_max_followups=1, steward_watchdog_s=20)
-    agent = CanvasAgent(AgentConfig(settings=settings_, model=model, mirror=mirror))
+    agent = CanvasAgent(AgentConfig(settings=settings_, model=model))
     session = MemorySession(shapes=list(SHAPE_SEEDS[0]))
     prompt = PromptInput(message="fuzz", source="system", requester="fuzzer")
     outcome = asyncio.run(agent.run(session, prompt))
-    return mirror, session, outcome
+    return session.room, session, outcome
 
 
 @FUZZ

@@ -16,7 +16,7 @@ from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.prompt.parts.chat_history import filter_history
 from steward.prompt.parts.lints import lint
-from steward.prompt.registry import MODES, build_request
+from steward.prompt.registry import MODES, PARTS, build_request
 from steward.prompt.schema import response_schema
 from steward.prompt.state import ChatItem, PromptState
 from steward.prompt.system import system_prompt
@@ -27,7 +27,7 @@ GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 @pytest.mark.parametrize("mode", ["one-shot", "drone"])
 def test_system_prompt_golden(mode: str) -> None:
     m = MODES[mode]
-    text = system_prompt(m.actions, m.parts, m.name)
+    text = system_prompt(m.actions, [PARTS[p] for p in m.parts], m.name)
     path = GOLDEN / f"system-{mode}.txt"
     if os.environ.get("STEWARD_UPDATE_GOLDEN"):
         path.write_text(text, encoding="utf-8")
@@ -36,7 +36,7 @@ def test_system_prompt_golden(mode: str) -> None:
 
 def test_drone_prompt_mentions_only_its_actions() -> None:
     m = MODES["drone"]
-    text = system_prompt(m.actions, m.parts, m.name)
+    text = system_prompt(m.actions, [PARTS[p] for p in m.parts], m.name)
     for absent in ("setMyView", "`review`", "`clear`", "Shapes elsewhere"):
         assert absent not in text
     variants = response_schema(m.actions)["properties"]["actions"]["items"]["anyOf"]

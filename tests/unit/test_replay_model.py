@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.base import PREFILL, ModelRequest, Usage
@@ -36,7 +35,7 @@ async def test_agent_runs_a_replay(tmp_path: Path) -> None:
     path = tmp_path / "r.txt"
     path.write_text(BODY)
     session = FakeSession()
-    agent = CanvasAgent(AgentConfig(settings=Settings(), mirror=CanvasMirror()))
+    agent = CanvasAgent(AgentConfig(settings=Settings()))
     prompt = PromptInput(message="x", source="http", requester="t", model=f"replay:{path}")
     assert await agent.run(session, prompt) == "done"
     assert session.browser.shapes["n"]["type"] == "note"

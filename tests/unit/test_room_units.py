@@ -9,6 +9,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from steward.canvas.mirror import CanvasMirror
 from steward.headless.ordering import GapBuffer
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import Ack, ActionEnvelope, WireAction
@@ -16,9 +17,7 @@ from steward.room.broadcaster import Broadcaster
 from steward.room.envelopes import FragmentAssembler, is_fragment, pack
 from steward.room.intake import RateLimiter, addressed_text
 from steward.room.participants import Member, Participants, elect_host
-from steward.room.replica import Replica
 from steward.store.outbox import Outbox, OutboxRow
-from steward.tokens import prompt_grant, verify_prompt_grant
 
 
 def member(identity: str, joined: int, caps: str = "context,screenshot,apply") -> Member:
@@ -64,21 +63,6 @@ async def test_who_is_not_back_after_our_reconnect_has_left() -> None:
     p.connection_reconnected(lambda: {"bob"})
     await asyncio.sleep(0.15)
     assert p.get("alice") is None and p.host == "bob"
-
-
-def test_prompt_grant_is_signed_and_bound_to_room_and_identity() -> None:
-    secret = "s" * 40
-    grant = prompt_grant(secret, room="r1", identity="ann")
-    assert verify_prompt_grant(secret, room="r1", identity="ann", value=grant)
-    # A browser cannot forge it, nor reuse someone else's, nor carry it to another room.
-    for room, identity, value in [
-        ("r1", "eve", "true"),
-        ("r1", "eve", grant),
-        ("r2", "ann", grant),
-        ("r1", "ann", None),
-        ("r1", "ann", prompt_grant("other-secret" * 4, room="r1", identity="ann")),
-    ]:
-        assert not verify_prompt_grant(secret, room=room, identity=identity, value=value)
 
 
 def action(i: int, text_len: int = 100) -> WireAction:
@@ -132,14 +116,17 @@ def test_gap_buffer_releases_in_order_and_flags_duplicates() -> None:
     assert [e.seq for e in buf.offer(env(1, "other")).ready] == [1]
 
 
-def test_replica_reverts_partial_versions() -> None:
-    r = Replica()
+def test_mirror_reverts_partial_versions_per_session() -> None:
+    r = CanvasMirror()
     base = {"id": "b", "type": "geo", "x": 0, "y": 0, "props": {"w": 10, "h": 10, "text": "S"}}
-    r.apply("s", WireAction(id="a", name="create_shape", params=base), partial=True)
+    r.apply_one(WireAction(id="a", name="create_shape", params=base), partial=True, session="s")
     grown = {**base, "props": {**base["props"], "text": "Sign"}}
-    r.apply("s", WireAction(id="a", name="create_shape", params=grown), partial=True)
-    assert r.in_flight("s") == ["a"]
-    r.apply("s", WireAction(id="a", name="think", params={"text": "canceled"}), partial=False)
+    r.apply_one(WireAction(id="a", name="create_shape", params=grown), partial=True, session="s")
+    assert r.in_flight("s") == ["a"] and r.in_flight("other") == []
+    # The same action id in another session is another action.
+    r.apply_one(WireAction(id="a", name="think", params={"text": "x"}), session="other")
+    assert r.in_flight("s") == ["a"] and "b" in r.shapes
+    r.apply_one(WireAction(id="a", name="think", params={"text": "canceled"}), session="s")
     assert r.shapes == {} and r.in_flight("s") == []
 
 

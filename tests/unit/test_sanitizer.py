@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from steward.actions.base import ActionContext
-from steward.actions.registry import ACTIONS, creates_first, process
+from steward.actions.registry import ACTIONS, process
 from steward.canvas.coords import CoordinateSpace
 
 
@@ -144,16 +144,6 @@ def test_layout_actions_become_update_shape() -> None:
     out, _ = run({"_type": "place", "intent": "", "shapeId": "box2", "referenceShapeId": "box",
                   "side": "below", "align": "left", "sideOffset": 10})  # fmt: skip
     assert out is not None and out.ops[0].params == {"id": "box2", "x": 0.0, "y": 60.0}
-
-
-def test_creates_first_within_a_batch() -> None:
-    batch = [
-        {"_type": "label", "shapeId": "n", "text": "x"},
-        {"_type": "create", "shape": {"_type": "note", "shapeId": "n"}},
-        {"_type": "think", "text": "t"},
-    ]
-    assert [b["_type"] for b in creates_first(batch)] == ["create", "label", "think"]
-    assert creates_first(batch[1:]) == batch[1:]
 
 
 def test_todo_status_alias_and_missing_id() -> None:

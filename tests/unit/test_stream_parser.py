@@ -6,6 +6,7 @@ import itertools
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -106,3 +107,49 @@ def test_work_is_linear_in_snapshot_size() -> None:
         for e in parser.feed(ch):
             copied += len(e.data.get("text", ""))
     assert copied < 12 * len(body)
+
+
+BODY = '{"_type": "think", "text": "plan"}, {"_type": "message", "text": "done"}]}'
+EXPECTED = [{"_type": "think", "text": "plan"}, {"_type": "message", "text": "done"}]
+AFTER_PREFILL_FORMS = {
+    "plain": BODY,
+    "prose and a fence": f'Sure! Here is the plan:\n```json\n{{"actions": [{BODY}\n```\nAll set.',
+    "a bare fence": f'```json\n{{"actions": [{BODY}\n```',
+    "the opening repeated": f'{{"actions": [{BODY}',
+    "the opening repeated, spaced": f'\n  {{ "actions" : [\n{BODY}',
+    "prose, then a bare array": f"Here: [{BODY[:-1]}",
+    "an object before the answer": f'Thinking {{"plan": 1}} now {{"actions": [{BODY}',
+    "a first action with spaces": '{ "_type" : "think", "text": "plan"}, '
+    '{"_type": "message", "text": "done"}]}',
+}
+
+
+@pytest.mark.parametrize("form", list(AFTER_PREFILL_FORMS))
+def test_response_forms_after_the_prefill_yield_the_actions(form: str) -> None:
+    text = AFTER_PREFILL_FORMS[form]
+    for cuts in ([], list(range(len(text)))):  # one chunk, then a character at a time
+        parser = ActionStreamParser()
+        parser.feed(PREFILL)
+        events = []
+        for a, b in itertools.pairwise([0, *cuts, len(text)]):
+            events += parser.feed(text[a:b])
+        events += parser.finish()
+        assert [e.data for e in events if e.complete] == EXPECTED, (form, len(cuts))
+
+
+def test_prose_with_no_json_yields_nothing() -> None:
+    parser = ActionStreamParser()
+    parser.feed(PREFILL)
+    assert parser.feed("I cannot draw that, sorry.") + parser.finish() == []
+
+
+def test_split_surrogate_pair_never_shows_a_replacement_character() -> None:
+    head = '{"_type": "message", "text": "a long enough text \\ud83d'
+    for cut in range(len(head) - 6, len(head) + 1):  # inside and after the first escape
+        parser = ActionStreamParser()
+        parser.feed(PREFILL)
+        events = parser.feed(head[:cut]) + parser.feed(head[cut:])
+        events += parser.feed('\\ude00 and more"}]}')
+        texts = [e.data["text"] for e in events if "text" in e.data]
+        assert texts and all("\ufffd" not in t for t in texts)
+        assert texts[-1] == "a long enough text 😀 and more"

@@ -24,7 +24,7 @@ export class ComposingThrottle {
   }
 
   /** The user focused or typed into the prompt box. `bounds` must be the bounds the prompt
-   * will carry (none: the host's view), so the steward's prefetch matches the prompt.
+   * will carry (none: this tab's own view), so the steward's prefetch matches the prompt.
    * Returns whether a hint was sent. */
   composing(bounds?: Box | null): boolean {
     const now = this.now()

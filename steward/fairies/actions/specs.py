@@ -75,39 +75,80 @@ def _no_ops(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
     return []
 
 
-def _spec(name: str, schema: type[ActionModel], description: str) -> ActionSpec:
-    return ActionSpec(
-        name, "fairy", schema, description, f"`{name}`: {description}", _complete_only, _no_ops
-    )
+def _spec(name: str, schema: type[ActionModel], description: str, guide: str) -> ActionSpec:
+    return ActionSpec(name, "fairy", schema, description, guide, _complete_only, _no_ops)
 
+
+# System-prompt sections (ActionSpec.guide) shared by the solo, project and duo variants.
+_PLAN = """Open the project with a title, a description and a short plan: the tasks, where
+each sits on the canvas, their order, which can run side by side, and when later ones
+should start. Then create every task of the plan."""
+
+_TASK_AREAS = """Add a task: a short id, a title, what to do in enough detail to be done
+alone, its canvas area (x, y, w, h) and who does it.
+- Whoever works a task sees and edits only inside its area, so size and place areas for a
+  coherent whole: where parts must meet, their areas overlap (a background overlaps the
+  objects in front of it); let what goes where decide the areas.
+- Tasks whose areas overlap a lot must not run at the same time; a modest overlap is fine."""
+
+_DIRECT = """Start a task now, in the order of your plan; independent tasks can run side by
+side. Start a task only after creating it."""
+
+_AWAIT = """Wait for tasks to finish, then end your reply. You are woken as each one
+completes: look at the result, add tasks to fix what is wrong, start the next ones."""
+
+_END = """Close the project once every task is done and you have checked that the parts fit
+together into one piece of work. Tell the user what was made."""
+
+_ABORT = """Stop the project and its running tasks, only when it cannot or should not be
+finished; tell the user why."""
+
+_DONE = """Say your task is finished, once everything it asks for is drawn inside its area
+and you have checked it. Do not mark it done before the work is there."""
 
 SPECS: tuple[ActionSpec, ...] = (
     # solo
-    _spec("create-task", SoloTask, "Create a task for yourself (optionally with an area)."),
-    _spec("start-task", TaskRef, "Start one of your own tasks; you then work inside its area."),
-    _spec("mark-task-done", Nothing, "Mark your current solo task done."),
+    _spec("create-task", SoloTask, "Create a task for yourself (optionally with an area).",
+          """Split the request into tasks for yourself: a short id, a title, what to do, and
+optionally the canvas area (x, y, w, h) it covers. Then start the first with `start-task`."""),
+    _spec("start-task", TaskRef, "Start one of your own tasks; you then work inside its area.",
+          """Begin one of your tasks: until it is done you see and edit only inside its
+area."""),
+    _spec("mark-task-done", Nothing, "Mark your current solo task done.", _DONE),
     # project (orchestrator)
-    _spec("start-project", Project, "Start a project: title, description and a brief plan."),
+    _spec("start-project", Project, "Start a project: title, description and a brief plan.",
+          _PLAN),
     _spec("create-project-task", ProjectTask,
-          "Create a task with its canvas area (x, y, w, h) and the member who will do it."),
-    _spec("delete-project-task", TaskRef, "Delete a task that has not started."),
-    _spec("direct-to-start-project-task", Direct, "Tell a member to start a task now."),
+          "Create a task with its canvas area (x, y, w, h) and the member who will do it.",
+          _TASK_AREAS),
+    _spec("delete-project-task", TaskRef, "Delete a task that has not started.",
+          """Remove a task that has not started, when the plan changes."""),
+    _spec("direct-to-start-project-task", Direct, "Tell a member to start a task now.",
+          _DIRECT),
     _spec("await-tasks-completion", Await,
-          "Wait until these tasks are done; you are woken as each one completes."),
-    _spec("end-project", Nothing, "End the project once every task is done and reviewed."),
-    _spec("abort-project", Nothing, "Abort the project; running tasks stop."),
+          "Wait until these tasks are done; you are woken as each one completes.", _AWAIT),
+    _spec("end-project", Nothing, "End the project once every task is done and reviewed.",
+          _END),
+    _spec("abort-project", Nothing, "Abort the project; running tasks stop.", _ABORT),
     # duo
-    _spec("start-duo-project", Project, "Start a project with your partner."),
-    _spec("create-duo-task", ProjectTask, "Create a task for yourself or your partner."),
-    _spec("direct-to-start-duo-task", Direct, "Tell your partner to start a task now."),
-    _spec("start-duo-task", TaskRef, "Work one of the duo tasks yourself."),
-    _spec("mark-duo-task-done", Nothing, "Mark the duo task you are working on done."),
-    _spec("await-duo-tasks-completion", Await, "Wait until these duo tasks are done."),
-    _spec("end-duo-project", Nothing, "End the duo project."),
-    _spec("abort-duo-project", Nothing, "Abort the duo project."),
+    _spec("start-duo-project", Project, "Start a project with your partner.", _PLAN),
+    _spec("create-duo-task", ProjectTask, "Create a task for yourself or your partner.",
+          _TASK_AREAS),
+    _spec("direct-to-start-duo-task", Direct, "Tell your partner to start a task now.",
+          _DIRECT),
+    _spec("start-duo-task", TaskRef, "Work one of the duo tasks yourself.",
+          """Work one of the project's tasks yourself: until it is done you see and edit
+only inside its area."""),
+    _spec("mark-duo-task-done", Nothing, "Mark the duo task you are working on done.", _DONE),
+    _spec("await-duo-tasks-completion", Await, "Wait until these duo tasks are done.",
+          _AWAIT),
+    _spec("end-duo-project", Nothing, "End the duo project.", _END),
+    _spec("abort-duo-project", Nothing, "Abort the duo project.", _ABORT),
     # drone, any
-    _spec("mark-my-task-done", Nothing, "Mark the task you were given done."),
-    _spec("fly-to-bounds", FlyTo, "Fly to an area of the canvas (others see you move)."),
+    _spec("mark-my-task-done", Nothing, "Mark the task you were given done.", _DONE),
+    _spec("fly-to-bounds", FlyTo, "Fly to an area of the canvas (others see you move).",
+          """Fly to an area of the canvas; the others see you go there. It changes where you
+are, not what you may edit."""),
 )  # fmt: skip
 
 FAIRY_SPECS: dict[str, ActionSpec] = {s.name: s for s in SPECS}

@@ -26,4 +26,14 @@ def _build(state: PromptState) -> list[Block]:
     return text(f"Shapes in your view{more}:", json.dumps(rows, separators=(",", ":")))
 
 
-PART = PromptPart("blurry_shapes", 40, False, _build)
+_GUIDE = """Every shape in your viewport is listed briefly: id, kind, box and text. Refer to shapes
+by these ids. A long list is cut; it says how many were left out."""
+
+PART = PromptPart(
+    "blurry_shapes",
+    40,
+    False,
+    _build,
+    title="Shapes in view",
+    guide=_GUIDE,
+)

@@ -17,4 +17,14 @@ def _build(state: PromptState) -> list[Block]:
     return text("Earlier in this chat:", *(f"[{i.role}] {i.text}" for i in items))
 
 
-PART = PromptPart("chat_history", 10, False, _build)
+_GUIDE = """Earlier requests and what you did about them come first, as far as your memory reaches.
+Build on them: do not redo what is done, and stay consistent with what you told the user."""
+
+PART = PromptPart(
+    "chat_history",
+    10,
+    False,
+    _build,
+    title="Earlier in this chat",
+    guide=_GUIDE,
+)

@@ -13,4 +13,14 @@ def _build(state: PromptState) -> list[Block]:
     return text(f"The user is pointing at this area: {json.dumps(box)}")
 
 
-PART = PromptPart("context_items", 52, False, _build)
+_GUIDE = """When the user points at an area of the canvas with their request, you get its bounds:
+the request is about that area."""
+
+PART = PromptPart(
+    "context_items",
+    52,
+    False,
+    _build,
+    title="Pointed area",
+    guide=_GUIDE,
+)

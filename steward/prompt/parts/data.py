@@ -9,4 +9,14 @@ def _build(state: PromptState) -> list[Block]:
     return text("Data you asked for:", *rows) if rows else []
 
 
-PART = PromptPart("data", 60, False, _build)
+_GUIDE = """Answers to actions that return data (like `count`) arrive in the next request under
+this heading. Use them; if one failed, tell the user."""
+
+PART = PromptPart(
+    "data",
+    60,
+    False,
+    _build,
+    title="Data you asked for",
+    guide=_GUIDE,
+)

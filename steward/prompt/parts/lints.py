@@ -34,4 +34,15 @@ def _build(state: PromptState) -> list[Block]:
     return text("Problems on the canvas:", *(f"- {x}" for x in found)) if found else []
 
 
-PART = PromptPart("lints", 65, False, _build)
+_GUIDE = """Problems found on the canvas (overlapping text, arrows loose at an end, shapes grown to
+fit their text) and remarks about your last actions (an id that did not exist, a field that was
+dropped). Fix those you caused or were asked about."""
+
+PART = PromptPart(
+    "lints",
+    65,
+    False,
+    _build,
+    title="Problems found",
+    guide=_GUIDE,
+)

@@ -24,4 +24,14 @@ def _build(state: PromptState) -> list[Block]:
     return text(*lines)
 
 
-PART = PromptPart("messages", 100, False, _build)
+_GUIDE = """The request comes last. When you are called again on your own (a review, more detail, a
+new view, unfinished todos) it says why and repeats the original request."""
+
+PART = PromptPart(
+    "messages",
+    100,
+    False,
+    _build,
+    title="The request",
+    guide=_GUIDE,
+)

@@ -26,4 +26,14 @@ def _build(state: PromptState) -> list[Block]:
     return text("Shapes outside your view (clusters):", json.dumps(rows, separators=(",", ":")))
 
 
-PART = PromptPart("peripheral_clusters", 45, False, _build)
+_GUIDE = """Shapes outside your viewport are summarised as groups: their bounds and how many shapes
+each holds. To work on them, move your view there first (if your schema has `setMyView`)."""
+
+PART = PromptPart(
+    "peripheral_clusters",
+    45,
+    False,
+    _build,
+    title="Shapes elsewhere",
+    guide=_GUIDE,
+)

@@ -11,4 +11,16 @@ def _build(state: PromptState) -> list[Block]:
     return [{"type": "text", "text": "Your view of the canvas:"}, image]
 
 
-PART = PromptPart("screenshot", 20, False, _build)
+_GUIDE = """An image of the part of the canvas you are looking at (your viewport). It shows how
+things really look: trust it over the shape lists for overlaps, spacing, whether text fits and
+whether arrows meet their shapes. To "see" the canvas, read the image together with the lists of
+shapes."""
+
+PART = PromptPart(
+    "screenshot",
+    20,
+    False,
+    _build,
+    title="Your view",
+    guide=_GUIDE,
+)

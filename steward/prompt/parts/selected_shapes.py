@@ -18,4 +18,14 @@ def _build(state: PromptState) -> list[Block]:
     return text("The user has selected:", json.dumps(rows, separators=(",", ":")))
 
 
-PART = PromptPart("selected_shapes", 50, False, _build)
+_GUIDE = """The shapes the user has selected come in full detail. When the user says "this",
+"these", "it" or "here", they most likely mean the selection."""
+
+PART = PromptPart(
+    "selected_shapes",
+    50,
+    False,
+    _build,
+    title="Selection",
+    guide=_GUIDE,
+)

@@ -10,4 +10,14 @@ def _build(state: PromptState) -> list[Block]:
     return text("Your todo list:", *(f"{t.id}. [{t.status}] {t.text}" for t in state.todo))
 
 
-PART = PromptPart("todo_list", 58, False, _build)
+_GUIDE = """Your todo list so far, with each item's status. Keep working until every item is done,
+or tell the user why one cannot be."""
+
+PART = PromptPart(
+    "todo_list",
+    58,
+    False,
+    _build,
+    title="Todo list",
+    guide=_GUIDE,
+)

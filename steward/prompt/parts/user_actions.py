@@ -15,4 +15,14 @@ def _build(state: PromptState) -> list[Block]:
     return text("Recent user edits:", json.dumps(items, separators=(",", ":"), default=str))
 
 
-PART = PromptPart("user_actions", 55, False, _build)
+_GUIDE = """Changes people made since you last looked. Respect them: do not undo someone's change
+unless you are asked to."""
+
+PART = PromptPart(
+    "user_actions",
+    55,
+    False,
+    _build,
+    title="Recent edits",
+    guide=_GUIDE,
+)

@@ -1,4 +1,5 @@
-"""The agent's and the user's viewport bounds, in the model's coordinates."""
+"""The agent's and the user's viewport bounds, in the model's coordinates, and whose view
+the agent sees when it is not the asker's."""
 
 import json
 
@@ -12,7 +13,22 @@ def _build(state: PromptState) -> list[Block]:
     if state.user_viewport is not None and state.user_viewport != state.viewport:
         user = state.coords.box_to_model("user-viewport", state.user_viewport.to_dict())
         lines.append(f"The user's viewport (different from yours): {json.dumps(user)}")
+    if state.view_note:
+        lines.append(f"Whose view this is: {state.view_note}")
     return text(*lines)
 
 
-PART = PromptPart("viewport", 30, False, _build)
+_GUIDE = """The bounds of your viewport are given, and the user's too when theirs differs from
+yours.
+- Keep everything you create or change inside your viewport.
+- On an empty canvas, put your work in the middle of the viewport, about 80% of its height; take
+  more room if the work needs it."""
+
+PART = PromptPart(
+    "viewport",
+    30,
+    False,
+    _build,
+    title="Viewport",
+    guide=_GUIDE,
+)

@@ -1,0 +1,1 @@
+"""The steward hears the room: speech to text, captions, wake phrase (see listener)."""

@@ -1,0 +1,178 @@
+"""Whose view a run sees, over the real stack: two browsers with different viewports and
+selections each prompt "make this <colour>" / "add a note here", through the real
+`anthropic:` provider against the local Messages-streaming server. The model answers only
+from the request the steward sent: the selection, viewport and user edits it shows."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from steward.livekit_server import LiveKitServer
+from steward.ports import PromptInput
+from steward.protocol.messages import Box
+from steward.service import StewardService
+from steward.store.database import Database
+from tests.conftest import wait_for
+from tests.integration.anthropic_fake import FakeAnthropic
+from tests.integration.room_support import close_all, join_clients, room_settings, settle
+
+pytestmark = pytest.mark.integration
+
+COLOURS = ("red", "blue", "green", "orange", "violet")
+ALICE_VIEW = Box(x=0, y=0, w=1280, h=800)
+BOB_VIEW = Box(x=3000, y=1000, w=1000, h=700)
+
+
+def _texts(body: dict[str, Any]) -> str:
+    content = body["messages"][0]["content"]
+    return "\n".join(b["text"] for b in content if b.get("type") == "text")
+
+
+def _after(label: str, text: str) -> Any:
+    """The JSON value printed right after `label` (a line of its own or on the same line)."""
+    m = re.search(re.escape(label) + r"\s*(.+)", text)
+    return json.loads(m.group(1)) if m else None
+
+
+def read_request(body: dict[str, Any]) -> dict[str, Any]:
+    """What a model can learn from the request: the ask, the selection, the view, edits."""
+    text = _texts(body)
+    ask = re.search(r"User request: (.+)", text)
+    return {
+        "ask": ask.group(1).strip() if ask else None,
+        "selected": [s["shapeId"] for s in _after("The user has selected:", text) or []],
+        "viewport": _after("Your viewport:", text),
+        "edits": _after("Recent user edits:", text) or [],
+        "note": "Whose view this is:" in text,
+        "image": any(b.get("type") == "image" for b in body["messages"][0]["content"]),
+    }
+
+
+def respond(body: dict[str, Any]) -> str:
+    """A model that knows only what the request says: recolour what it shows as selected,
+    or put a note in the middle of the viewport it shows."""
+    seen = read_request(body)
+    ask = (seen["ask"] or "").lower()
+    acts: list[dict[str, Any]] = []
+    colour = next((c for c in COLOURS if re.search(rf"\b{c}\b", ask)), None)
+    if colour and "this" in ask:
+        for sid in seen["selected"]:
+            acts.append({"_type": "update", "intent": f"make it {colour}",
+                         "update": {"shapeId": sid, "color": colour}})  # fmt: skip
+        said = f"Made {len(acts)} shape(s) {colour}." if acts else "Nothing is selected."
+        acts.append({"_type": "message", "text": said})
+    elif "note here" in ask and seen["viewport"]:
+        v = seen["viewport"]
+        acts.append({"_type": "create", "intent": "a note where the user looks", "shape": {
+            "_type": "note", "shapeId": "here-note", "x": v["x"] + v["w"] // 2,
+            "y": v["y"] + v["h"] // 2, "text": "here", "color": "yellow"}})  # fmt: skip
+        acts.append({"_type": "message", "text": "Added a note."})
+    else:
+        acts.append({"_type": "message", "text": "Done."})
+    return ", ".join(json.dumps(a) for a in acts) + "]}"  # continues the prefilled opening
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeAnthropic]:
+    server = FakeAnthropic(respond=respond, chunk=11)
+    await server.start()
+    yield server
+    await server.stop()
+
+
+def box(sid: str, x: float, y: float) -> dict[str, Any]:
+    return {"id": sid, "type": "geo", "x": x, "y": y, "rotation": 0,
+            "props": {"geo": "rectangle", "w": 200, "h": 120, "color": "black"}}  # fmt: skip
+
+
+async def test_each_prompt_acts_on_its_askers_view_and_selection(
+    livekit_server: LiveKitServer, database: Database, room_name: str, fake: FakeAnthropic
+) -> None:
+    settings = room_settings(
+        livekit_server,
+        database.url,
+        steward_model="anthropic:claude-asker-test",
+        anthropic_base_url=f"http://127.0.0.1:{fake.port}",
+        steward_context_timeout_s=2.0,
+    )
+    service = StewardService(settings, database=database)
+    await service.start(http=False)
+    runtime = await service.join(room_name)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+    alice, bob = clients
+    try:
+        assert runtime.participants.host == "alice"
+        # Alice draws both boxes; each user looks at a different part of the canvas and
+        # selects the box there.
+        await alice.edit(put=[box("left-box", 100, 100), box("right-box", 3300, 1200)])
+        await wait_for(lambda: all(len(c.shapes) == 2 for c in clients))
+        await alice.set_view(ALICE_VIEW, ["left-box"])
+        await bob.set_view(BOB_VIEW, ["right-box"])
+        await wait_for(lambda: all(runtime.views.get(c.identity) for c in clients))
+
+        async def run(client: Any, message: str, **kw: Any) -> dict[str, Any]:
+            before = len(fake.requests)
+            reply = await client.prompt(message, **kw)
+            assert reply.session_id, reply.error
+            assert await client.wait_status(reply.session_id) == "done"
+            await settle(runtime, clients, reply.session_id)
+            assert len(fake.requests) == before + 1
+            return read_request(fake.requests[-1])
+
+        # Bob's "this" is the box he selected, in his view, rendered by his own browser.
+        seen = await run(bob, "make this blue")
+        assert seen["selected"] == ["right-box"] and seen["image"] and not seen["note"]
+        assert seen["edits"] == []  # bob changed nothing himself
+        assert bob.context_bounds == [None] and alice.context_bounds == []
+        # Alice's "this" is hers; her prompt also carries her own edits since.
+        seen = await run(alice, "make this red")
+        assert seen["selected"] == ["left-box"] and seen["image"]
+        assert {e["id"]: e["change"] for e in seen["edits"]} == {
+            "left-box": "created",
+            "right-box": "created",
+        }
+        assert alice.context_bounds == [None] and bob.context_bounds == [None]
+        for c in (alice, bob):
+            assert c.shapes["right-box"]["props"]["color"] == "blue"
+            assert c.shapes["left-box"]["props"]["color"] == "red"
+
+        # "Here" is where the asker looks: bob's viewport, not the host's.
+        seen = await run(bob, "add a note here")
+        assert seen["viewport"]["w"] == BOB_VIEW.w and seen["viewport"]["h"] == BOB_VIEW.h
+        note = bob.shapes["here-note"]
+        assert BOB_VIEW.x <= note["x"] <= BOB_VIEW.x + BOB_VIEW.w
+        assert BOB_VIEW.y <= note["y"] <= BOB_VIEW.y + BOB_VIEW.h
+
+        # Bob's tab stops answering context: the host renders bob's published viewport,
+        # and bob's published selection still says what "this" is.
+        bob.faults.context_mode = "error"
+        seen = await run(bob, "make this green")
+        assert seen["selected"] == ["right-box"] and seen["image"] and not seen["note"]
+        assert alice.context_bounds[-1] == BOB_VIEW
+        assert all(c.shapes["right-box"]["props"]["color"] == "green" for c in clients)
+        assert clients[0].shapes == clients[1].shapes == runtime.mirror.shapes
+        # A selection named in the prompt itself wins over the view's.
+        seen = await run(bob, "make this orange", selection=["left-box"])
+        assert seen["selected"] == ["left-box"]
+        assert all(c.shapes["left-box"]["props"]["color"] == "orange" for c in clients)
+
+        # No browser behind the prompt (HTTP): the host's view, no selection, and the
+        # request says so; the model has nothing to recolour.
+        sid = await runtime.run_prompt(
+            PromptInput(message="make this violet", source="http", requester="http")
+        )
+        assert await alice.wait_status(sid) == "done"
+        seen = read_request(fake.requests[-1])
+        assert seen["note"] and seen["selected"] == []
+        assert "came over HTTP" in _texts(fake.requests[-1])
+        assert not any(s["props"].get("color") == "violet" for s in runtime.mirror.shapes.values())
+        # Every request carried the response schema's opening and a screenshot.
+        assert all(r["messages"][-1]["content"].startswith("{") for r in fake.requests)
+    finally:
+        await close_all(clients)
+        await service.close()

@@ -1,0 +1,171 @@
+"""The steward hears the room (real livekit-server, Postgres and speech).
+
+A participant publishes a microphone track playing espeak-ng speech; the steward
+transcribes it with the `local` engine, captions it to everyone as `lk.transcription`
+streams, and runs the addressed request on every client's canvas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from livekit import rtc
+
+from steward.headless.client import HeadlessClient
+from steward.livekit_server import LiveKitServer
+from steward.room.connection import RoomRuntime
+from steward.service import StewardService
+from steward.store.database import Database
+from steward.voice.microphone import WavMicrophone
+from steward.voice.speech import SpokenText, speak
+from tests.conftest import wait_for
+from tests.integration.room_support import close_all, join_clients, recording_steward, settle
+
+pytestmark = pytest.mark.integration
+
+
+@dataclass
+class Caption:
+    sender: str
+    attributes: dict[str, str]
+    text: str
+
+
+class CaptionLog:
+    """What one browser receives on `lk.transcription`."""
+
+    def __init__(self, room: rtc.Room) -> None:
+        self.captions: list[Caption] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        room.register_text_stream_handler("lk.transcription", self._on_stream)
+
+    def _on_stream(self, reader: rtc.TextStreamReader, sender: str) -> None:
+        task = asyncio.ensure_future(self._read(reader, sender))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _read(self, reader: rtc.TextStreamReader, sender: str) -> None:
+        text = await reader.read_all()
+        self.captions.append(Caption(sender, dict(reader.info.attributes or {}), text))
+
+    def finals(self, track_sid: str) -> list[str]:
+        return [
+            c.text
+            for c in self.captions
+            if c.attributes.get("lk.transcription_final") == "true"
+            and c.attributes.get("lk.transcribed_track_id") == track_sid
+        ]
+
+
+@pytest.fixture
+async def voice_steward(
+    livekit_server: LiveKitServer, database: Database
+) -> AsyncIterator[StewardService]:
+    service, _ = await recording_steward(livekit_server, database, steward_stt="local")
+    yield service
+    await service.close()
+
+
+@pytest.fixture(scope="module")
+def speech(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SpokenText]:
+    folder = Path(tmp_path_factory.mktemp("speech"))
+    said = {
+        "flow": "steward, draw a flow chart of our signup",
+        "no_wake": "let us draw a flow chart of our signup",
+    }
+    return {key: speak(text, folder / f"{key}.wav") for key, text in said.items()}
+
+
+async def _speaker(client: HeadlessClient, runtime: RoomRuntime) -> tuple[WavMicrophone, str]:
+    mic = WavMicrophone(client.room)
+    sid = await mic.publish()
+    await wait_for(
+        lambda: runtime.voice is not None and client.identity in runtime.voice.listening_to
+    )
+    return mic, sid
+
+
+async def test_a_spoken_request_is_captioned_and_drawn_for_everyone(
+    voice_steward: StewardService,
+    livekit_server: LiveKitServer,
+    room_name: str,
+    speech: dict[str, SpokenText],
+) -> None:
+    runtime = await voice_steward.join(room_name)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob", "carol"], runtime)
+    captions = CaptionLog(clients[1].room)
+    mic, sid = await _speaker(clients[0], runtime)
+    try:
+        await mic.play(speech["no_wake"].path)
+        await wait_for(lambda: len(captions.finals(sid)) == 1, timeout=15)
+        assert runtime.dispatcher.sessions == {}  # no wake phrase: nothing runs
+
+        await mic.play(speech["flow"].path)
+        await wait_for(lambda: len(runtime.dispatcher.sessions) == 1, timeout=15)
+        (session_id, session) = next(iter(runtime.dispatcher.sessions.items()))
+        assert session.prompt.source == "voice" and session.prompt.requester == "alice"
+        assert "flow chart" in session.prompt.message
+        assert not session.prompt.message.lower().startswith("steward")
+        await runtime.dispatcher.wait(session_id, timeout=30)
+        await settle(runtime, clients, session_id)
+        assert clients[0].shapes and all(c.shapes == clients[0].shapes for c in clients)
+        assert clients[0].shapes == runtime.mirror.shapes
+
+        await wait_for(lambda: len(captions.finals(sid)) == 2, timeout=10)
+        assert "flow chart" in captions.finals(sid)[1]
+        mine = [c for c in captions.captions if c.attributes["lk.transcribed_track_id"] == sid]
+        assert any(c.attributes["lk.transcription_final"] == "false" for c in mine)
+        final_segments = {
+            c.attributes["lk.segment_id"]
+            for c in mine
+            if c.attributes["lk.transcription_final"] == "true"
+        }
+        assert len(final_segments) == 2  # one segment per utterance
+    finally:
+        await mic.close()
+        await close_all(clients)
+
+
+async def test_a_participant_without_the_grant_is_captioned_but_never_prompts(
+    voice_steward: StewardService,
+    livekit_server: LiveKitServer,
+    room_name: str,
+    speech: dict[str, SpokenText],
+) -> None:
+    runtime = await voice_steward.join(room_name)
+    (alice,) = await join_clients(livekit_server, room_name, ["alice"], runtime)
+    (eve,) = await join_clients(livekit_server, room_name, ["eve"], runtime, can_prompt=False)
+    captions = CaptionLog(alice.room)
+    mic, sid = await _speaker(eve, runtime)
+    try:
+        await mic.play(speech["flow"].path)
+        await wait_for(lambda: len(captions.finals(sid)) == 1, timeout=15)
+        assert "flow chart" in captions.finals(sid)[0]
+        await asyncio.sleep(0.5)
+        assert runtime.dispatcher.sessions == {}
+    finally:
+        await mic.close()
+        await close_all([alice, eve])
+
+
+async def test_captions_only_or_nobody_as_configured(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    service, _ = await recording_steward(
+        livekit_server, database, steward_stt="local", steward_stt_unprivileged="ignore"
+    )
+    try:
+        runtime = await service.join(room_name)
+        (eve,) = await join_clients(livekit_server, room_name, ["eve"], runtime, can_prompt=False)
+        mic = WavMicrophone(eve.room)
+        await mic.publish()
+        await asyncio.sleep(1.0)
+        assert runtime.voice is not None and runtime.voice.listening_to == set()
+        await mic.close()
+        await close_all([eve])
+    finally:
+        await service.close()
