@@ -157,6 +157,69 @@ test("a user's edit in tab 2 appears in tabs 1 and 3", async () => {
   assert.ok(recs.some((r) => r.id === 'shape:user-box' && r.props.geo === 'ellipse'))
 })
 
+// Two tabs look at different parts of the canvas and select different shapes: each prompt's
+// "this" and "here" are its own tab's.
+test("each tab's prompt acts on its own view and selection", async () => {
+  const { t1, t2, t3 } = tabs
+  // One shape per relayed edit: a batch's z-order can differ between the tabs (see README).
+  for (const [id, x, y] of [['shape:asker-left', -3000, -2000], ['shape:asker-right', 4000, 3000]]) {
+    await t2.page.evaluate(
+      ([sid, px, py]) => void window.__steward.editor.createShape({ id: sid, type: 'geo', x: px, y: py, props: { w: 200, h: 120, geo: 'rectangle', color: 'black' } }),
+      [id, x, y],
+    )
+    for (const n of ['t1', 't3']) {
+      await tabs[n].page.waitForFunction((sid) => !!window.__steward.editor.getShape(sid), id, { timeout: WAIT })
+    }
+  }
+  // Each user centres their camera on one box and selects it; returns the page viewport.
+  const look = (tab, id) =>
+    tab.page.evaluate((sid) => {
+      const e = window.__steward.editor
+      const b = e.getShapePageBounds(sid)
+      e.setCamera({ x: 0, y: 0, z: 1 }, { immediate: true })
+      e.centerOnPoint({ x: b.midX, y: b.midY }, { immediate: true })
+      e.select(sid)
+      const v = e.getViewportPageBounds()
+      return { x: v.x, y: v.y, w: v.w, h: v.h }
+    }, id)
+  const views = { t2: await look(t2, 'shape:asker-left'), t3: await look(t3, 'shape:asker-right') }
+  const ids = Object.fromEntries(await Promise.all(['t2', 't3'].map(async (n) => [n, await tabs[n].page.evaluate(() => window.__steward.identity)])))
+  const blue = await prompt(t2, 'make this blue')
+  for (const n of ['t1', 't2', 't3']) await waitStatus(tabs[n], blue)
+  const red = await prompt(t3, 'make this red')
+  for (const n of ['t1', 't2', 't3']) await waitStatus(tabs[n], red)
+  const recs = await converge([t1, t2, t3], 'after recolouring')
+  const before = new Set(recs.map((r) => r.id))
+  const colour = (id) => recs.find((r) => r.id === id)?.props.color
+  assert.equal(colour('shape:asker-left'), 'blue', "tab 2's selection turned blue")
+  assert.equal(colour('shape:asker-right'), 'red', "tab 3's selection turned red")
+  // "Here" is tab 3's viewport, far from the host's.
+  const here = await prompt(t3, 'add a sticky note here')
+  for (const n of ['t1', 't2', 't3']) await waitStatus(tabs[n], here)
+  const notes = (await converge([t1, t2, t3], 'after a note here')).filter((r) => r.type === 'note' && !before.has(r.id))
+  assert.ok(notes.length > 0, 'the run added notes')
+  const v = views.t3
+  for (const n of notes) assert.ok(n.x >= v.x && n.x <= v.x + v.w && n.y >= v.y && n.y <= v.y + v.h, `note ${n.id} at ${n.x},${n.y} is outside tab 3's view ${JSON.stringify(v)}`)
+  // The steward asked each asker's own tab, and the run saw that tab's camera and selection.
+  const contexts = await (await fetch(stackInfo.contexts)).json()
+  for (const [sid, tab, selected] of [[blue, 't2', 'asker-left'], [red, 't3', 'asker-right']]) {
+    const ctx = contexts.find((c) => c.sessionId === sid)
+    assert.ok(ctx, `no context recorded for ${sid}`)
+    assert.equal(ctx.asker, ids[tab])
+    assert.equal(ctx.source, ids[tab], 'the screenshot came from the asker\'s own tab')
+    assert.ok(ctx.screenshotBytes > 0 && ctx.viewNote === null)
+    assert.deepEqual(ctx.selection, [selected])
+    assert.ok(Math.abs(ctx.viewport.x - views[tab].x) < 1 && Math.abs(ctx.viewport.y - views[tab].y) < 1, `viewport ${JSON.stringify(ctx.viewport)} vs ${JSON.stringify(views[tab])}`)
+  }
+  // Back to the default camera and no selection, for the tests that follow.
+  for (const tab of [t2, t3]) {
+    await tab.page.evaluate(() => {
+      window.__steward.editor.selectNone()
+      window.__steward.editor.setCamera({ x: 0, y: 0, z: 1 }, { immediate: true })
+    })
+  }
+})
+
 test('a prompt from tab 1 leaves all three canvases identical, using the host screenshot', async () => {
   const sid = await prompt(tabs.t1, 'draw a flow chart of our signup')
   for (const n of ['t1', 't2', 't3']) await waitStatus(tabs[n], sid)

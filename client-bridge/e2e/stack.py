@@ -3,7 +3,7 @@
 Started by the e2e tests inside the network namespace; prints one JSON line with its URLs
 and runs until stdin closes (or SIGTERM). The steward runs as a child process: its own HTTP
 API serves the built demo page and the dev token endpoint, plus `/e2e/contexts` (what each
-agent run received from `request_context`, to prove the host's screenshot arrived).
+agent run received from `request_context`: whose view, from which tab, with which screenshot).
 `POST /e2e/crash` SIGKILLs that steward and starts `steward join ROOM` in its place.
 """
 
@@ -47,7 +47,13 @@ class RecordingSession:
         shot = ctx.screenshot or b""
         CONTEXTS.append(
             {
+                "sessionId": self._inner.session_id,
                 "source": ctx.source_identity,
+                # Whose view it is (the asker's), and what the run saw of it.
+                "asker": ctx.asker,
+                "viewport": ctx.viewport.model_dump(),
+                "selection": list(ctx.selection),
+                "viewNote": ctx.view_note,
                 "degraded": ctx.degraded,
                 "screenshotBytes": len(shot),
                 "screenshotType": ctx.screenshot_type if shot else None,

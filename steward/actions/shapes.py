@@ -8,6 +8,7 @@ from pydantic import Field
 
 from steward.actions.base import ActionContext, ActionModel, ActionSpec, WireOp
 from steward.actions.convert import norm_kind, record_diff, simple_to_record
+from steward.actions.fields import clean_fields
 from steward.actions.sanitize import (
     MAX_COORD,
     clean_id,
@@ -17,13 +18,13 @@ from steward.actions.sanitize import (
     to_number,
     to_text,
 )
-from steward.canvas.coords import SIZE_FIELDS, X_FIELDS, Y_FIELDS
 from steward.canvas.simple import (
     SimpleArrowShape,
     SimpleGeoShape,
     SimpleLineShape,
     SimpleNoteShape,
     SimpleTextShape,
+    model_type,
     to_simple,
 )
 from steward.canvas.styles import FILLS, MODEL_FILLS
@@ -72,17 +73,15 @@ class Pen(ActionModel):
     fill: Literal["none", "tint", "background", "solid", "pattern"] = "none"
 
 
-def _numbers_to_page(shape: dict[str, Any], ctx: ActionContext) -> dict[str, Any]:
-    """Coerce numeric fields, then undo the model's offset and rounding."""
-    out = dict(shape)
-    for key in (*X_FIELDS, *Y_FIELDS, *SIZE_FIELDS, "bend"):
-        if key in out:
-            n = to_number(out[key])
-            if n is None:
-                out.pop(key)
-            else:
-                out[key] = n
-    return ctx.coords.shape_from_model(out)
+def _to_page(
+    kind: str, shape: dict[str, Any], ctx: ActionContext, note: str | None
+) -> dict[str, Any]:
+    """The kind's clean fields with the model's offset and rounding undone; each dropped
+    field becomes a note prefixed by `note` (None while the action is still streaming)."""
+    fields, dropped = clean_fields(kind, shape)
+    if note is not None:
+        ctx.notes.extend(f"{note}: {why}" for why in dropped)
+    return ctx.coords.shape_from_model(fields)
 
 
 def _sanitize_create(
@@ -104,7 +103,8 @@ def _sanitize_create(
     sid = ctx.unique_id(raw_id, index)
     if sid is None:
         return None
-    page = _numbers_to_page({**shape, "_type": kind}, ctx)
+    note = f"create {sid!r}" if complete else None
+    page = _to_page(kind, {**shape, "_type": kind}, ctx, note)
     if kind == "arrow":
         for key in ("fromId", "toId"):
             if page.get(key) is not None:
@@ -137,16 +137,18 @@ def _sanitize_update(
         ctx.notes.append(f"update of missing shape {upd.get('shapeId')!r}")
         return None
     upd = {**upd, "shapeId": sid}
+    kind = model_type(ctx.shapes[sid])
     if "_type" in upd:
-        kind = norm_kind(upd["_type"])
-        if kind is None:
-            upd.pop("_type")
+        asked = norm_kind(upd["_type"])
+        if asked is None:
+            ctx.notes.append(f"update of {sid!r}: _type {upd.pop('_type')!r} is not a kind")
         else:
-            upd["_type"] = kind
+            kind = upd["_type"] = asked
     for key in ("fromId", "toId"):
         if key in upd and upd[key] is not None:
             upd[key] = ctx.existing_id(upd[key])
-    return {**data, "update": _numbers_to_page(upd, ctx), "_id": sid}
+    note = f"update of {sid!r} (that field was left as it was)"
+    return {**data, "update": _to_page(kind, upd, ctx, note), "_id": sid}
 
 
 def _resolve_update(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:

@@ -23,6 +23,8 @@ _MODE = re.compile(r"# Canvas agent \(([\w-]+)\)|[Yy]our mode is ([\w-]+)")
 _TASK = re.compile(r'\[([\w-]+)\] "([^"]*)" \(([\w-]+),([^)]*)\)')
 # A fairy in a roster line: `- id (name, role): …`.
 _FAIRY = re.compile(r"^- ([\w-]+) \(([^,()]+), ([\w-]+)\)", re.MULTILINE)
+# The agent's own id, as its personality line gives it: `You are Ada (id fairy-1)`.
+_SELF = re.compile(r"\bYou are [^(\n]*\(id ([\w-]+)\)")
 
 
 @dataclass(frozen=True)
@@ -57,24 +59,26 @@ class RequestView:
     todo_ids: list[int] = field(default_factory=list)
     tasks: list[TaskLine] = field(default_factory=list)
     fairies: dict[str, str] = field(default_factory=dict)  # other fairies: id → role
+    self_id: str | None = None
 
     @property
     def action_names(self) -> list[str]:
         """The `_type`s the schema advertises, in its order."""
         if self.schema is None:
             return []
-        out = []
-        for variant in _variants(self.schema):
-            const = (variant.get("properties", {}).get("_type") or {}).get("const")
-            if isinstance(const, str):
-                out.append(const)
-        return out
+        return [n for n in map(variant_name, variants(self.schema)) if n]
 
 
-def _variants(schema: dict[str, Any]) -> list[dict[str, Any]]:
+def variants(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The action variants of a response schema (one per `_type`)."""
     items = schema.get("properties", {}).get("actions", {}).get("items", {})
     found = items.get("anyOf") or items.get("oneOf") or [items]
     return [v for v in found if isinstance(v, dict)]
+
+
+def variant_name(variant: dict[str, Any]) -> str:
+    const = (variant.get("properties", {}).get("_type") or {}).get("const")
+    return const if isinstance(const, str) else ""
 
 
 def json_values(text: str) -> list[tuple[int, Any]]:
@@ -197,4 +201,5 @@ def read_request(body: dict[str, Any]) -> RequestView:
         todo_ids=todo_ids,
         tasks=list(tasks.values()),
         fairies=fairies,
+        self_id=next((m.group(1) for m in [_SELF.search(user)] if m), None),
     )

@@ -5,8 +5,9 @@
   given, streamed in random chunkings. A request without a schema gets an empty answer: the
   model has nothing it may say.
 - `PlanResponder` works a fairy project the way a careful model would, from the request alone:
-  an orchestrator plans tasks in its view and directs the fairies it was told about, waits,
-  then reviews and ends; a drone draws inside its task area and marks its task done; any other
+  an orchestrator plans tasks in its view and directs the fairies it was told about (a duo
+  lead takes a part itself), waits, then reviews and ends; a solo fairy plans one task and
+  starts it; a working fairy draws inside its task area and marks its task done; any other
   mode draws one labelled shape in its bounds and says so.
 
 Both record every request they answered (`answered`), so tests can check what each role saw.
@@ -16,11 +17,12 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from steward.bench.anthropic_server import Reply
-from steward.bench.request_text import Box, RequestView, read_request
+from steward.bench.request_text import Box, RequestView, read_request, variant_name, variants
 from steward.bench.schema_sampler import Knowledge, SchemaSampler
 
 
@@ -65,10 +67,18 @@ class SchemaResponder:
     max_actions: int = 6
     answered: list[Answer] = field(default_factory=list)
 
-    def actions(self, view: RequestView, rng: random.Random) -> list[dict[str, Any]]:
+    def actions(
+        self, view: RequestView, rng: random.Random, skip: Callable[[str], bool] | None = None
+    ) -> list[dict[str, Any]]:
+        """Sampled actions; `skip` leaves out the schema's variants of the names it picks."""
         if view.schema is None:
             return []
         items = view.schema.get("properties", {}).get("actions", {}).get("items", {})
+        if skip is not None:
+            kept = [v for v in variants(view.schema) if not skip(variant_name(v))]
+            if not kept:
+                return []
+            items = {"anyOf": kept}
         sampler = SchemaSampler(view.schema, rng, knowledge(view))
         return [sampler.value(items, "action") for _ in range(rng.randint(1, self.max_actions))]
 
@@ -78,6 +88,10 @@ class SchemaResponder:
         actions = self.actions(view, rng)
         self.answered.append(Answer(view, actions))
         return Reply(random_chunks(continuation(view.prefill, actions), rng))
+
+
+# The actions that mark a working task done, by mode.
+_DONE = ("mark-my-task-done", "mark-duo-task-done", "mark-task-done")
 
 
 def _grid(area: Box, n: int) -> list[Box]:
@@ -108,43 +122,66 @@ class PlanResponder:
     def actions(self, view: RequestView) -> list[dict[str, Any]]:
         names = set(view.action_names)
         if "start-project" in names or "start-duo-project" in names:
-            return self._orchestrate(view, names)
-        done = next((n for n in ("mark-my-task-done", "mark-duo-task-done") if n in names), None)
+            return self._orchestrate(view, "start-duo-project" in names)
+        done = next((n for n in _DONE if n in names), None)
         if done is not None:
             return self._work(view, done)
+        if "create-task" in names and "start-task" in names:
+            return self._solo(view)
         return self._draw(view, view.bounds or Box(0, 0, 800, 600), "one")
 
-    def _orchestrate(self, view: RequestView, names: set[str]) -> list[dict[str, Any]]:
-        duo = "start-duo-project" in names
+    def _orchestrate(self, view: RequestView, duo: bool) -> list[dict[str, Any]]:
+        k = "duo-" if duo else "project-"
+        wait = {"_type": "await-duo-tasks-completion" if duo else "await-tasks-completion"}
+        if view.tasks:
+            if all(t.status == "done" for t in view.tasks):
+                return [
+                    {"_type": "think", "text": "Every task is done; the parts sit side by side."},
+                    {"_type": "message", "text": "The project is finished."},
+                    {"_type": "end-duo-project" if duo else "end-project"},
+                ]
+            return [wait]
+        helpers = [f for f, role in view.fairies.items() if role == "drone"][: 1 if duo else 2]
+        if duo and view.self_id:
+            helpers.append(view.self_id)  # a duo lead works a part itself
+        if not helpers:
+            return [{"_type": "message", "text": "No fairy is free to help."}]
+        area = view.bounds or Box(0, 0, 800, 600)
+        out: list[dict[str, Any]] = [
+            {"_type": "start-duo-project" if duo else "start-project", "title": "Shared picture",
+             "description": "Boxes side by side",
+             "plan": "one area per fairy, side by side, in parallel"},
+        ]  # fmt: skip
+        for i, (who, box) in enumerate(zip(helpers, _grid(area, len(helpers)), strict=True)):
+            out.append({
+                "_type": f"create-{k}task", "taskId": f"part{i + 1}", "title": f"Part {i + 1}",
+                "text": "Draw one labelled box inside your area.", "x": round(box.x),
+                "y": round(box.y), "w": round(box.w), "h": round(box.h), "assignee": who,
+            })  # fmt: skip
+        own = [f"part{i + 1}" for i, who in enumerate(helpers) if who == view.self_id]
+        out += [
+            {"_type": f"direct-to-start-{k}task", "taskId": f"part{i + 1}"}
+            for i, who in enumerate(helpers)
+            if who != view.self_id
+        ]
+        # A duo lead starts its own part now (and awaits the rest after it); others wait.
+        out.append({"_type": "start-duo-task", "taskId": own[0]} if duo and own else wait)
+        return out
+
+    def _solo(self, view: RequestView) -> list[dict[str, Any]]:
         if not view.tasks:
-            helpers = [f for f, role in view.fairies.items() if role == "drone"][:2]
-            if not helpers:
-                return [{"_type": "message", "text": "No fairy is free to help."}]
             area = view.bounds or Box(0, 0, 800, 600)
-            start = "start-duo-project" if duo else "start-project"
-            create = "create-duo-task" if duo else "create-project-task"
-            direct = "direct-to-start-duo-task" if duo else "direct-to-start-project-task"
-            out: list[dict[str, Any]] = [
-                {"_type": start, "title": "Shared picture", "description": "Boxes side by side",
-                 "plan": "one area per fairy, side by side, in parallel"},
-            ]  # fmt: skip
-            for i, (who, box) in enumerate(zip(helpers, _grid(area, len(helpers)), strict=True)):
-                out.append({
-                    "_type": create, "taskId": f"part{i + 1}", "title": f"Part {i + 1}",
-                    "text": "Draw one labelled box inside your area.", "x": round(box.x),
-                    "y": round(box.y), "w": round(box.w), "h": round(box.h), "assignee": who,
-                })  # fmt: skip
-            out += [{"_type": direct, "taskId": f"part{i + 1}"} for i in range(len(helpers))]
-            out.append({"_type": "await-duo-tasks-completion" if duo else "await-tasks-completion"})
-            return out
-        if all(t.status == "done" for t in view.tasks):
-            end = "end-duo-project" if duo else "end-project"
+            box = _grid(area, 2)[0]
             return [
-                {"_type": "think", "text": "Every task is done; the parts sit side by side."},
-                {"_type": "message", "text": "The project is finished."},
-                {"_type": end},
-            ]
-        return [{"_type": "await-duo-tasks-completion" if duo else "await-tasks-completion"}]
+                {"_type": "create-task", "taskId": "solo1", "title": "My part",
+                 "text": "Draw one labelled box.", "x": round(box.x), "y": round(box.y),
+                 "w": round(box.w), "h": round(box.h)},
+                {"_type": "start-task", "taskId": "solo1"},
+            ]  # fmt: skip
+        todo = next((t for t in view.tasks if t.status == "todo"), None)
+        if todo is not None:
+            return [{"_type": "start-task", "taskId": todo.id}]
+        return [{"_type": "message", "text": "All my tasks are done."}]
 
     def _work(self, view: RequestView, done: str) -> list[dict[str, Any]]:
         mine = next((t for t in view.tasks if t.status == "in-progress"), None)

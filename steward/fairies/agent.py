@@ -78,6 +78,7 @@ class _Run:
     last_chat: dict[int, str] = field(default_factory=dict)
     last_partial: dict[int, dict[str, Any]] = field(default_factory=dict)
     ops_sent: int = 0
+    notes_kept: int = 0  # how many of ctx.notes were handed on to the next prompt
     usage: Usage = field(default_factory=Usage)
     progress: Callable[[], None] = lambda: None  # the watchdog's: output or context arrived
 
@@ -88,6 +89,7 @@ class _Run:
 
 # Chat items kept per room (the prompt shows the last `chat_history.MAX_ITEMS` of a level).
 MAX_HISTORY_KEPT = 200
+MAX_NOTES_KEPT = 40
 
 
 class CanvasAgent:
@@ -96,6 +98,8 @@ class CanvasAgent:
     def __init__(self, config: AgentConfig | None = None) -> None:
         self.config = config or AgentConfig()
         self.history: dict[str, list[ChatItem]] = {}
+        # Per room: notes on the agent's actions not yet shown to the model (lints part).
+        self.notes: dict[str, list[str]] = {}
         self.todo: dict[str, list[TodoItem]] = {}
 
     # -- hooks for modes built on top ----------------------------------------------------
@@ -209,6 +213,7 @@ class CanvasAgent:
             now_iso=self.config.clock().isoformat(timespec="seconds"),
             blurry_cap=self.config.settings.steward_blurry_shape_cap,
             mode=self.mode_for(p).name,
+            notes=self.notes.pop(run.session.room_id, []),
         )
 
     async def _request(
@@ -254,7 +259,15 @@ class CanvasAgent:
         await self._handle(run, parser.finish(), enabled, order)
         for ev in order.finish():
             await self._handle_one(run, ev, enabled)
+        self._keep_notes(run)
         return "done"
+
+    def _keep_notes(self, run: _Run) -> None:
+        """This request's notes wait for the next prompt of the room (follow-up or not)."""
+        pending = self.notes.setdefault(run.session.room_id, [])
+        pending += run.ctx.notes[run.notes_kept :]
+        run.notes_kept = len(run.ctx.notes)
+        del pending[:-MAX_NOTES_KEPT]
 
     async def _handle(
         self, run: _Run, events: list[ParsedAction], enabled: Any, order: CreateOrder

@@ -106,6 +106,7 @@ class Reading:
     anchor: str | None = None  # "next to the chart": the word naming what to sit beside
     side: str | None = None  # right, left, above, below (of the anchor)
     pronoun: bool = False  # "it", "this", "them", "the selection"
+    this: bool = False  # "this", "these", "the selection": what the asker selected, only
     group_word: str | None = None  # "the chart", "the drawing"
 
 
@@ -223,6 +224,7 @@ def read(message: str) -> Reading:
                 plural=plural, count=count, color=_color(bare))  # fmt: skip
     r.anchor, r.side = _anchor(bare)
     r.pronoun = bool(re.search(r"\b(?:it|this|that|them|these|those|selection|selected)\b", bare))
+    r.this = bool(re.search(r"\b(?:this|these|selection|selected)\b", bare))
     r.group_word = next((w for w in GROUP_WORDS if re.search(rf"\b{w}s?\b", bare)), None)
     words = set(re.findall(r"[a-z]+", bare))
     r.direction = next((d for w, d in DIRECTIONS.items() if w in words), None)

@@ -170,6 +170,8 @@ class Turn:
             return c.selection
         if named:
             return named
+        if r.this:  # "this" is the asker's selection, and nothing else
+            return []
         return c.last_drawing() if (r.pronoun or not (r.kinds or r.group_word)) else []
 
     # -- intents -----------------------------------------------------------------------

@@ -44,3 +44,6 @@ class PromptState:
     now_iso: str = ""
     blurry_cap: int = 300
     mode: str = "one-shot"
+    # What the steward changed or refused in the agent's previous actions (dropped fields,
+    # missing shapes, renamed ids), told back so the model can correct itself.
+    notes: list[str] = field(default_factory=list)

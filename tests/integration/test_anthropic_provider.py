@@ -149,8 +149,9 @@ async def test_a_refused_prefill_is_retried_once_without_it(fake: FakeAnthropic)
     # The model wrote the opening itself; callers still get the text after the prefill.
     assert await collect(provider, Usage()) == '{"_type": "think", "text": "hi"}]}\n```'
     assert [r["messages"][-1]["role"] for r in fake.requests] == ["assistant", "user"]
-    # Remembered: the next request goes without the prefill at once.
+    # Remembered: the next request goes without the prefill at once (a character at a time).
     fake.text = '{"actions": [{"_type": "think", "text": "again"}]}'
+    fake.chunk = 1
     assert await collect(provider, Usage()) == '{"_type": "think", "text": "again"}]}'
     assert len(fake.requests) == 3 and fake.requests[-1]["messages"][-1]["role"] == "user"
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from livekit import rtc
 
+from steward.bench.responders import PlanResponder
 from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
 from steward.room.connection import RoomRuntime
@@ -23,7 +24,15 @@ from steward.store.database import Database
 from steward.voice.microphone import WavMicrophone
 from steward.voice.speech import SpokenText, speak
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, join_clients, recording_steward, settle
+from tests.integration.anthropic_fake import FakeAnthropic
+from tests.integration.openai_stt_fake import FakeOpenAITranscription
+from tests.integration.room_support import (
+    close_all,
+    join_clients,
+    recording_steward,
+    room_settings,
+    settle,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -169,3 +178,77 @@ async def test_captions_only_or_nobody_as_configured(
         await close_all([eve])
     finally:
         await service.close()
+
+
+async def test_the_openai_engine_through_its_livekit_plugin(
+    livekit_server: LiveKitServer,
+    database: Database,
+    room_name: str,
+    speech: dict[str, SpokenText],
+) -> None:
+    fake = FakeOpenAITranscription()
+    base_url = await fake.start()
+    service, _ = await recording_steward(
+        livekit_server,
+        database,
+        steward_stt="openai",
+        openai_base_url=base_url,
+        openai_api_key=fake.api_key,
+    )
+    try:
+        runtime = await service.join(room_name)
+        clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+        captions = CaptionLog(clients[1].room)
+        mic, sid = await _speaker(clients[0], runtime)
+        await mic.play(speech["flow"].path)
+        await wait_for(lambda: len(runtime.dispatcher.sessions) == 1, timeout=20)
+        session = next(iter(runtime.dispatcher.sessions.values()))
+        assert "flow chart" in session.prompt.message and session.prompt.requester == "alice"
+        await wait_for(lambda: len(captions.finals(sid)) == 1, timeout=10)
+        assert fake.requests and fake.requests[0]["model"] == "gpt-4o-mini-transcribe"
+        await mic.close()
+        await close_all(clients)
+    finally:
+        await service.close()
+        await fake.stop()
+
+
+async def test_a_spoken_request_through_the_anthropic_provider(
+    livekit_server: LiveKitServer,
+    database: Database,
+    room_name: str,
+    speech: dict[str, SpokenText],
+) -> None:
+    """The model (a local Messages server answering only from its request) is asked for
+    what was said, after the wake phrase; three clients end with its drawing, identical."""
+    responder = PlanResponder(chunk=9)
+    fake = FakeAnthropic(responder=responder)
+    await fake.start()
+    settings = room_settings(
+        livekit_server,
+        database.url,
+        steward_model="anthropic:claude-voice-test",
+        anthropic_base_url=fake.base_url,
+        steward_stt="local",
+    )
+    service = StewardService(settings, database=database)
+    await service.start(http=False)
+    try:
+        runtime = await service.join(room_name)
+        clients = await join_clients(livekit_server, room_name, ["alice", "bob", "carol"], runtime)
+        mic, _ = await _speaker(clients[0], runtime)
+        await mic.play(speech["flow"].path)
+        await wait_for(lambda: len(runtime.dispatcher.sessions) == 1, timeout=15)
+        session_id = next(iter(runtime.dispatcher.sessions))
+        result = await runtime.dispatcher.wait(session_id, timeout=60)
+        await settle(runtime, clients, session_id)
+        assert responder.answered, result
+        asked = responder.answered[0].view.user.lower()
+        assert "flow chart of our sign" in asked and "steward" not in asked.split("flow")[0]
+        assert clients[0].shapes and all(c.shapes == clients[0].shapes for c in clients)
+        assert clients[0].shapes == runtime.mirror.shapes
+        await mic.close()
+        await close_all(clients)
+    finally:
+        await service.close()
+        await fake.stop()

@@ -14,7 +14,7 @@ from steward.protocol.messages import Box, SessionStatus, WireAction
 class FakeSession:
     shapes: list[dict[str, Any]] = field(default_factory=list)
     viewport: Box = field(default_factory=lambda: Box(x=0, y=0, w=1600, h=900))
-    selection: list[str] = field(default_factory=list)
+    selection: list[str] = field(default_factory=list)  # the asker's
     room_id: str = "room-1"
     session_id: str = "s1"
     cancel_after_envelopes: int | None = None

@@ -99,3 +99,19 @@ async def test_a_long_lived_room_keeps_a_bounded_chat_history() -> None:
     assert MAX_HISTORY_KEPT <= len(history) <= MAX_HISTORY_KEPT + 5  # + this run's replies
     assert any(i.text == "draw a blue circle" for i in history)
     assert history[0].text == "old 51"  # the oldest went first
+
+
+async def test_make_this_blue_recolours_the_askers_selection_only() -> None:
+    boxes = [
+        {"id": i, "type": "geo", "x": x, "y": 0, "rotation": 0,
+         "props": {"geo": "rectangle", "w": 100, "h": 80, "color": "black"}}
+        for i, x in (("a", 0), ("b", 300))
+    ]  # fmt: skip
+    session = FakeSession(shapes=boxes, selection=["b"])
+    assert await agent().run(session, prompt("make this blue")) == "done"
+    colours = {k: v["props"]["color"] for k, v in session.browser.shapes.items()}
+    assert colours == {"a": "black", "b": "blue"}
+    nothing = FakeSession(shapes=boxes)
+    assert await agent().run(nothing, prompt("make this blue")) == "done"
+    assert {v["props"]["color"] for v in nothing.browser.shapes.values()} == {"black"}
+    assert "select what you mean" in nothing.chats[-1][1].lower()  # asks, changes nothing

@@ -1,4 +1,5 @@
-"""Canvas problems worth fixing: overlapping text, unconnected arrows, shapes grown by text."""
+"""Canvas problems worth fixing (overlapping text, unconnected arrows, shapes grown by text),
+and the notes on what became of the agent's last actions."""
 
 from typing import Any
 
@@ -7,6 +8,7 @@ from steward.prompt.base import Block, PromptPart, text
 from steward.prompt.state import PromptState
 
 MAX_LINTS = 20
+MAX_NOTES = 20
 
 
 def lint(shapes: dict[str, dict[str, Any]]) -> list[str]:
@@ -31,7 +33,11 @@ def lint(shapes: dict[str, dict[str, Any]]) -> list[str]:
 
 def _build(state: PromptState) -> list[Block]:
     found = lint(state.shapes)
-    return text("Problems on the canvas:", *(f"- {x}" for x in found)) if found else []
+    lines = ["Problems on the canvas:", *(f"- {x}" for x in found)] if found else []
+    if state.notes:
+        notes = state.notes[-MAX_NOTES:]
+        lines += ["What happened to your last actions:", *(f"- {x}" for x in notes)]
+    return text(*lines) if lines else []
 
 
 _GUIDE = """Problems found on the canvas (overlapping text, arrows loose at an end, shapes grown to
