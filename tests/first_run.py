@@ -242,6 +242,20 @@ CASES: list[Case] = [
         before=(CIRCLE,),
     ),
     Case(
+        "make this blue",
+        "recolours the asker's selection",
+        _recolored("note", 1, "blue"),
+        before=(NOTES,),
+        select="note",
+    ),
+    Case(
+        "make this blue",
+        "nothing selected: asks, changes nothing",
+        nothing,
+        before=(CIRCLE,),
+        chat="select what you mean",
+    ),
+    Case(
         "make the notes green",
         "recolours every note",
         _recolored("note", 3, "green"),

@@ -22,7 +22,7 @@ from typing import Any
 from steward.canvas.bounds import Rect, text_extent
 from steward.model.pictures import picture_for, scene_for
 from steward.model.reading import read
-from steward.model.scripted import FONT, ScriptedModel, Turn
+from steward.model.scripted import FONT, ScriptedModel, ScriptedTurn
 
 # Neighbouring task areas share this many pixels: parallel drones meet but do not collide.
 TASK_OVERLAP = 40
@@ -53,7 +53,7 @@ def plan_areas(
     """n task areas side by side, each overlapping its neighbour, in free space inside the
     viewport (beside what the message names, e.g. "below the flow chart") when it has room."""
     n = max(n, 1)
-    turn = Turn({"message": message, "viewport": view, "canvas": canvas or []})
+    turn = ScriptedTurn({"message": message, "viewport": view, "canvas": canvas or []})
     box, _ = turn.place(n * AREA_W - (n - 1) * TASK_OVERLAP, AREA_H)
     return [
         {"x": int(box.x) + i * (AREA_W - TASK_OVERLAP), "y": int(box.y), "w": AREA_W, "h": AREA_H}
@@ -69,7 +69,7 @@ def drone_drawing(task: dict[str, Any]) -> list[dict[str, Any]]:
     title = str(task.get("title") or tid)
     frame = Rect(b["x"] + INSET, b["y"] + INSET, b["w"] - 2 * INSET, b["h"] - 2 * INSET)
     color = _PALETTE[sum(map(ord, tid)) % len(_PALETTE)]
-    turn = Turn({"message": title, "viewport": b, "canvas": []})
+    turn = ScriptedTurn({"message": title, "viewport": b, "canvas": []})
     turn.n = 0  # notes say what each shape is for; drones' ids come from the task
     max_chars = max(int((frame.w - 40) // (0.6 * FONT)), 4)
     label = title if len(title) <= max_chars else title[: max_chars - 1] + "…"

@@ -91,7 +91,7 @@ def _listing(shapes: list[Seen], limit: int = 6) -> str:
     return ", ".join(names) + more
 
 
-class Turn:
+class ScriptedTurn:
     """One request: the reading, the canvas, and where things may go."""
 
     def __init__(self, hints: dict[str, Any]) -> None:
@@ -533,7 +533,7 @@ class ScriptedModel:
             ]
             acts.append(_say("All done: everything is connected and labelled."))
             return acts
-        return Turn(hints).actions()
+        return ScriptedTurn(hints).actions()
 
     def response_text(self, hints: dict[str, Any]) -> str:
         body = ", ".join(json.dumps(a, ensure_ascii=False) for a in self.actions_for(hints))

@@ -46,11 +46,11 @@ async def test_sentence(case: Case, view: str) -> None:
     added = [i for i in after if i not in before]
     report = quality_report(after, touched=added, viewport=VIEWPORTS[view])
     box = union(shape_bounds(after[i], after) for i in added)
-    shown = [a.params for _, env in session.envelopes for a in env if a.name == "set_viewport"]
     if box is not None and report.outside_viewport:
-        # Only when the viewport had no room: then the agent's view moves to show it.
-        views = [Rect(*(float(v[k]) for k in "xywh")) for v in shown]  # type: ignore[arg-type]
-        assert any(v.contains(box) for v in views), (box, shown)
+        # Only when the viewport had no room: then the agent's view moves to show it (its
+        # follow-up request looks there).
+        looked = [Rect(b.x, b.y, b.w, b.h) for b in session.context_requests if b is not None]
+        assert any(v.contains(box) for v in looked), (box, looked)
     problems = report.problems()
     problems.pop("outside_viewport", None)
     assert problems == {}, report
