@@ -351,7 +351,8 @@ async def storage_attacks(a: Abuse, pool: Any) -> None:
 
 async def bomb_attack(a: Abuse, baseline_s: float | None) -> float | None:
     """A second room whose host answers context with a gzip bomb: the run must not stall
-    (wrongly accepted: over twice the honest run's time, where it once stalled 25 s)."""
+    (wrongly accepted: over twice the honest run's time and over 15 s, where it once stalled
+    25 s; the machine is shared, so an honest run's time alone is too noisy a bound)."""
     room = a.room + "-bomb"
     runtime = await a.stack.service.join(room)
     bomber = await a.client("bomber", room=room, faults=Faults(context_mode="gzip_bomb"))
@@ -362,7 +363,7 @@ async def bomb_attack(a: Abuse, baseline_s: float | None) -> float | None:
         oversize = sum(
             1 for t, w, r in runtime.rejected if (t, w, r) == (TOPIC_CONTEXT, "bomber", "oversize")
         )
-        limit = 2 * (baseline_s or 2.5)
+        limit = max(2 * (baseline_s or 2.5), 15.0)
         slow = took[-1] is None or took[-1] > limit
         return oversize > 0, slow, f"run_s={took[-1]} oversize={oversize}"
 
