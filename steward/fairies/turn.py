@@ -191,7 +191,7 @@ class TurnDriver:
         if out.complete:
             turn.last_chat[out.index] = out.chat
             await self._final_chat(turn, out.index)
-        elif out.chat != turn.last_chat.get(out.index):
+        elif out.chat and out.chat != turn.last_chat.get(out.index):
             turn.last_chat[out.index] = out.chat
             await turn.session.send_chat(out.chat, partial=True, message_id=turn.wire_id(out.index))
 
