@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from livekit import rtc
+from pydantic import JsonValue
 
 from steward import ffi_router
 from steward.canvas.mirror import CanvasMirror
@@ -160,6 +161,8 @@ class HeadlessClient:
     selection: list[str] = field(default_factory=list)
     # The bounds each context request asked this client to render (None: its own viewport).
     context_bounds: list[Box | None] = field(default_factory=list)
+    # Host mode: this user's own edits since the steward last asked for them (`user_changes`).
+    user_changes: dict[str, str] = field(default_factory=dict)
     _jpeg_cache: tuple[tuple[int, float, int], Fitted] | None = None
 
     # --- construction --------------------------------------------------------------------
@@ -291,6 +294,20 @@ class HeadlessClient:
     async def edit(self, put: list[dict[str, Any]], remove: list[str] | None = None) -> None:
         """A user edit: relayed through the steward (the echo is applied like any envelope)."""
         await self._send(CanvasEdit(put=put, remove=remove or []).to_wire(), TOPIC_EDIT)
+
+    def local_edit(self, put: list[dict[str, Any]], remove: list[str] | None = None) -> None:
+        """Host mode: a user edit the app's own sync carries (the steward never sees it); it
+        is reported as this user's change when the steward asks for `user_changes`."""
+        for record in put:
+            sid = str(record["id"])
+            before = self.user_changes.get(sid)
+            created = before == "created" or sid not in self.shapes
+            self.user_changes[sid] = "created" if created else "updated"
+        gone = set(remove or [])
+        for sid in gone:
+            self.user_changes[sid] = "deleted"
+        self.replica.load([*(s for s in self.shapes.values() if s["id"] not in gone), *put])
+        self.doc_version += 1
 
     async def send_raw(self, payload: bytes, topic: str) -> None:
         await self._send(payload, topic)
@@ -456,6 +473,12 @@ class HeadlessClient:
             counts=ContextCounts(shapes=len(self.shapes)),
             streams=streams,
         )
+        if "user_changes" in req.want:
+            changes: list[dict[str, JsonValue]] = [
+                {"id": sid, "change": c} for sid, c in self.user_changes.items()
+            ]
+            reply = reply.model_copy(update={"user_changes": changes})
+            self.user_changes = {}
         self._spawn(self._send_context_streams(inv.caller_identity, req, want_shot, want_shapes))
         return reply.to_wire().decode()
 
