@@ -34,6 +34,7 @@ from steward.fairies.turn import (
 )
 from steward.model.base import ModelError, ModelProvider, Usage, estimate_cost
 from steward.model.registry import get_model
+from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.ports import PromptInput, SessionPort
 from steward.prompt.registry import build_request
@@ -134,6 +135,7 @@ class CanvasAgent:
                 await session.send_chat(msg, role="system")
                 await session.send_status("error", "budget exceeded")
                 log.warning("budget_exceeded", room=session.room_id, spent=spent, budget=budget)
+                metrics.BUDGET_EXCEEDED.inc()
                 return "error: budget exceeded"
         ctx = ActionContext(
             shapes=session.canvas.shapes, todo=self.todo.setdefault(session.room_id, [])
