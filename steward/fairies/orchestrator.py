@@ -62,6 +62,7 @@ from steward.fairies.modes import (
     mode,
     model_role,
 )
+from steward.fairies.notes import NoteCarry
 from steward.fairies.persistence import (
     fairy_from,
     fairy_row,
@@ -206,6 +207,8 @@ class RoomFairies:
     origin: tuple[float, float] | None = None
     # Model requests per session, for wire ids `{session}.{request}.{index}`.
     requests: dict[str, int] = field(default_factory=dict)
+    # Per fairy: notes on its actions for its next prompt (lints part), in memory only.
+    notes: NoteCarry = field(default_factory=NoteCarry)
 
     def next_request(self, session_id: str) -> int:
         n = self.requests.get(session_id, 0)
@@ -740,6 +743,7 @@ class FairyRuntime:
             now_iso=datetime.now(UTC).isoformat(timespec="seconds"),
             mode=current.name,
             fairy=brief(view),
+            notes=room.notes.take(fairy_id),
         )
         request = build_request(state, current)
         request.hints["fairy"] = self._hints(room, view)
@@ -795,10 +799,12 @@ class FairyRuntime:
             ctx.claimed.clear()
             model_request = self._prompt(room, fairy_id, req, run, context, followup)
             run.turn = Turn(session, ctx, room.next_request(session.session_id), hooks)
+            noted = len(ctx.notes)
             try:
                 end = await self._driver.drive(run.turn, provider, model_request, Usage())
             finally:
                 run.ops_sent += run.turn.ops_sent
+                room.notes.keep(fairy_id, ctx.notes[noted:])
             await self._turn_feedback(room, fairy_id, run.turn.refusals)
             return end
 
