@@ -89,6 +89,9 @@ class Settings(BaseSettings):
     # Models a caller (HTTP `model`) may pick, comma list; empty: only `steward_model`.
     # `replay:` and anything naming a file is never accepted from a caller.
     steward_models_allowed: str = ""
+    # Refusals per participant per minute (an unsolicited stream counts 10) before the
+    # steward revokes its data publishing through LiveKit (steward.room.abuse).
+    steward_abuse_strikes_per_min: int = Field(default=200, ge=1)
 
     steward_max_followups: int = Field(default=3, ge=0, le=20)
     # A run with no progress (no model output, no context answer) for this long ends; a run

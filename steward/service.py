@@ -38,7 +38,7 @@ from steward.store.database import Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox
-from steward.store.usage import UsageRepo
+from steward.store.usage import LazyUsage, UsageRepo
 from steward.tokens import mint_token
 from steward.voice.engines import speech_engine
 
@@ -47,15 +47,16 @@ log = get_logger(__name__)
 RunnerFactory = Callable[[], AgentRunner]
 
 
-def default_runner(settings: Settings) -> RunnerFactory:
-    """The canvas agent (one per process, so it keeps each room's chat history); falls back
-    to the fixed action script if the agent core cannot be imported."""
+def default_runner(settings: Settings, usage: LazyUsage | None = None) -> RunnerFactory:
+    """The canvas agent (one per process, so it keeps each room's chat history), checking the
+    room's daily budget and recording usage when given `usage`; falls back to the fixed
+    action script if the agent core cannot be imported."""
     try:
         from steward.fairies.agent import AgentConfig, CanvasAgent
     except ImportError as err:
         log.warning("agent_unavailable_using_fixed_script", error=str(err))
         return lambda: FixedScriptRunner()
-    agent = CanvasAgent(AgentConfig(settings=settings))
+    agent = CanvasAgent(AgentConfig(settings=settings, usage=usage))
     return lambda: agent
 
 
@@ -122,7 +123,8 @@ class StewardService:
         self.settings = settings
         self._own_db = database is None
         self.db = database
-        self._one_shot = runner or default_runner(settings)
+        self.usage = LazyUsage(lambda: self.db.pool if self.db is not None else None)
+        self._one_shot = runner or default_runner(settings, self.usage)
         self._use_fairies = fairies
         self.fairies: FairyRuntime | None = None
         self.rooms: dict[str, RoomRuntime] = {}
@@ -151,6 +153,7 @@ class StewardService:
             runner=self.runner,
             cancel_other=self._cancel_fairy_session,
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
+            usage_of=self.usage.session_summary,
             speech=speech_engine(self.settings),
         )
 

@@ -211,6 +211,10 @@ test("each tab's prompt acts on its own view and selection", async () => {
     assert.deepEqual(ctx.selection, [selected])
     assert.ok(Math.abs(ctx.viewport.x - views[tab].x) < 1 && Math.abs(ctx.viewport.y - views[tab].y) < 1, `viewport ${JSON.stringify(ctx.viewport)} vs ${JSON.stringify(views[tab])}`)
   }
+  // Tabs whose users prompt keep their own view pre-rendered (the steward asks them).
+  for (const tab of [t2, t3]) {
+    await tab.page.waitForFunction(() => window.__steward.handle.screenshots.stats.prerenders > 0, null, { timeout: WAIT })
+  }
   // Back to the default camera and no selection, for the tests that follow.
   for (const tab of [t2, t3]) {
     await tab.page.evaluate(() => {

@@ -188,7 +188,8 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     editor.store.listen(() => {})()
     return edits.docVersion
   }
-  // The host pre-renders the screenshot while the canvas is idle (toImage takes seconds on
+  // The host, and a tab whose user prompts (the steward asks the asker's own tab for its
+  // context), pre-render the screenshot while the canvas is idle (toImage takes seconds on
   // big canvases, longer than the steward waits for context).
   const screenshots = new ScreenshotCache({
     render: (bounds, maxSize, maxBytes) => renderScreenshot(editor, bounds, maxSize, pageEncoding, log, { maxBytes }),
@@ -203,12 +204,17 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
   ]
 
   // ---- host election -------------------------------------------------------------------
+  let prompts = false // this tab's user prompts: keep its own view pre-rendered from then on
+  const prompting = () => {
+    prompts = true
+    screenshots.start()
+  }
   const refreshHost = () => {
     const host = electHost(room, stewardIdentity)
     const isHost = host === room.localParticipant.identity
     const stewardPresent = room.remoteParticipants.has(stewardIdentity)
     if (host !== state.host || isHost !== state.isHost || stewardPresent !== state.stewardPresent) set({ host, isHost, stewardPresent })
-    if (isHost) screenshots.start()
+    if (isHost || prompts) screenshots.start()
     else screenshots.stop()
   }
 
@@ -369,11 +375,13 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     },
     async prompt(message, extra = {}) {
       composingHints.reset()
+      prompting()
       const reply = await rpc<PromptReply>(RPC_PROMPT, { ...extra, message })
       if (reply.sessionId) set({ activeSession: reply.sessionId })
       return reply
     },
     composing(bounds) {
+      prompting()
       return composingHints.composing(bounds)
     },
     async cancel(sessionId) {

@@ -145,8 +145,9 @@ def _resolve_view(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
     box = _box(data, ctx, "view")
     if box is None:
         return []
+    # The agent's own view moves (its next request looks there); the users' cameras stay.
     ctx.scheduled.append(Scheduled("view", str(data.get("intent") or "Look here."), box))
-    return [WireOp("set_viewport", box.to_dict())]
+    return []
 
 
 def _resolve_count(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:

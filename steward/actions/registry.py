@@ -7,13 +7,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.actions import arrange, communicate, shapes
+from steward.actions import arrange, communicate, fairy, shapes
 from steward.actions.base import ActionContext, ActionSpec, WireOp
 
 ACTIONS: dict[str, ActionSpec] = {
-    spec.name: spec for family in (communicate, shapes, arrange) for spec in family.SPECS
+    spec.name: spec for family in (communicate, shapes, arrange, fairy) for spec in family.SPECS
 }
 ALL_ACTION_NAMES: tuple[str, ...] = tuple(ACTIONS)
+
+
+def names_of(*families: str) -> tuple[str, ...]:
+    """Action names of these families (`communicate`, `shapes`, `arrange`, `fairy`)."""
+    return tuple(n for n, s in ACTIONS.items() if s.family in families)
+
+
 _BY_LOWER = {name.lower().replace("-", "").replace("_", ""): name for name in ACTIONS}
 NAME_ALIASES = {
     "createshape": "create", "add": "create", "updateshape": "update", "edit": "update",

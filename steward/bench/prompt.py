@@ -15,8 +15,9 @@ from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.simple import to_simple
 from steward.commands._common import print_json
+from steward.fairies.modes import MODES
 from steward.model.base import estimate_tokens
-from steward.prompt.registry import MODES, build_request
+from steward.prompt.registry import build_request
 from steward.prompt.state import PromptState
 
 
@@ -50,9 +51,9 @@ def run(n: int = 1000) -> dict[str, Any]:
         shapes=shapes,
         viewport=Rect(4000, 3000, 1600, 900),
         coords=CoordinateSpace(4000, 3000),
-        enabled_actions=MODES["one-shot"].actions,
+        enabled_actions=MODES["one-shotting"].actions,
     )
-    request = build_request(state, MODES["one-shot"])
+    request = build_request(state, MODES["one-shotting"])
     ours = sum(estimate_tokens(s) for s in request.system) + sum(
         estimate_tokens(str(b.get("text", ""))) for b in request.user
     )

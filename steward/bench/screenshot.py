@@ -103,10 +103,12 @@ def _instrument(runtime: RoomRuntime) -> Callable[[], list[_Probe]]:
     inbox, fetcher = runtime.inbox, runtime.context
     expect, read, rpc = inbox.expect, inbox._read, fetcher._rpc
 
-    def timed_expect(request_id: str, sender: str, kinds: list[str]) -> dict[str, Any]:
+    def timed_expect(
+        request_id: str, sender: str, kinds: list[str], caps: dict[str, int] | None = None
+    ) -> dict[str, Any]:
         if probes:
             probes[-1].request_ids.append(request_id)
-        return expect(request_id, sender, kinds)
+        return expect(request_id, sender, kinds, caps)
 
     async def timed_read(kind: str, topic: str, reader: Any, sender: str) -> None:
         await read(kind, topic, reader, sender)

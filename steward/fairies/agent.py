@@ -16,21 +16,28 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from steward.actions.base import ActionContext, Scheduled, TodoItem, WireOp
-from steward.actions.ordering import CreateOrder
-from steward.actions.registry import Outcome, process, select
+from steward.actions.base import ActionContext, Scheduled, TodoItem
+from steward.actions.registry import ACTIONS, select
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings, get_settings
-from steward.fairies.request_loop import next_step
+from steward.fairies.modes import MODES, ModeDefinition
+from steward.fairies.request_loop import LoopDecision
+from steward.fairies.turn import (
+    Turn,
+    TurnDriver,
+    TurnEnd,
+    TurnHooks,
+    run_requests,
+    shielded_revert,
+)
 from steward.model.base import ModelError, ModelProvider, Usage, estimate_cost
-from steward.model.parser import ActionStreamParser, ParsedAction
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
 from steward.ports import PromptInput, SessionPort
-from steward.prompt.registry import MODES, PromptMode, build_request
+from steward.prompt.registry import build_request
 from steward.prompt.state import ChatItem, PromptState
-from steward.protocol.messages import WireAction
+from steward.protocol.messages import Box
 from steward.watchdog import Watchdog
 
 log = get_logger(__name__)
@@ -57,7 +64,7 @@ class AgentConfig:
     settings: Settings = field(default_factory=get_settings)
     model: ModelProvider | None = None  # overrides settings/prompt model (tests)
     tokens_per_s: float | None = None  # scripted model rate override (0 = as fast as possible)
-    mode: PromptMode = field(default_factory=lambda: MODES["one-shot"])
+    mode: ModeDefinition = MODES["one-shotting"]
     usage: UsageRecorder | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     # Measurement hook (`steward bench latency`): called as mark(kind, key) at the instant of
@@ -74,17 +81,11 @@ class _Run:
     prompt: PromptInput
     ctx: ActionContext
     request_no: int = 0
-    inflight: dict[int, str] = field(default_factory=dict)  # action index → wire id
-    last_chat: dict[int, str] = field(default_factory=dict)
-    last_partial: dict[int, dict[str, Any]] = field(default_factory=dict)
+    turn: Turn | None = None
     ops_sent: int = 0
     notes_kept: int = 0  # how many of ctx.notes were handed on to the next prompt
     usage: Usage = field(default_factory=Usage)
     progress: Callable[[], None] = lambda: None  # the watchdog's: output or context arrived
-
-    def wire_id(self, index: int, k: int = 0) -> str:
-        base = f"{self.session.session_id}.{self.request_no}.{index}"
-        return base if k == 0 else f"{base}.{k}"
 
 
 # Chat items kept per room (the prompt shows the last `chat_history.MAX_ITEMS` of a level).
@@ -98,13 +99,19 @@ class CanvasAgent:
     def __init__(self, config: AgentConfig | None = None) -> None:
         self.config = config or AgentConfig()
         self.history: dict[str, list[ChatItem]] = {}
+        self._driver = TurnDriver()
         # Per room: notes on the agent's actions not yet shown to the model (lints part).
         self.notes: dict[str, list[str]] = {}
         self.todo: dict[str, list[TodoItem]] = {}
 
     # -- hooks for modes built on top ----------------------------------------------------
-    def mode_for(self, prompt: PromptInput) -> PromptMode:
+    def mode_for(self, prompt: PromptInput) -> ModeDefinition:
         return self.config.mode
+
+    def actions(self, prompt: PromptInput) -> tuple[str, ...]:
+        """Its mode's actions but the fairy ones: this agent has no fairy to move."""
+        names = self.mode_for(prompt).actions
+        return tuple(n for n in names if ACTIONS[n].family != "fairy")
 
     def model_for(self, prompt: PromptInput) -> ModelProvider:
         if self.config.model is not None:
@@ -142,14 +149,14 @@ class CanvasAgent:
                 run.progress = dog.progress
                 outcome = await self._loop(run, model)
         except TimeoutError:
-            await self._revert_inflight(run)
+            await self._revert_inflight(run, "watchdog")
             await session.send_status("error", "watchdog: the run stalled or took too long")
             outcome = "error: watchdog"
         except asyncio.CancelledError:
-            await asyncio.shield(self._revert_inflight(run))
+            await shielded_revert(self._driver, run.turn, "canceled")
             raise
         except ModelError as err:
-            await self._revert_inflight(run)
+            await self._revert_inflight(run, "the model failed")
             await session.send_chat(f"The model failed: {err}", role="system")
             await session.send_status("error", str(err)[:200])
             outcome = f"error: {err}"
@@ -165,27 +172,22 @@ class CanvasAgent:
         return outcome
 
     async def _loop(self, run: _Run, model: ModelProvider) -> str:
-        settings = self.config.settings
-        followup: Scheduled | None = None
-        view_bounds: Rect | None = None
-        for request_no in range(settings.steward_max_followups + 1):
+        view: list[Rect | None] = [None]
+
+        async def request(request_no: int, followup: Scheduled | None) -> TurnEnd:
             run.request_no = request_no
-            outcome = await self._request(run, model, followup, view_bounds)
-            if outcome != "done":
-                return outcome
-            decision = next_step(
-                run.ctx.scheduled, run.ctx.todo, made_progress=run.ops_sent > 0,
-                followups_left=settings.steward_max_followups - request_no,
-            )  # fmt: skip
-            if decision.followup is None:
-                return "done"
-            followup = decision.followup
-            if followup.bounds is not None:
-                view_bounds = followup.bounds
+            if followup is not None and followup.bounds is not None:
+                view[0] = followup.bounds
+            return await self._request(run, model, followup, view[0])
+
+        async def on_followup(decision: LoopDecision) -> None:
             await run.session.send_status("scheduled", decision.reason)
-            carry = [s for s in run.ctx.scheduled if s.kind == "data"]
-            run.ctx.scheduled = carry if followup.kind == "data" else []
-        return "done"
+
+        end = await run_requests(
+            request, run.ctx, max_followups=self.config.settings.steward_max_followups,
+            made_progress=lambda: run.ops_sent > 0, on_followup=on_followup,
+        )  # fmt: skip
+        return "canceled" if end == "canceled" else "done"
 
     def prompt_state(self, run: _Run, context: Any, followup: Scheduled | None) -> PromptState:
         viewport = Rect(context.viewport.x, context.viewport.y, context.viewport.w,
@@ -197,7 +199,7 @@ class CanvasAgent:
             shapes=run.session.canvas.shapes,
             viewport=viewport,
             coords=run.ctx.coords,
-            enabled_actions=tuple(self.mode_for(p).actions),
+            enabled_actions=self.actions(p),
             selection=list(context.selection or p.selection),
             context_bounds=Rect(p.bounds.x, p.bounds.y, p.bounds.w, p.bounds.h)
             if p.bounds
@@ -216,51 +218,38 @@ class CanvasAgent:
             notes=self.notes.pop(run.session.room_id, []),
         )
 
+    def hooks(self, run: _Run) -> TurnHooks:
+        """The one-shot agent's turn hooks: its mode's actions, its room's chat history."""
+        enabled = select(self.actions(run.prompt))
+        history = self.history.setdefault(run.session.room_id, [])
+        return TurnHooks(
+            actions=lambda: enabled,
+            said=lambda text: history.append(ChatItem("assistant", text)),
+            mark=self.config.mark,
+        )
+
     async def _request(
         self, run: _Run, model: ModelProvider, followup: Scheduled | None, bounds: Rect | None
-    ) -> str:
+    ) -> TurnEnd:
         session = run.session
         await session.send_status("waiting_context")
-        box = None
-        if bounds is not None:
-            from steward.protocol.messages import Box
-
-            box = Box(x=bounds.x, y=bounds.y, w=bounds.w, h=bounds.h)
+        box = Box(x=bounds.x, y=bounds.y, w=bounds.w, h=bounds.h) if bounds is not None else None
         context = await session.request_context(bounds=box or run.prompt.bounds)
         run.progress()
         run.ctx.shapes = session.canvas.shapes
         if run.request_no == 0 and not run.ctx.coords._saved:
             run.ctx.coords = CoordinateSpace(context.viewport.x, context.viewport.y)
         mode = self.mode_for(run.prompt)
-        state = self.prompt_state(run, context, followup)
-        request = build_request(state, mode)
-        enabled = select(mode.actions)
+        request = build_request(self.prompt_state(run, context, followup), mode)
         run.ctx.id_map.clear()
         run.ctx.claimed.clear()
-        run.inflight.clear()
-        run.last_chat.clear()
-        run.last_partial.clear()
-        await session.send_status("calling_model")
-        parser = ActionStreamParser()
-        parser.feed(request.prefill)
-        order = CreateOrder(exists=lambda sid: run.ctx.existing_id(sid) is not None)
-        first = True
-        if self.config.mark is not None:
-            self.config.mark("model_request", session.session_id)
-        async for chunk in model.stream(request, run.usage):
-            run.progress()
-            if session.cancelled():
-                await self._revert_inflight(run)
-                return "canceled"
-            if first:
-                await session.send_status("streaming")
-                first = False
-            await self._handle(run, parser.feed(chunk), enabled, order)
-        await self._handle(run, parser.finish(), enabled, order)
-        for ev in order.finish():
-            await self._handle_one(run, ev, enabled)
-        self._keep_notes(run)
-        return "done"
+        turn = Turn(session, run.ctx, run.request_no, self.hooks(run), progress=run.progress)
+        run.turn = turn
+        try:
+            return await self._driver.drive(turn, model, request, run.usage)
+        finally:
+            run.ops_sent += turn.ops_sent
+            self._keep_notes(run)
 
     def _keep_notes(self, run: _Run) -> None:
         """This request's notes wait for the next prompt of the room (follow-up or not)."""
@@ -269,74 +258,10 @@ class CanvasAgent:
         run.notes_kept = len(run.ctx.notes)
         del pending[:-MAX_NOTES_KEPT]
 
-    async def _handle(
-        self, run: _Run, events: list[ParsedAction], enabled: Any, order: CreateOrder
-    ) -> None:
-        mark = self.config.mark
-        for event in events:
-            if mark is not None and event.complete:
-                mark("action_complete", run.wire_id(event.index))
-            for ev in order.push(event):
-                await self._handle_one(run, ev, enabled)
-
-    async def _handle_one(self, run: _Run, ev: ParsedAction, enabled: Any) -> None:
-        if ev.truncated:
-            await self._revert_one(run, ev.index)
-            run.ctx.notes.append(f"action {ev.index} was cut off")
-            return
-        out = process(
-            ev.data, index=ev.index, complete=ev.complete,
-            incomplete_path=ev.incomplete_path, ctx=run.ctx, enabled=enabled,
-        )  # fmt: skip
-        if out is None:
-            if ev.complete:
-                await self._revert_one(run, ev.index)
-            return
-        await self._emit(run, out)
-
-    async def _emit(self, run: _Run, out: Outcome) -> None:
-        session = run.session
-        if out.chat is not None and out.chat != run.last_chat.get(out.index):
-            run.last_chat[out.index] = out.chat
-            await session.send_chat(
-                out.chat, partial=not out.complete, message_id=run.wire_id(out.index)
-            )
-            if out.complete:
-                self.history.setdefault(session.room_id, []).append(ChatItem("assistant", out.chat))
-        if not out.ops:
-            if out.complete:
-                await self._revert_one(run, out.index)
-            return
-        if not out.complete:
-            if len(out.ops) != 1:
-                return  # only single-op actions stream; the rest wait for completion
-            action = self._wire(run, out.index, 0, out.ops[0])
-            if run.last_partial.get(out.index) == action.params:
-                return  # nothing visible changed since the last partial version
-            run.last_partial[out.index] = action.params
-            run.inflight[out.index] = action.id
-            await session.send_actions([action], partial=True)
-            return
-        actions = [self._wire(run, out.index, k, op) for k, op in enumerate(out.ops)]
-        run.inflight.pop(out.index, None)
-        run.ops_sent += len(actions)
-        await session.send_actions(actions)
-
-    @staticmethod
-    def _wire(run: _Run, index: int, k: int, op: WireOp) -> WireAction:
-        return WireAction(id=run.wire_id(index, k), name=op.name, params=op.params)
-
-    async def _revert_one(self, run: _Run, index: int) -> None:
-        wire_id = run.inflight.pop(index, None)
-        if wire_id is None:
-            return
-        await run.session.send_actions(
-            [WireAction(id=wire_id, name="think", params={"text": "reverted"})]
-        )
-
-    async def _revert_inflight(self, run: _Run) -> None:
-        for index in list(run.inflight):
-            await self._revert_one(run, index)
+    async def _revert_inflight(self, run: _Run, why: str) -> None:
+        if run.turn is not None:
+            await self._driver.revert_inflight(run.turn, why)
+            await self._driver.finish_chats(run.turn)
 
     async def _record_usage(self, run: _Run, model: ModelProvider) -> None:
         if self.config.usage is None:

@@ -1,5 +1,6 @@
-"""Fairy modes: for each, its memory level, the actions it may take, the prompt parts it sees,
-and its lifecycle hooks.
+"""The one mode table: for each mode, its memory level, the actions it may take (names in
+`steward.actions.registry`), the prompt parts it sees (names in `steward.prompt.registry`)
+and its lifecycle hooks. The plain canvas agent runs in `one-shotting`.
 
 Hooks are pure: they read `ModeFacts` (a snapshot of the fairy's situation) and return a
 `Transition` (switch mode, schedule a self prompt, or refuse a cancel). The fairy runtime
@@ -7,7 +8,7 @@ applies the transition, so the whole machine is testable without a model or a ro
 
 Actions are checked by kind: `canvas` (edits the canvas: create, update, move, …),
 `talk` (message, think, review, todo, …; never changes the canvas) and `fairy` (the fairy
-actions of this package, listed by name per mode).
+actions, listed by name per mode).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from steward.actions.registry import ACTIONS
 from steward.config import ModelRole
 from steward.fairies.memory import MemoryLevel
 
@@ -72,9 +74,17 @@ ALL_FAIRY_ACTIONS = (
     | frozenset({"mark-task-done", "mark-duo-task-done", "mark-my-task-done"})
 )
 
-# Prompt part names (registered in the prompt registry by steward.fairies.prompt_parts).
-BASE_PARTS = ("personality", "history", "messages", "other-fairies")
-CANVAS_PARTS = ("viewport", "shapes", "screenshot", "selection", "user-changes", "todo")
+# Prompt part names (`steward.prompt.registry.PARTS`). Every mode that generates sees who it
+# is, its memory-levelled history and the request; seeing modes get the kit's canvas view.
+BASE_PARTS = (
+    "system", "model_name", "personality", "other_fairies", "chat_history", "time", "messages",
+)  # fmt: skip
+SEEING_PARTS = ("screenshot", "viewport", "blurry_shapes", "peripheral_clusters",
+                "selected_shapes")  # fmt: skip
+CANVAS_PARTS = (*SEEING_PARTS, "context_items", "user_actions", "todo_list", "data", "lints")
+# A fairy working a task sees only its area: no clusters elsewhere, no moving its view away.
+WORK_PARTS = tuple(p for p in CANVAS_PARTS if p != "peripheral_clusters")
+CONFINED = frozenset({"setMyView", "clear"})
 
 
 @dataclass(frozen=True)
@@ -114,13 +124,25 @@ class ModeDefinition:
     talk: bool  # may message/think
     parts: tuple[str, ...]
     generates: bool  # a model turn runs in this mode (False: it waits)
+    withheld: frozenset[str] = frozenset()  # actions of its kinds this mode still lacks
     on_enter: Hook = _stay
     on_exit: Hook = _stay
     on_prompt_start: Hook = _stay
     on_prompt_end: Hook = _stay
     on_prompt_cancel: Hook = _stay
 
+    @property
+    def actions(self) -> tuple[str, ...]:
+        """Every action this mode offers, in registry order."""
+        return tuple(
+            n
+            for n, s in ACTIONS.items()
+            if n != "unknown" and n not in self.withheld and self.allows(n, kind_of(s.family))
+        )
+
     def allows(self, name: str, kind: ActionKind) -> bool:
+        if name in self.withheld:
+            return False
         if kind == "canvas":
             return self.canvas
         if kind == "talk":
@@ -138,6 +160,12 @@ class ModeDefinition:
         usable = sorted(self.fairy_actions)
         extra = f" Available fairy actions: {', '.join(usable)}." if usable else ""
         return f"[{self.name}] {why}{extra}"
+
+
+def kind_of(family: str) -> ActionKind:
+    if family in ("shapes", "arrange"):
+        return "canvas"
+    return "fairy" if family == "fairy" else "talk"
 
 
 # -- hooks -------------------------------------------------------------------------------
@@ -233,49 +261,49 @@ MODES: dict[ModeName, ModeDefinition] = {
         ),
         ModeDefinition(
             "soloing", "fairy", SOLO_ACTIONS, False, True,
-            (*BASE_PARTS, *CANVAS_PARTS, "working-tasks"), True,
+            (*BASE_PARTS, *CANVAS_PARTS, "tasks"), True,
             on_prompt_end=_soloing_end, on_prompt_cancel=_back_to_idle,
         ),
         ModeDefinition(
             "working-solo", "task", frozenset({"mark-task-done", "fly-to-bounds"}), True, True,
-            (*BASE_PARTS, *CANVAS_PARTS, "working-tasks"), True,
+            (*BASE_PARTS, *WORK_PARTS, "tasks"), True, CONFINED,
             on_prompt_end=_working_end("soloing", _W_NUDGE), on_prompt_cancel=_to("soloing"),
         ),
         ModeDefinition(
             "standing-by", "project", TALK_ONLY, False, True,
-            (*BASE_PARTS, "project-drone"), False,
+            (*BASE_PARTS, "project"), False,
         ),
         ModeDefinition(
             "orchestrating-active", "project", PROJECT_ACTIONS, False, True,
-            (*BASE_PARTS, "viewport", "shapes", "screenshot", "project-orchestrator"), True,
+            (*BASE_PARTS, *SEEING_PARTS, "project"), True,
             on_prompt_end=_orchestrating_end("orchestrating-waiting", "end-project"),
             on_prompt_cancel=_protected_cancel,
         ),
         ModeDefinition(
             "orchestrating-waiting", "project", TALK_ONLY, False, False,
-            (*BASE_PARTS, "project-orchestrator"), False,
+            (*BASE_PARTS, "project"), False,
             on_prompt_start=_wake("orchestrating-active"), on_prompt_cancel=_protected_cancel,
         ),
         ModeDefinition(
             "duo-orchestrating-active", "project", DUO_ACTIONS, False, True,
-            (*BASE_PARTS, "viewport", "shapes", "screenshot", "project-orchestrator"), True,
+            (*BASE_PARTS, *SEEING_PARTS, "project"), True,
             on_prompt_end=_orchestrating_end("duo-orchestrating-waiting", "end-duo-project"),
             on_prompt_cancel=_protected_cancel,
         ),
         ModeDefinition(
             "duo-orchestrating-waiting", "project", TALK_ONLY, False, False,
-            (*BASE_PARTS, "project-orchestrator"), False,
+            (*BASE_PARTS, "project"), False,
             on_prompt_start=_wake("duo-orchestrating-active"), on_prompt_cancel=_protected_cancel,
         ),
         ModeDefinition(
             "working-drone", "task", frozenset({"mark-my-task-done"}), True, True,
-            (*BASE_PARTS, *CANVAS_PARTS, "project-drone", "working-tasks"), True,
+            (*BASE_PARTS, *WORK_PARTS, "project", "tasks"), True, CONFINED,
             on_prompt_end=_working_end("standing-by", _W_NUDGE),
             on_prompt_cancel=_to("standing-by"),
         ),
         ModeDefinition(
             "working-orchestrator", "task", frozenset({"mark-duo-task-done"}), True, True,
-            (*BASE_PARTS, *CANVAS_PARTS, "project-drone", "working-tasks"), True,
+            (*BASE_PARTS, *WORK_PARTS, "project", "tasks"), True, CONFINED,
             on_prompt_end=_working_end("duo-orchestrating-active", _W_NUDGE),
             on_prompt_cancel=_to("duo-orchestrating-active"),
         ),

@@ -17,17 +17,17 @@ half-streamed, then re-runs the interrupted requests and the queue.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from steward.actions.base import ActionContext
-from steward.actions.ordering import CreateOrder
-from steward.actions.registry import ACTIONS, normalize_name, process
+from steward.actions.base import ActionContext, Scheduled, TodoItem
+from steward.actions.registry import ACTIONS, Outcome, select
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect, shape_bounds, union
+from steward.canvas.coords import CoordinateSpace
 from steward.config import ModelRole, Settings
 from steward.fairies.actions.effects import (
     Effect,
@@ -41,7 +41,6 @@ from steward.fairies.actions.effects import (
     abort_effects,
     apply_fairy_action,
 )
-from steward.fairies.actions.specs import FAIRY_SPECS, fairy_action_name
 from steward.fairies.bounds import BoundsGuard, shapes_in
 from steward.fairies.interrupts import Interrupt, decide, feedback
 from steward.fairies.memory import (
@@ -54,7 +53,15 @@ from steward.fairies.memory import (
     prompt_item,
 )
 from steward.fairies.mistakes import FairyMistake
-from steward.fairies.modes import ActionKind, ModeFacts, ModeName, Role, mode, model_role
+from steward.fairies.modes import (
+    ModeDefinition,
+    ModeFacts,
+    ModeName,
+    Role,
+    kind_of,
+    mode,
+    model_role,
+)
 from steward.fairies.persistence import (
     fairy_from,
     fairy_row,
@@ -68,22 +75,23 @@ from steward.fairies.persistence import (
     wait_row,
 )
 from steward.fairies.projects import ProjectBoard, task_completed_key
-from steward.fairies.prompt_parts import FairyView, build_parts
+from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.roster import Publish, Roster
 from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.fairies.tasks import Task
+from steward.fairies.turn import Turn, TurnDriver, TurnEnd, TurnHooks, run_requests, shielded_revert
 from steward.fairies.waits import WaitBoard, mode_transition_key
 from steward.model.base import ModelProvider, ModelRequest, Usage
-from steward.model.parser import ActionStreamParser
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
-from steward.ports import PromptInput, SessionPort
+from steward.ports import CanvasContext, PromptInput, SessionPort
+from steward.prompt.registry import build_request
+from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import Box, WireAction
 from steward.store.fairies import FairyStore
 
 log = get_logger(__name__)
 
-CANVAS_FAMILIES = frozenset({"shapes", "arrange"})
 DEFAULT_VIEW = Rect(0, 0, 1600, 900)
 # The default crew of a room with no fairies yet: one orchestrator and two drones.
 DEFAULT_CREW: tuple[tuple[str, Role], ...] = (
@@ -156,6 +164,17 @@ class ProjectStats:
 
 
 @dataclass
+class _FairyRun:
+    """One fairy turn: its requests (follow-ups included) share this."""
+
+    session: SessionPort
+    ctx: ActionContext
+    model_name: str
+    turn: Turn | None = None
+    ops_sent: int = 0
+
+
+@dataclass
 class RoomFairies:
     room_id: str
     roster: Roster
@@ -179,6 +198,18 @@ class RoomFairies:
     background: set[asyncio.Task[None]] = field(default_factory=set)
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     viewport: Rect = DEFAULT_VIEW
+    # Each fairy's own view (setMyView moves it) and todo list, and the room's coordinate
+    # origin for the model (the first view a fairy got), in memory only.
+    views: dict[str, Rect] = field(default_factory=dict)
+    todos: dict[str, list[TodoItem]] = field(default_factory=dict)
+    origin: tuple[float, float] | None = None
+    # Model requests per session, for wire ids `{session}.{request}.{index}`.
+    requests: dict[str, int] = field(default_factory=dict)
+
+    def next_request(self, session_id: str) -> int:
+        n = self.requests.get(session_id, 0)
+        self.requests[session_id] = n + 1
+        return n
 
 
 class FairyRuntime:
@@ -192,8 +223,12 @@ class FairyRuntime:
         models: ModelFactory = default_models,
         publish: Callable[[str], Publish] | None = None,
         crew: tuple[tuple[str, Role], ...] = DEFAULT_CREW,
+        max_followups: int = 3,
     ) -> None:
         self.store = store
+        # Follow-up requests one turn may run (review, add-detail, setMyView, data, todo).
+        self.max_followups = max_followups
+        self._driver = TurnDriver()
         self.sessions = sessions
         self.models = models
         self.publish = publish
@@ -575,15 +610,31 @@ class FairyRuntime:
             await session.send_actions(reverts)
         log.info("fairy_partials_reverted", room=room.room_id, count=len(finals))
 
-    async def _context(self, room: RoomFairies, fairy_id: str, session: SessionPort) -> None:
+    def _view_of(self, room: RoomFairies, fairy_id: str) -> Rect:
+        """Where the fairy looks: its task area while it works one, else its own view
+        (moved by setMyView), else the room's."""
         task = room.board.working_task_of(fairy_id)
-        area = task.bounds if task is not None else None
-        box = Box(**area.to_dict()) if area is not None else None
-        ctx = await session.request_context(bounds=box, want_screenshot=False)
+        if task is not None and task.bounds is not None:
+            return task.bounds
+        return room.views.get(fairy_id, room.viewport)
+
+    async def _context(
+        self, room: RoomFairies, fairy_id: str, session: SessionPort, view: Rect | None
+    ) -> CanvasContext:
+        look = view or self._view_of(room, fairy_id)
+        sees = "screenshot" in mode(room.roster.get(fairy_id).mode).parts
+        box = Box(x=look.x, y=look.y, w=look.w, h=look.h)
+        ctx = await session.request_context(bounds=box, want_screenshot=sees)
         if ctx.viewport.w > 0 and ctx.viewport.h > 0 and not ctx.degraded:
             room.viewport = Rect(ctx.viewport.x, ctx.viewport.y, ctx.viewport.w, ctx.viewport.h)
+        if room.origin is None:
+            # One origin for the room's fairies, so areas one plans mean the same to all.
+            room.origin = (float(round(room.viewport.x)), float(round(room.viewport.y)))
+        return ctx
 
-    def _view(self, room: RoomFairies, fairy_id: str, request: str, shapes: Shapes) -> FairyView:
+    def _fairy_view(
+        self, room: RoomFairies, fairy_id: str, request: str, shapes: Shapes
+    ) -> FairyView:
         fairy = room.roster.get(fairy_id)
         project = room.board.active_project_of(fairy_id)
         return FairyView(
@@ -596,18 +647,25 @@ class FairyRuntime:
             own_tasks=room.board.solo_tasks_of(fairy_id),
             history=room.history.get(fairy_id, []),
             shapes=shapes,
-            viewport=room.viewport,
+            viewport=self._view_of(room, fairy_id),
             request=request,
+            origin=room.origin or (0.0, 0.0),
         )
 
     def _hints(self, room: RoomFairies, view: FairyView) -> dict[str, Any]:
+        """Facts for the scripted project model, in the model's coordinates."""
+        ox, oy = view.origin
+
+        def box(r: Rect) -> dict[str, float]:
+            return {"x": r.x - ox, "y": r.y - oy, "w": r.w, "h": r.h}
+
         def t(task: Task) -> dict[str, Any]:
             return {
                 "id": task.id,
                 "title": task.title,
                 "status": task.status,
                 "assigned_to": task.assigned_to,
-                "bounds": task.bounds.to_dict() if task.bounds else None,
+                "bounds": box(task.bounds) if task.bounds else None,
             }
 
         area = view.area
@@ -622,7 +680,7 @@ class FairyRuntime:
             "mode": view.fairy.mode,
             "fairy_id": view.fairy.id,
             "message": view.request,
-            "viewport": view.viewport.to_dict(),
+            "viewport": box(view.viewport),
             "project": {"id": view.project.id, "title": view.project.title}
             if view.project
             else None,
@@ -631,172 +689,137 @@ class FairyRuntime:
             "task": t(view.task) if view.task else None,
             "free_drones": free,
             "existing_ids": [s["id"] for s in visible],
-            # Where the canvas already has content (page coordinates), for scripted plans.
-            "occupied": occupied.to_dict() if occupied is not None else None,
+            # Where the canvas already has content, for scripted plans.
+            "occupied": box(occupied) if occupied is not None else None,
         }
 
-    def _allowed(self, fairy_mode: str) -> list[str]:
-        m = mode(fairy_mode)
-        names = [n for n in FAIRY_SPECS if m.allows(n, "fairy")]
-        names += [n for n, s in ACTIONS.items() if m.allows(n, _kind(s.family)) and n != "unknown"]
-        return names
-
-    def _request(
-        self, room: RoomFairies, fairy_id: str, req: Request, shapes: Shapes
+    def _prompt(
+        self,
+        room: RoomFairies,
+        fairy_id: str,
+        req: Request,
+        run: _FairyRun,
+        context: CanvasContext,
+        followup: Scheduled | None,
     ) -> ModelRequest:
-        view = self._view(room, fairy_id, req.text, shapes)
+        session = run.session
+        view = self._fairy_view(room, fairy_id, req.text, session.canvas.shapes)
+        current = view.mode
         if view.fairy.role in ("orchestrator", "duo-orchestrator") and view.project is not None:
             room.stats.history_tokens_orchestrator += estimate_tokens(
-                filter_history(view.history, view.mode.memory)
+                filter_history(view.history, current.memory)
             )
             crew = (view.project.orchestrator, *view.project.members)
             room.stats.history_tokens_unfiltered += sum(
                 estimate_tokens(room.history.get(f, [])) for f in crew
             )
-        allowed = self._allowed(view.fairy.mode)
-        specs = [FAIRY_SPECS.get(n) or ACTIONS[n] for n in allowed]
-        system = [
-            "You are a fairy on a shared tldraw canvas. Reply with JSON only: "
-            '{"actions": [{"_type": ..., ...}]}.',
-            f"Your mode is {view.fairy.mode}. Actions you may use:\n"
-            + "\n".join(f"- `{s.name}`: {s.description}" for s in specs),
+        remembered = filter_history(view.history, current.memory)
+        if remembered and remembered[-1].kind == "prompt" and remembered[-1].text == req.text:
+            remembered = remembered[:-1]  # the request itself is the `messages` part
+        history = [
+            ChatItem("user" if i.kind == "prompt" else "assistant", i.model_text(), current.memory)
+            for i in remembered
         ]
-        user = [{"type": "text", "text": p} for p in build_parts(view)]
-        user.append({"type": "text", "text": req.text})
-        hints: dict[str, Any] = {
-            "message": req.text,
-            "viewport": view.viewport.to_dict(),
-            "fairy": self._hints(room, view),
-        }
-        return ModelRequest(system=system, user=user, hints=hints)
+        state = PromptState(
+            message=req.text,
+            model_name=run.model_name,
+            shapes=session.canvas.shapes,
+            viewport=view.viewport,
+            coords=run.ctx.coords,
+            enabled_actions=current.actions,
+            selection=list(context.selection),
+            screenshot=context.screenshot,
+            screenshot_type=context.screenshot_type,
+            history=history,
+            memory_level=current.memory,
+            user_changes=list(context.user_changes),
+            view_note=context.view_note,
+            todo=run.ctx.todo,
+            scheduled=list(run.ctx.scheduled),
+            followup=followup,
+            now_iso=datetime.now(UTC).isoformat(timespec="seconds"),
+            mode=current.name,
+            fairy=brief(view),
+        )
+        request = build_request(state, current)
+        request.hints["fairy"] = self._hints(room, view)
+        return request
+
+    def _hooks(self, room: RoomFairies, fairy_id: str, guard: BoundsGuard | None) -> TurnHooks:
+        def current() -> ModeDefinition:
+            return mode(room.roster.get(fairy_id).mode)
+
+        def refusal(name: str) -> str:
+            return current().refusal(name, kind_of(ACTIONS[name].family))
+
+        async def effect(out: Outcome) -> bool:
+            return await self._fairy_action(room, fairy_id, out.name, out.data) == "end"
+
+        async def applied(out: Outcome) -> None:
+            if out.spec is not None and out.spec.family != "fairy":
+                self._count(room, fairy_id, 1)
+                item = action_item(out.name, out.data, current().memory)
+                await self._remember(room, fairy_id, [item])
+
+        return TurnHooks(
+            actions=lambda: select(current().actions),
+            refusal=refusal,
+            effect=effect,
+            applied=applied,
+            guard=guard,
+        )
 
     async def _stream_turn(
         self, room: RoomFairies, fairy_id: str, req: Request, session: SessionPort
     ) -> bool:
         """Returns True when an action ended the turn early."""
-        await session.send_status("waiting_context")
-        await self._context(room, fairy_id, session)
-        request = self._request(room, fairy_id, req, session.canvas.shapes)
         role = model_role(room.roster.get(fairy_id).mode)
         provider = self.models(room.models.get(fairy_id), role)
-        parser = ActionStreamParser()
-        parser.feed(request.prefill)  # the provider continues after the prefilled opening
-        ctx = ActionContext(shapes=session.canvas.shapes)
-        order = CreateOrder(exists=lambda sid: ctx.existing_id(sid) is not None)
         task = room.board.working_task_of(fairy_id)
         guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
+        ctx = ActionContext(shapes=session.canvas.shapes, todo=room.todos.setdefault(fairy_id, []))
         ctx.task_bounds = task.bounds if task is not None else None
-        turn_id = uuid.uuid4().hex[:8]
-        sent_partial: set[str] = set()
-        refusals: list[str] = []
-        await session.send_status("calling_model")
-        usage = Usage()
+        run = _FairyRun(session, ctx, provider.name)
+        hooks = self._hooks(room, fairy_id, guard)
+        view: list[Rect | None] = [None]
+
+        async def request(_: int, followup: Scheduled | None) -> TurnEnd:
+            if followup is not None and followup.kind == "view" and followup.bounds is not None:
+                room.views[fairy_id] = view[0] = followup.bounds
+            await session.send_status("waiting_context")
+            context = await self._context(room, fairy_id, session, view[0])
+            if not ctx.coords._saved and room.origin is not None:
+                ctx.coords = CoordinateSpace(*room.origin)
+            ctx.shapes = session.canvas.shapes
+            ctx.id_map.clear()
+            ctx.claimed.clear()
+            model_request = self._prompt(room, fairy_id, req, run, context, followup)
+            run.turn = Turn(session, ctx, room.next_request(session.session_id), hooks)
+            try:
+                end = await self._driver.drive(run.turn, provider, model_request, Usage())
+            finally:
+                run.ops_sent += run.turn.ops_sent
+            await self._turn_feedback(room, fairy_id, run.turn.refusals)
+            return end
+
         try:
-            async for chunk in provider.stream(request, usage):
-                for event in parser.feed(chunk):
-                    for parsed in order.push(event):  # one at a time: see CreateOrder
-                        outcome = await self._handle(
-                            room, fairy_id, session, parsed.data, parsed.index,
-                            parsed.complete, parsed.incomplete_path, ctx, guard, turn_id,
-                            sent_partial, refusals,
-                        )  # fmt: skip
-                        if outcome == "end":
-                            await self._turn_feedback(room, fairy_id, refusals)
-                            return True
+            end = await run_requests(
+                request, ctx, max_followups=self.max_followups,
+                made_progress=lambda: run.ops_sent > 0,
+            )  # fmt: skip
         except asyncio.CancelledError:
-            if fairy_id in room.user_cancelled and sent_partial:
+            if fairy_id in room.user_cancelled:
                 # A user stopped this fairy: its half-streamed actions end as no-ops (their
                 # partial changes are undone). A dying process leaves them for resume().
-                finals = [
-                    WireAction(id=a, name="think", params={"text": "canceled"})
-                    for a in sorted(sent_partial)
-                ]
-                await session.send_actions(finals)
+                await shielded_revert(self._driver, run.turn, "canceled")
             raise
-        # The parser's end reports only a cut-off action, never pushed; then what was held.
-        for parsed in [*parser.finish(), *order.finish()]:
-            if not parsed.truncated:
-                await self._handle(
-                    room, fairy_id, session, parsed.data, parsed.index, True, None, ctx, guard,
-                    turn_id, sent_partial, refusals,
-                )  # fmt: skip
-        await self._turn_feedback(room, fairy_id, refusals)
         # No "done" status per turn: it is terminal for browsers, and a session carries many
         # turns. The dispatcher (prompt sessions) or close_session (fairy sessions) sends it.
-        return False
+        return end == "ended"
 
     async def _turn_feedback(self, room: RoomFairies, fairy_id: str, refusals: list[str]) -> None:
         if refusals:
             await self.submit(room, fairy_id, "Feedback: " + " ".join(refusals[:10]), "system")
-
-    async def _handle(
-        self,
-        room: RoomFairies,
-        fairy_id: str,
-        session: SessionPort,
-        data: dict[str, Any],
-        index: int,
-        complete: bool,
-        incomplete_path: Any,
-        ctx: ActionContext,
-        guard: BoundsGuard | None,
-        turn_id: str,
-        sent_partial: set[str],
-        refusals: list[str],
-    ) -> str | None:
-        fairy = room.roster.get(fairy_id)
-        current = mode(fairy.mode)
-        fname = fairy_action_name(data.get("_type"))
-        if fname is not None:
-            if not complete:
-                return None
-            if not current.allows(fname, "fairy"):
-                refusals.append(current.refusal(fname, "fairy"))
-                return None
-            return await self._fairy_action(room, fairy_id, fname, data)
-        name = normalize_name(data.get("_type"))
-        spec = ACTIONS.get(name) if name else None
-        if spec is None:
-            return None
-        kind = _kind(spec.family)
-        if not current.allows(spec.name, kind):
-            if complete:
-                refusals.append(current.refusal(spec.name, kind))
-            return None
-        out = process(
-            data, index=index, complete=complete, incomplete_path=incomplete_path, ctx=ctx,
-            enabled={spec.name: spec},
-        )  # fmt: skip
-        if out is None:
-            return None
-        wire = [
-            WireAction(id=f"{turn_id}-{index}-{k}", name=op.name, params=op.params)
-            for k, op in enumerate(out.ops)
-        ]
-        if guard is not None and wire:
-            verdict = guard.check(wire, session.canvas.shapes)
-            refused_ids = {aid for aid, _ in verdict.refused}
-            if complete:
-                refusals.extend(why for _, why in verdict.refused)
-                # A refused final version still has to undo its earlier partial versions.
-                wire = verdict.actions + [
-                    WireAction(id=a, name="think", params={"text": "outside the task bounds"})
-                    for a in refused_ids & sent_partial
-                ]
-            else:
-                wire = verdict.actions
-        if wire:
-            await session.send_actions(wire, partial=not complete)
-            if complete:
-                sent_partial.difference_update(a.id for a in wire)
-            else:
-                sent_partial.update(a.id for a in wire)
-        if complete:
-            if out.chat:
-                await session.send_chat(out.chat)
-            self._count(room, fairy_id, 1)
-            await self._remember(room, fairy_id, [action_item(spec.name, out.data, current.memory)])
-        return None
 
     def _count(self, room: RoomFairies, fairy_id: str, n: int) -> None:
         if room.roster.get(fairy_id).role in ("orchestrator", "duo-orchestrator"):
@@ -916,10 +939,6 @@ class FairyRuntime:
             "history_tokens_orchestrator": room.stats.history_tokens_orchestrator,
             "history_tokens_unfiltered": room.stats.history_tokens_unfiltered,
         }
-
-
-def _kind(family: str) -> ActionKind:
-    return "canvas" if family in CANVAS_FAMILIES else "talk"
 
 
 def _origin(origin: str) -> PromptOrigin:

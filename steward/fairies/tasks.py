@@ -48,11 +48,13 @@ class Task:
             raise FairyMistake(f'Task "{self.id}" is {self.status}; it cannot become {status}.')
         return replace(self, status=status)
 
-    def describe(self) -> str:
+    def describe(self, origin: tuple[float, float] = (0.0, 0.0)) -> str:
+        """One line for a prompt; bounds relative to the model's coordinate `origin`."""
         where = ""
         if self.bounds is not None:
             b = self.bounds
-            where = f" bounds=(x={b.x:g}, y={b.y:g}, w={b.w:g}, h={b.h:g})"
+            x, y = b.x - origin[0], b.y - origin[1]
+            where = f" bounds=(x={x:g}, y={y:g}, w={b.w:g}, h={b.h:g})"
         who = f" assigned to {self.assigned_to}" if self.assigned_to else " unassigned"
         return f'[{self.id}] "{self.title}" ({self.status},{who}){where}: {self.text}'
 

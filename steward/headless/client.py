@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gzip
 import json
 import time
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from livekit import rtc
+from pydantic import JsonValue
 
 from steward import ffi_router
 from steward.canvas.mirror import CanvasMirror
@@ -81,7 +83,14 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # png_screenshot: a PNG sent as image/png; mislabelled_screenshot: the JPEG sent as image/webp.
 ContextMode = Literal[
-    "ok", "no_screenshot", "error", "hang", "png_screenshot", "mislabelled_screenshot"
+    "ok",
+    "no_screenshot",
+    "error",
+    "hang",
+    "png_screenshot",
+    "mislabelled_screenshot",
+    "gzip_bomb",  # shapes: a small gzip stream inflating to 64 MiB of zeros
+    "oversized_screenshot",  # a screenshot four times the byte budget asked for
 ]
 
 
@@ -94,6 +103,11 @@ class Faults:
     reorder_every: int = 0  # hold every Nth envelope back until the next one has arrived
     drop_ack_every: int = 0  # lose the ack of every Nth applied envelope
     context_mode: ContextMode = "ok"
+
+
+@functools.cache
+def _gzip_bomb() -> bytes:
+    return gzip.compress(b"\0" * (64 << 20), 9)
 
 
 @dataclass
@@ -147,6 +161,8 @@ class HeadlessClient:
     selection: list[str] = field(default_factory=list)
     # The bounds each context request asked this client to render (None: its own viewport).
     context_bounds: list[Box | None] = field(default_factory=list)
+    # Host mode: this user's own edits since the steward last asked for them (`user_changes`).
+    user_changes: dict[str, str] = field(default_factory=dict)
     _jpeg_cache: tuple[tuple[int, float, int], Fitted] | None = None
 
     # --- construction --------------------------------------------------------------------
@@ -278,6 +294,20 @@ class HeadlessClient:
     async def edit(self, put: list[dict[str, Any]], remove: list[str] | None = None) -> None:
         """A user edit: relayed through the steward (the echo is applied like any envelope)."""
         await self._send(CanvasEdit(put=put, remove=remove or []).to_wire(), TOPIC_EDIT)
+
+    def local_edit(self, put: list[dict[str, Any]], remove: list[str] | None = None) -> None:
+        """Host mode: a user edit the app's own sync carries (the steward never sees it); it
+        is reported as this user's change when the steward asks for `user_changes`."""
+        for record in put:
+            sid = str(record["id"])
+            before = self.user_changes.get(sid)
+            created = before == "created" or sid not in self.shapes
+            self.user_changes[sid] = "created" if created else "updated"
+        gone = set(remove or [])
+        for sid in gone:
+            self.user_changes[sid] = "deleted"
+        self.replica.load([*(s for s in self.shapes.values() if s["id"] not in gone), *put])
+        self.doc_version += 1
 
     async def send_raw(self, payload: bytes, topic: str) -> None:
         await self._send(payload, topic)
@@ -443,6 +473,12 @@ class HeadlessClient:
             counts=ContextCounts(shapes=len(self.shapes)),
             streams=streams,
         )
+        if "user_changes" in req.want:
+            changes: list[dict[str, JsonValue]] = [
+                {"id": sid, "change": c} for sid, c in self.user_changes.items()
+            ]
+            reply = reply.model_copy(update={"user_changes": changes})
+            self.user_changes = {}
         self._spawn(self._send_context_streams(inv.caller_identity, req, want_shot, want_shapes))
         return reply.to_wire().decode()
 
@@ -457,6 +493,8 @@ class HeadlessClient:
             mime_type, name = SHAPES_TYPE_JSON, "shapes.json"
             if self.shapes_gzip:
                 data, mime_type, name = gzip.compress(data, 6), SHAPES_TYPE_GZIP, "shapes.json.gz"
+            if self.faults.context_mode == "gzip_bomb":
+                data, mime_type, name = _gzip_bomb(), SHAPES_TYPE_GZIP, "shapes.json.gz"
             sends.append(
                 lp.send_bytes(
                     data,
@@ -474,6 +512,9 @@ class HeadlessClient:
                 image, mime_type, name = _PNG_SIGNATURE + image, "image/png", "canvas.png"
             elif self.faults.context_mode == "mislabelled_screenshot":
                 mime_type, name = SCREENSHOT_TYPE_WEBP, "canvas.webp"
+            elif self.faults.context_mode == "oversized_screenshot":
+                budget = req.max_bytes or DEFAULT_SCREENSHOT_MAX_BYTES
+                image += b"\0" * max(0, 4 * budget - len(image))
             sends.append(
                 lp.send_bytes(
                     image,

@@ -14,6 +14,11 @@ RETRANSMITS = Counter(
 )
 RESYNCS = Counter("steward_resyncs_total", "Outbox replays to a participant, by reason", ["reason"])
 ACKS = Counter("steward_acks_total", "Acks (applied envelopes) received from browsers")
+ACKS_DROPPED = Counter(
+    "steward_acks_dropped_total",
+    "Acks for sessions or seqs never sent to their sender, or over the rate; never written",
+    ["reason"],
+)
 SESSIONS = Counter("steward_sessions_total", "Agent sessions ended, by outcome", ["outcome"])
 ACTIVE_SESSIONS = Gauge("steward_active_sessions", "Agent sessions running now")
 CONNECTED_ROOMS = Gauge("steward_connected_rooms", "Rooms this process serves now")
@@ -51,3 +56,7 @@ REJECTED_INBOUND = Counter(
     ["topic", "reason"],
 )
 PROMPTS_REFUSED = Counter("steward_prompts_refused_total", "Prompts refused, by reason", ["reason"])
+PARTICIPANTS_MUTED = Counter(
+    "steward_participants_muted_total",
+    "Participants whose data publishing the steward revoked for repeated abuse",
+)

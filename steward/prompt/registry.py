@@ -1,11 +1,10 @@
-"""The prompt parts by name, the modes' selections, and the request builder."""
+"""The prompt parts by name, and the request builder (modes: `steward.fairies.modes`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import Protocol
 
-from steward.actions.registry import ALL_ACTION_NAMES
 from steward.canvas.bounds import shape_bounds, union
 from steward.model.base import ModelRequest
 from steward.prompt.base import Block, PromptPart
@@ -17,10 +16,14 @@ from steward.prompt.parts import (
     lints,
     messages,
     model_name,
+    other_fairies,
     peripheral_clusters,
+    personality,
+    project,
     screenshot,
     selected_shapes,
     system,
+    tasks,
     time,
     todo_list,
     user_actions,
@@ -34,53 +37,23 @@ PARTS: dict[str, PromptPart] = {
     for m in (
         system, model_name, chat_history, screenshot, viewport, blurry_shapes,
         peripheral_clusters, selected_shapes, context_items, user_actions, todo_list, data,
-        lints, time, messages,
+        lints, time, messages, personality, other_fairies, project, tasks,
     )
 }  # fmt: skip
 ALL_PART_NAMES: tuple[str, ...] = tuple(sorted(PARTS, key=lambda n: PARTS[n].priority))
 
 
-@dataclass(frozen=True)
-class PromptMode:
-    """Which actions and parts a mode of agent gets (the fairies helper adds more modes)."""
+class PromptMode(Protocol):
+    """What a mode gives the prompt (`steward.fairies.modes.ModeDefinition`)."""
 
-    name: str
-    actions: tuple[str, ...]
-    parts: tuple[str, ...]
+    @property
+    def name(self) -> str: ...
 
+    @property
+    def actions(self) -> tuple[str, ...]: ...
 
-MODES: dict[str, PromptMode] = {
-    "one-shot": PromptMode("one-shot", ALL_ACTION_NAMES, ALL_PART_NAMES),
-    # A worker confined to its task: edits shapes, no navigation, no clearing, no history.
-    "drone": PromptMode(
-        "drone",
-        (
-            "message",
-            "think",
-            "update-todo-list",
-            "create",
-            "update",
-            "delete",
-            "label",
-            "move",
-            "place",
-            "align",
-            "distribute",
-            "stack",
-            "pen",
-        ),
-        (
-            "system",
-            "screenshot",
-            "viewport",
-            "blurry_shapes",
-            "selected_shapes",
-            "todo_list",
-            "lints",
-            "messages",
-        ),
-    ),
-}
+    @property
+    def parts(self) -> tuple[str, ...]: ...
 
 
 def build_blocks(state: PromptState, parts: Iterable[str]) -> list[Block]:

@@ -24,7 +24,11 @@ def _strip_titles(node: Any) -> Any:
             return _strip_titles({**inner, **extra})
         if node.get("enum") == _COLOR_ENUM:
             return {"$ref": "#/$defs/Color"}
-        return {k: _strip_titles(v) for k, v in node.items() if k not in ("title", "default")}
+        out = {k: _strip_titles(v) for k, v in node.items() if k not in ("title", "default")}
+        props = node.get("properties")
+        if isinstance(props, dict):  # a field may be called `title`: keep every field
+            out["properties"] = {k: _strip_titles(v) for k, v in props.items()}
+        return out
     if isinstance(node, list):
         return [_strip_titles(v) for v in node]
     return node

@@ -20,6 +20,18 @@ class ChatItem:
     level: MemoryLevel = "fairy"
 
 
+@dataclass(frozen=True)
+class FairyBrief:
+    """Who the agent is when it is a fairy, as lines for the fairy parts (plain text)."""
+
+    id: str
+    name: str
+    personality: str
+    others: tuple[str, ...] = ()  # one line per other fairy in the room
+    project: tuple[str, ...] = ()  # the project it leads or works in
+    tasks: tuple[str, ...] = ()  # its own tasks, or the task it works on
+
+
 @dataclass
 class PromptState:
     message: str
@@ -43,7 +55,8 @@ class PromptState:
     followup: Scheduled | None = None
     now_iso: str = ""
     blurry_cap: int = 300
-    mode: str = "one-shot"
+    mode: str = "one-shotting"
+    fairy: FairyBrief | None = None
     # What the steward changed or refused in the agent's previous actions (dropped fields,
     # missing shapes, renamed ids), told back so the model can correct itself.
     notes: list[str] = field(default_factory=list)

@@ -14,8 +14,11 @@
 - Retransmits are bounded: after `retransmit_attempts` of them, the participant is resynced
   once from the outbox for that session (everything after its oldest unacked seq), and those
   envelopes are not retransmitted again: a browser still missing something asks with
-  `steward:resync` itself. A participant that acked nothing for `GIVE_UP_S` is logged and
-  dropped (it resyncs itself when it comes back).
+  `steward:resync` itself. A participant that acked nothing for `GIVE_UP_S` since its
+  oldest unacked envelope was first sent is logged and dropped (it resyncs itself when it
+  comes back); time spent idle with nothing to ack never counts.
+- An ack is taken only for an envelope that was sent to its sender (a session and seq it was
+  never sent is dropped, counted, never written).
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ class _Pending:
     payload: bytes
     last_sent: float
     attempts: int = 0
+    first_sent: float = 0.0
     # False while LiveKit still holds the packet: its retransmit timer starts when it left.
     sent: bool = True
 
@@ -153,6 +157,8 @@ class Broadcaster:
         # participant -> (session_id, seq) -> pending envelope
         self._pending: dict[str, dict[tuple[str, int], _Pending]] = {}
         self._clocks: dict[str, _AckClock] = {}
+        # participant → session → highest seq sent to it (acks above it are refused).
+        self._sent_to: dict[str, dict[str, int]] = {}
         self._ack_rows: list[AckRow] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._in_flight: collections.deque[asyncio.Task[None]] = collections.deque()
@@ -295,9 +301,10 @@ class Broadcaster:
         if not destinations:
             return None
         now = self._clock()
-        entries = [_Pending(payload, now, sent=False) for _ in destinations]
+        entries = [_Pending(payload, now, sent=False, first_sent=now) for _ in destinations]
         for identity, entry in zip(destinations, entries, strict=True):
             self._pending.setdefault(identity, {})[(session_id, seq)] = entry
+            self._mark_sent(identity, session_id, seq)
         done = self._issue(payload, destinations, kind)
         task = asyncio.ensure_future(self._settle(done, kind, entries))
         self._tasks.add(task)
@@ -325,7 +332,7 @@ class Broadcaster:
         finally:
             now = self._clock()
             for entry in entries:
-                entry.sent, entry.last_sent = True, now
+                entry.sent, entry.last_sent, entry.first_sent = True, now, now
 
     async def _safe_publish(self, payload: bytes, destinations: list[str], kind: str) -> None:
         done = self._issue(payload, destinations, kind)
@@ -333,7 +340,18 @@ class Broadcaster:
             await self._settle(done, kind)
 
     # --- acks ----------------------------------------------------------------------------
-    def on_ack(self, participant: str, ack: Ack) -> None:
+    def _mark_sent(self, participant: str, session_id: str, seq: int) -> None:
+        sent = self._sent_to.setdefault(participant, {})
+        if seq > sent.get(session_id, 0):
+            sent[session_id] = seq
+
+    def on_ack(self, participant: str, ack: Ack) -> str | None:
+        """Take an ack; returns why it was dropped (never sent to them), or None."""
+        sent = self._sent_to.get(participant, {}).get(ack.session_id)
+        if sent is None or ack.seq > sent:
+            reason = "unknown_session" if sent is None else "unsent_seq"
+            metrics.ACKS_DROPPED.labels(reason=reason).inc()
+            return reason
         pending = self._pending.get(participant)
         entry = pending.pop((ack.session_id, ack.seq), None) if pending is not None else None
         now = self._clock()
@@ -350,6 +368,7 @@ class Broadcaster:
         self._ack_rows.append(
             AckRow(ack.session_id, ack.seq, participant, json.dumps(ack.applied), ack.applied_at)
         )
+        return None
 
     def unacked(self, participant: str) -> int:
         return len(self._pending.get(participant, {}))
@@ -365,6 +384,7 @@ class Broadcaster:
         """The participant left: stop retransmitting to it."""
         self._pending.pop(participant, None)
         self._clocks.pop(participant, None)
+        self._sent_to.pop(participant, None)
 
     # --- resync --------------------------------------------------------------------------
     async def resync(self, participant: str, session_id: str, last_seq: int) -> int:
@@ -392,6 +412,7 @@ class Broadcaster:
             if track:
                 await self._send_tracked(row.session_id, row.seq, payload, [participant], "replay")
             else:
+                self._mark_sent(participant, row.session_id, row.seq)
                 await self._safe_publish(payload, [participant], "replay")
         if rows:
             metrics.RESYNCS.labels(reason=reason).inc()
@@ -423,7 +444,7 @@ class Broadcaster:
         budget = RETRANSMIT_BUDGET
         for participant, entries in list(self._pending.items()):
             clock = self._clocks.setdefault(participant, _AckClock(last_ack_at=now))
-            if entries and now - clock.last_ack_at > GIVE_UP_S:
+            if entries and now - self._waiting_since(clock, entries) > GIVE_UP_S:
                 self._give_up(participant, entries)
                 continue
             rto = clock.timeout(self.retransmit_after_s)
@@ -473,6 +494,13 @@ class Broadcaster:
             p.last_sent = now
         await self._replay(participant, rows, "unacked", track=False)
         self.stats(session_id).resyncs += 1
+
+    @staticmethod
+    def _waiting_since(clock: _AckClock, entries: dict[tuple[str, int], _Pending]) -> float:
+        """Since when the participant owes an ack: its last ack, or the first send of its
+        oldest unacked envelope if that came later (idle time owes nothing)."""
+        oldest = min((p.first_sent for p in entries.values() if p.sent), default=clock.last_ack_at)
+        return max(clock.last_ack_at, oldest)
 
     def _give_up(self, participant: str, entries: dict[tuple[str, int], _Pending]) -> None:
         """Acked nothing for GIVE_UP_S while envelopes waited: stop; it resyncs on return."""

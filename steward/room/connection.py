@@ -40,14 +40,19 @@ from steward.protocol.names import (
     RPC_CANCEL,
     RPC_PROMPT,
     TOPIC_ACK,
+    TOPIC_ACTION,
+    TOPIC_CHAT,
     TOPIC_COMPOSING,
     TOPIC_CONTEXT,
     TOPIC_EDIT,
+    TOPIC_FAIRIES,
     TOPIC_RESYNC,
     TOPIC_SCREENSHOT,
+    TOPIC_STATUS,
     TOPIC_TRANSCRIPTION,
     TOPIC_VIEWPORT,
 )
+from steward.room.abuse import AbuseGuard, livekit_revoker
 from steward.room.broadcaster import Broadcaster
 from steward.room.chat import Messenger
 from steward.room.composing import ComposingHints
@@ -69,10 +74,19 @@ log = get_logger(__name__)
 
 # Topics this runtime answers; packets on other topics belong to the app and are ignored.
 _OWN_PREFIXES = ("agent:", "steward:", "canvas:")
+# Every topic the steward speaks: a stream on one of them is either expected or refused.
+STEWARD_TOPICS = (
+    TOPIC_ACTION, TOPIC_ACK, TOPIC_SCREENSHOT, TOPIC_CONTEXT, TOPIC_VIEWPORT, TOPIC_RESYNC,
+    TOPIC_COMPOSING, TOPIC_CHAT, TOPIC_STATUS, TOPIC_EDIT, TOPIC_FAIRIES, TOPIC_TRANSCRIPTION,
+)  # fmt: skip
 # Inbound messages per participant per minute (acks are exempt: one per envelope).
 INBOUND_PER_MIN = 600
-# Resyncs replay from Postgres, so they get a tighter budget of their own.
+# Resyncs replay from Postgres, so they get a tighter budget of their own, and a whole
+# room's history (`sessionId: "*"`) a tighter one still.
 RESYNC_PER_MIN = 30
+RESYNC_ALL_PER_MIN = 4
+# Acks: one per envelope sent, so generous; each is also checked against what was sent.
+ACKS_PER_MIN = 6000
 
 
 @dataclass
@@ -87,6 +101,8 @@ class RoomDeps:
     cancel_other: Callable[[str, str], bool] | None = None
     # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
     grant_bindings: GrantBindings | None = None
+    # A session's models, tokens and estimated cost, for its `session_ended` line.
+    usage_of: Callable[[str], Awaitable[dict[str, object]]] | None = None
     # The speech engine shared by every room (None: the steward transcribes nobody).
     speech: stt.STT[Any] | None = None
 
@@ -160,6 +176,7 @@ class RoomRuntime:
             outbox=deps.outbox,
             model=s.model_for_role("one-shot"),
             max_s=s.steward_session_max_s,
+            usage_of=deps.usage_of,
         )
         self.grants = GrantBook(room_id, s.grant_keys(), deps.grant_bindings)
         self.intake = Intake(
@@ -196,6 +213,18 @@ class RoomRuntime:
         self.rejected: list[tuple[str, str, str]] = []
         self._inbound_limit = RateLimiter(INBOUND_PER_MIN)
         self._resync_limit = RateLimiter(RESYNC_PER_MIN)
+        self._resync_all_limit = RateLimiter(RESYNC_ALL_PER_MIN)
+        self._ack_limit = RateLimiter(ACKS_PER_MIN)
+        self.abuse = AbuseGuard(
+            room_id,
+            livekit_revoker(
+                s.livekit_url,
+                s.livekit_api_key,
+                s.livekit_api_secret.get_secret_value(),
+                room_id,
+            ),
+            limit_per_min=s.steward_abuse_strikes_per_min,
+        )
         self._tasks: set[asyncio.Task[Any]] = set()
         self._handlers: dict[
             str, tuple[type[WireModel], int, Callable[[str, Any], Awaitable[None] | None]]
@@ -231,6 +260,13 @@ class RoomRuntime:
         room.register_byte_stream_handler(TOPIC_SCREENSHOT, self.inbox.handler(TOPIC_SCREENSHOT))
         room.register_byte_stream_handler(TOPIC_CONTEXT, self.inbox.handler(TOPIC_CONTEXT))
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
+        # Every other stream on our topics is refused unread (the SDK would otherwise drop
+        # it without a word, or the other kind would be read on a topic that expects one).
+        for topic in STEWARD_TOPICS:
+            if topic not in (TOPIC_SCREENSHOT, TOPIC_CONTEXT):
+                room.register_byte_stream_handler(topic, self.inbox.refuse(topic, "byte"))
+            if topic != TOPIC_TRANSCRIPTION:
+                room.register_text_stream_handler(topic, self.inbox.refuse(topic, "text"))
         for p in room.remote_participants.values():
             self._on_participant_connected(p)
         if self.voice is not None:  # after the participants: it asks who may prompt
@@ -330,6 +366,7 @@ class RoomRuntime:
                     "role": m.role,
                     "capabilities": sorted(m.capabilities),
                     "unacked": self.broadcaster.unacked(m.identity),
+                    "muted": m.identity in self.abuse.muted,
                 }
                 for m in members
             ],
@@ -449,6 +486,7 @@ class RoomRuntime:
 
     def _on_left(self, identity: str) -> None:
         self.broadcaster.forget(identity)
+        self.abuse.forget(identity)
         self.context.participant_left(identity)
         self.views.forget(identity)
         self.user_edits.forget(identity)
@@ -456,6 +494,7 @@ class RoomRuntime:
     # --- inbound data --------------------------------------------------------------------
     def _reject(self, topic: str, sender: str, reason: str, detail: str = "") -> None:
         metrics.REJECTED_INBOUND.labels(topic=topic, reason=reason).inc()
+        self.abuse.strike(sender, reason, stream=reason == "unexpected_stream")
         self.rejected.append((topic, sender, reason))
         del self.rejected[:-100]
         log.warning(
@@ -480,7 +519,8 @@ class RoomRuntime:
         if entry is None:
             return  # a topic we send, echoed by nobody; or another app's agent:* message
         model, max_bytes, handler = entry
-        if topic != TOPIC_ACK and not self._inbound_limit.allow(sender):
+        limit = self._ack_limit if topic == TOPIC_ACK else self._inbound_limit
+        if not limit.allow(sender):
             self._reject(topic, sender, "rate_limited")
             return
         msg = decode(model, packet.data, topic=topic, max_bytes=max_bytes)
@@ -505,7 +545,9 @@ class RoomRuntime:
         return self.relay.send(sender, actions)
 
     def _on_ack(self, sender: str, ack: Ack) -> None:
-        self.broadcaster.on_ack(sender, ack)
+        refused = self.broadcaster.on_ack(sender, ack)
+        if refused is not None:
+            self._reject(TOPIC_ACK, sender, refused, f"{ack.session_id[:64]} seq {ack.seq}")
 
     def _on_viewport(self, sender: str, update: ViewportUpdate) -> None:
         self.context.viewport_changed(sender, self.views.update(sender, update))
@@ -517,6 +559,9 @@ class RoomRuntime:
             self._reject(TOPIC_RESYNC, sender, "rate_limited")
             return
         if req.session_id == RESYNC_ALL_SESSIONS:
+            if not self._resync_all_limit.allow(sender):
+                self._reject(TOPIC_RESYNC, sender, "rate_limited", "whole-room resync")
+                return
             await self.broadcaster.resync_room(sender, skip_acked=req.last_seq > 0)
             # A browser that had not seen us yet missed those statuses when they were sent.
             await self.dispatcher.resend_interrupted(sender)

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from livekit import rtc
 from tenacity import (
     AsyncRetrying,
-    retry_if_exception_type,
+    retry_if_exception,
     stop_after_attempt,
     wait_exponential,
 )
@@ -79,6 +79,18 @@ class ContextFailure(Exception):
     """One attempt at one browser failed (timeout, RPC error, bad reply, missing stream)."""
 
 
+class ContextRefused(ContextFailure):
+    """The browser sent what no retry would fix (over its byte budget, a corrupt or bomb
+    gzip, the wrong image type): that browser is not asked again for this run."""
+
+
+# Refusals of a stream's content (not of its timing): never retried at the same browser.
+_REFUSALS = frozenset({"oversize", "corrupt_gzip", "unsupported_image_type", "image_type_mismatch"})
+# A browser whose answers failed this many fetches in a row loses the host role for a while.
+DEMOTE_AFTER = 3
+DEMOTE_S = 120.0
+
+
 @dataclass(frozen=True)
 class Received:
     """One whole byte stream: its bytes and the media type it was sent as."""
@@ -91,6 +103,8 @@ class Received:
 class _Expected:
     sender: str
     futures: dict[str, asyncio.Future[Received]]
+    # Byte caps the steward asked for (the screenshot's maxBytes), under STREAM_CAPS.
+    caps: dict[str, int] = field(default_factory=dict)
 
 
 class _Oversize(Exception):
@@ -153,11 +167,24 @@ class StreamInbox:
         self._tasks: set[asyncio.Task[None]] = set()
         self._on_reject = on_reject
 
-    def expect(self, request_id: str, sender: str, kinds: list[str]) -> dict[str, Any]:
+    def expect(
+        self, request_id: str, sender: str, kinds: list[str], caps: dict[str, int] | None = None
+    ) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         futures: dict[str, asyncio.Future[Received]] = {k: loop.create_future() for k in kinds}
-        self._expected[request_id] = _Expected(sender, futures)
+        self._expected[request_id] = _Expected(sender, futures, dict(caps or {}))
         return futures
+
+    def refuse(
+        self, topic: str, kind: str
+    ) -> Callable[[rtc.ByteStreamReader | rtc.TextStreamReader, str], None]:
+        """A handler that refuses every stream of `kind` on `topic` unread, with a log line."""
+
+        def on_stream(reader: rtc.ByteStreamReader | rtc.TextStreamReader, sender: str) -> None:
+            self._on_reject(topic, sender, "unexpected_stream", f"{kind} stream")
+            reader.close()
+
+        return on_stream
 
     def discard(self, request_id: str) -> None:
         expected = self._expected.pop(request_id, None)
@@ -196,7 +223,12 @@ class StreamInbox:
                 reader.close()
                 return
             mime_type = media_type
-        cap = STREAM_CAPS[kind]
+        cap = min(STREAM_CAPS[kind], expected.caps.get(kind, STREAM_CAPS[kind]))
+        declared = reader.info.size or 0
+        if declared > cap:  # refused from its header, before a byte is read
+            self._fail(fut, topic, sender, "oversize", f"{kind} stream announced {declared} bytes")
+            reader.close()
+            return
         inflater = None
         if kind == "shapes":
             if shapes_encoding(mime_type) == "gzip":
@@ -238,7 +270,8 @@ class StreamInbox:
     ) -> None:
         self._on_reject(topic, sender, reason, detail)
         if not fut.done():
-            fut.set_exception(ContextFailure(f"{reason}: {detail}"))
+            failure = ContextRefused if reason in _REFUSALS else ContextFailure
+            fut.set_exception(failure(f"{reason}: {detail}"))
 
 
 @dataclass
@@ -346,6 +379,7 @@ class ContextFetcher:
         self._prefetching: dict[_FlightKey, asyncio.Task[CanvasContext | None]] = {}
         self._fetching: dict[_FlightKey, int] = {}
         self.degraded_runs = 0
+        self._failures: dict[str, int] = {}
         self.prefetch_stats = {"started": 0, "ok": 0, "failed": 0, "served": 0}
 
     def participant_left(self, identity: str) -> None:
@@ -362,6 +396,8 @@ class ContextFetcher:
         """The asker, when its browser offers context (and a screenshot, when one is wanted)."""
         member = self._participants.get(asker) if asker else None
         if member is None or not member.has("context"):
+            return None
+        if member.identity in self._participants.demoted():
             return None
         if want_screenshot and not member.has("screenshot"):
             return None
@@ -558,16 +594,26 @@ class ContextFetcher:
                 async for attempt in AsyncRetrying(
                     stop=stop_after_attempt(self.attempts),
                     wait=wait_exponential(multiplier=0.05, max=0.5),
-                    retry=retry_if_exception_type(ContextFailure),
+                    retry=retry_if_exception(_retryable),
                     reraise=True,
                 ):
                     with attempt:
                         got = await self._ask(ask, want_screenshot, best)
+                self._failures.pop(identity, None)
                 return got
             except ContextFailure as err:
                 best.errors.append(f"{identity}: {err}")
                 log.info("context_attempts_failed", room=self.room_id, participant=identity)
+                self._failed(identity)
         return None
+
+    def _failed(self, identity: str) -> None:
+        """One more fetch this browser failed; at DEMOTE_AFTER in a row it is demoted."""
+        count = self._failures.get(identity, 0) + 1
+        self._failures[identity] = count
+        if count >= DEMOTE_AFTER:
+            self._failures.pop(identity, None)
+            self._participants.demote(identity, DEMOTE_S)
 
     def _degraded(self, best: _Attempt, bounds: Box | None, started: float) -> CanvasContext:
         self.degraded_runs += 1
@@ -594,7 +640,8 @@ class ContextFetcher:
         if ask.user_changes:
             want.append("user_changes")
         request_id = uuid.uuid4().hex
-        futures = self._inbox.expect(request_id, identity, ["shapes", "screenshot"])
+        caps = {"screenshot": self.max_bytes} if self.max_bytes else {}
+        futures = self._inbox.expect(request_id, identity, ["shapes", "screenshot"], caps)
         try:
             req = ContextRequest(
                 request_id=request_id,
@@ -773,6 +820,10 @@ def _view_for(
 
 def _same_box(a: Box, b: Box, tolerance: float = 0.5) -> bool:
     return all(abs(u - v) <= tolerance for u, v in ((a.x, b.x), (a.y, b.y), (a.w, b.w), (a.h, b.h)))
+
+
+def _retryable(err: BaseException) -> bool:
+    return isinstance(err, ContextFailure) and not isinstance(err, ContextRefused)
 
 
 def _current_cancelling() -> bool:

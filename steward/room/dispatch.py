@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from steward.obs import metrics
@@ -52,6 +52,7 @@ class Dispatcher:
         outbox: Outbox,
         model: str,
         max_s: float = 600.0,
+        usage_of: Callable[[str], Awaitable[dict[str, object]]] | None = None,
     ) -> None:
         self.room_id = room_id
         self._runner = runner
@@ -62,6 +63,7 @@ class Dispatcher:
         self._model = model
         # The hard cap on a session; the agent's own watchdog ends a stalled one sooner.
         self._max_s = max_s
+        self._usage_of = usage_of
         self.sessions: dict[str, RoomSession] = {}
         self._tasks: dict[str, asyncio.Task[SessionResult]] = {}
         self.results: dict[str, SessionResult] = {}
@@ -152,6 +154,7 @@ class Dispatcher:
         with contextlib.suppress(Exception):
             await session.send_status(status, None if status != "error" else outcome)
         summary = self._summary(session, outcome)
+        summary.update(await self._usage(sid))
         with contextlib.suppress(Exception):
             await self._outbox.end_session(sid, status, outcome)
         metrics.SESSIONS.labels(outcome=status).inc()
@@ -194,6 +197,15 @@ class Dispatcher:
             with contextlib.suppress(Exception):
                 await self._broadcaster.send(session_id, final)
         return len(ids)
+
+    async def _usage(self, session_id: str) -> dict[str, object]:
+        """Models, tokens and cost the agent recorded for the session (none: no usage)."""
+        if self._usage_of is None:
+            return {}
+        try:
+            return await asyncio.wait_for(self._usage_of(session_id), 2.0)
+        except Exception as err:  # the line goes out without them, saying why
+            return {"usage_error": repr(err)[:200]}
 
     def _summary(self, session: RoomSession, outcome: str) -> dict[str, object]:
         stream = self._broadcaster.stats(session.session_id)

@@ -57,9 +57,12 @@ class Member:
         return capability in self.capabilities
 
 
-def elect_host(members: list[Member], capability: str = "context") -> str | None:
-    """Deterministic: earliest join among members with `capability`, then lowest identity."""
-    capable = [m for m in members if m.has(capability)]
+def elect_host(
+    members: list[Member], capability: str = "context", demoted: frozenset[str] = frozenset()
+) -> str | None:
+    """Deterministic: earliest join among members with `capability` (and not demoted), then
+    lowest identity."""
+    capable = [m for m in members if m.has(capability) and m.identity not in demoted]
     if not capable:
         return None
     return min(capable, key=lambda m: (m.joined_at_ms, m.identity)).identity
@@ -88,6 +91,8 @@ class Participants:
         self._reconnect_grace_s = reconnect_grace_s
         self.host: str | None = None
         self.host_changes = 0
+        # Browsers whose context answers kept failing: not asked, not host, until the time.
+        self._demoted: dict[str, asyncio.TimerHandle] = {}
 
     # --- queries -------------------------------------------------------------------------
     def get(self, identity: str) -> Member | None:
@@ -97,7 +102,11 @@ class Participants:
         return list(self._members.values())
 
     def with_capability(self, capability: str) -> list[Member]:
-        members = [m for m in self._members.values() if m.has(capability)]
+        members = [
+            m
+            for m in self._members.values()
+            if m.has(capability) and not (capability == "context" and m.identity in self._demoted)
+        ]
         return sorted(members, key=lambda m: (m.joined_at_ms, m.identity))
 
     def appliers(self) -> list[str]:
@@ -172,8 +181,25 @@ class Participants:
             self._on_left(identity)
         self._reelect()
 
+    def demote(self, identity: str, for_s: float) -> None:
+        """Stop asking `identity` for context (and take the host role from it) for `for_s`."""
+        old = self._demoted.pop(identity, None)
+        if old is not None:
+            old.cancel()
+        loop = asyncio.get_running_loop()
+        self._demoted[identity] = loop.call_later(for_s, self._restore, identity)
+        log.warning("host_demoted", participant=identity, for_s=for_s)
+        self._reelect()
+
+    def demoted(self) -> frozenset[str]:
+        return frozenset(self._demoted)
+
+    def _restore(self, identity: str) -> None:
+        if self._demoted.pop(identity, None) is not None:
+            self._reelect()
+
     def _reelect(self) -> None:
-        new = elect_host(list(self._members.values()))
+        new = elect_host(list(self._members.values()), demoted=frozenset(self._demoted))
         if new != self.host:
             old, self.host = self.host, new
             self.host_changes += 1
@@ -182,6 +208,7 @@ class Participants:
                 self._on_host_changed(old, new)
 
     def close(self) -> None:
-        for timer in self._pending_leave.values():
+        for timer in [*self._pending_leave.values(), *self._demoted.values()]:
             timer.cancel()
         self._pending_leave.clear()
+        self._demoted.clear()

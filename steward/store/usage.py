@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -47,3 +48,50 @@ class UsageRepo:
         )
         assert row is not None
         return Usage(int(row["i"]), int(row["o"]), int(row["cr"]), int(row["cw"]))
+
+    async def session_summary(self, session_id: str) -> dict[str, object]:
+        """Models, tokens and estimated cost of one session (its `session_ended` figures)."""
+        row = await self.pool.fetchrow(
+            """SELECT coalesce(string_agg(DISTINCT model, ','), '') AS models,
+                      coalesce(sum(input_tokens), 0) AS i, coalesce(sum(output_tokens), 0) AS o,
+                      coalesce(sum(cache_read_tokens), 0) AS cr,
+                      coalesce(sum(cache_write_tokens), 0) AS cw,
+                      coalesce(sum(cost_usd), 0) AS cost
+               FROM usage WHERE session_id = $1""",
+            session_id,
+        )
+        assert row is not None
+        return {
+            "models": [m for m in str(row["models"]).split(",") if m],
+            "input_tokens": int(row["i"]),
+            "output_tokens": int(row["o"]),
+            "cache_read_tokens": int(row["cr"]),
+            "cache_write_tokens": int(row["cw"]),
+            "cost_usd": round(float(row["cost"]), 6),
+        }
+
+
+class LazyUsage:
+    """A `UsageRepo` over a pool that exists only once the service has started."""
+
+    def __init__(self, pool: Callable[[], asyncpg.Pool | None]) -> None:
+        self._pool = pool
+
+    def _repo(self) -> UsageRepo:
+        pool = self._pool()
+        if pool is None:
+            raise RuntimeError("usage recorded before the database was opened")
+        return UsageRepo(pool)
+
+    async def spent_today(self, room_id: str) -> float:
+        return await self._repo().spent_today(room_id)
+
+    async def record(
+        self, *, session_id: str, room_id: str, model: str, usage: Usage, cost_usd: float
+    ) -> None:
+        await self._repo().record(
+            session_id=session_id, room_id=room_id, model=model, usage=usage, cost_usd=cost_usd
+        )
+
+    async def session_summary(self, session_id: str) -> dict[str, object]:
+        return await self._repo().session_summary(session_id)

@@ -176,3 +176,49 @@ async def test_each_prompt_acts_on_its_askers_view_and_selection(
     finally:
         await close_all(clients)
         await service.close()
+
+
+async def test_host_mode_the_askers_own_tab_reports_its_edits_once(
+    livekit_server: LiveKitServer, database: Database, room_name: str, fake: FakeAnthropic
+) -> None:
+    settings = room_settings(
+        livekit_server,
+        database.url,
+        steward_model="anthropic:claude-asker-test",
+        anthropic_base_url=f"http://127.0.0.1:{fake.port}",
+        steward_context_timeout_s=2.0,
+        steward_apply_mode="host",
+    )
+    service = StewardService(settings, database=database)
+    await service.start(http=False)
+    runtime = await service.join(room_name)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+    alice, bob = clients
+    try:
+        assert runtime.participants.host == "alice"
+        # The app syncs documents itself: each user's edit lands in both canvases, and only
+        # its author's tab counts it as a change of its own.
+        alice.local_edit([box("alice-box", 100, 100)])
+        bob.local_edit([box("bob-box", 3300, 1200)])
+        alice.replica.load([*alice.shapes.values(), box("bob-box", 3300, 1200)])
+        bob.replica.load([*bob.shapes.values(), box("alice-box", 100, 100)])
+        await bob.set_view(BOB_VIEW, ["bob-box"])
+
+        async def run(message: str) -> dict[str, Any]:
+            reply = await bob.prompt(message)
+            assert reply.session_id, reply.error
+            assert await bob.wait_status(reply.session_id) == "done"
+            await settle(runtime, [alice], reply.session_id)  # only the host applies
+            return read_request(fake.requests[-1])
+
+        seen = await run("make this blue")
+        assert seen["edits"] == [{"id": "bob-box", "change": "created"}]  # not alice's
+        assert seen["selected"] == ["bob-box"]
+        assert alice.shapes["bob-box"]["props"]["color"] == "blue"
+        assert alice.user_changes == {"alice-box": "created"}  # never asked: not the asker
+        seen = await run("make this red")
+        assert seen["edits"] == []  # the agent has seen them
+        assert alice.shapes["bob-box"]["props"]["color"] == "red"
+    finally:
+        await close_all(clients)
+        await service.close()

@@ -172,7 +172,7 @@ async def test_drones_with_overlapping_bounds_cannot_trample_each_other(
         return room is not None and "part-1-frame" in runtime.mirror.shapes
 
     model = Trespasser(frame_ready)
-    fairies.models = lambda _: model
+    fairies.models = lambda *_: model
     clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
     try:
         reply = await clients[0].prompt("draw a pond", fairy="orchestrator")

@@ -23,7 +23,7 @@ def test_every_mode_of_the_issue_exists_with_its_memory_level() -> None:
     assert {n: m.memory for n, m in MODES.items()} == expected
     for m in MODES.values():
         assert m.fairy_actions <= ALL_FAIRY_ACTIONS
-        assert "history" in m.parts
+        assert "chat_history" in m.parts
 
 
 def test_orchestrators_never_edit_the_canvas_and_workers_do() -> None:

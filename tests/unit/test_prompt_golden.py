@@ -14,9 +14,10 @@ import pytest
 from steward.actions.base import TodoItem
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
+from steward.fairies.modes import MODES, ModeName
 from steward.prompt.parts.chat_history import filter_history
 from steward.prompt.parts.lints import lint
-from steward.prompt.registry import MODES, PARTS, build_request
+from steward.prompt.registry import PARTS, build_request
 from steward.prompt.schema import response_schema
 from steward.prompt.state import ChatItem, PromptState
 from steward.prompt.system import system_prompt
@@ -24,8 +25,8 @@ from steward.prompt.system import system_prompt
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
 
-@pytest.mark.parametrize("mode", ["one-shot", "drone"])
-def test_system_prompt_golden(mode: str) -> None:
+@pytest.mark.parametrize("mode", ["one-shotting", "working-drone", "orchestrating-active"])
+def test_system_prompt_golden(mode: ModeName) -> None:
     m = MODES[mode]
     text = system_prompt(m.actions, [PARTS[p] for p in m.parts], m.name)
     path = GOLDEN / f"system-{mode}.txt"
@@ -35,13 +36,13 @@ def test_system_prompt_golden(mode: str) -> None:
 
 
 def test_drone_prompt_mentions_only_its_actions() -> None:
-    m = MODES["drone"]
+    m = MODES["working-drone"]
     text = system_prompt(m.actions, [PARTS[p] for p in m.parts], m.name)
-    for absent in ("setMyView", "`review`", "`clear`", "Shapes elsewhere"):
+    for absent in ("setMyView", "`clear`", "Shapes elsewhere", "create-project-task"):
         assert absent not in text
     variants = response_schema(m.actions)["properties"]["actions"]["items"]["anyOf"]
     names = [v["properties"]["_type"]["const"] for v in variants]
-    assert names == [a for a in MODES["one-shot"].actions if a in m.actions]
+    assert names == list(m.actions) and "mark-my-task-done" in names
 
 
 def state(**kw: object) -> PromptState:
@@ -53,15 +54,15 @@ def state(**kw: object) -> PromptState:
     }  # fmt: skip
     base = dict(message="make it blue", model_name="scripted", shapes=shapes,
                 viewport=Rect(100, 100, 800, 600), coords=CoordinateSpace(100, 100),
-                enabled_actions=MODES["one-shot"].actions, selection=["in"])  # fmt: skip
+                enabled_actions=MODES["one-shotting"].actions, selection=["in"])  # fmt: skip
     base.update(kw)
     return PromptState(**base)  # type: ignore[arg-type]
 
 
 def test_static_prefix_first_then_parts_in_priority_order() -> None:
     s = state(todo=[TodoItem(1, "paint", "todo")], now_iso="2025-01-01T00:00:00+00:00")
-    req = build_request(s, MODES["one-shot"])
-    assert len(req.system) == 1 and req.system[0].startswith("# Canvas agent (one-shot)")
+    req = build_request(s, MODES["one-shotting"])
+    assert len(req.system) == 1 and req.system[0].startswith("# Canvas agent (one-shotting)")
     texts = [b["text"] for b in req.user]
     order = ["Model:", "Your viewport", "Shapes in your view", "Shapes outside", "The user has",
              "Your todo list", "Current time", "User request"]  # fmt: skip
@@ -72,7 +73,7 @@ def test_static_prefix_first_then_parts_in_priority_order() -> None:
 
 
 def test_blurry_cap() -> None:
-    req = build_request(state(blurry_cap=0), MODES["one-shot"])
+    req = build_request(state(blurry_cap=0), MODES["one-shotting"])
     view = next(b["text"] for b in req.user if b["text"].startswith("Shapes in your view"))
     assert "(1 more not listed)" in view
 

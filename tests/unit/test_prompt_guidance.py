@@ -10,11 +10,11 @@ import pytest
 
 from steward.actions.base import ActionSpec
 from steward.actions.registry import ACTIONS
-from steward.fairies.actions.specs import FAIRY_SPECS
-from steward.prompt.registry import MODES, PARTS
+from steward.fairies.modes import MODES
+from steward.prompt.registry import PARTS
 from steward.prompt.system import flow, system_prompt
 
-SPECS: dict[str, ActionSpec] = {**ACTIONS, **FAIRY_SPECS}
+SPECS: dict[str, ActionSpec] = ACTIONS
 # Nothing to teach: `unknown` is never to be chosen; the model name and the time state
 # themselves in the request.
 EXEMPT_ACTIONS = {"unknown"}
@@ -42,7 +42,7 @@ def test_every_action_and_part_carries_a_guide(kind: str, name: str) -> None:
 
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_a_modes_prompt_holds_exactly_its_sections(mode: str) -> None:
-    m = MODES[mode]
+    m = MODES[mode]  # type: ignore[index]
     text = system_prompt(m.actions, [PARTS[p] for p in m.parts], m.name)
     for name, spec in ACTIONS.items():
         if spec.guide:

@@ -342,3 +342,47 @@ async def test_a_send_cancelled_mid_insert_is_finished_and_never_reuses_a_seq(
     assert [r.seq for r in outbox.rows] == [1, 2, 3]
     assert sent == [1, 2, 3]
     assert b.stats("s").envelopes == 3 and b.stats("s").last_seq == 3
+
+
+async def test_acks_for_what_was_never_sent_are_dropped() -> None:
+    now = [0.0]
+
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        return None
+
+    b = await _two_sent(publish, now)
+
+    def ack(who: str, session: str, seq: int) -> str | None:
+        return b.on_ack(who, Ack(session_id=session, seq=seq, applied=[], applied_at=0))
+
+    assert ack("ann", "s", 1) is None
+    assert ack("ann", "s", 1) is None  # a duplicate's ack again: it was sent
+    assert ack("ann", "s", 3) == "unsent_seq"
+    assert ack("ann", "nope", 1) == "unknown_session"
+    assert ack("eve", "s", 1) == "unknown_session"  # never sent anything
+    assert len(b._ack_rows) == 2
+
+
+async def test_an_idle_browser_is_judged_from_its_oldest_unacked_send() -> None:
+    now = [0.0]
+
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        return None
+
+    b = await _two_sent(publish, now)
+    for who in ("ann", "bob"):
+        for seq in (1, 2):
+            b.on_ack(who, Ack(session_id="s", seq=seq, applied=[], applied_at=0))
+    now[0] += 120.0  # both think for two minutes between prompts
+    await b.send("s", [action(3)])
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    now[0] += 0.1
+    await b._retransmit_due()
+    # Nobody is unresponsive: the envelope is 0.1 s old; its pending copies are kept.
+    assert b.unacked("ann") == 1 and b.unacked("bob") == 1
+    b.on_ack("ann", Ack(session_id="s", seq=3, applied=[], applied_at=0))
+    for _ in range(700):  # bob never acks: given up once its oldest send is over 60 s old
+        now[0] += 0.1
+        await b._retransmit_due()
+    assert b.unacked("bob") == 0

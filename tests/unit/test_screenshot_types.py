@@ -28,7 +28,7 @@ class FakeReader:
 
     def __init__(self, request_id: str, mime_type: str, data: bytes) -> None:
         attrs = {STREAM_ATTR_REQUEST_ID: request_id}
-        self.info = SimpleNamespace(attributes=attrs, mime_type=mime_type)
+        self.info = SimpleNamespace(attributes=attrs, mime_type=mime_type, size=None)
         self.data = data
         self.read = False
         self.closed = False

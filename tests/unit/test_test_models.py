@@ -17,9 +17,10 @@ from steward.bench.responders import PlanResponder, SchemaResponder, continuatio
 from steward.bench.schema_sampler import Knowledge, SchemaSampler
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
+from steward.fairies.modes import MODES
 from steward.model.anthropic_model import AnthropicModel
 from steward.model.base import PREFILL
-from steward.prompt.registry import MODES, build_request
+from steward.prompt.registry import build_request
 from steward.prompt.schema import response_schema
 from steward.prompt.state import PromptState
 
@@ -38,7 +39,7 @@ def one_shot_body(screenshot: bytes | None = JPEG) -> dict[str, Any]:
         "far": {"id": "far", "type": "geo", "x": 9000, "y": 9000, "rotation": 0,
                 "props": {"geo": "rectangle", "w": 10, "h": 10}},
     }  # fmt: skip
-    mode = next(m for m in MODES.values() if "one" in m.name)
+    mode = MODES["one-shotting"]
     state = PromptState(
         message="tidy up", model_name="anthropic:x", shapes=shapes,
         viewport=Rect(100, 100, 800, 600), coords=CoordinateSpace(100, 100),

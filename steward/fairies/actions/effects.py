@@ -70,6 +70,7 @@ class EffectContext:
     roster: Roster
     effects: list[Effect] = field(default_factory=list)
     end_turn: bool = False
+    origin: tuple[float, float] = (0.0, 0.0)  # of the model's coordinates (briefs use them)
 
 
 def _s(data: dict[str, Any], key: str, default: str = "") -> str:
@@ -91,9 +92,12 @@ def _area(data: dict[str, Any]) -> Rect:
     return task_bounds(_num(data, "x"), _num(data, "y"), _num(data, "w"), _num(data, "h"))
 
 
-def drone_brief(task: Task, orchestrator: str) -> str:
+def drone_brief(task: Task, orchestrator: str, origin: tuple[float, float] = (0.0, 0.0)) -> str:
     b = task.bounds
-    where = f" Your area is x={b.x:g}, y={b.y:g}, w={b.w:g}, h={b.h:g}." if b else ""
+    where = ""
+    if b is not None:
+        x, y = b.x - origin[0], b.y - origin[1]
+        where = f" Your area is x={x:g}, y={y:g}, w={b.w:g}, h={b.h:g}."
     return (
         f'{orchestrator} asked you to do task "{task.id}": {task.title}. {task.text}{where}'
         " Work only inside your area, then use mark-my-task-done."
@@ -137,7 +141,9 @@ def _direct(c: EffectContext, data: dict[str, Any]) -> None:
     to = data.get("fairyId")
     task = c.board.direct(c.fairy_id, _s(data, "taskId"), to if isinstance(to, str) else None)
     assert task.assigned_to is not None
-    c.effects.append(SwitchFairy(task.assigned_to, "working-drone", drone_brief(task, c.fairy_id)))
+    c.effects.append(
+        SwitchFairy(task.assigned_to, "working-drone", drone_brief(task, c.fairy_id, c.origin))
+    )
 
 
 def _await(c: EffectContext, data: dict[str, Any], waiting: ModeName) -> None:

@@ -1,8 +1,9 @@
-"""Schemas and prompt text of the fairy actions, as entries of the agent-core action shape.
+"""The fairy actions (family `fairy`): projects, tasks, waiting, flying.
 
-They are not put in the global action registry (a plain one-shot agent must not see them);
-the fairy runtime offers the ones its mode allows (`fairy_specs`) and handles them itself
-(`steward.fairies.actions.effects`).
+They sit in the one action registry like every other action; they never change the canvas
+(no wire ops), and their effect on the fairies' board is carried out by the fairy runtime
+(`steward.fairies.actions.effects.HANDLERS`, by action name). Only the modes that allow
+them offer them, so a plain canvas agent never sees them.
 """
 
 from __future__ import annotations
@@ -68,7 +69,15 @@ class FlyTo(ActionModel):
 def _complete_only(
     data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
 ) -> dict[str, Any] | None:
-    return data if complete else None
+    """Complete versions only, areas taken from the model's coordinates to the page's."""
+    if not complete:
+        return None
+    out = dict(data)
+    for key, to_page in (("x", ctx.coords.x_from_model), ("y", ctx.coords.y_from_model)):
+        v = out.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[key] = to_page(float(v))
+    return out
 
 
 def _no_ops(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
@@ -150,13 +159,3 @@ only inside its area."""),
           """Fly to an area of the canvas; the others see you go there. It changes where you
 are, not what you may edit."""),
 )  # fmt: skip
-
-FAIRY_SPECS: dict[str, ActionSpec] = {s.name: s for s in SPECS}
-
-
-def fairy_action_name(raw: Any) -> str | None:
-    """The fairy action a model meant (case, `_` and spaces forgiven), or None."""
-    if not isinstance(raw, str):
-        return None
-    key = raw.strip().lower().replace("_", "-").replace(" ", "-")
-    return key if key in FAIRY_SPECS else None

@@ -1,0 +1,299 @@
+"""The one turn core every agent role runs: stream → parse → sanitize → resolve → bounds
+guard → send.
+
+A `Turn` is one model request of one session. `TurnDriver.drive` streams the model into it:
+each parsed (partial or complete) action is sanitized and resolved against the room's
+canvas (`session.canvas`) by the action registry, checked against the role's task bounds,
+and sent; an action with an effect outside the canvas (a fairy action) goes to the role's
+`TurnHooks.effect`. The roles differ only by their hooks and the actions their mode enables.
+
+One wire-id scheme: `{session}.{request}.{index}[.k]` (k > 0 for the extra ops of one
+action), so partial versions of an action keep one id. One revert scheme: a final `think`
+under the id of the in-flight partial; every receiver undoes the partial before applying it.
+`run_requests` is the follow-up loop (review, add-detail, setMyView, data, todo).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from steward.actions.base import ActionContext, ActionSpec, Scheduled, WireOp
+from steward.actions.ordering import CreateOrder
+from steward.actions.registry import ACTIONS, Outcome, normalize_name, process
+from steward.fairies.bounds import BoundsGuard
+from steward.fairies.request_loop import LoopDecision, next_step
+from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.model.parser import ActionStreamParser, ParsedAction
+from steward.obs.logging import get_logger
+from steward.ports import SessionPort
+from steward.protocol.messages import WireAction
+
+log = get_logger(__name__)
+
+# Said to the user when a whole response yielded no action at all.
+NO_ACTION_NOTICE = (
+    "I could not turn my answer into any action, so nothing changed. "
+    "Please try again, perhaps in other words."
+)
+
+TurnEnd = Literal["done", "canceled", "ended"]
+
+
+def _no_refusal(name: str) -> str:
+    return f'The action "{name}" is not available here.'
+
+
+@dataclass
+class TurnHooks:
+    """What a role adds to the shared turn; every hook is optional but `actions`."""
+
+    # The actions the role may use now (its mode may change mid-turn).
+    actions: Callable[[], Mapping[str, ActionSpec]]
+    # Feedback for the model when it used a known action its mode does not allow.
+    refusal: Callable[[str], str] = _no_refusal
+    # A complete action with an effect beyond the canvas (fairy actions); True ends the turn.
+    effect: Callable[[Outcome], Awaitable[bool]] | None = None
+    # Every complete action that was handled (history, counters).
+    applied: Callable[[Outcome], Awaitable[None]] | None = None
+    # The final text of each assistant message (kept in the role's history).
+    said: Callable[[str], None] | None = None
+    # A working fairy's task area: its wire actions are clamped or refused outside it.
+    guard: BoundsGuard | None = None
+    # Measurement hook (`steward bench latency`): mark(kind, key).
+    mark: Callable[[str, str], None] | None = None
+
+
+@dataclass
+class Turn:
+    """State of one model request in one session."""
+
+    session: SessionPort
+    ctx: ActionContext
+    request_no: int
+    hooks: TurnHooks
+    inflight: dict[int, str] = field(default_factory=dict)  # action index → partial wire id
+    last_partial: dict[int, dict[str, Any]] = field(default_factory=dict)
+    last_chat: dict[int, str] = field(default_factory=dict)
+    chat_final: set[int] = field(default_factory=set)
+    actions_done: int = 0  # complete actions handled (sent, said or with an effect)
+    ops_sent: int = 0
+    refusals: list[str] = field(default_factory=list)
+    progress: Callable[[], None] = lambda: None  # the watchdog's: output arrived
+    order: CreateOrder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.order = CreateOrder(exists=lambda sid: self.ctx.existing_id(sid) is not None)
+
+    def wire_id(self, index: int, k: int = 0) -> str:
+        base = f"{self.session.session_id}.{self.request_no}.{index}"
+        return base if k == 0 else f"{base}.{k}"
+
+
+def revert_action(wire_id: str, why: str = "reverted") -> WireAction:
+    """The final version that undoes an in-flight partial everywhere."""
+    return WireAction(id=wire_id, name="think", params={"text": why})
+
+
+class TurnDriver:
+    """Streams one model request into a `Turn`."""
+
+    async def drive(self, turn: Turn, model: ModelProvider, request: ModelRequest,
+                    usage: Usage) -> TurnEnd:  # fmt: skip
+        session = turn.session
+        parser = ActionStreamParser()
+        parser.feed(request.prefill)  # the provider continues after the prefilled opening
+        await session.send_status("calling_model")
+        if turn.hooks.mark is not None:
+            turn.hooks.mark("model_request", session.session_id)
+        first = True
+        async for chunk in model.stream(request, usage):
+            turn.progress()
+            if session.cancelled():
+                await self.revert_inflight(turn, "canceled")
+                return "canceled"
+            if first:
+                await session.send_status("streaming")
+                first = False
+            if await self.handle(turn, parser.feed(chunk)):
+                await self.revert_inflight(turn, "the turn ended")
+                await self.finish_chats(turn)
+                return "ended"
+        # The parser's end reports only a cut-off action; then whatever was held.
+        ended = await self.handle(turn, parser.finish())
+        for ev in [] if ended else turn.order.finish():
+            if await self._one(turn, ev):
+                ended = True
+                break
+        await self.revert_inflight(turn, "cut off")
+        await self.finish_chats(turn)
+        if turn.actions_done == 0 and not ended:
+            await session.send_chat(NO_ACTION_NOTICE, role="system")
+            log.info("turn_no_action", room=session.room_id, session=session.session_id,
+                     request=turn.request_no, notes=turn.ctx.notes[:5])  # fmt: skip
+        return "ended" if ended else "done"
+
+    async def handle(self, turn: Turn, events: list[ParsedAction]) -> bool:
+        """Handle one parser batch; True when an action ended the turn."""
+        mark = turn.hooks.mark
+        for event in events:
+            if mark is not None and event.complete:
+                mark("action_complete", turn.wire_id(event.index))
+            # One at a time, creates before what names them (see CreateOrder).
+            for ev in turn.order.push(event):
+                if await self._one(turn, ev):
+                    return True
+        return False
+
+    async def _one(self, turn: Turn, ev: ParsedAction) -> bool:
+        if ev.truncated:
+            # A cut stream: a message keeps what it said (finish_chats); the rest reverts.
+            if ev.index not in turn.last_chat:
+                await self.revert_one(turn, ev.index, "cut off")
+                turn.ctx.notes.append(f"action {ev.index} was cut off")
+            return False
+        enabled = turn.hooks.actions()
+        name = normalize_name(ev.data.get("_type"))
+        if name is not None and name not in enabled and name in ACTIONS:
+            if ev.complete:
+                turn.refusals.append(turn.hooks.refusal(name))
+                await self.revert_one(turn, ev.index, "not allowed")
+            return False
+        out = process(
+            ev.data, index=ev.index, complete=ev.complete,
+            incomplete_path=ev.incomplete_path, ctx=turn.ctx, enabled=enabled,
+        )  # fmt: skip
+        if out is None:
+            if ev.complete:
+                await self.revert_one(turn, ev.index, "refused")
+            return False
+        if out.spec is not None and out.spec.family == "fairy":
+            if not out.complete or turn.hooks.effect is None:
+                return False
+            turn.actions_done += 1
+            ended = await turn.hooks.effect(out)
+            if turn.hooks.applied is not None:
+                await turn.hooks.applied(out)
+            return ended
+        await self._chat(turn, out)
+        await self._ops(turn, out)
+        if out.complete:
+            turn.actions_done += 1
+            if turn.hooks.applied is not None:
+                await turn.hooks.applied(out)
+        return False
+
+    async def _chat(self, turn: Turn, out: Outcome) -> None:
+        if out.chat is None:
+            return
+        if out.complete:
+            turn.last_chat[out.index] = out.chat
+            await self._final_chat(turn, out.index)
+        elif out.chat != turn.last_chat.get(out.index):
+            turn.last_chat[out.index] = out.chat
+            await turn.session.send_chat(out.chat, partial=True, message_id=turn.wire_id(out.index))
+
+    async def _final_chat(self, turn: Turn, index: int) -> None:
+        if index in turn.chat_final:
+            return
+        turn.chat_final.add(index)
+        text = turn.last_chat[index]
+        await turn.session.send_chat(text, partial=False, message_id=turn.wire_id(index))
+        if turn.hooks.said is not None:
+            turn.hooks.said(text)
+
+    async def finish_chats(self, turn: Turn) -> None:
+        """Every message ends final: one cut off keeps the text it had."""
+        for index in list(turn.last_chat):
+            await self._final_chat(turn, index)
+
+    async def _ops(self, turn: Turn, out: Outcome) -> None:
+        if not out.ops:
+            if out.complete:
+                await self.revert_one(turn, out.index, "nothing to do")
+            return
+        if not out.complete:
+            if len(out.ops) != 1:
+                return  # only single-op actions stream; the rest wait for completion
+            actions = self._guarded(turn, [self._wire(turn, out.index, 0, out.ops[0])], False)
+            if not actions:
+                return
+            (action,) = actions
+            if turn.last_partial.get(out.index) == action.params:
+                return  # nothing visible changed since the last partial version
+            turn.last_partial[out.index] = action.params
+            turn.inflight[out.index] = action.id
+            await turn.session.send_actions([action], partial=True)
+            return
+        wire = [self._wire(turn, out.index, k, op) for k, op in enumerate(out.ops)]
+        actions = self._guarded(turn, wire, True)
+        partial_id = turn.inflight.pop(out.index, None)
+        if partial_id is not None and partial_id not in {a.id for a in actions}:
+            actions.append(revert_action(partial_id, "refused"))
+        if actions:
+            turn.ops_sent += len(actions)
+            await turn.session.send_actions(actions)
+
+    def _guarded(self, turn: Turn, wire: list[WireAction], complete: bool) -> list[WireAction]:
+        guard = turn.hooks.guard
+        if guard is None:
+            return wire
+        verdict = guard.check(wire, turn.session.canvas.shapes)
+        if complete:
+            turn.refusals.extend(why for _, why in verdict.refused)
+        return verdict.actions
+
+    @staticmethod
+    def _wire(turn: Turn, index: int, k: int, op: WireOp) -> WireAction:
+        return WireAction(id=turn.wire_id(index, k), name=op.name, params=op.params)
+
+    async def revert_one(self, turn: Turn, index: int, why: str = "reverted") -> None:
+        wire_id = turn.inflight.pop(index, None)
+        if wire_id is not None:
+            await turn.session.send_actions([revert_action(wire_id, why)])
+
+    async def revert_inflight(self, turn: Turn, why: str = "reverted") -> None:
+        for index in list(turn.inflight):
+            await self.revert_one(turn, index, why)
+
+
+# -- the follow-up loop ------------------------------------------------------------------
+
+# One request of a run: (request number, the follow-up it answers, bounds to look at).
+RequestFn = Callable[[int, Scheduled | None], Awaitable[TurnEnd]]
+
+
+async def run_requests(
+    request: RequestFn,
+    ctx: ActionContext,
+    *,
+    max_followups: int,
+    made_progress: Callable[[], bool],
+    on_followup: Callable[[LoopDecision], Awaitable[None]] | None = None,
+) -> TurnEnd:
+    """Run requests while the actions scheduled more (review, add-detail, view, data, todo)."""
+    followup: Scheduled | None = None
+    for request_no in range(max_followups + 1):
+        end = await request(request_no, followup)
+        if end != "done":
+            return end
+        decision = next_step(
+            ctx.scheduled, ctx.todo, made_progress=made_progress(),
+            followups_left=max_followups - request_no,
+        )  # fmt: skip
+        if decision.followup is None:
+            return "done"
+        followup = decision.followup
+        if on_followup is not None:
+            await on_followup(decision)
+        carry = [s for s in ctx.scheduled if s.kind == "data"]
+        ctx.scheduled = carry if followup.kind == "data" else []
+    return "done"
+
+
+async def shielded_revert(driver: TurnDriver, turn: Turn | None, why: str) -> None:
+    """Revert a cancelled turn's partials even while its task is being cancelled."""
+    if turn is not None:
+        await asyncio.shield(driver.revert_inflight(turn, why))

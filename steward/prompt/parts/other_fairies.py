@@ -1,0 +1,25 @@
+"""The other fairies of the room: who they are, what they do, where they are."""
+
+from steward.prompt.base import Block, PromptPart, text
+from steward.prompt.state import PromptState
+
+
+def _build(state: PromptState) -> list[Block]:
+    f = state.fairy
+    if f is None or not f.others:
+        return []
+    return text("Other fairies in this room:", *f.others)
+
+
+_GUIDE = """The other fairies of the room are listed with their role, what they are doing and
+where they are. Never edit what another fairy is working on; when you lead, direct free fairies
+instead of doing their work."""
+
+PART = PromptPart(
+    "other_fairies",
+    7,
+    False,
+    _build,
+    title="Other fairies",
+    guide=_GUIDE,
+)

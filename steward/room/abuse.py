@@ -1,0 +1,111 @@
+"""A participant that keeps sending what the steward refuses loses its right to publish data.
+
+Each refusal is a strike (an unsolicited byte or text stream weighs `STREAM_STRIKE`: it costs
+the room's shared data channel far more than a bad packet); more than `limit` strikes in a
+minute and the steward revokes the participant's `can_publish_data` through LiveKit's own
+`UpdateParticipant`, so the SFU drops its packets before they reach anyone. Logged
+(`participant_muted`), counted, and listed in the operator's view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+
+from livekit import api
+
+from steward.obs import metrics
+from steward.obs.logging import get_logger
+
+log = get_logger(__name__)
+
+STREAM_STRIKE = 10
+# Refusals that are the steward's own doing or no one's in particular, never strikes.
+_NOT_STRIKES = frozenset({"no_sender"})
+
+Revoke = Callable[[str], Awaitable[None]]
+
+
+class AbuseGuard:
+    def __init__(
+        self,
+        room_id: str,
+        revoke: Revoke,
+        *,
+        limit_per_min: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.room_id = room_id
+        self._revoke = revoke
+        self.limit_per_min = limit_per_min
+        self._clock = clock
+        self._strikes: dict[str, deque[tuple[float, int]]] = {}
+        self.muted: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def strike(self, identity: str, reason: str, *, stream: bool = False) -> None:
+        if reason in _NOT_STRIKES or identity in self.muted:
+            return
+        now = self._clock()
+        window = self._strikes.setdefault(identity, deque())
+        window.append((now, STREAM_STRIKE if stream else 1))
+        while window and now - window[0][0] > 60.0:
+            window.popleft()
+        total = sum(w for _, w in window)
+        if total > self.limit_per_min:
+            self._mute(identity, total, reason)
+
+    def _mute(self, identity: str, strikes: int, reason: str) -> None:
+        self.muted.add(identity)
+        self._strikes.pop(identity, None)
+        metrics.PARTICIPANTS_MUTED.inc()
+        log.warning(
+            "participant_muted",
+            room=self.room_id,
+            participant=identity,
+            strikes=strikes,
+            last_reason=reason,
+        )
+
+        async def revoke() -> None:
+            try:
+                await self._revoke(identity)
+            except Exception as err:  # still refused here; LiveKit just keeps relaying it
+                log.error(
+                    "participant_mute_failed",
+                    room=self.room_id,
+                    participant=identity,
+                    error=str(err),
+                )
+
+        task = asyncio.ensure_future(revoke())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def forget(self, identity: str) -> None:
+        """Left the room: a later connection starts afresh (its token decides its rights)."""
+        self._strikes.pop(identity, None)
+        self.muted.discard(identity)
+
+
+def livekit_revoker(url: str, api_key: str, api_secret: str, room: str) -> Revoke:
+    """Revoke `can_publish_data` (keeping the rest) through the server API."""
+
+    async def revoke(identity: str) -> None:
+        async with api.LiveKitAPI(url, api_key, api_secret) as lk:
+            await lk.room.update_participant(
+                api.UpdateParticipantRequest(
+                    room=room,
+                    identity=identity,
+                    permission=api.ParticipantPermission(
+                        can_subscribe=True,
+                        can_publish=True,
+                        can_publish_data=False,
+                        can_update_metadata=True,
+                    ),
+                )
+            )
+
+    return revoke

@@ -1,0 +1,69 @@
+"""Cost: the running service checks the room's daily budget and records every run's usage,
+through the real `anthropic:` provider against the local Messages server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from structlog.testing import capture_logs
+
+from steward.bench.responders import PlanResponder
+from steward.livekit_server import LiveKitServer
+from steward.service import StewardService
+from steward.store.database import Database
+from tests.conftest import wait_for
+from tests.integration.anthropic_fake import FakeAnthropic
+from tests.integration.room_support import close_all, join_clients, room_settings
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeAnthropic]:
+    server = FakeAnthropic(responder=PlanResponder(chunk=40))
+    await server.start()
+    yield server
+    await server.stop()
+
+
+async def test_usage_is_recorded_and_the_budget_ends_runs_with_a_message(
+    livekit_server: LiveKitServer, database: Database, fake: FakeAnthropic, room_name: str
+) -> None:
+    settings = room_settings(
+        livekit_server,
+        database.url,
+        steward_model="anthropic:claude-sonnet-4",
+        anthropic_api_key="test-key",
+        anthropic_base_url=f"http://127.0.0.1:{fake.port}",
+        steward_room_daily_budget_usd=0.0005,  # one run's worth here
+    )
+    service = StewardService(settings, database=database)  # the real agent, as in production
+    await service.start(http=False)
+    try:
+        runtime = await service.join(room_name)
+        (ann,) = await join_clients(livekit_server, room_name, ["ann"], runtime)
+        try:
+            with capture_logs() as logs:
+                first = await ann.prompt("draw a box labelled signup")
+                assert first.session_id and await ann.wait_status(first.session_id) == "done"
+                await wait_for(lambda: any(e["event"] == "session_ended" for e in logs))
+            (ended,) = [e for e in logs if e["event"] == "session_ended"]
+            assert ended["models"] == ["anthropic:claude-sonnet-4"]
+            assert ended["input_tokens"] > 0 and ended["output_tokens"] > 0
+            assert ended["cost_usd"] > 0.0005
+            row = await database.pool.fetchrow(
+                "SELECT model, cost_usd FROM usage WHERE session_id = $1", first.session_id
+            )
+            assert row is not None and float(row["cost_usd"]) == pytest.approx(ended["cost_usd"])
+            served = len(fake.requests)
+            second = await ann.prompt("draw a circle")
+            assert second.session_id and await ann.wait_status(second.session_id) == "error"
+            await wait_for(lambda: any("daily model budget" in c.text for c in ann.chat))
+            assert len(fake.requests) == served  # no model call over budget
+            (view,) = await service.rooms_overview(room_name)
+            assert view["budget_left_usd"] == 0
+        finally:
+            await close_all([ann])
+    finally:
+        await service.close()
