@@ -7,11 +7,11 @@ import { createRoot } from 'react-dom/client'
 import { Tldraw, type Editor, type TLComponents } from 'tldraw'
 import 'tldraw/tldraw.css'
 import { getAssetUrlsByImport } from '@tldraw/assets/imports.vite'
-import { connectSteward, FairyOverlay, StewardPanel, type StewardHandle } from '../src/index'
+import { connectSteward, connectVoice, FairyOverlay, StewardPanel, VoiceBar, type StewardHandle, type VoiceHandle } from '../src/index'
 
 declare global {
   interface Window {
-    __steward?: { editor: Editor; handle: StewardHandle; room: Room; identity: string }
+    __steward?: { editor: Editor; handle: StewardHandle; room: Room; identity: string; voice: VoiceHandle | null }
   }
 }
 
@@ -76,6 +76,10 @@ function CanvasRoom({ roomName }: { roomName: string }) {
     }
   }, [roomName, identity])
 
+  // Captions and push-to-talk, once the room is joined.
+  const voice = useMemo(() => (room ? connectVoice(room) : null), [room])
+  useEffect(() => () => voice?.close(), [voice])
+
   const components = useMemo<TLComponents>(() => ({ InFrontOfTheCanvas: () => <FairyOverlay handle={handle} /> }), [handle])
 
   if (error) return <div className="fatal">Could not join room “{roomName}”: {error}</div>
@@ -88,12 +92,15 @@ function CanvasRoom({ roomName }: { roomName: string }) {
           assetUrls={assetUrls}
           onMount={(editor) => {
             const h = connectSteward({ room, editor, options: { mode } })
-            window.__steward = { editor, handle: h, room, identity }
+            window.__steward = { editor, handle: h, room, identity, voice }
             setHandle(h)
           }}
         />
       </div>
-      <StewardPanel handle={handle} room={roomName} identity={identity} />
+      <div className="side">
+        <StewardPanel handle={handle} room={roomName} identity={identity} />
+        <VoiceBar handle={voice} identity={identity} />
+      </div>
     </div>
   )
 }

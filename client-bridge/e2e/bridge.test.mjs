@@ -2,7 +2,7 @@
 // (scripted runner). Must run inside the network namespace (ops/netns-run.sh): libwebrtc
 // ignores loopback interfaces.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -16,7 +16,11 @@ const bridge = resolve(here, '..')
 const repo = resolve(bridge, '..')
 const results = join(bridge, 'test-results')
 const ROOM = `e2e-${Date.now().toString(36)}`
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+// Every tab's microphone is this file (espeak-ng speech, made in before()): used only when a
+// tab opens its microphone.
+const SPOKEN = join(mkdtempSync(join(tmpdir(), 'steward-e2e-voice-')), 'flow.wav')
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${SPOKEN}`]
 const WAIT = 30_000
 
 let stack
@@ -29,7 +33,7 @@ function startStack() {
     const child = spawn('uv', ['run', '--frozen', 'python', join(here, 'stack.py'), ROOM, join(bridge, 'demo', 'dist')], {
       cwd: repo,
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, STEWARD_LOG_FORMAT: 'json', STEWARD_LOG_LEVEL: 'warning' },
+      env: { ...process.env, STEWARD_LOG_FORMAT: 'json', STEWARD_LOG_LEVEL: process.env.STEWARD_LOG_LEVEL ?? 'warning' },
     })
     let out = ''
     let err = ''
@@ -121,6 +125,9 @@ const waitApplied = (tab, n) =>
 
 before(async () => {
   mkdirSync(results, { recursive: true })
+  // A long lead: the steward subscribes to the microphone after the tab publishes it.
+  const made = spawnSync('uv', ['run', '--frozen', 'python', '-m', 'steward.voice.speech', SPOKEN, '1.5', 'steward, draw a flow chart of our signup'], { cwd: repo, encoding: 'utf8' })
+  assert.equal(made.status, 0, `speech synthesis failed: ${made.stderr}`)
   ;({ child: stack, info: stackInfo } = await startStack())
   await openTab('t1')
   await openTab('t2')
@@ -240,6 +247,34 @@ test('a prompt from tab 1 leaves all three canvases identical, using the host sc
   assert.ok(shot.shapes >= 1, 'the host sent its shapes') // gzip-compressed: a failed inflate would degrade the context
   assert.ok(shot.screenshotBytes <= 64000, `the screenshot keeps the default byte budget: ${shot.screenshotBytes}`)
   await tabs.t1.page.screenshot({ path: join(results, 'e2e-after-run.png') })
+})
+
+test('a spoken request: tab 1 holds the microphone, every tab shows the caption and ends with the drawing', async () => {
+  const { t1, t2, t3 } = tabs
+  const all = [t1, t2, t3]
+  const known = await t1.page.evaluate(() => Object.keys(window.__steward.handle.state.sessions))
+  const shapesBefore = (await converge(all, 'before speaking')).filter((r) => r.typeName === 'shape').length
+  const speaker = await t1.page.evaluate(() => window.__steward.identity)
+  const box = await t1.page.getByTestId('mic').boundingBox()
+  await t1.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
+  await t1.page.mouse.down() // push to talk: held until the caption is final
+  await t1.page.waitForFunction(() => window.__steward.voice.state.micOn, null, { timeout: WAIT })
+  await t2.page.waitForFunction((who) => document.querySelector('[data-testid=speaking]').dataset.speaking.split(',').includes(who), speaker, { timeout: WAIT })
+  for (const tab of all) {
+    await tab.page.waitForFunction(
+      (who) => [...document.querySelectorAll('[data-testid=captions] li[data-final=yes]')].some((li) => li.dataset.speaker === who && /flow chart/.test(li.textContent)),
+      speaker,
+      { timeout: WAIT },
+    )
+  }
+  await t1.page.mouse.up()
+  await t1.page.waitForFunction(() => !window.__steward.voice.state.micOn, null, { timeout: WAIT })
+  const started = await t1.page.waitForFunction((k) => Object.keys(window.__steward.handle.state.sessions).find((s) => !k.includes(s)), known, { timeout: WAIT })
+  const sid = await started.jsonValue()
+  for (const tab of all) await waitStatus(tab, sid)
+  const recs = await converge(all, 'after a spoken request')
+  assert.ok(recs.filter((r) => r.typeName === 'shape').length >= shapesBefore + 4, 'the spoken request drew a flow chart')
+  await t2.page.screenshot({ path: join(results, 'e2e-voice.png') })
 })
 
 test('a tab reloaded mid-run catches up without duplicates', async () => {

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from steward.actions.base import ActionContext, Scheduled, TodoItem
 from steward.actions.registry import ACTIONS, Outcome, select
 from steward.canvas.apply import Shapes
-from steward.canvas.bounds import Rect, shape_bounds, union
+from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import ModelRole, Settings
 from steward.fairies.actions.effects import (
@@ -62,6 +62,7 @@ from steward.fairies.modes import (
     mode,
     model_role,
 )
+from steward.fairies.notes import NoteCarry
 from steward.fairies.persistence import (
     fairy_from,
     fairy_row,
@@ -90,6 +91,7 @@ from steward.fairies.turn import (
 )
 from steward.fairies.waits import WaitBoard, mode_transition_key
 from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.model.canvas_view import shapes_for_model
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
 from steward.ports import CanvasContext, PromptInput, SessionPort
@@ -213,6 +215,8 @@ class RoomFairies:
     origin: tuple[float, float] | None = None
     # Model requests per session, for wire ids `{session}.{request}.{index}`.
     requests: dict[str, int] = field(default_factory=dict)
+    # Per fairy: notes on its actions for its next prompt (lints part), in memory only.
+    notes: NoteCarry = field(default_factory=NoteCarry)
 
     def next_request(self, session_id: str) -> int:
         n = self.requests.get(session_id, 0)
@@ -678,7 +682,6 @@ class FairyRuntime:
 
         area = view.area
         visible = shapes_in(view.shapes, area) if area else list(view.shapes.values())
-        occupied = union(shape_bounds(s, view.shapes) for s in view.shapes.values())
         free = [
             f.id
             for f in view.others
@@ -697,8 +700,8 @@ class FairyRuntime:
             "task": t(view.task) if view.task else None,
             "free_drones": free,
             "existing_ids": [s["id"] for s in visible],
-            # Where the canvas already has content, for scripted plans.
-            "occupied": box(occupied) if occupied is not None else None,
+            # What is on the canvas, for scripted plans in free space.
+            "canvas": shapes_for_model(view.shapes, CoordinateSpace(ox, oy)),
         }
 
     def _prompt(
@@ -748,6 +751,7 @@ class FairyRuntime:
             now_iso=datetime.now(UTC).isoformat(timespec="seconds"),
             mode=current.name,
             fairy=brief(view),
+            notes=room.notes.take(fairy_id),
         )
         request = build_request(state, current)
         request.hints["fairy"] = self._hints(room, view)
@@ -803,10 +807,12 @@ class FairyRuntime:
             ctx.claimed.clear()
             model_request = self._prompt(room, fairy_id, req, run, context, followup)
             run.turn = Turn(session, ctx, room.next_request(session.session_id), hooks)
+            noted = len(ctx.notes)
             try:
                 end = await self._driver.drive(run.turn, provider, model_request, Usage())
             finally:
                 run.ops_sent += run.turn.ops_sent
+                room.notes.keep(fairy_id, ctx.notes[noted:])
             await self._turn_feedback(room, fairy_id, run.turn.refusals)
             return end
 

@@ -158,13 +158,19 @@ class TurnDriver:
         return False
 
     async def _one(self, turn: Turn, ev: ParsedAction) -> bool:
+        enabled = turn.hooks.actions()
         if ev.truncated:
             # A cut stream: a message keeps what it said (finish_chats); the rest reverts.
-            if ev.index not in turn.last_chat:
+            out = process(
+                ev.data, index=ev.index, complete=False,
+                incomplete_path=ev.incomplete_path, ctx=turn.ctx, enabled=enabled,
+            )  # fmt: skip
+            if out is not None and out.chat:
+                turn.last_chat[ev.index] = out.chat
+            elif ev.index not in turn.last_chat:
                 await self.revert_one(turn, ev.index, "cut off")
                 turn.ctx.notes.append(f"action {ev.index} was cut off")
             return False
-        enabled = turn.hooks.actions()
         name = normalize_name(ev.data.get("_type"))
         if name is not None and name not in enabled and name in ACTIONS:
             if ev.complete:
@@ -213,7 +219,7 @@ class TurnDriver:
         if out.complete:
             turn.last_chat[out.index] = out.chat
             await self._final_chat(turn, out.index)
-        elif out.chat != turn.last_chat.get(out.index):
+        elif out.chat and out.chat != turn.last_chat.get(out.index):
             turn.last_chat[out.index] = out.chat
             await turn.session.send_chat(out.chat, partial=True, message_id=turn.wire_id(out.index))
 
@@ -227,9 +233,11 @@ class TurnDriver:
             turn.hooks.said(text)
 
     async def finish_chats(self, turn: Turn) -> None:
-        """Every message ends final: one cut off keeps the text it had."""
+        """Every message ends final: one cut off keeps the text it had (and counts)."""
         for index in list(turn.last_chat):
-            await self._final_chat(turn, index)
+            if index not in turn.chat_final:
+                turn.actions_done += 1
+                await self._final_chat(turn, index)
 
     async def _ops(self, turn: Turn, out: Outcome) -> str | None:
         """Send the outcome's ops; for a complete action whose every op the bounds guard

@@ -8,10 +8,10 @@ the total work stays linear in the response length even for very long actions.
 Handles: prose or a ```json fence before or after the JSON, a prefilled opening (feed it
 first) followed by prose, a fence or the same opening again (the first thing inside the
 actions array decides: an action, or a restart from prose), a bare top-level array, a JSON
-object without actions before the real one, escaped quotes, \\uXXXX escapes (also split
-across chunks, and surrogate pairs, whose first half never shows alone in a partial),
-NaN/Infinity literals, and output cut off mid-action (`finish()` reports the unfinished
-action as `truncated`).
+object without actions before the real one, a comma missing between actions, escaped
+quotes, \\uXXXX escapes (also split across chunks, and surrogate pairs, whose first half
+never shows alone in a partial), NaN/Infinity literals, and output cut off mid-action
+(`finish()` reports the unfinished action as `truncated`).
 """
 
 from __future__ import annotations
@@ -357,6 +357,9 @@ class ActionStreamParser:
                 self.state = _KEY if isinstance(top.container, dict) else _VALUE
             elif c in "}]":
                 self._close(out)
+            elif c == "{" and len(self._stack) == self._actions_depth + 1:
+                self.state = _VALUE  # the next action, its comma forgotten
+                continue
             i += 1
 
     def _escape(self, s: str, i: int) -> int:

@@ -65,3 +65,6 @@ PARTICIPANTS_MUTED = Counter(
     "steward_participants_muted_total",
     "Participants whose data publishing the steward revoked for repeated abuse",
 )
+BUDGET_EXCEEDED = Counter(
+    "steward_budget_exceeded_total", "Runs refused because their room's daily budget was spent"
+)

@@ -56,8 +56,15 @@ def speech_end_s(pcm: bytes) -> float:
     return 0.0
 
 
-def speak(text: str, path: Path, *, voice: str = "en-us", words_per_min: int = 160) -> SpokenText:
-    """Write `text` spoken as a 16 kHz mono WAV at `path`."""
+def speak(
+    text: str,
+    path: Path,
+    *,
+    voice: str = "en-us",
+    words_per_min: int = 160,
+    lead_s: float = LEAD_S,
+) -> SpokenText:
+    """Write `text` spoken as a 16 kHz mono WAV at `path`, after `lead_s` of silence."""
     espeak, sox = _tool("espeak-ng"), _tool("sox")
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "raw.wav"
@@ -67,7 +74,13 @@ def speak(text: str, path: Path, *, voice: str = "en-us", words_per_min: int = 1
             capture_output=True,
         )
         resample = ["-r", str(SAMPLE_RATE), "-c", "1", "-b", "16"]
-        pad = ["pad", str(LEAD_S), str(TAIL_S)]
+        pad = ["pad", str(lead_s), str(TAIL_S)]
         subprocess.run([sox, str(raw), *resample, str(path), *pad], check=True, capture_output=True)
     pcm = read_pcm(path)
     return SpokenText(text, path, len(pcm) / 2 / SAMPLE_RATE, speech_end_s(pcm))
+
+
+if __name__ == "__main__":  # `python -m steward.voice.speech OUT.wav LEAD_S TEXT` (browser e2e)
+    import sys
+
+    speak(sys.argv[3], Path(sys.argv[1]), lead_s=float(sys.argv[2]))

@@ -15,6 +15,8 @@ class FakeSession:
     shapes: list[dict[str, Any]] = field(default_factory=list)
     viewport: Box = field(default_factory=lambda: Box(x=0, y=0, w=1600, h=900))
     selection: list[str] = field(default_factory=list)  # the asker's
+    user_changes: list[dict[str, Any]] = field(default_factory=list)  # the asker's
+    view_note: str | None = None  # set: the view is not the asker's
     room_id: str = "room-1"
     session_id: str = "s1"
     cancel_after_envelopes: int | None = None
@@ -40,6 +42,8 @@ class FakeSession:
         return CanvasContext(
             viewport=bounds or self.viewport,
             selection=list(self.selection),
+            user_changes=list(self.user_changes),
+            view_note=self.view_note,
             doc_version=len(self.envelopes),
             shapes=self.browser.snapshot(),
             degraded=self.degraded,

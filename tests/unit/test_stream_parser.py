@@ -119,6 +119,7 @@ AFTER_PREFILL_FORMS = {
     "the opening repeated, spaced": f'\n  {{ "actions" : [\n{BODY}',
     "prose, then a bare array": f"Here: [{BODY[:-1]}",
     "an object before the answer": f'Thinking {{"plan": 1}} now {{"actions": [{BODY}',
+    "a comma forgotten": BODY.replace("}, {", "}\n{"),
     "a first action with spaces": '{ "_type" : "think", "text": "plan"}, '
     '{"_type": "message", "text": "done"}]}',
 }
