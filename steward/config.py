@@ -86,7 +86,8 @@ class Settings(BaseSettings):
     # Who may cancel a run: `owner` (who asked, or a moderator grant) or `everyone` (anyone
     # allowed to prompt).
     steward_cancel_policy: Literal["owner", "everyone"] = "owner"
-    # Models a caller (HTTP `model`) may pick, comma list; empty: only `steward_model`.
+    # Models a caller (HTTP `model`) may pick, comma list; empty: only the configured ones
+    # (`steward_model` and the role models).
     # `replay:` and anything naming a file is never accepted from a caller.
     steward_models_allowed: str = ""
     # Refusals per participant per minute (an unsolicited stream counts 10) before the
@@ -133,8 +134,9 @@ class Settings(BaseSettings):
         return keys or [self.livekit_api_secret.get_secret_value()]
 
     def models_allowed(self) -> frozenset[str]:
+        """What a caller may pick: the list, plus every model the operator gave a role."""
         listed = {m.strip() for m in self.steward_models_allowed.split(",") if m.strip()}
-        return frozenset(listed | {self.steward_model})
+        return frozenset(listed | {self.model_for_role(r) for r in MODEL_ROLES})
 
     @field_validator(
         "database_url",

@@ -33,3 +33,10 @@ def test_a_temperature_out_of_range_is_refused(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("STEWARD_MODEL_TEMPERATURE", "3")
     with pytest.raises(ValueError, match="steward_model_temperature"):
         Settings()
+
+
+def test_the_role_models_are_allowed_to_callers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STEWARD_MODEL", "anthropic:base")
+    monkeypatch.setenv("STEWARD_MODEL_DRONE", "anthropic:small")
+    monkeypatch.setenv("STEWARD_MODELS_ALLOWED", "anthropic:big")
+    assert Settings().models_allowed() == {"anthropic:base", "anthropic:small", "anthropic:big"}

@@ -1,0 +1,180 @@
+"""The turn core every role runs (steward.fairies.turn), over an in-memory session whose
+canvas applies every send with the browsers' partial-action semantics."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from steward.actions.base import ActionContext
+from steward.actions.registry import Outcome, select
+from steward.canvas.bounds import Rect
+from steward.config import Settings
+from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.bounds import BoundsGuard
+from steward.fairies.turn import NO_ACTION_NOTICE, Turn, TurnDriver, TurnHooks
+from steward.model.base import ModelRequest, Usage
+from steward.ports import PromptInput
+from tests.unit.fake_session import FakeSession
+
+
+@dataclass
+class Scripted:
+    """Streams one text per request, cut into pieces of `chunk` characters."""
+
+    texts: list[str]
+    chunk: int = 5
+    name: str = "test"
+    requests: list[ModelRequest] = field(default_factory=list)
+
+    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+        self.requests.append(request)
+        text = self.texts[min(len(self.requests) - 1, len(self.texts) - 1)]
+        for i in range(0, len(text), self.chunk):
+            yield text[i : i + self.chunk]
+
+
+def body(*actions: dict[str, Any], close: bool = True) -> str:
+    """The response after the prefilled `{"actions": [` opening."""
+    text = ", ".join(json.dumps(a) for a in actions)
+    return text + ("]}" if close else "")
+
+
+def box(sid: str, x: int = 10, y: int = 10, w: int = 100, h: int = 50) -> dict[str, Any]:
+    shape = {"_type": "rectangle", "shapeId": sid, "x": x, "y": y, "w": w, "h": h,
+             "text": "a label long enough to stream in several partial versions"}  # fmt: skip
+    return {"_type": "create", "intent": "a box", "shape": shape}
+
+
+def turn_of(session: FakeSession, **hooks: Any) -> tuple[Turn, list[str]]:
+    said: list[str] = []
+    enabled = select(["create", "message", "think", "move", "fly-to-bounds"])
+    h = TurnHooks(actions=lambda: enabled, said=said.append, **hooks)
+    ctx = ActionContext(shapes=session.canvas.shapes)
+    return Turn(session, ctx, 3, h), said
+
+
+async def drive(session: FakeSession, text: str, **hooks: Any) -> tuple[str, Turn, list[str]]:
+    turn, said = turn_of(session, **hooks)
+    end = await TurnDriver().drive(turn, Scripted([text]), ModelRequest([], []), Usage())
+    return end, turn, said
+
+
+async def test_wire_ids_are_session_request_index_and_partials_keep_theirs() -> None:
+    session = FakeSession(session_id="sess")
+    end, turn, _ = await drive(session, body(box("a"), box("b")))
+    assert end == "done" and turn.actions_done == 2
+    partial_ids = {a.id for partial, env in session.envelopes if partial for a in env}
+    final_ids = [a.id for partial, env in session.envelopes if not partial for a in env]
+    assert final_ids == ["sess.3.0", "sess.3.1"] and partial_ids <= set(final_ids)
+    assert set(session.browser.shapes) == {"a", "b"} and session.browser.in_flight() == []
+
+
+async def test_a_cut_stream_reverts_its_last_partial_with_a_final_think() -> None:
+    session = FakeSession(session_id="s")
+    text = body(box("a"), close=False)[:-30]  # max_tokens: the box never completes
+    end, turn, _ = await drive(session, text)
+    assert end == "done" and turn.actions_done == 0
+    assert any(partial for partial, _ in session.envelopes)  # its preview did show
+    last_partial, last = session.envelopes[-1]
+    assert not last_partial and [(a.id, a.name) for a in last] == [("s.3.0", "think")]
+    assert session.browser.shapes == {} and session.browser.in_flight() == []
+    assert session.chats[-1] == ("system", NO_ACTION_NOTICE, False)
+
+
+async def test_a_message_cut_off_or_unclosed_ends_final_and_is_remembered() -> None:
+    session = FakeSession()
+    # The text is complete in its last partial snapshot; the closing brace never comes.
+    text = body({"_type": "message", "text": "Here is your drawing, all done"}, close=False)
+    end, _, said = await drive(session, text[:-1])
+    assert end == "done" and said == ["Here is your drawing, all done"]
+    assert session.chats[-1] == ("assistant", "Here is your drawing, all done", False)
+    assert [c for c in session.chats if not c[2]] == [session.chats[-1]]
+
+
+async def test_prose_with_no_action_tells_the_user() -> None:
+    session = FakeSession()
+    end, turn, said = await drive(session, "I am sorry, I would rather describe it in words.")
+    assert end == "done" and turn.actions_done == 0 and said == []
+    assert session.chats == [("system", NO_ACTION_NOTICE, False)]
+    assert session.envelopes == []
+
+
+async def test_an_effect_that_ends_the_turn_stops_it_and_reverts_what_streams() -> None:
+    session = FakeSession(session_id="s")
+    seen: list[Outcome] = []
+
+    async def effect(out: Outcome) -> bool:
+        seen.append(out)
+        return True
+
+    text = body({"_type": "fly-to-bounds", "x": 1, "y": 2, "w": 30, "h": 40}, box("late"))
+    end, _, _ = await drive(session, text, effect=effect)
+    assert end == "ended" and [o.name for o in seen] == ["fly-to-bounds"]
+    assert "late" not in session.browser.shapes and session.browser.in_flight() == []
+
+
+async def test_the_bounds_guard_refuses_a_final_and_reverts_its_preview() -> None:
+    session = FakeSession(session_id="s")
+    guard = BoundsGuard(Rect(0, 0, 200, 200))
+    # Starts small (its preview passes), ends too big for the area: refused.
+    await drive(session, body(box("big", w=150, h=50)), guard=guard)
+    assert "big" in session.browser.shapes  # fits: kept
+    session2 = FakeSession(session_id="t")
+    huge = box("huge", w=150, h=50)
+    huge["shape"]["h"] = 5000
+    _, turn, _ = await drive(session2, body(huge), guard=guard)
+    assert "huge" not in session2.browser.shapes and session2.browser.in_flight() == []
+    (_, last) = session2.envelopes[-1]
+    assert turn.refusals and [a.name for a in last] == ["think"]  # the preview reverted
+
+
+async def test_a_refused_action_feeds_back_the_modes_reason() -> None:
+    session = FakeSession()
+    _, turn, _ = await drive(
+        session, body({"_type": "clear"}, {"_type": "message", "text": "ok"}),
+        refusal=lambda name: f"no {name} here",
+    )  # fmt: skip
+    assert turn.refusals == ["no clear here"] and turn.actions_done == 1
+
+
+def agent(*texts: str) -> tuple[CanvasAgent, Scripted]:
+    model = Scripted(list(texts), chunk=7)
+    settings = Settings(steward_model="scripted", steward_max_followups=2)
+    return CanvasAgent(AgentConfig(settings=settings, model=model)), model
+
+
+def ask(text: str) -> PromptInput:
+    return PromptInput(message=text, source="browser", requester="alice")
+
+
+async def test_set_my_view_moves_the_agents_view_not_the_users() -> None:
+    a, model = agent(
+        body({"_type": "setMyView", "intent": "look left", "x": -900, "y": 0, "w": 800, "h": 600}),
+        body({"_type": "message", "text": "Seen it."}),
+    )
+    session = FakeSession()
+    assert await a.run(session, ask("look to the left")) == "done"
+    sent = [act.name for _, env in session.envelopes for act in env]
+    assert "set_viewport" not in sent
+    assert len(model.requests) == 2 and session.context_requests[1] is not None
+    looked = session.context_requests[1]
+    assert (looked.x, looked.w) == (-900, 800)
+
+
+async def test_count_answers_as_data_in_the_next_request() -> None:
+    a, model = agent(
+        body({"_type": "count", "expression": "all"}),
+        body({"_type": "message", "text": "There are two."}),
+    )
+    shapes = [
+        {"id": f"s{i}", "type": "geo", "x": i * 200, "y": 0, "props": {"w": 10, "h": 10}}
+        for i in range(2)
+    ]
+    session = FakeSession(shapes=shapes)
+    assert await a.run(session, ask("how many shapes?")) == "done"
+    second = json.dumps(model.requests[1].user)
+    assert "count(all) = 2" in second
+    assert a.history["room-1"][-1].text == "There are two."
