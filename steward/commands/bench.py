@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-BENCHES = ("parse", "prompt", "latency", "scale", "faults", "fuzz", "voice", "conformance")
+BENCHES = ("parse", "prompt", "latency", "scale", "faults", "fuzz", "abuse", "voice", "conformance")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -55,8 +55,16 @@ REJECTED_INBOUND = Counter(
     "Inbound messages refused, by topic and reason",
     ["topic", "reason"],
 )
+MODEL_ACTIONS = Counter(
+    "steward_model_actions_total",
+    "Complete actions a model sent, by outcome (applied, refused with a logged reason)",
+    ["outcome"],
+)
 PROMPTS_REFUSED = Counter("steward_prompts_refused_total", "Prompts refused, by reason", ["reason"])
 PARTICIPANTS_MUTED = Counter(
     "steward_participants_muted_total",
     "Participants whose data publishing the steward revoked for repeated abuse",
+)
+BUDGET_EXCEEDED = Counter(
+    "steward_budget_exceeded_total", "Runs refused because their room's daily budget was spent"
 )

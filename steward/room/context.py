@@ -495,6 +495,13 @@ class ContextFetcher:
         note = view_note(source, asker)
         if note is None:  # the steward's own runs (fairies) see the answering browser's view
             return replace(context, user_changes=changes)
+        log.info(
+            "context_not_askers_view",
+            room=self.room_id,
+            asker=asker,
+            source=source,
+            answered_by=context.source_identity,
+        )
         return replace(context, selection=[], user_changes=changes, asker=None, view_note=note)
 
     def prefetch(
