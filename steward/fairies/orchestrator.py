@@ -80,7 +80,15 @@ from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.roster import Publish, Roster
 from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.fairies.tasks import Task
-from steward.fairies.turn import Turn, TurnDriver, TurnEnd, TurnHooks, run_requests, shielded_revert
+from steward.fairies.turn import (
+    Turn,
+    TurnDriver,
+    TurnEnd,
+    TurnHooks,
+    record_outcome,
+    run_requests,
+    shielded_revert,
+)
 from steward.fairies.waits import WaitBoard, mode_transition_key
 from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.model.canvas_view import shapes_for_model
@@ -833,6 +841,11 @@ class FairyRuntime:
         else:
             room.stats.drone_actions += n
 
+    @staticmethod
+    def _session_id(room: RoomFairies, fairy_id: str) -> str:
+        session = room.sessions.get(fairy_id)
+        return session.session_id if session is not None else ""
+
     async def _fairy_action(
         self, room: RoomFairies, fairy_id: str, name: str, data: dict[str, Any]
     ) -> str | None:
@@ -842,6 +855,7 @@ class FairyRuntime:
             apply_fairy_action(ctx, name, data)
         except FairyMistake as mistake:
             log.info("fairy_mistake", room=room.room_id, fairy=fairy_id, action=name)
+            record_outcome(room.room_id, self._session_id(room, fairy_id), name, mistake.feedback)
             await self._persist_board(room)
             await self._remember(
                 room,
@@ -857,6 +871,7 @@ class FairyRuntime:
             if d.schedule is not None:
                 await self.submit(room, fairy_id, d.schedule, "system")
             return "end"
+        record_outcome(room.room_id, self._session_id(room, fairy_id), name)
         self._count(room, fairy_id, 1)
         await self._remember(room, fairy_id, [action_item(name, data, current.memory)])
         await self._persist_board(room)
@@ -944,6 +959,7 @@ class FairyRuntime:
             "drone_actions": room.stats.drone_actions,
             "history_tokens_orchestrator": room.stats.history_tokens_orchestrator,
             "history_tokens_unfiltered": room.stats.history_tokens_unfiltered,
+            "task_bounds": [t.bounds.to_dict() for t in tasks if t.bounds is not None],
         }
 
 

@@ -20,6 +20,12 @@ ACKS_DROPPED = Counter(
     ["reason"],
 )
 SESSIONS = Counter("steward_sessions_total", "Agent sessions ended, by outcome", ["outcome"])
+QUALITY_PROBLEMS = Counter(
+    "steward_quality_problems_total",
+    "Problems the quality report found in what sessions drew, by kind (unintended_overlaps, "
+    "overflowing_text, loose_arrows, outside_bounds, outside_viewport, locked_or_partial)",
+    ["kind"],
+)
 ACTIVE_SESSIONS = Gauge("steward_active_sessions", "Agent sessions running now")
 CONNECTED_ROOMS = Gauge("steward_connected_rooms", "Rooms this process serves now")
 FIRST_ENVELOPE_SECONDS = Histogram(
@@ -54,6 +60,11 @@ REJECTED_INBOUND = Counter(
     "steward_rejected_inbound_total",
     "Inbound messages refused, by topic and reason",
     ["topic", "reason"],
+)
+MODEL_ACTIONS = Counter(
+    "steward_model_actions_total",
+    "Complete actions a model sent, by outcome (applied, refused with a logged reason)",
+    ["outcome"],
 )
 PROMPTS_REFUSED = Counter("steward_prompts_refused_total", "Prompts refused, by reason", ["reason"])
 PARTICIPANTS_MUTED = Counter(
