@@ -981,6 +981,7 @@ class FairyRuntime:
             "drone_actions": room.stats.drone_actions,
             "history_tokens_orchestrator": room.stats.history_tokens_orchestrator,
             "history_tokens_unfiltered": room.stats.history_tokens_unfiltered,
+            "task_bounds": [t.bounds.to_dict() for t in tasks if t.bounds is not None],
         }
 
 
