@@ -33,6 +33,7 @@ from steward.ports import AgentRunner, PromptInput, SessionPort
 from steward.protocol.messages import Box, FairiesMessage
 from steward.protocol.names import TOPIC_FAIRIES
 from steward.room.connection import RoomDeps, RoomRuntime, connect_direct
+from steward.room.dispatch import record_quality
 from steward.room.session import RoomSession
 from steward.store.database import Database, open_database
 from steward.store.fairies import FairyStore
@@ -108,6 +109,7 @@ class FairySessions:
             outcome=outcome,
             envelopes=stats.envelopes if stats else 0,
             actions=stats.actions if stats else 0,
+            quality=record_quality(session.quality()) if isinstance(session, RoomSession) else None,
         )
 
 
