@@ -114,6 +114,10 @@ class FairySessions:
         )
 
 
+class Draining(RuntimeError):
+    """The steward is shutting down (SIGTERM) and takes no more rooms."""
+
+
 class StewardService:
     def __init__(
         self,
@@ -139,6 +143,7 @@ class StewardService:
         self.leases: LeaseKeeper | None = None
         self.owner = worker_id()
         self._lost: set[asyncio.Task[None]] = set()
+        self.draining = False
 
     @property
     def outbox(self) -> Outbox:
@@ -199,6 +204,8 @@ class StewardService:
         """The room's lease, waiting up to `wait_s` for another steward's to lapse (a killed
         steward's room is free once its lease expires); raises `LeaseHeld`."""
         assert self.leases is not None, "service not started"
+        if self.draining:
+            raise Draining(f"the steward is shutting down; room {room_name!r} not taken")
         deadline = asyncio.get_running_loop().time() + wait_s
         while True:
             try:
@@ -369,6 +376,26 @@ class StewardService:
                 )
             )
         return views
+
+    async def drain(self, timeout_s: float) -> None:
+        """SIGTERM: take no more rooms, let running prompted sessions finish for up to
+        `timeout_s` (fairy work resumes elsewhere from Postgres), then close, which releases
+        the leases so another steward takes the rooms at once."""
+        self.draining = True
+        waits = [
+            asyncio.ensure_future(runtime.dispatcher.wait(sid))  # shielded: cancel stops the wait
+            for runtime in self.rooms.values()
+            if not runtime.closed.is_set()
+            for sid in runtime.dispatcher.running()
+        ]
+        log.info("drain_started", rooms=len(self.rooms), sessions=len(waits), timeout_s=timeout_s)
+        pending: set[asyncio.Future[Any]] = set()
+        if waits:
+            _, pending = await asyncio.wait(waits, timeout=timeout_s)
+            for wait in pending:
+                wait.cancel()
+        log.info("drain_finished", unfinished=len(pending))
+        await self.close()
 
     async def close(self) -> None:
         if self.fairies is not None:
