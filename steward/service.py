@@ -24,6 +24,7 @@ from livekit import rtc
 
 from steward.api.app import RunRefused, create_app
 from steward.config import Settings
+from steward.fairies.budget import RoomBudget
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.fairies.orchestrator import FairyRuntime, models_from_settings
 from steward.fairies.roster import Publish
@@ -101,6 +102,9 @@ class FairySessions:
         with contextlib.suppress(Exception):
             await session.send_status("done")
             await self.service.outbox.end_session(session.session_id, "done", outcome)
+        usage: dict[str, object] = {}
+        with contextlib.suppress(Exception):
+            usage = await self.service.usage.session_summary(session.session_id)
         log.info(
             "fairy_session_ended",
             room=session.room_id,
@@ -108,6 +112,7 @@ class FairySessions:
             outcome=outcome,
             envelopes=stats.envelopes if stats else 0,
             actions=stats.actions if stats else 0,
+            **usage,
         )
 
 
@@ -177,6 +182,7 @@ class StewardService:
                 sessions=FairySessions(self),
                 models=models_from_settings(self.settings),
                 publish=self._fairy_presence,
+                budget=RoomBudget(self.usage, self.settings.steward_room_daily_budget_usd),
             )
         if http:
             await self.start_http()
