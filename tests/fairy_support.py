@@ -7,15 +7,33 @@ answers context requests from it. (Tests over a real room use the room runtime i
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from steward.canvas.mirror import CanvasMirror
+from steward.fairies.projects import ProjectBoard
+from steward.fairies.scripted_project import drone_drawing
 from steward.ports import CanvasContext, SessionPort
 from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction
 from steward.store.outbox import Outbox
 
 _ids = itertools.count(1)
+
+
+def planned_per_task(board: ProjectBoard) -> Counter[str]:
+    """How many shapes the scripted drones draw for each task of the board, by task id."""
+    return Counter({
+        t.id: len(drone_drawing({"id": t.id, "title": t.title, "bounds": t.bounds.to_dict()}))
+        for t in board.tasks.values() if t.bounds is not None
+    })  # fmt: skip
+
+
+def by_task(ids: list[str]) -> Counter[str]:
+    """Shape ids (`<task id>-<n>`, `<task id>-frame`, …) counted by task id."""
+    return Counter(i.rsplit("-", 1)[0] for i in ids)
+
+
 _order = itertools.count(1)
 
 

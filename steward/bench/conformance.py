@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import contextlib
 import random
+import sys
 import time
 import uuid
 from collections import Counter
@@ -112,13 +113,7 @@ class ConformanceModel:
 
 def may_see(mode: str) -> bool:
     """Whether the mode table gives the mode a screenshot."""
-    definition = fairy_modes.MODES.get(mode)  # type: ignore[call-overload]
-    if definition is not None:
-        return "screenshot" in definition.parts
-    from steward.prompt import registry  # the one-shot agent's modes, where it still has them
-
-    table: Mapping[str, Any] = getattr(registry, "MODES", {})
-    return mode in table and "screenshot" in table[mode].parts
+    return fairy_modes.is_mode(mode) and "screenshot" in fairy_modes.mode(mode).parts
 
 
 def action_outcomes() -> Counter[str]:
@@ -210,6 +205,7 @@ async def exercise(
     model: ConformanceModel,
     target: int,
     max_rounds: int = 400,
+    progress: bool = False,
 ) -> dict[str, Any]:
     """Rounds of prompts in a fresh room of a started steward whose model is `model` behind
     the local Messages server, until `target` sampled outputs were streamed."""
@@ -253,7 +249,12 @@ async def exercise(
                 if not reply.session_id:
                     statuses[f"refused: {reply.error}"[:80]] += 1
                     continue
-                statuses[await client.wait_status(reply.session_id, timeout=120)] += 1
+                status = await client.wait_status(reply.session_id, timeout=120)
+                statuses[status] += 1
+                if progress:
+                    took = time.monotonic() - started
+                    print(f"round {rounds} {kind}: {status} at {took:.1f}s, "
+                          f"{model.outputs} outputs", file=sys.stderr)  # fmt: skip
                 await _idle(service, runtime, clients)
                 # Right after the round: a later round may move what the fairies drew.
                 _, checked, outside = await _outside_bounds(service, runtime, seen, tasks_before)
@@ -298,7 +299,7 @@ async def exercise(
     }
 
 
-async def run(seed: int, target: int) -> dict[str, Any]:
+async def run(seed: int, target: int, progress: bool = False) -> dict[str, Any]:
     model = ConformanceModel(seed=seed)
     server = MessagesServer(model)
     await server.start()
@@ -309,7 +310,7 @@ async def run(seed: int, target: int) -> dict[str, Any]:
             steward_context_timeout_s=3.0,
         )
         try:
-            return await exercise(stack.service, stack.server, model, target)
+            return await exercise(stack.service, stack.server, model, target, progress=progress)
         finally:
             await stack.close()
     finally:
@@ -318,7 +319,8 @@ async def run(seed: int, target: int) -> dict[str, Any]:
 
 def _handler(args: argparse.Namespace) -> int:
     configure_logging("error", "json")
-    result = asyncio.run(bounded(run(args.seed, args.outputs), args.timeout, "conformance"))
+    work = run(args.seed, args.outputs, args.progress)
+    result = asyncio.run(bounded(work, args.timeout, "conformance"))
     print_json(result)
     return 0
 
@@ -331,4 +333,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--outputs", type=int, default=TARGET_OUTPUTS, help="sampled actions to reach")
     p.add_argument("--timeout", type=float, default=1500.0)
+    p.add_argument("--progress", action="store_true", help="a line per round on stderr")
     p.set_defaults(handler=_handler)

@@ -249,8 +249,14 @@ def _action_seeds() -> list[dict[str, Any]]:
     seeds: list[dict[str, Any]] = []
     for p in _PROMPTS:
         seeds.extend(_SCRIPT.actions_for({"message": p}))
+    canvas = [
+        {"id": sid, "type": kind, "at": [x, 0], "box": [x, 0, 100, 50]}
+        for sid, kind, x in (("step-cart", "rectangle", 0), ("step-pay", "ellipse", 200),
+                             ("step-done", "rectangle", 400), ("arrow-1", "arrow", 100))
+    ]  # fmt: skip
+    selection = ["step-cart", "step-pay", "step-done", "arrow-1", "x"]
     for verb in ("align", "distribute", "stack"):
-        hints = {"message": f"{verb} them", "selection": ["step-cart", "arrow-1", "x"]}
+        hints = {"message": f"{verb} them", "selection": selection, "canvas": canvas}
         seeds.extend(_SCRIPT.actions_for(hints))
     return seeds
 

@@ -5,7 +5,7 @@ process); the first client sends `--prompts` prompts one after another to the sc
 `--browsers` runs the same with Chromium tabs on the client-bridge demo page instead (see
 `steward.bench.browsers`), then times the host screenshot (`steward.bench.screenshot`).
 The prompter "types" each prompt for `--typing-ms` after a composing hint (the steward
-prefetches the host's context meanwhile); `--cold-prompts` more are sent without one
+prefetches the prompter's context meanwhile); `--cold-prompts` more are sent without one
 (`prompt_to_model_cold_ms`), and each prompt's context source is reported.
 See `steward.bench.harness` for where each instant is taken. Targets (issue 7): overhead p95
 <= 2 ms, e2e p95 <= 30 ms, prompt_to_model p95 <= 120 ms, screenshot p95 <= 100 ms.

@@ -30,7 +30,7 @@ def sample_response(target_tokens: int = 8000) -> str:
     n = 0
     while len(json.dumps(actions)) < target_tokens * CHUNK:
         for a in base:
-            a = json.loads(json.dumps(a).replace('"step-', f'"s{n}-').replace('"arrow-', f'"a{n}-'))
+            a = json.loads(json.dumps(a).replace('"d1-', f'"d{n + 1}-'))
             actions.append(a)
         n += 1
     return PREFILL + ", ".join(json.dumps(a) for a in actions) + "]}"
@@ -57,7 +57,9 @@ def reparse_all(buffer: str) -> list[Any]:
             value = json.loads(text + "".join(reversed(closers)))
             return list(value.get("actions", [])) if isinstance(value, dict) else []
         except ValueError:
-            text = re.sub(r',\s*"[^"]*"\s*:?\s*$', "", text)[:-1] if text else text
+            # Drop a dangling key (`, "note"`), else the last character.
+            cut = re.sub(r',\s*"[^"]*"\s*:?\s*$', "", text)
+            text = cut if cut != text else text[:-1]
     return []
 
 

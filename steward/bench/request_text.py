@@ -22,7 +22,11 @@ _MODE = re.compile(r"# Canvas agent \(([\w-]+)\)|[Yy]our mode is ([\w-]+)")
 # A task as prompts describe it: `[id] "title" (status, assigned to …) bounds=(…): text`.
 _TASK = re.compile(r'\[([\w-]+)\] "([^"]*)" \(([\w-]+),([^)]*)\)')
 # A fairy in a roster line: `- id (name, role): …`.
-_FAIRY = re.compile(r"^- ([\w-]+) \(([^,()]+), ([\w-]+)\)", re.MULTILINE)
+_FAIRY = re.compile(r"^- ([\w-]+) \(([^,()]+), ([\w-]+)\): ([\w-]+)", re.MULTILINE)
+# The project the agent leads or works in: `Your project "title" (status)`.
+_PROJECT = re.compile(r'Your project "[^"]*" \(([\w-]+)\)')
+# Who may help a leader without a project: `Fairies free to help: a, b` (or `none`).
+_FREE = re.compile(r"Fairies free to help: ([^\n]*)")
 # The agent's own id, as its personality line gives it: `You are Ada (id fairy-1)`.
 _SELF = re.compile(r"\bYou are [^(\n]*\(id ([\w-]+)\)")
 
@@ -59,6 +63,9 @@ class RequestView:
     todo_ids: list[int] = field(default_factory=list)
     tasks: list[TaskLine] = field(default_factory=list)
     fairies: dict[str, str] = field(default_factory=dict)  # other fairies: id → role
+    fairy_modes: dict[str, str] = field(default_factory=dict)  # other fairies: id → mode
+    project_status: str | None = None  # of the project the agent leads or works in
+    free: list[str] | None = None  # fairies free to help, when the request names them
     self_id: str | None = None
 
     @property
@@ -189,6 +196,7 @@ def read_request(body: dict[str, Any]) -> RequestView:
                 Box(*(float(g) for g in box.groups())) if box else None,
             ))  # fmt: skip
     fairies = {m.group(1): m.group(3) for m in _FAIRY.finditer(user)}
+    free = next((m.group(1) for m in [_FREE.search(user)] if m), None)
     return RequestView(
         system=system,
         user=user,
@@ -201,5 +209,8 @@ def read_request(body: dict[str, Any]) -> RequestView:
         todo_ids=todo_ids,
         tasks=list(tasks.values()),
         fairies=fairies,
+        fairy_modes={m.group(1): m.group(4) for m in _FAIRY.finditer(user)},
+        project_status=next((m.group(1) for m in [_PROJECT.search(user)] if m), None),
+        free=None if free is None else [f for f in re.split(r",\s*", free.strip()) if f != "none"],
         self_id=next((m.group(1) for m in [_SELF.search(user)] if m), None),
     )

@@ -108,6 +108,7 @@ class PlanResponder:
     seed: int = 0
     chunk: int = 0
     answered: list[Answer] = field(default_factory=list)
+    plans: int = 0
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         view = read_request(body)
@@ -141,26 +142,33 @@ class PlanResponder:
                     {"_type": "end-duo-project" if duo else "end-project"},
                 ]
             return [wait]
-        helpers = [f for f, role in view.fairies.items() if role == "drone"][: 1 if duo else 2]
+        free = view.free
+        if free is None:  # no list given: the drones the roster shows idle
+            free = [f for f, role in view.fairies.items() if role == "drone"
+                    and view.fairy_modes.get(f) in ("idling", "sleeping")]  # fmt: skip
+        helpers = free[: 1 if duo else 2]
         if duo and view.self_id:
             helpers.append(view.self_id)  # a duo lead works a part itself
         if not helpers:
             return [{"_type": "message", "text": "No fairy is free to help."}]
         area = view.bounds or Box(0, 0, 800, 600)
-        out: list[dict[str, Any]] = [
-            {"_type": "start-duo-project" if duo else "start-project", "title": "Shared picture",
-             "description": "Boxes side by side",
-             "plan": "one area per fairy, side by side, in parallel"},
-        ]  # fmt: skip
+        out: list[dict[str, Any]] = []
+        if view.project_status is None:
+            out.append({"_type": "start-duo-project" if duo else "start-project",
+                        "title": "Shared picture", "description": "Boxes side by side",
+                        "plan": "one area per fairy, side by side, in parallel"})  # fmt: skip
+        # Task ids are the room's: a fresh stem per plan keeps them unique.
+        self.plans += 1
+        ids = [f"p{self.seed}x{self.plans}-{i + 1}" for i in range(len(helpers))]
         for i, (who, box) in enumerate(zip(helpers, _grid(area, len(helpers)), strict=True)):
             out.append({
-                "_type": f"create-{k}task", "taskId": f"part{i + 1}", "title": f"Part {i + 1}",
+                "_type": f"create-{k}task", "taskId": ids[i], "title": f"Part {i + 1}",
                 "text": "Draw one labelled box inside your area.", "x": round(box.x),
                 "y": round(box.y), "w": round(box.w), "h": round(box.h), "assignee": who,
             })  # fmt: skip
-        own = [f"part{i + 1}" for i, who in enumerate(helpers) if who == view.self_id]
+        own = [ids[i] for i, who in enumerate(helpers) if who == view.self_id]
         out += [
-            {"_type": f"direct-to-start-{k}task", "taskId": f"part{i + 1}"}
+            {"_type": f"direct-to-start-{k}task", "taskId": ids[i]}
             for i, who in enumerate(helpers)
             if who != view.self_id
         ]
@@ -172,11 +180,13 @@ class PlanResponder:
         if not view.tasks:
             area = view.bounds or Box(0, 0, 800, 600)
             box = _grid(area, 2)[0]
+            self.plans += 1
+            tid = f"s{self.seed}x{self.plans}"
             return [
-                {"_type": "create-task", "taskId": "solo1", "title": "My part",
+                {"_type": "create-task", "taskId": tid, "title": "My part",
                  "text": "Draw one labelled box.", "x": round(box.x), "y": round(box.y),
                  "w": round(box.w), "h": round(box.h)},
-                {"_type": "start-task", "taskId": "solo1"},
+                {"_type": "start-task", "taskId": tid},
             ]  # fmt: skip
         todo = next((t for t in view.tasks if t.status == "todo"), None)
         if todo is not None:

@@ -85,12 +85,14 @@ async def run(repeats: int = 1, engine: str = "local") -> dict[str, Any]:
 async def _measure(stack: Stack, folder: Path, repeats: int, load_before: float) -> dict[str, Any]:
     runtime = await stack.join("bench-voice")
     finals: list[str] = []
+    final_at: list[float] = []  # when each final segment reached intake
     prompts: dict[str, float] = {}  # session → when it started
     intake = runtime.intake
     voice_final, start = intake.voice_final, intake._start
 
     async def heard(speaker: str, text: str) -> str | None:
         finals.append(text)
+        final_at.append(time.monotonic())
         session_id: str | None = await voice_final(speaker, text)
         return session_id
 
@@ -119,6 +121,7 @@ async def _measure(stack: Stack, folder: Path, repeats: int, load_before: float)
     free_pairs = [(s.text, decode_pcm(free, read_pcm(s.path))) for s in spoken]
     pairs: list[tuple[str, str]] = []
     to_prompt: list[float] = []
+    to_final: list[float] = []
     to_envelope: list[float] = []
     detected = false_wakes = 0
     try:
@@ -138,6 +141,7 @@ async def _measure(stack: Stack, folder: Path, repeats: int, load_before: float)
                     false_wakes += 1
                     continue
                 detected += 1
+                to_final.append((final_at[before_finals] - ended) * 1000)
                 session_id = new[0]
                 to_prompt.append((prompts[session_id] - ended) * 1000)
                 await runtime.dispatcher.wait(session_id, timeout=30)
@@ -158,6 +162,9 @@ async def _measure(stack: Stack, folder: Path, repeats: int, load_before: float)
         "wake_detected": detected,
         "false_wakes": false_wakes,
         "end_of_speech_to_prompt_ms": percentiles(to_prompt),
+        # Of which: until the STT's final segment reached intake (the VAD's silence window,
+        # its smoothing, transport and the final decode).
+        "end_of_speech_to_final_ms": percentiles(to_final),
         "end_of_speech_to_first_envelope_ms": percentiles(to_envelope),
         "vad_min_silence_s": stack.settings.steward_vad_min_silence_s,
         "heard": [{"said": s, "heard": h} for s, h in pairs[: len(said)]],

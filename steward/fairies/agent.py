@@ -23,6 +23,7 @@ from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings, get_settings
 from steward.fairies.budget import RoomBudget, UsageRecorder
 from steward.fairies.modes import MODES, ModeDefinition
+from steward.fairies.notes import NoteCarry
 from steward.fairies.request_loop import LoopDecision
 from steward.fairies.turn import (
     Turn,
@@ -81,7 +82,6 @@ class _Run:
 
 # Chat items kept per room (the prompt shows the last `chat_history.MAX_ITEMS` of a level).
 MAX_HISTORY_KEPT = 200
-MAX_NOTES_KEPT = 40
 
 
 class CanvasAgent:
@@ -92,7 +92,7 @@ class CanvasAgent:
         self.history: dict[str, list[ChatItem]] = {}
         self._driver = TurnDriver()
         # Per room: notes on the agent's actions not yet shown to the model (lints part).
-        self.notes: dict[str, list[str]] = {}
+        self.notes = NoteCarry()
         self.todo: dict[str, list[TodoItem]] = {}
 
     # -- hooks for modes built on top ----------------------------------------------------
@@ -200,7 +200,7 @@ class CanvasAgent:
             now_iso=self.config.clock().isoformat(timespec="seconds"),
             blurry_cap=self.config.settings.steward_blurry_shape_cap,
             mode=self.mode_for(p).name,
-            notes=self.notes.pop(run.session.room_id, []),
+            notes=self.notes.take(run.session.room_id),
         )
 
     def hooks(self, run: _Run) -> TurnHooks:
@@ -238,10 +238,8 @@ class CanvasAgent:
 
     def _keep_notes(self, run: _Run) -> None:
         """This request's notes wait for the next prompt of the room (follow-up or not)."""
-        pending = self.notes.setdefault(run.session.room_id, [])
-        pending += run.ctx.notes[run.notes_kept :]
+        self.notes.keep(run.session.room_id, run.ctx.notes[run.notes_kept :])
         run.notes_kept = len(run.ctx.notes)
-        del pending[:-MAX_NOTES_KEPT]
 
     async def _revert_inflight(self, run: _Run, why: str) -> None:
         if run.turn is not None:

@@ -75,13 +75,15 @@ ALL_FAIRY_ACTIONS = (
 )
 
 # Prompt part names (`steward.prompt.registry.PARTS`). Every mode that generates sees who it
-# is, its memory-levelled history and the request; seeing modes get the kit's canvas view.
+# is, its memory-levelled history, the request and what became of its last actions (lints);
+# seeing modes get the kit's canvas view.
 BASE_PARTS = (
-    "system", "model_name", "personality", "other_fairies", "chat_history", "time", "messages",
+    "system", "model_name", "personality", "other_fairies", "chat_history", "lints", "time",
+    "messages",
 )  # fmt: skip
 SEEING_PARTS = ("screenshot", "viewport", "blurry_shapes", "peripheral_clusters",
                 "selected_shapes")  # fmt: skip
-CANVAS_PARTS = (*SEEING_PARTS, "context_items", "user_actions", "todo_list", "data", "lints")
+CANVAS_PARTS = (*SEEING_PARTS, "context_items", "user_actions", "todo_list", "data")
 # A fairy working a task sees only its area: no clusters elsewhere, no moving its view away.
 WORK_PARTS = tuple(p for p in CANVAS_PARTS if p != "peripheral_clusters")
 CONFINED = frozenset({"setMyView", "clear"})

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from steward.actions.base import ActionContext, Scheduled, TodoItem
 from steward.actions.registry import ACTIONS, Outcome, select
 from steward.canvas.apply import Shapes
-from steward.canvas.bounds import Rect, shape_bounds, union
+from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import ModelRole, Settings
 from steward.fairies.actions.effects import (
@@ -63,6 +63,7 @@ from steward.fairies.modes import (
     mode,
     model_role,
 )
+from steward.fairies.notes import NoteCarry
 from steward.fairies.persistence import (
     fairy_from,
     fairy_row,
@@ -80,9 +81,18 @@ from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.roster import Publish, Roster
 from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.fairies.tasks import Task
-from steward.fairies.turn import Turn, TurnDriver, TurnEnd, TurnHooks, run_requests, shielded_revert
+from steward.fairies.turn import (
+    Turn,
+    TurnDriver,
+    TurnEnd,
+    TurnHooks,
+    record_outcome,
+    run_requests,
+    shielded_revert,
+)
 from steward.fairies.waits import WaitBoard, mode_transition_key
 from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.model.canvas_view import shapes_for_model
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
 from steward.ports import CanvasContext, PromptInput, SessionPort
@@ -206,6 +216,8 @@ class RoomFairies:
     origin: tuple[float, float] | None = None
     # Model requests per session, for wire ids `{session}.{request}.{index}`.
     requests: dict[str, int] = field(default_factory=dict)
+    # Per fairy: notes on its actions for its next prompt (lints part), in memory only.
+    notes: NoteCarry = field(default_factory=NoteCarry)
 
     def next_request(self, session_id: str) -> int:
         n = self.requests.get(session_id, 0)
@@ -674,7 +686,6 @@ class FairyRuntime:
 
         area = view.area
         visible = shapes_in(view.shapes, area) if area else list(view.shapes.values())
-        occupied = union(shape_bounds(s, view.shapes) for s in view.shapes.values())
         free = [
             f.id
             for f in view.others
@@ -693,8 +704,8 @@ class FairyRuntime:
             "task": t(view.task) if view.task else None,
             "free_drones": free,
             "existing_ids": [s["id"] for s in visible],
-            # Where the canvas already has content, for scripted plans.
-            "occupied": box(occupied) if occupied is not None else None,
+            # What is on the canvas, for scripted plans in free space.
+            "canvas": shapes_for_model(view.shapes, CoordinateSpace(ox, oy)),
         }
 
     def _prompt(
@@ -744,6 +755,7 @@ class FairyRuntime:
             now_iso=datetime.now(UTC).isoformat(timespec="seconds"),
             mode=current.name,
             fairy=brief(view),
+            notes=room.notes.take(fairy_id),
         )
         request = build_request(state, current)
         request.hints["fairy"] = self._hints(room, view)
@@ -804,6 +816,7 @@ class FairyRuntime:
                 await session.send_chat(refusal, role="system")
                 return "ended"
             usage = Usage()
+            noted = len(ctx.notes)
             try:
                 end = await self._driver.drive(run.turn, provider, model_request, usage)
             finally:
@@ -813,6 +826,7 @@ class FairyRuntime:
                         session_id=session.session_id, room_id=room.room_id,
                         model=provider.name, usage=usage,
                     )  # fmt: skip
+                room.notes.keep(fairy_id, ctx.notes[noted:])
             await self._turn_feedback(room, fairy_id, run.turn.refusals)
             return end
 
@@ -841,6 +855,11 @@ class FairyRuntime:
         else:
             room.stats.drone_actions += n
 
+    @staticmethod
+    def _session_id(room: RoomFairies, fairy_id: str) -> str:
+        session = room.sessions.get(fairy_id)
+        return session.session_id if session is not None else ""
+
     async def _fairy_action(
         self, room: RoomFairies, fairy_id: str, name: str, data: dict[str, Any]
     ) -> str | None:
@@ -850,6 +869,7 @@ class FairyRuntime:
             apply_fairy_action(ctx, name, data)
         except FairyMistake as mistake:
             log.info("fairy_mistake", room=room.room_id, fairy=fairy_id, action=name)
+            record_outcome(room.room_id, self._session_id(room, fairy_id), name, mistake.feedback)
             await self._persist_board(room)
             await self._remember(
                 room,
@@ -865,6 +885,7 @@ class FairyRuntime:
             if d.schedule is not None:
                 await self.submit(room, fairy_id, d.schedule, "system")
             return "end"
+        record_outcome(room.room_id, self._session_id(room, fairy_id), name)
         self._count(room, fairy_id, 1)
         await self._remember(room, fairy_id, [action_item(name, data, current.memory)])
         await self._persist_board(room)

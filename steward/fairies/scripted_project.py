@@ -2,46 +2,92 @@
 
 It reads the fairy facts the runtime puts in `hints["fairy"]` (mode, project, tasks, the
 shapes already in its area) and answers as a careful model would:
-- an orchestrator with no project starts one, plans one task per drone side by side
-  (neighbouring areas overlap a little), directs every drone and awaits them all;
+- an orchestrator with no project starts one, plans one task per drone side by side in free
+  space near the asker's view (neighbouring areas overlap a little), each task one thing
+  that belongs to the subject ("a farm": the barn, the tree), directs every drone and
+  awaits them all;
 - a duo orchestrator plans two tasks, directs its partner to one and works the other itself;
 - woken by a finished task, it reviews, and awaits the rest or ends the project;
 - a solo fairy plans two tasks of its own and works them one after the other;
-- a drone draws a small scene inside its task area, skipping shapes that already exist (so a
-  resumed turn does not draw twice), then marks its task done.
+- a drone draws what its task's title names inside its task area (a framed picture and the
+  title), skipping shapes that already exist (so a resumed turn does not draw twice), then
+  marks its task done.
 Everything else falls back to the plain scripted model.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from steward.model.scripted import ScriptedModel, below_content
+from steward.canvas.bounds import Rect, text_extent
+from steward.model.pictures import picture_for, scene_for
+from steward.model.reading import read
+from steward.model.scripted import FONT, ScriptedModel, ScriptedTurn
 
 # Neighbouring task areas share this many pixels: parallel drones meet but do not collide.
 TASK_OVERLAP = 40
+# One task's area; a drone keeps INSET clear inside it, so neighbours' drawings never meet.
+AREA_W, AREA_H = 360, 340
+INSET = TASK_OVERLAP // 2 + 10
 _PALETTE = ("blue", "green", "orange", "violet", "red")
 
 
 def _subject(message: str) -> str:
-    m = re.search(r"\b(?:of|draw|sketch|make)\s+(?:a|an|the)?\s*(.+)", message, re.I)
-    text = (m.group(1) if m else message).strip().rstrip(".!")
-    return text[:60] or "a scene"
+    r = read(message)
+    return (r.subject or r.text).strip().rstrip(".!")[:60] or "a scene"
+
+
+def task_titles(subject: str, n: int) -> list[str]:
+    """n parts of the subject, each something a drone can draw: a farm's barn, tree, field."""
+    scene = scene_for(subject)
+    if scene is not None:
+        names = [p.name for p in scene[1]]
+        return [f"The {names[i % len(names)]}" for i in range(n)]
+    sides = ["Left part", "Right part"] + [f"Detail {i}" for i in range(3, n + 1)]
+    return [f"{side} of {subject}" for side in sides[:n]]
 
 
 def plan_areas(
-    view: dict[str, float], n: int, occupied: dict[str, float] | None = None
+    view: dict[str, float], n: int, canvas: list[Any] | None = None, message: str = ""
 ) -> list[dict[str, int]]:
-    """n columns across the middle of the viewport, each overlapping its neighbour; below
-    what the canvas already holds when they would cover it."""
+    """n task areas side by side, each overlapping its neighbour, in free space inside the
+    viewport (beside what the message names, e.g. "below the flow chart") when it has room."""
     n = max(n, 1)
-    width = max(int(view["w"]) - 100, 400)
-    col = (width + TASK_OVERLAP * (n - 1)) // n
-    x0, y0 = int(view["x"]) + 50, int(view["y"]) + 50
-    h = max(int(view["h"]) - 100, 300)
-    y0 = below_content(occupied, x0, y0, width, h, 80)
-    return [{"x": x0 + i * (col - TASK_OVERLAP), "y": y0, "w": col, "h": h} for i in range(n)]
+    turn = ScriptedTurn({"message": message, "viewport": view, "canvas": canvas or []})
+    box, _ = turn.place(n * AREA_W - (n - 1) * TASK_OVERLAP, AREA_H)
+    return [
+        {"x": int(box.x) + i * (AREA_W - TASK_OVERLAP), "y": int(box.y), "w": AREA_W, "h": AREA_H}
+        for i in range(n)
+    ]
+
+
+def drone_drawing(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """The shapes a drone draws for its task: a frame inside the task's area holding a
+    picture of what the title names (when it is one it knows) and the title under it."""
+    b = task["bounds"]
+    tid = str(task["id"])
+    title = str(task.get("title") or tid)
+    frame = Rect(b["x"] + INSET, b["y"] + INSET, b["w"] - 2 * INSET, b["h"] - 2 * INSET)
+    color = _PALETTE[sum(map(ord, tid)) % len(_PALETTE)]
+    turn = ScriptedTurn({"message": title, "viewport": b, "canvas": []})
+    turn.n = 0  # notes say what each shape is for; drones' ids come from the task
+    max_chars = max(int((frame.w - 40) // (0.6 * FONT)), 4)
+    label = title if len(title) <= max_chars else title[: max_chars - 1] + "…"
+    _, text_h = text_extent(label, FONT)
+    shapes: list[dict[str, Any]] = [
+        {"_type": "rectangle", "shapeId": f"{tid}-frame", "x": int(frame.x), "y": int(frame.y),
+         "w": int(frame.w), "h": int(frame.h), "color": color, "fill": "none",
+         "note": f"task {tid}: {title}"},
+    ]  # fmt: skip
+    scene = scene_for(title)
+    pic = picture_for(title) or (scene[1][0] if scene else None)
+    if pic is not None:
+        art = Rect(frame.x + 20, frame.y + 20, frame.w - 40, frame.h - 50 - text_h)
+        shapes += [a["shape"] for a in turn.picture(pic, art, tid)]
+    shapes.append({"_type": "text", "shapeId": f"{tid}-label", "x": int(frame.x + 20),
+                   "y": int(frame.max_y - 20 - text_h), "text": label, "color": "black",
+                   "note": f"task {tid}: {title}"})  # fmt: skip
+    return shapes
 
 
 class ScriptedProjectModel(ScriptedModel):
@@ -71,11 +117,11 @@ class ScriptedProjectModel(ScriptedModel):
             members: list[str] = list(f.get("free_drones") or [])[:3]
             if not members:
                 return [{"_type": "message", "text": "No fairy is free to help right now."}]
-            subject = _subject(str(f.get("message") or ""))
+            message = str(f.get("message") or "")
+            subject = _subject(message)
             areas = plan_areas(f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900},
-                               max(len(members), 2), f.get("occupied"))  # fmt: skip
-            parts = [f"left part of {subject}", f"right part of {subject}"]
-            parts += [f"detail {i} of {subject}" for i in range(3, len(areas) + 1)]
+                               max(len(members), 2), f.get("canvas"), message)  # fmt: skip
+            parts = task_titles(subject, len(areas))
             acts: list[dict[str, Any]] = [
                 {"_type": "think", "text": f"{len(areas)} side-by-side areas, one per drone, "
                  f"overlapping by {TASK_OVERLAP}px so the halves meet."},
@@ -91,8 +137,8 @@ class ScriptedProjectModel(ScriptedModel):
                 tid = f"part-{i + 1}"
                 ids.append(tid)
                 acts.append({"_type": "create-duo-task" if duo else "create-project-task",
-                             "taskId": tid, "title": part.capitalize(),
-                             "text": f"Draw the {part} inside your area.",
+                             "taskId": tid, "title": part,
+                             "text": f"Draw {part.lower()} inside your area.",
                              **area, "assignee": crew[i % len(crew)]})  # fmt: skip
             mine = [tid for i, tid in enumerate(ids) if crew[i % len(crew)] == f.get("fairy_id")]
             for tid in ids:
@@ -133,17 +179,15 @@ class ScriptedProjectModel(ScriptedModel):
         own: list[dict[str, Any]] = list(f.get("own_tasks") or [])
         acts: list[dict[str, Any]] = []
         if not own:
-            subject = _subject(str(f.get("message") or ""))
-            areas = plan_areas(
-                f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900}, 2, f.get("occupied")
-            )
+            message = str(f.get("message") or "")
+            subject = _subject(message)
+            areas = plan_areas(f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900}, 2,
+                               f.get("canvas"), message)  # fmt: skip
             acts.append({"_type": "think", "text": f"Two parts for {subject}, one at a time."})
-            for i, area in enumerate(areas):
-                part = ("left", "right")[i]
+            for i, (area, title) in enumerate(zip(areas, task_titles(subject, 2), strict=True)):
                 own.append({"id": f"solo-{i + 1}", "status": "todo"})
-                acts.append({"_type": "create-task", "taskId": f"solo-{i + 1}",
-                             "title": f"{part.capitalize()} part of {subject}",
-                             "text": f"Draw the {part} part of {subject}.", **area})  # fmt: skip
+                acts.append({"_type": "create-task", "taskId": f"solo-{i + 1}", "title": title,
+                             "text": f"Draw {title.lower()}.", **area})  # fmt: skip
         todo = [t for t in own if t.get("status") == "todo"]
         if todo:
             acts.append({"_type": "start-task", "taskId": todo[0]["id"]})
@@ -155,24 +199,11 @@ class ScriptedProjectModel(ScriptedModel):
         task = f.get("task")
         if not isinstance(task, dict) or not task.get("bounds"):
             return [{"_type": done_action}]
-        b = task["bounds"]
-        tid = str(task["id"])
         have = set(f.get("existing_ids") or [])
-        color = _PALETTE[sum(map(ord, tid)) % len(_PALETTE)]
-        x, y, w, h = int(b["x"]) + 20, int(b["y"]) + 20, int(b["w"]) - 40, int(b["h"]) - 40
-        shapes = [
-            {"_type": "rectangle", "shapeId": f"{tid}-frame", "x": x, "y": y, "w": w, "h": h,
-             "color": color, "fill": "none"},
-            {"_type": "ellipse", "shapeId": f"{tid}-sun", "x": x + w // 4, "y": y + h // 5,
-             "w": w // 2, "h": w // 2 if w // 2 < h // 2 else h // 2, "color": "yellow",
-             "fill": "solid"},
-            {"_type": "text", "shapeId": f"{tid}-label", "x": x + 10, "y": y + h - 60,
-             "text": str(task.get("title") or tid)[:30], "color": "black"},
-        ]  # fmt: skip
         acts: list[dict[str, Any]] = [
             {"_type": "think", "text": f"Drawing {task.get('title')} inside my area."}
         ]
-        for s in shapes:
+        for s in drone_drawing(task):
             if s["shapeId"] not in have:
                 acts.append({"_type": "create", "intent": f"Draw {s['shapeId']}", "shape": s})
         acts.append({"_type": done_action})

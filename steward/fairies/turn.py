@@ -27,6 +27,7 @@ from steward.fairies.bounds import BoundsGuard
 from steward.fairies.request_loop import LoopDecision, next_step
 from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.model.parser import ActionStreamParser, ParsedAction
+from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.ports import SessionPort
 from steward.protocol.messages import WireAction
@@ -90,6 +91,15 @@ class Turn:
     def wire_id(self, index: int, k: int = 0) -> str:
         base = f"{self.session.session_id}.{self.request_no}.{index}"
         return base if k == 0 else f"{base}.{k}"
+
+
+def record_outcome(room: str, session: str, name: str, refused: str | None = None) -> None:
+    """Count one complete model action as applied, or as refused with the reason logged.
+    The turn core records every action but fairy actions, whose effect records them."""
+    metrics.MODEL_ACTIONS.labels("applied" if refused is None else "refused").inc()
+    if refused is not None:
+        log.info("action_refused", room=room, session=session, action=name[:40],
+                 reason=refused[:200] or "refused")  # fmt: skip
 
 
 def revert_action(wire_id: str, why: str = "reverted") -> WireAction:
@@ -165,18 +175,25 @@ class TurnDriver:
         if name is not None and name not in enabled and name in ACTIONS:
             if ev.complete:
                 turn.refusals.append(turn.hooks.refusal(name))
+                self._outcome(turn, name, turn.refusals[-1])
                 await self.revert_one(turn, ev.index, "not allowed")
             return False
+        notes = len(turn.ctx.notes)
         out = process(
             ev.data, index=ev.index, complete=ev.complete,
             incomplete_path=ev.incomplete_path, ctx=turn.ctx, enabled=enabled,
         )  # fmt: skip
         if out is None:
             if ev.complete:
+                why = "; ".join(turn.ctx.notes[notes:]) or "not usable as sent"
+                self._outcome(turn, str(name or ev.data.get("_type")), why)
                 await self.revert_one(turn, ev.index, "refused")
             return False
         if out.spec is not None and out.spec.family == "fairy":
-            if not out.complete or turn.hooks.effect is None:
+            if not out.complete:
+                return False
+            if turn.hooks.effect is None:
+                self._outcome(turn, out.name, "no fairy actions in this role")
                 return False
             turn.actions_done += 1
             ended = await turn.hooks.effect(out)
@@ -184,12 +201,17 @@ class TurnDriver:
                 await turn.hooks.applied(out)
             return ended
         await self._chat(turn, out)
-        await self._ops(turn, out)
+        refused = await self._ops(turn, out)
         if out.complete:
+            self._outcome(turn, out.name, refused)
             turn.actions_done += 1
             if turn.hooks.applied is not None:
                 await turn.hooks.applied(out)
         return False
+
+    @staticmethod
+    def _outcome(turn: Turn, name: str, refused: str | None) -> None:
+        record_outcome(turn.session.room_id, turn.session.session_id, name, refused)
 
     async def _chat(self, turn: Turn, out: Outcome) -> None:
         if out.chat is None:
@@ -217,32 +239,37 @@ class TurnDriver:
                 turn.actions_done += 1
                 await self._final_chat(turn, index)
 
-    async def _ops(self, turn: Turn, out: Outcome) -> None:
+    async def _ops(self, turn: Turn, out: Outcome) -> str | None:
+        """Send the outcome's ops; for a complete action whose every op the bounds guard
+        refused, returns why."""
         if not out.ops:
             if out.complete:
                 await self.revert_one(turn, out.index, "nothing to do")
-            return
+            return None
         if not out.complete:
             if len(out.ops) != 1:
-                return  # only single-op actions stream; the rest wait for completion
+                return None  # only single-op actions stream; the rest wait for completion
             actions = self._guarded(turn, [self._wire(turn, out.index, 0, out.ops[0])], False)
             if not actions:
-                return
+                return None
             (action,) = actions
             if turn.last_partial.get(out.index) == action.params:
-                return  # nothing visible changed since the last partial version
+                return None  # nothing visible changed since the last partial version
             turn.last_partial[out.index] = action.params
             turn.inflight[out.index] = action.id
             await turn.session.send_actions([action], partial=True)
-            return
+            return None
         wire = [self._wire(turn, out.index, k, op) for k, op in enumerate(out.ops)]
+        seen = len(turn.refusals)
         actions = self._guarded(turn, wire, True)
+        refused = None if actions else " ".join(turn.refusals[seen:]) or "outside the bounds"
         partial_id = turn.inflight.pop(out.index, None)
         if partial_id is not None and partial_id not in {a.id for a in actions}:
             actions.append(revert_action(partial_id, "refused"))
         if actions:
             turn.ops_sent += len(actions)
             await turn.session.send_actions(actions)
+        return refused
 
     def _guarded(self, turn: Turn, wire: list[WireAction], complete: bool) -> list[WireAction]:
         guard = turn.hooks.guard

@@ -55,6 +55,11 @@ REJECTED_INBOUND = Counter(
     "Inbound messages refused, by topic and reason",
     ["topic", "reason"],
 )
+MODEL_ACTIONS = Counter(
+    "steward_model_actions_total",
+    "Complete actions a model sent, by outcome (applied, refused with a logged reason)",
+    ["outcome"],
+)
 PROMPTS_REFUSED = Counter("steward_prompts_refused_total", "Prompts refused, by reason", ["reason"])
 PARTICIPANTS_MUTED = Counter(
     "steward_participants_muted_total",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from steward.canvas.bounds import shape_bounds, union
 from steward.model.base import ModelRequest
+from steward.model.canvas_view import shapes_for_model
 from steward.prompt.base import Block, PromptPart
 from steward.prompt.parts import (
     blurry_shapes,
@@ -71,11 +71,11 @@ def build_request(state: PromptState, mode: PromptMode) -> ModelRequest:
     actions = tuple(a for a in mode.actions if a in state.enabled_actions) or mode.actions
     static = system_prompt(actions, (PARTS[p] for p in mode.parts if p in PARTS), mode.name)
     user = build_blocks(state, [p for p in mode.parts if not PARTS[p].static])
-    occupied = union(shape_bounds(s, state.shapes) for s in state.shapes.values())
     hints = {
         "message": state.message,
-        # Where the canvas already has content (model coordinates), for scripted layouts.
-        "occupied": state.coords.box_to_model("occupied", occupied.to_dict()) if occupied else None,
+        # What a model reads off the canvas (model coordinates), for the scripted model.
+        "canvas": shapes_for_model(state.shapes, state.coords),
+        "now": state.now_iso,
         "viewport": state.coords.box_to_model("viewport", state.viewport.to_dict()),
         "selection": list(state.selection),
         "shapes": list(state.shapes)[:50],

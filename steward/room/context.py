@@ -312,7 +312,7 @@ class _Ask:
     user_changes: bool = False  # host mode: the asker's own browser reports its edits
 
 
-def view_note(source: PromptSource | None, asker: str | None) -> str | None:
+def view_note(source: PromptSource | None) -> str | None:
     """What the model is told when the view it gets is not the asker's (None: it is, or the
     run is the steward's own, e.g. a fairy's)."""
     if source is None or source == "system":
@@ -492,9 +492,16 @@ class ContextFetcher:
                 asker=asker,
                 user_changes=changes,
             )
-        note = view_note(source, asker)
+        note = view_note(source)
         if note is None:  # the steward's own runs (fairies) see the answering browser's view
             return replace(context, user_changes=changes)
+        log.info(
+            "context_not_askers_view",
+            room=self.room_id,
+            asker=asker,
+            source=source,
+            answered_by=context.source_identity,
+        )
         return replace(context, selection=[], user_changes=changes, asker=None, view_note=note)
 
     def prefetch(

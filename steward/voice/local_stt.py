@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,10 @@ SAMPLE_RATE = 16000
 # Interim captions at most this often: each one is a text stream to every browser.
 INTERIM_EVERY_S = 0.25
 _LANGUAGE = LanguageCode("en")
+# The final is decoded ahead once the speaker has been silent this long, with this much
+# silence added (the decoder ends an utterance better after a pause).
+GUESS_AFTER_S = 0.1
+_GUESS_TAIL = b"\0" * int(0.3 * SAMPLE_RATE) * 2
 
 
 def make_decoder(grammar: Path | None) -> Decoder:
@@ -111,8 +115,11 @@ class LocalSTT(stt.STT[Any]):
 @dataclass
 class _Utterance:
     decoder: Decoder
+    pcm: list[bytes] = field(default_factory=list)
     last_interim: str = ""
     last_interim_at: float = 0.0
+    # The final decoded ahead, from the speech up to the first silence (see `_run`).
+    guess: asyncio.Future[str] | None = None
 
 
 class _LocalStream(stt.RecognizeStream):
@@ -126,14 +133,22 @@ class _LocalStream(stt.RecognizeStream):
         super().__init__(stt=engine, conn_options=conn_options, sample_rate=SAMPLE_RATE)
         self._vad = vad
         self._grammar = grammar
+        self._next_decoder: asyncio.Future[Decoder] | None = None
+
+    async def _fresh_decoder(self) -> Decoder:
+        """A decoder that has heard nothing yet, and the next one made in the background:
+        one that has heard earlier utterances adapted its cepstral mean to them and decodes
+        the next one worse. Loading the model takes ~0.1 s, off the event loop."""
+        loop = asyncio.get_running_loop()
+        ready = self._next_decoder or loop.run_in_executor(None, make_decoder, self._grammar)
+        self._next_decoder = loop.run_in_executor(None, make_decoder, self._grammar)
+        return await ready
+
+    def _decode(self, decoder: Decoder, pcm: bytes) -> asyncio.Future[str]:
+        return asyncio.get_running_loop().run_in_executor(None, decode_pcm, decoder, pcm)
 
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        # Loading the model takes ~0.1 s: off the event loop. Each final is decoded by a
-        # fresh decoder (made ahead): one that has heard earlier utterances adapted its
-        # cepstral mean to them and decodes the next one worse.
-        interim_decoder = await loop.run_in_executor(None, make_decoder, self._grammar)
-        next_final = loop.run_in_executor(None, make_decoder, self._grammar)
+        interim_decoder = await self._fresh_decoder()
         vad_stream = self._vad.stream()
 
         async def forward() -> None:
@@ -158,14 +173,22 @@ class _LocalStream(stt.RecognizeStream):
                 elif ev.type == agents_vad.VADEventType.INFERENCE_DONE and utterance is not None:
                     self._feed(utterance, ev.frames)
                     self._interim(utterance)
+                    # The final is decoded while the VAD waits out its silence window (the
+                    # decode costs 50-400 ms): from the first silence, with the window's
+                    # silence appended; speech that resumes throws that guess away.
+                    if ev.raw_accumulated_silence == 0.0:
+                        utterance.guess = None
+                    elif utterance.guess is None and ev.raw_accumulated_silence >= GUESS_AFTER_S:
+                        pcm = b"".join(utterance.pcm) + _GUESS_TAIL
+                        utterance.guess = self._decode(await self._fresh_decoder(), pcm)
                 elif ev.type == agents_vad.VADEventType.END_OF_SPEECH and utterance is not None:
                     end_time = time.time() - ev.silence_duration
                     interim_decoder.end_utt()
-                    utterance = None
-                    pcm = b"".join(_mono_16k(f) for f in ev.frames)
-                    decoder = await next_final
-                    next_final = loop.run_in_executor(None, make_decoder, self._grammar)
-                    text = await loop.run_in_executor(None, decode_pcm, decoder, pcm)
+                    guess, utterance = utterance.guess, None
+                    if guess is None:
+                        pcm = b"".join(_mono_16k(f) for f in ev.frames)
+                        guess = self._decode(await self._fresh_decoder(), pcm)
+                    text = await guess
                     if text:
                         self._event_ch.send_nowait(_final(text, end_time))
                     self._event_ch.send_nowait(
@@ -180,7 +203,9 @@ class _LocalStream(stt.RecognizeStream):
     @staticmethod
     def _feed(utterance: _Utterance, frames: list[rtc.AudioFrame]) -> None:
         for frame in frames:
-            utterance.decoder.process_raw(_mono_16k(frame), False, False)
+            pcm = _mono_16k(frame)
+            utterance.pcm.append(pcm)
+            utterance.decoder.process_raw(pcm, False, False)
 
     def _interim(self, utterance: _Utterance) -> None:
         now = time.monotonic()

@@ -23,7 +23,7 @@ from tests.integration.room_support import close_all, join_clients, room_setting
 
 pytestmark = pytest.mark.integration
 
-COLOURS = ("red", "blue", "green", "orange", "violet")
+COLOURS = ("red", "blue", "green", "orange", "violet", "yellow")
 ALICE_VIEW = Box(x=0, y=0, w=1280, h=800)
 BOB_VIEW = Box(x=3000, y=1000, w=1000, h=700)
 
@@ -161,16 +161,36 @@ async def test_each_prompt_acts_on_its_askers_view_and_selection(
         assert seen["selected"] == ["left-box"]
         assert all(c.shapes["left-box"]["props"]["color"] == "orange" for c in clients)
 
+        # Bob says it instead (a final caption on his behalf): a spoken prompt from someone
+        # with a tab open sees that tab's view and selection too.
+        bob.faults.context_mode = "ok"
+        known = set(runtime.dispatcher.sessions)
+        await bob.room.local_participant.send_text(
+            "Steward, make this violet",
+            topic="lk.transcription",
+            attributes={"lk.transcription_final": "true", "lk.segment_id": "SG_asker"},
+        )
+        await wait_for(lambda: len(set(runtime.dispatcher.sessions) - known) == 1, timeout=10)
+        (sid,) = set(runtime.dispatcher.sessions) - known
+        assert runtime.dispatcher.sessions[sid].prompt.source == "voice"
+        assert await bob.wait_status(sid) == "done"
+        await settle(runtime, clients, sid)
+        seen = read_request(fake.requests[-1])
+        assert seen["selected"] == ["right-box"] and not seen["note"]
+        assert bob.context_bounds[-1] is None  # bob's own tab answered
+        assert all(c.shapes["right-box"]["props"]["color"] == "violet" for c in clients)
+
         # No browser behind the prompt (HTTP): the host's view, no selection, and the
         # request says so; the model has nothing to recolour.
         sid = await runtime.run_prompt(
-            PromptInput(message="make this violet", source="http", requester="http")
+            PromptInput(message="make this yellow", source="http", requester="http")
         )
         assert await alice.wait_status(sid) == "done"
         seen = read_request(fake.requests[-1])
         assert seen["note"] and seen["selected"] == []
         assert "came over HTTP" in _texts(fake.requests[-1])
-        assert not any(s["props"].get("color") == "violet" for s in runtime.mirror.shapes.values())
+        colours = {k: runtime.mirror.shapes[k]["props"]["color"] for k in ("left-box", "right-box")}
+        assert colours == {"left-box": "orange", "right-box": "violet"}
         # Every request carried the response schema's opening and a screenshot.
         assert all(r["messages"][-1]["content"].startswith("{") for r in fake.requests)
     finally:

@@ -27,7 +27,7 @@ from steward.canvas.bounds import Rect, shape_bounds
 from steward.canvas.mirror import CanvasMirror
 from steward.fairies.bounds import belongs
 from steward.fairies.orchestrator import FairyRuntime
-from steward.fairies.scripted_project import ScriptedProjectModel
+from steward.fairies.scripted_project import ScriptedProjectModel, drone_drawing
 from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
 from steward.model.base import ModelRequest, Usage
@@ -37,6 +37,7 @@ from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.outbox import Outbox
 from tests.conftest import wait_for
+from tests.fairy_support import by_task, planned_per_task
 from tests.integration.room_support import close_all, join_clients, room_settings
 
 pytestmark = pytest.mark.integration
@@ -98,9 +99,9 @@ async def test_a_whole_project_over_a_real_room(
         for t in tasks:
             assert t.bounds is not None
             mine = _task_shapes(shapes, t.id)
-            assert len(mine) == 3
+            assert len(mine) == planned_per_task(room.board)[t.id]
             assert all(belongs(shape_bounds(s, shapes), t.bounds) for s in mine), t.id
-        assert len(shapes) == 3 * len(tasks)
+        assert len(shapes) == planned_per_task(room.board).total()
         assert clients[1].shapes == shapes == runtime.mirror.shapes
 
         # Each drone drew in a session of its own (own seq from 1), not the prompt's.
@@ -145,7 +146,7 @@ class Trespasser(ScriptedProjectModel):
             {"_type": "delete", "intent": "tidy", "shapeId": "part-1-frame"},
             {"_type": "move", "intent": "tidy", "shapeId": "part-1-frame", "x": 900, "y": 300},
             {"_type": "create", "intent": "seam", "shape": {
-                "_type": "rectangle", "shapeId": "part-2-seam", "x": b["x"] + 5, "y": 400,
+                "_type": "rectangle", "shapeId": "part-2-seam", "x": b["x"] + 5, "y": b["y"] + 100,
                 "w": 30, "h": 30, "color": "red", "fill": "solid"}},
             {"_type": "create", "intent": "stray", "shape": {
                 "_type": "rectangle", "shapeId": "part-2-stray", "x": 100, "y": 100,
@@ -299,16 +300,20 @@ async def test_kill_9_mid_project_then_restart_finishes_it_without_duplicates(
         await wait_for(lambda: all(c.shapes == expected.shapes for c in clients), timeout=20)
         shapes = clients[0].shapes
         assert clients[1].shapes == shapes
-        ids = list(shapes)
-        assert len(ids) == 6, ids  # 3 shapes per task: nothing drawn twice
-        assert Counter(i.rsplit("-", 1)[0] for i in ids) == {"part-1": 3, "part-2": 3}
+        tasks = await pool.fetch(
+            "SELECT task_id, title, status, bounds::text AS b FROM fairy_tasks WHERE room_id = $1",
+            room_name,
+        )
+        planned = Counter({
+            t["task_id"]: len(drone_drawing({"id": t["task_id"], "title": t["title"],
+                                             "bounds": json.loads(t["b"])}))
+            for t in tasks
+        })  # fmt: skip
+        # Every task's drawing exactly once: nothing drawn twice, nothing renamed.
+        assert by_task(list(shapes)) == planned, list(shapes)
         assert not clients[0].replica._partials  # every half-sent action ended
         for c in clients:
             assert c.stats.duplicates_applied == 0 and c.stats.out_of_order_applied == 0
-        tasks = await pool.fetch(
-            "SELECT task_id, status, bounds::text AS b FROM fairy_tasks WHERE room_id = $1",
-            room_name,
-        )
         assert sorted(t["status"] for t in tasks) == ["done", "done"]
         for t in tasks:
             b = Rect(**json.loads(t["b"]))

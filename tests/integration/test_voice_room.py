@@ -21,6 +21,8 @@ from steward.livekit_server import LiveKitServer
 from steward.room.connection import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
+from steward.tokens import mint_token
+from steward.voice.captions import caption_attributes
 from steward.voice.microphone import WavMicrophone
 from steward.voice.speech import SpokenText, speak
 from tests.conftest import wait_for
@@ -159,6 +161,55 @@ async def test_a_participant_without_the_grant_is_captioned_but_never_prompts(
     finally:
         await mic.close()
         await close_all([alice, eve])
+
+
+async def test_a_speaker_another_agent_transcribes_is_not_transcribed_twice(
+    voice_steward: StewardService,
+    livekit_server: LiveKitServer,
+    room_name: str,
+    speech: dict[str, SpokenText],
+) -> None:
+    runtime = await voice_steward.join(room_name)
+    alice, bob = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+    captions = CaptionLog(bob.room)
+    mic, sid = await _speaker(alice, runtime)
+    other = rtc.Room()
+    token = mint_token(
+        livekit_server.api_key,
+        livekit_server.api_secret,
+        room=room_name,
+        identity="other-voice-agent",
+        kind="agent",
+        role="voice",
+        can_prompt=False,
+    )
+    await other.connect(livekit_server.url, token)
+    try:
+
+        async def transcript(text: str, *, final: bool) -> None:
+            attributes = caption_attributes("SG_other", sid, final=final)
+            await other.local_participant.send_text(
+                text, topic="lk.transcription", attributes=attributes
+            )
+
+        # The other agent captions alice's track: the steward stops hearing her itself.
+        await transcript("steward draw", final=False)
+        voice = runtime.voice
+        assert voice is not None
+        await wait_for(lambda: "alice" not in voice.listening_to)
+        await mic.play(speech["flow"].path)
+        await transcript("Steward, draw a flow chart of our sign-up.", final=True)
+        await wait_for(lambda: len(runtime.dispatcher.sessions) == 1, timeout=10)
+        session = next(iter(runtime.dispatcher.sessions.values()))
+        assert session.prompt.requester == "alice"  # the track's owner, not the agent
+        assert session.prompt.message == "draw a flow chart of our sign-up"
+        await asyncio.sleep(1.5)  # anything the steward itself heard would show by now
+        assert len(runtime.dispatcher.sessions) == 1
+        assert {c.sender for c in captions.captions} == {"other-voice-agent"}
+    finally:
+        await other.disconnect()
+        await mic.close()
+        await close_all([alice, bob])
 
 
 async def test_captions_only_or_nobody_as_configured(

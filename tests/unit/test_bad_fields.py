@@ -16,10 +16,12 @@ from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.orchestrator import FairyRuntime
 from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
 from steward.prompt.parts.lints import PART as LINTS
 from steward.prompt.state import PromptState
+from tests.fairy_support import Browser, FakeSession, FakeSessions
 
 RED_BOX = {"id": "box", "type": "geo", "x": 0.0, "y": 0.0, "rotation": 0.0,
            "props": {"geo": "rectangle", "w": 100.0, "h": 50.0, "color": "red",
@@ -117,3 +119,20 @@ def test_the_next_prompt_tells_the_model_what_was_dropped() -> None:
     first, second = ("\n".join(str(b.get("text", "")) for b in r.user) for r in model.requests)
     assert "color 7 is not a colour" not in first
     assert "color 7 is not a colour" in second
+
+
+def test_a_fairy_is_told_about_its_last_actions_too() -> None:
+    odd = '{"_type": "explode", "intent": "?"}, {"_type": "message", "text": "Planning."}]}'
+    model = Recorder(odd)
+    runtime = FairyRuntime(sessions=FakeSessions(Browser()), models=lambda _name, _role: model)
+    session = FakeSession(Browser(), "room-n", "lead")
+
+    async def two_prompts() -> None:
+        for message in ("plan a farm", "go on"):
+            await runtime.run(session, PromptInput(message=message, source="browser",
+                                                   requester="u"))  # fmt: skip
+
+    asyncio.run(two_prompts())
+    told = ["'explode' is not available here" in "\n".join(str(b.get("text", "")) for b in r.user)
+            for r in model.requests]  # fmt: skip
+    assert told == [False, True]  # the orchestrator's next prompt, once

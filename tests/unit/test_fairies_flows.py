@@ -7,15 +7,20 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from steward.canvas.bounds import shape_bounds
+from steward.canvas.bounds import Rect, shape_bounds
 from steward.config import ModelRole, Settings
 from steward.fairies.bounds import belongs
 from steward.fairies.orchestrator import FairyRuntime, RoomFairies, models_from_settings
-from steward.fairies.scripted_project import ScriptedProjectModel, plan_areas
+from steward.fairies.scripted_project import (
+    TASK_OVERLAP,
+    ScriptedProjectModel,
+    plan_areas,
+    task_titles,
+)
 from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.ports import PromptInput
 from tests.conftest import wait_for
-from tests.fairy_support import Browser, FakeSession, FakeSessions
+from tests.fairy_support import Browser, FakeSession, FakeSessions, planned_per_task
 
 
 def _prompt(text: str, **kw: Any) -> PromptInput:
@@ -45,7 +50,7 @@ async def test_solo_fairy_plans_two_tasks_and_works_them_in_turn() -> None:
     room = runtime.rooms["solo-room"]
     tasks = room.board.solo_tasks_of("fairy-1")
     assert [t.status for t in tasks] == ["done", "done"]
-    assert _inside(browser, room, "solo-") == 6
+    assert _inside(browser, room, "solo-") == planned_per_task(room.board).total()
     assert room.roster.get("fairy-1").mode == "idling"
     assert _feedback(room) == []
     # One fairy, one session: everything went through the prompt's own session in order.
@@ -65,7 +70,7 @@ async def test_duo_lead_works_one_task_and_its_partner_the_other() -> None:
     tasks = {t.assigned_to: t for t in room.board.project_tasks(project.id)}
     assert set(tasks) == {"fairy-1", "fairy-2"}
     assert all(t.status == "done" for t in tasks.values())
-    assert _inside(browser, room, "part-") == 6
+    assert _inside(browser, room, "part-") == planned_per_task(room.board).total()
     lead_parts = {
         a.params["id"].rsplit("-", 1)[0]
         for sid, _, _, acts in browser.sent
@@ -133,7 +138,7 @@ async def test_a_user_stopping_a_drone_puts_its_task_back_and_tells_the_lead() -
     lead_prompts = [i.text for i in room.history["fairy-1"] if i.kind == "prompt"]
     assert any("stopped by a user" in p for p in lead_prompts)
     assert not browser.canvas.in_flight()
-    assert len(browser.canvas.shapes) == 6
+    assert len(browser.canvas.shapes) == planned_per_task(room.board).total()
     # The prompt's model drove every turn, the directed drones' included.
     assert seen and all(s.endswith(":fast") for s in seen)
     assert {s.split(":")[0] for s in seen} == {"fairy-1", "fairy-2", "fairy-3"}
@@ -182,14 +187,29 @@ async def test_awaiting_a_task_that_just_finished_is_not_a_mistake() -> None:
     assert _feedback(room) == []  # … and was taken as "review now", not as a mistake
 
 
-def test_planned_task_areas_go_below_existing_content() -> None:
+def _seen(sid: str, x: int, y: int, w: int, h: int, note: str = "") -> dict[str, object]:
+    return {"id": sid, "type": "rectangle", "note": note, "at": [x, y], "box": [x, y, w, h]}
+
+
+def test_planned_task_areas_go_into_free_space_in_the_viewport() -> None:
     view = {"x": 0, "y": 0, "w": 1600, "h": 900}
-    free = plan_areas(view, 2)
-    assert all(a["y"] == 50 for a in free)
-    busy = plan_areas(view, 2, {"x": 100, "y": 300, "w": 500, "h": 200})
-    assert all(a["y"] == 580 for a in busy)  # below the content (300 + 200) plus a gap
-    beside = plan_areas(view, 2, {"x": 5000, "y": 0, "w": 100, "h": 100})
-    assert beside == free
+    inside = Rect(0, 0, 1600, 900)
+
+    def rects(areas: list[dict[str, int]]) -> list[Rect]:
+        return [Rect(a["x"], a["y"], a["w"], a["h"]) for a in areas]
+
+    free = rects(plan_areas(view, 2))
+    assert all(inside.contains(r) for r in free)
+    assert free[1].x == free[0].max_x - TASK_OVERLAP and free[0].y == free[1].y
+    taken = Rect(100, 500, 600, 300)
+    busy = rects(plan_areas(view, 3, [_seen("big", 100, 500, 600, 300)]))
+    assert all(inside.contains(r) and not r.intersects(taken) for r in busy)
+    chart = [_seen("c1", 200, 100, 250, 100, "drawing 1: flow chart of signup"),
+             _seen("c2", 600, 100, 250, 100, "drawing 1: flow chart of signup")]  # fmt: skip
+    below = rects(plan_areas(view, 2, chart, "draw a farm below the flow chart"))
+    assert all(r.y >= 200 and inside.contains(r) for r in below)
+    assert task_titles("farm", 3) == ["The barn", "The tree", "The field"]
+    assert task_titles("dragon", 2) == ["Left part of dragon", "Right part of dragon"]
 
 
 async def test_each_turn_runs_on_its_roles_model() -> None:

@@ -67,6 +67,7 @@ def test_reads_task_area_tasks_and_fairies_from_fairy_text() -> None:
             "Other fairies in this room:",
             "- lead (Ada, orchestrator): orchestrating-waiting at (0, 0)",
             "- d2 (Bo, drone): idling at (10, 10)",
+            'Your project "Farm" (active): a farm',
             'You are working on: [part1] "Part 1" (in-progress, assigned to d1) '
             "bounds=(x=10, y=20, w=300, h=200): draw",
             "You can only see and edit inside your task area (x=10, y=20, w=300, h=200).",
@@ -77,6 +78,8 @@ def test_reads_task_area_tasks_and_fairies_from_fairy_text() -> None:
     assert view.mode == "working-drone" and view.schema is None
     assert view.bounds == Box(10, 20, 300, 200)  # the task area wins over the view
     assert view.fairies == {"lead": "orchestrator", "d2": "drone"}
+    assert view.fairy_modes == {"lead": "orchestrating-waiting", "d2": "idling"}
+    assert view.project_status == "active" and view.free is None
     (task,) = view.tasks
     assert (task.id, task.status, task.assigned_to) == ("part1", "in-progress", "d1")
     assert task.bounds == Box(10, 20, 300, 200)
@@ -178,6 +181,7 @@ def test_plan_responder_plans_for_the_drones_it_was_told_about_then_ends() -> No
     assert kinds[0] == "start-project" and kinds[-1] == "await-tasks-completion"
     tasks = [a for a in actions if a["_type"] == "create-project-task"]
     assert [t["assignee"] for t in tasks] == ["d1", "d2"]
+    assert len({t["taskId"] for t in tasks}) == 2
     for t in tasks:  # side by side, inside the view
         assert 0 <= t["x"] and t["x"] + t["w"] <= 1000 and t["y"] + t["h"] <= 500
     assert tasks[0]["x"] + tasks[0]["w"] < tasks[1]["x"]
@@ -200,3 +204,22 @@ def test_plan_responder_drone_draws_inside_its_task_and_marks_it_done() -> None:
     assert 500 <= shape["x"] and shape["x"] + shape["w"] <= 800
     assert 40 <= shape["y"] and shape["y"] + shape["h"] <= 240
     assert actions[-1] == {"_type": "mark-my-task-done", "taskId": "part2"}
+
+
+def test_plan_responder_uses_the_free_fairies_and_does_not_restart_its_project() -> None:
+    plan = PlanResponder(seed=2)
+    roster = "- d1 (Bo, drone): standing-by at (0, 0)\n- d2 (Cy, drone): idling at (0, 0)"
+    text = "You have no project yet. Fairies free to help: d2\n" + roster
+    first = json.loads(PREFILL + plan(fairy_body(ORCH, text)).text)["actions"]
+    assert [a["assignee"] for a in first if "assignee" in a] == ["d2"]
+    # Its project started but the tasks were refused: it plans tasks again, with new ids.
+    again = json.loads(
+        PREFILL
+        + plan(
+            fairy_body(ORCH, 'Your project "P" (active): x\n- d2 (Cy, drone): idling at (0, 0)')
+        ).text
+    )
+    kinds = [a["_type"] for a in again["actions"]]
+    assert "start-project" not in kinds and "create-project-task" in kinds
+    ids = {a["taskId"] for a in first + again["actions"] if a["_type"] == "create-project-task"}
+    assert len(ids) == 2

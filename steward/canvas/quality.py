@@ -1,0 +1,179 @@
+"""The quality report of a run, read off the canvas after it: what a careful drawer avoids.
+
+Six counts, each with the shapes at fault: unintended overlaps (two shapes overlapping with
+neither holding the other), text overflowing its shape, arrows with a loose end, shapes
+outside the run's task bounds, shapes outside the asker's viewport, and shapes left locked
+or partial. Only what the run touched is judged (everything when `touched` is None), against
+the whole canvas. `lints()` words the problems for the model's next turn.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from steward.canvas.bounds import CHAR_WIDTH_EM, LINE_HEIGHT_EM, Rect, font_size, num, shape_bounds
+
+LABEL_PAD = 16.0  # tldraw's padding between a label and its shape's edge
+MAX_LINTS = 20
+_CONNECTORS = ("arrow", "line")
+# Shapes that hold others by design and never overlap "by mistake".
+_CONTAINERS = ("frame", "group")
+
+
+class _Box(Protocol):
+    x: float
+    y: float
+    w: float
+    h: float
+
+
+@dataclass
+class QualityReport:
+    overlaps: list[tuple[str, str]] = field(default_factory=list)
+    overflowing_text: list[str] = field(default_factory=list)
+    loose_arrows: list[str] = field(default_factory=list)
+    outside_bounds: list[str] = field(default_factory=list)
+    outside_viewport: list[str] = field(default_factory=list)
+    locked_or_partial: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "unintended_overlaps": len(self.overlaps),
+            "overflowing_text": len(self.overflowing_text),
+            "loose_arrows": len(self.loose_arrows),
+            "outside_bounds": len(self.outside_bounds),
+            "outside_viewport": len(self.outside_viewport),
+            "locked_or_partial": len(self.locked_or_partial),
+        }
+
+    def problems(self) -> dict[str, int]:
+        return {k: v for k, v in self.counts().items() if v}
+
+    def lints(self) -> list[str]:
+        out = [
+            f"shapes {a!r} and {b!r} overlap; move one into free space" for a, b in self.overlaps
+        ]
+        out += [f"the text of {s!r} overflows it; make it bigger or shorten the text"
+                for s in self.overflowing_text]  # fmt: skip
+        out += [f"arrow {s!r} has a loose end; bind both ends to shapes" for s in self.loose_arrows]
+        out += [f"{s!r} is outside your task's bounds" for s in self.outside_bounds]
+        out += [f"{s!r} is outside the user's viewport" for s in self.outside_viewport]
+        out += [f"{s!r} is still locked or partial" for s in self.locked_or_partial]
+        return out[:MAX_LINTS]
+
+
+def add_counts(total: dict[str, int], report: QualityReport) -> dict[str, int]:
+    for key, value in report.counts().items():
+        total[key] = total.get(key, 0) + value
+    return total
+
+
+def _rect(box: _Box | Rect) -> Rect:
+    return Rect(float(box.x), float(box.y), float(box.w), float(box.h))
+
+
+def _top_level(shape: Mapping[str, Any], shapes: Mapping[str, Any]) -> bool:
+    return str(shape.get("parentId") or "") not in shapes
+
+
+def _wrapped_lines(text: str, width: float, size: float) -> tuple[int, bool]:
+    """(lines needed, whether a single word is wider than the width)."""
+    per_line = max(int(width // (CHAR_WIDTH_EM * size)), 1)
+    lines, too_wide = 0, False
+    for paragraph in text.split("\n"):
+        used = -1
+        lines += 1
+        for word in paragraph.split():
+            too_wide = too_wide or len(word) > per_line
+            need = len(word) if used < 0 else used + 1 + len(word)
+            if used >= 0 and need > per_line:
+                lines += 1 + (len(word) - 1) // per_line
+                used = len(word) % per_line or per_line
+            else:
+                used = need
+    return lines, too_wide
+
+
+def overflows(shape: Mapping[str, Any]) -> bool:
+    props: Mapping[str, Any] = shape.get("props") or {}
+    text = props.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return False
+    kind = shape.get("type")
+    if kind in ("geo", "note") and num(props.get("growY")) > 0:
+        return True  # the browser grew it to fit: the drawing no longer has its planned size
+    size = font_size(props)
+    if kind == "geo":
+        w, h = num(props.get("w"), 1.0), num(props.get("h"), 1.0)
+        lines, too_wide = _wrapped_lines(text, w - 2 * LABEL_PAD, size)
+        return too_wide or lines * LINE_HEIGHT_EM * size + 2 * LABEL_PAD > h + 0.5
+    if kind == "note":
+        side = 200.0 * num(props.get("scale"), 1.0)
+        lines, _ = _wrapped_lines(text, side - 2 * LABEL_PAD, size)
+        return lines * LINE_HEIGHT_EM * size + 2 * LABEL_PAD > side + 0.5
+    if kind == "text" and props.get("autoSize") is False:
+        _, too_wide = _wrapped_lines(text, num(props.get("w"), 1.0), size)
+        return too_wide
+    return False
+
+
+def _loose(shape: Mapping[str, Any], shapes: Mapping[str, Any]) -> bool:
+    binds = shape.get("bindings") or {}
+    return not all(binds.get(end) in shapes for end in ("start", "end"))
+
+
+def _overlap(a: Rect, b: Rect) -> bool:
+    w = min(a.max_x, b.max_x) - max(a.x, b.x)
+    h = min(a.max_y, b.max_y) - max(a.y, b.y)
+    return w > 1.0 and h > 1.0 and not a.contains(b) and not b.contains(a)
+
+
+def quality_report(
+    shapes: Mapping[str, Mapping[str, Any]],
+    *,
+    touched: Iterable[str] | None = None,
+    viewport: _Box | Rect | None = None,
+    task_bounds: Iterable[_Box | Rect] | None = None,
+    partial: Iterable[str] = (),
+) -> QualityReport:
+    judged = list(shapes) if touched is None else [i for i in dict.fromkeys(touched) if i in shapes]
+    judged_set = set(judged)
+    report = QualityReport()
+    boxes = {
+        sid: shape_bounds(s, shapes)
+        for sid, s in shapes.items()
+        if s.get("type") not in _CONNECTORS + _CONTAINERS and _top_level(s, shapes)
+    }
+    order = sorted(boxes, key=lambda i: boxes[i].x)
+    for n, a in enumerate(order):  # sweep by x: only neighbours can overlap
+        ba = boxes[a]
+        for b in order[n + 1 :]:
+            bb = boxes[b]
+            if bb.x >= ba.max_x:
+                break
+            if (a in judged_set or b in judged_set) and _overlap(ba, bb):
+                report.overlaps.append((a, b) if a < b else (b, a))
+    view = _rect(viewport) if viewport is not None else None
+    areas = [_rect(b) for b in task_bounds or []]
+    in_flight = set(partial)
+    for sid in judged:
+        s = shapes[sid]
+        if overflows(s):
+            report.overflowing_text.append(sid)
+        if s.get("type") == "arrow" and _loose(s, shapes):
+            report.loose_arrows.append(sid)
+        if not _top_level(s, shapes):
+            continue
+        box = shape_bounds(s, shapes)
+        if not all(math.isfinite(v) for v in (box.x, box.y, box.w, box.h)):
+            continue
+        if areas and not any(a.expand(0.5).contains(box) for a in areas):
+            report.outside_bounds.append(sid)
+        if view is not None and not view.expand(0.5).contains(box):
+            report.outside_viewport.append(sid)
+        if s.get("isLocked") or sid in in_flight:
+            report.locked_or_partial.append(sid)
+    return report
