@@ -130,6 +130,17 @@ describe('executor: partial actions', () => {
     expect(page(rig.editor).c!.x).toBe(1)
   })
 
+  it('undoes a partial version when its final version is a think (the steward\'s revert)', () => {
+    const rig = makeRig()
+    rig.executor.receive(env('s', 1, [geo('a', 0, 0)]))
+    rig.executor.receive(env('s', 2, [{ id: 'p', name: 'create_shape', params: { id: 'b', type: 'geo', x: 0, y: 0, props: { w: 10, h: 10 } } }, { id: 'u', name: 'update_shape', params: { id: 'a', x: 50 } }], true))
+    expect(Object.keys(page(rig.editor)).sort()).toEqual(['a', 'b'])
+    rig.executor.receive(env('s', 3, [{ id: 'p', name: 'think', params: { text: 'cut off' } }, { id: 'u', name: 'think', params: { text: 'canceled' } }]))
+    expect(Object.keys(page(rig.editor))).toEqual(['a'])
+    expect(page(rig.editor).a!.x).toBe(0)
+    expect(rig.acks[2]!.applied).toEqual(['p', 'u'])
+  })
+
   it('removes a shape created by a partial version when the final version creates another', () => {
     const rig = makeRig()
     rig.executor.receive(env('s', 1, [{ id: 'p', name: 'create_shape', params: { id: 'x1', type: 'geo', x: 0, y: 0, props: { w: 10, h: 10 } } }], true))

@@ -4,7 +4,8 @@ Six counts, each with the shapes at fault: unintended overlaps (two shapes overl
 neither holding the other), text overflowing its shape, arrows with a loose end, shapes
 outside the run's task bounds, shapes outside the asker's viewport, and shapes left locked
 or partial. Only what the run touched is judged (everything when `touched` is None), against
-the whole canvas. `lints()` words the problems for the model's next turn.
+the whole canvas; only what it created counts as drawn outside the viewport. `lints()` words
+the problems for the model's next turn; `RunShapes` follows what a run touched.
 """
 
 from __future__ import annotations
@@ -65,8 +66,38 @@ class QualityReport:
         return out[:MAX_LINTS]
 
 
-def add_counts(total: dict[str, int], report: QualityReport) -> dict[str, int]:
-    for key, value in report.counts().items():
+# Wire verbs that name the shapes they change: in `id` or in `ids`.
+_CHANGES = frozenset({"create_shape", "update_shape", "move", "resize", "rotate", "align",
+                      "distribute", "stack", "reorder", "group", "ungroup"})  # fmt: skip
+
+
+@dataclass
+class RunShapes:
+    """The shapes a run made or changed (`touched`) and made (`created`), in order, kept up
+    to date from its final wire actions; deleted shapes leave both."""
+
+    touched: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+
+    def note(self, name: str, params: Mapping[str, Any]) -> None:
+        ids = params.get("ids")
+        named = [str(i) for i in ids] if isinstance(ids, list) else []
+        if isinstance(params.get("id"), str):
+            named.append(str(params["id"]))
+        if name == "delete_shape":
+            for i in named:
+                for kept in (self.touched, self.created):
+                    while i in kept:
+                        kept.remove(i)
+        elif name in _CHANGES:
+            self.touched.extend(i for i in named if i not in self.touched)
+            if name == "create_shape":
+                self.created.extend(i for i in named if i not in self.created)
+
+
+def add_counts(total: dict[str, int], counts: Mapping[str, int] | None) -> dict[str, int]:
+    """Sums reports' counts (a run that did not finish may have none)."""
+    for key, value in (counts or {}).items():
         total[key] = total.get(key, 0) + value
     return total
 
@@ -99,12 +130,12 @@ def _wrapped_lines(text: str, width: float, size: float) -> tuple[int, bool]:
 
 def overflows(shape: Mapping[str, Any]) -> bool:
     props: Mapping[str, Any] = shape.get("props") or {}
-    text = props.get("text")
-    if not isinstance(text, str) or not text.strip():
-        return False
     kind = shape.get("type")
     if kind in ("geo", "note") and num(props.get("growY")) > 0:
         return True  # the browser grew it to fit: the drawing no longer has its planned size
+    text = props.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return False
     size = font_size(props)
     if kind == "geo":
         w, h = num(props.get("w"), 1.0), num(props.get("h"), 1.0)
@@ -135,6 +166,7 @@ def quality_report(
     shapes: Mapping[str, Mapping[str, Any]],
     *,
     touched: Iterable[str] | None = None,
+    created: Iterable[str] | None = None,
     viewport: _Box | Rect | None = None,
     task_bounds: Iterable[_Box | Rect] | None = None,
     partial: Iterable[str] = (),
@@ -157,6 +189,8 @@ def quality_report(
             if (a in judged_set or b in judged_set) and _overlap(ba, bb):
                 report.overlaps.append((a, b) if a < b else (b, a))
     view = _rect(viewport) if viewport is not None else None
+    # Drawn outside the view: what the run made (when known), not what it only changed.
+    made = set(judged if created is None else created)
     areas = [_rect(b) for b in task_bounds or []]
     in_flight = set(partial)
     for sid in judged:
@@ -172,7 +206,7 @@ def quality_report(
             continue
         if areas and not any(a.expand(0.5).contains(box) for a in areas):
             report.outside_bounds.append(sid)
-        if view is not None and not view.expand(0.5).contains(box):
+        if view is not None and sid in made and not view.expand(0.5).contains(box):
             report.outside_viewport.append(sid)
         if s.get("isLocked") or sid in in_flight:
             report.locked_or_partial.append(sid)

@@ -1,10 +1,13 @@
 """`steward demo --headless --json`: one end-to-end run with three headless browsers.
 
 Starts a loopback livekit-server, Postgres (DATABASE_URL, else a throwaway embedded one),
-the steward in-process, joins three headless clients to one room, runs a prompt from one of
-them, then a fairy project (`project: …`: an orchestrator plans tasks, drones draw them in
-parallel), waits until every client applied everything, and prints one JSON object (the
-project under `project`). Exits non-zero when the run fails. Stops everything it started.
+the steward in-process, joins three headless clients to one room (two of them looking at
+different parts of the canvas), runs a prompt from one of them, then first-run sentences from
+the two tabs in turn (`runs`), then a fairy project (`project: …`: an orchestrator plans
+tasks, drones draw them in parallel), waits until every client applied everything, and prints
+one JSON object: each run's quality report (`quality`), the project's, and their sums
+(`quality_totals`, with `destructive_outside_clear`: runs that deleted shapes without being
+asked to delete or clear). Exits non-zero when the run fails. Stops everything it started.
 """
 
 from __future__ import annotations
@@ -18,16 +21,34 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from steward.canvas.bounds import Rect
+from steward.canvas.quality import add_counts, quality_report
 from steward.commands._common import print_json, setup
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
+from steward.model.reading import read
+from steward.protocol.messages import Box
 from steward.room.connection import RoomRuntime
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
 
 DEFAULT_PROMPT = "Draw a flow chart of our signup: sign up, verify email, welcome."
 DEFAULT_PROJECT = "draw a farm below the flow chart"
+# First-run sentences, asked in turn from two tabs looking at different parts of the canvas.
+SENTENCES = (
+    "add three sticky notes about goals, plans, risks",
+    'add a note next to the chart saying "ask legal about GDPR"',
+    "draw a cat",
+    "make the notes green",
+    "what time is it?",
+    "erase the arrow",
+    "add two boxes labelled 'API' and 'DB'",
+    "connect API to DB",
+    "draw a house",
+    "move the notes left",
+)
+VIEWS = (Box(x=0, y=0, w=1280, h=800), Box(x=2400, y=-200, w=1000, h=700))
 
 
 async def _wait(cond: Any, timeout: float) -> bool:
@@ -47,6 +68,7 @@ async def _project(
     timeout: float,
 ) -> dict[str, Any]:
     """A fairy project from the first client; its figures for the `project` key."""
+    before = set(runtime.mirror.shapes)
     reply = await clients[0].prompt(f"project: {prompt}")
     if reply.session_id is None:
         return {"ok": False, "error": reply.error}
@@ -62,13 +84,49 @@ async def _project(
     if summary is None:
         return {"ok": False, "error": "no project was started", "status": status}
     canvases = [c.shapes for c in clients]
+    # The project's shapes, judged against its tasks' areas and the asker's view.
+    made = [i for i in runtime.mirror.shapes if i not in before]
+    bounds = [Rect(**b) for b in summary.get("task_bounds", [])]
+    report = quality_report(runtime.mirror.shapes, touched=made, viewport=clients[0].viewport,
+                            task_bounds=bounds, partial=runtime.mirror.in_flight())  # fmt: skip
     return {
         **summary,
+        "quality": report.counts(),
         "session_status": status,
         "shapes": len(canvases[0]),
         "canvases_identical": all(c == canvases[0] for c in canvases),
         "mirror_matches_clients": runtime.mirror.shapes == canvases[0],
         "ok": bool(status == "done" and settled and summary["status"] == "done"),
+    }
+
+
+async def _sentence(
+    runtime: RoomRuntime,
+    clients: list[HeadlessClient],
+    asker: HeadlessClient,
+    sentence: str,
+    timeout: float,
+) -> dict[str, Any]:
+    """One first-run sentence from one tab: its outcome, quality, and whether it deleted
+    anything without being asked to delete or clear."""
+    before = set(runtime.mirror.shapes)
+    reply = await asker.prompt(sentence)
+    if reply.session_id is None:
+        return {"prompt": sentence, "asker": asker.identity, "outcome": f"refused: {reply.error}",
+                "quality": None, "destructive": False}  # fmt: skip
+    sid = reply.session_id
+    await asker.wait_status(sid, timeout=timeout)
+    done = await runtime.dispatcher.wait(sid, timeout=10)
+    last = runtime.broadcaster.stats(sid).last_seq
+    await _wait(lambda: all(c.applied_seq(sid) == last for c in clients), 20)
+    removed = len(before - set(runtime.mirror.shapes))
+    return {
+        "prompt": sentence,
+        "asker": asker.identity,
+        "outcome": done.outcome,
+        "quality": done.summary.get("quality"),
+        "removed": removed,
+        "destructive": bool(removed and read(sentence).intent not in ("clear", "delete")),
     }
 
 
@@ -78,6 +136,7 @@ async def run_demo(
     runner: str = "agent",
     timeout: float = 60,
     project: str | None = DEFAULT_PROJECT,
+    sentences: tuple[str, ...] = SENTENCES,
 ) -> dict[str, Any]:
     settings = setup()
     started = time.monotonic()
@@ -119,6 +178,9 @@ async def run_demo(
             await client.connect()
             clients.append(client)
         await _wait(lambda: len(runtime.participants.appliers()) == clients_n, 15)
+        for client, view in zip(clients, VIEWS, strict=False):  # two tabs, two places
+            await client.set_view(view)
+        await _wait(lambda: all(runtime.views.get(c.identity) for c in clients[:2]), 10)
         reply = await clients[0].prompt(prompt)
         if reply.session_id is None:
             result["error"] = reply.error
@@ -155,6 +217,7 @@ async def run_demo(
             "canvases_identical": identical,
             "mirror_matches_clients": runtime.mirror.shapes == canvases[0],
             "time_to_first_envelope_s": session_result.summary.get("time_to_first_envelope_s"),
+            "quality": session_result.summary.get("quality"),
             "elapsed_s": 0.0,
         }
         result["ok"] = bool(
@@ -166,9 +229,27 @@ async def run_demo(
             and result["out_of_order_applied"] == 0
             and stream.actions > 0
         )
+        runs = [{"prompt": prompt, "asker": clients[0].identity, "outcome": result["outcome"],
+                 "quality": result["quality"], "destructive": False}]  # fmt: skip
+        for i, sentence in enumerate(sentences):
+            runs.append(await _sentence(runtime, clients, clients[(i + 1) % 2], sentence, timeout))
+        result["runs"] = runs
+        result["sessions"] = len(runs)
         if project:
             result["project"] = await _project(service, runtime, clients, project, timeout)
             result["ok"] = bool(result["ok"] and result["project"]["ok"])
+        totals: dict[str, int] = {}
+        for q in [r["quality"] for r in runs] + [result.get("project", {}).get("quality")]:
+            add_counts(totals, q)
+        totals["destructive_outside_clear"] = sum(1 for r in runs if r["destructive"])
+        result["quality_totals"] = totals
+        canvases = [c.shapes for c in clients]
+        result["canvases_identical"] = all(c == canvases[0] for c in canvases)
+        result["ok"] = bool(
+            result["ok"] and result["canvases_identical"] and all(
+                r["outcome"] == "done" for r in runs)
+        )  # fmt: skip
+        if project:
             result["duplicates_applied"] = sum(c.stats.duplicates_applied for c in clients)
             result["out_of_order_applied"] = sum(c.stats.out_of_order_applied for c in clients)
         return result
@@ -194,7 +275,10 @@ def _run(args: argparse.Namespace) -> int:
         print("only --headless is built here; the browser demo page comes with client-bridge")
         return 2
     project = None if args.no_project else args.project
-    result = asyncio.run(run_demo(args.prompt, args.clients, args.runner, args.timeout, project))
+    sentences = () if args.no_sentences else SENTENCES
+    result = asyncio.run(
+        run_demo(args.prompt, args.clients, args.runner, args.timeout, project, sentences)
+    )
     if args.json:
         print_json(result)
     else:
@@ -218,4 +302,5 @@ def register(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--project", default=DEFAULT_PROJECT, help="the fairy project to run after")
     p.add_argument("--no-project", action="store_true", help="skip the fairy project")
+    p.add_argument("--no-sentences", action="store_true", help="skip the first-run sentences")
     p.set_defaults(handler=_run)

@@ -306,11 +306,6 @@ class ActionStreamParser:
                 i += 1
                 continue
             if st == _PROSE:
-                if c == "`":
-                    # Skip a ``` fence's language tag up to the newline.
-                    j = s.find("\n", i)
-                    i = n if j == -1 else j + 1
-                    continue
                 if c in "{[":
                     self._maybe = c
                     self.state = _MAYBE

@@ -40,7 +40,7 @@ FONT = 24.0  # tldraw's medium label size, for sizing boxes to their text
 PAD = 24.0  # kept between a label and its shape's edge
 NOTE = 200.0
 STEP_MOVE = 200.0
-MIN_SCALE = 0.6  # smaller than this and labels get hard to read: move the view instead
+MIN_SCALE = 0.55  # smaller than this and labels get hard to read: move the view instead
 
 
 def below_content(
@@ -124,8 +124,10 @@ class ScriptedTurn:
         placer = Placer(self.view, self.canvas.obstacles() + self.placed, self.anchor_box(),
                         self.r.side)  # fmt: skip
         tries = [(i, 1.0) for i in range(len(sizes))]
-        if scalable:
-            tries += [(i, fit_scale(*sizes[i], self.view)) for i in range(len(sizes))]
+        if scalable:  # smaller, down to MIN_SCALE, rather than outside the view
+            for factor in (1.0, 0.85, 0.7, MIN_SCALE):
+                tries += [(i, fit_scale(*sizes[i], self.view) * factor)
+                          for i in range(len(sizes))]  # fmt: skip
         for i, scale in tries:
             if scale < MIN_SCALE:
                 continue

@@ -20,6 +20,12 @@ ACKS_DROPPED = Counter(
     ["reason"],
 )
 SESSIONS = Counter("steward_sessions_total", "Agent sessions ended, by outcome", ["outcome"])
+QUALITY_PROBLEMS = Counter(
+    "steward_quality_problems_total",
+    "Problems the quality report found in what sessions drew, by kind (unintended_overlaps, "
+    "overflowing_text, loose_arrows, outside_bounds, outside_viewport, locked_or_partial)",
+    ["kind"],
+)
 ACTIVE_SESSIONS = Gauge("steward_active_sessions", "Agent sessions running now")
 CONNECTED_ROOMS = Gauge("steward_connected_rooms", "Rooms this process serves now")
 FIRST_ENVELOPE_SECONDS = Histogram(

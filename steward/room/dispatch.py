@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from steward.canvas.quality import QualityReport
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput
@@ -33,6 +34,15 @@ class SessionResult:
 # The outcome (and status detail) of a session whose steward died while it ran.
 INTERRUPTED = "error: interrupted (the steward restarted)"
 MAX_INTERRUPTED_KEPT = 100
+
+
+def record_quality(report: QualityReport) -> dict[str, int]:
+    """The report's counts, for the session's end line, added to /metrics as they go out."""
+    counts = report.counts()
+    for kind, n in counts.items():
+        if n:
+            metrics.QUALITY_PROBLEMS.labels(kind=kind).inc(n)
+    return counts
 
 
 def estimate_tokens(text: str) -> int:
@@ -154,6 +164,7 @@ class Dispatcher:
         with contextlib.suppress(Exception):
             await session.send_status(status, None if status != "error" else outcome)
         summary = self._summary(session, outcome)
+        summary["quality"] = record_quality(session.quality())
         summary.update(await self._usage(sid))
         with contextlib.suppress(Exception):
             await self._outbox.end_session(sid, status, outcome)

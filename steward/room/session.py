@@ -6,6 +6,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+from steward.canvas.quality import QualityReport, RunShapes, quality_report
 from steward.ports import CanvasContext, CanvasView, PromptInput
 from steward.protocol.messages import FINAL_STATUSES, Box, SessionStatus, WireAction
 from steward.room.broadcaster import Broadcaster
@@ -27,6 +28,9 @@ class SessionFigures:
     doc_version: int | None = None
     chat_messages: int = 0
     statuses: list[str] = field(default_factory=list)
+    # For the quality report: the shapes the session made or changed, and the asker's view.
+    drawn: RunShapes = field(default_factory=RunShapes)
+    viewport: Box | None = None
 
 
 class RoomSession:
@@ -76,6 +80,8 @@ class RoomSession:
         if self.prompt.selection:  # named in the prompt itself: it wins over the view's
             ctx.selection = list(self.prompt.selection)
         self.figures.context_sources.append(ctx.source)
+        if self.figures.viewport is None and not ctx.degraded:
+            self.figures.viewport = ctx.viewport  # the first request's view is the asker's
         self.figures.shapes = len(ctx.shapes)
         self.figures.image_bytes += len(ctx.screenshot or b"")
         self.figures.doc_version = ctx.doc_version
@@ -84,7 +90,18 @@ class RoomSession:
         return ctx
 
     async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:
+        if not partial:
+            for a in actions:
+                self.figures.drawn.note(a.name, a.params)
         return await self._broadcaster.send(self._session_id, actions, partial=partial)
+
+    def quality(self, task_bounds: list[Box] | None = None) -> QualityReport:
+        """The session's quality report, read off the room's canvas as it is now."""
+        mirror = self._broadcaster.mirror
+        drawn = self.figures.drawn
+        return quality_report(mirror.shapes, touched=drawn.touched, created=drawn.created,
+                              viewport=self.figures.viewport, task_bounds=task_bounds,
+                              partial=mirror.in_flight(self._session_id))  # fmt: skip
 
     async def send_chat(
         self,

@@ -27,10 +27,6 @@ log = get_logger(__name__)
 Hearing = Literal["prompt", "captions", "ignore"]
 # (speaker, final text, wall time the speech ended) → a prompt, perhaps.
 OnFinal = Callable[[str, str, float], Awaitable[None]]
-# A microphone muted mid-sentence (push-to-talk released) sends nothing more; this much
-# silence, given to its stream, lets the VAD end the utterance at once.
-MUTE_TAIL_S = 1.0
-_SILENCE = rtc.AudioFrame(b"\0" * (SAMPLE_RATE // 50) * 2, SAMPLE_RATE, 1, SAMPLE_RATE // 50)
 
 
 def _is_microphone(publication: rtc.TrackPublication) -> bool:
@@ -57,7 +53,6 @@ class RoomVoice:
         self._on_final = on_final
         self._listening: dict[str, asyncio.Task[None]] = {}  # track sid → its stream
         self._speaker_of: dict[str, str] = {}  # track sid → speaker
-        self._streams: dict[str, stt.RecognizeStream] = {}  # track sid → its STT stream
         self._elsewhere: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         # Utterances finalised, for tests and the voice bench.
@@ -69,7 +64,6 @@ class RoomVoice:
         room.on("track_subscribed", self._on_subscribed)
         room.on("track_unsubscribed", self._on_unsubscribed)
         room.on("participant_disconnected", self._on_disconnected)
-        room.on("track_muted", self._on_muted)
         for participant in room.remote_participants.values():
             for publication in participant.track_publications.values():
                 self._on_published(publication, participant)
@@ -82,7 +76,6 @@ class RoomVoice:
         room.off("track_subscribed", self._on_subscribed)
         room.off("track_unsubscribed", self._on_unsubscribed)
         room.off("participant_disconnected", self._on_disconnected)
-        room.off("track_muted", self._on_muted)
         tasks = [*self._listening.values(), *self._tasks]
         for task in tasks:
             task.cancel()
@@ -143,16 +136,6 @@ class RoomVoice:
     ) -> None:
         self._stop(publication.sid)
 
-    def _on_muted(self, _participant: rtc.Participant, publication: rtc.TrackPublication) -> None:
-        stream = self._streams.get(publication.sid)
-        if stream is None:
-            return
-        try:
-            for _ in range(int(MUTE_TAIL_S * 50)):
-                stream.push_frame(_SILENCE)
-        except RuntimeError:  # the stream ended meanwhile: nothing to close
-            return
-
     def _on_disconnected(self, participant: rtc.RemoteParticipant) -> None:
         self._elsewhere.discard(participant.identity)
         for sid, who in list(self._speaker_of.items()):
@@ -168,7 +151,6 @@ class RoomVoice:
     async def _listen(self, track: rtc.Track, sid: str, speaker: str, hearing: Hearing) -> None:
         audio = rtc.AudioStream(track, sample_rate=SAMPLE_RATE, num_channels=1)
         stream = self._engine.stream()
-        self._streams[sid] = stream
 
         async def pump() -> None:
             async for event in audio:
@@ -197,7 +179,6 @@ class RoomVoice:
                 "voice_stream_failed", room=self.room_id, participant=speaker, error=repr(err)
             )
         finally:
-            self._streams.pop(sid, None)
             pumping.cancel()
             await asyncio.gather(pumping, return_exceptions=True)
             await audio.aclose()

@@ -28,9 +28,14 @@ class WavMicrophone:
         self.publication = await self.room.local_participant.publish_track(self.track, options)
         return str(self.publication.sid)
 
-    async def play(self, path: Path, *, speech_end_s: float | None = None) -> float | None:
-        """Send the file; returns when (time.monotonic) its `speech_end_s` went out."""
+    async def play(
+        self, path: Path, *, speech_end_s: float | None = None, until_s: float | None = None
+    ) -> float | None:
+        """Send the file (up to `until_s`); returns when (time.monotonic) its
+        `speech_end_s` went out."""
         pcm = read_pcm(path)
+        if until_s is not None:
+            pcm = pcm[: int(until_s * SAMPLE_RATE) * 2]
         step = _FRAME_SAMPLES * 2
         ended_at: float | None = None
         end_byte = None if speech_end_s is None else int(speech_end_s * SAMPLE_RATE) * 2

@@ -31,6 +31,15 @@ def test_demo_prints_one_json_object_and_everything_converges(tmp_path: Path) ->
     assert report["duplicates_applied"] == 0 and report["out_of_order_applied"] == 0
     assert report["canvases_identical"] is True
     assert report["mirror_matches_clients"] is True
+    # First-run sentences from two tabs with different views, then the project: the quality
+    # report's targets.
+    assert len(report["runs"]) >= 10 and all(r["outcome"] == "done" for r in report["runs"])
+    assert {r["asker"] for r in report["runs"]} == {"browser-1", "browser-2"}
+    totals = report["quality_totals"]
+    for key in ("unintended_overlaps", "overflowing_text", "loose_arrows", "outside_bounds",
+                "locked_or_partial", "destructive_outside_clear"):  # fmt: skip
+        assert totals[key] == 0, (key, totals, report["runs"])
+    assert set(report["project"]["quality"]) <= set(totals)
     project = report["project"]
     assert project["status"] == "done" and project["drones"] >= 2 and project["tasks"] >= 2
     assert project["history_tokens_orchestrator"] < project["history_tokens_unfiltered"]

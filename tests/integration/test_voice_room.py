@@ -163,6 +163,29 @@ async def test_a_participant_without_the_grant_is_captioned_but_never_prompts(
         await close_all([alice, eve])
 
 
+async def test_releasing_push_to_talk_mid_silence_ends_the_utterance(
+    voice_steward: StewardService,
+    livekit_server: LiveKitServer,
+    room_name: str,
+    speech: dict[str, SpokenText],
+) -> None:
+    """The microphone stops right after the last word and is muted (push-to-talk let go):
+    a muted track still delivers silence to the steward, so the utterance ends and prompts."""
+    runtime = await voice_steward.join(room_name)
+    (alice,) = await join_clients(livekit_server, room_name, ["alice"], runtime)
+    mic, _ = await _speaker(alice, runtime)
+    try:
+        said = speech["flow"]
+        await mic.play(said.path, until_s=said.speech_end_s + 0.05)
+        mic.track.mute()
+        await wait_for(lambda: len(runtime.dispatcher.sessions) == 1, timeout=10)
+        session = next(iter(runtime.dispatcher.sessions.values()))
+        assert "flow chart" in session.prompt.message
+    finally:
+        await mic.close()
+        await close_all([alice])
+
+
 async def test_a_speaker_another_agent_transcribes_is_not_transcribed_twice(
     voice_steward: StewardService,
     livekit_server: LiveKitServer,

@@ -1,4 +1,5 @@
-"""`steward worker` registers with a real livekit-server and serves a dispatched room."""
+"""`steward worker` registers with a real livekit-server and serves a dispatched room, typed
+and spoken prompts alike."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from livekit import api, rtc
 from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
 from steward.protocol.names import ATTR_READY, ATTR_ROLE
+from steward.voice.microphone import WavMicrophone
+from steward.voice.speech import speak
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.integration
@@ -79,6 +82,15 @@ async def test_worker_joins_a_dispatched_room_and_serves_prompts(
         status = await client.wait_status(reply.session_id, timeout=30)
         assert status == "done"
         assert client.shapes, "the dispatched steward drew nothing"
+        # Workers join with auto-subscribe off: the steward asks for the microphones itself.
+        said = speak("steward, draw a flow chart of our signup", tmp_path / "flow.wav", lead_s=1.5)
+        mic = WavMicrophone(client.room)
+        await mic.publish()
+        before = len(client.shapes)
+        await asyncio.sleep(1.0)  # the steward subscribes after the track is published
+        await mic.play(said.path)
+        await wait_for(lambda: len(client.shapes) >= before + 4, 30.0)
+        await mic.close()
     finally:
         await client.disconnect()
         await lk.aclose()

@@ -93,6 +93,6 @@ def test_lints() -> None:
         "g": {"id": "g", "type": "geo", "x": 0, "y": 900, "props": {"w": 10, "h": 10, "growY": 30}},
     }  # fmt: skip
     found = lint(shapes)
-    assert any("'t1' overlaps text 't2'" in f for f in found)
-    assert any("'a' is not connected" in f for f in found)
-    assert any("'g' grew taller" in f for f in found)
+    assert any("'t1' and 't2' overlap" in f for f in found)
+    assert any("arrow 'a' has a loose end" in f for f in found)
+    assert any("the text of 'g' overflows" in f for f in found)

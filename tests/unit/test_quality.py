@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from steward.canvas.bounds import Rect
-from steward.canvas.quality import add_counts, quality_report
+from steward.canvas.quality import RunShapes, add_counts, quality_report
 from steward.model.pictures import PICTURES, layout
+from steward.room.dispatch import record_quality
 
 
 def geo(
@@ -52,7 +54,7 @@ def test_each_problem_is_counted_once_with_its_shapes() -> None:
     assert set(report.outside_bounds) == {"grown", "far", "locked"}
     assert report.locked_or_partial == ["b", "locked"]
     assert len(report.lints()) == sum(report.counts().values())
-    total = add_counts(add_counts({}, report), report)
+    total = add_counts(add_counts({}, report.counts()), report.counts())
     assert total["unintended_overlaps"] == 2 and total["loose_arrows"] == 4
 
 
@@ -73,3 +75,28 @@ def test_pictures_have_no_unintended_overlaps_at_any_size(name: str, size: int) 
     report = quality_report(shapes, viewport=Rect(13, 7, size, size))
     assert report.problems() == {}, report
     assert len({(p[1], p[2], p[3], p[4]) for p in parts}) == len(parts)  # none hides another
+
+
+def test_run_shapes_follow_creates_changes_and_deletes() -> None:
+    run = RunShapes()
+    run.note("create_shape", {"id": "a", "type": "geo"})
+    run.note("create_shape", {"id": "b", "type": "geo"})
+    run.note("update_shape", {"id": "old", "props": {}})
+    run.note("move", {"ids": ["a", "old2"], "dx": 1, "dy": 0})
+    run.note("think", {"text": "no shapes"})
+    run.note("delete_shape", {"ids": ["b"]})
+    assert run.touched == ["a", "old", "old2"] and run.created == ["a"]
+    shapes = by_id(geo("a", 5000, 0, 10, 10), geo("old", 6000, 0, 10, 10))
+    report = quality_report(shapes, touched=run.touched, created=run.created,
+                            viewport=Rect(0, 0, 100, 100))  # fmt: skip
+    assert report.outside_viewport == ["a"]  # changed, not drawn: "old" does not count
+
+
+def test_each_sessions_counts_go_to_metrics() -> None:
+    def value(kind: str) -> float:
+        got = REGISTRY.get_sample_value("steward_quality_problems_total", {"kind": kind})
+        return got or 0.0
+
+    before = value("loose_arrows")
+    counts = record_quality(quality_report(by_id(arrow("x", None, None))))
+    assert counts["loose_arrows"] == 1 and value("loose_arrows") == before + 1

@@ -115,6 +115,7 @@ AFTER_PREFILL_FORMS = {
     "plain": BODY,
     "prose and a fence": f'Sure! Here is the plan:\n```json\n{{"actions": [{BODY}\n```\nAll set.',
     "a bare fence": f'```json\n{{"actions": [{BODY}\n```',
+    "inline code on one line": f'Here: `{{"actions": [{BODY}`',
     "the opening repeated": f'{{"actions": [{BODY}',
     "the opening repeated, spaced": f'\n  {{ "actions" : [\n{BODY}',
     "prose, then a bare array": f"Here: [{BODY[:-1]}",

@@ -116,8 +116,11 @@ export class Executor {
       if (params === null) continue
       const full = { id: action.id, name: action.name, params } as WireAction
       try {
-        if (UI_ONLY_VERBS.has(action.name)) this.applyUi(env.sessionId, full)
-        else if (canvas) withSeededRandom(`${env.sessionId}/${env.seq}/${action.id}`, () => this.applyCanvas(env.sessionId, full, partial))
+        if (UI_ONLY_VERBS.has(action.name)) {
+          // A final `think` under a partial's id is how the steward reverts a preview.
+          if (canvas) this.revertPartial(env.sessionId, action.id)
+          this.applyUi(env.sessionId, full)
+        } else if (canvas) withSeededRandom(`${env.sessionId}/${env.seq}/${action.id}`, () => this.applyCanvas(env.sessionId, full, partial))
         else continue
       } catch (err) {
         this.deps.log?.('action failed', { action: action.id, name: action.name, err: String(err) })
@@ -131,6 +134,25 @@ export class Executor {
     this.deps.sendAck({ sessionId: env.sessionId, seq: env.seq, applied, appliedAt: this.now() / 1000 })
   }
 
+  /** Undo what the previous partial version of this action changed, if it is in flight. */
+  private undoPartial(key: string) {
+    const { editor, memory } = this.deps
+    const previous = memory.state.partials[key] as Diff | undefined
+    if (previous) {
+      editor.store.applyDiff(reverse(previous) as never)
+      delete memory.state.partials[key]
+    }
+  }
+
+  private revertPartial(sessionId: string, actionId: string) {
+    const { editor, memory } = this.deps
+    const key = `${sessionId}\u0000${actionId}`
+    if (!memory.state.partials[key]) return
+    editor.store.mergeRemoteChanges(() => {
+      editor.run(() => this.undoPartial(key), { history: 'ignore', ignoreShapeLock: true })
+    })
+  }
+
   private applyCanvas(sessionId: string, action: WireAction, partial: boolean) {
     const { editor, memory } = this.deps
     const key = `${sessionId}\u0000${action.id}`
@@ -138,11 +160,7 @@ export class Executor {
     editor.store.mergeRemoteChanges(() => {
       editor.run(
         () => {
-          const previous = memory.state.partials[key] as Diff | undefined
-          if (previous) {
-            editor.store.applyDiff(reverse(previous) as never)
-            delete memory.state.partials[key]
-          }
+          this.undoPartial(key)
           const diff = editor.store.extractingChanges(() => {
             applyToEditor(editor, action)
           }) as unknown as Diff
