@@ -108,7 +108,7 @@ class PlanResponder:
     seed: int = 0
     chunk: int = 0
     answered: list[Answer] = field(default_factory=list)
-    plans: int = 0
+    plans: int = 0  # task ids given so far
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         view = read_request(body)
@@ -157,9 +157,9 @@ class PlanResponder:
             out.append({"_type": "start-duo-project" if duo else "start-project",
                         "title": "Shared picture", "description": "Boxes side by side",
                         "plan": "one area per fairy, side by side, in parallel"})  # fmt: skip
-        # Task ids are the room's: a fresh stem per plan keeps them unique.
-        self.plans += 1
-        ids = [f"p{self.seed}x{self.plans}-{i + 1}" for i in range(len(helpers))]
+        # Task ids are the room's: numbered on across plans, so they stay unique.
+        ids = [f"part{self.plans + i + 1}" for i in range(len(helpers))]
+        self.plans += len(helpers)
         for i, (who, box) in enumerate(zip(helpers, _grid(area, len(helpers)), strict=True)):
             out.append({
                 "_type": f"create-{k}task", "taskId": ids[i], "title": f"Part {i + 1}",
@@ -181,7 +181,7 @@ class PlanResponder:
             area = view.bounds or Box(0, 0, 800, 600)
             box = _grid(area, 2)[0]
             self.plans += 1
-            tid = f"s{self.seed}x{self.plans}"
+            tid = f"solo{self.plans}"
             return [
                 {"_type": "create-task", "taskId": tid, "title": "My part",
                  "text": "Draw one labelled box.", "x": round(box.x), "y": round(box.y),

@@ -103,6 +103,9 @@ from steward.tasks import TaskSet
 
 log = get_logger(__name__)
 
+# Feedback turns in a row a fairy gets for refused actions or mistakes.
+MAX_FEEDBACK = 3
+
 DEFAULT_VIEW = Rect(0, 0, 1600, 900)
 # The default crew of a room with no fairies yet: one orchestrator and two drones.
 DEFAULT_CREW: tuple[tuple[str, Role], ...] = (
@@ -205,6 +208,9 @@ class RoomFairies:
     # Fairies that interrupted themselves with new input this turn (start-task, …): the
     # old prompt is over, so its on_prompt_end hook must not also schedule a nudge.
     self_interrupted: set[str] = field(default_factory=set)
+    # Feedback turns in a row (refusals, mistakes) per fairy, and who made a mistake this turn.
+    feedback_streak: dict[str, int] = field(default_factory=dict)
+    mistaken: set[str] = field(default_factory=set)
     user_cancelled: set[str] = field(default_factory=set)  # whose current turn a user stopped
     background: TaskSet = field(default_factory=lambda: TaskSet("fairy_task_failed"))
     settled: asyncio.Event = field(default_factory=asyncio.Event)
@@ -350,6 +356,7 @@ class FairyRuntime:
             req.request_id = await self.store.enqueue(room.room_id, fairy_id, text, origin)
         if origin == "user":
             room.continuations[fairy_id] = 0
+            room.feedback_streak.pop(fairy_id, None)
         room.queues.setdefault(fairy_id, deque()).append(req)
         self._ensure_worker(room, fairy_id)
 
@@ -831,8 +838,22 @@ class FairyRuntime:
         return end == "ended"
 
     async def _turn_feedback(self, room: RoomFairies, fairy_id: str, refusals: list[str]) -> None:
+        mistaken = fairy_id in room.mistaken
+        room.mistaken.discard(fairy_id)
         if refusals:
-            await self.submit(room, fairy_id, "Feedback: " + " ".join(refusals[:10]), "system")
+            await self._feed_back(room, fairy_id, "Feedback: " + " ".join(refusals[:10]))
+        elif not mistaken:
+            room.feedback_streak.pop(fairy_id, None)  # a clean turn: the model got it
+
+    async def _feed_back(self, room: RoomFairies, fairy_id: str, text: str) -> None:
+        """Feedback is another model turn: a model that keeps repeating its mistake gets
+        MAX_FEEDBACK of them in a row, then none (its mode's own nudges are capped too)."""
+        streak = room.feedback_streak.get(fairy_id, 0) + 1
+        room.feedback_streak[fairy_id] = streak
+        if streak > MAX_FEEDBACK:
+            log.warning("fairy_feedback_capped", room=room.room_id, fairy=fairy_id, streak=streak)
+            return
+        await self.submit(room, fairy_id, text, "system")
 
     def _count(self, room: RoomFairies, fairy_id: str, n: int) -> None:
         if room.roster.get(fairy_id).role in ("orchestrator", "duo-orchestrator"):
@@ -867,8 +888,9 @@ class FairyRuntime:
             # Feedback through an interrupt: the rest of this turn is dropped.
             fb = feedback(mistake.feedback)
             d = decide(current.name, self._facts(room, fairy_id, "system"), fb)
+            room.mistaken.add(fairy_id)
             if d.schedule is not None:
-                await self.submit(room, fairy_id, d.schedule, "system")
+                await self._feed_back(room, fairy_id, d.schedule)
             return "end"
         record_outcome(room.room_id, self._session_id(room, fairy_id), name)
         self._count(room, fairy_id, 1)

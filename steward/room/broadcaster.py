@@ -142,8 +142,11 @@ class Broadcaster:
         retransmit_attempts: int = 3,
         mirror: CanvasMirror | None = None,
         clock: Callable[[], float] = time.monotonic,
+        fence: int | None = None,
     ) -> None:
         self.room_id = room_id
+        # The room lease's token: every append carries it, so a lost lease publishes nothing.
+        self.fence = fence
         self._publish = publish
         self.outbox = outbox
         self._recipients = recipients
@@ -237,7 +240,7 @@ class Broadcaster:
             if not env.persisted:
                 await self.outbox.append(
                     self.room_id, session_id, env.seq, env.room_order, batch.partial,
-                    env.payload.decode(), if_absent=finishing,
+                    env.payload.decode(), if_absent=finishing, fence=self.fence,
                 )  # fmt: skip
                 env.persisted = True
                 self._seq[session_id] = env.seq

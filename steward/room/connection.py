@@ -128,7 +128,9 @@ def _joined_ms(p: rtc.Participant) -> int:
 
 
 class RoomRuntime:
-    def __init__(self, room: rtc.Room, room_id: str, deps: RoomDeps) -> None:
+    def __init__(
+        self, room: rtc.Room, room_id: str, deps: RoomDeps, *, fence: int | None = None
+    ) -> None:
         s = deps.settings
         self.room = room
         self.room_id = room_id
@@ -144,6 +146,7 @@ class RoomRuntime:
             retransmit_after_s=s.steward_retransmit_after_ms / 1000,
             retransmit_attempts=s.steward_retransmit_attempts,
             mirror=self.mirror,
+            fence=fence,
         )
         self.messenger = Messenger(room_id, self._publish_all)
         self.inbox = StreamInbox(self._reject)
@@ -562,12 +565,14 @@ class RoomRuntime:
             await self.broadcaster.resync(sender, req.session_id, req.last_seq)
 
 
-async def connect_direct(settings: Settings, room_name: str, deps: RoomDeps) -> RoomRuntime:
+async def connect_direct(
+    settings: Settings, room_name: str, deps: RoomDeps, *, fence: int | None = None
+) -> RoomRuntime:
     """`steward join ROOM`: connect with our own token, then the common path."""
     room = rtc.Room()
     await room.connect(settings.livekit_url, steward_token(settings, room_name))
     try:
-        return await RoomRuntime(room, room_name, deps).start()
+        return await RoomRuntime(room, room_name, deps, fence=fence).start()
     except BaseException:
         await room.disconnect()
         raise

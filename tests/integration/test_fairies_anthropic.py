@@ -103,7 +103,8 @@ async def test_a_project_run_by_a_model_that_reads_only_its_requests(
         assert not any(NO_ACTION_NOTICE in t for t in finals), finals
         assert not any("Feedback:" in a.view.user for a in answered)
         # Every message ended final, and the drones' replies are in their history.
-        assert finals.count("Drew the box for part1.") == 1 and finals[-1].endswith("finished.")
+        assert finals[-1].endswith("finished.")
+        assert all(finals.count(f"Drew the box for {t.id}.") == 1 for t in tasks), finals
         for t in tasks:
             assert t.assigned_to is not None
             mine = [i.model_text() for i in room.history[t.assigned_to]]

@@ -1,0 +1,51 @@
+"""A model that keeps making the same mistake does not make the steward call it forever."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+from structlog.testing import capture_logs
+
+from steward.fairies.orchestrator import MAX_FEEDBACK, FairyRuntime
+from steward.model.base import ModelRequest, Usage
+from steward.ports import PromptInput
+from tests.fairy_support import Browser, FakeSession, FakeSessions
+
+
+class StubbornModel:
+    """Always starts a project with a task for a fairy that does not exist."""
+
+    name = "stubborn"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+        self.calls += 1
+        actions = [
+            {"_type": "start-project", "title": "P", "description": "d", "plan": "p"},
+            {"_type": "create-project-task", "taskId": f"t{self.calls}", "title": "T",
+             "text": "x", "x": 0, "y": 0, "w": 100, "h": 100, "assignee": "nobody"},
+        ]  # fmt: skip
+        yield ", ".join(json.dumps(a) for a in actions) + "]}"
+
+
+async def test_a_repeated_mistake_is_fed_back_a_bounded_number_of_times() -> None:
+    model = StubbornModel()
+    browser = Browser()
+    runtime = FairyRuntime(sessions=FakeSessions(browser), models=lambda _n, _r: model)
+    session = FakeSession(browser, "room-a", "lead")
+    prompt = PromptInput(message="draw a farm", source="browser", requester="u")
+    with capture_logs() as logs:
+        await asyncio.wait_for(runtime.run(session, prompt), 30)
+        room = runtime.rooms["room-a"]
+        await asyncio.wait_for(runtime._settle(room), 30)
+    assert not [e for e in logs if e["log_level"] in ("error", "critical")]
+    events = [e["event"] for e in logs]
+    # It was told about its mistake, MAX_FEEDBACK times in a row, then no more.
+    assert events.count("fairy_mistake") > MAX_FEEDBACK
+    assert "fairy_feedback_capped" in events
+    assert model.calls <= 2 * MAX_FEEDBACK + 2, model.calls
+    assert not room.workers
