@@ -58,7 +58,7 @@ function startStack() {
   })
 }
 
-async function openTab(name) {
+async function openTab(name, room = ROOM) {
   const dir = mkdtempSync(join(tmpdir(), `steward-chromium-${name}-`))
   const context = await chromium.launchPersistentContext(dir, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
@@ -73,7 +73,7 @@ async function openTab(name) {
   page.on('pageerror', (e) => console.error(`[${name}] page error:`, e.stack ?? e.message))
   browsers.push({ context, dir })
   const tab = { name, context, page, dir }
-  await page.goto(`${stackInfo.page}/?room=${ROOM}`)
+  await page.goto(`${stackInfo.page}/?room=${room}`)
   await waitReady(tab)
   tabs[name] = tab
   return tab
@@ -330,6 +330,30 @@ test('a fairy project: two drones draw inside their bounds and every tab ends id
   })
   await tabs.t2.page.waitForTimeout(300)
   await tabs.t2.page.screenshot({ path: join(results, 'e2e-fairy-project.png') })
+})
+
+test("the demo's suggested prompt in a fresh room ends with the whole drawing in the asker's view", async () => {
+  // A new user: their own room, one tab, the prompt the chat box suggests, the default model.
+  const tab = await openTab('fresh', `${ROOM}-fresh`)
+  const suggested = await tab.page.evaluate(() => document.querySelector('textarea[placeholder], input[placeholder]')?.getAttribute('placeholder') ?? '')
+  const ask = /e\.g\. ([^)]+)\)/.exec(suggested)?.[1]
+  assert.equal(ask, 'draw a flow chart of our signup')
+  const sid = await prompt(tab, ask)
+  await waitStatus(tab, sid)
+  const seen = await tab.page.evaluate(() => {
+    const editor = window.__steward.editor
+    const view = editor.getViewportPageBounds()
+    const shapes = editor.getCurrentPageShapes()
+    const outside = shapes
+      .map((s) => ({ id: s.id, b: editor.getShapePageBounds(s) }))
+      .filter(({ b }) => b && !(b.minX >= view.minX - 1 && b.minY >= view.minY - 1 && b.maxX <= view.maxX + 1 && b.maxY <= view.maxY + 1))
+      .map(({ id }) => id)
+    return { shapes: shapes.length, outside, locked: shapes.filter((s) => s.isLocked).length }
+  })
+  assert.ok(seen.shapes >= 9, `the flow chart was drawn: ${seen.shapes} shapes`)
+  assert.deepEqual(seen.outside, [], 'every shape is inside the asker\'s view')
+  assert.equal(seen.locked, 0)
+  await tab.page.screenshot({ path: join(results, 'e2e-first-run.png') })
 })
 
 test('the steward is SIGKILLed mid-run and restarted: every tab ends the run interrupted, previews withdrawn, identical', async () => {

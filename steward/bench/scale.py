@@ -34,11 +34,13 @@ from steward.bench.harness import (
     thread_cpu_s,
     wait_until,
 )
+from steward.bench.spy import Sampler
 from steward.commands._common import print_json
 from steward.obs.logging import configure_logging
 
 TARGET_OVERHEAD_P95_MS = 10.0
 ROOMS_PER_CLIENT = 10
+PROFILE_TOP = 5
 
 
 async def run(
@@ -83,7 +85,7 @@ async def run(
         threads0 = thread_cpu_s()
         cpu0 = self_cpu_s()
         t1 = time.monotonic()
-        profiler = _start_profiler() if profile is not None else None
+        sampler = Sampler(profile, f"steward-{rooms}") if profile is not None else None
         lag = asyncio.ensure_future(loop_lag(marks))
         try:
             parts = await asyncio.gather(*(c.go(timeout=180 + rooms * 3) for c in cps))
@@ -93,18 +95,21 @@ async def run(
             }
         finally:
             lag.cancel()
-            if profiler is not None and profile is not None:
-                profiler.stop()
-                text = profiler.output_text(unicode=False, show_all=False)
-                (profile / f"steward-{rooms}.txt").write_text(text)
-        wall = time.monotonic() - t1
-        cpu = self_cpu_s() - cpu0
-        machine_cpu = {k: round(process_tree_cpu_s(pid) - machine0[k], 1)
-                       for k, pid in machine.items()}  # fmt: skip
+            # CPU figures are read before py-spy stops: writing its files is not the run.
+            wall = time.monotonic() - t1
+            cpu = self_cpu_s() - cpu0
+            machine1 = {k: process_tree_cpu_s(pid) for k, pid in machine.items()}
+            threads = thread_cpu_s()
+            if sampler is not None:
+                extra["steward_profile"] = {
+                    "collapsed": str(sampler.collapsed),
+                    "flamegraph": str(sampler.svg),
+                    "phases": sampler.stop().summary(PROFILE_TOP),
+                }
+        machine_cpu = {k: round(v - machine0[k], 1) for k, v in machine1.items()}
         # The client processes have exited by now: they report their own CPU.
         machine_cpu = {k: v for k, v in machine_cpu.items() if not k.startswith("clients")}
         machine_cpu["clients"] = round(result["cpu_s"], 1)
-        threads = thread_cpu_s()
         by_thread = {k: round(v - threads0.get(k, 0.0), 1) for k, v in threads.items()}
         rss_peak = self_rss_mb()
         await asyncio.sleep(0.3)
@@ -115,7 +120,11 @@ async def run(
             for c in reports[r.room_id]["clients"].values()
         )
         statuses = [s for rep in reports.values() for s in rep["statuses"]]
-        overhead = percentiles(marks.overhead_ms())
+        overhead_samples = marks.overhead_ms()
+        overhead = percentiles(overhead_samples)
+        streams = [st for r in runtimes for st in r.broadcaster._stats.values()]
+        actions = len(overhead_samples)
+        envelopes = sum(st.envelopes for st in streams)
         out: dict[str, Any] = {
             "rooms": rooms,
             "clients": rooms * 2,
@@ -130,6 +139,12 @@ async def run(
             "overhead_ms": overhead,
             "steward_cpu_s": round(cpu, 2),
             "steward_cpu_share": round(cpu / wall, 2) if wall else None,
+            # Per final action applied (the overhead samples) and per envelope first sent.
+            "actions": actions,
+            "envelopes": envelopes,
+            "steward_cpu_ms_per_action": round(cpu * 1000 / actions, 2) if actions else None,
+            "steward_cpu_ms_per_envelope": round(cpu * 1000 / envelopes, 3) if envelopes else None,
+            "envelopes_per_action": round(envelopes / actions, 2) if actions else None,
             "run_wall_s": round(wall, 2),
             "join_s": round(join_s, 2),
             "rss_mb": round(rss_peak, 1),
@@ -139,18 +154,22 @@ async def run(
             "client_process_cpu_s": result.get("cpu_s"),
             # Where the 2 cores went during the run (CPU seconds over run_wall_s).
             "cpu_s_by_process": {"steward": round(cpu, 1), **machine_cpu},
+            # The same as shares of one core over the run: the steward beside its clients.
+            "cpu_share_by_process": {
+                k: round(v / wall, 2) if wall else None
+                for k, v in {"steward": cpu, **machine_cpu}.items()
+            },
             "steward_cpu_s_by_thread": dict(sorted(by_thread.items(), key=lambda kv: -kv[1])[:6]),
             "canvases_identical": identical,
             "breakdown": marks.breakdown(),
             "overhead_split_ms": marks.overhead_split_ms(),
             "load_average_1m": round(os.getloadavg()[0], 2),
-            "retransmits": sum(
-                st.retransmits for r in runtimes for st in r.broadcaster._stats.values()
-            ),
-            "resyncs": sum(st.resyncs for r in runtimes for st in r.broadcaster._stats.values()),
+            "retransmits": sum(st.retransmits for st in streams),
+            "resyncs": sum(st.resyncs for st in streams),
             "degraded_contexts": sum(r.context.degraded_runs for r in runtimes),
             "target_overhead_p95_ms": TARGET_OVERHEAD_P95_MS,
             "errors": sorted({e for rep in reports.values() for e in rep["errors"]})[:5],
+            **extra,
         }
         return out
     finally:
@@ -167,16 +186,6 @@ def _machine_pids(stack: Stack, cps: list[ClientProcess]) -> dict[str, int]:
     with contextlib.suppress(Exception):
         pids["postgres"] = int(server.get_pid())  # type: ignore[union-attr]
     return pids
-
-
-def _start_profiler() -> Any:
-    """pyinstrument (a dev dependency) sampling the steward's thread during the run."""
-    from pyinstrument import Profiler
-
-    # Not async-aware: awaiting shows as the event loop's idle time, CPU as its frames.
-    profiler = Profiler(interval=0.005, async_mode="disabled")
-    profiler.start()
-    return profiler
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -203,5 +212,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--rooms", type=int, nargs="+", default=[10])
     p.add_argument("--tokens-per-s", type=float, default=50.0)
     p.add_argument("--limit-s", type=float, default=900.0, help="stop a step after this long")
-    p.add_argument("--profile", type=Path, help="write pyinstrument profiles to this directory")
+    p.add_argument(
+        "--profile",
+        type=Path,
+        help="py-spy the steward (flame graph, phases) and pyinstrument the clients, into DIR",
+    )
     p.set_defaults(handler=_handler)

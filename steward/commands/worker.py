@@ -18,6 +18,7 @@ from steward.config import get_settings
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE
 from steward.service import StewardService
+from steward.store.leases import LeaseHeld
 
 log = get_logger(__name__)
 
@@ -37,11 +38,18 @@ async def entrypoint(ctx: Any) -> None:
     from livekit import agents
 
     settings = setup(get_settings())
-    await ctx.connect(auto_subscribe=agents.AutoSubscribe.SUBSCRIBE_NONE)
     # One service per job: each job may run in its own process and event loop.
     service = StewardService(settings)
     await service.start(http=False)
     try:
+        # The lease before the connection: joining would evict a steward still serving it.
+        try:
+            await service.claim(ctx.job.room.name)
+        except LeaseHeld as err:
+            log.warning("worker_job_refused", room=err.room_id, holder=err.owner, job=ctx.job.id)
+            ctx.shutdown(reason="room served by another steward")
+            return
+        await ctx.connect(auto_subscribe=agents.AutoSubscribe.SUBSCRIBE_NONE)
         runtime = await service.attach(ctx.room)
         log.info("worker_job_started", room=runtime.room_id, job=ctx.job.id)
         await runtime.closed.wait()
