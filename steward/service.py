@@ -22,6 +22,7 @@ from typing import Any
 from aiohttp import web
 from livekit import rtc
 
+from steward import ffi_router
 from steward.api.app import RunRefused, create_app
 from steward.config import Settings
 from steward.fairies.budget import RoomBudget
@@ -181,6 +182,7 @@ class StewardService:
         return publish
 
     async def start(self, *, http: bool = True) -> StewardService:
+        ffi_router.require_sdk_internals()  # before any room relies on them
         if self.db is None:
             self.db = await open_database(self.settings)
         if self._use_fairies and self.fairies is None:

@@ -100,6 +100,7 @@ from steward.prompt.registry import build_request
 from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import Box, WireAction
 from steward.store.fairies import FairyStore
+from steward.tasks import TaskSet
 
 log = get_logger(__name__)
 
@@ -212,7 +213,7 @@ class RoomFairies:
     feedback_streak: dict[str, int] = field(default_factory=dict)
     mistaken: set[str] = field(default_factory=set)
     user_cancelled: set[str] = field(default_factory=set)  # whose current turn a user stopped
-    background: set[asyncio.Task[None]] = field(default_factory=set)
+    background: TaskSet = field(default_factory=lambda: TaskSet("fairy_task_failed"))
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     viewport: Rect = DEFAULT_VIEW
     # Each fairy's own view (setMyView moves it) and todo list, and the room's coordinate
@@ -460,7 +461,7 @@ class FairyRuntime:
             return f"no fairy {fairy_id!r} in this room"
         refused = self._user_cancel(room, fairy_id)
         if refused is None:
-            await asyncio.gather(*room.background, return_exceptions=True)
+            await room.background.wait()
         return refused
 
     def cancel_session(self, room_id: str, session_id: str) -> bool:
@@ -491,9 +492,7 @@ class FairyRuntime:
         return None
 
     def _spawn(self, room: RoomFairies, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        room.background.add(task)
-        task.add_done_callback(room.background.discard)
+        room.background.spawn(coro)
 
     async def _after_user_cancel(
         self, room: RoomFairies, fairy_id: str, switch_to: ModeName | None
