@@ -22,8 +22,10 @@ from typing import Any
 from aiohttp import web
 from livekit import rtc
 
+from steward import ffi_router
 from steward.api.app import RunRefused, create_app
 from steward.config import Settings
+from steward.fairies.budget import RoomBudget
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.fairies.orchestrator import FairyRuntime, models_from_settings
 from steward.fairies.roster import Publish
@@ -103,6 +105,9 @@ class FairySessions:
         with contextlib.suppress(Exception):
             await session.send_status("done")
             await self.service.outbox.end_session(session.session_id, "done", outcome)
+        usage: dict[str, object] = {}
+        with contextlib.suppress(Exception):
+            usage = await self.service.usage.session_summary(session.session_id)
         log.info(
             "fairy_session_ended",
             room=session.room_id,
@@ -110,6 +115,7 @@ class FairySessions:
             outcome=outcome,
             envelopes=stats.envelopes if stats else 0,
             actions=stats.actions if stats else 0,
+            **usage,
             quality=record_quality(session.quality()) if isinstance(session, RoomSession) else None,
         )
 
@@ -181,6 +187,7 @@ class StewardService:
         return publish
 
     async def start(self, *, http: bool = True) -> StewardService:
+        ffi_router.require_sdk_internals()  # before any room relies on them
         if self.db is None:
             self.db = await open_database(self.settings)
         if self._use_fairies and self.fairies is None:
@@ -189,6 +196,7 @@ class StewardService:
                 sessions=FairySessions(self),
                 models=models_from_settings(self.settings),
                 publish=self._fairy_presence,
+                budget=RoomBudget(self.usage, self.settings.steward_room_daily_budget_usd),
             )
         if self.leases is None:
             ttl = self.settings.steward_lease_seconds

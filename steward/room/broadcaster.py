@@ -40,6 +40,7 @@ from steward.protocol.messages import Ack, ActionEnvelope, WireAction
 from steward.protocol.names import TOPIC_ACTION
 from steward.room.envelopes import pack
 from steward.store.outbox import TRANSIENT, AckRow, Outbox, OutboxRow
+from steward.tasks import TaskSet
 
 log = get_logger(__name__)
 
@@ -163,7 +164,7 @@ class Broadcaster:
         # participant → session → highest seq sent to it (acks above it are refused).
         self._sent_to: dict[str, dict[str, int]] = {}
         self._ack_rows: list[AckRow] = []
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet("broadcast_task_failed", room=room_id)
         self._in_flight: collections.deque[asyncio.Task[None]] = collections.deque()
         self._loops: list[asyncio.Task[None]] = []
 
@@ -182,8 +183,7 @@ class Broadcaster:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self._flush_acks()
-        for t in list(self._tasks):
-            t.cancel()
+        self._tasks.cancel()
 
     # --- sending -------------------------------------------------------------------------
     def stats(self, session_id: str) -> StreamStats:
@@ -269,9 +269,7 @@ class Broadcaster:
             finally:
                 self._lock.release()
 
-        task = asyncio.ensure_future(finish())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(finish())
 
     async def last_seq(self, session_id: str) -> int:
         """The session's highest seq sent (0 before any), from the outbox if not ours."""
@@ -309,9 +307,7 @@ class Broadcaster:
             self._pending.setdefault(identity, {})[(session_id, seq)] = entry
             self._mark_sent(identity, session_id, seq)
         done = self._issue(payload, destinations, kind)
-        task = asyncio.ensure_future(self._settle(done, kind, entries))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task = self._tasks.spawn(self._settle(done, kind, entries))
         if kind == "live":
             self._in_flight.append(task)
         return task
