@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import sys
 import time
 import uuid
 from collections import Counter
@@ -44,9 +45,10 @@ from steward.protocol.names import (
     TOPIC_TRANSCRIPTION,
 )
 from steward.room.connection import RoomRuntime
-from steward.tokens import prompt_grant
+from steward.tokens import mint_token, prompt_grant
 
 PROMPT = "draw a flow chart of our signup"
+COMPRESSED_MIB = 256  # the issue's original hole: this stream doubled RSS (116 -> 245 MB)
 # Log events that record a refusal (each names the participant or peer and a reason).
 REFUSALS = frozenset(
     {
@@ -349,6 +351,45 @@ async def storage_attacks(a: Abuse, pool: Any) -> None:
     await a.attempt("whole_room_resync_flood", resync_flood)
 
 
+async def compressed_stream_attack(a: Abuse) -> float:
+    """256 MiB of zeros, SDK-compressed, unasked on agent:context from a participant with no
+    rights, sent from another process; returns the steward's peak RSS growth in MB."""
+    s = a.stack.server
+    token = mint_token(
+        s.api_key, s.api_secret, room=a.room, identity="zed", capabilities=(), can_prompt=False
+    )
+    to = a.stack.settings.steward_identity
+    start = self_rss_mb()
+    peak = [start]
+
+    async def sample() -> None:
+        while True:
+            peak[0] = max(peak[0], self_rss_mb())
+            await asyncio.sleep(0.05)
+
+    async def zeros() -> tuple[bool, bool, str]:
+        before = sum(1 for _, w, r in a.runtime.rejected if w == "zed")
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "steward.bench.stream_sender",
+            s.url, token, to, TOPIC_CONTEXT, str(COMPRESSED_MIB),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        sampler = asyncio.create_task(sample())
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), 120)
+            await asyncio.sleep(1.0)  # what the core holds after the sender is gone
+        finally:
+            sampler.cancel()
+            if proc.returncode is None:
+                proc.kill()
+        refused = sum(1 for _, w, r in a.runtime.rejected if w == "zed") > before
+        growth = peak[0] - start
+        return refused, False, f"{out.decode().strip()} peak_rss_growth_mb={growth:.1f}"
+
+    await a.attempt(f"compressed_{COMPRESSED_MIB}mib_zero_stream", zeros)
+    return peak[0] - start
+
+
 async def bomb_attack(a: Abuse, baseline_s: float | None) -> float | None:
     """A second room whose host answers context with a gzip bomb: the run must not stall
     (wrongly accepted: over twice the honest run's time and over 15 s, where it once stalled
@@ -391,6 +432,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         await http_attacks(a)
         assert stack.service.db is not None
         await storage_attacks(a, stack.service.db.pool)
+        compressed_growth = await compressed_stream_attack(a)
         ok_base = [t for t in base_runs if t is not None]
         bomb_s = await bomb_attack(a, statistics.median(ok_base) if ok_base else None)
         after_runs = [await honest_run(ann) for _ in range(3)]
@@ -422,6 +464,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         "honest_prompt_ok": len(ok_after) == len(after_runs) and len(ok_base) == len(base_runs),
         "honest_latency_s": {"before": base_med, "after": after_med},
         "honest_latency_ratio": round(after_med / base_med, 2) if base_med and after_med else None,
+        "compressed_stream_rss_mb": round(compressed_growth, 1),
         "gzip_bomb_run_s": None if bomb_s is None else round(bomb_s, 2),
         "muted": sorted(runtime.abuse.muted),
         "results": [r.__dict__ for r in results],

@@ -56,7 +56,7 @@ from steward.room.abuse import AbuseGuard, livekit_revoker
 from steward.room.broadcaster import Broadcaster
 from steward.room.chat import Messenger
 from steward.room.composing import ComposingHints
-from steward.room.context import ContextFetcher, StreamInbox
+from steward.room.context import STREAM_CAPS, ContextFetcher, StreamInbox
 from steward.room.dispatch import Dispatcher
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.grants import GrantBook
@@ -570,7 +570,10 @@ async def connect_direct(
 ) -> RoomRuntime:
     """`steward join ROOM`: connect with our own token, then the common path."""
     room = rtc.Room()
-    await room.connect(settings.livekit_url, steward_token(settings, room_name))
+    # The Rust core inflates SDK-compressed streams before we see a byte: bound it there too.
+    limit = rtc.DataStreamOptions(max_payload_byte_length=max(STREAM_CAPS.values()))
+    options = rtc.RoomOptions(data_stream=limit)
+    await room.connect(settings.livekit_url, steward_token(settings, room_name), options)
     try:
         return await RoomRuntime(room, room_name, deps, fence=fence).start()
     except BaseException:
