@@ -806,7 +806,7 @@ class FairyRuntime:
                 room.views[fairy_id] = view[0] = followup.bounds
             await session.send_status("waiting_context")
             context = await self._context(room, fairy_id, session, view[0])
-            if not ctx.coords._saved and room.origin is not None:
+            if ctx.coords.fresh and room.origin is not None:
                 ctx.coords = CoordinateSpace(*room.origin)
             ctx.shapes = session.canvas.shapes
             ctx.id_map.clear()

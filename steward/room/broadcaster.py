@@ -176,6 +176,11 @@ class Broadcaster:
             asyncio.create_task(self._ack_flush_loop(), name=f"acks:{self.room_id}"),
         ]
 
+    @property
+    def room_order(self) -> int:
+        """The room-wide order of the last envelope handed over (rebuilt from the outbox)."""
+        return self._room_order
+
     async def close(self) -> None:
         for task in self._loops:
             task.cancel()
