@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from steward.canvas.mirror import CanvasMirror
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.headless.client import Faults
-from steward.canvas.mirror import CanvasMirror
 from steward.livekit_server import LiveKitServer
 from steward.protocol.messages import ActionEnvelope
 from steward.service import StewardService
@@ -112,7 +112,8 @@ async def test_a_busy_room_sends_fewer_previews_and_ends_identical_to_the_outbox
         assert await clients[0].wait_status(sid) == "done"
         await settle(runtime, clients, sid)
         stream = runtime.broadcaster.stats(sid)
-        # The script streams 10 previews (one per envelope) and 7 finals; bob's slow acks held most previews.
+        # The script streams 10 previews (one per envelope) and 7 finals;
+        # bob's slow acks held most previews.
         assert stream.previews_coalesced >= 5, stream
         rows = await runtime.deps.outbox.session_after(room_name, sid, 0)
         assert [r.seq for r in rows] == list(range(1, stream.last_seq + 1))
