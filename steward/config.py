@@ -60,6 +60,11 @@ class Settings(BaseSettings):
     # where one process still completes every run here, see docs/PERFORMANCE.md).
     steward_worker_max_rooms: int = Field(default=25, ge=1)
     steward_worker_idle_processes: int = Field(default=0, ge=0)
+    # A room's lease (docs/DEPLOY.md): renewed every third of it; a steward silent this long
+    # loses its rooms to another worker. Short: it bounds how long a dead worker's room waits.
+    steward_lease_seconds: float = Field(default=6.0, gt=0.2)
+    # SIGTERM: running sessions get this long to finish before the rooms are released.
+    steward_drain_seconds: float = Field(default=30.0, ge=0)
     steward_http_host: str = "127.0.0.1"
     steward_http_port: int = Field(default=8787, ge=0, le=65535)
     # Required by POST /api/canvas-agent/run; empty disables the endpoint.

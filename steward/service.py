@@ -22,8 +22,10 @@ from typing import Any
 from aiohttp import web
 from livekit import rtc
 
+from steward import ffi_router
 from steward.api.app import RunRefused, create_app
 from steward.config import Settings
+from steward.fairies.budget import RoomBudget
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.fairies.orchestrator import FairyRuntime, models_from_settings
 from steward.fairies.roster import Publish
@@ -38,6 +40,7 @@ from steward.room.session import RoomSession
 from steward.store.database import Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.grants import GrantBindings
+from steward.store.leases import Lease, LeaseHeld, LeaseKeeper, RoomLeases, worker_id
 from steward.store.outbox import Outbox
 from steward.store.usage import LazyUsage, UsageRepo
 from steward.tokens import mint_token
@@ -102,6 +105,9 @@ class FairySessions:
         with contextlib.suppress(Exception):
             await session.send_status("done")
             await self.service.outbox.end_session(session.session_id, "done", outcome)
+        usage: dict[str, object] = {}
+        with contextlib.suppress(Exception):
+            usage = await self.service.usage.session_summary(session.session_id)
         log.info(
             "fairy_session_ended",
             room=session.room_id,
@@ -109,8 +115,13 @@ class FairySessions:
             outcome=outcome,
             envelopes=stats.envelopes if stats else 0,
             actions=stats.actions if stats else 0,
+            **usage,
             quality=record_quality(session.quality()) if isinstance(session, RoomSession) else None,
         )
+
+
+class Draining(RuntimeError):
+    """The steward is shutting down (SIGTERM) and takes no more rooms."""
 
 
 class StewardService:
@@ -134,6 +145,11 @@ class StewardService:
         self.http_port: int | None = None
         self._lock = asyncio.Lock()
         self._outbox: Outbox | None = None
+        # The rooms' leases (steward/store/leases.py), renewed while this service runs.
+        self.leases: LeaseKeeper | None = None
+        self.owner = worker_id()
+        self._lost: set[asyncio.Task[None]] = set()
+        self.draining = False
 
     @property
     def outbox(self) -> Outbox:
@@ -171,6 +187,7 @@ class StewardService:
         return publish
 
     async def start(self, *, http: bool = True) -> StewardService:
+        ffi_router.require_sdk_internals()  # before any room relies on them
         if self.db is None:
             self.db = await open_database(self.settings)
         if self._use_fairies and self.fairies is None:
@@ -179,10 +196,42 @@ class StewardService:
                 sessions=FairySessions(self),
                 models=models_from_settings(self.settings),
                 publish=self._fairy_presence,
+                budget=RoomBudget(self.usage, self.settings.steward_room_daily_budget_usd),
             )
+        if self.leases is None:
+            ttl = self.settings.steward_lease_seconds
+            self.leases = LeaseKeeper(
+                RoomLeases(self.db.pool, self.owner, ttl_s=ttl), on_lost=self._lease_lost
+            )
+            self.leases.start()
         if http:
             await self.start_http()
         return self
+
+    async def claim(self, room_name: str, *, wait_s: float = 0.0) -> Lease:
+        """The room's lease, waiting up to `wait_s` for another steward's to lapse (a killed
+        steward's room is free once its lease expires); raises `LeaseHeld`."""
+        assert self.leases is not None, "service not started"
+        if self.draining:
+            raise Draining(f"the steward is shutting down; room {room_name!r} not taken")
+        deadline = asyncio.get_running_loop().time() + wait_s
+        while True:
+            try:
+                return await self.leases.claim(room_name)
+            except LeaseHeld:
+                if asyncio.get_running_loop().time() >= deadline:
+                    raise
+            await asyncio.sleep(min(0.5, self.settings.steward_lease_seconds / 4))
+
+    def _lease_lost(self, room_id: str) -> None:
+        """Another steward has the room now: stop serving it (appends are fenced already)."""
+        runtime = self.rooms.get(room_id)
+        if runtime is None or runtime.closed.is_set():
+            return
+        log.warning("room_given_up", room=room_id, reason="lease lost")
+        task = asyncio.create_task(self.leave(room_id), name=f"give-up:{room_id}")
+        self._lost.add(task)
+        task.add_done_callback(self._lost.discard)
 
     async def start_http(self) -> int:
         app = create_app(self)
@@ -203,7 +252,16 @@ class StewardService:
         async with self._lock:
             if room_name in self.rooms and not self.rooms[room_name].closed.is_set():
                 return self.rooms[room_name]
-            runtime = await connect_direct(self.settings, room_name, self._deps())
+            # Before connecting: one identity per room, so a second steward would evict the first.
+            wait_s = self.settings.steward_lease_seconds + 1.0
+            lease = await self.claim(room_name, wait_s=wait_s)
+            try:
+                runtime = await connect_direct(
+                    self.settings, room_name, self._deps(), fence=lease.token
+                )
+            except BaseException:
+                await self._release(room_name)
+                raise
             self._track(runtime)
         await self._resume_fairies(runtime)
         return runtime
@@ -211,7 +269,12 @@ class StewardService:
     async def attach(self, room: rtc.Room, room_name: str | None = None) -> RoomRuntime:
         """Worker mode: a room the livekit-agents worker connected for us."""
         name = room_name or room.name
-        runtime = await RoomRuntime(room, name, self._deps()).start()
+        lease = await self.claim(name)  # normally claimed before the worker connected
+        try:
+            runtime = await RoomRuntime(room, name, self._deps(), fence=lease.token).start()
+        except BaseException:
+            await self._release(name)
+            raise
         self._track(runtime)
         await self._resume_fairies(runtime)
         return runtime
@@ -232,6 +295,11 @@ class StewardService:
         runtime = self.rooms.pop(room_name, None)
         if runtime is not None:
             await runtime.close()
+        await self._release(room_name)
+
+    async def _release(self, room_name: str) -> None:
+        if self.leases is not None:
+            await self.leases.release(room_name)
 
     # --- API backend ---------------------------------------------------------------------
     def _check_model(self, model: str | None) -> None:
@@ -317,11 +385,37 @@ class StewardService:
             )
         return views
 
+    async def drain(self, timeout_s: float) -> None:
+        """SIGTERM: take no more rooms, let running prompted sessions finish for up to
+        `timeout_s` (fairy work resumes elsewhere from Postgres), then close, which releases
+        the leases so another steward takes the rooms at once."""
+        self.draining = True
+        waits = [
+            asyncio.ensure_future(runtime.dispatcher.wait(sid))  # shielded: cancel stops the wait
+            for runtime in self.rooms.values()
+            if not runtime.closed.is_set()
+            for sid in runtime.dispatcher.running()
+        ]
+        log.info("drain_started", rooms=len(self.rooms), sessions=len(waits), timeout_s=timeout_s)
+        pending: set[asyncio.Future[Any]] = set()
+        if waits:
+            _, pending = await asyncio.wait(waits, timeout=timeout_s)
+            for wait in pending:
+                wait.cancel()
+        log.info("drain_finished", unfinished=len(pending))
+        await self.close()
+
     async def close(self) -> None:
         if self.fairies is not None:
             await self.fairies.close()  # their open requests stay in Postgres for a resume
         for name in list(self.rooms):
             await self.leave(name)
+        for task in list(self._lost):
+            with contextlib.suppress(Exception):
+                await task
+        if self.leases is not None:
+            await self.leases.close()
+            self.leases = None
         if self._http is not None:
             await self._http.cleanup()
             self._http = None

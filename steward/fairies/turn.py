@@ -310,10 +310,12 @@ async def run_requests(
 ) -> TurnEnd:
     """Run requests while the actions scheduled more (review, add-detail, view, data, todo)."""
     followup: Scheduled | None = None
+    shown: list[Scheduled] = []  # data answers handed to the request that just ran
     for request_no in range(max_followups + 1):
         end = await request(request_no, followup)
         if end != "done":
             return end
+        ctx.scheduled = [s for s in ctx.scheduled if all(s is not d for d in shown)]
         decision = next_step(
             ctx.scheduled, ctx.todo, made_progress=made_progress(),
             followups_left=max_followups - request_no,
@@ -323,8 +325,9 @@ async def run_requests(
         followup = decision.followup
         if on_followup is not None:
             await on_followup(decision)
-        carry = [s for s in ctx.scheduled if s.kind == "data"]
-        ctx.scheduled = carry if followup.kind == "data" else []
+        # Data answers reach the next request whatever it follows up (then they are gone).
+        shown = [s for s in ctx.scheduled if s.kind == "data"]
+        ctx.scheduled = list(shown)
     return "done"
 
 

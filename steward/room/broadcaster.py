@@ -44,6 +44,7 @@ from steward.protocol.messages import Ack, ActionEnvelope, WireAction
 from steward.protocol.names import TOPIC_ACTION
 from steward.room.envelopes import pack
 from steward.store.outbox import TRANSIENT, AckRow, Outbox, OutboxRow
+from steward.tasks import TaskSet
 
 log = get_logger(__name__)
 
@@ -146,8 +147,11 @@ class Broadcaster:
         retransmit_attempts: int = 3,
         mirror: CanvasMirror | None = None,
         clock: Callable[[], float] = time.monotonic,
+        fence: int | None = None,
     ) -> None:
         self.room_id = room_id
+        # The room lease's token: every append carries it, so a lost lease publishes nothing.
+        self.fence = fence
         self._publish = publish
         self.outbox = outbox
         self._recipients = recipients
@@ -167,7 +171,7 @@ class Broadcaster:
         # (session_id, action id) → seq of its last preview sent; dropped at its final.
         self._previews: dict[tuple[str, str], int] = {}
         self._ack_rows: list[AckRow] = []
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet("broadcast_task_failed", room=room_id)
         self._in_flight: collections.deque[asyncio.Task[None]] = collections.deque()
         self._loops: list[asyncio.Task[None]] = []
 
@@ -186,8 +190,7 @@ class Broadcaster:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self._flush_acks()
-        for t in list(self._tasks):
-            t.cancel()
+        self._tasks.cancel()
 
     # --- sending -------------------------------------------------------------------------
     def stats(self, session_id: str) -> StreamStats:
@@ -252,7 +255,7 @@ class Broadcaster:
             if not env.persisted:
                 await self.outbox.append(
                     self.room_id, session_id, env.seq, env.room_order, batch.partial,
-                    env.payload.decode(), if_absent=finishing,
+                    env.payload.decode(), if_absent=finishing, fence=self.fence,
                 )  # fmt: skip
                 env.persisted = True
                 self._seq[session_id] = env.seq
@@ -281,9 +284,7 @@ class Broadcaster:
             finally:
                 self._lock.release()
 
-        task = asyncio.ensure_future(finish())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(finish())
 
     def _previews_unacked(self, session_id: str, actions: list[WireAction]) -> bool:
         """Every action of a partial send has a previous preview some participant has not
@@ -331,9 +332,7 @@ class Broadcaster:
             self._pending.setdefault(identity, {})[(session_id, seq)] = entry
             self._mark_sent(identity, session_id, seq)
         done = self._issue(payload, destinations, kind)
-        task = asyncio.ensure_future(self._settle(done, kind, entries))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task = self._tasks.spawn(self._settle(done, kind, entries))
         if kind == "live":
             self._in_flight.append(task)
         return task

@@ -17,6 +17,7 @@ from tenacity import (
 )
 
 from steward.obs.logging import get_logger
+from steward.store.leases import LeaseLost, regain
 
 log = get_logger(__name__)
 
@@ -33,7 +34,16 @@ _APPEND = (
 )
 # The same row again, when an earlier INSERT of it may have committed (a retry, or a send
 # whose INSERT a cancellation cut off).
-_APPEND_IF_ABSENT = _APPEND + " ON CONFLICT (session_id, seq) DO NOTHING"
+_IF_ABSENT = " ON CONFLICT (session_id, seq) DO NOTHING"
+_APPEND_IF_ABSENT = _APPEND + _IF_ABSENT
+# Only while the room's lease ($7) is held: one statement, no extra round trip.
+_APPEND_FENCED = (
+    "INSERT INTO outbox (room_id, session_id, seq, room_order, partial, payload)"
+    " SELECT $1::text, $2::text, $3::integer, $4::bigint, $5::boolean, $6::jsonb"
+    " WHERE EXISTS (SELECT 1 FROM room_leases l WHERE l.room_id = $1::text"
+    " AND l.token = $7::bigint AND l.expires_at > now())"
+)
+_APPEND_FENCED_IF_ABSENT = _APPEND_FENCED + _IF_ABSENT
 
 
 @dataclass(frozen=True)
@@ -90,9 +100,16 @@ class Outbox:
         payload: str,
         *,
         if_absent: bool = False,
+        fence: int | None = None,
     ) -> None:
         """Persist one envelope; a Postgres restart is waited out for up to `retry_s`.
-        `if_absent`: this exact row may already be there (an INSERT of it was cut off)."""
+        `if_absent`: this exact row may already be there (an INSERT of it was cut off).
+        `fence`: the room's lease token; the append is refused (`LeaseLost`) unless it holds."""
+        if fence is not None:
+            await self._append_fenced(
+                (room_id, session_id, seq, room_order, partial, payload, fence), if_absent
+            )
+            return
         args = (room_id, session_id, seq, room_order, partial, payload)
         query = _APPEND_IF_ABSENT if if_absent else _APPEND
         try:  # the common path, without the retry machinery (~30 us a call)
@@ -100,17 +117,49 @@ class Outbox:
             return
         except TRANSIENT as err:
             log.warning("outbox_append_retry", session_id=session_id, seq=seq, error=str(err))
+        await self._retrying(_APPEND_IF_ABSENT, args)
+
+    async def _retrying(self, query: str, args: tuple[object, ...]) -> str:
+        """Run an if-absent append until Postgres is back: only this steward allocates the
+        session's seqs, so a row already there is the one a failed attempt committed."""
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(TRANSIENT),
             wait=wait_exponential(multiplier=0.05, max=1.0),
             stop=stop_after_delay(self.retry_s),
             reraise=True,
         )
+        status = ""
         async for attempt in retrying:
             with attempt:
-                # If absent: only this steward allocates the session's seqs, so a row already
-                # there is the one a failed attempt committed before its connection died.
-                await self.pool.execute(_APPEND_IF_ABSENT, *args)
+                status = await self.pool.execute(query, *args)
+        return status
+
+    async def _append_fenced(self, args: tuple[object, ...], if_absent: bool) -> None:
+        room_id, session_id, seq, token = args[0], args[1], args[2], args[6]
+        query = _APPEND_FENCED_IF_ABSENT if if_absent else _APPEND_FENCED
+        try:
+            status = await self.pool.execute(query, *args)
+        except TRANSIENT as err:
+            log.warning("outbox_append_retry", session_id=session_id, seq=seq, error=str(err))
+            status = await self._retrying(_APPEND_FENCED_IF_ABSENT, args)
+            if_absent = True
+        if status.endswith(" 1"):
+            return
+        if if_absent and await self._present(str(session_id), int(str(seq))):
+            return  # the row an earlier attempt wrote
+        if await regain(self.pool, str(room_id), int(str(token))):
+            await self.pool.execute(_APPEND_FENCED_IF_ABSENT, *args)
+            return
+        log.warning(
+            "outbox_append_fenced", room=room_id, session_id=session_id, seq=seq, token=token
+        )
+        raise LeaseLost(str(room_id), int(str(token)))
+
+    async def _present(self, session_id: str, seq: int) -> bool:
+        found = await self.pool.fetchval(
+            "SELECT 1 FROM outbox WHERE session_id = $1 AND seq = $2", session_id, seq
+        )
+        return found is not None
 
     async def session_after(self, room_id: str, session_id: str, last_seq: int) -> list[OutboxRow]:
         rows = await self.pool.fetch(

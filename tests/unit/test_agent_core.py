@@ -14,9 +14,12 @@ from steward.canvas.bounds import Rect
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.bounds import BoundsGuard
+from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.turn import NO_ACTION_NOTICE, Turn, TurnDriver, TurnHooks
 from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
+from tests.fairy_support import Browser, FakeSessions
+from tests.fairy_support import FakeSession as FairySession
 from tests.unit.fake_session import FakeSession
 
 
@@ -178,3 +181,39 @@ async def test_count_answers_as_data_in_the_next_request() -> None:
     second = json.dumps(model.requests[1].user)
     assert "count(all) = 2" in second
     assert a.history["room-1"][-1].text == "There are two."
+
+
+async def test_a_fairy_gets_its_follow_ups_and_moves_only_its_own_view() -> None:
+    browser = Browser()
+    model = Scripted(
+        [
+            body(
+                {
+                    "_type": "setMyView",
+                    "intent": "look right",
+                    "x": 2000,
+                    "y": 0,
+                    "w": 800,
+                    "h": 600,
+                },
+                {"_type": "count", "expression": "all"},
+            ),
+            body({"_type": "message", "text": "Nothing over there."}),
+        ],
+        chunk=9,
+    )
+    runtime = FairyRuntime(
+        sessions=FakeSessions(browser), models=lambda *_: model, crew=(("fairy-1", "drone"),)
+    )
+    lead = FairySession(browser, "view-room", "lead")
+    assert await runtime.run(lead, ask("what is to the right?")) == "done"
+    room = runtime.rooms["view-room"]
+    assert len(model.requests) == 2
+    second = model.requests[1]
+    assert all('"const":"setMyView"' in r.system[0] for r in model.requests)
+    later = json.dumps(second.user)
+    assert "count(all) = 0" in later and "You moved your view" in later
+    assert room.views["fairy-1"] == Rect(2000, 0, 800, 600)
+    sent = [a.name for *_, actions in browser.sent for a in actions]
+    assert "set_viewport" not in sent
+    assert browser.chat[-1] == "Nothing over there."

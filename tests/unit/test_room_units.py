@@ -163,7 +163,9 @@ class _MemoryOutbox:
         payload: str,
         *,
         if_absent: bool = False,
+        fence: int | None = None,
     ) -> None:
+        assert fence is None  # no lease in these tests
         if any(r.session_id == session_id and r.seq == seq for r in self.rows):
             assert if_absent, f"duplicate seq {seq}"
             return

@@ -1,0 +1,193 @@
+"""Room leases (migration 0013): which steward serves a room, with a fencing token.
+
+A steward holds a room's lease while it serves the room and renews it every third of the
+lease time. A lease not renewed in time may be taken by another steward, which bumps the
+token; the outbox refuses appends that carry an old or expired token (`Outbox.append`'s
+`fence`), so a steward that was frozen and comes back publishes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+from steward.obs.logging import get_logger
+
+log = get_logger(__name__)
+
+# Take the room if it is free, expired, or already ours; a new holder gets a new token.
+_ACQUIRE = """
+INSERT INTO room_leases (room_id, owner, token, expires_at)
+VALUES ($1, $2, 1, now() + make_interval(secs => $3))
+ON CONFLICT (room_id) DO UPDATE SET
+    owner = EXCLUDED.owner, token = room_leases.token + 1, acquired_at = now(),
+    heartbeat_at = now(), expires_at = EXCLUDED.expires_at
+WHERE room_leases.expires_at <= now() OR room_leases.owner = EXCLUDED.owner
+RETURNING token, expires_at
+"""
+# Renewal needs the same token only: a lease that lapsed but that nobody took is still ours.
+_RENEW = """
+UPDATE room_leases SET heartbeat_at = now(), expires_at = now() + make_interval(secs => $3)
+WHERE room_id = $1 AND token = $2
+RETURNING expires_at
+"""
+# Released: expired at its last heartbeat, which tells it apart from a lease that lapsed.
+# The same, from the outbox, keeping the lease's own length (it does not know the setting).
+_REGAIN = """
+UPDATE room_leases SET heartbeat_at = now(), expires_at = now() + (expires_at - heartbeat_at)
+WHERE room_id = $1 AND token = $2 AND expires_at > heartbeat_at
+RETURNING token
+"""
+_RELEASE = (
+    "UPDATE room_leases SET expires_at = now(), heartbeat_at = now()"
+    " WHERE room_id = $1 AND token = $2"
+)
+
+
+def worker_id() -> str:
+    """This process's lease owner name: host, pid and a nonce (pids repeat across restarts)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class LeaseHeld(Exception):
+    """The room is served by another steward whose lease has not expired."""
+
+    def __init__(self, room_id: str, owner: str, expires_at: datetime) -> None:
+        super().__init__(f"room {room_id!r} is served by {owner} (lease until {expires_at})")
+        self.room_id = room_id
+        self.owner = owner
+
+
+class LeaseLost(Exception):
+    """An append carried a token that no longer holds the room: the room was given up."""
+
+    def __init__(self, room_id: str, token: int) -> None:
+        super().__init__(f"lease of room {room_id!r} lost (token {token})")
+        self.room_id = room_id
+        self.token = token
+
+
+@dataclass(frozen=True)
+class Lease:
+    room_id: str
+    owner: str
+    token: int
+
+
+@dataclass(frozen=True)
+class LeaseRow:
+    room_id: str
+    owner: str
+    token: int
+    expires_at: datetime
+    expired: bool
+
+
+async def regain(pool: asyncpg.Pool, room_id: str, token: int) -> bool:
+    """Renew a lease that lapsed (Postgres was away, the loop was slow) if nobody took it."""
+    return await pool.fetchval(_REGAIN, room_id, token) is not None
+
+
+class RoomLeases:
+    def __init__(self, pool: asyncpg.Pool, owner: str, *, ttl_s: float) -> None:
+        self.pool = pool
+        self.owner = owner
+        self.ttl_s = ttl_s
+
+    async def acquire(self, room_id: str) -> Lease:
+        """Take the room's lease or raise `LeaseHeld`."""
+        row = await self.pool.fetchrow(_ACQUIRE, room_id, self.owner, self.ttl_s)
+        if row is None:
+            held = await self.get(room_id)
+            owner, until = (held.owner, held.expires_at) if held else ("?", datetime.min)
+            log.info("lease_refused", room=room_id, holder=owner)
+            raise LeaseHeld(room_id, owner, until)
+        log.info("lease_acquired", room=room_id, owner=self.owner, token=row["token"])
+        return Lease(room_id, self.owner, int(row["token"]))
+
+    async def renew(self, lease: Lease) -> bool:
+        return await self.pool.fetchval(_RENEW, lease.room_id, lease.token, self.ttl_s) is not None
+
+    async def release(self, lease: Lease) -> None:
+        """Expire it now, so another steward may take the room at once."""
+        await self.pool.execute(_RELEASE, lease.room_id, lease.token)
+        log.info("lease_released", room=lease.room_id, token=lease.token)
+
+    async def get(self, room_id: str) -> LeaseRow | None:
+        row = await self.pool.fetchrow(
+            "SELECT room_id, owner, token, expires_at, expires_at <= now() AS expired"
+            " FROM room_leases WHERE room_id = $1",
+            room_id,
+        )
+        return None if row is None else LeaseRow(**dict(row))
+
+    async def expired(self) -> list[str]:
+        """Rooms whose lease lapsed without a release (their steward died or froze)."""
+        rows = await self.pool.fetch(
+            "SELECT room_id FROM room_leases WHERE expires_at <= now()"
+            " AND expires_at > heartbeat_at ORDER BY expires_at"
+        )
+        return [str(r["room_id"]) for r in rows]
+
+
+class LeaseKeeper:
+    """Renews every lease this process holds; a lease it cannot renew is given up."""
+
+    def __init__(self, leases: RoomLeases, on_lost: Callable[[str], None]) -> None:
+        self.leases = leases
+        self.held: dict[str, Lease] = {}
+        self._on_lost = on_lost
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="lease-keeper")
+
+    async def claim(self, room_id: str) -> Lease:
+        lease = self.held.get(room_id)
+        if lease is None:
+            lease = await self.leases.acquire(room_id)
+            self.held[room_id] = lease
+        return lease
+
+    async def release(self, room_id: str) -> None:
+        lease = self.held.pop(room_id, None)
+        if lease is not None:
+            try:
+                await self.leases.release(lease)
+            except Exception as err:  # it expires by itself
+                log.warning("lease_release_failed", room=room_id, error=str(err))
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        for room_id in list(self.held):
+            await self.release(room_id)
+
+    async def renew_all(self) -> None:
+        for room_id, lease in list(self.held.items()):
+            try:
+                kept = await self.leases.renew(lease)
+            except Exception as err:  # Postgres away: retried next beat; the fence guards
+                log.warning("lease_renew_failed", room=room_id, error=str(err))
+                continue
+            if not kept and self.held.get(room_id) is lease:
+                del self.held[room_id]
+                log.warning("lease_lost", room=room_id, token=lease.token)
+                self._on_lost(room_id)
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.leases.ttl_s / 3)
+            await self.renew_all()

@@ -1,0 +1,148 @@
+"""Room leases over a real Postgres and livekit-server: one steward per room, and a steward
+frozen past its lease publishes nothing once another has the room (the fencing token)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+import asyncpg
+import pytest
+from structlog.testing import capture_logs
+
+from steward.fairies.fixed_script import FixedScriptRunner
+from steward.headless.client import HeadlessClient
+from steward.livekit_server import LiveKitServer
+from steward.service import StewardService
+from steward.store.database import Database
+from steward.store.leases import LeaseHeld, LeaseLost, RoomLeases
+from steward.store.outbox import Outbox
+from tests.conftest import wait_for
+from tests.integration.room_support import (
+    close_all,
+    join_clients,
+    prompt_until_accepted,
+    room_settings,
+    spawn_join,
+)
+
+pytestmark = pytest.mark.integration
+
+TTL = 0.6
+
+
+async def test_a_leased_room_is_refused_until_its_lease_expires_then_old_appends_fail(
+    database: Database,
+) -> None:
+    outbox = Outbox(database.stream_pool)
+    await outbox.ensure_room("r", "relay")
+    first = RoomLeases(database.pool, "w1", ttl_s=TTL)
+    second = RoomLeases(database.pool, "w2", ttl_s=TTL)
+    lease1 = await first.acquire("r")
+    with pytest.raises(LeaseHeld):
+        await second.acquire("r")
+    await outbox.append("r", "s1", 1, 1, False, "{}", fence=lease1.token)
+    await asyncio.sleep(TTL / 2)
+    assert await first.renew(lease1)  # renewed: still refused to the other
+    with pytest.raises(LeaseHeld):
+        await second.acquire("r")
+    await asyncio.sleep(TTL + 0.2)  # lapsed: the other takes it with a new token
+    lease2 = await second.acquire("r")
+    assert lease2.token == lease1.token + 1
+    with capture_logs() as logs, pytest.raises(LeaseLost):
+        await outbox.append("r", "s1", 2, 2, False, "{}", fence=lease1.token)
+    assert any(e["event"] == "outbox_append_fenced" for e in logs)
+    assert not await first.renew(lease1)
+    await outbox.append("r", "s2", 1, 3, False, "{}", fence=lease2.token)
+    assert [r.session_id for r in await outbox.room_history("r")] == ["s1", "s2"]
+    # Released: free at once, and the releaser's appends are refused from then on.
+    await second.release(lease2)
+    lease3 = await first.acquire("r")
+    with pytest.raises(LeaseLost):
+        await outbox.append("r", "s2", 2, 4, False, "{}", fence=lease2.token, if_absent=True)
+    # A lease that lapsed while nobody took the room is still its holder's (Postgres away).
+    await asyncio.sleep(TTL + 0.2)
+    await outbox.append("r", "s3", 1, 5, False, "{}", fence=lease3.token)
+    row = await first.get("r")
+    assert row is not None and not row.expired and row.token == lease3.token
+
+
+async def _until_blocked(database: Database) -> None:
+    for _ in range(200):
+        waiting = await database.pool.fetchval(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            " AND query LIKE 'INSERT INTO outbox%'"
+        )
+        if waiting:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the steward never appended")
+
+
+async def _rows(database: Database, room: str) -> list[tuple[str, int, str]]:
+    rows = await database.pool.fetch(
+        "SELECT session_id, seq, payload::text AS p FROM outbox WHERE room_id = $1"
+        " ORDER BY session_id, seq",
+        room,
+    )
+    return [(r["session_id"], r["seq"], r["p"]) for r in rows]
+
+
+async def test_a_steward_frozen_past_its_lease_publishes_nothing_after_a_takeover(
+    livekit_server: LiveKitServer, database: Database, room_name: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "steward.log"
+    frozen = spawn_join(
+        livekit_server, database.url, room_name, log,
+        STEWARD_SCRIPTED_TOKENS_PER_S="60", STEWARD_LEASE_SECONDS="1.5",
+    )  # fmt: skip
+    clients: list[HeadlessClient] = []
+    second = StewardService(
+        room_settings(livekit_server, database.url, steward_lease_seconds=1.5),
+        database=database,
+        runner=lambda: FixedScriptRunner(),
+    )
+    await second.start(http=False)
+    try:
+        await wait_for(lambda: "steward serving" in log.read_text(errors="replace"), timeout=60)
+        with pytest.raises(LeaseHeld):  # served: the second steward never connects
+            await second.claim(room_name, wait_s=2.0)
+        assert room_name not in second.rooms
+        clients = await join_clients(livekit_server, room_name, ["alice"])
+        await wait_for(lambda: "canvas-steward" in clients[0].room.remote_participants)
+        sid = await prompt_until_accepted(clients[0], "draw a flow chart of signup with six steps")
+        await wait_for(lambda: clients[0].applied_seq(sid) >= 2, timeout=30)
+        # Catch it mid-append: its INSERT waits on a table lock while it is frozen, so the
+        # statement runs only after another steward took the room.
+        blocker = await asyncpg.connect(database.url)
+        lock = blocker.transaction()
+        await lock.start()
+        await blocker.execute("LOCK TABLE outbox IN SHARE MODE")
+        await _until_blocked(database)
+        os.killpg(frozen.pid, signal.SIGSTOP)
+        await second.claim(room_name, wait_s=5.0)  # its lease lapses while it is frozen
+        lease = await RoomLeases(database.pool, "-", ttl_s=1).get(room_name)
+        assert lease is not None and lease.owner == second.owner and lease.token == 2
+        before = await _rows(database, room_name)
+        await lock.rollback()
+        await blocker.close()
+        await asyncio.sleep(0.5)  # the stale INSERT ran (and found the new token)
+        os.killpg(frozen.pid, signal.SIGCONT)
+        await wait_for(lambda: "outbox_append_fenced" in log.read_text(errors="replace"), 20)
+        await wait_for(lambda: "room_given_up" in log.read_text(errors="replace"), 20)
+        await asyncio.sleep(1.0)
+        assert await _rows(database, room_name) == before  # nothing from the stale steward
+        assert frozen.poll() is None  # it gave the room up and keeps running
+        runtime = await second.join(room_name)
+        assert runtime.broadcaster.fence == 2
+        next_sid = await prompt_until_accepted(clients[0], "draw a box")
+        assert await clients[0].wait_status(next_sid, timeout=30) == "done"
+    finally:
+        if frozen.poll() is None:
+            os.killpg(frozen.pid, signal.SIGCONT)
+            os.killpg(frozen.pid, signal.SIGKILL)
+        frozen.wait(timeout=10)
+        await close_all(clients)
+        await second.close()
