@@ -42,6 +42,7 @@ from steward.fairies.actions.effects import (
     apply_fairy_action,
 )
 from steward.fairies.bounds import BoundsGuard, shapes_in
+from steward.fairies.budget import RoomBudget
 from steward.fairies.interrupts import Interrupt, decide, feedback
 from steward.fairies.memory import (
     HistoryItem,
@@ -243,8 +244,11 @@ class FairyRuntime:
         publish: Callable[[str], Publish] | None = None,
         crew: tuple[tuple[str, Role], ...] = DEFAULT_CREW,
         max_followups: int = 3,
+        budget: RoomBudget | None = None,
     ) -> None:
         self.store = store
+        # Checked before, and charged after, every model call of every fairy.
+        self.budget = budget
         # Follow-up requests one turn may run (review, add-detail, setMyView, data, todo).
         self.max_followups = max_followups
         self._driver = TurnDriver()
@@ -813,11 +817,21 @@ class FairyRuntime:
             ctx.claimed.clear()
             model_request = self._prompt(room, fairy_id, req, run, context, followup)
             run.turn = Turn(session, ctx, room.next_request(session.session_id), hooks)
+            refusal = await self.budget.refusal(room.room_id) if self.budget else None
+            if refusal is not None:
+                await session.send_chat(refusal, role="system")
+                return "ended"
+            usage = Usage()
             noted = len(ctx.notes)
             try:
-                end = await self._driver.drive(run.turn, provider, model_request, Usage())
+                end = await self._driver.drive(run.turn, provider, model_request, usage)
             finally:
                 run.ops_sent += run.turn.ops_sent
+                if self.budget is not None:
+                    await self.budget.record(
+                        session_id=session.session_id, room_id=room.room_id,
+                        model=provider.name, usage=usage,
+                    )  # fmt: skip
                 room.notes.keep(fairy_id, ctx.notes[noted:])
             await self._turn_feedback(room, fairy_id, run.turn.refusals)
             return end
