@@ -11,19 +11,30 @@ task wake-ups per event and it is what saturated one process at 50-100 rooms. He
   issues the request synchronously and returns a future, so a caller can keep envelopes in
   order without waiting for each one's completion.
 
-Both use the SDK's FFI request/event messages (pinned SDK version); when the SDK's internals
-differ from what is expected, `narrow_room_events` leaves the room as it is and logs why.
+Both use the SDK's FFI request/event messages and private internals of the pinned SDK
+(`livekit==1.1.21`): `FfiClient.instance` with its queue's `_subscribers` and `_lock`, a
+room's `_ffi_queue` and `_ffi_handle`. `require_sdk_internals()` checks them at start-up
+and fails naming the pinned version when an upgrade changed them; should one change for a
+single room anyway, `narrow_room_events` leaves that room as it is and logs why.
+
+What public API would replace this: a per-room event subscription in the SDK (events
+filtered by room handle before they reach Python), and `publish_data` / `perform_rpc`
+waiters resolved by `async_id` from one dictionary, as `livekit/python-sdks` could do
+inside `FfiQueue`. With those, this module goes and callers use
+`LocalParticipant.publish_data` / `perform_rpc` directly.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ctypes
+import inspect
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any
 
 from livekit import rtc
-from livekit.rtc._ffi_client import FfiClient
+from livekit.rtc._ffi_client import FfiClient, FfiQueue
 from livekit.rtc._proto import ffi_pb2 as proto_ffi
 
 from steward.obs.logging import get_logger
@@ -34,6 +45,109 @@ _CALLBACKS = ("publish_data", "perform_rpc")
 # What a room's listener needs besides its own room events: RPC invocations for its local
 # participant, and the track (un)publish callbacks it forwards to the SDK's waiters.
 _FORWARDED = ("publish_track", "unpublish_track")
+
+
+# The SDK release whose internals this module was written against (pyproject pins it).
+PINNED_SDK = "1.1.21"
+
+# FFI messages and the fields of them this module reads or writes.
+_REQUEST_FIELDS = {
+    "publish_data": (
+        "local_participant_handle",
+        "data_ptr",
+        "data_len",
+        "reliable",
+        "topic",
+        "destination_identities",
+    ),
+    "perform_rpc": (
+        "local_participant_handle",
+        "destination_identity",
+        "method",
+        "payload",
+        "response_timeout_ms",
+    ),
+}
+_EVENT_FIELDS = {
+    "publish_data": ("async_id", "error"),
+    "perform_rpc": ("async_id", "payload", "error"),
+    "room_event": ("room_handle",),
+    "rpc_method_invocation": ("local_participant_handle",),
+    "publish_track": (),
+    "unpublish_track": (),
+}
+
+
+class SdkInternalsChanged(RuntimeError):
+    """The installed livekit SDK lacks internals this module relies on."""
+
+
+def sdk_internals_problems() -> list[str]:
+    """What differs from the pinned SDK's internals (empty when all is as expected)."""
+    problems: list[str] = []
+    for message, fields in (
+        (proto_ffi.FfiRequest, _REQUEST_FIELDS),
+        (proto_ffi.FfiEvent, _EVENT_FIELDS),
+    ):
+        known = message.DESCRIPTOR.fields_by_name
+        for name, wanted in fields.items():
+            if name not in known:
+                problems.append(f"{message.__name__}.{name} is missing")
+                continue
+            inner_type = known[name].message_type
+            inner = inner_type.fields_by_name if inner_type is not None else {}
+            missing = [f for f in wanted if f not in inner]
+            problems += [f"{message.__name__}.{name}.{f} is missing" for f in missing]
+    if not callable(getattr(FfiClient, "request", None)) or not hasattr(FfiClient, "queue"):
+        problems.append("FfiClient.request / FfiClient.queue are missing")
+    problems += _queue_problems()
+    for what, source, attr in (
+        ("Room.__init__", rtc.Room.__init__, "self._ffi_handle"),
+        ("Room.connect", rtc.Room.connect, "self._ffi_queue"),
+    ):
+        if attr not in inspect.getsource(source):
+            problems.append(f"{what} no longer sets {attr}")
+    if not hasattr(rtc.participant, "PublishDataError"):
+        problems.append("rtc.participant.PublishDataError is missing")
+    if not callable(getattr(rtc.RpcError, "_from_proto", None)):
+        problems.append("rtc.RpcError._from_proto is missing")
+    return problems
+
+
+def _queue_problems() -> list[str]:
+    """A probe queue: subscribers must be a locked list of (queue, loop, filter) entries."""
+    probe: Any = FfiQueue()
+    if not hasattr(probe, "_lock") or not isinstance(getattr(probe, "_subscribers", None), list):
+        return ["FfiQueue._lock / FfiQueue._subscribers are missing"]
+    if "filter_fn" not in inspect.signature(probe.subscribe).parameters:
+        return ["FfiQueue.subscribe takes no filter_fn"]
+    loop = asyncio.new_event_loop()
+    try:
+
+        def keep(_: Any) -> bool:
+            return True
+
+        queue = probe.subscribe(loop, filter_fn=keep)
+        entry = probe._subscribers[0]
+        if not (isinstance(entry, tuple) and len(entry) == 3 and entry[0] is queue):
+            return ["FfiQueue._subscribers entries are no longer (queue, loop, filter)"]
+        probe.unsubscribe(queue)
+    finally:
+        loop.close()
+    return []
+
+
+def require_sdk_internals() -> None:
+    """Fail at start-up, naming the versions, when the SDK's internals are not as expected."""
+    problems = sdk_internals_problems()
+    if problems:
+        installed = metadata.version("livekit")
+        log.error("sdk_internals_changed", installed=installed, pinned=PINNED_SDK)
+        raise SdkInternalsChanged(
+            f"steward.ffi_router was written against livekit=={PINNED_SDK} but livekit=="
+            f"{installed} is installed and differs: {'; '.join(problems)}. "
+            f"Reinstall livekit=={PINNED_SDK} (uv sync) or update steward/ffi_router.py."
+        )
 
 
 def narrow_room_events(room: rtc.Room) -> bool:

@@ -22,8 +22,10 @@ from typing import Any
 from aiohttp import web
 from livekit import rtc
 
+from steward import ffi_router
 from steward.api.app import RunRefused, create_app
 from steward.config import Settings
+from steward.fairies.budget import RoomBudget
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.fairies.orchestrator import FairyRuntime, models_from_settings
 from steward.fairies.roster import Publish
@@ -103,6 +105,9 @@ class FairySessions:
         with contextlib.suppress(Exception):
             await session.send_status("done")
             await self.service.outbox.end_session(session.session_id, "done", outcome)
+        usage: dict[str, object] = {}
+        with contextlib.suppress(Exception):
+            usage = await self.service.usage.session_summary(session.session_id)
         log.info(
             "fairy_session_ended",
             room=session.room_id,
@@ -110,8 +115,13 @@ class FairySessions:
             outcome=outcome,
             envelopes=stats.envelopes if stats else 0,
             actions=stats.actions if stats else 0,
+            **usage,
             quality=record_quality(session.quality()) if isinstance(session, RoomSession) else None,
         )
+
+
+class Draining(RuntimeError):
+    """The steward is shutting down (SIGTERM) and takes no more rooms."""
 
 
 class StewardService:
@@ -139,6 +149,7 @@ class StewardService:
         self.leases: LeaseKeeper | None = None
         self.owner = worker_id()
         self._lost: set[asyncio.Task[None]] = set()
+        self.draining = False
 
     @property
     def outbox(self) -> Outbox:
@@ -176,6 +187,7 @@ class StewardService:
         return publish
 
     async def start(self, *, http: bool = True) -> StewardService:
+        ffi_router.require_sdk_internals()  # before any room relies on them
         if self.db is None:
             self.db = await open_database(self.settings)
         if self._use_fairies and self.fairies is None:
@@ -184,6 +196,7 @@ class StewardService:
                 sessions=FairySessions(self),
                 models=models_from_settings(self.settings),
                 publish=self._fairy_presence,
+                budget=RoomBudget(self.usage, self.settings.steward_room_daily_budget_usd),
             )
         if self.leases is None:
             ttl = self.settings.steward_lease_seconds
@@ -199,6 +212,8 @@ class StewardService:
         """The room's lease, waiting up to `wait_s` for another steward's to lapse (a killed
         steward's room is free once its lease expires); raises `LeaseHeld`."""
         assert self.leases is not None, "service not started"
+        if self.draining:
+            raise Draining(f"the steward is shutting down; room {room_name!r} not taken")
         deadline = asyncio.get_running_loop().time() + wait_s
         while True:
             try:
@@ -369,6 +384,26 @@ class StewardService:
                 )
             )
         return views
+
+    async def drain(self, timeout_s: float) -> None:
+        """SIGTERM: take no more rooms, let running prompted sessions finish for up to
+        `timeout_s` (fairy work resumes elsewhere from Postgres), then close, which releases
+        the leases so another steward takes the rooms at once."""
+        self.draining = True
+        waits = [
+            asyncio.ensure_future(runtime.dispatcher.wait(sid))  # shielded: cancel stops the wait
+            for runtime in self.rooms.values()
+            if not runtime.closed.is_set()
+            for sid in runtime.dispatcher.running()
+        ]
+        log.info("drain_started", rooms=len(self.rooms), sessions=len(waits), timeout_s=timeout_s)
+        pending: set[asyncio.Future[Any]] = set()
+        if waits:
+            _, pending = await asyncio.wait(waits, timeout=timeout_s)
+            for wait in pending:
+                wait.cancel()
+        log.info("drain_finished", unfinished=len(pending))
+        await self.close()
 
     async def close(self) -> None:
         if self.fairies is not None:

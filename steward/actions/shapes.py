@@ -170,8 +170,12 @@ def _sanitize_delete(
 ) -> dict[str, Any] | None:
     if not complete:
         return None
-    ids = ctx.existing_ids(data.get("shapeIds") or data.get("shapeId"))
-    return {**data, "_ids": ids} if ids else None
+    asked = data.get("shapeIds") or data.get("shapeId")
+    ids = ctx.existing_ids(asked)
+    if not ids:
+        ctx.notes.append(f"delete of missing shape {str(asked)[:60]!r}")
+        return None
+    return {**data, "_ids": ids}
 
 
 def _resolve_delete(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
@@ -184,6 +188,9 @@ def _sanitize_label(
     sid = ctx.existing_id(data.get("shapeId"))
     text = to_text(data.get("text"))
     if sid is None or text is None:
+        if complete:  # partial versions come back complete; say it once
+            what = "missing shape" if sid is None else "shape, without text"
+            ctx.notes.append(f"label of {what} {str(data.get('shapeId'))[:60]!r}")
         return None
     return {**data, "_id": sid, "text": text}
 

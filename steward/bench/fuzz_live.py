@@ -91,6 +91,7 @@ from steward.protocol.names import (
 )
 from steward.room.connection import RoomRuntime
 from steward.service import StewardService
+from steward.tasks import TaskSet
 
 DATA_TOPICS: dict[str, type[WireModel]] = {
     TOPIC_ACK: Ack,
@@ -275,7 +276,7 @@ class Hostile:
         self.shape_inputs = [*shape_payloads(rng, 64, seed), json.dumps(SHAPE_SEEDS[0]).encode()]
         reply = SEEDS[ContextReply][0]
         self.reply_inputs = payloads(rng, [reply], 64, seed + 1)
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.tasks = TaskSet("fuzz_task_failed")
 
     async def attempt(self, path: str, send: Awaitable[Any]) -> Any:
         """One input: sent, or refused by the sending side before it reached the steward."""
@@ -435,9 +436,7 @@ class Hostile:
         return data, SHAPES_TYPE_GZIP if gzipped else SHAPES_TYPE_JSON
 
     def _spawn(self, coro: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(coro)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        self.tasks.spawn(coro)
 
 
 # --- HTTP ---------------------------------------------------------------------------------
@@ -576,8 +575,7 @@ async def fuzz_live(
             a_outcome = await _room_a_still_serves(service, runtime_a)
             # Let in-flight context answers land before counting.
             await asyncio.sleep(0.5)
-            for task in list(hostile.tasks):
-                task.cancel()
+            hostile.tasks.cancel()
             rejected = observer.rejected()
     finally:
         with contextlib.suppress(Exception):

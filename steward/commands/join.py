@@ -17,9 +17,16 @@ async def _join(args: argparse.Namespace) -> int:
     service = StewardService(settings)
     await service.start(http=not args.no_http)
     stop = asyncio.Event()
+    drain = False  # SIGTERM drains (a deploy); Ctrl-C stops at once (a developer)
+
+    def on_term() -> None:
+        nonlocal drain
+        drain = True
+        stop.set()
+
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    loop.add_signal_handler(signal.SIGTERM, on_term)
     try:
         for room in args.rooms:
             await service.join(room)
@@ -31,7 +38,10 @@ async def _join(args: argparse.Namespace) -> int:
         )
         await stop.wait()
     finally:
-        await service.close()
+        if drain:
+            await service.drain(settings.steward_drain_seconds)
+        else:
+            await service.close()
     return 0
 
 

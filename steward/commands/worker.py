@@ -11,16 +11,21 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import signal
+import threading
 from typing import Any
 
 from steward.commands._common import setup
 from steward.config import get_settings
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE
-from steward.service import StewardService
+from steward.service import Draining, StewardService
 from steward.store.leases import LeaseHeld
 
 log = get_logger(__name__)
+
+# Set on SIGTERM; every job (a thread with its own loop) drains its room when it sees it.
+_DRAINING = threading.Event()
 
 
 async def accept_job(req: Any) -> None:
@@ -45,16 +50,21 @@ async def entrypoint(ctx: Any) -> None:
         # The lease before the connection: joining would evict a steward still serving it.
         try:
             await service.claim(ctx.job.room.name)
-        except LeaseHeld as err:
-            log.warning("worker_job_refused", room=err.room_id, holder=err.owner, job=ctx.job.id)
-            ctx.shutdown(reason="room served by another steward")
+        except (LeaseHeld, Draining) as err:
+            log.warning("worker_job_refused", room=ctx.job.room.name, error=str(err))
+            ctx.shutdown(reason="room not taken")
             return
         await ctx.connect(auto_subscribe=agents.AutoSubscribe.SUBSCRIBE_NONE)
         runtime = await service.attach(ctx.room)
         log.info("worker_job_started", room=runtime.room_id, job=ctx.job.id)
-        await runtime.closed.wait()
+        while not runtime.closed.is_set() and not _DRAINING.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(runtime.closed.wait(), 0.2)
     finally:
-        await service.close()
+        if _DRAINING.is_set():
+            await service.drain(settings.steward_drain_seconds)
+        else:
+            await service.close()
 
 
 async def _worker(args: argparse.Namespace) -> int:
@@ -83,11 +93,30 @@ async def _worker(args: argparse.Namespace) -> int:
     )
     server = agents.AgentServer.from_server_options(options)
     log.info("worker_starting", agent_name=settings.steward_agent_name, url=settings.livekit_url)
+    running = asyncio.create_task(server.run(devmode=args.dev), name="agent-server")
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, _DRAINING.set)
     try:
-        await server.run(devmode=args.dev)
+        while not running.done() and not _DRAINING.is_set():
+            await asyncio.wait([running], timeout=0.2)
+        if _DRAINING.is_set() and not running.done():
+            await _drain(server, settings.steward_drain_seconds)
     finally:
         await server.aclose()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
     return 0
+
+
+async def _drain(server: Any, drain_s: float) -> None:
+    """SIGTERM: LiveKit sends no new jobs; each job finishes its sessions within `drain_s`
+    and releases its room's lease; then the worker exits."""
+    log.info("worker_draining", timeout_s=drain_s)
+    try:
+        # A margin over the jobs' own bound: they close their rooms after it.
+        await server.drain(timeout=int(drain_s) + 10)
+    except TimeoutError:
+        log.warning("worker_drain_timed_out", timeout_s=drain_s)
+    log.info("worker_drained")
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -14,13 +14,14 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from steward.actions.base import ActionContext, Scheduled, TodoItem
 from steward.actions.registry import ACTIONS, select
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings, get_settings
+from steward.fairies.budget import RoomBudget, UsageRecorder
 from steward.fairies.modes import MODES, ModeDefinition
 from steward.fairies.notes import NoteCarry
 from steward.fairies.request_loop import LoopDecision
@@ -32,9 +33,8 @@ from steward.fairies.turn import (
     run_requests,
     shielded_revert,
 )
-from steward.model.base import ModelError, ModelProvider, Usage, estimate_cost
+from steward.model.base import ModelError, ModelProvider, Usage
 from steward.model.registry import get_model
-from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.ports import PromptInput, SessionPort
 from steward.prompt.registry import build_request
@@ -43,16 +43,6 @@ from steward.protocol.messages import Box
 from steward.watchdog import Watchdog
 
 log = get_logger(__name__)
-
-
-class UsageRecorder(Protocol):
-    """Usage persistence (see `steward.store.usage.UsageRepo`)."""
-
-    async def spent_today(self, room_id: str) -> float: ...
-
-    async def record(
-        self, *, session_id: str, room_id: str, model: str, usage: Usage, cost_usd: float
-    ) -> None: ...
 
 
 class BudgetExceeded(Exception):
@@ -124,19 +114,12 @@ class CanvasAgent:
     async def run(self, session: SessionPort, prompt: PromptInput) -> str:
         settings = self.config.settings
         model = self.model_for(prompt)
-        if self.config.usage is not None:
-            spent = await self.config.usage.spent_today(session.room_id)
-            budget = settings.steward_room_daily_budget_usd
-            if spent >= budget:
-                msg = (
-                    f"This room has used its daily model budget (${spent:.2f} of "
-                    f"${budget:.2f}); new requests are refused until tomorrow (UTC)."
-                )
-                await session.send_chat(msg, role="system")
-                await session.send_status("error", "budget exceeded")
-                log.warning("budget_exceeded", room=session.room_id, spent=spent, budget=budget)
-                metrics.BUDGET_EXCEEDED.inc()
-                return "error: budget exceeded"
+        budget = self._budget()
+        refusal = await budget.refusal(session.room_id) if budget is not None else None
+        if refusal is not None:
+            await session.send_chat(refusal, role="system")
+            await session.send_status("error", "budget exceeded")
+            return "error: budget exceeded"
         ctx = ActionContext(
             shapes=session.canvas.shapes, todo=self.todo.setdefault(session.room_id, [])
         )
@@ -263,14 +246,14 @@ class CanvasAgent:
             await self._driver.revert_inflight(run.turn, why)
             await self._driver.finish_chats(run.turn)
 
+    def _budget(self) -> RoomBudget | None:
+        usage = self.config.usage
+        if usage is None:
+            return None
+        return RoomBudget(usage, self.config.settings.steward_room_daily_budget_usd)
+
     async def _record_usage(self, run: _Run, model: ModelProvider) -> None:
-        if self.config.usage is None:
-            return
-        cost = estimate_cost(model.name, run.usage)
-        try:
-            await self.config.usage.record(
-                session_id=run.session.session_id, room_id=run.session.room_id,
-                model=model.name, usage=run.usage, cost_usd=cost,
-            )  # fmt: skip
-        except Exception as err:  # usage must never break a run
-            log.error("usage_record_failed", error=str(err))
+        budget = self._budget()
+        if budget is not None:
+            await budget.record(session_id=run.session.session_id, room_id=run.session.room_id,
+                                model=model.name, usage=run.usage)  # fmt: skip

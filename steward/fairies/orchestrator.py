@@ -41,6 +41,7 @@ from steward.fairies.actions.effects import (
     abort_effects,
 )
 from steward.fairies.bounds import BoundsGuard, shapes_in
+from steward.fairies.budget import RoomBudget
 from steward.fairies.interrupts import Interrupt, decide, feedback
 from steward.fairies.memory import (
     HistoryItem,
@@ -98,6 +99,7 @@ from steward.prompt.registry import build_request
 from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import Box, WireAction
 from steward.store.fairies import FairyStore
+from steward.tasks import TaskSet
 
 log = get_logger(__name__)
 
@@ -210,7 +212,7 @@ class RoomFairies:
     feedback_streak: dict[str, int] = field(default_factory=dict)
     mistaken: set[str] = field(default_factory=set)
     user_cancelled: set[str] = field(default_factory=set)  # whose current turn a user stopped
-    background: set[asyncio.Task[None]] = field(default_factory=set)
+    background: TaskSet = field(default_factory=lambda: TaskSet("fairy_task_failed"))
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     viewport: Rect = DEFAULT_VIEW
     # Each fairy's own view (setMyView moves it) and todo list, and the room's coordinate
@@ -241,8 +243,11 @@ class FairyRuntime:
         publish: Callable[[str], Publish] | None = None,
         crew: tuple[tuple[str, Role], ...] = DEFAULT_CREW,
         max_followups: int = 3,
+        budget: RoomBudget | None = None,
     ) -> None:
         self.store = store
+        # Checked before, and charged after, every model call of every fairy.
+        self.budget = budget
         # Follow-up requests one turn may run (review, add-detail, setMyView, data, todo).
         self.max_followups = max_followups
         self._driver = TurnDriver()
@@ -455,7 +460,7 @@ class FairyRuntime:
             return f"no fairy {fairy_id!r} in this room"
         refused = self._user_cancel(room, fairy_id)
         if refused is None:
-            await asyncio.gather(*room.background, return_exceptions=True)
+            await room.background.wait()
         return refused
 
     def cancel_session(self, room_id: str, session_id: str) -> bool:
@@ -486,9 +491,7 @@ class FairyRuntime:
         return None
 
     def _spawn(self, room: RoomFairies, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        room.background.add(task)
-        task.add_done_callback(room.background.discard)
+        room.background.spawn(coro)
 
     async def _after_user_cancel(
         self, room: RoomFairies, fairy_id: str, switch_to: ModeName | None
@@ -813,11 +816,21 @@ class FairyRuntime:
             ctx.claimed.clear()
             model_request = self._prompt(room, fairy_id, req, run, context, followup)
             run.turn = Turn(session, ctx, room.next_request(session.session_id), hooks)
+            refusal = await self.budget.refusal(room.room_id) if self.budget else None
+            if refusal is not None:
+                await session.send_chat(refusal, role="system")
+                return "ended"
+            usage = Usage()
             noted = len(ctx.notes)
             try:
-                end = await self._driver.drive(run.turn, provider, model_request, Usage())
+                end = await self._driver.drive(run.turn, provider, model_request, usage)
             finally:
                 run.ops_sent += run.turn.ops_sent
+                if self.budget is not None:
+                    await self.budget.record(
+                        session_id=session.session_id, room_id=room.room_id,
+                        model=provider.name, usage=usage,
+                    )  # fmt: skip
                 room.notes.keep(fairy_id, ctx.notes[noted:])
             await self._turn_feedback(room, fairy_id, run.turn.refusals)
             return end

@@ -75,6 +75,7 @@ from steward.protocol.names import (
     TOPIC_VIEWPORT,
 )
 from steward.room.envelopes import FragmentAssembler, is_fragment
+from steward.tasks import TaskSet
 from steward.tokens import mint_token
 
 log = get_logger(__name__)
@@ -102,6 +103,7 @@ class Faults:
     duplicate_every: int = 0  # deliver every Nth envelope twice
     reorder_every: int = 0  # hold every Nth envelope back until the next one has arrived
     drop_ack_every: int = 0  # lose the ack of every Nth applied envelope
+    ack_delay_s: float = 0.0  # a busy browser: every ack leaves this long after the apply
     context_mode: ContextMode = "ok"
 
 
@@ -151,7 +153,7 @@ class HeadlessClient:
     _fault_seen: set[tuple[str, int]] = field(default_factory=set)
     _fault_count: Counter[str] = field(default_factory=Counter)
     _held_back: ActionEnvelope | None = None
-    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    _tasks: TaskSet = field(default_factory=lambda: TaskSet("headless_task_failed"))
     _status_event: asyncio.Event = field(default_factory=asyncio.Event)
     # Send the shapes JSON gzip-compressed (as browsers do); False: plain JSON.
     shapes_gzip: bool = True
@@ -224,20 +226,19 @@ class HeadlessClient:
     async def disconnect(self, *, graceful: bool = True) -> None:
         """Leave. Graceful: first withdraw capabilities, which the steward sees at once (a
         leave itself may be announced seconds later), so a new host is elected quickly."""
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
         if graceful and self.room.isconnected():
             with contextlib.suppress(Exception):
                 await self.room.local_participant.set_attributes({ATTR_CAPABILITIES: ""})
         await self.room.disconnect()
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(coro)
 
     # --- outbound ------------------------------------------------------------------------
-    async def _send(self, payload: bytes, topic: str) -> None:
+    async def _send(self, payload: bytes, topic: str, *, delay_s: float = 0.0) -> None:
+        if delay_s:
+            await asyncio.sleep(delay_s)
         await ffi_router.publish(
             self.room.local_participant,
             payload,
@@ -438,7 +439,7 @@ class HeadlessClient:
                 return
         ack = Ack(session_id=env.session_id, seq=env.seq, applied=applied, applied_at=time.time())
         self.stats.acks_sent += 1
-        self._spawn(self._send(ack.to_wire(), TOPIC_ACK))
+        self._spawn(self._send(ack.to_wire(), TOPIC_ACK, delay_s=f.ack_delay_s))
 
     async def _gap_watch(self) -> None:
         """A gap that stays open asks for a resync (the steward also retransmits on its own)."""

@@ -9,7 +9,6 @@ minute and the steward revokes the participant's `can_publish_data` through Live
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -18,6 +17,7 @@ from livekit import api
 
 from steward.obs import metrics
 from steward.obs.logging import get_logger
+from steward.tasks import TaskSet
 
 log = get_logger(__name__)
 
@@ -43,7 +43,7 @@ class AbuseGuard:
         self._clock = clock
         self._strikes: dict[str, deque[tuple[float, int]]] = {}
         self.muted: set[str] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet("participant_mute_crashed", room=room_id)
 
     def strike(self, identity: str, reason: str, *, stream: bool = False) -> None:
         if reason in _NOT_STRIKES or identity in self.muted:
@@ -80,9 +80,7 @@ class AbuseGuard:
                     error=str(err),
                 )
 
-        task = asyncio.ensure_future(revoke())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(revoke())
 
     def forget(self, identity: str) -> None:
         """Left the room: a later connection starts afresh (its token decides its rights)."""

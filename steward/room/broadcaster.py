@@ -3,6 +3,10 @@
 - Each session's envelopes carry a strictly increasing seq (a session that already has rows
   in the outbox, like the room's relay session after a restart, continues after them).
 - Every envelope is written to the outbox before it is published, so nothing is lost.
+- A partial envelope (a preview, superseded by the action's next version) is not sent while
+  the action's previous preview is still unacked by some participant: under load a room
+  sends fewer previews, clocked by its clients' acks; finals are always sent, so every
+  canvas ends the same. Skipped previews take no seq (the stream has no gaps).
 - Publishing never waits for acks, nor for LiveKit's completion of the previous packet: each
   envelope is handed over in seq order and its completion is watched in the background (at
   most `MAX_IN_FLIGHT` per room); its retransmit timer starts when LiveKit has sent it.
@@ -40,6 +44,7 @@ from steward.protocol.messages import Ack, ActionEnvelope, WireAction
 from steward.protocol.names import TOPIC_ACTION
 from steward.room.envelopes import pack
 from steward.store.outbox import TRANSIENT, AckRow, Outbox, OutboxRow
+from steward.tasks import TaskSet
 
 log = get_logger(__name__)
 
@@ -71,6 +76,7 @@ class StreamStats:
     actions: int = 0
     retransmits: int = 0
     resyncs: int = 0
+    previews_coalesced: int = 0
     last_seq: int = 0
     acks: Counter[str] = field(default_factory=Counter)
     first_envelope_at: float | None = None
@@ -162,8 +168,10 @@ class Broadcaster:
         self._clocks: dict[str, _AckClock] = {}
         # participant → session → highest seq sent to it (acks above it are refused).
         self._sent_to: dict[str, dict[str, int]] = {}
+        # (session_id, action id) → seq of its last preview sent; dropped at its final.
+        self._previews: dict[tuple[str, str], int] = {}
         self._ack_rows: list[AckRow] = []
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet("broadcast_task_failed", room=room_id)
         self._in_flight: collections.deque[asyncio.Task[None]] = collections.deque()
         self._loops: list[asyncio.Task[None]] = []
 
@@ -182,8 +190,7 @@ class Broadcaster:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self._flush_acks()
-        for t in list(self._tasks):
-            t.cancel()
+        self._tasks.cancel()
 
     # --- sending -------------------------------------------------------------------------
     def stats(self, session_id: str) -> StreamStats:
@@ -198,6 +205,9 @@ class Broadcaster:
         await self._lock.acquire()
         handed_over = False
         try:
+            if partial and self._previews_unacked(session_id, actions):
+                self.stats(session_id).previews_coalesced += 1
+                return await self._known_seq(session_id)
             batch = await self._number(session_id, actions, partial)
             try:
                 await self._deliver(batch)
@@ -220,6 +230,11 @@ class Broadcaster:
         batch = _Batch(session_id, partial)
         for group in pack(session_id, actions, partial=partial):
             seq += 1
+            for action in group:
+                if partial:
+                    self._previews[(session_id, action.id)] = seq
+                else:
+                    self._previews.pop((session_id, action.id), None)
             self._room_order += 1
             envelope = ActionEnvelope(
                 session_id=session_id,
@@ -269,9 +284,17 @@ class Broadcaster:
             finally:
                 self._lock.release()
 
-        task = asyncio.ensure_future(finish())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(finish())
+
+    def _previews_unacked(self, session_id: str, actions: list[WireAction]) -> bool:
+        """Every action of a partial send has a previous preview some participant has not
+        acked (or LiveKit has not sent): this one would only queue behind it."""
+        for action in actions:
+            seq = self._previews.get((session_id, action.id))
+            key = (session_id, seq)
+            if seq is None or not any(key in p for p in self._pending.values()):
+                return False
+        return True
 
     async def last_seq(self, session_id: str) -> int:
         """The session's highest seq sent (0 before any), from the outbox if not ours."""
@@ -309,9 +332,7 @@ class Broadcaster:
             self._pending.setdefault(identity, {})[(session_id, seq)] = entry
             self._mark_sent(identity, session_id, seq)
         done = self._issue(payload, destinations, kind)
-        task = asyncio.ensure_future(self._settle(done, kind, entries))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task = self._tasks.spawn(self._settle(done, kind, entries))
         if kind == "live":
             self._in_flight.append(task)
         return task

@@ -67,6 +67,7 @@ from steward.room.user_edits import UserEdits
 from steward.room.views import Views
 from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox
+from steward.tasks import TaskSet
 from steward.tokens import mint_token
 from steward.voice.listener import Hearing, RoomVoice
 
@@ -228,7 +229,7 @@ class RoomRuntime:
             ),
             limit_per_min=s.steward_abuse_strikes_per_min,
         )
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet("room_task_failed", room=room_id)
         self._handlers: dict[
             str, tuple[type[WireModel], int, Callable[[str, Any], Awaitable[None] | None]]
         ] = {
@@ -296,8 +297,7 @@ class RoomRuntime:
         await self.context.close()
         await self.broadcaster.close()
         self.participants.close()
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
         metrics.CONNECTED_ROOMS.dec()
         if disconnect:
             await self.room.disconnect()
@@ -339,14 +339,7 @@ class RoomRuntime:
                 self.mirror.apply_one(action, partial=bool(env.partial), session=env.session_id)
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("room_task_failed", room=self.room_id, error=repr(task.exception()))
+        self._tasks.spawn(coro)
 
     # --- the operator's view ------------------------------------------------------------
     def overview(self) -> dict[str, Any]:

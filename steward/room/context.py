@@ -61,6 +61,7 @@ from steward.protocol.names import (
 from steward.room.participants import Participants
 from steward.room.user_edits import UserEdits
 from steward.room.views import ParticipantView, Views
+from steward.tasks import TaskSet
 
 log = get_logger(__name__)
 
@@ -164,7 +165,7 @@ class StreamInbox:
 
     def __init__(self, on_reject: Callable[..., None]) -> None:
         self._expected: dict[str, _Expected] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet("context_stream_task_failed")
         self._on_reject = on_reject
 
     def expect(
@@ -201,9 +202,7 @@ class StreamInbox:
         kind = STREAM_KINDS[topic]
 
         def on_stream(reader: rtc.ByteStreamReader, sender: str) -> None:
-            task = asyncio.ensure_future(self._read(kind, topic, reader, sender))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._tasks.spawn(self._read(kind, topic, reader, sender))
 
         return on_stream
 

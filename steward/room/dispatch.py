@@ -247,6 +247,7 @@ class Dispatcher:
             "envelopes": stream.envelopes,
             "actions": stream.actions,
             "retransmits": stream.retransmits,
+            "previews_coalesced": stream.previews_coalesced,
             "resyncs": stream.resyncs,
             "acks_per_client": dict(stream.acks),
             "follow_ups": max(0, fig.context_requests - 1),

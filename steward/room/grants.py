@@ -9,13 +9,13 @@ a restarted steward keeps them.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.room.participants import Member
 from steward.store.grants import GrantBindings
+from steward.tasks import TaskSet
 from steward.tokens import Grant, verify_grant
 
 log = get_logger(__name__)
@@ -35,7 +35,7 @@ class GrantBook:
         self._clock = clock
         self._bound: dict[str, str] = {}
         self._refused: set[tuple[str, str]] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet("grant_bind_crashed", room=room_id)
 
     async def load(self) -> None:
         if self._store is not None:
@@ -90,11 +90,8 @@ class GrantBook:
                 return
             self._bound[grant.nonce] = owner  # another steward may have bound it first
 
-        task = asyncio.ensure_future(bind())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(bind())
 
     async def flush(self) -> None:
         """Wait for bindings being written (tests, shutdown)."""
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.wait()

@@ -13,7 +13,6 @@ running sessions the speaker may cancel.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
 from collections import deque
@@ -30,6 +29,7 @@ from steward.protocol.limits import MAX_PROMPT_CHARS, MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import CancelReply, CancelRequest, PromptReply, PromptRequest
 from steward.protocol.names import RPC_CANCEL, RPC_PROMPT
 from steward.room.participants import Member, Participants
+from steward.tasks import TaskSet
 from steward.tokens import Grant
 
 log = get_logger(__name__)
@@ -148,7 +148,7 @@ class Intake:
         self._clock = clock
         self._armed: dict[str, float] = {}
         self._recent_voice: dict[str, tuple[str, float]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet("transcription_task_failed", room=room_id)
 
     def may_prompt(self, member: Member) -> bool:
         if self.policy == "everyone":
@@ -275,9 +275,7 @@ class Intake:
                 self.on_speaking(sender)
             except Exception:  # a hint must never cost the prompt
                 log.exception("speaking_hook_failed", room=self.room_id, participant=sender)
-        task = asyncio.ensure_future(self._transcription(reader, sender))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._transcription(reader, sender))
 
     async def _transcription(self, reader: rtc.TextStreamReader, sender: str) -> None:
         try:

@@ -18,6 +18,7 @@ from livekit import rtc
 from livekit.agents import stt
 
 from steward.obs.logging import get_logger
+from steward.tasks import TaskSet
 from steward.voice.captions import new_segment_id, publish_caption
 from steward.voice.local_stt import SAMPLE_RATE
 
@@ -54,7 +55,7 @@ class RoomVoice:
         self._listening: dict[str, asyncio.Task[None]] = {}  # track sid → its stream
         self._speaker_of: dict[str, str] = {}  # track sid → speaker
         self._elsewhere: set[str] = set()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet("voice_prompt_failed", room=room_id)
         # Utterances finalised, for tests and the voice bench.
         self.finals = 0
 
@@ -76,9 +77,10 @@ class RoomVoice:
         room.off("track_subscribed", self._on_subscribed)
         room.off("track_unsubscribed", self._on_unsubscribed)
         room.off("participant_disconnected", self._on_disconnected)
-        tasks = [*self._listening.values(), *self._tasks]
+        tasks = list(self._listening.values())
         for task in tasks:
             task.cancel()
+        await self._tasks.close()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._listening.clear()
 
@@ -203,11 +205,4 @@ class RoomVoice:
             log.warning("caption_failed", room=self.room_id, participant=speaker, error=repr(err))
 
     def _spawn(self, coro: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("voice_prompt_failed", room=self.room_id, error=repr(task.exception()))
+        self._tasks.spawn(coro)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import os
+import subprocess
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 from steward.config import Settings
@@ -16,6 +20,40 @@ from steward.store.database import Database
 from tests.conftest import wait_for
 
 TEST_API_KEY = "test-api-key-0123456789"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def spawn_join(
+    server: LiveKitServer, db_url: str, room: str, log: Path, **env: str
+) -> subprocess.Popen[bytes]:
+    """A real `steward join ROOM` process (scripted model, JSON logs to `log`) in a session
+    of its own, so signals reach uv and the python it runs; `env` adds settings."""
+    values = {
+        **os.environ,
+        "LIVEKIT_URL": server.url,
+        "LIVEKIT_API_KEY": server.api_key,
+        "LIVEKIT_API_SECRET": server.api_secret,
+        "DATABASE_URL": db_url,
+        "STEWARD_MODEL": "scripted",
+        "STEWARD_LOG_FORMAT": "json",
+        "STEWARD_CONTEXT_TIMEOUT_S": "1.0",
+        **env,
+    }
+    return subprocess.Popen(
+        ["uv", "run", "--frozen", "steward", "join", room, "--no-http"],
+        cwd=ROOT, env=values, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+
+
+async def prompt_until_accepted(client: HeadlessClient, message: str) -> str:
+    """The steward learns who may prompt from attributes: retry briefly; the session id."""
+    for _ in range(50):
+        reply = await client.prompt(message)
+        if reply.session_id:
+            return reply.session_id
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"prompt never accepted: {reply}")
 
 
 def room_settings(server: LiveKitServer, db_url: str, **overrides: Any) -> Settings:

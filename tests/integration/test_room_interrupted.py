@@ -4,6 +4,8 @@ Postgres). The SIGKILL itself is exercised by the fault suite."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from steward.fairies.fixed_script import flow_chart
@@ -62,9 +64,14 @@ async def test_restarted_steward_ends_the_session_a_dead_one_left_running(
             assert all(box not in c.shapes for c in clients)
             assert all(f"{fairy}-box0" in c.shapes for c in clients)
             assert clients[0].shapes == clients[1].shapes == runtime.mirror.shapes
-            row = await database.pool.fetchrow(
-                "SELECT status, outcome FROM agent_sessions WHERE session_id = $1", dead
-            )
+            # Browsers get the status before the row is written: poll the row briefly.
+            for _ in range(100):
+                row = await database.pool.fetchrow(
+                    "SELECT status, outcome FROM agent_sessions WHERE session_id = $1", dead
+                )
+                if row["status"] != "running":
+                    break
+                await asyncio.sleep(0.05)
             assert (row["status"], row["outcome"]) == ("error", INTERRUPTED)
             status = await database.pool.fetchval(
                 "SELECT status FROM agent_sessions WHERE session_id = $1", fairy

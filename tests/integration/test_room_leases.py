@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 from pathlib import Path
 
 import asyncpg
@@ -21,11 +20,16 @@ from steward.store.database import Database
 from steward.store.leases import LeaseHeld, LeaseLost, RoomLeases
 from steward.store.outbox import Outbox
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, join_clients, room_settings
+from tests.integration.room_support import (
+    close_all,
+    join_clients,
+    prompt_until_accepted,
+    room_settings,
+    spawn_join,
+)
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
 TTL = 0.6
 
 
@@ -65,28 +69,6 @@ async def test_a_leased_room_is_refused_until_its_lease_expires_then_old_appends
     assert row is not None and not row.expired and row.token == lease3.token
 
 
-def _spawn_steward(
-    server: LiveKitServer, db_url: str, room: str, log: Path
-) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "LIVEKIT_URL": server.url,
-        "LIVEKIT_API_KEY": server.api_key,
-        "LIVEKIT_API_SECRET": server.api_secret,
-        "DATABASE_URL": db_url,
-        "STEWARD_MODEL": "scripted",
-        "STEWARD_SCRIPTED_TOKENS_PER_S": "60",
-        "STEWARD_LOG_FORMAT": "json",
-        "STEWARD_CONTEXT_TIMEOUT_S": "1.0",
-        "STEWARD_LEASE_SECONDS": "1.5",
-    }
-    out = log.open("ab")
-    return subprocess.Popen(
-        ["uv", "run", "--frozen", "steward", "join", room, "--no-http"],
-        cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-
-
 async def _until_blocked(database: Database) -> None:
     for _ in range(200):
         waiting = await database.pool.fetchval(
@@ -112,7 +94,10 @@ async def test_a_steward_frozen_past_its_lease_publishes_nothing_after_a_takeove
     livekit_server: LiveKitServer, database: Database, room_name: str, tmp_path: Path
 ) -> None:
     log = tmp_path / "steward.log"
-    frozen = _spawn_steward(livekit_server, database.url, room_name, log)
+    frozen = spawn_join(
+        livekit_server, database.url, room_name, log,
+        STEWARD_SCRIPTED_TOKENS_PER_S="60", STEWARD_LEASE_SECONDS="1.5",
+    )  # fmt: skip
     clients: list[HeadlessClient] = []
     second = StewardService(
         room_settings(livekit_server, database.url, steward_lease_seconds=1.5),
@@ -127,14 +112,7 @@ async def test_a_steward_frozen_past_its_lease_publishes_nothing_after_a_takeove
         assert room_name not in second.rooms
         clients = await join_clients(livekit_server, room_name, ["alice"])
         await wait_for(lambda: "canvas-steward" in clients[0].room.remote_participants)
-        sid = None
-        for _ in range(50):
-            reply = await clients[0].prompt("draw a flow chart of signup with six steps")
-            if reply.session_id:
-                sid = reply.session_id
-                break
-            await asyncio.sleep(0.1)
-        assert sid is not None
+        sid = await prompt_until_accepted(clients[0], "draw a flow chart of signup with six steps")
         await wait_for(lambda: clients[0].applied_seq(sid) >= 2, timeout=30)
         # Catch it mid-append: its INSERT waits on a table lock while it is frozen, so the
         # statement runs only after another steward took the room.
@@ -159,14 +137,7 @@ async def test_a_steward_frozen_past_its_lease_publishes_nothing_after_a_takeove
         assert frozen.poll() is None  # it gave the room up and keeps running
         runtime = await second.join(room_name)
         assert runtime.broadcaster.fence == 2
-        next_sid = None
-        for _ in range(50):
-            reply = await clients[0].prompt("draw a box")
-            if reply.session_id:
-                next_sid = reply.session_id
-                break
-            await asyncio.sleep(0.2)
-        assert next_sid is not None
+        next_sid = await prompt_until_accepted(clients[0], "draw a box")
         assert await clients[0].wait_status(next_sid, timeout=30) == "done"
     finally:
         if frozen.poll() is None:

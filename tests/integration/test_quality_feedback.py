@@ -1,0 +1,98 @@
+"""The quality report goes back to the model: a run draws two overlapping boxes and an arrow
+with a loose end, the lints of its follow-up request name both problems, and a model that
+answers only from what the request says repairs them. Through the real `anthropic:` provider
+against the local Messages-streaming server, over a real room."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from steward.canvas.bounds import shape_bounds
+from steward.livekit_server import LiveKitServer
+from steward.service import StewardService
+from steward.store.database import Database
+from tests.integration.anthropic_fake import FakeAnthropic
+from tests.integration.room_support import close_all, join_clients, room_settings, settle
+
+pytestmark = pytest.mark.integration
+
+
+def _text(body: dict[str, Any]) -> str:
+    content = body["messages"][0]["content"]
+    return "\n".join(b["text"] for b in content if b.get("type") == "text")
+
+
+def respond(body: dict[str, Any]) -> str:
+    """First turn: a careless drawing and a review. A turn whose prompt lists problems: fix
+    exactly the ones it names."""
+    text = _text(body)
+    overlaps = re.findall(r"shapes '([^']+)' and '([^']+)' overlap", text)
+    loose = re.findall(r"arrow '([^']+)' has a loose end", text)
+    acts: list[dict[str, Any]] = []
+    if overlaps or loose:
+        for a, b in overlaps:
+            acts.append({"_type": "place", "intent": "out of the way", "shapeId": b,
+                         "referenceShapeId": a, "side": "right", "align": "start",
+                         "sideOffset": 60})  # fmt: skip
+        for sid in loose:
+            acts.append({"_type": "delete", "intent": "loose arrow", "shapeId": sid})
+        acts.append({"_type": "message", "text": f"Fixed {len(acts)} problem(s)."})
+    elif "two boxes" in text:
+        acts += [
+            {"_type": "create", "intent": "box", "shape": {"_type": "rectangle",
+             "shapeId": "qa-left", "x": 100, "y": 100, "w": 200, "h": 120}},
+            {"_type": "create", "intent": "box", "shape": {"_type": "rectangle",
+             "shapeId": "qa-right", "x": 200, "y": 150, "w": 200, "h": 120}},
+            {"_type": "create", "intent": "arrow", "shape": {"_type": "arrow",
+             "shapeId": "qa-arrow", "x1": 300, "y1": 160, "x2": 600, "y2": 160,
+             "fromId": "qa-left"}},
+            {"_type": "review", "intent": "check my work", "x": 0, "y": 0, "w": 800, "h": 500},
+        ]  # fmt: skip
+    else:
+        acts.append({"_type": "message", "text": "Looks fine."})
+    return ", ".join(json.dumps(a) for a in acts) + "]}"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeAnthropic]:
+    server = FakeAnthropic(respond=respond, chunk=13)
+    await server.start()
+    yield server
+    await server.stop()
+
+
+async def test_the_next_turn_sees_the_runs_problems_and_repairs_them(
+    livekit_server: LiveKitServer, database: Database, room_name: str, fake: FakeAnthropic
+) -> None:
+    settings = room_settings(livekit_server, database.url, steward_model="anthropic:claude-qa",
+                             anthropic_base_url=f"http://127.0.0.1:{fake.port}")  # fmt: skip
+    service = StewardService(settings, database=database)
+    await service.start(http=False)
+    runtime = await service.join(room_name)
+    (alice,) = await join_clients(livekit_server, room_name, ["alice"], runtime)
+    try:
+        reply = await alice.prompt("draw two boxes joined by an arrow")
+        assert reply.session_id, reply.error
+        assert await alice.wait_status(reply.session_id, timeout=30) == "done"
+        await settle(runtime, [alice], reply.session_id)
+        assert len(fake.requests) == 2  # the drawing, then the review it scheduled
+        follow_up = _text(fake.requests[1])
+        assert "shapes 'qa-left' and 'qa-right' overlap" in follow_up
+        assert "arrow 'qa-arrow' has a loose end" in follow_up
+        assert "overlap" not in _text(fake.requests[0])
+        shapes = alice.shapes
+        assert set(shapes) == {"qa-left", "qa-right"}
+        left, right = (shape_bounds(shapes[i]) for i in ("qa-left", "qa-right"))
+        assert not left.intersects(right)
+        done = await runtime.dispatcher.wait(reply.session_id, timeout=10)
+        quality = done.summary["quality"]
+        assert isinstance(quality, dict)
+        assert quality["unintended_overlaps"] == 0 and quality["loose_arrows"] == 0
+    finally:
+        await close_all([alice])
+        await service.close()
