@@ -25,8 +25,8 @@ from livekit import rtc
 from steward import ffi_router
 from steward.api.app import RunRefused, create_app
 from steward.config import Settings
+from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.budget import RoomBudget
-from steward.fairies.fixed_script import FixedScriptRunner
 from steward.fairies.orchestrator import FairyRuntime, models_from_settings
 from steward.fairies.roster import Publish
 from steward.fairies.router import PromptRouter
@@ -43,6 +43,7 @@ from steward.store.grants import GrantBindings
 from steward.store.leases import Lease, LeaseHeld, LeaseKeeper, RoomLeases, worker_id
 from steward.store.outbox import Outbox
 from steward.store.usage import LazyUsage, UsageRepo
+from steward.tasks import TaskSet
 from steward.tokens import mint_token
 from steward.voice.engines import speech_engine
 
@@ -53,13 +54,7 @@ RunnerFactory = Callable[[], AgentRunner]
 
 def default_runner(settings: Settings, usage: LazyUsage | None = None) -> RunnerFactory:
     """The canvas agent (one per process, so it keeps each room's chat history), checking the
-    room's daily budget and recording usage when given `usage`; falls back to the fixed
-    action script if the agent core cannot be imported."""
-    try:
-        from steward.fairies.agent import AgentConfig, CanvasAgent
-    except ImportError as err:
-        log.warning("agent_unavailable_using_fixed_script", error=str(err))
-        return lambda: FixedScriptRunner()
+    room's daily budget and recording usage when given `usage`."""
     agent = CanvasAgent(AgentConfig(settings=settings, usage=usage))
     return lambda: agent
 
@@ -148,7 +143,7 @@ class StewardService:
         # The rooms' leases (steward/store/leases.py), renewed while this service runs.
         self.leases: LeaseKeeper | None = None
         self.owner = worker_id()
-        self._lost: set[asyncio.Task[None]] = set()
+        self._lost = TaskSet("room_give_up_failed")
         self.draining = False
 
     @property
@@ -229,9 +224,7 @@ class StewardService:
         if runtime is None or runtime.closed.is_set():
             return
         log.warning("room_given_up", room=room_id, reason="lease lost")
-        task = asyncio.create_task(self.leave(room_id), name=f"give-up:{room_id}")
-        self._lost.add(task)
-        task.add_done_callback(self._lost.discard)
+        self._lost.spawn(asyncio.create_task(self.leave(room_id), name=f"give-up:{room_id}"))
 
     async def start_http(self) -> int:
         app = create_app(self)
@@ -241,9 +234,8 @@ class StewardService:
             self._http, self.settings.steward_http_host, self.settings.steward_http_port
         )
         await site.start()
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
-        self.http_port = int(sockets[0].getsockname()[1]) if sockets else None
+        addresses = self._http.addresses  # the bound sockets' addresses: port 0 resolved
+        self.http_port = int(addresses[0][1]) if addresses else None
         log.info("http_listening", host=self.settings.steward_http_host, port=self.http_port)
         return self.http_port or 0
 
@@ -410,9 +402,7 @@ class StewardService:
             await self.fairies.close()  # their open requests stay in Postgres for a resume
         for name in list(self.rooms):
             await self.leave(name)
-        for task in list(self._lost):
-            with contextlib.suppress(Exception):
-                await task
+        await self._lost.wait()
         if self.leases is not None:
             await self.leases.close()
             self.leases = None

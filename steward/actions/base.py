@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from steward.actions.effect import ActionEffect
 from steward.actions.sanitize import bump_id, clean_id
 from steward.canvas.apply import Shapes, apply_wire_action
 from steward.canvas.bounds import Rect
@@ -111,7 +112,8 @@ Resolve = Callable[[dict[str, Any], ActionContext], list[WireOp]]
 
 @dataclass(frozen=True)
 class ActionSpec:
-    """A self-describing action: name, schema, its system-prompt section, sanitize, resolve."""
+    """A self-describing action: name, schema, its system-prompt section, sanitize, resolve
+    and, for an action that acts beyond the canvas, its effect."""
 
     name: str
     family: str
@@ -126,3 +128,5 @@ class ActionSpec:
     streams: bool = False
     # True when the loop must run another request after this action.
     continues: bool = False
+    # What a complete version does beyond the canvas (fairy actions); None: canvas/chat only.
+    effect: ActionEffect | None = None

@@ -1,9 +1,9 @@
 """The fairy actions (family `fairy`): projects, tasks, waiting, flying.
 
 They sit in the one action registry like every other action; they never change the canvas
-(no wire ops), and their effect on the fairies' board is carried out by the fairy runtime
-(`steward.fairies.actions.effects.HANDLERS`, by action name). Only the modes that allow
-them offer them, so a plain canvas agent never sees them.
+(no wire ops). Each spec carries its effect on the fairies' board (`ActionSpec.effect`, in
+terms of `FairyOps`, which the fairy runtime implements). Only the modes that allow them
+offer them, so a plain canvas agent never sees them.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from steward.actions.base import ActionContext, ActionModel, ActionSpec, WireOp
+from steward.actions.effect import ActionEffect
 
 
 class Project(ActionModel):
@@ -84,8 +85,12 @@ def _no_ops(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
     return []
 
 
-def _spec(name: str, schema: type[ActionModel], description: str, guide: str) -> ActionSpec:
-    return ActionSpec(name, "fairy", schema, description, guide, _complete_only, _no_ops)
+def _spec(
+    name: str, schema: type[ActionModel], description: str, guide: str, effect: ActionEffect
+) -> ActionSpec:
+    return ActionSpec(
+        name, "fairy", schema, description, guide, _complete_only, _no_ops, effect=effect
+    )
 
 
 # System-prompt sections (ActionSpec.guide) shared by the solo, project and duo variants.
@@ -119,43 +124,63 @@ SPECS: tuple[ActionSpec, ...] = (
     # solo
     _spec("create-task", SoloTask, "Create a task for yourself (optionally with an area).",
           """Split the request into tasks for yourself: a short id, a title, what to do, and
-optionally the canvas area (x, y, w, h) it covers. Then start the first with `start-task`."""),
+optionally the canvas area (x, y, w, h) it covers. Then start the first with `start-task`.""",
+          lambda f, d: f.create_solo_task(d)),
     _spec("start-task", TaskRef, "Start one of your own tasks; you then work inside its area.",
           """Begin one of your tasks: until it is done you see and edit only inside its
-area."""),
-    _spec("mark-task-done", Nothing, "Mark your current solo task done.", _DONE),
+area.""",
+          lambda f, d: f.start_own_task(d, "working-solo")),
+    _spec("mark-task-done", Nothing, "Mark your current solo task done.", _DONE,
+          lambda f, d: f.mark_done("soloing", "fairy")),
     # project (orchestrator)
     _spec("start-project", Project, "Start a project: title, description and a brief plan.",
-          _PLAN),
+          _PLAN,
+          lambda f, d: f.start_project(d, "orchestrated")),
     _spec("create-project-task", ProjectTask,
           "Create a task with its canvas area (x, y, w, h) and the member who will do it.",
-          _TASK_AREAS),
+          _TASK_AREAS,
+          lambda f, d: f.create_project_task(d)),
     _spec("delete-project-task", TaskRef, "Delete a task that has not started.",
-          """Remove a task that has not started, when the plan changes."""),
+          """Remove a task that has not started, when the plan changes.""",
+          lambda f, d: f.delete_project_task(d)),
     _spec("direct-to-start-project-task", Direct, "Tell a member to start a task now.",
-          _DIRECT),
+          _DIRECT,
+          lambda f, d: f.direct(d)),
     _spec("await-tasks-completion", Await,
-          "Wait until these tasks are done; you are woken as each one completes.", _AWAIT),
+          "Wait until these tasks are done; you are woken as each one completes.", _AWAIT,
+          lambda f, d: f.await_tasks(d, "orchestrating-waiting")),
     _spec("end-project", Nothing, "End the project once every task is done and reviewed.",
-          _END),
-    _spec("abort-project", Nothing, "Abort the project; running tasks stop.", _ABORT),
+          _END,
+          lambda f, d: f.end_project()),
+    _spec("abort-project", Nothing, "Abort the project; running tasks stop.", _ABORT,
+          lambda f, d: f.abort_project()),
     # duo
-    _spec("start-duo-project", Project, "Start a project with your partner.", _PLAN),
+    _spec("start-duo-project", Project, "Start a project with your partner.", _PLAN,
+          lambda f, d: f.start_project(d, "duo")),
     _spec("create-duo-task", ProjectTask, "Create a task for yourself or your partner.",
-          _TASK_AREAS),
+          _TASK_AREAS,
+          lambda f, d: f.create_project_task(d)),
     _spec("direct-to-start-duo-task", Direct, "Tell your partner to start a task now.",
-          _DIRECT),
+          _DIRECT,
+          lambda f, d: f.direct(d)),
     _spec("start-duo-task", TaskRef, "Work one of the duo tasks yourself.",
           """Work one of the project's tasks yourself: until it is done you see and edit
-only inside its area."""),
-    _spec("mark-duo-task-done", Nothing, "Mark the duo task you are working on done.", _DONE),
+only inside its area.""",
+          lambda f, d: f.start_own_task(d, "working-orchestrator")),
+    _spec("mark-duo-task-done", Nothing, "Mark the duo task you are working on done.", _DONE,
+          lambda f, d: f.mark_done("duo-orchestrating-active", "project")),
     _spec("await-duo-tasks-completion", Await, "Wait until these duo tasks are done.",
-          _AWAIT),
-    _spec("end-duo-project", Nothing, "End the duo project.", _END),
-    _spec("abort-duo-project", Nothing, "Abort the duo project.", _ABORT),
+          _AWAIT,
+          lambda f, d: f.await_tasks(d, "duo-orchestrating-waiting")),
+    _spec("end-duo-project", Nothing, "End the duo project.", _END,
+          lambda f, d: f.end_project()),
+    _spec("abort-duo-project", Nothing, "Abort the duo project.", _ABORT,
+          lambda f, d: f.abort_project()),
     # drone, any
-    _spec("mark-my-task-done", Nothing, "Mark the task you were given done.", _DONE),
+    _spec("mark-my-task-done", Nothing, "Mark the task you were given done.", _DONE,
+          lambda f, d: f.mark_done("standing-by", "project")),
     _spec("fly-to-bounds", FlyTo, "Fly to an area of the canvas (others see you move).",
           """Fly to an area of the canvas; the others see you go there. It changes where you
-are, not what you may edit."""),
+are, not what you may edit.""",
+          lambda f, d: f.fly_to(d)),
 )  # fmt: skip

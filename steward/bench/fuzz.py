@@ -45,7 +45,7 @@ from steward.protocol.messages import (
     ViewportUpdate,
     WireModel,
 )
-from steward.room.context import ContextFailure, _CorruptGzip, _Inflater, _Oversize, _parse_shapes
+from steward.room.context import ContextFailure, CorruptGzip, Inflater, Oversize, parse_shapes
 from steward.room.envelopes import FragmentAssembler, is_fragment, pack
 from steward.room.intake import addressed_text
 from steward.room.relay import edit_to_actions
@@ -192,7 +192,7 @@ def _shapes_check(data: bytes) -> None:
     if len(data) > MAX_SHAPES_JSON_BYTES:
         raise Rejected("oversize")
     try:
-        shapes = _parse_shapes(data)
+        shapes = parse_shapes(data)
     except ContextFailure as err:
         raise Rejected(str(err)) from err
     CanvasMirror().load(shapes)
@@ -214,14 +214,14 @@ _CHUNK_RNG = random.Random(0)  # where streams split: seeded, so a crash reprodu
 
 def _gzip_shapes_check(data: bytes) -> None:
     """The steward's streaming inflate (chunks as they arrive, capped), then the shapes path."""
-    inflater = _Inflater(MAX_SHAPES_JSON_BYTES)
+    inflater = Inflater(MAX_SHAPES_JSON_BYTES)
     try:
         for chunk in mutate.byte_chunks(_CHUNK_RNG, data):
             inflater.feed(chunk)
         inflated = inflater.finish()
-    except _CorruptGzip as err:
+    except CorruptGzip as err:
         raise Rejected("corrupt_gzip") from err
-    except _Oversize as err:
+    except Oversize as err:
         raise Rejected("oversize") from err
     _shapes_check(inflated)
 

@@ -166,6 +166,7 @@ async def run(
             "load_average_1m": round(os.getloadavg()[0], 2),
             "retransmits": sum(st.retransmits for st in streams),
             "resyncs": sum(st.resyncs for st in streams),
+            "previews_coalesced": sum(st.previews_coalesced for st in streams),
             "degraded_contexts": sum(r.context.degraded_runs for r in runtimes),
             "target_overhead_p95_ms": TARGET_OVERHEAD_P95_MS,
             "errors": sorted({e for rep in reports.values() for e in rep["errors"]})[:5],

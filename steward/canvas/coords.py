@@ -32,6 +32,11 @@ class CoordinateSpace:
     # (key, field) → (integer sent to the model, exact page value)
     _saved: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
 
+    @property
+    def fresh(self) -> bool:
+        """Nothing was sent to the model yet: the origin may still move."""
+        return not self._saved
+
     def _out(self, key: str, fname: str, page_value: float, offset: float) -> int:
         r = _round(page_value - offset)
         self._saved[(key, fname)] = (r, page_value)

@@ -222,7 +222,7 @@ class CanvasAgent:
         context = await session.request_context(bounds=box or run.prompt.bounds)
         run.progress()
         run.ctx.shapes = session.canvas.shapes
-        if run.request_no == 0 and not run.ctx.coords._saved:
+        if run.request_no == 0 and run.ctx.coords.fresh:
             run.ctx.coords = CoordinateSpace(context.viewport.x, context.viewport.y)
         mode = self.mode_for(run.prompt)
         request = build_request(self.prompt_state(run, context, followup), mode)

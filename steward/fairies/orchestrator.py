@@ -39,7 +39,6 @@ from steward.fairies.actions.effects import (
     SwitchFairy,
     WaitFor,
     abort_effects,
-    apply_fairy_action,
 )
 from steward.fairies.bounds import BoundsGuard, shapes_in
 from steward.fairies.budget import RoomBudget
@@ -775,10 +774,10 @@ class FairyRuntime:
             return current().refusal(name, kind_of(ACTIONS[name].family))
 
         async def effect(out: Outcome) -> bool:
-            return await self._fairy_action(room, fairy_id, out.name, out.data) == "end"
+            return await self._fairy_action(room, fairy_id, out) == "end"
 
         async def applied(out: Outcome) -> None:
-            if out.spec is not None and out.spec.family != "fairy":
+            if out.spec is not None and out.spec.effect is None:
                 self._count(room, fairy_id, 1)
                 item = action_item(out.name, out.data, current().memory)
                 await self._remember(room, fairy_id, [item])
@@ -810,7 +809,7 @@ class FairyRuntime:
                 room.views[fairy_id] = view[0] = followup.bounds
             await session.send_status("waiting_context")
             context = await self._context(room, fairy_id, session, view[0])
-            if not ctx.coords._saved and room.origin is not None:
+            if ctx.coords.fresh and room.origin is not None:
                 ctx.coords = CoordinateSpace(*room.origin)
             ctx.shapes = session.canvas.shapes
             ctx.id_map.clear()
@@ -880,13 +879,14 @@ class FairyRuntime:
         session = room.sessions.get(fairy_id)
         return session.session_id if session is not None else ""
 
-    async def _fairy_action(
-        self, room: RoomFairies, fairy_id: str, name: str, data: dict[str, Any]
-    ) -> str | None:
+    async def _fairy_action(self, room: RoomFairies, fairy_id: str, out: Outcome) -> str | None:
+        """Carry out a complete action's effect (its spec's) on the room's fairies."""
+        name, data = out.name, out.data
+        assert out.spec is not None and out.spec.effect is not None
         current = mode(room.roster.get(fairy_id).mode)
         ctx = EffectContext(room.room_id, fairy_id, room.board, room.roster)
         try:
-            apply_fairy_action(ctx, name, data)
+            out.spec.effect(ctx, data)
         except FairyMistake as mistake:
             log.info("fairy_mistake", room=room.room_id, fairy=fairy_id, action=name)
             record_outcome(room.room_id, self._session_id(room, fairy_id), name, mistake.feedback)

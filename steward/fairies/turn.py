@@ -4,8 +4,9 @@ guard → send.
 A `Turn` is one model request of one session. `TurnDriver.drive` streams the model into it:
 each parsed (partial or complete) action is sanitized and resolved against the room's
 canvas (`session.canvas`) by the action registry, checked against the role's task bounds,
-and sent; an action with an effect outside the canvas (a fairy action) goes to the role's
-`TurnHooks.effect`. The roles differ only by their hooks and the actions their mode enables.
+and sent; an action whose spec has an effect beyond the canvas (`ActionSpec.effect`, the
+fairy actions) goes to the role's `TurnHooks.effect`, which runs that effect. The roles
+differ only by their hooks and the actions their mode enables.
 
 One wire-id scheme: `{session}.{request}.{index}[.k]` (k > 0 for the extra ops of one
 action), so partial versions of an action keep one id. One revert scheme: a final `think`
@@ -55,7 +56,7 @@ class TurnHooks:
     actions: Callable[[], Mapping[str, ActionSpec]]
     # Feedback for the model when it used a known action its mode does not allow.
     refusal: Callable[[str], str] = _no_refusal
-    # A complete action with an effect beyond the canvas (fairy actions); True ends the turn.
+    # Runs a complete action's `spec.effect` (fairy actions); True ends the turn.
     effect: Callable[[Outcome], Awaitable[bool]] | None = None
     # Every complete action that was handled (history, counters).
     applied: Callable[[Outcome], Awaitable[None]] | None = None
@@ -189,7 +190,7 @@ class TurnDriver:
                 self._outcome(turn, str(name or ev.data.get("_type")), why)
                 await self.revert_one(turn, ev.index, "refused")
             return False
-        if out.spec is not None and out.spec.family == "fairy":
+        if out.spec is not None and out.spec.effect is not None:
             if not out.complete:
                 return False
             if turn.hooks.effect is None:

@@ -103,6 +103,7 @@ class Faults:
     duplicate_every: int = 0  # deliver every Nth envelope twice
     reorder_every: int = 0  # hold every Nth envelope back until the next one has arrived
     drop_ack_every: int = 0  # lose the ack of every Nth applied envelope
+    ack_delay_s: float = 0.0  # a busy browser: every ack leaves this long after the apply
     context_mode: ContextMode = "ok"
 
 
@@ -235,7 +236,9 @@ class HeadlessClient:
         self._tasks.spawn(coro)
 
     # --- outbound ------------------------------------------------------------------------
-    async def _send(self, payload: bytes, topic: str) -> None:
+    async def _send(self, payload: bytes, topic: str, *, delay_s: float = 0.0) -> None:
+        if delay_s:
+            await asyncio.sleep(delay_s)
         await ffi_router.publish(
             self.room.local_participant,
             payload,
@@ -436,7 +439,7 @@ class HeadlessClient:
                 return
         ack = Ack(session_id=env.session_id, seq=env.seq, applied=applied, applied_at=time.time())
         self.stats.acks_sent += 1
-        self._spawn(self._send(ack.to_wire(), TOPIC_ACK))
+        self._spawn(self._send(ack.to_wire(), TOPIC_ACK, delay_s=f.ack_delay_s))
 
     async def _gap_watch(self) -> None:
         """A gap that stays open asks for a resync (the steward also retransmits on its own)."""

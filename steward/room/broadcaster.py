@@ -3,6 +3,10 @@
 - Each session's envelopes carry a strictly increasing seq (a session that already has rows
   in the outbox, like the room's relay session after a restart, continues after them).
 - Every envelope is written to the outbox before it is published, so nothing is lost.
+- A partial envelope (a preview, superseded by the action's next version) is not sent while
+  the action's previous preview is still unacked by some participant: under load a room
+  sends fewer previews, clocked by its clients' acks; finals are always sent, so every
+  canvas ends the same. Skipped previews take no seq (the stream has no gaps).
 - Publishing never waits for acks, nor for LiveKit's completion of the previous packet: each
   envelope is handed over in seq order and its completion is watched in the background (at
   most `MAX_IN_FLIGHT` per room); its retransmit timer starts when LiveKit has sent it.
@@ -72,6 +76,7 @@ class StreamStats:
     actions: int = 0
     retransmits: int = 0
     resyncs: int = 0
+    previews_coalesced: int = 0
     last_seq: int = 0
     acks: Counter[str] = field(default_factory=Counter)
     first_envelope_at: float | None = None
@@ -163,6 +168,8 @@ class Broadcaster:
         self._clocks: dict[str, _AckClock] = {}
         # participant → session → highest seq sent to it (acks above it are refused).
         self._sent_to: dict[str, dict[str, int]] = {}
+        # (session_id, action id) → seq of its last preview sent; dropped at its final.
+        self._previews: dict[tuple[str, str], int] = {}
         self._ack_rows: list[AckRow] = []
         self._tasks = TaskSet("broadcast_task_failed", room=room_id)
         self._in_flight: collections.deque[asyncio.Task[None]] = collections.deque()
@@ -175,6 +182,11 @@ class Broadcaster:
             asyncio.create_task(self._retransmit_loop(), name=f"retransmit:{self.room_id}"),
             asyncio.create_task(self._ack_flush_loop(), name=f"acks:{self.room_id}"),
         ]
+
+    @property
+    def room_order(self) -> int:
+        """The room-wide order of the last envelope handed over (rebuilt from the outbox)."""
+        return self._room_order
 
     async def close(self) -> None:
         for task in self._loops:
@@ -198,6 +210,9 @@ class Broadcaster:
         await self._lock.acquire()
         handed_over = False
         try:
+            if partial and self._previews_unacked(session_id, actions):
+                self.stats(session_id).previews_coalesced += 1
+                return await self._known_seq(session_id)
             batch = await self._number(session_id, actions, partial)
             try:
                 await self._deliver(batch)
@@ -220,6 +235,11 @@ class Broadcaster:
         batch = _Batch(session_id, partial)
         for group in pack(session_id, actions, partial=partial):
             seq += 1
+            for action in group:
+                if partial:
+                    self._previews[(session_id, action.id)] = seq
+                else:
+                    self._previews.pop((session_id, action.id), None)
             self._room_order += 1
             envelope = ActionEnvelope(
                 session_id=session_id,
@@ -270,6 +290,16 @@ class Broadcaster:
                 self._lock.release()
 
         self._tasks.spawn(finish())
+
+    def _previews_unacked(self, session_id: str, actions: list[WireAction]) -> bool:
+        """Every action of a partial send has a previous preview some participant has not
+        acked (or LiveKit has not sent): this one would only queue behind it."""
+        for action in actions:
+            seq = self._previews.get((session_id, action.id))
+            key = (session_id, seq)
+            if seq is None or not any(key in p for p in self._pending.values()):
+                return False
+        return True
 
     async def last_seq(self, session_id: str) -> int:
         """The session's highest seq sent (0 before any), from the outbox if not ours."""

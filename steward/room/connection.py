@@ -159,7 +159,7 @@ class RoomRuntime:
             self.participants,
             self.inbox,
             self.mirror,
-            lambda: self.broadcaster._room_order,
+            lambda: self.broadcaster.room_order,
             timeout_s=s.steward_context_timeout_s,
             # Host mode: user edits bypass the steward, so only the short cache is safe.
             prefetch_ttl_s=s.steward_prefetch_ttl_s if self.mode == "relay" else None,
@@ -283,7 +283,7 @@ class RoomRuntime:
             room=self.room_id,
             mode=self.mode,
             participants=len(room.remote_participants),
-            room_order=self.broadcaster._room_order,
+            room_order=self.broadcaster.room_order,
         )
         return self
 

@@ -108,15 +108,15 @@ class _Expected:
     caps: dict[str, int] = field(default_factory=dict)
 
 
-class _Oversize(Exception):
+class Oversize(Exception):
     """The stream (or what it inflates to) is over its cap."""
 
 
-class _CorruptGzip(Exception):
+class CorruptGzip(Exception):
     """A stream sent as gzip that does not inflate to one whole gzip member."""
 
 
-class _Inflater:
+class Inflater:
     """Streaming gunzip whose output never exceeds `cap` bytes: a zip bomb is refused after
     at most `cap + 1` inflated bytes, never held whole."""
 
@@ -129,21 +129,21 @@ class _Inflater:
         data = chunk
         while data:
             if self._z.eof:
-                raise _CorruptGzip("data after the end of the gzip member")
+                raise CorruptGzip("data after the end of the gzip member")
             try:
                 # max_length > 0 always (an over-cap output raised below): 0 means unbounded.
                 self.out += self._z.decompress(data, self._cap + 1 - len(self.out))
             except zlib.error as err:
-                raise _CorruptGzip(str(err)) from err
+                raise CorruptGzip(str(err)) from err
             if len(self.out) > self._cap:
-                raise _Oversize(f"inflates to over {self._cap} bytes")
+                raise Oversize(f"inflates to over {self._cap} bytes")
             data = self._z.unconsumed_tail
         if self._z.unused_data:
-            raise _CorruptGzip("data after the end of the gzip member")
+            raise CorruptGzip("data after the end of the gzip member")
 
     def finish(self) -> bytes:
         if not self._z.eof:
-            raise _CorruptGzip("truncated gzip stream")
+            raise CorruptGzip("truncated gzip stream")
         return bytes(self.out)
 
 
@@ -231,7 +231,7 @@ class StreamInbox:
         inflater = None
         if kind == "shapes":
             if shapes_encoding(mime_type) == "gzip":
-                inflater = _Inflater(cap)
+                inflater = Inflater(cap)
             mime_type = SHAPES_TYPE_JSON
         buf = bytearray()
         size = 0
@@ -239,17 +239,17 @@ class StreamInbox:
             async for chunk in reader:
                 size += len(chunk)
                 if size > cap:
-                    raise _Oversize(f"{kind} stream over {cap} bytes")
+                    raise Oversize(f"{kind} stream over {cap} bytes")
                 if inflater is None:
                     buf += chunk
                 else:
                     inflater.feed(chunk)
             data = bytes(buf) if inflater is None else inflater.finish()
-        except _Oversize as err:
+        except Oversize as err:
             self._fail(fut, topic, sender, "oversize", str(err))
             reader.close()  # the rest is never read
             return
-        except _CorruptGzip as err:
+        except CorruptGzip as err:
             self._fail(fut, topic, sender, "corrupt_gzip", str(err))
             reader.close()
             return
@@ -696,7 +696,7 @@ class ContextFetcher:
                             got.screenshot = received
                         else:
                             try:
-                                got.shapes = _parse_shapes(received.data)
+                                got.shapes = parse_shapes(received.data)
                             except ContextFailure as err:
                                 self._reject(TOPIC_CONTEXT, identity, "invalid_shapes", str(err))
                                 raise
@@ -837,7 +837,7 @@ def _current_cancelling() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-def _parse_shapes(data: bytes) -> list[dict[str, Any]]:
+def parse_shapes(data: bytes) -> list[dict[str, Any]]:
     try:
         value = json.loads(data)
     except (ValueError, RecursionError) as err:  # RecursionError: absurdly deep nesting

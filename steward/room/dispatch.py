@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from steward.canvas.quality import QualityReport
+from steward.model.base import estimate_tokens
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput
@@ -43,11 +44,6 @@ def record_quality(report: QualityReport) -> dict[str, int]:
         if n:
             metrics.QUALITY_PROBLEMS.labels(kind=kind).inc(n)
     return counts
-
-
-def estimate_tokens(text: str) -> int:
-    """About four characters per token: enough for logs and budgets before a model reports."""
-    return max(1, (len(text) + 3) // 4)
 
 
 class Dispatcher:
@@ -247,6 +243,7 @@ class Dispatcher:
             "envelopes": stream.envelopes,
             "actions": stream.actions,
             "retransmits": stream.retransmits,
+            "previews_coalesced": stream.previews_coalesced,
             "resyncs": stream.resyncs,
             "acks_per_client": dict(stream.acks),
             "follow_ups": max(0, fig.context_requests - 1),

@@ -38,7 +38,7 @@ class FakeOpenAITranscription:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = int(self._runner.addresses[0][1])
         return f"http://127.0.0.1:{self.port}/v1"
 
     async def stop(self) -> None:

@@ -6,9 +6,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from steward.canvas.mirror import CanvasMirror
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.headless.client import Faults
 from steward.livekit_server import LiveKitServer
+from steward.protocol.messages import ActionEnvelope
 from steward.service import StewardService
 from steward.store.database import Database
 from tests.conftest import wait_for
@@ -90,6 +92,43 @@ async def test_injected_duplicates_reorders_drops_and_lost_acks(
         # Drops and lost acks were repaired by retransmits to the laggards only.
         assert stream.retransmits > 0
         assert alice.stats.duplicates_received == 0  # alice never lagged: never re-sent to
+    finally:
+        await close_all(clients)
+
+
+async def test_a_busy_room_sends_fewer_previews_and_ends_identical_to_the_outbox(
+    steward: StewardService, livekit_server: LiveKitServer, room_name: str
+) -> None:
+    """A preview still unacked is superseded by the next: a slow client gets fewer."""
+    runtime = await steward.join(room_name)
+    faults = {"bob": Faults(ack_delay_s=0.15)}
+    clients = await join_clients(
+        livekit_server, room_name, ["alice", "bob"], runtime, faults=faults
+    )
+    try:
+        reply = await clients[0].prompt("draw our signup flow")
+        assert reply.session_id
+        sid = reply.session_id
+        assert await clients[0].wait_status(sid) == "done"
+        await settle(runtime, clients, sid)
+        stream = runtime.broadcaster.stats(sid)
+        # The script streams 10 previews (one per envelope) and 7 finals;
+        # bob's slow acks held most previews.
+        assert stream.previews_coalesced >= 5, stream
+        rows = await runtime.deps.outbox.session_after(room_name, sid, 0)
+        assert [r.seq for r in rows] == list(range(1, stream.last_seq + 1))
+        previews = sum(1 for r in rows if ActionEnvelope.model_validate_json(r.payload).partial)
+        assert previews == 10 - stream.previews_coalesced
+        replayed = CanvasMirror()
+        for row in rows:
+            env = ActionEnvelope.model_validate_json(row.payload)
+            replayed.apply(env.actions, partial=bool(env.partial), session=sid)
+        for c in clients:
+            assert c.stats.actions_applied == 7
+            assert c.stats.partials_applied == previews
+            assert c.stats.duplicates_applied == c.stats.out_of_order_applied == 0
+            assert c.shapes == replayed.shapes == runtime.mirror.shapes
+        assert clients[0].shapes[next(iter(clients[0].shapes))]["props"]["text"] == "Sign up"
     finally:
         await close_all(clients)
 

@@ -23,7 +23,7 @@ from steward.protocol.limits import (
 )
 from steward.protocol.messages import ContextRequest
 from steward.protocol.names import TOPIC_CONTEXT
-from steward.room.context import ContextFailure, _CorruptGzip, _Inflater, _Oversize
+from steward.room.context import ContextFailure, CorruptGzip, Inflater, Oversize
 from tests.unit.test_context_prefetch import Rig as FetchRig
 from tests.unit.test_screenshot_types import Rig
 
@@ -60,9 +60,9 @@ async def test_a_zip_bomb_is_refused_as_oversize_after_at_most_the_cap() -> None
 
 
 def test_the_inflater_never_holds_more_than_its_cap_plus_one() -> None:
-    inflater = _Inflater(1_000)
+    inflater = Inflater(1_000)
     packed = zlib.compress(b"a" * 50_000, wbits=31)  # one gzip member
-    with pytest.raises(_Oversize):
+    with pytest.raises(Oversize):
         for i in range(0, len(packed), 7):
             inflater.feed(packed[i : i + 7])
     assert len(inflater.out) == 1_001
@@ -88,9 +88,9 @@ async def test_corrupt_gzip_is_a_logged_rejection_that_fails_the_attempt(
 
 
 def test_a_truncated_member_is_corrupt_only_once_the_stream_ends() -> None:
-    inflater = _Inflater(MAX_SHAPES_JSON_BYTES)
+    inflater = Inflater(MAX_SHAPES_JSON_BYTES)
     inflater.feed(gzip.compress(SHAPES_JSON)[:40])
-    with pytest.raises(_CorruptGzip, match="truncated"):
+    with pytest.raises(CorruptGzip, match="truncated"):
         inflater.finish()
 
 

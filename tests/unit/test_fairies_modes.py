@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from steward.actions.registry import ACTIONS
 from steward.fairies.interrupts import Interrupt, decide, feedback
 from steward.fairies.modes import (
     ALL_FAIRY_ACTIONS,
@@ -24,6 +25,17 @@ def test_every_mode_of_the_issue_exists_with_its_memory_level() -> None:
     for m in MODES.values():
         assert m.fairy_actions <= ALL_FAIRY_ACTIONS
         assert "chat_history" in m.parts
+
+
+def test_every_fairy_action_a_mode_offers_carries_its_effect() -> None:
+    """Effects are dispatched through `spec.effect` alone: a fairy action a mode offers
+    without one would be a silent no-op, and one with an effect no mode offers is dead."""
+    offered = {n for m in MODES.values() for n in m.actions if ACTIONS[n].family == "fairy"}
+    assert offered == set(ALL_FAIRY_ACTIONS)
+    for name in offered:
+        assert ACTIONS[name].effect is not None, name
+    with_effect = {n for n, s in ACTIONS.items() if s.effect is not None}
+    assert with_effect == offered
 
 
 def test_orchestrators_never_edit_the_canvas_and_workers_do() -> None:

@@ -1,1 +1,1 @@
-"""The fairy actions: schemas and prompt text (`specs`), and their pure effects (`effects`)."""
+"""The fairy board's side of the fairy actions: the operations their specs' effects call."""

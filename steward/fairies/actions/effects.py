@@ -1,13 +1,14 @@
-"""What each fairy action does, as pure functions of the room's fairy state.
+"""What fairy actions do to the room's fairy state: `EffectContext` implements `FairyOps`.
 
-A handler checks the rules (through `ProjectBoard`, which raises `FairyMistake`), changes
-the board, and returns `Effect`s for the runtime to carry out: interrupt a fairy (switch
-its mode, give it input), wait, notify waiters, add memory-transition items, end the turn.
+Each fairy action's spec (`steward/actions/fairy.py`) names its effect as a call of these
+operations. An operation checks the rules (through `ProjectBoard`, which raises
+`FairyMistake`), changes the board, and collects `Effect`s for the runtime to carry out:
+interrupt a fairy (switch its mode, give it input), wait, notify waiters, add
+memory-transition items, end the turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,17 +63,6 @@ class Review:
 Effect = SwitchFairy | WaitFor | Notify | Remember | Moved | Review
 
 
-@dataclass
-class EffectContext:
-    room_id: str
-    fairy_id: str
-    board: ProjectBoard
-    roster: Roster
-    effects: list[Effect] = field(default_factory=list)
-    end_turn: bool = False
-    origin: tuple[float, float] = (0.0, 0.0)  # of the model's coordinates (briefs use them)
-
-
 def _s(data: dict[str, Any], key: str, default: str = "") -> str:
     v = data.get(key)
     return v.strip()[:2000] if isinstance(v, str) else default
@@ -104,89 +94,128 @@ def drone_brief(task: Task, orchestrator: str, origin: tuple[float, float] = (0.
     )
 
 
-def _start_project(c: EffectContext, data: dict[str, Any], kind: ProjectKind) -> None:
-    fairy = c.roster.get(c.fairy_id)
-    members = [
-        f.id
-        for f in c.roster.fairies.values()
-        if f.id != c.fairy_id and f.role == "drone" and c.board.active_project_of(f.id) is None
-    ]
-    c.board.start_project(
-        fairy.id,
-        title=_s(data, "title", "Project"),
-        description=_s(data, "description"),
-        plan=_s(data, "plan"),
-        members=members,
-        kind=kind,
-    )
+@dataclass
+class EffectContext:
+    room_id: str
+    fairy_id: str
+    board: ProjectBoard
+    roster: Roster
+    effects: list[Effect] = field(default_factory=list)
+    end_turn: bool = False
+    origin: tuple[float, float] = (0.0, 0.0)  # of the model's coordinates (briefs use them)
+    # The operations of `steward.actions.effect.FairyOps`, called by each spec's effect.
 
-
-def _create_task(c: EffectContext, data: dict[str, Any]) -> None:
-    assignee = data.get("assignee")
-    c.board.create_project_task(
-        c.fairy_id,
-        title=_s(data, "title"),
-        text=_s(data, "text"),
-        bounds=_area(data),
-        assignee=assignee if isinstance(assignee, str) and assignee else None,
-        task_id=_s(data, "taskId") or None,
-    )
-
-
-def _delete_task(c: EffectContext, data: dict[str, Any]) -> None:
-    c.board.delete_project_task(c.fairy_id, _s(data, "taskId"))
-
-
-def _direct(c: EffectContext, data: dict[str, Any]) -> None:
-    to = data.get("fairyId")
-    task = c.board.direct(c.fairy_id, _s(data, "taskId"), to if isinstance(to, str) else None)
-    assert task.assigned_to is not None
-    c.effects.append(
-        SwitchFairy(task.assigned_to, "working-drone", drone_brief(task, c.fairy_id, c.origin))
-    )
-
-
-def _await(c: EffectContext, data: dict[str, Any], waiting: ModeName) -> None:
-    ids = data.get("taskIds")
-    ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
-    keys = c.board.awaitable(c.fairy_id, ids)
-    if not keys:
-        # Every named task finished while the model was answering: review, do not wait.
-        c.effects.append(
-            Review(c.fairy_id, "The tasks you wanted to await are already done: "
-                   + ", ".join(ids) + ". Review them, then start more tasks or end the project.")
-        )  # fmt: skip
-        c.end_turn = True
-        return
-    msgs = []
-    for key in keys:
-        task = c.board.tasks[key.split(":", 1)[1]]
-        msgs.append(
-            (key, f'Task "{task.id}" ({task.title}) by {task.assigned_to} is done. Review it.')
+    def start_project(self, data: dict[str, Any], kind: ProjectKind) -> None:
+        members = [
+            f.id
+            for f in self.roster.fairies.values()
+            if f.id != self.fairy_id
+            and f.role == "drone"
+            and self.board.active_project_of(f.id) is None
+        ]
+        self.board.start_project(
+            self.roster.get(self.fairy_id).id,
+            title=_s(data, "title", "Project"),
+            description=_s(data, "description"),
+            plan=_s(data, "plan"),
+            members=members,
+            kind=kind,
         )
-    c.effects.append(WaitFor(c.fairy_id, msgs))
-    c.effects.append(SwitchFairy(c.fairy_id, waiting))
-    c.end_turn = True
 
+    def create_project_task(self, data: dict[str, Any]) -> None:
+        assignee = data.get("assignee")
+        self.board.create_project_task(
+            self.fairy_id,
+            title=_s(data, "title"),
+            text=_s(data, "text"),
+            bounds=_area(data),
+            assignee=assignee if isinstance(assignee, str) and assignee else None,
+            task_id=_s(data, "taskId") or None,
+        )
 
-def _end_project(c: EffectContext) -> None:
-    project = c.board.end_project(c.fairy_id)
-    c.effects.append(
-        Remember(c.fairy_id, project_end_items(project.title, list(project.members), led=True))
-    )
-    for m in project.members:
-        c.effects.append(Remember(m, project_end_items(project.title, [], led=False)))
-        c.effects.append(SwitchFairy(m, "idling"))
-    c.effects.append(SwitchFairy(c.fairy_id, "idling"))
-    c.end_turn = True
+    def delete_project_task(self, data: dict[str, Any]) -> None:
+        self.board.delete_project_task(self.fairy_id, _s(data, "taskId"))
 
+    def direct(self, data: dict[str, Any]) -> None:
+        to = data.get("fairyId")
+        task = self.board.direct(
+            self.fairy_id, _s(data, "taskId"), to if isinstance(to, str) else None
+        )
+        assert task.assigned_to is not None
+        brief = drone_brief(task, self.fairy_id, self.origin)
+        self.effects.append(SwitchFairy(task.assigned_to, "working-drone", brief))
 
-def _abort_project(c: EffectContext) -> None:
-    project = c.board.active_project_of(c.fairy_id)
-    if project is None or project.orchestrator != c.fairy_id:
-        raise FairyMistake("You are not leading a project.")
-    abort_effects(c, project.id)
-    c.end_turn = True
+    def await_tasks(self, data: dict[str, Any], waiting: ModeName) -> None:
+        ids = data.get("taskIds")
+        ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+        keys = self.board.awaitable(self.fairy_id, ids)
+        if not keys:
+            # Every named task finished while the model was answering: review, do not wait.
+            done = ", ".join(ids)
+            self.effects.append(
+                Review(
+                    self.fairy_id,
+                    f"The tasks you wanted to await are already done: {done}. "
+                    "Review them, then start more tasks or end the project.",
+                )
+            )
+            self.end_turn = True
+            return
+        msgs = []
+        for key in keys:
+            task = self.board.tasks[key.split(":", 1)[1]]
+            msgs.append(
+                (key, f'Task "{task.id}" ({task.title}) by {task.assigned_to} is done. Review it.')
+            )
+        self.effects.append(WaitFor(self.fairy_id, msgs))
+        self.effects.append(SwitchFairy(self.fairy_id, waiting))
+        self.end_turn = True
+
+    def end_project(self) -> None:
+        project = self.board.end_project(self.fairy_id)
+        led = project_end_items(project.title, list(project.members), led=True)
+        self.effects.append(Remember(self.fairy_id, led))
+        for m in project.members:
+            self.effects.append(Remember(m, project_end_items(project.title, [], led=False)))
+            self.effects.append(SwitchFairy(m, "idling"))
+        self.effects.append(SwitchFairy(self.fairy_id, "idling"))
+        self.end_turn = True
+
+    def abort_project(self) -> None:
+        project = self.board.active_project_of(self.fairy_id)
+        if project is None or project.orchestrator != self.fairy_id:
+            raise FairyMistake("You are not leading a project.")
+        abort_effects(self, project.id)
+        self.end_turn = True
+
+    def mark_done(self, back: ModeName, level: MemoryLevel) -> None:
+        task = self.board.mark_done(self.fairy_id)
+        items = task_end_items(task.id, task.title, task.text, level=level)
+        self.effects.append(Remember(self.fairy_id, items))
+        self.effects.append(Notify(task_completed_key(task.id)))
+        self.effects.append(SwitchFairy(self.fairy_id, back))
+        self.end_turn = True
+
+    def start_own_task(self, data: dict[str, Any], working: ModeName) -> None:
+        task = self.board.start_own_task(self.fairy_id, _s(data, "taskId"))
+        self.effects.append(
+            SwitchFairy(self.fairy_id, working, f'Work on your task "{task.id}": {task.text}')
+        )
+        self.end_turn = True
+
+    def create_solo_task(self, data: dict[str, Any]) -> None:
+        area = _area(data) if all(data.get(k) is not None for k in "xywh") else None
+        self.board.create_solo_task(
+            self.fairy_id,
+            title=_s(data, "title"),
+            text=_s(data, "text"),
+            bounds=area,
+            task_id=_s(data, "taskId") or None,
+        )
+
+    def fly_to(self, data: dict[str, Any]) -> None:
+        self.roster.fly_to(self.fairy_id, _area(data))
+        self.effects.append(Moved(self.fairy_id))
 
 
 def abort_effects(c: EffectContext, project_id: str) -> None:
@@ -194,68 +223,3 @@ def abort_effects(c: EffectContext, project_id: str) -> None:
     project, _ = c.board.abort_project(project_id)
     for m in (project.orchestrator, *project.members):
         c.effects.append(SwitchFairy(m, "idling"))
-
-
-def _mark_done(c: EffectContext, back: ModeName, level: MemoryLevel) -> None:
-    task = c.board.mark_done(c.fairy_id)
-    c.effects.append(
-        Remember(c.fairy_id, task_end_items(task.id, task.title, task.text, level=level))
-    )
-    c.effects.append(Notify(task_completed_key(task.id)))
-    c.effects.append(SwitchFairy(c.fairy_id, back))
-    c.end_turn = True
-
-
-def _start_own(c: EffectContext, data: dict[str, Any], working: ModeName) -> None:
-    task = c.board.start_own_task(c.fairy_id, _s(data, "taskId"))
-    c.effects.append(
-        SwitchFairy(c.fairy_id, working, f'Work on your task "{task.id}": {task.text}')
-    )
-    c.end_turn = True
-
-
-def _create_solo(c: EffectContext, data: dict[str, Any]) -> None:
-    area = _area(data) if all(data.get(k) is not None for k in "xywh") else None
-    c.board.create_solo_task(
-        c.fairy_id,
-        title=_s(data, "title"),
-        text=_s(data, "text"),
-        bounds=area,
-        task_id=_s(data, "taskId") or None,
-    )
-
-
-def _fly(c: EffectContext, data: dict[str, Any]) -> None:
-    c.roster.fly_to(c.fairy_id, _area(data))
-    c.effects.append(Moved(c.fairy_id))
-
-
-Handler = Callable[[EffectContext, dict[str, Any]], None]
-
-HANDLERS: dict[str, Handler] = {
-    "create-task": _create_solo,
-    "start-task": lambda c, d: _start_own(c, d, "working-solo"),
-    "mark-task-done": lambda c, d: _mark_done(c, "soloing", "fairy"),
-    "start-project": lambda c, d: _start_project(c, d, "orchestrated"),
-    "create-project-task": _create_task,
-    "delete-project-task": _delete_task,
-    "direct-to-start-project-task": _direct,
-    "await-tasks-completion": lambda c, d: _await(c, d, "orchestrating-waiting"),
-    "end-project": lambda c, d: _end_project(c),
-    "abort-project": lambda c, d: _abort_project(c),
-    "start-duo-project": lambda c, d: _start_project(c, d, "duo"),
-    "create-duo-task": _create_task,
-    "direct-to-start-duo-task": _direct,
-    "start-duo-task": lambda c, d: _start_own(c, d, "working-orchestrator"),
-    "mark-duo-task-done": lambda c, d: _mark_done(c, "duo-orchestrating-active", "project"),
-    "await-duo-tasks-completion": lambda c, d: _await(c, d, "duo-orchestrating-waiting"),
-    "end-duo-project": lambda c, d: _end_project(c),
-    "abort-duo-project": lambda c, d: _abort_project(c),
-    "mark-my-task-done": lambda c, d: _mark_done(c, "standing-by", "project"),
-    "fly-to-bounds": _fly,
-}
-
-
-def apply_fairy_action(c: EffectContext, name: str, data: dict[str, Any]) -> None:
-    """Run one fairy action; raises FairyMistake (board unchanged for that action)."""
-    HANDLERS[name](c, data)
