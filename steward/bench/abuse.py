@@ -31,10 +31,9 @@ from typing import Any
 
 import aiohttp
 import structlog
-from pydantic import SecretStr
 
 from steward.api.app import MAX_BODY_BYTES, RUN_PATH
-from steward.bench.harness import Stack, bounded, self_rss_mb, start_stack
+from steward.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
 from steward.headless.client import Faults, HeadlessClient
 from steward.protocol.names import (
     ATTR_CAN_PROMPT,
@@ -474,13 +473,8 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
 
 
 async def run_bench(fuzz_per_path: int = 10) -> dict[str, Any]:
-    stack = await start_stack(
-        tokens_per_s=400.0,
-        steward_api_key=SecretStr(f"abuse-{uuid.uuid4().hex}"),
-        steward_http_host="127.0.0.1",
-    )
+    stack = await start_api_stack("abuse", tokens_per_s=400.0)
     try:
-        await stack.service.start_http()
         result: dict[str, Any] = await bounded(
             abuse_bench(stack, fuzz_per_path=fuzz_per_path), 600, "abuse bench"
         )

@@ -42,7 +42,6 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from livekit import rtc
-from pydantic import SecretStr
 
 from steward.api.app import RUN_PATH
 from steward.bench import mutate
@@ -614,15 +613,10 @@ async def _room_a_still_serves(service: StewardService, runtime: RoomRuntime) ->
 
 async def run_bench(per_path: int = 40, seed: int = 1, limit_s: float = 120.0) -> dict[str, Any]:
     """`steward bench fuzz --live`: its own livekit-server, Postgres and steward."""
-    from steward.bench.harness import bounded, start_stack
+    from steward.bench.harness import bounded, start_api_stack
 
-    stack = await start_stack(
-        tokens_per_s=400.0,
-        steward_api_key=SecretStr(f"fuzz-{uuid.uuid4().hex}"),
-        steward_http_host="127.0.0.1",
-    )
+    stack = await start_api_stack("fuzz", tokens_per_s=400.0)
     try:
-        await stack.service.start_http()
         result: dict[str, Any] = await bounded(
             fuzz_live(stack.service, stack.server, per_path=per_path, seed=seed, limit_s=limit_s),
             limit_s * 2 + 120,

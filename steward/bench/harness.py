@@ -21,12 +21,14 @@ import resource
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from livekit import rtc
+from pydantic import SecretStr
 
 from steward.config import Settings, get_settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
@@ -273,6 +275,21 @@ async def start_stack(
         server.stop()
         raise
     return Stack(server, settings, service, marks, pg, tmp)
+
+
+async def start_api_stack(label: str, **overrides: Any) -> Stack:
+    """A stack whose HTTP API is up on loopback behind a fresh key (benches that probe it)."""
+    stack = await start_stack(
+        steward_api_key=SecretStr(f"{label}-{uuid.uuid4().hex}"),
+        steward_http_host="127.0.0.1",
+        **overrides,
+    )
+    try:
+        await stack.service.start_http()
+    except BaseException:
+        await stack.close()
+        raise
+    return stack
 
 
 async def bounded(coro: Awaitable[Any], timeout: float, what: str) -> Any:

@@ -1,22 +1,9 @@
 // Push-to-talk microphone, who is speaking, and live captions from everyone in the room.
-import { useEffect, useState } from 'react'
-import type { VoiceHandle, VoiceState } from '../voice/voice'
-
-function useVoiceState(handle: VoiceHandle | null): VoiceState | null {
-  const [state, setState] = useState<VoiceState | null>(handle ? handle.state : null)
-  useEffect(() => {
-    if (!handle) return
-    setState(handle.state)
-    const unsubscribe = handle.subscribe(setState)
-    return () => {
-      unsubscribe()
-    }
-  }, [handle])
-  return state
-}
+import type { VoiceHandle } from '../voice/voice'
+import { useHandleState } from './useSteward'
 
 export function VoiceBar({ handle, identity }: { handle: VoiceHandle | null; identity?: string }) {
-  const state = useVoiceState(handle)
+  const state = useHandleState(handle)
   if (!handle || !state) return null
   // Held down: the microphone is open; released (or the pointer leaves): muted.
   const press = () => void handle.setMic(true)
