@@ -13,7 +13,10 @@ from collections.abc import Callable
 
 from steward.obs.logging import configure_logging
 
-BENCHES = ("parse", "prompt", "latency", "scale", "faults", "fuzz", "abuse", "voice", "conformance")
+BENCHES = (
+    "parse", "prompt", "latency", "scale", "faults", "failover", "fuzz", "abuse", "voice",
+    "conformance",
+)  # fmt: skip
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -16,11 +16,14 @@ import threading
 from typing import Any
 
 from steward.commands._common import setup
-from steward.config import get_settings
+from steward.config import Settings, get_settings
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE
+from steward.room.agent_dispatch import AgentDispatcher
+from steward.room.redispatch import Redispatcher
 from steward.service import Draining, StewardService
-from steward.store.leases import LeaseHeld
+from steward.store.database import Database, open_database
+from steward.store.leases import LeaseHeld, RoomLeases, worker_id
 
 log = get_logger(__name__)
 
@@ -93,6 +96,7 @@ async def _worker(args: argparse.Namespace) -> int:
     )
     server = agents.AgentServer.from_server_options(options)
     log.info("worker_starting", agent_name=settings.steward_agent_name, url=settings.livekit_url)
+    watcher = await _start_watcher(settings)
     running = asyncio.create_task(server.run(devmode=args.dev), name="agent-server")
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, _DRAINING.set)
     try:
@@ -101,10 +105,30 @@ async def _worker(args: argparse.Namespace) -> int:
         if _DRAINING.is_set() and not running.done():
             await _drain(server, settings.steward_drain_seconds)
     finally:
+        await watcher.close()
         await server.aclose()
         with contextlib.suppress(asyncio.CancelledError):
             await running
     return 0
+
+
+class _Watcher:
+    """The re-dispatch watcher with its own small pool (jobs have theirs, in their threads)."""
+
+    def __init__(self, db: Database, redispatcher: Redispatcher) -> None:
+        self.db, self.redispatcher = db, redispatcher
+
+    async def close(self) -> None:
+        await self.redispatcher.close()
+        await self.db.close()
+
+
+async def _start_watcher(settings: Settings) -> _Watcher:
+    db = await open_database(settings, max_size=2)
+    leases = RoomLeases(db.pool, worker_id(), ttl_s=settings.steward_lease_seconds)
+    redispatcher = Redispatcher(leases, AgentDispatcher.from_settings(settings))
+    redispatcher.start()
+    return _Watcher(db, redispatcher)
 
 
 async def _drain(server: Any, drain_s: float) -> None:
