@@ -146,17 +146,25 @@ async def _owners(db_url: str) -> dict[str, int]:
     return {str(r["room_id"]): int(str(r["owner"]).rsplit(":", 2)[1]) for r in rows}
 
 
-async def _projects_done(db_url: str, rooms: list[str]) -> int:
+async def _count(db_url: str, sql: str, rooms: list[str]) -> int:
     conn = await asyncpg.connect(db_url)
     try:
-        return int(
-            await conn.fetchval(
-                "SELECT count(*) FROM fairy_projects WHERE room_id = ANY($1) AND status = 'done'",
-                rooms,
-            )
-        )
+        return int(await conn.fetchval(sql, rooms) or 0)
     finally:
         await conn.close()
+
+
+async def _projects_done(db_url: str, rooms: list[str]) -> int:
+    sql = "SELECT count(*) FROM fairy_projects WHERE room_id = ANY($1) AND status = 'done'"
+    return await _count(db_url, sql, rooms)
+
+
+async def _takeovers(db_url: str, rooms: list[str]) -> int:
+    """Leases taken from another holder: the killed worker's rooms, plus any room whose
+    steward was too slow to renew (each such takeover is fenced, and a sign of overload)."""
+    return await _count(
+        db_url, "SELECT sum(token - 1) FROM room_leases WHERE room_id = ANY($1)", rooms
+    )
 
 
 async def _connect(server: LiveKitServer, name: str) -> Room:
@@ -219,8 +227,10 @@ async def run(
         all_rooms = [await _connect(server, n) for n in names]
         await wait_until(procs.registered, 180, "every worker registered")
         for r in all_rooms:
+            # One at a time: an idle worker marks itself full while its first job starts,
+            # and a dispatch LiveKit finds no available worker for is not retried.
             await dispatcher.dispatch(r.name, reason="bench")
-        await wait_until(lambda: all(r.served() for r in all_rooms), 60 + 5 * rooms, "served")
+            await wait_until(r.served, 60, f"{r.name} served")
         sessions = {r.name: await _start(r) for r in all_rooms}
         await asyncio.sleep(1.0)  # mid-run: one-shot streams and projects under way
         owners = await _owners(db_url)
@@ -277,6 +287,7 @@ async def run(
             "lost": lost, "duplicated": duplicated, "out_of_order": out_of_order,
             "canvases_identical": identical, "stale_publishes": stale,
             "served_again": again, "projects_done": done, "lease_s": lease_s,
+            "takeovers": await _takeovers(db_url, names),
             "seconds": round(time.monotonic() - started, 1),
         }  # fmt: skip
         p95 = _spread(times)["p95"]

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+from livekit import rtc
 
 from steward.bench.clients import TimedClient
 from steward.bench.harness import bounded
@@ -173,12 +174,19 @@ async def prompt_retrying(
     prompter: TimedClient, message: str = "draw a flow chart of our signup"
 ) -> Any:
     """Prompt; a participant the steward has not seen yet (joins are announced in batches,
-    and a restarted steward relearns the room) is retried for a while."""
+    and a restarted steward relearns the room; a steward just joined may not answer RPCs
+    yet) is retried for a while."""
     deadline = time.monotonic() + 15
     while True:
-        reply = await prompter.prompt(message)
-        if reply.session_id is not None or time.monotonic() > deadline:
-            return reply
+        try:
+            reply = await prompter.prompt(message)
+        except rtc.RpcError as err:
+            if time.monotonic() > deadline:
+                raise
+            log.info("prompt_rpc_retried", client=prompter.identity, error=err.message)
+        else:
+            if reply.session_id is not None or time.monotonic() > deadline:
+                return reply
         await asyncio.sleep(0.25)
 
 

@@ -16,7 +16,8 @@ import threading
 from typing import Any
 
 from steward.commands._common import setup
-from steward.config import Settings, get_settings
+from steward.config import MODEL_ROLES, Settings, get_settings
+from steward.model.registry import preload
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE
 from steward.room.agent_dispatch import AgentDispatcher
@@ -96,6 +97,7 @@ async def _worker(args: argparse.Namespace) -> int:
     )
     server = agents.AgentServer.from_server_options(options)
     log.info("worker_starting", agent_name=settings.steward_agent_name, url=settings.livekit_url)
+    preload(settings.model_for_role(role) for role in MODEL_ROLES)
     watcher = await _start_watcher(settings)
     running = asyncio.create_task(server.run(devmode=args.dev), name="agent-server")
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, _DRAINING.set)
@@ -126,7 +128,9 @@ class _Watcher:
 async def _start_watcher(settings: Settings) -> _Watcher:
     db = await open_database(settings, max_size=2)
     leases = RoomLeases(db.pool, worker_id(), ttl_s=settings.steward_lease_seconds)
-    redispatcher = Redispatcher(leases, AgentDispatcher.from_settings(settings))
+    redispatcher = Redispatcher(
+        leases, AgentDispatcher.from_settings(settings), steward_identity=settings.steward_identity
+    )
     redispatcher.start()
     return _Watcher(db, redispatcher)
 

@@ -25,9 +25,12 @@ HORIZON_S = 600.0
 
 
 class Redispatcher:
-    def __init__(self, leases: RoomLeases, dispatcher: AgentDispatcher) -> None:
+    def __init__(
+        self, leases: RoomLeases, dispatcher: AgentDispatcher, *, steward_identity: str
+    ) -> None:
         self.leases = leases
         self.dispatcher = dispatcher
+        self.steward_identity = steward_identity
         # A little faster than the lease: a lapse is seen within a third of it.
         self.period_s = leases.ttl_s / 3
         # A dispatch no worker acted on (all full, a job that failed) is tried again.
@@ -59,6 +62,10 @@ class Redispatcher:
                     await self.leases.vacate(room, token)
                     log.info("room_vacated", room=room, token=token)
                     continue
+                # A dead steward stays in the room until LiveKit times it out (~20 s); that
+                # removal would end the new steward's job too (LiveKit maps the identity to
+                # the job: livekit/livekit issue 4887), so it goes before the new one comes.
+                await self.dispatcher.remove(room, self.steward_identity)
                 await self.dispatcher.dispatch(room, reason="lease lapsed")
             except Exception as err:  # LiveKit away: the claim runs out, then it is retried
                 log.warning("redispatch_failed", room=room, error=str(err))
