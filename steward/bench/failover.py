@@ -193,8 +193,15 @@ async def _start(room: Room) -> list[str]:
     return sessions
 
 
+async def _served_again(room: Room) -> bool:
+    reply = await prompt_retrying(room.clients[0])
+    if not reply.session_id:
+        return False
+    return await room.clients[0].wait_status(reply.session_id, 60) == "done"
+
+
 async def run(
-    workers: int = 3, rooms: int = 12, *, lease_s: float = 2.0, tokens_per_s: float = 40.0
+    workers: int = 3, rooms: int = 12, *, lease_s: float = 2.0, tokens_per_s: float = 120.0
 ) -> dict[str, Any]:
     started = time.monotonic()
     server = await LiveKitServer().astart()
@@ -253,16 +260,9 @@ async def run(
                 with contextlib.suppress(TimeoutError):
                     await c.wait_status(sid, timeout=60)
         # A room served again takes prompts again.
-        again = 0
-        for r in of_killed:
-            if r.name in recovery:
-                reply = await prompt_retrying(r.clients[0])
-                if (
-                    reply.session_id
-                    and await r.clients[0].wait_status(reply.session_id, 60) == "done"
-                ):
-                    again += 1
-        done = 0
+        again = sum(
+            await asyncio.gather(*(_served_again(r) for r in of_killed if r.name in recovery))
+        )
         with contextlib.suppress(TimeoutError):
             await wait_until_async(
                 lambda: _projects_done(db_url, names), rooms, 90, "projects done"
