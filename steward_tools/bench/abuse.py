@@ -33,8 +33,6 @@ import aiohttp
 import structlog
 
 from steward.api.app import MAX_BODY_BYTES, RUN_PATH
-from steward.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
-from steward.headless.client import Faults, HeadlessClient
 from steward.protocol.names import (
     ATTR_CAN_PROMPT,
     TOPIC_ACK,
@@ -45,6 +43,8 @@ from steward.protocol.names import (
 )
 from steward.room.connection import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
+from steward_tools.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
+from steward_tools.headless.client import Faults, HeadlessClient
 
 PROMPT = "draw a flow chart of our signup"
 COMPRESSED_MIB = 256  # the original hole: this stream doubled RSS (116 -> 245 MB)
@@ -369,7 +369,7 @@ async def compressed_stream_attack(a: Abuse) -> float:
     async def zeros() -> tuple[bool, bool, str]:
         before = sum(1 for _, w, r in a.runtime.rejected if w == "zed")
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "steward.bench.stream_sender",
+            sys.executable, "-m", "steward_tools.bench.stream_sender",
             s.url, token, to, TOPIC_CONTEXT, str(COMPRESSED_MIB),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
@@ -438,7 +438,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         rss_growth = self_rss_mb() - rss_before
         fuzz: dict[str, Any] | None = None
         if fuzz_per_path > 0:
-            from steward.bench.fuzz_live import fuzz_live
+            from steward_tools.bench.fuzz_live import fuzz_live
 
             structlog.configure(**previous)
             fuzz = await fuzz_live(
