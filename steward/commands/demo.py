@@ -27,7 +27,7 @@ from steward.commands._common import print_json, setup
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.model.reading import read
 from steward.protocol.messages import Box
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
 

@@ -41,7 +41,7 @@ from steward.protocol.names import (
     TOPIC_SCREENSHOT,
     TOPIC_TRANSCRIPTION,
 )
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
 from steward_tools.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
 from steward_tools.headless.client import Faults, HeadlessClient

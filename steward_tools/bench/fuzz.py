@@ -43,10 +43,10 @@ from steward.protocol.messages import (
     ViewportUpdate,
     WireModel,
 )
-from steward.room.context import ContextFailure, CorruptGzip, Inflater, Oversize, parse_shapes
 from steward.room.envelopes import FragmentAssembler, is_fragment, pack
 from steward.room.intake import addressed_text
 from steward.room.relay import edit_to_actions
+from steward.room.stream_inbox import ContextFailure, CorruptGzip, Inflater, Oversize, parse_shapes
 from steward_tools.bench import mutate
 from steward_tools.bench.fuzz_seeds import SEEDS, SHAPE_SEEDS
 from steward_tools.bench.memory_session import ChunkModel, MemorySession

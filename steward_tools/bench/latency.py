@@ -23,7 +23,7 @@ from typing import Any
 
 from steward.commands._common import print_json
 from steward.obs.logging import configure_logging
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward_tools.bench import screenshot
 from steward_tools.bench.browsers import PAGE_SETTINGS, Browsers, PageServer
 from steward_tools.bench.clients import canvas_hash

@@ -12,7 +12,7 @@ from typing import Any
 
 from steward.config import Settings
 from steward.fairies.fixed_script import FixedScriptRunner
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.headless.client import Faults, HeadlessClient

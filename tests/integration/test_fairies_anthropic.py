@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from steward.canvas.bounds import shape_bounds
-from steward.fairies.bounds import belongs
 from steward.fairies.modes import MODES
+from steward.fairies.task_bounds import belongs
 from steward.fairies.turn import NO_ACTION_NOTICE
 from steward.service import StewardService
 from steward.store.database import Database

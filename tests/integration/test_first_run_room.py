@@ -12,7 +12,7 @@ import pytest
 
 from steward.canvas.simple import model_type
 from steward.protocol.messages import Box
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.headless.client import HeadlessClient

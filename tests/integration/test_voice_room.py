@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from livekit import rtc
 
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.tokens import mint_token
