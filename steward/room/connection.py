@@ -100,6 +100,8 @@ class RoomDeps:
     # `steward.cancel` for sessions the dispatcher did not start (a fairy's own sessions):
     # (room id, session id) → whether something was cancelled.
     cancel_other: Callable[[str, str], bool] | None = None
+    # Who such a session works for (room id, session id) → identity, or None when unknown.
+    owner_of_other: Callable[[str, str], str | None] | None = None
     # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
     grant_bindings: GrantBindings | None = None
     # A session's models, tokens and estimated cost, for its `session_ended` line.
@@ -390,7 +392,11 @@ class RoomRuntime:
 
     def _session_owner(self, session_id: str) -> str | None:
         session = self.dispatcher.sessions.get(session_id)
-        return session.prompt.requester if session is not None else None
+        if session is not None:
+            return session.prompt.requester
+        if self.deps.owner_of_other is not None:
+            return self.deps.owner_of_other(self.room_id, session_id)
+        return None
 
     # --- voice ---------------------------------------------------------------------------
     def _hearing(self, identity: str) -> Hearing:
@@ -409,10 +415,10 @@ class RoomRuntime:
         return None
 
     def _cancel(self, session_id: str, requester: str) -> bool:
+        owner = self._session_owner(session_id)  # before the cancel ends the session
         ok = self.dispatcher.cancel(session_id)
         if not ok and self.deps.cancel_other is not None:
             ok = self.deps.cancel_other(self.room_id, session_id)
-        owner = self._session_owner(session_id) or "fairies"
         log.info(
             "session_cancel",
             room=self.room_id,
