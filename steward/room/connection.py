@@ -110,6 +110,13 @@ class RoomDeps:
     speech: stt.STT[Any] | None = None
 
 
+def room_options(*, auto_subscribe: bool) -> rtc.RoomOptions:
+    """Every steward connection's options (direct and worker alike)."""
+    # The Rust core inflates SDK-compressed streams before we see a byte: bound it there too.
+    limit = rtc.DataStreamOptions(max_payload_byte_length=max(STREAM_CAPS.values()))
+    return rtc.RoomOptions(auto_subscribe=auto_subscribe, data_stream=limit)
+
+
 def steward_token(settings: Settings, room: str) -> str:
     """The steward joins as a visible participant of kind agent (never hidden: RPC needs it)."""
     return mint_token(
@@ -576,10 +583,8 @@ async def connect_direct(
 ) -> RoomRuntime:
     """`steward join ROOM`: connect with our own token, then the common path."""
     room = rtc.Room()
-    # The Rust core inflates SDK-compressed streams before we see a byte: bound it there too.
-    limit = rtc.DataStreamOptions(max_payload_byte_length=max(STREAM_CAPS.values()))
-    options = rtc.RoomOptions(data_stream=limit)
-    await room.connect(settings.livekit_url, steward_token(settings, room_name), options)
+    token = steward_token(settings, room_name)
+    await room.connect(settings.livekit_url, token, room_options(auto_subscribe=True))
     try:
         return await RoomRuntime(room, room_name, deps, fence=fence).start()
     except BaseException:

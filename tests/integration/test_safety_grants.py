@@ -212,18 +212,14 @@ async def test_a_projects_sessions_belong_to_who_started_it(
         with capture_logs() as logs:
             reply = await ann.prompt("project: draw our team as boxes side by side")
             assert reply.session_id, reply.error
-            await wait_for(lambda: len(drone_sessions()) == 2, timeout=40)
-            first, second = drone_sessions()
-            refused = await bob.cancel(first)
+            await wait_for(lambda: bool(drone_sessions()), timeout=60)
+            drone = drone_sessions()[0]
+            refused = await bob.cancel(drone)
             assert not refused.ok and refused.error and "moderator" in refused.error
-            assert first in drone_sessions()
-            assert (await mod.cancel(first)).ok
-            assert (await ann.cancel(second)).ok
+            assert drone in drone_sessions()
+            assert (await mod.cancel(drone)).ok
         cancels = [e for e in logs if e["event"] == "session_cancel"]
-        assert [(e["by"], e["owner"], e["session_id"]) for e in cancels] == [
-            ("mod", "ann", first),
-            ("ann", "ann", second),
-        ]
+        assert [(e["by"], e["owner"], e["session_id"]) for e in cancels] == [("mod", "ann", drone)]
         refusals = [e for e in logs if e["event"] == "session_cancel_refused"]
         assert [(e["by"], e["owner"]) for e in refusals] == [("bob", "ann")]
     finally:
