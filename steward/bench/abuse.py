@@ -43,7 +43,7 @@ from steward.protocol.names import (
     TOPIC_SCREENSHOT,
     TOPIC_TRANSCRIPTION,
 )
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
 
 PROMPT = "draw a flow chart of our signup"

@@ -88,7 +88,7 @@ from steward.protocol.names import (
     TOPIC_TRANSCRIPTION,
     TOPIC_VIEWPORT,
 )
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.tasks import TaskSet
 

@@ -34,7 +34,7 @@ from steward.config import Settings, get_settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.livekit_server import LiveKitServer
 from steward.protocol.names import RPC_PROMPT
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.embedded import EmbeddedPostgres
 from steward.store.outbox import Outbox

@@ -23,15 +23,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from steward.actions.base import ActionContext, Scheduled, TodoItem
+from steward.actions.base import RunState, Scheduled, TodoItem
 from steward.actions.registry import ACTIONS, Outcome, select
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import ModelRole, Settings
 from steward.fairies.actions.effects import (
+    BoardOps,
     Effect,
-    EffectContext,
     Moved,
     Notify,
     Remember,
@@ -40,16 +40,15 @@ from steward.fairies.actions.effects import (
     WaitFor,
     abort_effects,
 )
-from steward.fairies.bounds import BoundsGuard, shapes_in
 from steward.fairies.budget import RoomBudget
 from steward.fairies.interrupts import Interrupt, decide, feedback
 from steward.fairies.memory import (
     HistoryItem,
     PromptOrigin,
     action_item,
-    estimate_tokens,
     feedback_item,
     filter_history,
+    history_tokens,
     prompt_item,
 )
 from steward.fairies.mistakes import FairyMistake
@@ -79,6 +78,7 @@ from steward.fairies.projects import ProjectBoard, task_completed_key
 from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.roster import Publish, Roster
 from steward.fairies.scripted_project import ScriptedProjectModel
+from steward.fairies.task_bounds import BoundsGuard, shapes_in
 from steward.fairies.tasks import Task
 from steward.fairies.turn import (
     Turn,
@@ -94,7 +94,7 @@ from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.model.canvas_view import shapes_for_model
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
-from steward.ports import CanvasContext, PromptInput, SessionPort
+from steward.ports import CanvasSnapshot, PromptInput, SessionPort
 from steward.prompt.registry import build_request
 from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import Box, WireAction
@@ -182,7 +182,7 @@ class _FairyRun:
     """One fairy turn: its requests (follow-ups included) share this."""
 
     session: SessionPort
-    ctx: ActionContext
+    ctx: RunState
     model_name: str
     turn: Turn | None = None
     ops_sent: int = 0
@@ -555,7 +555,7 @@ class FairyRuntime:
     async def abort(self, room_id: str, project_id: str) -> None:
         """System abort (disband): allowed even mid-project."""
         room = await self.room(room_id)
-        ctx = EffectContext(room_id, "system", room.board, room.roster)
+        ctx = BoardOps(room_id, "system", room.board, room.roster)
         abort_effects(ctx, project_id)
         await self._persist_board(room)
         for eff in ctx.effects:
@@ -660,7 +660,7 @@ class FairyRuntime:
 
     async def _context(
         self, room: RoomFairies, fairy_id: str, session: SessionPort, view: Rect | None
-    ) -> CanvasContext:
+    ) -> CanvasSnapshot:
         look = view or self._view_of(room, fairy_id)
         sees = "screenshot" in mode(room.roster.get(fairy_id).mode).parts
         box = Box(x=look.x, y=look.y, w=look.w, h=look.h)
@@ -738,19 +738,19 @@ class FairyRuntime:
         fairy_id: str,
         req: Request,
         run: _FairyRun,
-        context: CanvasContext,
+        context: CanvasSnapshot,
         followup: Scheduled | None,
     ) -> ModelRequest:
         session = run.session
         view = self._fairy_view(room, fairy_id, req.text, session.canvas.shapes)
         current = view.mode
         if view.fairy.role in ("orchestrator", "duo-orchestrator") and view.project is not None:
-            room.stats.history_tokens_orchestrator += estimate_tokens(
+            room.stats.history_tokens_orchestrator += history_tokens(
                 filter_history(view.history, current.memory)
             )
             crew = (view.project.orchestrator, *view.project.members)
             room.stats.history_tokens_unfiltered += sum(
-                estimate_tokens(room.history.get(f, [])) for f in crew
+                history_tokens(room.history.get(f, [])) for f in crew
             )
         remembered = filter_history(view.history, current.memory)
         if remembered and remembered[-1].kind == "prompt" and remembered[-1].text == req.text:
@@ -817,7 +817,7 @@ class FairyRuntime:
         provider = self.models(room.models.get(fairy_id), role)
         task = room.board.working_task_of(fairy_id)
         guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
-        ctx = ActionContext(shapes=session.canvas.shapes, todo=room.todos.setdefault(fairy_id, []))
+        ctx = RunState(shapes=session.canvas.shapes, todo=room.todos.setdefault(fairy_id, []))
         ctx.task_bounds = task.bounds if task is not None else None
         run = _FairyRun(session, ctx, provider.name)
         hooks = self._hooks(room, fairy_id, guard)
@@ -903,7 +903,7 @@ class FairyRuntime:
         name, data = out.name, out.data
         assert out.spec is not None and out.spec.effect is not None
         current = mode(room.roster.get(fairy_id).mode)
-        ctx = EffectContext(room.room_id, fairy_id, room.board, room.roster)
+        ctx = BoardOps(room.room_id, fairy_id, room.board, room.roster)
         try:
             out.spec.effect(ctx, data)
         except FairyMistake as mistake:
