@@ -19,7 +19,7 @@ from steward.commands._common import setup
 from steward.config import get_settings
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE
-from steward.room.connection import room_options
+from steward.room.runtime import room_options
 from steward.service import Draining, StewardService
 from steward.store.leases import LeaseHeld
 from steward.tokens import reissue_token
