@@ -15,13 +15,13 @@ import uuid
 
 import pytest
 
-from steward.bench import failover
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.room.redispatch import Redispatcher
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
+from steward_tools.bench import failover
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 
 pytestmark = pytest.mark.integration
 

@@ -35,18 +35,18 @@ from typing import Any
 import asyncpg
 from livekit import rtc
 
-from steward.bench.anthropic_server import MessagesServer
-from steward.bench.clients import TimedClient
-from steward.bench.faults import converged, outbox_state, prompt_retrying
-from steward.bench.harness import bounded, percentiles, wait_until
-from steward.bench.responders import PlanResponder
 from steward.commands._common import print_json
 from steward.config import get_settings
-from steward.livekit_server import LiveKitServer
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.names import ATTR_READY
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.store.embedded import EmbeddedPostgres
+from steward_tools.bench.anthropic_server import MessagesServer
+from steward_tools.bench.clients import TimedClient
+from steward_tools.bench.faults import converged, outbox_state, prompt_retrying
+from steward_tools.bench.harness import bounded, percentiles, wait_until
+from steward_tools.bench.responders import PlanResponder
+from steward_tools.livekit_server import LiveKitServer
 
 log = get_logger(__name__)
 
