@@ -154,6 +154,29 @@ async def _count(db_url: str, sql: str, rooms: list[str]) -> int:
         await conn.close()
 
 
+async def _unfinished(db_url: str, rooms: list[str]) -> list[str]:
+    """Rooms whose project is not done, with its state and its tasks' (why a run failed)."""
+    conn = await asyncpg.connect(db_url)
+    try:
+        rows = await conn.fetch(
+            "SELECT p.room_id, p.status, array_agg(t.status ORDER BY t.task_id) AS tasks"
+            " FROM fairy_projects p LEFT JOIN fairy_tasks t ON t.project_id = p.project_id"
+            " WHERE p.room_id = ANY($1) AND p.status <> 'done' GROUP BY p.room_id, p.status",
+            rooms,
+        )
+        started = {
+            str(r)
+            for r in await conn.fetchval(
+                "SELECT array_agg(room_id) FROM fairy_projects WHERE room_id = ANY($1)", rooms
+            )
+            or []
+        }
+    finally:
+        await conn.close()
+    notes = [f"{r['room_id']}: project {r['status']}, tasks {list(r['tasks'])}" for r in rows]
+    return notes + [f"{room}: no project" for room in rooms if room not in started]
+
+
 async def _projects_done(db_url: str, rooms: list[str]) -> int:
     sql = "SELECT count(*) FROM fairy_projects WHERE room_id = ANY($1) AND status = 'done'"
     return await _count(db_url, sql, rooms)
@@ -201,7 +224,12 @@ async def _served_again(room: Room) -> bool:
 
 
 async def run(
-    workers: int = 3, rooms: int = 12, *, lease_s: float = 2.0, tokens_per_s: float = 120.0
+    workers: int = 3,
+    rooms: int = 12,
+    *,
+    lease_s: float = 2.0,
+    tokens_per_s: float = 120.0,
+    log_dir: Path | None = None,
 ) -> dict[str, Any]:
     started = time.monotonic()
     server = await LiveKitServer().astart()
@@ -227,7 +255,7 @@ async def run(
             "ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "local-test-model",
             "STEWARD_WORKER_MAX_ROOMS": str(rooms), "STEWARD_RETRANSMIT_AFTER_MS": "200",
         }  # fmt: skip
-        logs = Path(os.environ.get("STEWARD_FAILOVER_LOG_DIR") or tmp.name)
+        logs = log_dir or Path(os.environ.get("STEWARD_FAILOVER_LOG_DIR") or tmp.name)
         procs = Workers(env, logs)
         procs.spawn(workers)
         names = [f"failover-{uuid.uuid4().hex[:6]}-{i}" for i in range(rooms)]
@@ -287,6 +315,7 @@ async def run(
             "lost": lost, "duplicated": duplicated, "out_of_order": out_of_order,
             "canvases_identical": identical, "stale_publishes": stale,
             "served_again": again, "projects_done": done, "lease_s": lease_s,
+            "unfinished": await _unfinished(db_url, names),
             "takeovers": await _takeovers(db_url, names),
             "seconds": round(time.monotonic() - started, 1),
         }  # fmt: skip

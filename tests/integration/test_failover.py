@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -71,8 +72,9 @@ async def test_two_watchers_dispatch_a_lapsed_room_once_and_release_an_empty_one
             await w.close()
 
 
-async def test_a_killed_workers_rooms_are_served_again_with_nothing_lost() -> None:
-    result = await failover.run(workers=3, rooms=6)
+async def test_a_killed_workers_rooms_are_served_again_with_nothing_lost(tmp_path: Path) -> None:
+    result = await failover.run(workers=3, rooms=6, log_dir=tmp_path)  # worker-N.log there
+    print(result)
     assert result["rooms_of_killed"] >= 1, result
     assert result["rooms_recovered"] == result["rooms_of_killed"], result
     assert result["served_again"] == result["rooms_of_killed"], result
