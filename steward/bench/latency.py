@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import time
 import uuid
 from collections import Counter
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from steward.bench import screenshot
 from steward.bench.browsers import PAGE_SETTINGS, Browsers, PageServer
@@ -28,6 +30,7 @@ from steward.bench.harness import (
     ClientProcess,
     Marks,
     bounded,
+    loop_lag,
     percentiles,
     start_stack,
     wait_until,
@@ -46,6 +49,7 @@ MESSAGES = [
     "draw a flow chart of login",
 ]
 TARGETS = {"overhead_ms": 2.0, "e2e_ms": 30.0, "prompt_to_model_ms": 120.0, "screenshot_ms": 100.0}
+T = TypeVar("T")
 # A user types for this long after focusing the prompt box (the composing hint) by default.
 TYPING_MS = 1500.0
 # Prompts sent cold (no hint) besides the typed ones, interleaved with them.
@@ -158,11 +162,7 @@ async def run_headless(
             lambda: len(runtime.participants.appliers()) == clients, 30, "clients seen"
         )
         probes = RawProbes(runtime.room.local_participant, marks, runtime.participants.appliers)
-        probes.start()
-        try:
-            result = await cp.go(timeout=60 + len(plan) * (30 + typing_ms / 1000))
-        finally:
-            await probes.stop()
+        result = await _beside(cp.go(timeout=60 + len(plan) * (30 + typing_ms / 1000)), probes)
         report = result["rooms"][room]
         applied = {cid: c["applied"] for cid, c in report["clients"].items()}
         e2e, missing = marks.e2e_ms(applied)
@@ -189,6 +189,20 @@ async def run_headless(
             await cp.kill()
         await stack.close()
     return out
+
+
+async def _beside(run: Awaitable[T], probes: RawProbes) -> T:
+    """The clients' run with raw probes and loop-lag samples (`loop_lag_ms` in `breakdown`:
+    how late the steward's own loop wakes, a part of every stage) taken meanwhile."""
+    lag = asyncio.ensure_future(loop_lag(probes.marks))
+    probes.start()
+    try:
+        return await run
+    finally:
+        await probes.stop()
+        lag.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await lag
 
 
 def _timing(
@@ -237,14 +251,10 @@ async def run_browsers(
         open_s = time.monotonic() - started
         await wait_until(lambda: len(runtime.participants.appliers()) == clients, 30, "tabs seen")
         probes = RawProbes(runtime.room.local_participant, marks, runtime.participants.appliers)
-        probes.start()
-        try:
-            result = await tabs.call(
-                "run", 60 + len(plan) * (30 + typing_ms / 1000), room=room, messages=MESSAGES,
-                prompts=len(plan), hinted=plan, typingMs=typing_ms,
-            )  # fmt: skip
-        finally:
-            await probes.stop()
+        result = await _beside(tabs.call(
+            "run", 60 + len(plan) * (30 + typing_ms / 1000), room=room, messages=MESSAGES,
+            prompts=len(plan), hinted=plan, typingMs=typing_ms,
+        ), probes)  # fmt: skip
         report = (await tabs.call("report", 60, room=room))["clients"]
         clock = await tabs.clock_check(opened["tabs"][0]["index"])
         offset = clock.pop("offset_s")
