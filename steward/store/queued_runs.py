@@ -17,9 +17,10 @@ import asyncpg
 from steward.protocol.messages import Box
 
 # The oldest waiting run of the room, taken only while `token` still holds the room's lease.
-# FOR UPDATE makes a second taker wait for the first and then see `taken_at` set.
+# FOR UPDATE makes a concurrent taker wait for the first and then pass over the row it took.
 _TAKE = """
-UPDATE queued_runs SET state = 'taken', taken_at = now(), taken_by = $2, taken_token = $3
+UPDATE queued_runs
+SET state = 'taken', taken_at = clock_timestamp(), taken_by = $2, taken_token = $3
 WHERE session_id = (
     SELECT session_id FROM queued_runs
     WHERE room_id = $1 AND taken_at IS NULL AND expires_at > now()
