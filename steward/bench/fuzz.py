@@ -45,10 +45,10 @@ from steward.protocol.messages import (
     ViewportUpdate,
     WireModel,
 )
-from steward.room.context import ContextFailure, CorruptGzip, Inflater, Oversize, parse_shapes
 from steward.room.envelopes import FragmentAssembler, is_fragment, pack
 from steward.room.intake import addressed_text
 from steward.room.relay import edit_to_actions
+from steward.room.stream_inbox import ContextFailure, CorruptGzip, Inflater, Oversize, parse_shapes
 
 # Valid examples of every inbound message, the starting points for mutation.
 SEEDS: dict[type[WireModel], list[dict[str, Any]]] = {

@@ -226,7 +226,7 @@ async def measure(
     # Measure the real round trip even when it is slower than the production timeout (2 s by
     # default, after which an agent run would go on text-only); count those separately.
     fetcher.timeout_s, fetcher.attempts = max(30.0, production_timeout), 1
-    fetcher.cache_ttl_s = 0.0  # every call goes to the browser
+    fetcher.cache.ttl_s = 0.0  # every call goes to the browser
     # What production asks for (the thumbnail), so the figure is the one a prompt waits for.
     fetcher.max_size = stack.settings.steward_screenshot_max_size
     probes = _instrument(runtime)

@@ -56,13 +56,14 @@ from steward.room.abuse import AbuseGuard, livekit_revoker
 from steward.room.broadcaster import Broadcaster
 from steward.room.chat import Messenger
 from steward.room.composing import ComposingHints
-from steward.room.context import STREAM_CAPS, ContextFetcher, StreamInbox
 from steward.room.dispatch import Dispatcher
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.grants import GrantBook
 from steward.room.intake import Intake, RateLimiter
 from steward.room.participants import Participants
 from steward.room.relay import Relay
+from steward.room.snapshot_fetcher import ContextFetcher
+from steward.room.stream_inbox import STREAM_CAPS, StreamInbox
 from steward.room.user_edits import UserEdits
 from steward.room.views import Views
 from steward.store.grants import GrantBindings
@@ -546,7 +547,7 @@ class RoomRuntime:
             self._reject(TOPIC_ACK, sender, refused, f"{ack.session_id[:64]} seq {ack.seq}")
 
     def _on_viewport(self, sender: str, update: ViewportUpdate) -> None:
-        self.context.viewport_changed(sender, self.views.update(sender, update))
+        self.context.cache.viewport_changed(sender, self.views.update(sender, update))
 
     async def _on_resync(self, sender: str, req: Resync) -> None:
         if self.mode == "host" and sender != self.participants.host:

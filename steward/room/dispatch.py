@@ -18,8 +18,8 @@ from steward.ports import AgentRunner, PromptInput
 from steward.protocol.messages import SessionStatus, WireAction
 from steward.room.broadcaster import Broadcaster
 from steward.room.chat import Messenger
-from steward.room.context import ContextFetcher
 from steward.room.session import RoomSession
+from steward.room.snapshot_fetcher import ContextFetcher
 from steward.store.outbox import Outbox
 
 log = get_logger(__name__)

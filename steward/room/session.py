@@ -11,7 +11,7 @@ from steward.ports import CanvasContext, CanvasView, PromptInput
 from steward.protocol.messages import FINAL_STATUSES, Box, SessionStatus, WireAction
 from steward.room.broadcaster import Broadcaster
 from steward.room.chat import Messenger
-from steward.room.context import ContextFetcher
+from steward.room.snapshot_fetcher import ContextFetcher
 
 
 @dataclass

@@ -40,7 +40,7 @@ async def test_a_hinted_prompt_uses_the_prefetched_context_and_bad_hints_are_ref
         assert alice.stats.context_requests == 0
 
         await alice.composing()
-        await wait_for(lambda: runtime.context.prefetch_stats["ok"] == 1, timeout=10)
+        await wait_for(lambda: runtime.context.cache.prefetch_stats["ok"] == 1, timeout=10)
         assert alice.stats.context_requests == 1
         reply = await alice.prompt("draw our signup flow")
         assert reply.session_id

@@ -18,7 +18,7 @@ from steward.protocol.names import (
     TOPIC_SCREENSHOT,
     TOPIC_TRANSCRIPTION,
 )
-from steward.room.context import DEMOTE_AFTER
+from steward.room.snapshot_fetcher import DEMOTE_AFTER
 from steward.service import StewardService
 from steward.store.database import Database
 from tests.conftest import wait_for

@@ -20,8 +20,9 @@ from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
 from steward.protocol.messages import Box, ContextCounts, ContextReply, ViewportUpdate
 from steward.protocol.names import ATTR_CAPABILITIES
-from steward.room.context import ContextFetcher, Received, StreamInbox
 from steward.room.participants import Participants
+from steward.room.snapshot_fetcher import ContextFetcher
+from steward.room.stream_inbox import Received, StreamInbox
 from steward.room.user_edits import UserEdits
 from steward.room.views import Views
 from tests.unit.fake_session import FakeSession
@@ -101,7 +102,7 @@ class Room:
 
     def publish_view(self, identity: str, viewport: Box, selection: list[str]) -> None:
         update = ViewportUpdate(viewport=viewport, selection=selection, ts=0.0)
-        self.fetcher.viewport_changed(identity, self.views.update(identity, update))
+        self.fetcher.cache.viewport_changed(identity, self.views.update(identity, update))
 
 
 @pytest.fixture
@@ -220,7 +221,7 @@ async def test_host_mode_asks_only_the_askers_browser_for_its_edits_once() -> No
     room = Room(browser_changes=True)
     room.browsers["bob"].changes = [{"id": "b1", "change": "updated"}]
     assert room.fetcher.prefetch(asker="bob") == "started"
-    for task in list(room.fetcher._prefetching.values()):
+    for task in list(room.fetcher.cache.prefetches):
         await task
     assert "user_changes" in room.calls[0][1]["want"]
     first = await room.fetcher.fetch(asker="bob", source="browser")
@@ -237,7 +238,7 @@ async def test_host_mode_asks_only_the_askers_browser_for_its_edits_once() -> No
 async def test_prefetches_are_per_asker_and_a_new_selection_voids_them(room: Room) -> None:
     assert room.fetcher.prefetch(asker="bob") == "started"
     assert room.fetcher.prefetch(asker="carol") == "started"
-    for task in list(room.fetcher._prefetching.values()):
+    for task in list(room.fetcher.cache.prefetches):
         await task
     assert room.fetcher.prefetch(asker="bob") == "cached"
     bob = await room.fetcher.fetch(asker="bob", source="browser")

@@ -23,7 +23,7 @@ from steward.protocol.limits import (
 )
 from steward.protocol.messages import ContextRequest
 from steward.protocol.names import TOPIC_CONTEXT
-from steward.room.context import ContextFailure, CorruptGzip, Inflater, Oversize
+from steward.room.stream_inbox import ContextFailure, CorruptGzip, Inflater, Oversize
 from tests.unit.test_context_prefetch import Rig as FetchRig
 from tests.unit.test_screenshot_types import Rig
 

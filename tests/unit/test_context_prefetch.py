@@ -18,8 +18,9 @@ from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import Box, ComposingHint, ContextCounts, ContextReply
 from steward.protocol.names import ATTR_CAPABILITIES, TOPIC_COMPOSING
 from steward.room.composing import ComposingHints
-from steward.room.context import ContextFetcher, Received, StreamInbox
 from steward.room.participants import Member, Participants
+from steward.room.snapshot_fetcher import ContextFetcher
+from steward.room.stream_inbox import Received, StreamInbox
 from steward.room.views import ParticipantView
 
 WEBP = b"RIFF\x04\x00\x00\x00WEBPVP8 "
@@ -87,7 +88,7 @@ class Rig:
 
     async def prefetched(self, bounds: Box | None = None, asker: str | None = None) -> None:
         assert self.fetcher.prefetch(bounds, asker=asker) == "started"
-        for task in list(self.fetcher._prefetching.values()):
+        for task in list(self.fetcher.cache.prefetches):
             await task
 
 
@@ -104,7 +105,7 @@ async def test_a_prompt_after_a_prefetch_uses_it_without_a_second_rpc(rig: Rig) 
     assert ctx.screenshot_type == "image/webp"
     assert ctx.source_identity == "alice" and ctx.shapes[0]["id"] == "a"
     assert len(rig.host.calls) == 1
-    assert rig.fetcher.prefetch_stats == {"started": 1, "ok": 1, "failed": 0, "served": 1}
+    assert rig.fetcher.cache.prefetch_stats == {"started": 1, "ok": 1, "failed": 0, "served": 1}
 
 
 async def test_a_fetch_joins_a_prefetch_in_flight_and_prefetches_are_single_flight(
@@ -164,7 +165,7 @@ async def test_an_answer_racing_a_room_change_is_never_cached(rig: Rig) -> None:
     await asyncio.sleep(0.01)
     rig.version += 1  # changed while the host was answering
     rig.host.gate.set()
-    for task in list(rig.fetcher._prefetching.values()):
+    for task in list(rig.fetcher.cache.prefetches):
         await task
     rig.host.gate = None
     assert (await rig.fetcher.fetch()).source == "fetched"
@@ -173,17 +174,17 @@ async def test_an_answer_racing_a_room_change_is_never_cached(rig: Rig) -> None:
 
 async def test_the_host_moving_its_camera_invalidates_a_view_relative_prefetch(rig: Rig) -> None:
     await rig.prefetched()
-    rig.fetcher.viewport_changed("alice", _view(Box(x=0, y=0, w=1280, h=800)))  # unchanged
-    rig.fetcher.viewport_changed("bob", _view(Box(x=500, y=0, w=1280, h=800)))  # not the host
+    rig.fetcher.cache.viewport_changed("alice", _view(Box(x=0, y=0, w=1280, h=800)))  # unchanged
+    rig.fetcher.cache.viewport_changed("bob", _view(Box(x=500, y=0, w=1280, h=800)))  # not the host
     assert rig.fetcher.prefetch() == "cached"
-    rig.fetcher.viewport_changed("alice", _view(Box(x=500, y=0, w=1280, h=800)))
+    rig.fetcher.cache.viewport_changed("alice", _view(Box(x=500, y=0, w=1280, h=800)))
     assert rig.fetcher.prefetch() == "started"
 
 
 async def test_a_failed_prefetch_raises_nothing_and_is_not_a_degraded_run(rig: Rig) -> None:
     rig.host.fail = True
     await rig.prefetched()
-    assert rig.fetcher.prefetch_stats["failed"] == 1 and rig.fetcher.degraded_runs == 0
+    assert rig.fetcher.cache.prefetch_stats["failed"] == 1 and rig.fetcher.degraded_runs == 0
     rig.host.fail = False
     ctx = await rig.fetcher.fetch()  # the prompt fetches on its own
     assert ctx.source == "fetched" and not ctx.degraded
@@ -193,7 +194,7 @@ async def test_a_failed_prefetch_raises_nothing_and_is_not_a_degraded_run(rig: R
 async def test_no_prefetch_without_a_capable_host() -> None:
     rig = Rig(host=False)
     assert rig.fetcher.prefetch() == "no_host"
-    assert rig.fetcher._prefetching == {} and rig.host.calls == []
+    assert rig.fetcher.cache.prefetches == [] and rig.host.calls == []
 
 
 async def test_close_stops_a_running_prefetch(rig: Rig) -> None:
@@ -201,7 +202,7 @@ async def test_close_stops_a_running_prefetch(rig: Rig) -> None:
     assert rig.fetcher.prefetch() == "started"
     await asyncio.sleep(0.01)
     await rig.fetcher.close()
-    assert rig.fetcher._prefetching == {}
+    assert rig.fetcher.cache.prefetches == []
 
 
 # --- the hint message --------------------------------------------------------------------
@@ -259,7 +260,7 @@ async def test_only_participants_allowed_to_prompt_trigger_a_prefetch(rig: Rig) 
         (TOPIC_COMPOSING, "bob", "not_allowed"),
         (TOPIC_COMPOSING, "mallory", "not_allowed"),
     ]
-    assert rig.host.calls == [] and rig.fetcher.prefetch_stats["started"] == 0
+    assert rig.host.calls == [] and rig.fetcher.cache.prefetch_stats["started"] == 0
     assert h.hints.hint("alice", HINT) == "started"
 
 
@@ -291,7 +292,7 @@ async def test_a_speaking_participant_allowed_to_prompt_prefetches_quietly(rig: 
     assert h.hints.on_voice("bob") == "refused"
     assert h.rejected == []  # interim segments of voice agents are not rejections
     assert h.hints.on_voice("alice") == "started"
-    assert rig.fetcher._prefetching
+    assert rig.fetcher.cache.prefetches
     await rig.fetcher.close()
 
 
@@ -320,12 +321,12 @@ async def test_a_transcription_stream_starting_calls_the_speaking_hook() -> None
 
 
 async def test_the_cache_keeps_only_the_newest_answers(rig: Rig) -> None:
-    from steward.room.context import MAX_CACHED
+    from steward.room.snapshot_cache import MAX_CACHED
 
     boxes = [Box(x=i, y=0, w=100, h=100) for i in range(MAX_CACHED + 2)]
     for box in boxes:
         await rig.prefetched(box)
-    assert len(rig.fetcher._cache) == MAX_CACHED
+    assert len(rig.fetcher.cache) == MAX_CACHED
     assert rig.fetcher.prefetch(boxes[0]) == "started"  # the oldest was dropped
     assert rig.fetcher.prefetch(boxes[-1]) == "cached"
     await rig.fetcher.close()

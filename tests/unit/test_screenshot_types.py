@@ -16,7 +16,7 @@ from steward.prompt.parts.screenshot import PART
 from steward.prompt.state import PromptState
 from steward.protocol.images import matches, screenshot_type, sniff
 from steward.protocol.names import STREAM_ATTR_REQUEST_ID, TOPIC_CONTEXT, TOPIC_SCREENSHOT
-from steward.room.context import ContextFailure, Received, StreamInbox
+from steward.room.stream_inbox import ContextFailure, Received, StreamInbox
 
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16
 WEBP = b"RIFF\x24\x00\x00\x00WEBPVP8 " + b"\x00" * 16

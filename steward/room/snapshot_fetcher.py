@@ -1,4 +1,5 @@
-"""Context and screenshots from browsers: RPC `steward.context` plus correlated byte streams.
+"""Context and screenshots from browsers: RPC `steward.context` plus correlated byte streams
+(`stream_inbox`), answered from `snapshot_cache` when it can be.
 
 Whose view: a prompt's context is the asker's. The asker's own browser is asked first when
 it offers context; else the host renders the asker's last published viewport (`Views`), and
@@ -9,22 +10,15 @@ no browser behind it (HTTP, voice with no canvas open) gets the host's view, no 
 and a `view_note` telling the model so. The asker's own edits since the agent last looked
 ride along (`UserEdits` in relay mode; the asker's browser reports them in host mode).
 
-A short-lived cache keyed by (asker, docVersion, bounds) answers repeated requests while
-nothing was sent to the room since.
-
 `prefetch` starts the same fetch in the background while a user composes a prompt (a
-`steward:composing` hint): its result is cached longer (`prefetch_ttl_s`), a `fetch` for the
-same key joins it while it is in flight, and it never degrades, raises or counts as a run.
+`steward:composing` hint): it never degrades, raises or counts as a run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import time
 import uuid
-import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -40,237 +34,33 @@ from tenacity import (
 from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
-from steward.ports import CanvasContext, ContextSource, PromptSource
+from steward.ports import CanvasContext, PromptSource
 from steward.protocol import ProtocolError, decode
-from steward.protocol.images import matches, screenshot_type
-from steward.protocol.limits import (
-    MAX_RPC_PAYLOAD_BYTES,
-    MAX_SCREENSHOT_BYTES,
-    MAX_SHAPES_JSON_BYTES,
-)
+from steward.protocol.limits import MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import Box, ContextPart, ContextReply, ContextRequest
-from steward.protocol.names import (
-    RPC_CONTEXT,
-    SCREENSHOT_TYPE_JPEG,
-    SHAPES_TYPE_GZIP,
-    SHAPES_TYPE_JSON,
-    STREAM_ATTR_REQUEST_ID,
-    TOPIC_CONTEXT,
-    TOPIC_SCREENSHOT,
-)
+from steward.protocol.names import RPC_CONTEXT, SCREENSHOT_TYPE_JPEG, TOPIC_CONTEXT
 from steward.room.participants import Participants
+from steward.room.snapshot_cache import FlightKey, SnapshotCache, view_for
+from steward.room.stream_inbox import (
+    ContextFailure,
+    ContextRefused,
+    Received,
+    StreamInbox,
+    parse_shapes,
+)
 from steward.room.user_edits import UserEdits
-from steward.room.views import ParticipantView, Views
-from steward.tasks import TaskSet
+from steward.room.views import Views
 
 log = get_logger(__name__)
 
 DEFAULT_VIEWPORT = Box(x=0, y=0, w=1280, h=800)
-STREAM_KINDS = {TOPIC_SCREENSHOT: "screenshot", TOPIC_CONTEXT: "shapes"}
-STREAM_CAPS = {"screenshot": MAX_SCREENSHOT_BYTES, "shapes": MAX_SHAPES_JSON_BYTES}
 
 PerformRpc = Callable[..., Awaitable[str]]
 # A whole fetch (every candidate, every attempt) ends after this many `timeout_s`.
 TOTAL_TIMEOUTS = 4
-# Cached answers per room (different bounds, e.g. hints while the user pans).
-MAX_CACHED = 8
-
-
-class ContextFailure(Exception):
-    """One attempt at one browser failed (timeout, RPC error, bad reply, missing stream)."""
-
-
-class ContextRefused(ContextFailure):
-    """The browser sent what no retry would fix (over its byte budget, a corrupt or bomb
-    gzip, the wrong image type): that browser is not asked again for this run."""
-
-
-# Refusals of a stream's content (not of its timing): never retried at the same browser.
-_REFUSALS = frozenset({"oversize", "corrupt_gzip", "unsupported_image_type", "image_type_mismatch"})
 # A browser whose answers failed this many fetches in a row loses the host role for a while.
 DEMOTE_AFTER = 3
 DEMOTE_S = 120.0
-
-
-@dataclass(frozen=True)
-class Received:
-    """One whole byte stream: its bytes and the media type it was sent as."""
-
-    data: bytes
-    mime_type: str
-
-
-@dataclass
-class _Expected:
-    sender: str
-    futures: dict[str, asyncio.Future[Received]]
-    # Byte caps the steward asked for (the screenshot's maxBytes), under STREAM_CAPS.
-    caps: dict[str, int] = field(default_factory=dict)
-
-
-class Oversize(Exception):
-    """The stream (or what it inflates to) is over its cap."""
-
-
-class CorruptGzip(Exception):
-    """A stream sent as gzip that does not inflate to one whole gzip member."""
-
-
-class Inflater:
-    """Streaming gunzip whose output never exceeds `cap` bytes: a zip bomb is refused after
-    at most `cap + 1` inflated bytes, never held whole."""
-
-    def __init__(self, cap: int) -> None:
-        self._cap = cap
-        self._z = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip wrapper only
-        self.out = bytearray()
-
-    def feed(self, chunk: bytes) -> None:
-        data = chunk
-        while data:
-            if self._z.eof:
-                raise CorruptGzip("data after the end of the gzip member")
-            try:
-                # max_length > 0 always (an over-cap output raised below): 0 means unbounded.
-                self.out += self._z.decompress(data, self._cap + 1 - len(self.out))
-            except zlib.error as err:
-                raise CorruptGzip(str(err)) from err
-            if len(self.out) > self._cap:
-                raise Oversize(f"inflates to over {self._cap} bytes")
-            data = self._z.unconsumed_tail
-        if self._z.unused_data:
-            raise CorruptGzip("data after the end of the gzip member")
-
-    def finish(self) -> bytes:
-        if not self._z.eof:
-            raise CorruptGzip("truncated gzip stream")
-        return bytes(self.out)
-
-
-def shapes_encoding(mime_type: str) -> str:
-    """`gzip` when the shapes stream says it is gzip-compressed JSON, else `json` (plain JSON
-    is what older browsers and clients send, labelled or not)."""
-    base = mime_type.split(";", 1)[0].strip().lower()
-    return "gzip" if base == SHAPES_TYPE_GZIP else "json"
-
-
-class StreamInbox:
-    """Byte streams on `agent:screenshot` / `agent:context`, matched to requests by id.
-
-    A screenshot must be sent as an accepted image type (`steward.protocol.images`) and its
-    bytes must match that type; anything else fails the request like a missing screenshot.
-    Shapes arrive as JSON, gzip-compressed when the stream's mimeType is `application/gzip`:
-    inflated as it arrives, capped at MAX_SHAPES_JSON_BYTES inflated (`oversize`), a corrupt
-    one refused (`corrupt_gzip`); either fails the attempt like invalid shapes JSON."""
-
-    def __init__(self, on_reject: Callable[..., None]) -> None:
-        self._expected: dict[str, _Expected] = {}
-        self._tasks = TaskSet("context_stream_task_failed")
-        self._on_reject = on_reject
-
-    def expect(
-        self, request_id: str, sender: str, kinds: list[str], caps: dict[str, int] | None = None
-    ) -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        futures: dict[str, asyncio.Future[Received]] = {k: loop.create_future() for k in kinds}
-        self._expected[request_id] = _Expected(sender, futures, dict(caps or {}))
-        return futures
-
-    def refuse(
-        self, topic: str, kind: str
-    ) -> Callable[[rtc.ByteStreamReader | rtc.TextStreamReader, str], None]:
-        """A handler that refuses every stream of `kind` on `topic` unread, with a log line."""
-
-        def on_stream(reader: rtc.ByteStreamReader | rtc.TextStreamReader, sender: str) -> None:
-            self._on_reject(topic, sender, "unexpected_stream", f"{kind} stream")
-            reader.close()
-
-        return on_stream
-
-    def discard(self, request_id: str) -> None:
-        expected = self._expected.pop(request_id, None)
-        if expected is not None:
-            for fut in expected.futures.values():
-                if not fut.done():
-                    fut.cancel()
-                elif not fut.cancelled():
-                    # A refused stream nobody waited for (not announced, or the request had
-                    # already failed): its failure is logged; mark it seen for asyncio.
-                    fut.exception()
-
-    def handler(self, topic: str) -> Callable[[rtc.ByteStreamReader, str], None]:
-        kind = STREAM_KINDS[topic]
-
-        def on_stream(reader: rtc.ByteStreamReader, sender: str) -> None:
-            self._tasks.spawn(self._read(kind, topic, reader, sender))
-
-        return on_stream
-
-    async def _read(self, kind: str, topic: str, reader: rtc.ByteStreamReader, sender: str) -> None:
-        request_id = (reader.info.attributes or {}).get(STREAM_ATTR_REQUEST_ID, "")
-        expected = self._expected.get(request_id)
-        fut = expected.futures.get(kind) if expected is not None else None
-        if expected is None or fut is None or expected.sender != sender:
-            self._on_reject(topic, sender, "unexpected_stream")
-            reader.close()  # not read at all; closing also ends its SDK subscription
-            return
-        mime_type = reader.info.mime_type or ""
-        if kind == "screenshot":
-            media_type = screenshot_type(mime_type)
-            if media_type is None:
-                self._fail(fut, topic, sender, "unsupported_image_type", repr(mime_type[:64]))
-                reader.close()
-                return
-            mime_type = media_type
-        cap = min(STREAM_CAPS[kind], expected.caps.get(kind, STREAM_CAPS[kind]))
-        declared = reader.info.size or 0
-        if declared > cap:  # refused from its header, before a byte is read
-            self._fail(fut, topic, sender, "oversize", f"{kind} stream announced {declared} bytes")
-            reader.close()
-            return
-        inflater = None
-        if kind == "shapes":
-            if shapes_encoding(mime_type) == "gzip":
-                inflater = Inflater(cap)
-            mime_type = SHAPES_TYPE_JSON
-        buf = bytearray()
-        size = 0
-        try:
-            async for chunk in reader:
-                size += len(chunk)
-                if size > cap:
-                    raise Oversize(f"{kind} stream over {cap} bytes")
-                if inflater is None:
-                    buf += chunk
-                else:
-                    inflater.feed(chunk)
-            data = bytes(buf) if inflater is None else inflater.finish()
-        except Oversize as err:
-            self._fail(fut, topic, sender, "oversize", str(err))
-            reader.close()  # the rest is never read
-            return
-        except CorruptGzip as err:
-            self._fail(fut, topic, sender, "corrupt_gzip", str(err))
-            reader.close()
-            return
-        except Exception as err:
-            self._on_reject(topic, sender, "stream_failed", str(err))
-            if not fut.done():
-                fut.set_exception(ContextFailure(f"{kind} stream failed: {err}"))
-            return
-        if kind == "screenshot" and not matches(mime_type, data):
-            self._fail(fut, topic, sender, "image_type_mismatch", f"not {mime_type}")
-            return
-        if not fut.done():
-            fut.set_result(Received(data, mime_type))
-
-    def _fail(
-        self, fut: asyncio.Future[Received], topic: str, sender: str, reason: str, detail: str
-    ) -> None:
-        self._on_reject(topic, sender, reason, detail)
-        if not fut.done():
-            failure = ContextRefused if reason in _REFUSALS else ContextFailure
-            fut.set_exception(failure(f"{reason}: {detail}"))
 
 
 @dataclass
@@ -282,23 +72,6 @@ class _Attempt:
     errors: list[str] = field(default_factory=list)
 
 
-@dataclass
-class _CacheEntry:
-    context: CanvasContext
-    at: float
-    room_version: int
-    ttl_s: float
-    prefetched: bool = False
-    # The asker's viewport and selection the answer was made for (None: not known).
-    view: tuple[Box, tuple[str, ...]] | None = None
-    # Browser-reported user changes go to the first request served only.
-    changes_served: bool = False
-
-
-# (asker or "", bounds as JSON or "", want_screenshot, the room's order counter at start)
-_FlightKey = tuple[str, str, bool, int]
-# (asker or "", docVersion, bounds as JSON or "", want_screenshot)
-_CacheKey = tuple[str, int, str, bool]
 PrefetchOutcome = Literal["started", "cached", "in_flight", "no_host"]
 
 
@@ -352,7 +125,6 @@ class ContextFetcher:
         browser_changes: bool = False,  # host mode: ask the asker's browser for its edits
     ) -> None:
         self.room_id = room_id
-        self._clock = clock
         # (topic, sender, reason, detail): a host's reply or stream we refused, counted.
         self._on_reject = on_reject
         self._rpc = perform_rpc
@@ -364,22 +136,21 @@ class ContextFetcher:
         self._room_version = room_version
         self.timeout_s = timeout_s
         self.attempts = attempts
-        self.cache_ttl_s = cache_ttl_s
-        self.prefetch_ttl_s = cache_ttl_s if prefetch_ttl_s is None else prefetch_ttl_s
         self.max_size = max_size
         self.max_bytes = max_bytes
         self._views = views if views is not None else Views()
         self._edits = edits if edits is not None else UserEdits()
         self._browser_changes = browser_changes
-        self._cache: dict[_CacheKey, _CacheEntry] = {}
+        self.cache = SnapshotCache(
+            room_id,
+            room_version,
+            ttl_s=cache_ttl_s,
+            prefetch_ttl_s=cache_ttl_s if prefetch_ttl_s is None else prefetch_ttl_s,
+            clock=clock,
+        )
         self._inflight: dict[str, set[asyncio.Task[str]]] = {}
-        # Single flight per key: running prefetches (joined by `fetch`), and keys a `fetch`
-        # of its own is loading (a prefetch for them would only duplicate it).
-        self._prefetching: dict[_FlightKey, asyncio.Task[CanvasContext | None]] = {}
-        self._fetching: dict[_FlightKey, int] = {}
         self.degraded_runs = 0
         self._failures: dict[str, int] = {}
-        self.prefetch_stats = {"started": 0, "ok": 0, "failed": 0, "served": 0}
 
     def participant_left(self, identity: str) -> None:
         """Fail requests to a browser that left at once, instead of waiting for a timeout."""
@@ -427,51 +198,31 @@ class ContextFetcher:
         self, bounds: Box | None, want_screenshot: bool, asker: str | None
     ) -> CanvasContext:
         started = time.monotonic()
-        cached = self._cached(bounds, want_screenshot, asker)
+        cached = self.cache.lookup(bounds, want_screenshot, asker)
         if cached is not None:
             result = "prefetched" if cached.source == "prefetched" else "cached"
             if result == "prefetched":
-                self.prefetch_stats["served"] += 1
+                self.cache.prefetch_stats["served"] += 1
             metrics.CONTEXT_SECONDS.labels(result=result).observe(time.monotonic() - started)
             return cached
-        key = self._flight_key(bounds, want_screenshot, asker)
-        flight = self._prefetching.get(key)
-        if flight is not None:
-            # Shielded: a cancelled session must not cancel a prefetch others may join.
-            joined = await asyncio.shield(flight)
-            if joined is not None:
-                self.prefetch_stats["served"] += 1
-                metrics.CONTEXT_SECONDS.labels(result="prefetched").observe(
-                    time.monotonic() - started
-                )
-                # The first to join takes its browser-reported changes; later ones do not.
-                entry = self._entry(bounds, want_screenshot, asker)
-                served = entry is not None and entry.context is joined and entry.changes_served
-                if entry is not None and entry.context is joined:
-                    entry.changes_served = True
-                changes = [] if served else list(joined.user_changes)
-                return replace(
-                    joined, shapes=list(joined.shapes), user_changes=changes, source="prefetched"
-                )
-            # The prefetch found no answer: try again in full (and degrade if need be).
+        key = self.cache.flight_key(bounds, want_screenshot, asker)
+        joined = await self.cache.join(key, bounds, asker)
+        if joined is not None:
+            metrics.CONTEXT_SECONDS.labels(result="prefetched").observe(time.monotonic() - started)
+            return joined
+        # No prefetch ran, or it found no answer: fetch in full (and degrade if need be).
         best = _Attempt()
         view = self._views.get(asker)
-        self._fetching[key] = self._fetching.get(key, 0) + 1
-        try:
+        with self.cache.fetching(key):
             got = await self._load(bounds, want_screenshot, asker, best)
-        finally:
-            self._fetching[key] -= 1
-            if not self._fetching[key]:
-                del self._fetching[key]
         if got is None:
             return self._degraded(best, bounds, started)
         context = self._context(got, bounds, degraded=False)
         if self._adopt_shapes and got.shapes is not None:
             self._mirror.load(got.shapes)
-        self._store(
-            context, bounds, want_screenshot, key[3], asker, _view_for(context, asker, view),
-            prefetched=False,
-        )  # fmt: skip
+        self.cache.store(
+            context, key, bounds, asker, view_for(context, asker, view), prefetched=False
+        )
         metrics.CONTEXT_SECONDS.labels(result="ok").observe(time.monotonic() - started)
         return context
 
@@ -511,28 +262,18 @@ class ContextFetcher:
 
         Never raises and never degrades: a failure is logged and the prompt fetches as usual.
         """
-        if self._cached(bounds, want_screenshot, asker, peek=True) is not None:
+        if self.cache.lookup(bounds, want_screenshot, asker, peek=True) is not None:
             return "cached"
-        key = self._flight_key(bounds, want_screenshot, asker)
-        if key in self._prefetching or key in self._fetching:
+        key = self.cache.flight_key(bounds, want_screenshot, asker)
+        if self.cache.busy(key):
             return "in_flight"
         if not self.candidates():
             return "no_host"
-        task = asyncio.ensure_future(self._prefetch(bounds, want_screenshot, asker, key))
-        self._prefetching[key] = task
-
-        def done(t: asyncio.Task[CanvasContext | None]) -> None:
-            if self._prefetching.get(key) is t:
-                del self._prefetching[key]
-            if not t.cancelled() and t.exception() is not None:  # _prefetch catches; be sure
-                log.error("context_prefetch_crashed", room=self.room_id, error=repr(t.exception()))
-
-        task.add_done_callback(done)
-        self.prefetch_stats["started"] += 1
+        self.cache.start_prefetch(key, self._prefetch(bounds, want_screenshot, asker, key))
         return "started"
 
     async def _prefetch(
-        self, bounds: Box | None, want_screenshot: bool, asker: str | None, key: _FlightKey
+        self, bounds: Box | None, want_screenshot: bool, asker: str | None, key: FlightKey
     ) -> CanvasContext | None:
         started = time.monotonic()
         best = _Attempt()
@@ -544,17 +285,16 @@ class ContextFetcher:
             got = None
         took = time.monotonic() - started
         if got is None:
-            self.prefetch_stats["failed"] += 1
+            self.cache.prefetch_stats["failed"] += 1
             metrics.CONTEXT_PREFETCH_SECONDS.labels(result="failed").observe(took)
             log.info("context_prefetch_failed", room=self.room_id, reasons=best.errors[-4:])
             return None
         context = self._context(got, bounds, degraded=False)
         context.source = "prefetched"
-        self._store(
-            context, bounds, want_screenshot, key[3], asker, _view_for(context, asker, view),
-            prefetched=True,
-        )  # fmt: skip
-        self.prefetch_stats["ok"] += 1
+        self.cache.store(
+            context, key, bounds, asker, view_for(context, asker, view), prefetched=True
+        )
+        self.cache.prefetch_stats["ok"] += 1
         metrics.CONTEXT_PREFETCH_SECONDS.labels(result="ok").observe(took)
         log.info(
             "context_prefetched",
@@ -570,12 +310,7 @@ class ContextFetcher:
 
     async def close(self) -> None:
         """Stop running prefetches (the room is closing)."""
-        tasks = list(self._prefetching.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(BaseException):
-                await task
+        await self.cache.close()
 
     async def _load(
         self, bounds: Box | None, want_screenshot: bool, asker: str | None, best: _Attempt
@@ -735,98 +470,6 @@ class ContextFetcher:
             source="degraded" if degraded else "fetched",
         )
 
-    def _key(
-        self, asker: str | None, doc_version: int, bounds: Box | None, shot: bool
-    ) -> _CacheKey:
-        return (asker or "", doc_version, bounds.model_dump_json() if bounds else "", shot)
-
-    def _flight_key(self, bounds: Box | None, shot: bool, asker: str | None) -> _FlightKey:
-        return (asker or "", bounds.model_dump_json() if bounds else "", shot, self._room_version())
-
-    def _entry(self, bounds: Box | None, shot: bool, asker: str | None) -> _CacheEntry | None:
-        now, version = self._clock(), self._room_version()
-        for key, entry in list(self._cache.items()):
-            if now - entry.at > entry.ttl_s or entry.room_version != version:
-                del self._cache[key]
-        for key, entry in self._cache.items():
-            if key == self._key(asker, entry.context.doc_version, bounds, shot):
-                return entry
-        return None
-
-    def _cached(
-        self, bounds: Box | None, shot: bool, asker: str | None, *, peek: bool = False
-    ) -> CanvasContext | None:
-        entry = self._entry(bounds, shot, asker)
-        if entry is None:
-            return None
-        if peek:
-            return entry.context
-        source: ContextSource = "prefetched" if entry.prefetched else "cached"
-        changes = [] if entry.changes_served else list(entry.context.user_changes)
-        entry.changes_served = True
-        return replace(
-            entry.context, shapes=list(entry.context.shapes), user_changes=changes, source=source
-        )
-
-    def _store(
-        self,
-        context: CanvasContext,
-        bounds: Box | None,
-        shot: bool,
-        room_version: int,
-        asker: str | None,
-        view: tuple[Box, tuple[str, ...]] | None,
-        *,
-        prefetched: bool,
-    ) -> None:
-        """Keyed to the room's order counter when the fetch *started*: anything sent to the
-        room while it ran may or may not be in the answer, so such an answer is never used."""
-        key = self._key(asker, context.doc_version, bounds, shot)
-        ttl = self.prefetch_ttl_s if prefetched else self.cache_ttl_s
-        self._cache.pop(key, None)
-        self._cache[key] = _CacheEntry(
-            context, self._clock(), room_version, ttl, prefetched, view,
-            changes_served=not prefetched,  # a fetch's own caller has just taken them
-        )  # fmt: skip
-        while len(self._cache) > MAX_CACHED:  # each holds a screenshot: keep the newest few
-            del self._cache[next(iter(self._cache))]
-
-    def viewport_changed(self, identity: str, view: ParticipantView) -> None:
-        """A browser published a new viewport or selection (`canvas:viewport`).
-
-        Answers made for that asker no longer hold when its selection changed, or, without
-        bounds, when its camera moved. An answer for no asker that this browser gave for its
-        own view (no bounds) no longer shows what a prompt without bounds would get."""
-        for key, entry in list(self._cache.items()):
-            asker, bounds = key[0], key[2]
-            if asker == identity:
-                stale = entry.view is None or entry.view[1] != view.selection or (
-                    bounds == "" and not _same_box(entry.view[0], view.viewport)
-                )  # fmt: skip
-            else:
-                stale = (
-                    asker == ""
-                    and bounds == ""
-                    and entry.context.source_identity == identity
-                    and not _same_box(entry.context.viewport, view.viewport)
-                )
-            if stale:
-                del self._cache[key]
-
-
-def _view_for(
-    context: CanvasContext, asker: str | None, view: ParticipantView | None
-) -> tuple[Box, tuple[str, ...]] | None:
-    """The asker's viewport and selection an answer was made for: its own browser's reply,
-    else what it had published when the fetch started."""
-    if asker is not None and context.source_identity == asker:
-        return context.viewport, tuple(context.selection)
-    return (view.viewport, view.selection) if view is not None else None
-
-
-def _same_box(a: Box, b: Box, tolerance: float = 0.5) -> bool:
-    return all(abs(u - v) <= tolerance for u, v in ((a.x, b.x), (a.y, b.y), (a.w, b.w), (a.h, b.h)))
-
 
 def _retryable(err: BaseException) -> bool:
     return isinstance(err, ContextFailure) and not isinstance(err, ContextRefused)
@@ -835,13 +478,3 @@ def _retryable(err: BaseException) -> bool:
 def _current_cancelling() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
-
-
-def parse_shapes(data: bytes) -> list[dict[str, Any]]:
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError) as err:  # RecursionError: absurdly deep nesting
-        raise ContextFailure(f"shapes JSON invalid: {err}") from err
-    if not isinstance(value, list) or not all(isinstance(s, dict) for s in value):
-        raise ContextFailure("shapes JSON is not a list of objects")
-    return value
