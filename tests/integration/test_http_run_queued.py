@@ -6,10 +6,8 @@ the runs once each, in order, under the session ids their callers got."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import signal
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,8 @@ from tests.integration.room_support import (
     close_all,
     join_clients,
     room_settings,
+    steward_env,
+    stop_group,
 )
 
 pytestmark = pytest.mark.integration
@@ -40,21 +40,12 @@ PROMPTS = ["draw the queued signup flow", "then label the queued review step"]
 def spawn_worker(
     server: LiveKitServer, db_url: str, model_url: str, log: Path
 ) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "LIVEKIT_URL": server.url,
-        "LIVEKIT_API_KEY": server.api_key,
-        "LIVEKIT_API_SECRET": server.api_secret,
-        "DATABASE_URL": db_url,
-        "STEWARD_AGENT_NAME": AGENT,
-        "STEWARD_MODEL": "anthropic:claude-queue-test",
-        "ANTHROPIC_BASE_URL": model_url,
-        "ANTHROPIC_API_KEY": "test",
-        "STEWARD_API_KEY": TEST_API_KEY,
-        "STEWARD_HTTP_PORT": "0",
-        "STEWARD_LOG_FORMAT": "json",
-        "STEWARD_CONTEXT_TIMEOUT_S": "1.0",
-    }
+    env = steward_env(
+        server, db_url,
+        STEWARD_AGENT_NAME=AGENT, STEWARD_MODEL="anthropic:claude-queue-test",
+        ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="test",
+        STEWARD_API_KEY=TEST_API_KEY, STEWARD_HTTP_PORT="0",
+    )  # fmt: skip
     return subprocess.Popen(
         ["uv", "run", "--frozen", "steward", "worker", "--http"],
         cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
@@ -136,12 +127,7 @@ async def test_http_runs_for_a_room_no_steward_serves_are_queued_and_run_once_ev
     finally:
         await close_all(clients)
         await other.close()
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            await asyncio.to_thread(worker.wait, 30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
+        await stop_group(worker, 30)
         await model.stop()
         if os.environ.get("STEWARD_TEST_VERBOSE"):
             print(log.read_text(errors="replace")[-6000:])

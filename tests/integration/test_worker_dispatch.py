@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from steward.protocol.names import ATTR_READY, ATTR_ROLE
 from steward.voice.microphone import WavMicrophone
 from steward.voice.speech import speak
 from tests.conftest import wait_for
+from tests.integration.room_support import stop_group
 
 pytestmark = pytest.mark.integration
 
@@ -94,11 +94,6 @@ async def test_worker_joins_a_dispatched_room_and_serves_prompts(
     finally:
         await client.disconnect()
         await lk.aclose()
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            await asyncio.to_thread(worker.wait, 20)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
+        await stop_group(worker)
         if os.environ.get("STEWARD_TEST_VERBOSE"):
             print(log_path.read_text(errors="replace")[-4000:])
