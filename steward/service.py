@@ -4,7 +4,7 @@
 `StewardService`; rooms are attached either by connecting directly (`join`) or by handing
 over a room the livekit-agents worker already connected (`attach`).
 
-Every prompt goes through `PromptRouter` (steward/fairies/router.py): prompts that name a
+Every prompt goes through `PromptRouter` (steward/fairies/prompt_router.py): prompts that name a
 fairy or start with `project:` go to the room's fairies (`FairyRuntime`, one per process,
 state in Postgres), the rest to the one-shot agent. Each fairy that works opens its own
 session here (own id, own seq); a joined room first resumes whatever its fairies left
@@ -28,15 +28,15 @@ from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.budget import RoomBudget
 from steward.fairies.orchestrator import FairyRuntime, models_from_settings
+from steward.fairies.prompt_router import PromptRouter
 from steward.fairies.roster import Publish
-from steward.fairies.router import PromptRouter
 from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput, SessionPort
 from steward.protocol.messages import Box, FairiesMessage
 from steward.protocol.names import TOPIC_FAIRIES
 from steward.room.agent_dispatch import AgentDispatcher
-from steward.room.connection import RoomDeps, RoomRuntime, connect_direct
 from steward.room.dispatch import new_session_id, record_quality
+from steward.room.runtime import RoomDeps, RoomRuntime, connect_direct
 from steward.room.session import RoomSession
 from steward.store.database import Database, open_database
 from steward.store.fairies import FairyStore
@@ -170,6 +170,7 @@ class StewardService:
             outbox=self.outbox,
             runner=self.runner,
             cancel_other=self._cancel_fairy_session,
+            owner_of_other=self._fairy_session_owner,
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
             usage_of=self.usage.session_summary,
             speech=speech_engine(self.settings),
@@ -177,6 +178,9 @@ class StewardService:
 
     def _cancel_fairy_session(self, room_id: str, session_id: str) -> bool:
         return self.fairies is not None and self.fairies.cancel_session(room_id, session_id)
+
+    def _fairy_session_owner(self, room_id: str, session_id: str) -> str | None:
+        return None if self.fairies is None else self.fairies.session_owner(room_id, session_id)
 
     def _fairy_presence(self, room_id: str) -> Publish:
         async def publish(msg: FairiesMessage) -> None:

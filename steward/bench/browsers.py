@@ -22,7 +22,7 @@ from typing import Any
 
 from steward.bench.harness import Stack, bounded, wait_until
 from steward.obs.logging import get_logger
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 
 log = get_logger(__name__)
 

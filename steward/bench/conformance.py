@@ -45,13 +45,13 @@ from steward.bench.responders import PlanResponder, SchemaResponder, continuatio
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.commands._common import print_json
 from steward.fairies import modes as fairy_modes
-from steward.fairies.bounds import belongs
+from steward.fairies.task_bounds import belongs
 from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
 from steward.obs import metrics
 from steward.obs.logging import configure_logging
 from steward.protocol.messages import ActionEnvelope
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 
 TARGET_OUTPUTS = 500

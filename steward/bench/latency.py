@@ -34,7 +34,7 @@ from steward.bench.harness import (
 )
 from steward.commands._common import print_json
 from steward.obs.logging import configure_logging
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 
 MESSAGES = [
     "draw a flow chart of our signup",

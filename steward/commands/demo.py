@@ -29,7 +29,7 @@ from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
 from steward.model.reading import read
 from steward.protocol.messages import Box
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
 

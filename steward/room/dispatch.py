@@ -17,9 +17,9 @@ from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput
 from steward.protocol.messages import SessionStatus, WireAction
 from steward.room.broadcaster import Broadcaster
-from steward.room.chat import Messenger
+from steward.room.messenger import Messenger
 from steward.room.session import RoomSession
-from steward.room.snapshot_fetcher import ContextFetcher
+from steward.room.snapshot_fetcher import SnapshotFetcher
 from steward.store.outbox import Outbox
 
 log = get_logger(__name__)
@@ -59,7 +59,7 @@ class Dispatcher:
         *,
         broadcaster: Broadcaster,
         messenger: Messenger,
-        context: ContextFetcher,
+        context: SnapshotFetcher,
         outbox: Outbox,
         model: str,
         max_s: float = 600.0,

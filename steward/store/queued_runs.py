@@ -56,7 +56,7 @@ class QueuedRun:
 
 
 @dataclass(frozen=True)
-class RunState:
+class QueuedRunState:
     session_id: str
     room_id: str
     state: str  # queued | expired | taken | running | done | canceled | error
@@ -117,6 +117,6 @@ class QueuedRuns:
         )
         return int(done.split()[-1])
 
-    async def state(self, session_id: str) -> RunState | None:
+    async def state(self, session_id: str) -> QueuedRunState | None:
         row = await self.pool.fetchrow(_STATE, session_id)
-        return None if row is None else RunState(**dict(row))
+        return None if row is None else QueuedRunState(**dict(row))

@@ -15,7 +15,7 @@ from steward.config import Settings
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.headless.client import Faults, HeadlessClient
 from steward.livekit_server import LiveKitServer
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from tests.conftest import wait_for

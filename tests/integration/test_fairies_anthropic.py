@@ -16,8 +16,8 @@ import pytest
 from steward.bench.anthropic_server import MessagesServer
 from steward.bench.responders import PlanResponder
 from steward.canvas.bounds import shape_bounds
-from steward.fairies.bounds import belongs
 from steward.fairies.modes import MODES
+from steward.fairies.task_bounds import belongs
 from steward.fairies.turn import NO_ACTION_NOTICE
 from steward.livekit_server import LiveKitServer
 from steward.service import StewardService

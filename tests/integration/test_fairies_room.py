@@ -25,14 +25,14 @@ import pytest
 
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.canvas.mirror import CanvasMirror
-from steward.fairies.bounds import belongs
 from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.scripted_project import ScriptedProjectModel, drone_drawing
+from steward.fairies.task_bounds import belongs
 from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
 from steward.model.base import ModelRequest, Usage
 from steward.protocol.messages import ActionEnvelope
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.outbox import Outbox

@@ -14,7 +14,7 @@ from steward.canvas.simple import model_type
 from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
 from steward.protocol.messages import Box
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from tests.conftest import wait_for

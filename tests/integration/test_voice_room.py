@@ -18,7 +18,7 @@ from livekit import rtc
 from steward.bench.responders import PlanResponder
 from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.tokens import mint_token

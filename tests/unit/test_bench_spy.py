@@ -10,7 +10,7 @@ from steward.bench.spy import IDLE, OTHER, Sampler, classify, read_collapsed
 
 def test_first_matching_phase_wins_over_the_leaf() -> None:
     # pydantic under the ack decode counts as the ack decode, not as envelope encode.
-    ack = ["_on_data (steward/room/connection.py:527)", "BaseModel.__init__ (pydantic/main.py:1)"]
+    ack = ["_on_data (steward/room/runtime.py:527)", "BaseModel.__init__ (pydantic/main.py:1)"]
     assert classify(ack) == "ack decode and flush"
     send = [
         "TurnDriver._ops (steward/fairies/turn.py:260)",

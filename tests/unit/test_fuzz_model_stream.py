@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from steward.actions.base import ActionContext
+from steward.actions.base import RunState
 from steward.actions.registry import ALL_ACTION_NAMES, process, select
 from steward.bench import mutate
 from steward.bench.fuzz import SHAPE_SEEDS, _action_seeds
@@ -104,7 +104,7 @@ def test_deep_nesting_is_cut_not_recursed() -> None:
 def test_registry_sanitizes_anything(items: list[dict[str, Any]], complete: bool) -> None:
     mirror = CanvasMirror()
     mirror.load(SHAPE_SEEDS[0])
-    ctx = ActionContext(shapes=mirror.shapes, todo=[])
+    ctx = RunState(shapes=mirror.shapes, todo=[])
     for i, data in enumerate(items):
         out = process(data, index=i, complete=complete, incomplete_path=None, ctx=ctx,
                       enabled=select())  # fmt: skip
