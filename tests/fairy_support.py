@@ -14,7 +14,7 @@ from typing import Any
 from steward.canvas.mirror import CanvasMirror
 from steward.fairies.projects import ProjectBoard
 from steward.fairies.scripted_project import drone_drawing
-from steward.ports import CanvasContext, SessionPort
+from steward.ports import CanvasSnapshot, SessionPort
 from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction
 from steward.store.outbox import Outbox
 
@@ -72,9 +72,9 @@ class FakeSession:
 
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True
-    ) -> CanvasContext:
+    ) -> CanvasSnapshot:
         shapes: list[dict[str, Any]] = self.browser.canvas.snapshot()
-        return CanvasContext(
+        return CanvasSnapshot(
             viewport=Box(x=0, y=0, w=1600, h=900), selection=[], doc_version=0, shapes=shapes
         )
 

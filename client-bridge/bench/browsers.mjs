@@ -21,7 +21,7 @@ const send = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 // Installed in every tab once it is ready: timestamps of final applications (ids, seq order),
-// of raw probes in the room's data callback (steward/bench/raw.py: no bridge logic between)
+// of raw probes in the room's data callback (steward_tools/bench/raw.py: no bridge logic between)
 // and of each context request's stages (RPC handler, toImage, byte streams).
 function installHooks() {
   const s = window.__steward

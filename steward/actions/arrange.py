@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from steward.actions.base import ActionContext, ActionModel, ActionSpec, WireOp
+from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
 from steward.actions.convert import record_diff
 from steward.actions.sanitize import norm_enum, to_number, to_size
 from steward.canvas import layout
@@ -79,7 +79,7 @@ class Stack(Ids):
     gap: float = 0
 
 
-def _diff_ops(ctx: ActionContext, ops: list[WireOp]) -> list[WireOp]:
+def _diff_ops(ctx: RunState, ops: list[WireOp]) -> list[WireOp]:
     after = ctx.preview(ops)
     out = []
     for sid, new in after.items():
@@ -93,14 +93,14 @@ def _diff_ops(ctx: ActionContext, ops: list[WireOp]) -> list[WireOp]:
 
 def _complete(fn: Any) -> Any:
     def sanitize(
-        data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+        data: dict[str, Any], ctx: RunState, index: int, complete: bool
     ) -> dict[str, Any] | None:
         return fn(data, ctx) if complete else None
 
     return sanitize
 
 
-def _with_ids(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None:
+def _with_ids(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
     ids = ctx.existing_ids(data.get("shapeIds") or data.get("shapeId") or [])
     if not ids:
         ctx.notes.append(f"{data.get('_type')}: no existing shapes among {data.get('shapeIds')!r}")
@@ -108,7 +108,7 @@ def _with_ids(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None
     return {**data, "_ids": ids}
 
 
-def _sanitize_move(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None:
+def _sanitize_move(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
     sid = ctx.existing_id(data.get("shapeId"))
     x, y = to_number(data.get("x")), to_number(data.get("y"))
     if sid is None or x is None or y is None:
@@ -117,7 +117,7 @@ def _sanitize_move(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] |
     return {**data, "_id": sid, "_x": px, "_y": py}
 
 
-def _resolve_move(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_move(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     simple = to_simple(ctx.shapes[data["_id"]], ctx.shapes)
     cx = simple.get("x", simple.get("x1", 0.0))
     cy = simple.get("y", simple.get("y1", 0.0))
@@ -125,7 +125,7 @@ def _resolve_move(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
     return _diff_ops(ctx, [op])
 
 
-def _sanitize_place(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None:
+def _sanitize_place(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
     sid, ref = ctx.existing_id(data.get("shapeId")), ctx.existing_id(data.get("referenceShapeId"))
     if sid is None or ref is None or sid == ref:
         return None
@@ -140,7 +140,7 @@ def _sanitize_place(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] 
     }
 
 
-def _resolve_place(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_place(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     delta = layout.place(
         data["_id"], data["_ref"], data["side"], data["align"],
         data["sideOffset"], data["alignOffset"], ctx.shapes,
@@ -150,7 +150,7 @@ def _resolve_place(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
     return _diff_ops(ctx, [WireOp("move", {"ids": [data["_id"]], "dx": delta[0], "dy": delta[1]})])
 
 
-def _origin(data: dict[str, Any], ctx: ActionContext) -> tuple[float, float]:
+def _origin(data: dict[str, Any], ctx: RunState) -> tuple[float, float]:
     box = union(shape_bounds(ctx.shapes[i], ctx.shapes) for i in data["_ids"])
     ox, oy = to_number(data.get("originX")), to_number(data.get("originY"))
     cx = ctx.coords.x_from_model(ox) if ox is not None else (box.mid_x if box else 0.0)
@@ -158,20 +158,20 @@ def _origin(data: dict[str, Any], ctx: ActionContext) -> tuple[float, float]:
     return cx, cy
 
 
-def _sanitize_rotate(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None:
+def _sanitize_rotate(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
     out = _with_ids(data, ctx)
     deg = to_number(data.get("degrees"), limit=36_000)
     return None if out is None or deg is None else {**out, "degrees": deg}
 
 
-def _resolve_rotate(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_rotate(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     ox, oy = _origin(data, ctx)
     angle = math.radians(data["degrees"])
     op = WireOp("rotate", {"ids": data["_ids"], "angle": angle, "originX": ox, "originY": oy})
     return _diff_ops(ctx, [op])
 
 
-def _sanitize_resize(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None:
+def _sanitize_resize(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
     out = _with_ids(data, ctx)
     sx, sy = to_size(data.get("scaleX")), to_size(data.get("scaleY"))
     if out is None or not sx or not sy:
@@ -179,7 +179,7 @@ def _sanitize_resize(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any]
     return {**out, "scaleX": min(sx, 100.0), "scaleY": min(sy, 100.0)}
 
 
-def _resolve_resize(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_resize(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     ox, oy = _origin(data, ctx)
     params = {"ids": data["_ids"], "scaleX": data["scaleX"], "scaleY": data["scaleY"],
               "originX": ox, "originY": oy}  # fmt: skip
@@ -187,7 +187,7 @@ def _resolve_resize(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
 
 
 def _sanitize_layout(key: str, allowed: tuple[str, ...], aliases: dict[str, str]) -> Any:
-    def fn(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None:
+    def fn(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
         out = _with_ids(data, ctx)
         value = norm_enum(data.get(key), allowed, aliases)
         if out is None or value is None:
@@ -198,23 +198,23 @@ def _sanitize_layout(key: str, allowed: tuple[str, ...], aliases: dict[str, str]
     return fn
 
 
-def _resolve_align(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_align(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     op = WireOp("align", {"ids": data["_ids"], "alignment": data["alignment"]})
     return _diff_ops(ctx, [op])
 
 
-def _resolve_distribute(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_distribute(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     op = WireOp("distribute", {"ids": data["_ids"], "direction": data["direction"]})
     return _diff_ops(ctx, [op])
 
 
-def _resolve_stack(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_stack(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     op = WireOp("stack", {"ids": data["_ids"], "direction": data["direction"], "gap": data["gap"]})
     return _diff_ops(ctx, [op])
 
 
 def _reorder(to: str) -> Any:
-    def fn(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+    def fn(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
         return [WireOp("reorder", {"ids": data["_ids"], "to": to})]
 
     return fn

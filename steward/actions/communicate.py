@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from steward.actions.base import ActionContext, ActionModel, ActionSpec, Scheduled, TodoItem, WireOp
+from steward.actions.base import ActionModel, ActionSpec, RunState, Scheduled, TodoItem, WireOp
 from steward.actions.sanitize import norm_enum, to_number, to_size, to_text
 from steward.canvas.bounds import Rect
 from steward.canvas.simple import model_type
@@ -57,7 +57,7 @@ class Unknown(ActionModel):
 
 def _text_field(key: str) -> Any:
     def sanitize(
-        data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+        data: dict[str, Any], ctx: RunState, index: int, complete: bool
     ) -> dict[str, Any] | None:
         text = to_text(data.get(key))
         if text is None:
@@ -67,7 +67,7 @@ def _text_field(key: str) -> Any:
     return sanitize
 
 
-def _box(data: dict[str, Any], ctx: ActionContext, key: str) -> Rect | None:
+def _box(data: dict[str, Any], ctx: RunState, key: str) -> Rect | None:
     vals = [to_number(data.get(k)) for k in ("x", "y")] + [to_size(data.get(k)) for k in "wh"]
     if any(v is None for v in vals):
         return None
@@ -77,38 +77,38 @@ def _box(data: dict[str, Any], ctx: ActionContext, key: str) -> Rect | None:
 
 
 def _complete_only(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     return data if complete else None
 
 
-def _nothing(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _nothing(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     return []
 
 
-def _resolve_message(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_message(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     # Chat text travels as `Outcome.chat` (partial versions included), not as a wire verb.
     return []
 
 
-def _resolve_think(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_think(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     return [WireOp("think", {"text": str(data.get("text", ""))})]
 
 
-def _resolve_review(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_review(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     box = _box(data, ctx, "review")
     ctx.scheduled.append(Scheduled("review", str(data.get("intent") or "Review your work."), box))
     return []
 
 
-def _resolve_add_detail(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_add_detail(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     text = str(data.get("intent") or "Add detail.")
     ctx.scheduled.append(Scheduled("add-detail", text))
     return [WireOp("add_detail", {"text": text})]
 
 
 def _sanitize_todo(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     if not complete:
         return None
@@ -128,7 +128,7 @@ def _sanitize_todo(
     }
 
 
-def _resolve_todo(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_todo(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     for item in ctx.todo:
         if item.id == data["id"]:
             item.status = data["status"]
@@ -141,7 +141,7 @@ def _resolve_todo(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
     return [WireOp("todo", {"items": items})]
 
 
-def _resolve_view(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_view(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     box = _box(data, ctx, "view")
     if box is None:
         return []
@@ -150,7 +150,7 @@ def _resolve_view(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
     return []
 
 
-def _resolve_count(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_count(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     expr = str(data.get("expression") or "all").strip().lower()
     if expr in ("all", "*", "shapes", ""):
         n = len(ctx.shapes)
@@ -160,13 +160,13 @@ def _resolve_count(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
     return []
 
 
-def _resolve_unknown(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_unknown(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     ctx.notes.append(f"ignored unknown action {str(data.get('_type'))[:40]!r}")
     return []
 
 
 def _needs_box(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     if not complete:
         return None

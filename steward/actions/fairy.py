@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import Field
 
-from steward.actions.base import ActionContext, ActionModel, ActionSpec, WireOp
+from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
 from steward.actions.effect import ActionEffect
 
 
@@ -68,7 +68,7 @@ class FlyTo(ActionModel):
 
 
 def _complete_only(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     """Complete versions only, areas taken from the model's coordinates to the page's."""
     if not complete:
@@ -81,7 +81,7 @@ def _complete_only(
     return out
 
 
-def _no_ops(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _no_ops(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     return []
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.actions import arrange, communicate, fairy, shapes
-from steward.actions.base import ActionContext, ActionSpec, WireOp
+from steward.actions.base import ActionSpec, RunState, WireOp
 
 ACTIONS: dict[str, ActionSpec] = {
     spec.name: spec for family in (communicate, shapes, arrange, fairy) for spec in family.SPECS
@@ -62,7 +62,7 @@ def process(
     index: int,
     complete: bool,
     incomplete_path: Sequence[str | int] | None,
-    ctx: ActionContext,
+    ctx: RunState,
     enabled: Mapping[str, ActionSpec],
 ) -> Outcome | None:
     """Sanitize and resolve one (partial or complete) action; None means nothing to do yet."""

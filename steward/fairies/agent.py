@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from steward.actions.base import ActionContext, Scheduled, TodoItem
+from steward.actions.base import RunState, Scheduled, TodoItem
 from steward.actions.registry import ACTIONS, select
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
@@ -71,7 +71,7 @@ class _Run:
 
     session: SessionPort
     prompt: PromptInput
-    ctx: ActionContext
+    ctx: RunState
     request_no: int = 0
     turn: Turn | None = None
     ops_sent: int = 0
@@ -120,9 +120,7 @@ class CanvasAgent:
             await session.send_chat(refusal, role="system")
             await session.send_status("error", "budget exceeded")
             return "error: budget exceeded"
-        ctx = ActionContext(
-            shapes=session.canvas.shapes, todo=self.todo.setdefault(session.room_id, [])
-        )
+        ctx = RunState(shapes=session.canvas.shapes, todo=self.todo.setdefault(session.room_id, []))
         run = _Run(session, prompt, ctx)
         history = self.history.setdefault(session.room_id, [])
         history.append(ChatItem("user", prompt.message))

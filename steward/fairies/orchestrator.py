@@ -23,15 +23,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from steward.actions.base import ActionContext, Scheduled, TodoItem
+from steward.actions.base import RunState, Scheduled, TodoItem
 from steward.actions.registry import ACTIONS, Outcome, select
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import ModelRole, Settings
 from steward.fairies.actions.effects import (
+    BoardOps,
     Effect,
-    EffectContext,
     Moved,
     Notify,
     Remember,
@@ -40,16 +40,15 @@ from steward.fairies.actions.effects import (
     WaitFor,
     abort_effects,
 )
-from steward.fairies.bounds import BoundsGuard, shapes_in
 from steward.fairies.budget import RoomBudget
 from steward.fairies.interrupts import Interrupt, decide, feedback
 from steward.fairies.memory import (
     HistoryItem,
     PromptOrigin,
     action_item,
-    estimate_tokens,
     feedback_item,
     filter_history,
+    history_tokens,
     prompt_item,
 )
 from steward.fairies.mistakes import FairyMistake
@@ -79,6 +78,7 @@ from steward.fairies.projects import ProjectBoard, task_completed_key
 from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.roster import Publish, Roster
 from steward.fairies.scripted_project import ScriptedProjectModel
+from steward.fairies.task_bounds import BoundsGuard, shapes_in
 from steward.fairies.tasks import Task
 from steward.fairies.turn import (
     Turn,
@@ -94,7 +94,7 @@ from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.model.canvas_view import shapes_for_model
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
-from steward.ports import CanvasContext, PromptInput, SessionPort
+from steward.ports import CanvasSnapshot, PromptInput, SessionPort
 from steward.prompt.registry import build_request
 from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import Box, WireAction
@@ -182,7 +182,7 @@ class _FairyRun:
     """One fairy turn: its requests (follow-ups included) share this."""
 
     session: SessionPort
-    ctx: ActionContext
+    ctx: RunState
     model_name: str
     turn: Turn | None = None
     ops_sent: int = 0
@@ -205,6 +205,9 @@ class RoomFairies:
     # The model a fairy's turns use: the one its user's prompt named, passed on to the
     # fairies it directs. In memory only: after a restart the configured model resumes.
     models: dict[str, str | None] = field(default_factory=dict)
+    # Whom each fairy works for: the participant whose prompt started its work, passed on
+    # to the fairies it directs, so a project's sessions have an owner for cancel rights.
+    askers: dict[str, str] = field(default_factory=dict)
     # Fairies that interrupted themselves with new input this turn (start-task, …): the
     # old prompt is over, so its on_prompt_end hook must not also schedule a nudge.
     self_interrupted: set[str] = field(default_factory=set)
@@ -268,6 +271,7 @@ class FairyRuntime:
             room.viewport = Rect(prompt.bounds.x, prompt.bounds.y, prompt.bounds.w, prompt.bounds.h)
         room.lent[fairy_id] = session
         room.models[fairy_id] = prompt.model
+        room.askers[fairy_id] = prompt.requester
         try:
             await self.submit(room, fairy_id, prompt.message, "user")
             await self._settle(room)
@@ -467,12 +471,27 @@ class FairyRuntime:
         """`steward.cancel` for a session the fairies opened (a drone's): stops that fairy
         as a user cancel would. False when no fairy works in that session or it refuses."""
         room = self.rooms.get(room_id)
+        fairy_id = self._own_session_fairy(room, session_id)
+        return (
+            room is not None and fairy_id is not None and self._user_cancel(room, fairy_id) is None
+        )
+
+    def session_owner(self, room_id: str, session_id: str) -> str | None:
+        """Who a session the fairies opened works for (the participant who started the
+        project), or None when unknown (no such session, or resumed after a restart)."""
+        room = self.rooms.get(room_id)
+        fairy_id = self._own_session_fairy(room, session_id)
+        return None if room is None or fairy_id is None else room.askers.get(fairy_id)
+
+    @staticmethod
+    def _own_session_fairy(room: RoomFairies | None, session_id: str) -> str | None:
+        """The fairy working in `session_id`, when the fairies opened it (not a user's run)."""
         if room is None:
-            return False
+            return None
         for fairy_id, session in room.sessions.items():
             if session.session_id == session_id and fairy_id not in room.lent:
-                return self._user_cancel(room, fairy_id) is None
-        return False
+                return fairy_id
+        return None
 
     def _user_cancel(self, room: RoomFairies, fairy_id: str) -> str | None:
         fairy = room.roster.get(fairy_id)
@@ -536,7 +555,7 @@ class FairyRuntime:
     async def abort(self, room_id: str, project_id: str) -> None:
         """System abort (disband): allowed even mid-project."""
         room = await self.room(room_id)
-        ctx = EffectContext(room_id, "system", room.board, room.roster)
+        ctx = BoardOps(room_id, "system", room.board, room.roster)
         abort_effects(ctx, project_id)
         await self._persist_board(room)
         for eff in ctx.effects:
@@ -641,7 +660,7 @@ class FairyRuntime:
 
     async def _context(
         self, room: RoomFairies, fairy_id: str, session: SessionPort, view: Rect | None
-    ) -> CanvasContext:
+    ) -> CanvasSnapshot:
         look = view or self._view_of(room, fairy_id)
         sees = "screenshot" in mode(room.roster.get(fairy_id).mode).parts
         box = Box(x=look.x, y=look.y, w=look.w, h=look.h)
@@ -719,19 +738,19 @@ class FairyRuntime:
         fairy_id: str,
         req: Request,
         run: _FairyRun,
-        context: CanvasContext,
+        context: CanvasSnapshot,
         followup: Scheduled | None,
     ) -> ModelRequest:
         session = run.session
         view = self._fairy_view(room, fairy_id, req.text, session.canvas.shapes)
         current = view.mode
         if view.fairy.role in ("orchestrator", "duo-orchestrator") and view.project is not None:
-            room.stats.history_tokens_orchestrator += estimate_tokens(
+            room.stats.history_tokens_orchestrator += history_tokens(
                 filter_history(view.history, current.memory)
             )
             crew = (view.project.orchestrator, *view.project.members)
             room.stats.history_tokens_unfiltered += sum(
-                estimate_tokens(room.history.get(f, [])) for f in crew
+                history_tokens(room.history.get(f, [])) for f in crew
             )
         remembered = filter_history(view.history, current.memory)
         if remembered and remembered[-1].kind == "prompt" and remembered[-1].text == req.text:
@@ -798,7 +817,7 @@ class FairyRuntime:
         provider = self.models(room.models.get(fairy_id), role)
         task = room.board.working_task_of(fairy_id)
         guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
-        ctx = ActionContext(shapes=session.canvas.shapes, todo=room.todos.setdefault(fairy_id, []))
+        ctx = RunState(shapes=session.canvas.shapes, todo=room.todos.setdefault(fairy_id, []))
         ctx.task_bounds = task.bounds if task is not None else None
         run = _FairyRun(session, ctx, provider.name)
         hooks = self._hooks(room, fairy_id, guard)
@@ -884,7 +903,7 @@ class FairyRuntime:
         name, data = out.name, out.data
         assert out.spec is not None and out.spec.effect is not None
         current = mode(room.roster.get(fairy_id).mode)
-        ctx = EffectContext(room.room_id, fairy_id, room.board, room.roster)
+        ctx = BoardOps(room.room_id, fairy_id, room.board, room.roster)
         try:
             out.spec.effect(ctx, data)
         except FairyMistake as mistake:
@@ -923,6 +942,8 @@ class FairyRuntime:
                     await self.submit(room, actor, eff.input, "self")
             else:
                 room.models[eff.fairy_id] = room.models.get(actor)  # drones use their lead's
+                if actor in room.askers:
+                    room.askers[eff.fairy_id] = room.askers[actor]
                 await self.interrupt(
                     room, eff.fairy_id, Interrupt("system", mode=eff.mode, input=eff.input)
                 )

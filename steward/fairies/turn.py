@@ -21,11 +21,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from steward.actions.base import ActionContext, ActionSpec, Scheduled, WireOp
+from steward.actions.base import ActionSpec, RunState, Scheduled, WireOp
 from steward.actions.ordering import CreateOrder
 from steward.actions.registry import ACTIONS, Outcome, normalize_name, process
-from steward.fairies.bounds import BoundsGuard
 from steward.fairies.request_loop import LoopDecision, next_step
+from steward.fairies.task_bounds import BoundsGuard
 from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.model.parser import ActionStreamParser, ParsedAction
 from steward.obs import metrics
@@ -73,7 +73,7 @@ class Turn:
     """State of one model request in one session."""
 
     session: SessionPort
-    ctx: ActionContext
+    ctx: RunState
     request_no: int
     hooks: TurnHooks
     inflight: dict[int, str] = field(default_factory=dict)  # action index → partial wire id
@@ -303,7 +303,7 @@ RequestFn = Callable[[int, Scheduled | None], Awaitable[TurnEnd]]
 
 async def run_requests(
     request: RequestFn,
-    ctx: ActionContext,
+    ctx: RunState,
     *,
     max_followups: int,
     made_progress: Callable[[], bool],

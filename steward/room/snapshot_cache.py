@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from steward.obs.logging import get_logger
-from steward.ports import CanvasContext, ContextSource
+from steward.ports import CanvasSnapshot, SnapshotSource
 from steward.protocol.messages import Box
 from steward.room.views import ParticipantView
 
@@ -34,7 +34,7 @@ AskerView = tuple[Box, tuple[str, ...]]
 
 @dataclass
 class _Entry:
-    context: CanvasContext
+    context: CanvasSnapshot
     at: float
     room_version: int
     ttl_s: float
@@ -62,7 +62,7 @@ class SnapshotCache:
         self._entries: dict[_CacheKey, _Entry] = {}
         # Single flight per key: running prefetches (joined by a fetch), and keys a fetch of
         # its own is loading (a prefetch for them would only duplicate it).
-        self._prefetching: dict[FlightKey, asyncio.Task[CanvasContext | None]] = {}
+        self._prefetching: dict[FlightKey, asyncio.Task[CanvasSnapshot | None]] = {}
         self._fetching: dict[FlightKey, int] = {}
         self.prefetch_stats = {"started": 0, "ok": 0, "failed": 0, "served": 0}
 
@@ -70,7 +70,7 @@ class SnapshotCache:
         return len(self._entries)
 
     @property
-    def prefetches(self) -> list[asyncio.Task[CanvasContext | None]]:
+    def prefetches(self) -> list[asyncio.Task[CanvasSnapshot | None]]:
         """The prefetches running now."""
         return list(self._prefetching.values())
 
@@ -79,7 +79,7 @@ class SnapshotCache:
 
     def lookup(
         self, bounds: Box | None, shot: bool, asker: str | None, *, peek: bool = False
-    ) -> CanvasContext | None:
+    ) -> CanvasSnapshot | None:
         """A fresh answer for the key, or None. Unless `peek`, the answer is served: its
         browser-reported changes go to this caller and no later one."""
         entry = self._entry(bounds, shot, asker)
@@ -87,7 +87,7 @@ class SnapshotCache:
             return None
         if peek:
             return entry.context
-        source: ContextSource = "prefetched" if entry.prefetched else "cached"
+        source: SnapshotSource = "prefetched" if entry.prefetched else "cached"
         changes = [] if entry.changes_served else list(entry.context.user_changes)
         entry.changes_served = True
         return replace(
@@ -106,7 +106,7 @@ class SnapshotCache:
 
     def store(
         self,
-        context: CanvasContext,
+        context: CanvasSnapshot,
         key: FlightKey,
         bounds: Box | None,
         asker: str | None,
@@ -148,12 +148,12 @@ class SnapshotCache:
                 del self._fetching[key]
 
     def start_prefetch(
-        self, key: FlightKey, load: Coroutine[Any, Any, CanvasContext | None]
+        self, key: FlightKey, load: Coroutine[Any, Any, CanvasSnapshot | None]
     ) -> None:
         task = asyncio.ensure_future(load)
         self._prefetching[key] = task
 
-        def done(t: asyncio.Task[CanvasContext | None]) -> None:
+        def done(t: asyncio.Task[CanvasSnapshot | None]) -> None:
             if self._prefetching.get(key) is t:
                 del self._prefetching[key]
             if not t.cancelled() and t.exception() is not None:  # the load catches; be sure
@@ -164,7 +164,7 @@ class SnapshotCache:
 
     async def join(
         self, key: FlightKey, bounds: Box | None, asker: str | None
-    ) -> CanvasContext | None:
+    ) -> CanvasSnapshot | None:
         """The answer of the prefetch running for `key` (None: none runs, or it found none)."""
         flight = self._prefetching.get(key)
         if flight is None:
@@ -218,7 +218,7 @@ class SnapshotCache:
 
 
 def view_for(
-    context: CanvasContext, asker: str | None, view: ParticipantView | None
+    context: CanvasSnapshot, asker: str | None, view: ParticipantView | None
 ) -> AskerView | None:
     """The asker's viewport and selection an answer was made for: its own browser's reply,
     else what it had published when the fetch started."""

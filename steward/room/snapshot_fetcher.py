@@ -34,7 +34,7 @@ from tenacity import (
 from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
-from steward.ports import CanvasContext, PromptSource
+from steward.ports import CanvasSnapshot, PromptSource
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import Box, ContextPart, ContextReply, ContextRequest
@@ -101,7 +101,7 @@ def view_note(source: PromptSource | None) -> str | None:
     )
 
 
-class ContextFetcher:
+class SnapshotFetcher:
     def __init__(
         self,
         room_id: str,
@@ -188,7 +188,7 @@ class ContextFetcher:
         want_screenshot: bool = True,
         asker: str | None = None,
         source: PromptSource | None = None,
-    ) -> CanvasContext:
+    ) -> CanvasSnapshot:
         """The context of one look at the canvas by a run for `asker` (None: no participant
         behind the prompt; `source` says why, for the note to the model)."""
         context = await self._fetch(bounds, want_screenshot, asker)
@@ -196,7 +196,7 @@ class ContextFetcher:
 
     async def _fetch(
         self, bounds: Box | None, want_screenshot: bool, asker: str | None
-    ) -> CanvasContext:
+    ) -> CanvasSnapshot:
         started = time.monotonic()
         cached = self.cache.lookup(bounds, want_screenshot, asker)
         if cached is not None:
@@ -227,8 +227,8 @@ class ContextFetcher:
         return context
 
     def _for_asker(
-        self, context: CanvasContext, asker: str | None, source: PromptSource | None
-    ) -> CanvasContext:
+        self, context: CanvasSnapshot, asker: str | None, source: PromptSource | None
+    ) -> CanvasSnapshot:
         """The viewport and selection are the asker's; so are the user changes."""
         changes = context.user_changes if self._browser_changes else self._edits.take(asker)
         if asker is not None and context.source_identity == asker:
@@ -274,7 +274,7 @@ class ContextFetcher:
 
     async def _prefetch(
         self, bounds: Box | None, want_screenshot: bool, asker: str | None, key: FlightKey
-    ) -> CanvasContext | None:
+    ) -> CanvasSnapshot | None:
         started = time.monotonic()
         best = _Attempt()
         view = self._views.get(asker)
@@ -356,7 +356,7 @@ class ContextFetcher:
             self._failures.pop(identity, None)
             self._participants.demote(identity, DEMOTE_S)
 
-    def _degraded(self, best: _Attempt, bounds: Box | None, started: float) -> CanvasContext:
+    def _degraded(self, best: _Attempt, bounds: Box | None, started: float) -> CanvasSnapshot:
         self.degraded_runs += 1
         context = self._context(best, bounds, degraded=True)
         log.warning(
@@ -450,14 +450,14 @@ class ContextFetcher:
         if self._on_reject is not None:
             self._on_reject(topic, sender, reason, detail)
 
-    def _context(self, got: _Attempt, bounds: Box | None, *, degraded: bool) -> CanvasContext:
+    def _context(self, got: _Attempt, bounds: Box | None, *, degraded: bool) -> CanvasSnapshot:
         reply = got.reply
         shapes = got.shapes
         shot = None if degraded else got.screenshot
         if shapes is None:
             # Text-only: the steward's own mirror is the best view of the canvas it has.
             shapes = [dict(s) for s in self._mirror.shapes.values()]
-        return CanvasContext(
+        return CanvasSnapshot(
             viewport=reply.viewport if reply else (bounds or DEFAULT_VIEWPORT),
             selection=list(reply.selection) if reply else [],
             doc_version=reply.doc_version if reply else 0,

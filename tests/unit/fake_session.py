@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.canvas.mirror import CanvasMirror
-from steward.ports import CanvasContext
+from steward.ports import CanvasSnapshot
 from steward.protocol.messages import Box, SessionStatus, WireAction
 
 
@@ -37,9 +37,9 @@ class FakeSession:
 
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True
-    ) -> CanvasContext:
+    ) -> CanvasSnapshot:
         self.context_requests.append(bounds)
-        return CanvasContext(
+        return CanvasSnapshot(
             viewport=bounds or self.viewport,
             selection=list(self.selection),
             user_changes=list(self.user_changes),

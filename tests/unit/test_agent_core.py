@@ -8,13 +8,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.actions.base import ActionContext
+from steward.actions.base import RunState
 from steward.actions.registry import Outcome, select
 from steward.canvas.bounds import Rect
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.bounds import BoundsGuard
 from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.task_bounds import BoundsGuard
 from steward.fairies.turn import NO_ACTION_NOTICE, Turn, TurnDriver, TurnHooks
 from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
@@ -55,7 +55,7 @@ def turn_of(session: FakeSession, **hooks: Any) -> tuple[Turn, list[str]]:
     said: list[str] = []
     enabled = select(["create", "message", "think", "move", "fly-to-bounds"])
     h = TurnHooks(actions=lambda: enabled, said=said.append, **hooks)
-    ctx = ActionContext(shapes=session.canvas.shapes)
+    ctx = RunState(shapes=session.canvas.shapes)
     return Turn(session, ctx, 3, h), said
 
 

@@ -21,7 +21,7 @@ from steward.ports import PromptInput
 from steward.protocol.messages import Box, ContextCounts, ContextReply, ViewportUpdate
 from steward.protocol.names import ATTR_CAPABILITIES
 from steward.room.participants import Participants
-from steward.room.snapshot_fetcher import ContextFetcher
+from steward.room.snapshot_fetcher import SnapshotFetcher
 from steward.room.stream_inbox import Received, StreamInbox
 from steward.room.user_edits import UserEdits
 from steward.room.views import Views
@@ -58,7 +58,7 @@ class Room:
         self.inbox = StreamInbox(lambda *a: None)
         self.views = Views()
         self.edits = UserEdits()
-        self.fetcher = ContextFetcher(
+        self.fetcher = SnapshotFetcher(
             "room",
             self.perform_rpc,
             self.participants,

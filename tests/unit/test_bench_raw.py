@@ -3,7 +3,7 @@ delivery time per probe, and the p95-over-p95 ratios."""
 
 from __future__ import annotations
 
-from steward.bench.raw import (
+from steward_tools.bench.raw import (
     against_raw,
     probe_id,
     probe_payload,

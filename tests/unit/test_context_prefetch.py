@@ -19,7 +19,7 @@ from steward.protocol.messages import Box, ComposingHint, ContextCounts, Context
 from steward.protocol.names import ATTR_CAPABILITIES, TOPIC_COMPOSING
 from steward.room.composing import ComposingHints
 from steward.room.participants import Member, Participants
-from steward.room.snapshot_fetcher import ContextFetcher
+from steward.room.snapshot_fetcher import SnapshotFetcher
 from steward.room.stream_inbox import Received, StreamInbox
 from steward.room.views import ParticipantView
 
@@ -73,7 +73,7 @@ class Rig:
         self.participants.joined("bob", 2, {})
         self.inbox = StreamInbox(lambda *a: None)
         self.host = FakeHost(self.inbox)
-        self.fetcher = ContextFetcher(
+        self.fetcher = SnapshotFetcher(
             "room",
             self.host.perform_rpc,
             self.participants,

@@ -9,7 +9,6 @@ from typing import Any
 
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.config import ModelRole, Settings
-from steward.fairies.bounds import belongs
 from steward.fairies.orchestrator import FairyRuntime, RoomFairies, models_from_settings
 from steward.fairies.scripted_project import (
     TASK_OVERLAP,
@@ -17,6 +16,7 @@ from steward.fairies.scripted_project import (
     plan_areas,
     task_titles,
 )
+from steward.fairies.task_bounds import belongs
 from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.ports import PromptInput
 from tests.conftest import wait_for

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from steward.canvas.bounds import shape_bounds
-from steward.fairies.bounds import belongs
 from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.task_bounds import belongs
 from steward.ports import PromptInput
 from tests.fairy_support import Browser, FakeSession, FakeSessions, planned_per_task
 

@@ -1,4 +1,4 @@
-"""The client side of a benchmark, in a process of its own: `python -m steward.bench.clients`.
+"""The client side of a benchmark, in a process of its own: `python -m steward_tools.bench.clients`.
 
 Reads one JSON spec on stdin, connects `per_room` headless clients to every room, prints
 `{"event": "ready"}`, waits for a `go` line, then in every room the first client sends the
@@ -26,10 +26,10 @@ from typing import Any
 
 from livekit import rtc
 
-from steward.bench.raw import RAW_TOPIC, probe_id
-from steward.headless.client import Faults, HeadlessClient
 from steward.native_exit import exit_skipping_native_teardown
 from steward.protocol.messages import ActionEnvelope
+from steward_tools.bench.raw import RAW_TOPIC, probe_id
+from steward_tools.headless.client import Faults, HeadlessClient
 
 
 def canvas_hash(shapes: dict[str, Any]) -> str:
@@ -39,7 +39,7 @@ def canvas_hash(shapes: dict[str, Any]) -> str:
 @dataclass
 class TimedClient(HeadlessClient):
     """A headless client that notes when it applied the final version of each action, and
-    when each raw probe (`steward.bench.raw`) reached its data callback."""
+    when each raw probe (`steward_tools.bench.raw`) reached its data callback."""
 
     applied_at: dict[str, float] = field(default_factory=dict)
     raw_at: dict[str, float] = field(default_factory=dict)

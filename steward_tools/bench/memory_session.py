@@ -15,7 +15,7 @@ from typing import Any
 
 from steward.canvas.mirror import CanvasMirror
 from steward.model.base import ModelRequest, Usage
-from steward.ports import CanvasContext
+from steward.ports import CanvasSnapshot
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction
@@ -49,8 +49,8 @@ class MemorySession:
 
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True
-    ) -> CanvasContext:
-        return CanvasContext(
+    ) -> CanvasSnapshot:
+        return CanvasSnapshot(
             viewport=bounds or Box(x=0, y=0, w=1600, h=900),
             selection=[],
             doc_version=self._seq,

@@ -3,7 +3,7 @@
 One Chromium tab on the client-bridge demo page joins a room of its own and becomes its host;
 the tab is seeded with 1,000 shapes inside the 1280x800 page box (geo shapes, a quarter of
 them labelled, text, arrows). The bench then calls the steward's real context path
-(`ContextFetcher.fetch`, the same call an agent makes) for that box with the production
+(`SnapshotFetcher.fetch`, the same call an agent makes) for that box with the production
 `STEWARD_SCREENSHOT_MAX_SIZE` (800: an 800x500 thumbnail of the 1280x800 box) and the
 steward's cache off, sequentially, and times each call:
 - `screenshot_ms` (warm): fetch called → the whole image (WebP, or JPEG where the browser
@@ -28,12 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.bench.browsers import Browsers, wait_host
-from steward.bench.harness import Stack, percentiles
 from steward.protocol.images import sniff
 from steward.protocol.messages import Box
 from steward.protocol.names import STREAM_ATTR_REQUEST_ID, TOPIC_CONTEXT, TOPIC_SCREENSHOT
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
+from steward_tools.bench.browsers import Browsers, wait_host
+from steward_tools.bench.harness import Stack, percentiles
 
 WIDTH, HEIGHT = 1280, 800
 
@@ -324,7 +324,7 @@ async def measure(
             "production_timeout_s": production_timeout,
             "problems": problems,
             "clock": {k: v for k, v in clock.items() if k != "offset_s"},
-            "path": "ContextFetcher.fetch → RPC steward.context → host screenshot cache or"
+            "path": "SnapshotFetcher.fetch → RPC steward.context → host screenshot cache or"
             " editor.toImage (png, re-encoded as webp, or jpeg where the browser cannot encode"
             " webp; q 0.6 → 0.45 → 0.3, then x0.8 scale steps until within max_bytes)"
             " → byte streams agent:screenshot + agent:context (gzip)",

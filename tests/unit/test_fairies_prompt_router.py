@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from steward.fairies.router import PromptRouter, for_fairies
+from steward.fairies.prompt_router import PromptRouter, for_fairies
 from steward.ports import PromptInput, SessionPort
 from tests.fairy_support import Browser, FakeSession
 

@@ -1,11 +1,11 @@
-"""Task bounds enforcement on wire actions (the rule in steward/fairies/bounds.py)."""
+"""Task bounds enforcement on wire actions (the rule in steward/fairies/task_bounds.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from steward.canvas.bounds import Rect
-from steward.fairies.bounds import BoundsGuard, shapes_in
+from steward.fairies.task_bounds import BoundsGuard, shapes_in
 from steward.protocol.messages import WireAction
 
 LEFT = Rect(0, 0, 500, 400)

@@ -21,7 +21,7 @@ from typing import Any
 from livekit import rtc
 
 from steward import ffi_router
-from steward.bench.harness import Marks, percentiles
+from steward_tools.bench.harness import Marks, percentiles
 
 RAW_TOPIC = "bench:raw"  # shaped like the protocol's topics; no client logic handles it
 PROBE_EVERY_S = 0.05
