@@ -23,7 +23,7 @@ from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, join_clients, room_settings
+from tests.support.room import close_all, join_clients, room_settings
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
-from tests.integration.room_support import room_settings
+from tests.support.room import room_settings
 
 pytestmark = pytest.mark.integration
 

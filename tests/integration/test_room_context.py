@@ -10,7 +10,7 @@ from steward.livekit_server import LiveKitServer
 from steward.ports import PromptInput
 from steward.store.database import Database
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     close_all,
     join_clients,
     recording_steward,

@@ -14,7 +14,7 @@ from steward.protocol.messages import ActionEnvelope
 from steward.service import StewardService
 from steward.store.database import Database
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     close_all,
     fixed_script_steward,
     join_clients,

@@ -16,7 +16,7 @@ from steward.room.dispatch import INTERRUPTED
 from steward.store.database import Database
 from steward.store.outbox import Outbox
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, fixed_script_steward, join_clients
+from tests.support.room import close_all, fixed_script_steward, join_clients
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ from steward.store.database import Database
 from steward.store.leases import LeaseHeld, LeaseLost, RoomLeases
 from steward.store.outbox import Outbox
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     close_all,
     join_clients,
     prompt_until_accepted,

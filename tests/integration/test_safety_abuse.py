@@ -22,7 +22,7 @@ from steward.room.snapshot_fetcher import DEMOTE_AFTER
 from steward.service import StewardService
 from steward.store.database import Database
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, fixed_script_steward, join_clients
+from tests.support.room import close_all, fixed_script_steward, join_clients
 
 pytestmark = pytest.mark.integration
 

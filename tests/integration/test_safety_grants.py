@@ -16,7 +16,7 @@ from steward.service import StewardService
 from steward.store.database import Database
 from steward.tokens import prompt_grant
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, join_clients, recording_steward
+from tests.support.room import close_all, join_clients, recording_steward
 
 pytestmark = pytest.mark.integration
 

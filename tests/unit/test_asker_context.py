@@ -25,7 +25,7 @@ from steward.room.snapshot_fetcher import SnapshotFetcher
 from steward.room.stream_inbox import Received, StreamInbox
 from steward.room.user_edits import UserEdits
 from steward.room.views import Views
-from tests.unit.fake_session import FakeSession
+from tests.support.fake_session import FakeSession
 
 WEBP = b"RIFF\x04\x00\x00\x00WEBPVP8 "
 ALL = "context,screenshot,apply"
