@@ -165,6 +165,7 @@ class StewardService:
             outbox=self.outbox,
             runner=self.runner,
             cancel_other=self._cancel_fairy_session,
+            owner_of_other=self._fairy_session_owner,
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
             usage_of=self.usage.session_summary,
             speech=speech_engine(self.settings),
@@ -172,6 +173,9 @@ class StewardService:
 
     def _cancel_fairy_session(self, room_id: str, session_id: str) -> bool:
         return self.fairies is not None and self.fairies.cancel_session(room_id, session_id)
+
+    def _fairy_session_owner(self, room_id: str, session_id: str) -> str | None:
+        return None if self.fairies is None else self.fairies.session_owner(room_id, session_id)
 
     def _fairy_presence(self, room_id: str) -> Publish:
         async def publish(msg: FairiesMessage) -> None:

@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import json
 import statistics
-import sys
 import time
 import uuid
 from collections import Counter
@@ -34,6 +33,7 @@ import structlog
 
 from steward.api.app import MAX_BODY_BYTES, RUN_PATH
 from steward.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
+from steward.bench.stream_sender import COMPRESSED_MIB, send_watching
 from steward.headless.client import Faults, HeadlessClient
 from steward.protocol.names import (
     ATTR_CAN_PROMPT,
@@ -47,7 +47,6 @@ from steward.room.runtime import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
 
 PROMPT = "draw a flow chart of our signup"
-COMPRESSED_MIB = 256  # the original hole: this stream doubled RSS (116 -> 245 MB)
 # Log events that record a refusal (each names the participant or peer and a reason).
 REFUSALS = frozenset(
     {
@@ -358,35 +357,16 @@ async def compressed_stream_attack(a: Abuse) -> float:
         s.api_key, s.api_secret, room=a.room, identity="zed", capabilities=(), can_prompt=False
     )
     to = a.stack.settings.steward_identity
-    start = self_rss_mb()
-    peak = [start]
-
-    async def sample() -> None:
-        while True:
-            peak[0] = max(peak[0], self_rss_mb())
-            await asyncio.sleep(0.05)
+    growth = [0.0]
 
     async def zeros() -> tuple[bool, bool, str]:
         before = sum(1 for _, w, r in a.runtime.rejected if w == "zed")
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "steward.bench.stream_sender",
-            s.url, token, to, TOPIC_CONTEXT, str(COMPRESSED_MIB),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
-        sampler = asyncio.create_task(sample())
-        try:
-            out, _ = await asyncio.wait_for(proc.communicate(), 120)
-            await asyncio.sleep(1.0)  # what the core holds after the sender is gone
-        finally:
-            sampler.cancel()
-            if proc.returncode is None:
-                proc.kill()
+        out, growth[0] = await send_watching(s.url, token, to, TOPIC_CONTEXT, "self")
         refused = sum(1 for _, w, r in a.runtime.rejected if w == "zed") > before
-        growth = peak[0] - start
-        return refused, False, f"{out.decode().strip()} peak_rss_growth_mb={growth:.1f}"
+        return refused, False, f"{out} peak_rss_growth_mb={growth[0]:.1f}"
 
     await a.attempt(f"compressed_{COMPRESSED_MIB}mib_zero_stream", zeros)
-    return peak[0] - start
+    return growth[0]
 
 
 async def bomb_attack(a: Abuse, baseline_s: float | None) -> float | None:

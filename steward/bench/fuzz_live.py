@@ -31,7 +31,7 @@ import random
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Iterator, Mapping, MutableMapping
+from collections.abc import Awaitable, Coroutine, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,6 +105,8 @@ RPC_CAP = MAX_RPC_PAYLOAD_BYTES - 100
 # Log events that record a refusal; each must carry a `reason`.
 REJECTION_EVENTS = frozenset({"inbound_rejected", "prompt_refused", "http_rejected"})
 GOOD_PROMPT = "draw a flow chart of our signup"
+# Over the RPC response timeout below: a send still unanswered after it is hung.
+SEND_TIMEOUT_S = 15.0
 
 JSON = st.recursive(
     st.none()
@@ -258,6 +260,9 @@ def observing(observer: Observer) -> Iterator[None]:
 class Tally:
     inputs: Counter[str] = field(default_factory=Counter)
     not_sent: Counter[str] = field(default_factory=Counter)  # refused by our own SDK/client
+    # Dropped by the SFU: the steward had revoked the hostile's `can_publish_data`.
+    revoked: Counter[str] = field(default_factory=Counter)
+    hung: Counter[str] = field(default_factory=Counter)  # no answer within SEND_TIMEOUT_S
     crashes: list[str] = field(default_factory=list)
     sessions: list[str] = field(default_factory=list)
 
@@ -277,13 +282,29 @@ class Hostile:
         self.reply_inputs = payloads(rng, [reply], 64, seed + 1)
         self.tasks = TaskSet("fuzz_task_failed")
 
-    async def attempt(self, path: str, send: Awaitable[Any]) -> Any:
-        """One input: sent, or refused by the sending side before it reached the steward."""
+    def revoked(self) -> bool:
+        return not self.lp.permissions.can_publish_data
+
+    async def attempt(self, path: str, send: Coroutine[Any, Any, Any]) -> Any:
+        """One input: sent, or refused before it reached the steward (by the sending side, or
+        by the SFU once the steward revoked the hostile's data rights)."""
+        if self.revoked():
+            # The SFU drops it: an RPC would only wait out its connection timeout (7 s).
+            send.close()
+            self.tally.revoked[path] += 1
+            return None
         try:
-            result = await send
+            async with asyncio.timeout(SEND_TIMEOUT_S):
+                result = await send
+        except TimeoutError:
+            self.tally.hung[path] += 1
+            return None
         except rtc.RpcError as err:
             if err.code == rtc.RpcError.ErrorCode.APPLICATION_ERROR:
                 self.tally.crashes.append(f"{path}: rpc application error {err.message}")
+            elif err.code == rtc.RpcError.ErrorCode.CONNECTION_TIMEOUT and self.revoked():
+                self.tally.revoked[path] += 1  # revoked while this request was under way
+                return None
             elif err.code in (
                 rtc.RpcError.ErrorCode.REQUEST_PAYLOAD_TOO_LARGE,
                 rtc.RpcError.ErrorCode.RESPONSE_TIMEOUT,
@@ -464,47 +485,48 @@ async def http_fuzz(
 
 # --- the run -------------------------------------------------------------------------------
 async def _good_room(
-    server: LiveKitServer, runtime: RoomRuntime, prompts: int, timeout: float
+    server: LiveKitServer,
+    runtime: RoomRuntime,
+    prompts: int,
+    timeout: float,
+    clients: list[HeadlessClient],
 ) -> dict[str, Any]:
-    """Room B: two honest browsers; one prompts; all must end identical and complete."""
-    clients = []
+    """Room B: two honest browsers; one prompts; all must end identical and complete.
+
+    The browsers stay connected (the caller disconnects `clients`): LiveKit closes an emptied
+    room, and a room closed under the steward would read as a stopped runtime."""
     for name in ("ann", "ben"):
         c = HeadlessClient.create(
             server.url, server.api_key, server.api_secret, room=runtime.room_id, identity=name
         )
-        await c.connect()
         clients.append(c)
+        await c.connect()
     statuses: list[str] = []
-    try:
-        await wait_until(lambda: len(runtime.participants.appliers()) == 2, 20, "good room clients")
-        await asyncio.sleep(0.5)  # the flood in room A is under way
-        for _ in range(prompts):
-            reply = await clients[0].prompt(GOOD_PROMPT)
-            if reply.session_id is None:
-                statuses.append(f"refused: {reply.error}")
-                continue
-            statuses.append(await clients[1].wait_status(reply.session_id, timeout=timeout))
-            last = runtime.broadcaster.stats(reply.session_id).last_seq
-            await wait_until(
-                lambda sid=reply.session_id, last=last: (  # type: ignore[misc]
-                    all(c.applied_seq(sid) == last for c in clients)
-                    and runtime.broadcaster.total_unacked() == 0
-                ),
-                timeout,
-                "good room run applied everywhere",
-            )
-        mirror = canvas_hash(runtime.mirror.shapes)
-        identical = all(canvas_hash(c.shapes) == mirror for c in clients)
-        return {
-            "statuses": statuses,
-            "shapes": len(runtime.mirror.shapes),
-            "identical": identical,
-            "ok": identical and statuses == ["done"] * prompts and len(runtime.mirror.shapes) > 0,
-        }
-    finally:
-        for c in clients:
-            with contextlib.suppress(Exception):
-                await c.disconnect()
+    await wait_until(lambda: len(runtime.participants.appliers()) == 2, 20, "good room clients")
+    await asyncio.sleep(0.5)  # the flood in room A is under way
+    for _ in range(prompts):
+        reply = await clients[0].prompt(GOOD_PROMPT)
+        if reply.session_id is None:
+            statuses.append(f"refused: {reply.error}")
+            continue
+        statuses.append(await clients[1].wait_status(reply.session_id, timeout=timeout))
+        last = runtime.broadcaster.stats(reply.session_id).last_seq
+        await wait_until(
+            lambda sid=reply.session_id, last=last: (  # type: ignore[misc]
+                all(c.applied_seq(sid) == last for c in clients)
+                and runtime.broadcaster.total_unacked() == 0
+            ),
+            timeout,
+            "good room run applied everywhere",
+        )
+    mirror = canvas_hash(runtime.mirror.shapes)
+    identical = all(canvas_hash(c.shapes) == mirror for c in clients)
+    return {
+        "statuses": statuses,
+        "shapes": len(runtime.mirror.shapes),
+        "identical": identical,
+        "ok": identical and statuses == ["done"] * prompts and len(runtime.mirror.shapes) > 0,
+    }
 
 
 async def fuzz_live(
@@ -535,6 +557,7 @@ async def fuzz_live(
     client.room.local_participant.register_rpc_method(RPC_CONTEXT, hostile.on_context)
     timed_out = False
     good: dict[str, Any] = {"ok": False}
+    good_clients: list[HeadlessClient] = []
     try:
         await wait_until(lambda: runtime_a.participants.host == "mallory", 20, "hostile host")
         with observing(observer):
@@ -559,7 +582,7 @@ async def fuzz_live(
                 http_fuzz(base, api_key.get_secret_value(), room_a, per_path, rng, seed, tally),
             ]
             good_task = asyncio.ensure_future(
-                _good_room(server, runtime_b, good_prompts, timeout=max(30.0, limit_s / 2))
+                _good_room(server, runtime_b, good_prompts, max(30.0, limit_s / 2), good_clients)
             )
             try:
                 async with asyncio.timeout(limit_s):
@@ -577,9 +600,11 @@ async def fuzz_live(
             hostile.tasks.cancel()
             rejected = observer.rejected()
     finally:
-        with contextlib.suppress(Exception):
-            await client.disconnect()
-    stopped = [r.room_id for r in (runtime_a, runtime_b) if r.closed.is_set()]
+        # Rooms that stopped while served, before our own leaving empties and closes them.
+        stopped = [r.room_id for r in (runtime_a, runtime_b) if r.closed.is_set()]
+        for c in (client, *good_clients):
+            with contextlib.suppress(Exception):
+                await c.disconnect()
     crashes = observer.crashes + tally.crashes + [f"room stopped: {r}" for r in stopped]
     logged = sum(observer.logged_rejections.values())
     return {
@@ -592,6 +617,8 @@ async def fuzz_live(
         "reasons": dict(observer.logged_rejections.most_common()),
         "by_path": dict(sorted(tally.inputs.items())),
         "not_sent": dict(tally.not_sent),
+        "refused_by_revocation": dict(tally.revoked),
+        "hung": dict(tally.hung),
         "sessions_in_hostile_room": len(tally.sessions),
         "room_a_after": a_outcome,
         "other_room": good,

@@ -404,9 +404,15 @@ def self_cpu_s() -> float:
 
 
 def self_rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
+    return rss_mb("self")
+
+
+def rss_mb(pid: int | str) -> float:
+    """A process's resident memory (`pid` or "self"), in MB; 0 once it is gone."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
     return 0.0
 
 

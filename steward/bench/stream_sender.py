@@ -14,6 +14,8 @@ from livekit import rtc
 
 from steward.native_exit import exit_skipping_native_teardown
 
+COMPRESSED_MIB = 256  # the issue's original hole: this stream doubled RSS (116 -> 245 MB)
+
 
 async def send(url: str, token: str, to: str, topic: str, mib: int) -> str:
     room = rtc.Room()
@@ -27,6 +29,37 @@ async def send(url: str, token: str, to: str, topic: str, mib: int) -> str:
         return f"stopped: {err!r}"[:200]
     finally:
         await room.disconnect()
+
+
+async def send_watching(
+    url: str, token: str, to: str, topic: str, watch: int | str, mib: int = COMPRESSED_MIB
+) -> tuple[str, float]:
+    """Send from a child process while sampling `watch`'s RSS (a pid, or "self"); returns
+    the sender's outcome and the watched process's peak growth in MB."""
+    from steward.bench.harness import rss_mb
+
+    start = rss_mb(watch)
+    peak = start
+
+    async def sample() -> None:
+        nonlocal peak
+        while True:
+            peak = max(peak, rss_mb(watch))
+            await asyncio.sleep(0.05)
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "steward.bench.stream_sender", url, token, to, topic, str(mib),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    sampler = asyncio.create_task(sample())
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), 120)
+        await asyncio.sleep(1.0)  # what the core holds after the sender is gone
+    finally:
+        sampler.cancel()
+        if proc.returncode is None:
+            proc.kill()
+    return out.decode().strip(), peak - start
 
 
 def main(argv: list[str]) -> int:

@@ -19,8 +19,10 @@ from steward.commands._common import setup
 from steward.config import get_settings
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE
+from steward.room.runtime import room_options
 from steward.service import Draining, StewardService
 from steward.store.leases import LeaseHeld
+from steward.tokens import reissue_token
 
 log = get_logger(__name__)
 
@@ -40,8 +42,6 @@ async def accept_job(req: Any) -> None:
 
 async def entrypoint(ctx: Any) -> None:
     """A plain job entrypoint (no AgentSession): the steward is a data-only participant."""
-    from livekit import agents
-
     settings = setup(get_settings())
     # One service per job: each job may run in its own process and event loop.
     service = StewardService(settings)
@@ -54,7 +54,15 @@ async def entrypoint(ctx: Any) -> None:
             log.warning("worker_job_refused", room=ctx.job.room.name, error=str(err))
             ctx.shutdown(reason="room not taken")
             return
-        await ctx.connect(auto_subscribe=agents.AutoSubscribe.SUBSCRIBE_NONE)
+        # `JobContext.connect` takes no room options, and the stream payload cap is one: the
+        # job's room joins as the job's own participant (its token's claims, signed with our
+        # key) with our options; auto-subscribe off, the steward asks for microphones itself.
+        token = reissue_token(
+            ctx.token_claims(),
+            settings.livekit_api_key,
+            settings.livekit_api_secret.get_secret_value(),
+        )
+        await ctx.room.connect(settings.livekit_url, token, room_options(auto_subscribe=False))
         runtime = await service.attach(ctx.room)
         log.info("worker_job_started", room=runtime.room_id, job=ctx.job.id)
         while not runtime.closed.is_set() and not _DRAINING.is_set():
@@ -65,6 +73,15 @@ async def entrypoint(ctx: Any) -> None:
             await service.drain(settings.steward_drain_seconds)
         else:
             await service.close()
+        ctx.shutdown(reason="room served")
+
+
+class _OwnConnectNotice(logging.Filter):
+    """livekit-agents warns about every job that never called `JobContext.connect`; ours
+    connect the job's room themselves (see `entrypoint`), so the warning is always false."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("The room connection was not established")
 
 
 async def _worker(args: argparse.Namespace) -> int:
@@ -72,7 +89,9 @@ async def _worker(args: argparse.Namespace) -> int:
 
     settings = setup()
     # Operators need the worker's lifecycle (registered, job received, capacity) in the logs.
-    logging.getLogger("livekit.agents").setLevel(logging.INFO)
+    agents_log = logging.getLogger("livekit.agents")
+    agents_log.setLevel(logging.INFO)
+    agents_log.addFilter(_OwnConnectNotice())
     options = agents.WorkerOptions(
         entrypoint_fnc=entrypoint,
         request_fnc=accept_job,

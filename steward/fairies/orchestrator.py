@@ -205,6 +205,9 @@ class RoomFairies:
     # The model a fairy's turns use: the one its user's prompt named, passed on to the
     # fairies it directs. In memory only: after a restart the configured model resumes.
     models: dict[str, str | None] = field(default_factory=dict)
+    # Whom each fairy works for: the participant whose prompt started its work, passed on
+    # to the fairies it directs, so a project's sessions have an owner for cancel rights.
+    askers: dict[str, str] = field(default_factory=dict)
     # Fairies that interrupted themselves with new input this turn (start-task, …): the
     # old prompt is over, so its on_prompt_end hook must not also schedule a nudge.
     self_interrupted: set[str] = field(default_factory=set)
@@ -268,6 +271,7 @@ class FairyRuntime:
             room.viewport = Rect(prompt.bounds.x, prompt.bounds.y, prompt.bounds.w, prompt.bounds.h)
         room.lent[fairy_id] = session
         room.models[fairy_id] = prompt.model
+        room.askers[fairy_id] = prompt.requester
         try:
             await self.submit(room, fairy_id, prompt.message, "user")
             await self._settle(room)
@@ -467,12 +471,27 @@ class FairyRuntime:
         """`steward.cancel` for a session the fairies opened (a drone's): stops that fairy
         as a user cancel would. False when no fairy works in that session or it refuses."""
         room = self.rooms.get(room_id)
+        fairy_id = self._own_session_fairy(room, session_id)
+        return (
+            room is not None and fairy_id is not None and self._user_cancel(room, fairy_id) is None
+        )
+
+    def session_owner(self, room_id: str, session_id: str) -> str | None:
+        """Who a session the fairies opened works for (the participant who started the
+        project), or None when unknown (no such session, or resumed after a restart)."""
+        room = self.rooms.get(room_id)
+        fairy_id = self._own_session_fairy(room, session_id)
+        return None if room is None or fairy_id is None else room.askers.get(fairy_id)
+
+    @staticmethod
+    def _own_session_fairy(room: RoomFairies | None, session_id: str) -> str | None:
+        """The fairy working in `session_id`, when the fairies opened it (not a user's run)."""
         if room is None:
-            return False
+            return None
         for fairy_id, session in room.sessions.items():
             if session.session_id == session_id and fairy_id not in room.lent:
-                return self._user_cancel(room, fairy_id) is None
-        return False
+                return fairy_id
+        return None
 
     def _user_cancel(self, room: RoomFairies, fairy_id: str) -> str | None:
         fairy = room.roster.get(fairy_id)
@@ -923,6 +942,8 @@ class FairyRuntime:
                     await self.submit(room, actor, eff.input, "self")
             else:
                 room.models[eff.fairy_id] = room.models.get(actor)  # drones use their lead's
+                if actor in room.askers:
+                    room.askers[eff.fairy_id] = room.askers[actor]
                 await self.interrupt(
                     room, eff.fairy_id, Interrupt("system", mode=eff.mode, input=eff.input)
                 )

@@ -101,12 +101,21 @@ class RoomDeps:
     # `steward.cancel` for sessions the dispatcher did not start (a fairy's own sessions):
     # (room id, session id) → whether something was cancelled.
     cancel_other: Callable[[str, str], bool] | None = None
+    # Who such a session works for (room id, session id) → identity, or None when unknown.
+    owner_of_other: Callable[[str, str], str | None] | None = None
     # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
     grant_bindings: GrantBindings | None = None
     # A session's models, tokens and estimated cost, for its `session_ended` line.
     usage_of: Callable[[str], Awaitable[dict[str, object]]] | None = None
     # The speech engine shared by every room (None: the steward transcribes nobody).
     speech: stt.STT[Any] | None = None
+
+
+def room_options(*, auto_subscribe: bool) -> rtc.RoomOptions:
+    """Every steward connection's options (direct and worker alike)."""
+    # The Rust core inflates SDK-compressed streams before we see a byte: bound it there too.
+    limit = rtc.DataStreamOptions(max_payload_byte_length=max(STREAM_CAPS.values()))
+    return rtc.RoomOptions(auto_subscribe=auto_subscribe, data_stream=limit)
 
 
 def steward_token(settings: Settings, room: str) -> str:
@@ -391,7 +400,11 @@ class RoomRuntime:
 
     def _session_owner(self, session_id: str) -> str | None:
         session = self.dispatcher.sessions.get(session_id)
-        return session.prompt.requester if session is not None else None
+        if session is not None:
+            return session.prompt.requester
+        if self.deps.owner_of_other is not None:
+            return self.deps.owner_of_other(self.room_id, session_id)
+        return None
 
     # --- voice ---------------------------------------------------------------------------
     def _hearing(self, identity: str) -> Hearing:
@@ -410,10 +423,10 @@ class RoomRuntime:
         return None
 
     def _cancel(self, session_id: str, requester: str) -> bool:
+        owner = self._session_owner(session_id)  # before the cancel ends the session
         ok = self.dispatcher.cancel(session_id)
         if not ok and self.deps.cancel_other is not None:
             ok = self.deps.cancel_other(self.room_id, session_id)
-        owner = self._session_owner(session_id) or "fairies"
         log.info(
             "session_cancel",
             room=self.room_id,
@@ -571,10 +584,8 @@ async def connect_direct(
 ) -> RoomRuntime:
     """`steward join ROOM`: connect with our own token, then the common path."""
     room = rtc.Room()
-    # The Rust core inflates SDK-compressed streams before we see a byte: bound it there too.
-    limit = rtc.DataStreamOptions(max_payload_byte_length=max(STREAM_CAPS.values()))
-    options = rtc.RoomOptions(data_stream=limit)
-    await room.connect(settings.livekit_url, steward_token(settings, room_name), options)
+    token = steward_token(settings, room_name)
+    await room.connect(settings.livekit_url, token, room_options(auto_subscribe=True))
     try:
         return await RoomRuntime(room, room_name, deps, fence=fence).start()
     except BaseException:

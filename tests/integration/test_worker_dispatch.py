@@ -4,6 +4,7 @@ and spoken prompts alike."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -13,9 +14,11 @@ from pathlib import Path
 import pytest
 from livekit import api, rtc
 
+from steward.bench.stream_sender import send_watching
 from steward.headless.client import HeadlessClient
 from steward.livekit_server import LiveKitServer
-from steward.protocol.names import ATTR_READY, ATTR_ROLE
+from steward.protocol.names import ATTR_READY, ATTR_ROLE, TOPIC_CONTEXT
+from steward.tokens import mint_token
 from steward.voice.microphone import WavMicrophone
 from steward.voice.speech import speak
 from tests.conftest import wait_for
@@ -82,6 +85,25 @@ async def test_worker_joins_a_dispatched_room_and_serves_prompts(
         status = await client.wait_status(reply.session_id, timeout=30)
         assert status == "done"
         assert client.shapes, "the dispatched steward drew nothing"
+        # The job's room has the stream payload cap too: an SDK-compressed 256 MiB of zeros,
+        # unasked, from a participant with no rights, is refused without inflating it.
+        zed = mint_token(livekit_server.api_key, livekit_server.api_secret, room=room_name,
+                         identity="zed", capabilities=(), can_prompt=False)  # fmt: skip
+        outcome, growth = await send_watching(
+            livekit_server.url, zed, "canvas-steward", TOPIC_CONTEXT, worker.pid
+        )
+        assert growth < 32, (outcome, growth)  # 67.9 MB without the cap (docs/PERFORMANCE.md)
+
+        def zed_refused() -> bool:
+            lines = log_path.read_text(errors="replace").splitlines()
+            events = [json.loads(x) for x in lines if x.startswith("{")]
+            return any(
+                e.get("event") == "inbound_rejected" and e.get("participant") == "zed"
+                for e in events
+            )
+
+        await wait_for(zed_refused, 10.0)
+        assert worker.poll() is None, "worker exited"
         # Workers join with auto-subscribe off: the steward asks for the microphones itself.
         said = speak("steward, draw a flow chart of our signup", tmp_path / "flow.wav", lead_s=1.5)
         mic = WavMicrophone(client.room)
