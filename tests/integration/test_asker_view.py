@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from steward.livekit_server import LiveKitServer
 from steward.ports import PromptInput
 from steward.protocol.messages import Box
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
 from tests.support.room import close_all, join_clients, room_settings, settle

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from steward.canvas.bounds import shape_bounds
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.livekit_server import LiveKitServer
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
 from tests.support.room import close_all, join_clients, room_settings, settle
 

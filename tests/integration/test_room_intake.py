@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
-from steward.livekit_server import LiveKitServer
 from steward.protocol.names import TOPIC_ACK, TOPIC_EDIT, TOPIC_RESYNC
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.support.room import (
     TEST_API_KEY,

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from livekit import api, rtc
 
-from steward.bench.stream_sender import send_watching
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.protocol.names import ATTR_READY, ATTR_ROLE, TOPIC_CONTEXT
 from steward.tokens import mint_token
 from steward.voice.microphone import WavMicrophone
 from steward.voice.speech import speak
+from steward_tools.bench.stream_sender import send_watching
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.integration

@@ -12,11 +12,11 @@ from typing import Any
 
 from steward.config import Settings
 from steward.fairies.fixed_script import FixedScriptRunner
-from steward.headless.client import Faults, HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.headless.client import Faults, HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 
 TEST_API_KEY = "test-api-key-0123456789"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from steward.headless.ordering import GapBuffer
 from steward.protocol.messages import ActionEnvelope
+from steward_tools.headless.ordering import GapBuffer
 from tests.support.wire import envelope as env
 from tests.support.wire import text_action as action
 
