@@ -274,7 +274,7 @@ class FairyRuntime:
         room.askers[fairy_id] = prompt.requester
         try:
             await self.submit(room, fairy_id, prompt.message, "user")
-            await self._settle(room)
+            await self.wait_settled(room)
             return "done"
         except asyncio.CancelledError:
             if self._user_cancel(room, fairy_id) is not None:
@@ -349,7 +349,8 @@ class FairyRuntime:
                 return f.id
         return next(iter(room.roster.fairies))
 
-    async def _settle(self, room: RoomFairies) -> None:
+    async def wait_settled(self, room: RoomFairies) -> None:
+        """Until the room's fairies are idle: nothing queued, no worker running."""
         while True:
             await room.settled.wait()
             await asyncio.sleep(0)
@@ -588,7 +589,7 @@ class FairyRuntime:
         if self.store is not None and req.request_id is not None:
             await self.store.set_request(req.request_id, "running", session.session_id)
         if req.resume_session is not None:
-            await self._revert_in_flight(room, fairy_id, session, req.resume_session)
+            await self.revert_in_flight(room, fairy_id, session, req.resume_session)
         room.self_interrupted.discard(fairy_id)
         await self._stream_turn(room, fairy_id, req, session)
         await self._finish_request(req, "done")
@@ -607,7 +608,7 @@ class FairyRuntime:
             await self._save_fairy(room, fairy_id)
             await self.submit(room, fairy_id, end.schedule, "self")
 
-    async def _revert_in_flight(
+    async def revert_in_flight(
         self, room: RoomFairies, fairy_id: str, session: SessionPort, dead_session: str
     ) -> None:
         """Undo what a dead process left half-streamed.

@@ -80,7 +80,7 @@ async def test_project_resumes_after_the_steward_dies(database: Database) -> Non
 
     second = FairyRuntime(store=store, sessions=BrowserSessions(browser))
     assert await second.resume("farm") >= 2
-    await second._settle(second.rooms["farm"])
+    await second.wait_settled(second.rooms["farm"])
     board = second.rooms["farm"].board
     (project,) = board.projects.values()
     assert project.status == "done"
@@ -119,7 +119,7 @@ async def test_resume_reverts_any_half_sent_verb_exactly(database: Database) -> 
     runtime = FairyRuntime(store=store, sessions=BrowserSessions(browser))
     room = await runtime.room("yard")
     now = BrowserSession(browser, "yard", "fairy-2")
-    await runtime._revert_in_flight(room, "fairy-2", now, "dead-1")
+    await runtime.revert_in_flight(room, "fairy-2", now, "dead-1")
 
     assert browser.canvas.shapes == original
     assert not browser.canvas.in_flight()

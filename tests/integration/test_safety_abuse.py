@@ -60,7 +60,7 @@ async def test_bogus_acks_are_dropped_unwritten_and_the_flooder_loses_data_right
             await wait_for(
                 lambda: mallory.room.local_participant.permissions.can_publish_data is False
             )
-        await runtime.broadcaster._flush_acks()
+        await runtime.broadcaster.flush_acks()
         reasons = {r for t, who, r in runtime.rejected if who == "mallory" and t == TOPIC_ACK}
         assert "unknown_session" in reasons
         assert any(

@@ -13,7 +13,12 @@ from livekit import rtc
 
 from steward.canvas.mirror import CanvasMirror
 from steward.protocol.messages import Box, ContextCounts, ContextReply
-from steward.protocol.names import ATTR_CAPABILITIES, STREAM_ATTR_REQUEST_ID, TOPIC_SCREENSHOT
+from steward.protocol.names import (
+    ATTR_CAPABILITIES,
+    STREAM_ATTR_REQUEST_ID,
+    TOPIC_CONTEXT,
+    TOPIC_SCREENSHOT,
+)
 from steward.room.participants import Participants
 from steward.room.snapshot_fetcher import SnapshotFetcher
 from steward.room.stream_inbox import Received, StreamInbox
@@ -41,6 +46,13 @@ class FakeReader:
 
     def close(self) -> None:
         self.closed = True
+
+
+def stream_to(
+    inbox: StreamInbox, request_id: str, sender: str, topic: str, mime_type: str, data: bytes
+) -> None:
+    """Hands `data` to the inbox the way `sender`'s byte stream on `topic` arrives."""
+    inbox.handler(topic)(FakeReader(request_id, mime_type, data), sender)  # type: ignore[arg-type]
 
 
 class InboxRig:
@@ -81,10 +93,9 @@ class FakeHost:
         if self.fail:
             raise rtc.RpcError(1500, "context unavailable")
         rid = req["requestId"]
-        futures = self.inbox._expected[rid].futures
         shapes = b'[{"id": "a", "type": "geo", "x": 0, "y": 0}]'
-        futures["shapes"].set_result(Received(shapes, "application/json"))
-        futures["screenshot"].set_result(Received(WEBP, "image/webp"))
+        stream_to(self.inbox, rid, destination_identity, TOPIC_CONTEXT, "application/json", shapes)
+        stream_to(self.inbox, rid, destination_identity, TOPIC_SCREENSHOT, "image/webp", WEBP)
         reply = ContextReply(
             request_id=rid,
             viewport=Box(x=0, y=0, w=1280, h=800),

@@ -47,7 +47,7 @@ async def test_retransmits_are_bounded_then_one_resync_from_the_outbox() -> None
         b.on_ack("ann", Ack(session_id="s", seq=seq, applied=[f"a{seq}"], applied_at=0))
     for _ in range(200):  # 20 s of ticks
         now[0] += 0.1
-        await b._retransmit_due()
+        await b.retransmit_due()
     to_bob = [(seq, d) for _, seq, d in sent if "bob" in d]
     assert all(d == ["bob"] for _, d in to_bob[2:]), "retransmits went to the lagging peer only"
     per_seq = Counter(seq for seq, _ in to_bob)
@@ -79,12 +79,12 @@ async def test_a_resync_that_finds_postgres_away_is_tried_again() -> None:
     outbox.session_after = session_after  # type: ignore[method-assign]
     for _ in range(50):  # retransmits run out while Postgres is away: no replay yet
         now[0] += 0.1
-        await b._retransmit_due()
+        await b.retransmit_due()
     assert b.stats("s").resyncs == 0 and b.unacked("bob") == 2
     down[0] = False
     for _ in range(50):
         now[0] += 0.1
-        await b._retransmit_due()
+        await b.retransmit_due()
     # The replay came once Postgres was back (the trailing seq 2 included), and only once.
     assert b.stats("s").resyncs == 1
     assert Counter(seq for seq, d in sent if d == ["bob"]) == {1: 3, 2: 3}
@@ -133,7 +133,7 @@ async def test_acks_for_what_was_never_sent_are_dropped() -> None:
     assert ack("ann", "s", 3) == "unsent_seq"
     assert ack("ann", "nope", 1) == "unknown_session"
     assert ack("eve", "s", 1) == "unknown_session"  # never sent anything
-    assert len(b._ack_rows) == 2
+    assert b.acks_unflushed == 2
 
 
 async def test_an_idle_browser_is_judged_from_its_oldest_unacked_send() -> None:
@@ -151,11 +151,11 @@ async def test_an_idle_browser_is_judged_from_its_oldest_unacked_send() -> None:
     await asyncio.sleep(0)
     await asyncio.sleep(0)
     now[0] += 0.1
-    await b._retransmit_due()
+    await b.retransmit_due()
     # Nobody is unresponsive: the envelope is 0.1 s old; its pending copies are kept.
     assert b.unacked("ann") == 1 and b.unacked("bob") == 1
     b.on_ack("ann", Ack(session_id="s", seq=3, applied=[], applied_at=0))
     for _ in range(700):  # bob never acks: given up once its oldest send is over 60 s old
         now[0] += 0.1
-        await b._retransmit_due()
+        await b.retransmit_due()
     assert b.unacked("bob") == 0

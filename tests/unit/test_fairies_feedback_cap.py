@@ -41,7 +41,7 @@ async def test_a_repeated_mistake_is_fed_back_a_bounded_number_of_times() -> Non
     with capture_logs() as logs:
         await asyncio.wait_for(runtime.run(session, prompt), 30)
         room = runtime.rooms["room-a"]
-        await asyncio.wait_for(runtime._settle(room), 30)
+        await asyncio.wait_for(runtime.wait_settled(room), 30)
     assert not [e for e in logs if e["log_level"] in ("error", "critical")]
     events = [e["event"] for e in logs]
     # It was told about its mistake, MAX_FEEDBACK times in a row, then no more.
