@@ -531,12 +531,13 @@ class FairyRuntime:
             await self.store.remove_waits(room.room_id, key)
         for waiter in waiters:
             await self.submit(
-                room, waiter,
+                room,
+                waiter,
                 f'Task "{task.id}" ({task.title}) was stopped by a user before it was done and'
                 f" is back to todo ({fairy_id} is free). Direct a fairy to start it again, delete"
                 " it, or end the project.",
                 "system",
-            )  # fmt: skip
+            )
         log.info("fairy_task_released", room=room.room_id, fairy=fairy_id, task=task.id)
 
     async def interrupt(self, room: RoomFairies, fairy_id: str, interrupt: Interrupt) -> str | None:
@@ -848,18 +849,22 @@ class FairyRuntime:
                 run.ops_sent += run.turn.ops_sent
                 if self.budget is not None:
                     await self.budget.record(
-                        session_id=session.session_id, room_id=room.room_id,
-                        model=provider.name, usage=usage,
-                    )  # fmt: skip
+                        session_id=session.session_id,
+                        room_id=room.room_id,
+                        model=provider.name,
+                        usage=usage,
+                    )
                 room.notes.keep(fairy_id, ctx.notes[noted:])
             await self._turn_feedback(room, fairy_id, run.turn.refusals)
             return end
 
         try:
             end = await run_requests(
-                request, ctx, max_followups=self.max_followups,
+                request,
+                ctx,
+                max_followups=self.max_followups,
                 made_progress=lambda: run.ops_sent > 0,
-            )  # fmt: skip
+            )
         except asyncio.CancelledError:
             if fairy_id in room.user_cancelled:
                 # A user stopped this fairy: its half-streamed actions end as no-ops (their

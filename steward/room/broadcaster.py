@@ -259,9 +259,15 @@ class Broadcaster:
             env = batch.envelopes[batch.next]
             if not env.persisted:
                 await self.outbox.append(
-                    self.room_id, session_id, env.seq, env.room_order, batch.partial,
-                    env.payload.decode(), if_absent=finishing, fence=self.fence,
-                )  # fmt: skip
+                    self.room_id,
+                    session_id,
+                    env.seq,
+                    env.room_order,
+                    batch.partial,
+                    env.payload.decode(),
+                    if_absent=finishing,
+                    fence=self.fence,
+                )
                 env.persisted = True
                 self._seq[session_id] = env.seq
                 stats.envelopes += 1
