@@ -42,12 +42,12 @@ setup-node:
 	fi
 
 lint:
-	$(RUN) ruff check steward tests
-	$(RUN) ruff format --check steward tests
+	$(RUN) ruff check steward steward_tools tests
+	$(RUN) ruff format --check steward steward_tools tests
 	$(RUN) steward protocol typescript --check
 
 typecheck:
-	$(RUN) mypy steward
+	$(RUN) mypy steward steward_tools
 
 # WebRTC test traffic runs in a private network namespace (see ops/netns-run.sh).
 test-python:

@@ -12,11 +12,11 @@ import asyncpg
 import pytest
 
 from steward.config import Settings
-from steward.livekit_server import LiveKitServer
 from steward.native_exit import exit_skipping_native_teardown
 from steward.store.database import Database, open_database
 from steward.store.embedded import EmbeddedPostgres
 from steward.tokens import mint_token
+from steward_tools.livekit_server import LiveKitServer
 
 
 @pytest.fixture(scope="session")

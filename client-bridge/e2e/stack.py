@@ -22,11 +22,11 @@ from aiohttp import web
 
 from steward.config import DEV_API_SECRET, Settings
 from steward.ports import AgentRunner, CanvasSnapshot, PromptInput, SessionPort
-from steward.livekit_server import LiveKitServer
 from steward.protocol.images import sniff
 from steward.protocol.messages import Box
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
+from steward_tools.livekit_server import LiveKitServer
 
 CONTEXTS: list[dict[str, Any]] = []
 

@@ -19,19 +19,20 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from steward.canvas.bounds import Rect
 from steward.canvas.quality import add_counts, quality_report
 from steward.commands._common import print_json, setup
 from steward.fairies.fixed_script import FixedScriptRunner
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.model.reading import read
 from steward.protocol.messages import Box
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
+
+if TYPE_CHECKING:  # the tooling is imported inside run_demo, never by the runtime
+    from steward_tools.headless.client import HeadlessClient
 
 DEFAULT_PROMPT = "Draw a flow chart of our signup: sign up, verify email, welcome."
 DEFAULT_PROJECT = "draw a farm below the flow chart"
@@ -138,6 +139,9 @@ async def run_demo(
     project: str | None = DEFAULT_PROJECT,
     sentences: tuple[str, ...] = SENTENCES,
 ) -> dict[str, Any]:
+    from steward_tools.headless.client import HeadlessClient
+    from steward_tools.livekit_server import LiveKitServer
+
     settings = setup()
     started = time.monotonic()
     server = LiveKitServer()

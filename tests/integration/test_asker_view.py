@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from steward.livekit_server import LiveKitServer
 from steward.ports import PromptInput
 from steward.protocol.messages import Box
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.integration.anthropic_fake import FakeAnthropic
 from tests.integration.room_support import close_all, join_clients, room_settings, settle

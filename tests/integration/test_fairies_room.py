@@ -28,14 +28,14 @@ from steward.canvas.mirror import CanvasMirror
 from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.scripted_project import ScriptedProjectModel, drone_drawing
 from steward.fairies.task_bounds import belongs
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.model.base import ModelRequest, Usage
 from steward.protocol.messages import ActionEnvelope
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.outbox import Outbox
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.fairy_support import by_task, planned_per_task
 from tests.integration.room_support import close_all, join_clients, room_settings

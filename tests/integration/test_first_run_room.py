@@ -11,12 +11,12 @@ import uuid
 import pytest
 
 from steward.canvas.simple import model_type
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.protocol.messages import Box
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.first_run import CASES, Case
 from tests.integration.room_support import close_all, join_clients, room_settings, settle

@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from steward.bench.fuzz_live import fuzz_live
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.bench.fuzz_live import fuzz_live
+from steward_tools.livekit_server import LiveKitServer
 from tests.integration.room_support import room_settings
 
 pytestmark = pytest.mark.integration

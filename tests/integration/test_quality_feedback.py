@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from steward.canvas.bounds import shape_bounds
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.livekit_server import LiveKitServer
 from tests.integration.anthropic_fake import FakeAnthropic
 from tests.integration.room_support import close_all, join_clients, room_settings, settle
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from steward.bench.anthropic_server import Reply, split_text
-from steward.bench.request_text import RequestView, read_request
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.bench.anthropic_server import Reply, split_text
+from steward_tools.bench.request_text import RequestView, read_request
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.integration.anthropic_fake import FakeAnthropic
 from tests.integration.room_support import close_all, join_clients, room_settings, settle

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from steward.actions.registry import ACTIONS
-from steward.bench.responders import PlanResponder
 from steward.config import Settings
 from steward.fairies.modes import MODES, Role, model_role
 from steward.fairies.orchestrator import FairyRuntime, models_from_settings
 from steward.ports import PromptInput
 from steward.prompt.registry import PARTS
 from steward.prompt.system import flow
+from steward_tools.bench.responders import PlanResponder
 from tests.fairy_support import Browser, FakeSession, FakeSessions
 from tests.integration.anthropic_fake import FakeAnthropic
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from steward.fairies.fixed_script import FixedScriptRunner
-from steward.headless.client import Faults
-from steward.livekit_server import LiveKitServer
 from steward.ports import PromptInput
 from steward.store.database import Database
+from steward_tools.headless.client import Faults
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.integration.room_support import (
     close_all,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from steward.livekit_server import LiveKitServer
 from steward.protocol.names import TOPIC_COMPOSING
 from steward.store.database import Database
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.integration.room_support import (
     close_all,

@@ -9,8 +9,6 @@ from collections.abc import AsyncIterator
 import pytest
 from structlog.testing import capture_logs
 
-from steward.headless.client import Faults
-from steward.livekit_server import LiveKitServer
 from steward.protocol.names import (
     TOPIC_ACK,
     TOPIC_CONTEXT,
@@ -21,6 +19,8 @@ from steward.protocol.names import (
 from steward.room.snapshot_fetcher import DEMOTE_AFTER
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.headless.client import Faults
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.integration.room_support import close_all, fixed_script_steward, join_clients
 

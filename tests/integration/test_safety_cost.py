@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator
 import pytest
 from structlog.testing import capture_logs
 
-from steward.bench.responders import PlanResponder
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.bench.responders import PlanResponder
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.integration.anthropic_fake import FakeAnthropic
 from tests.integration.room_support import close_all, join_clients, room_settings

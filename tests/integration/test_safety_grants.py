@@ -11,16 +11,16 @@ import pytest
 from aiohttp import web
 from structlog.testing import capture_logs
 
-from steward.bench.anthropic_server import MessagesServer
-from steward.bench.request_text import read_request
-from steward.bench.responders import PlanResponder
 from steward.fairies.fixed_script import FixedScriptRunner
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.protocol.names import ATTR_CAN_PROMPT
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.tokens import prompt_grant
+from steward_tools.bench.anthropic_server import MessagesServer
+from steward_tools.bench.request_text import read_request
+from steward_tools.bench.responders import PlanResponder
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.integration.room_support import (
     close_all,

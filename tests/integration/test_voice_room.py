@@ -15,9 +15,6 @@ from pathlib import Path
 import pytest
 from livekit import rtc
 
-from steward.bench.responders import PlanResponder
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
@@ -25,6 +22,9 @@ from steward.tokens import mint_token
 from steward.voice.captions import caption_attributes
 from steward.voice.microphone import WavMicrophone
 from steward.voice.speech import SpokenText, speak
+from steward_tools.bench.responders import PlanResponder
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.integration.anthropic_fake import FakeAnthropic
 from tests.integration.openai_stt_fake import FakeOpenAITranscription

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,14 +13,15 @@ from pathlib import Path
 import pytest
 from livekit import api, rtc
 
-from steward.bench.stream_sender import send_watching
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.protocol.names import ATTR_READY, ATTR_ROLE, TOPIC_CONTEXT
 from steward.tokens import mint_token
 from steward.voice.microphone import WavMicrophone
 from steward.voice.speech import speak
+from steward_tools.bench.stream_sender import send_watching
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.integration.room_support import stop_group
 
 pytestmark = pytest.mark.integration
 
@@ -116,11 +116,6 @@ async def test_worker_joins_a_dispatched_room_and_serves_prompts(
     finally:
         await client.disconnect()
         await lk.aclose()
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            await asyncio.to_thread(worker.wait, 20)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
+        await stop_group(worker)
         if os.environ.get("STEWARD_TEST_VERBOSE"):
             print(log_path.read_text(errors="replace")[-4000:])

@@ -11,7 +11,6 @@ import pytest
 from steward.actions.base import RunState
 from steward.actions.fields import FIELDS, clean_fields
 from steward.actions.registry import ACTIONS, process
-from steward.bench.memory_session import MemorySession
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings
@@ -21,6 +20,7 @@ from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
 from steward.prompt.parts.lints import PART as LINTS
 from steward.prompt.state import PromptState
+from steward_tools.bench.memory_session import MemorySession
 from tests.fairy_support import Browser, FakeSession, FakeSessions
 
 RED_BOX = {"id": "box", "type": "geo", "x": 0.0, "y": 0.0, "rotation": 0.0,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from steward.bench.screenshot import _Probe, _stages, image_size
+from steward_tools.bench.screenshot import _Probe, _stages, image_size
 
 
 def _encoded(w: int, h: int, fmt: str, mode: str = "RGB", **kw: Any) -> bytes:

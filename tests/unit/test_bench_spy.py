@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from steward.bench.spy import IDLE, OTHER, Sampler, classify, read_collapsed
+from steward_tools.bench.spy import IDLE, OTHER, Sampler, classify, read_collapsed
 
 
 def test_first_matching_phase_wins_over_the_leaf() -> None:

@@ -15,7 +15,6 @@ from PIL import Image
 from pydantic import ValidationError
 
 from steward.config import Settings
-from steward.headless.screenshot import MIN_LONG_SIDE, budget_steps, fit_jpeg, render_canvas
 from steward.protocol.limits import (
     DEFAULT_SCREENSHOT_MAX_BYTES,
     MAX_SCREENSHOT_BYTES,
@@ -24,6 +23,7 @@ from steward.protocol.limits import (
 from steward.protocol.messages import ContextRequest
 from steward.protocol.names import TOPIC_CONTEXT
 from steward.room.stream_inbox import ContextFailure, CorruptGzip, Inflater, Oversize
+from steward_tools.headless.screenshot import MIN_LONG_SIDE, budget_steps, fit_jpeg, render_canvas
 from tests.unit.test_context_prefetch import Rig as FetchRig
 from tests.unit.test_screenshot_types import Rig
 

@@ -14,15 +14,16 @@ from hypothesis import strategies as st
 
 from steward.actions.base import RunState
 from steward.actions.registry import ALL_ACTION_NAMES, process, select
-from steward.bench import mutate
-from steward.bench.fuzz import SHAPE_SEEDS, _action_seeds
-from steward.bench.memory_session import ChunkModel, MemorySession
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.base import PREFILL
 from steward.model.parser import MAX_DEPTH, ActionStreamParser, parse_all
 from steward.ports import PromptInput
+from steward_tools.bench import mutate
+from steward_tools.bench.fuzz import _action_seeds
+from steward_tools.bench.fuzz_seeds import SHAPE_SEEDS
+from steward_tools.bench.memory_session import ChunkModel, MemorySession
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SEEDS = _action_seeds()

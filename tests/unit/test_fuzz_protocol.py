@@ -11,18 +11,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from steward.bench import mutate
-from steward.bench.fuzz import (
+from steward.protocol import ProtocolError, decode
+from steward.protocol.limits import MAX_SHAPES_JSON_BYTES
+from steward.protocol.messages import CanvasEdit, WireModel
+from steward_tools.bench import mutate
+from steward_tools.bench.fuzz import (
     LIMITS,
-    SEEDS,
     Rejected,
     _edit_check,
     _gzip_shapes_check,
     _shapes_check,
 )
-from steward.protocol import ProtocolError, decode
-from steward.protocol.limits import MAX_SHAPES_JSON_BYTES
-from steward.protocol.messages import CanvasEdit, WireModel
+from steward_tools.bench.fuzz_seeds import SEEDS
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MODELS = sorted(SEEDS, key=lambda m: m.__name__)

@@ -10,7 +10,6 @@ import asyncpg
 import pytest
 
 from steward.canvas.mirror import CanvasMirror
-from steward.headless.ordering import GapBuffer
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import Ack, ActionEnvelope, WireAction
 from steward.room.broadcaster import Broadcaster
@@ -18,6 +17,7 @@ from steward.room.envelopes import FragmentAssembler, is_fragment, pack
 from steward.room.intake import RateLimiter, addressed_text
 from steward.room.participants import Member, Participants, elect_host
 from steward.store.outbox import Outbox, OutboxRow
+from steward_tools.headless.ordering import GapBuffer
 
 
 def member(identity: str, joined: int, caps: str = "context,screenshot,apply") -> Member:

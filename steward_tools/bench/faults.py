@@ -30,17 +30,17 @@ from typing import Any
 
 import asyncpg
 
-from steward.bench.clients import TimedClient
-from steward.bench.harness import bounded
 from steward.canvas.mirror import CanvasMirror
 from steward.commands._common import print_json
 from steward.config import DEV_API_SECRET
-from steward.headless.client import Faults
-from steward.livekit_server import LiveKitServer
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope, WireAction
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.store.embedded import EmbeddedPostgres
+from steward_tools.bench.clients import TimedClient
+from steward_tools.bench.harness import bounded
+from steward_tools.headless.client import Faults
+from steward_tools.livekit_server import LiveKitServer
 
 log = get_logger(__name__)
 

@@ -2,7 +2,7 @@
 
 `steward bench abuse` measures the steward's RSS while this arrives; sending from the bench's
 own process would put the sender's copies of the buffer into the same RSS figure.
-Usage: `python -m steward.bench.stream_sender URL TOKEN TO TOPIC MIB`.
+Usage: `python -m steward_tools.bench.stream_sender URL TOKEN TO TOPIC MIB`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ async def send_watching(
 ) -> tuple[str, float]:
     """Send from a child process while sampling `watch`'s RSS (a pid, or "self"); returns
     the sender's outcome and the watched process's peak growth in MB."""
-    from steward.bench.harness import rss_mb
+    from steward_tools.bench.harness import rss_mb
 
     start = rss_mb(watch)
     peak = start
@@ -48,7 +48,7 @@ async def send_watching(
             await asyncio.sleep(0.05)
 
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "steward.bench.stream_sender", url, token, to, topic, str(mib),
+        sys.executable, "-m", "steward_tools.bench.stream_sender", url, token, to, topic, str(mib),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     sampler = asyncio.create_task(sample())

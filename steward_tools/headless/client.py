@@ -25,8 +25,6 @@ from pydantic import JsonValue
 
 from steward import ffi_router
 from steward.canvas.mirror import CanvasMirror
-from steward.headless.ordering import GapBuffer
-from steward.headless.screenshot import Fitted, fit_jpeg, render_canvas
 from steward.obs.logging import get_logger
 from steward.protocol.limits import DEFAULT_SCREENSHOT_MAX_BYTES
 from steward.protocol.messages import (
@@ -77,6 +75,8 @@ from steward.protocol.names import (
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.tasks import TaskSet
 from steward.tokens import mint_token
+from steward_tools.headless.ordering import GapBuffer
+from steward_tools.headless.screenshot import Fitted, fit_jpeg, render_canvas
 
 log = get_logger(__name__)
 

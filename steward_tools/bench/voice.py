@@ -23,14 +23,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from steward.bench.harness import Stack, bounded, percentiles, start_stack, wait_until
 from steward.commands._common import print_json
-from steward.headless.client import HeadlessClient
 from steward.obs.logging import configure_logging
 from steward.ports import PromptInput
 from steward.voice.local_stt import decode_pcm, make_decoder
 from steward.voice.microphone import WavMicrophone
 from steward.voice.speech import read_pcm, speak
+from steward_tools.bench.harness import Stack, bounded, percentiles, start_stack, wait_until
+from steward_tools.headless.client import HeadlessClient
 
 ADDRESSED = (
     "steward, draw a flow chart of our sign up",

@@ -1,4 +1,4 @@
-"""The client side of a benchmark, in a process of its own: `python -m steward.bench.clients`.
+"""The client side of a benchmark, in a process of its own: `python -m steward_tools.bench.clients`.
 
 Reads one JSON spec on stdin, connects `per_room` headless clients to every room, prints
 `{"event": "ready"}`, waits for a `go` line, then in every room the first client sends the
@@ -24,9 +24,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from steward.headless.client import Faults, HeadlessClient
 from steward.native_exit import exit_skipping_native_teardown
 from steward.protocol.messages import ActionEnvelope
+from steward_tools.headless.client import Faults, HeadlessClient
 
 
 def canvas_hash(shapes: dict[str, Any]) -> str:

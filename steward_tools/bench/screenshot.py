@@ -28,12 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.bench.browsers import Browsers, wait_host
-from steward.bench.harness import Stack, percentiles
 from steward.protocol.images import sniff
 from steward.protocol.messages import Box
 from steward.protocol.names import STREAM_ATTR_REQUEST_ID, TOPIC_CONTEXT, TOPIC_SCREENSHOT
 from steward.room.runtime import RoomRuntime
+from steward_tools.bench.browsers import Browsers, wait_host
+from steward_tools.bench.harness import Stack, percentiles
 
 WIDTH, HEIGHT = 1280, 800
 

@@ -3,11 +3,11 @@
 One steward (this process) serves one room with `--clients` headless clients (another
 process); the first client sends `--prompts` prompts one after another to the scripted model.
 `--browsers` runs the same with Chromium tabs on the client-bridge demo page instead (see
-`steward.bench.browsers`), then times the host screenshot (`steward.bench.screenshot`).
+`steward_tools.bench.browsers`), then times the host screenshot (`steward_tools.bench.screenshot`).
 The prompter "types" each prompt for `--typing-ms` after a composing hint (the steward
 prefetches the prompter's context meanwhile); `--cold-prompts` more are sent without one
 (`prompt_to_model_cold_ms`), and each prompt's context source is reported.
-See `steward.bench.harness` for where each instant is taken. Targets (issue 7): overhead p95
+See `steward_tools.bench.harness` for where each instant is taken. Targets (issue 7): overhead p95
 <= 2 ms, e2e p95 <= 30 ms, prompt_to_model p95 <= 120 ms, screenshot p95 <= 100 ms.
 """
 
@@ -21,10 +21,13 @@ import uuid
 from collections import Counter
 from typing import Any
 
-from steward.bench import screenshot
-from steward.bench.browsers import PAGE_SETTINGS, Browsers, PageServer
-from steward.bench.clients import canvas_hash
-from steward.bench.harness import (
+from steward.commands._common import print_json
+from steward.obs.logging import configure_logging
+from steward.room.runtime import RoomRuntime
+from steward_tools.bench import screenshot
+from steward_tools.bench.browsers import PAGE_SETTINGS, Browsers, PageServer
+from steward_tools.bench.clients import canvas_hash
+from steward_tools.bench.harness import (
     ClientProcess,
     Marks,
     bounded,
@@ -32,9 +35,6 @@ from steward.bench.harness import (
     start_stack,
     wait_until,
 )
-from steward.commands._common import print_json
-from steward.obs.logging import configure_logging
-from steward.room.runtime import RoomRuntime
 
 MESSAGES = [
     "draw a flow chart of our signup",
@@ -206,7 +206,7 @@ async def run_browsers(
     typing_ms: float = 0.0,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The same run with `clients` Chromium tabs on the demo page (a fresh stack), then the
-    screenshot round trip in a room of its own (see `steward.bench.screenshot`)."""
+    screenshot round trip in a room of its own (see `steward_tools.bench.screenshot`)."""
     marks = Marks()
     stack = await start_stack(tokens_per_s=tokens_per_s, marks=marks, **PAGE_SETTINGS)
     pages = PageServer(stack)

@@ -32,9 +32,6 @@ import aiohttp
 import structlog
 
 from steward.api.app import MAX_BODY_BYTES, RUN_PATH
-from steward.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
-from steward.bench.stream_sender import COMPRESSED_MIB, send_watching
-from steward.headless.client import Faults, HeadlessClient
 from steward.protocol.names import (
     ATTR_CAN_PROMPT,
     TOPIC_ACK,
@@ -45,6 +42,9 @@ from steward.protocol.names import (
 )
 from steward.room.runtime import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
+from steward_tools.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
+from steward_tools.bench.stream_sender import COMPRESSED_MIB, send_watching
+from steward_tools.headless.client import Faults, HeadlessClient
 
 PROMPT = "draw a flow chart of our signup"
 # Log events that record a refusal (each names the participant or peer and a reason).
@@ -418,7 +418,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         rss_growth = self_rss_mb() - rss_before
         fuzz: dict[str, Any] | None = None
         if fuzz_per_path > 0:
-            from steward.bench.fuzz_live import fuzz_live
+            from steward_tools.bench.fuzz_live import fuzz_live
 
             structlog.configure(**previous)
             fuzz = await fuzz_live(

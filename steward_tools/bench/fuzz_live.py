@@ -18,7 +18,7 @@ get a complete run with identical canvases.
 
 Payloads come from hypothesis strategies (drawn deterministically up front: the network is too
 slow to let hypothesis drive and shrink each example) and from the seeded mutators of
-`steward.bench.mutate`, so a run is reproduced by its seed.
+`steward_tools.bench.mutate`, so a run is reproduced by its seed.
 """
 
 from __future__ import annotations
@@ -44,12 +44,6 @@ from hypothesis import strategies as st
 from livekit import rtc
 
 from steward.api.app import RUN_PATH
-from steward.bench import mutate
-from steward.bench.clients import canvas_hash
-from steward.bench.fuzz import SEEDS, SHAPE_SEEDS
-from steward.bench.harness import wait_until
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.obs import metrics
 from steward.protocol.limits import (
     MAX_DATA_PACKET_BYTES,
@@ -91,6 +85,12 @@ from steward.protocol.names import (
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.tasks import TaskSet
+from steward_tools.bench import mutate
+from steward_tools.bench.clients import canvas_hash
+from steward_tools.bench.fuzz_seeds import SEEDS, SHAPE_SEEDS
+from steward_tools.bench.harness import wait_until
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 
 DATA_TOPICS: dict[str, type[WireModel]] = {
     TOPIC_ACK: Ack,
@@ -631,7 +631,7 @@ async def fuzz_live(
 
 async def _room_a_still_serves(service: StewardService, runtime: RoomRuntime) -> str:
     try:
-        sid = await service.run_http(runtime.room_id, GOOD_PROMPT, None, None)
+        sid = (await service.run_http(runtime.room_id, GOOD_PROMPT, None, None)).session_id
         result = await runtime.dispatcher.wait(sid, timeout=60)
         return result.outcome
     except Exception as err:
@@ -640,7 +640,7 @@ async def _room_a_still_serves(service: StewardService, runtime: RoomRuntime) ->
 
 async def run_bench(per_path: int = 40, seed: int = 1, limit_s: float = 120.0) -> dict[str, Any]:
     """`steward bench fuzz --live`: its own livekit-server, Postgres and steward."""
-    from steward.bench.harness import bounded, start_api_stack
+    from steward_tools.bench.harness import bounded, start_api_stack
 
     stack = await start_api_stack("fuzz", tokens_per_s=400.0)
     try:

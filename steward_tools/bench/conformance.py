@@ -36,23 +36,28 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.bench.anthropic_server import MessagesServer, Reply
-from steward.bench.clients import canvas_hash
-from steward.bench.fuzz_live import Observer, observing
-from steward.bench.harness import bounded, start_stack, wait_until
-from steward.bench.request_text import RequestView, read_request
-from steward.bench.responders import PlanResponder, SchemaResponder, continuation, random_chunks
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.commands._common import print_json
 from steward.fairies import modes as fairy_modes
 from steward.fairies.task_bounds import belongs
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.obs import metrics
 from steward.obs.logging import configure_logging
 from steward.protocol.messages import ActionEnvelope
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
+from steward_tools.bench.anthropic_server import MessagesServer, Reply
+from steward_tools.bench.clients import canvas_hash
+from steward_tools.bench.fuzz_live import Observer, observing
+from steward_tools.bench.harness import bounded, start_stack, wait_until
+from steward_tools.bench.request_text import RequestView, read_request
+from steward_tools.bench.responders import (
+    PlanResponder,
+    SchemaResponder,
+    continuation,
+    random_chunks,
+)
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 
 TARGET_OUTPUTS = 500
 CLIENTS = ("alice", "bob", "carol")

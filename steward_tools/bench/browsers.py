@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from steward.bench.harness import Stack, bounded, wait_until
 from steward.obs.logging import get_logger
 from steward.room.runtime import RoomRuntime
+from steward_tools.bench.harness import Stack, bounded, wait_until
 
 log = get_logger(__name__)
 

@@ -17,8 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.bench import mutate
-from steward.bench.memory_session import ChunkModel, MemorySession
 from steward.canvas.mirror import CanvasMirror
 from steward.commands._common import print_json
 from steward.config import Settings
@@ -49,51 +47,10 @@ from steward.room.envelopes import FragmentAssembler, is_fragment, pack
 from steward.room.intake import addressed_text
 from steward.room.relay import edit_to_actions
 from steward.room.stream_inbox import ContextFailure, CorruptGzip, Inflater, Oversize, parse_shapes
+from steward_tools.bench import mutate
+from steward_tools.bench.fuzz_seeds import SEEDS, SHAPE_SEEDS
+from steward_tools.bench.memory_session import ChunkModel, MemorySession
 
-# Valid examples of every inbound message, the starting points for mutation.
-SEEDS: dict[type[WireModel], list[dict[str, Any]]] = {
-    Ack: [{"sessionId": "s1", "seq": 3, "applied": ["s1.0.1", "s1.0.2"], "appliedAt": 1.7e12}],
-    Resync: [{"sessionId": "s1", "lastSeq": 4}, {"sessionId": "*", "lastSeq": 0}],
-    ViewportUpdate: [
-        {"viewport": {"x": 0, "y": 0, "w": 1280, "h": 800}, "selection": ["a"], "ts": 1.0}
-    ],
-    PromptRequest: [
-        {"message": "draw a flow chart of our signup"},
-        {
-            "message": "align these",
-            "bounds": {"x": 1, "y": 2, "w": 3, "h": 4},
-            "selection": ["a", "b"],
-            "fairy": "f1",
-        },
-    ],
-    CancelRequest: [{"sessionId": "s1"}],
-    ComposingHint: [{"ts": 1.0}, {"bounds": {"x": 0, "y": 0, "w": 1280, "h": 800}, "ts": 2.5}],
-    ContextReply: [
-        {
-            "requestId": "r1",
-            "viewport": {"x": 0, "y": 0, "w": 1280, "h": 800},
-            "selection": [],
-            "docVersion": 3,
-            "counts": {"shapes": 2, "inBounds": 1},
-            "streams": ["screenshot", "shapes"],
-        },
-    ],
-    CanvasEdit: [
-        {
-            "put": [
-                {
-                    "id": "shape:a",
-                    "type": "geo",
-                    "x": 10,
-                    "y": 20,
-                    "rotation": 0,
-                    "props": {"geo": "rectangle", "w": 100, "h": 50, "color": "blue"},
-                }
-            ],
-            "remove": ["shape:b"],
-        },
-    ],
-}
 LIMITS: dict[type[WireModel], int] = {
     Ack: MAX_ENVELOPE_BYTES,
     Resync: MAX_ENVELOPE_BYTES,
@@ -104,13 +61,6 @@ LIMITS: dict[type[WireModel], int] = {
     CancelRequest: MAX_RPC_PAYLOAD_BYTES,
     ContextReply: MAX_RPC_PAYLOAD_BYTES,
 }
-SHAPE_SEEDS: list[Any] = [
-    [{"id": "shape:a", "type": "geo", "x": 0, "y": 0, "rotation": 0,
-      "props": {"geo": "ellipse", "w": 80, "h": 80, "text": "hi"}},
-     {"id": "shape:n", "type": "note", "x": 200, "y": 0, "props": {"text": "note"}},
-     {"id": "shape:r", "type": "arrow", "x": 0, "y": 0,
-      "props": {"start": {"x": 0, "y": 0}, "end": {"x": 10, "y": 10}}}],
-]  # fmt: skip
 
 
 class Rejected(Exception):
@@ -363,7 +313,7 @@ def _handler(args: argparse.Namespace) -> int:
     # Every refusal logs a line by design; thousands of them would drown the result.
     configure_logging("error", "json")
     if args.live:
-        from steward.bench.fuzz_live import run_bench
+        from steward_tools.bench.fuzz_live import run_bench
 
         result = asyncio.run(run_bench(args.per_path, args.seed, args.limit_s))
     else:

@@ -32,12 +32,12 @@ from pydantic import SecretStr
 
 from steward.config import Settings, get_settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.livekit_server import LiveKitServer
 from steward.protocol.names import RPC_PROMPT
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.embedded import EmbeddedPostgres
 from steward.store.outbox import Outbox
+from steward_tools.livekit_server import LiveKitServer
 
 
 async def loop_lag(marks: Marks, period: float = 0.05) -> None:
@@ -301,7 +301,7 @@ async def bounded(coro: Awaitable[Any], timeout: float, what: str) -> Any:
 
 
 class ClientProcess:
-    """The headless clients of a run, in their own process (see `steward.bench.clients`), so
+    """The headless clients of a run, in their own process (see `steward_tools.bench.clients`), so
     the steward's CPU and memory are measured alone."""
 
     def __init__(self, stack: Stack, rooms: list[str], **spec: Any) -> None:
@@ -315,7 +315,7 @@ class ClientProcess:
 
     async def start(self, timeout: float) -> None:
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "steward.bench.clients",
+            sys.executable, "-m", "steward_tools.bench.clients",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             limit=256 * 1024 * 1024,
         )  # fmt: skip

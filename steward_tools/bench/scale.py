@@ -19,8 +19,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from steward.bench.clients import canvas_hash
-from steward.bench.harness import (
+from steward.commands._common import print_json
+from steward.obs.logging import configure_logging
+from steward_tools.bench.clients import canvas_hash
+from steward_tools.bench.harness import (
     ClientProcess,
     Marks,
     Stack,
@@ -34,9 +36,7 @@ from steward.bench.harness import (
     thread_cpu_s,
     wait_until,
 )
-from steward.bench.spy import Sampler
-from steward.commands._common import print_json
-from steward.obs.logging import configure_logging
+from steward_tools.bench.spy import Sampler
 
 TARGET_OVERHEAD_P95_MS = 10.0
 ROOMS_PER_CLIENT = 10
