@@ -404,9 +404,9 @@ class RoomRuntime:
         }
 
     # --- prompts -------------------------------------------------------------------------
-    async def run_prompt(self, prompt: PromptInput) -> str:
+    async def run_prompt(self, prompt: PromptInput, session_id: str | None = None) -> str:
         """Start a session (HTTP and in-process callers); returns its id."""
-        return await self.dispatcher.start(prompt)
+        return await self.dispatcher.start(prompt, session_id)
 
     def _session_owner(self, session_id: str) -> str | None:
         session = self.dispatcher.sessions.get(session_id)
