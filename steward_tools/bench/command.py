@@ -13,9 +13,17 @@ from collections.abc import Callable, Sequence
 from steward.obs.logging import configure_logging
 
 BENCHES = (
-    "parse", "prompt", "latency", "scale", "faults", "failover", "fuzz", "abuse", "voice",
+    "parse",
+    "prompt",
+    "latency",
+    "scale",
+    "faults",
+    "failover",
+    "fuzz",
+    "abuse",
+    "voice",
     "conformance",
-)  # fmt: skip
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

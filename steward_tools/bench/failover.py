@@ -245,16 +245,24 @@ async def run(
     try:
         db_url = await pg.astart()
         env = {
-            **os.environ, "LIVEKIT_URL": server.url, "LIVEKIT_API_KEY": server.api_key,
-            "LIVEKIT_API_SECRET": server.api_secret, "DATABASE_URL": db_url,
-            "STEWARD_AGENT_NAME": dispatcher.agent_name, "STEWARD_LOG_FORMAT": "json",
+            **os.environ,
+            "LIVEKIT_URL": server.url,
+            "LIVEKIT_API_KEY": server.api_key,
+            "LIVEKIT_API_SECRET": server.api_secret,
+            "DATABASE_URL": db_url,
+            "STEWARD_AGENT_NAME": dispatcher.agent_name,
+            "STEWARD_LOG_FORMAT": "json",
             "STEWARD_LOG_LEVEL": os.environ.get("STEWARD_FAILOVER_LOG_LEVEL", "info"),
-            "STEWARD_LEASE_SECONDS": str(lease_s), "STEWARD_MODEL": "scripted",
+            "STEWARD_LEASE_SECONDS": str(lease_s),
+            "STEWARD_MODEL": "scripted",
             "STEWARD_SCRIPTED_TOKENS_PER_S": str(tokens_per_s),
-            "STEWARD_MODEL_ORCHESTRATOR": FAIRY_MODEL, "STEWARD_MODEL_DRONE": FAIRY_MODEL,
-            "ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "local-test-model",
-            "STEWARD_WORKER_MAX_ROOMS": str(rooms), "STEWARD_RETRANSMIT_AFTER_MS": "200",
-        }  # fmt: skip
+            "STEWARD_MODEL_ORCHESTRATOR": FAIRY_MODEL,
+            "STEWARD_MODEL_DRONE": FAIRY_MODEL,
+            "ANTHROPIC_BASE_URL": model.base_url,
+            "ANTHROPIC_API_KEY": "local-test-model",
+            "STEWARD_WORKER_MAX_ROOMS": str(rooms),
+            "STEWARD_RETRANSMIT_AFTER_MS": "200",
+        }
         logs = log_dir or Path(os.environ.get("STEWARD_FAILOVER_LOG_DIR") or tmp.name)
         procs = Workers(env, logs)
         procs.spawn(workers)
@@ -310,21 +318,34 @@ async def run(
         times = list(recovery.values())
         stale = sum(r.stale for r in all_rooms)
         result = {
-            "workers": workers, "rooms": rooms, "killed": 1, "rooms_of_killed": len(of_killed),
-            "rooms_recovered": len(recovery), "recovery_s": _spread(times),
-            "lost": lost, "duplicated": duplicated, "out_of_order": out_of_order,
-            "canvases_identical": identical, "stale_publishes": stale,
-            "served_again": again, "projects_done": done, "lease_s": lease_s,
+            "workers": workers,
+            "rooms": rooms,
+            "killed": 1,
+            "rooms_of_killed": len(of_killed),
+            "rooms_recovered": len(recovery),
+            "recovery_s": _spread(times),
+            "lost": lost,
+            "duplicated": duplicated,
+            "out_of_order": out_of_order,
+            "canvases_identical": identical,
+            "stale_publishes": stale,
+            "served_again": again,
+            "projects_done": done,
+            "lease_s": lease_s,
             "unfinished": await _unfinished(db_url, names),
             "takeovers": await _takeovers(db_url, names),
             "seconds": round(time.monotonic() - started, 1),
-        }  # fmt: skip
+        }
         p95 = _spread(times)["p95"]
         result["ok"] = (
-            len(of_killed) > 0 and len(recovery) == len(of_killed) == again
-            and p95 is not None and p95 <= TARGET_RECOVERY_P95_S and done == rooms
-            and lost == duplicated == out_of_order == stale == 0 and identical
-        )  # fmt: skip
+            len(of_killed) > 0
+            and len(recovery) == len(of_killed) == again
+            and p95 is not None
+            and p95 <= TARGET_RECOVERY_P95_S
+            and done == rooms
+            and lost == duplicated == out_of_order == stale == 0
+            and identical
+        )
         return result
     finally:
         for r in all_rooms:
