@@ -21,7 +21,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.obs.logging import configure_logging
 from steward.room.runtime import RoomRuntime
 from steward_tools.bench import screenshot
