@@ -15,11 +15,11 @@ from typing import Any
 import aiohttp
 import pytest
 
-from steward.bench.anthropic_server import MessagesServer
-from steward.bench.responders import SchemaResponder
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.bench.anthropic_server import MessagesServer
+from steward_tools.bench.responders import SchemaResponder
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.integration.room_support import (
     ROOT,
