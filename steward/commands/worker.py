@@ -112,6 +112,9 @@ async def _worker(args: argparse.Namespace) -> int:
     )
     server = agents.AgentServer.from_server_options(options)
     log.info("worker_starting", agent_name=settings.steward_agent_name, url=settings.livekit_url)
+    # `--http`: the HTTP API in the worker's own process, serving no room itself: a run for
+    # any room is queued in Postgres for the room's steward (dispatched if it has none).
+    api = await StewardService(settings, fairies=False).start() if args.http else None
     running = asyncio.create_task(server.run(devmode=args.dev), name="agent-server")
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, _DRAINING.set)
     try:
@@ -120,6 +123,8 @@ async def _worker(args: argparse.Namespace) -> int:
         if _DRAINING.is_set() and not running.done():
             await _drain(server, settings.steward_drain_seconds)
     finally:
+        if api is not None:
+            await api.close()
         await server.aclose()
         with contextlib.suppress(asyncio.CancelledError):
             await running
@@ -151,4 +156,5 @@ def register(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="worker health server host")
     p.add_argument("--port", type=int, default=0, help="worker health server port (0: any)")
     p.add_argument("--dev", action="store_true", help="livekit-agents dev mode")
+    p.add_argument("--http", action="store_true", help="serve the HTTP API too (STEWARD_HTTP_PORT)")
     p.set_defaults(handler=_run)

@@ -37,6 +37,11 @@ INTERRUPTED = "error: interrupted (the steward restarted)"
 MAX_INTERRUPTED_KEPT = 100
 
 
+def new_session_id() -> str:
+    """A prompted session's id (an HTTP run queued for another steward gets one up front)."""
+    return f"s-{uuid.uuid4().hex[:16]}"
+
+
 def record_quality(report: QualityReport) -> dict[str, int]:
     """The report's counts, for the session's end line, added to /metrics as they go out."""
     counts = report.counts()
@@ -80,8 +85,8 @@ class Dispatcher:
     def active(self) -> int:
         return sum(1 for sid in self._tasks if sid not in self.results)
 
-    async def start(self, prompt: PromptInput) -> str:
-        session_id = f"s-{uuid.uuid4().hex[:16]}"
+    async def start(self, prompt: PromptInput, session_id: str | None = None) -> str:
+        session_id = session_id or new_session_id()
         session = RoomSession(
             self.room_id,
             session_id,

@@ -78,9 +78,19 @@ log = get_logger(__name__)
 _OWN_PREFIXES = ("agent:", "steward:", "canvas:")
 # Every topic the steward speaks: a stream on one of them is either expected or refused.
 STEWARD_TOPICS = (
-    TOPIC_ACTION, TOPIC_ACK, TOPIC_SCREENSHOT, TOPIC_CONTEXT, TOPIC_VIEWPORT, TOPIC_RESYNC,
-    TOPIC_COMPOSING, TOPIC_CHAT, TOPIC_STATUS, TOPIC_EDIT, TOPIC_FAIRIES, TOPIC_TRANSCRIPTION,
-)  # fmt: skip
+    TOPIC_ACTION,
+    TOPIC_ACK,
+    TOPIC_SCREENSHOT,
+    TOPIC_CONTEXT,
+    TOPIC_VIEWPORT,
+    TOPIC_RESYNC,
+    TOPIC_COMPOSING,
+    TOPIC_CHAT,
+    TOPIC_STATUS,
+    TOPIC_EDIT,
+    TOPIC_FAIRIES,
+    TOPIC_TRANSCRIPTION,
+)
 # Inbound messages per participant per minute (acks are exempt: one per envelope).
 INBOUND_PER_MIN = 600
 # Resyncs replay from Postgres, so they get a tighter budget of their own, and a whole
@@ -394,9 +404,9 @@ class RoomRuntime:
         }
 
     # --- prompts -------------------------------------------------------------------------
-    async def run_prompt(self, prompt: PromptInput) -> str:
+    async def run_prompt(self, prompt: PromptInput, session_id: str | None = None) -> str:
         """Start a session (HTTP and in-process callers); returns its id."""
-        return await self.dispatcher.start(prompt)
+        return await self.dispatcher.start(prompt, session_id)
 
     def _session_owner(self, session_id: str) -> str | None:
         session = self.dispatcher.sessions.get(session_id)

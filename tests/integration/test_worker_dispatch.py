@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from steward_tools.bench.stream_sender import send_watching
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.integration.room_support import stop_group
 
 pytestmark = pytest.mark.integration
 
@@ -116,11 +116,6 @@ async def test_worker_joins_a_dispatched_room_and_serves_prompts(
     finally:
         await client.disconnect()
         await lk.aclose()
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            await asyncio.to_thread(worker.wait, 20)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
+        await stop_group(worker)
         if os.environ.get("STEWARD_TEST_VERBOSE"):
             print(log_path.read_text(errors="replace")[-4000:])

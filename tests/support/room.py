@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -23,12 +24,10 @@ TEST_API_KEY = "test-api-key-0123456789"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def spawn_join(
-    server: LiveKitServer, db_url: str, room: str, log: Path, **env: str
-) -> subprocess.Popen[bytes]:
-    """A real `steward join ROOM` process (scripted model, JSON logs to `log`) in a session
-    of its own, so signals reach uv and the python it runs; `env` adds settings."""
-    values = {
+def steward_env(server: LiveKitServer, db_url: str, **env: str) -> dict[str, str]:
+    """The environment of a steward process on this LiveKit and database (scripted model,
+    JSON logs); `env` adds or overrides settings."""
+    return {
         **os.environ,
         "LIVEKIT_URL": server.url,
         "LIVEKIT_API_KEY": server.api_key,
@@ -39,11 +38,28 @@ def spawn_join(
         "STEWARD_CONTEXT_TIMEOUT_S": "1.0",
         **env,
     }
+
+
+def spawn_join(
+    server: LiveKitServer, db_url: str, room: str, log: Path, **env: str
+) -> subprocess.Popen[bytes]:
+    """A real `steward join ROOM` process (JSON logs to `log`) in a session of its own, so
+    signals reach uv and the python it runs; `env` adds settings."""
     return subprocess.Popen(
         ["uv", "run", "--frozen", "steward", "join", room, "--no-http"],
-        cwd=ROOT, env=values, stdout=log.open("ab"), stderr=subprocess.STDOUT,
-        start_new_session=True,
+        cwd=ROOT, env=steward_env(server, db_url, **env), stdout=log.open("ab"),
+        stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
+
+
+async def stop_group(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    """SIGTERM the process's group (it drains), SIGKILL it if it is not gone in `timeout`."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        await asyncio.to_thread(proc.wait, timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 async def prompt_until_accepted(client: HeadlessClient, message: str) -> str:
