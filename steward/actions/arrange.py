@@ -15,19 +15,35 @@ from steward.canvas.simple import to_simple
 
 ALIGNMENTS = ("left", "center-horizontal", "right", "top", "center-vertical", "bottom")
 ALIGN_ALIASES = {
-    "center": "center-horizontal", "centre": "center-horizontal", "center-x": "center-horizontal",
-    "horizontal-center": "center-horizontal", "middle": "center-vertical",
-    "center-y": "center-vertical", "vertical-center": "center-vertical", "start": "left",
+    "center": "center-horizontal",
+    "centre": "center-horizontal",
+    "center-x": "center-horizontal",
+    "horizontal-center": "center-horizontal",
+    "middle": "center-vertical",
+    "center-y": "center-vertical",
+    "vertical-center": "center-vertical",
+    "start": "left",
     "end": "right",
-}  # fmt: skip
+}
 DIRECTIONS = ("horizontal", "vertical")
 DIRECTION_ALIASES = {"row": "horizontal", "x": "horizontal", "column": "vertical", "y": "vertical"}
 SIDES = ("top", "bottom", "left", "right")
-SIDE_ALIASES = {"above": "top", "below": "bottom", "under": "bottom", "before": "left",
-                "after": "right"}  # fmt: skip
+SIDE_ALIASES = {
+    "above": "top",
+    "below": "bottom",
+    "under": "bottom",
+    "before": "left",
+    "after": "right",
+}
 PLACE_ALIGNS = ("start", "center", "end")
-PLACE_ALIGN_ALIASES = {"left": "start", "top": "start", "middle": "center", "centre": "center",
-                       "right": "end", "bottom": "end"}  # fmt: skip
+PLACE_ALIGN_ALIASES = {
+    "left": "start",
+    "top": "start",
+    "middle": "center",
+    "centre": "center",
+    "right": "end",
+    "bottom": "end",
+}
 
 
 class Move(ActionModel):
@@ -142,9 +158,14 @@ def _sanitize_place(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | Non
 
 def _resolve_place(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     delta = layout.place(
-        data["_id"], data["_ref"], data["side"], data["align"],
-        data["sideOffset"], data["alignOffset"], ctx.shapes,
-    )  # fmt: skip
+        data["_id"],
+        data["_ref"],
+        data["side"],
+        data["align"],
+        data["sideOffset"],
+        data["alignOffset"],
+        ctx.shapes,
+    )
     if delta is None:
         return []
     return _diff_ops(ctx, [WireOp("move", {"ids": [data["_id"]], "dx": delta[0], "dy": delta[1]})])
@@ -181,8 +202,13 @@ def _sanitize_resize(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | No
 
 def _resolve_resize(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     ox, oy = _origin(data, ctx)
-    params = {"ids": data["_ids"], "scaleX": data["scaleX"], "scaleY": data["scaleY"],
-              "originX": ox, "originY": oy}  # fmt: skip
+    params = {
+        "ids": data["_ids"],
+        "scaleX": data["scaleX"],
+        "scaleY": data["scaleY"],
+        "originX": ox,
+        "originY": oy,
+    }
     return _diff_ops(ctx, [WireOp("resize", params)])
 
 
@@ -253,34 +279,85 @@ _STACK = """Put shapes one after another in a row (horizontal) or a column (vert
 apart."""
 
 SPECS = (
-    ActionSpec("move", "arrange", Move, "Move a shape so its x/y is the given position.",
-               _MOVE,
-               _complete(_sanitize_move), _resolve_move),
-    ActionSpec("place", "arrange", Place, "Place a shape beside another shape.",
-               _PLACE,
-               _complete(_sanitize_place), _resolve_place),
-    ActionSpec("bringToFront", "arrange", Ids, "Bring shapes to the front.",
-               _TO_FRONT,
-               _complete(_with_ids), _reorder("front")),
-    ActionSpec("sendToBack", "arrange", Ids, "Send shapes to the back.",
-               _TO_BACK,
-               _complete(_with_ids), _reorder("back")),
-    ActionSpec("rotate", "arrange", Rotate, "Rotate shapes by degrees about an origin.",
-               _ROTATE,
-               _complete(_sanitize_rotate), _resolve_rotate),
-    ActionSpec("resize", "arrange", Resize, "Scale shapes about an origin.",
-               _RESIZE,
-               _complete(_sanitize_resize), _resolve_resize),
-    ActionSpec("align", "arrange", Align, "Align shapes to each other.",
-               _ALIGN,
-               _complete(_sanitize_layout("alignment", ALIGNMENTS, ALIGN_ALIASES)),
-               _resolve_align),
-    ActionSpec("distribute", "arrange", Distribute, "Space shapes evenly.",
-               _DISTRIBUTE,
-               _complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
-               _resolve_distribute),
-    ActionSpec("stack", "arrange", Stack, "Stack shapes with a fixed gap.",
-               _STACK,
-               _complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
-               _resolve_stack),
-)  # fmt: skip
+    ActionSpec(
+        "move",
+        family="arrange",
+        schema=Move,
+        description="Move a shape so its x/y is the given position.",
+        guide=_MOVE,
+        sanitize=_complete(_sanitize_move),
+        resolve=_resolve_move,
+    ),
+    ActionSpec(
+        "place",
+        family="arrange",
+        schema=Place,
+        description="Place a shape beside another shape.",
+        guide=_PLACE,
+        sanitize=_complete(_sanitize_place),
+        resolve=_resolve_place,
+    ),
+    ActionSpec(
+        "bringToFront",
+        family="arrange",
+        schema=Ids,
+        description="Bring shapes to the front.",
+        guide=_TO_FRONT,
+        sanitize=_complete(_with_ids),
+        resolve=_reorder("front"),
+    ),
+    ActionSpec(
+        "sendToBack",
+        family="arrange",
+        schema=Ids,
+        description="Send shapes to the back.",
+        guide=_TO_BACK,
+        sanitize=_complete(_with_ids),
+        resolve=_reorder("back"),
+    ),
+    ActionSpec(
+        "rotate",
+        family="arrange",
+        schema=Rotate,
+        description="Rotate shapes by degrees about an origin.",
+        guide=_ROTATE,
+        sanitize=_complete(_sanitize_rotate),
+        resolve=_resolve_rotate,
+    ),
+    ActionSpec(
+        "resize",
+        family="arrange",
+        schema=Resize,
+        description="Scale shapes about an origin.",
+        guide=_RESIZE,
+        sanitize=_complete(_sanitize_resize),
+        resolve=_resolve_resize,
+    ),
+    ActionSpec(
+        "align",
+        family="arrange",
+        schema=Align,
+        description="Align shapes to each other.",
+        guide=_ALIGN,
+        sanitize=_complete(_sanitize_layout("alignment", ALIGNMENTS, ALIGN_ALIASES)),
+        resolve=_resolve_align,
+    ),
+    ActionSpec(
+        "distribute",
+        family="arrange",
+        schema=Distribute,
+        description="Space shapes evenly.",
+        guide=_DISTRIBUTE,
+        sanitize=_complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
+        resolve=_resolve_distribute,
+    ),
+    ActionSpec(
+        "stack",
+        family="arrange",
+        schema=Stack,
+        description="Stack shapes with a fixed gap.",
+        guide=_STACK,
+        sanitize=_complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
+        resolve=_resolve_stack,
+    ),
+)

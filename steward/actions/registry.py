@@ -23,11 +23,21 @@ def names_of(*families: str) -> tuple[str, ...]:
 
 _BY_LOWER = {name.lower().replace("-", "").replace("_", ""): name for name in ACTIONS}
 NAME_ALIASES = {
-    "createshape": "create", "add": "create", "updateshape": "update", "edit": "update",
-    "deleteshape": "delete", "remove": "delete", "todo": "update-todo-list",
-    "updatetodo": "update-todo-list", "setview": "setMyView", "draw": "pen",
-    "tofront": "bringToFront", "toback": "sendToBack", "chat": "message", "say": "message",
-}  # fmt: skip
+    "createshape": "create",
+    "add": "create",
+    "updateshape": "update",
+    "edit": "update",
+    "deleteshape": "delete",
+    "remove": "delete",
+    "todo": "update-todo-list",
+    "updatetodo": "update-todo-list",
+    "setview": "setMyView",
+    "draw": "pen",
+    "tofront": "bringToFront",
+    "toback": "sendToBack",
+    "chat": "message",
+    "say": "message",
+}
 
 
 def normalize_name(raw: Any) -> str | None:

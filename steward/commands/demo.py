@@ -88,8 +88,13 @@ async def _project(
     # The project's shapes, judged against its tasks' areas and the asker's view.
     made = [i for i in runtime.mirror.shapes if i not in before]
     bounds = [Rect(**b) for b in summary.get("task_bounds", [])]
-    report = quality_report(runtime.mirror.shapes, touched=made, viewport=clients[0].viewport,
-                            task_bounds=bounds, partial=runtime.mirror.in_flight())  # fmt: skip
+    report = quality_report(
+        runtime.mirror.shapes,
+        touched=made,
+        viewport=clients[0].viewport,
+        task_bounds=bounds,
+        partial=runtime.mirror.in_flight(),
+    )
     return {
         **summary,
         "quality": report.counts(),
@@ -113,8 +118,13 @@ async def _sentence(
     before = set(runtime.mirror.shapes)
     reply = await asker.prompt(sentence)
     if reply.session_id is None:
-        return {"prompt": sentence, "asker": asker.identity, "outcome": f"refused: {reply.error}",
-                "quality": None, "destructive": False}  # fmt: skip
+        return {
+            "prompt": sentence,
+            "asker": asker.identity,
+            "outcome": f"refused: {reply.error}",
+            "quality": None,
+            "destructive": False,
+        }
     sid = reply.session_id
     await asker.wait_status(sid, timeout=timeout)
     done = await runtime.dispatcher.wait(sid, timeout=10)
@@ -233,8 +243,15 @@ async def run_demo(
             and result["out_of_order_applied"] == 0
             and stream.actions > 0
         )
-        runs = [{"prompt": prompt, "asker": clients[0].identity, "outcome": result["outcome"],
-                 "quality": result["quality"], "destructive": False}]  # fmt: skip
+        runs = [
+            {
+                "prompt": prompt,
+                "asker": clients[0].identity,
+                "outcome": result["outcome"],
+                "quality": result["quality"],
+                "destructive": False,
+            }
+        ]
         for i, sentence in enumerate(sentences):
             runs.append(await _sentence(runtime, clients, clients[(i + 1) % 2], sentence, timeout))
         result["runs"] = runs
@@ -250,9 +267,10 @@ async def run_demo(
         canvases = [c.shapes for c in clients]
         result["canvases_identical"] = all(c == canvases[0] for c in canvases)
         result["ok"] = bool(
-            result["ok"] and result["canvases_identical"] and all(
-                r["outcome"] == "done" for r in runs)
-        )  # fmt: skip
+            result["ok"]
+            and result["canvases_identical"]
+            and all(r["outcome"] == "done" for r in runs)
+        )
         if project:
             result["duplicates_applied"] = sum(c.stats.duplicates_applied for c in clients)
             result["out_of_order_applied"] = sum(c.stats.out_of_order_applied for c in clients)

@@ -149,9 +149,15 @@ class CanvasAgent:
             await session.send_status("done")
         elif outcome == "canceled":
             await session.send_status("canceled")
-        log.info("agent_run_end", room=session.room_id, session=session.session_id,
-                 outcome=outcome, requests=run.request_no, ops=run.ops_sent,
-                 notes=run.ctx.notes[:10])  # fmt: skip
+        log.info(
+            "agent_run_end",
+            room=session.room_id,
+            session=session.session_id,
+            outcome=outcome,
+            requests=run.request_no,
+            ops=run.ops_sent,
+            notes=run.ctx.notes[:10],
+        )
         return outcome
 
     async def _loop(self, run: _Run, model: ModelProvider) -> str:
@@ -167,14 +173,18 @@ class CanvasAgent:
             await run.session.send_status("scheduled", decision.reason)
 
         end = await run_requests(
-            request, run.ctx, max_followups=self.config.settings.steward_max_followups,
-            made_progress=lambda: run.ops_sent > 0, on_followup=on_followup,
-        )  # fmt: skip
+            request,
+            run.ctx,
+            max_followups=self.config.settings.steward_max_followups,
+            made_progress=lambda: run.ops_sent > 0,
+            on_followup=on_followup,
+        )
         return "canceled" if end == "canceled" else "done"
 
     def prompt_state(self, run: _Run, context: Any, followup: Scheduled | None) -> PromptState:
-        viewport = Rect(context.viewport.x, context.viewport.y, context.viewport.w,
-                        context.viewport.h)  # fmt: skip
+        viewport = Rect(
+            context.viewport.x, context.viewport.y, context.viewport.w, context.viewport.h
+        )
         p = run.prompt
         return PromptState(
             message=p.message,
@@ -253,5 +263,9 @@ class CanvasAgent:
     async def _record_usage(self, run: _Run, model: ModelProvider) -> None:
         budget = self._budget()
         if budget is not None:
-            await budget.record(session_id=run.session.session_id, room_id=run.session.room_id,
-                                model=model.name, usage=run.usage)  # fmt: skip
+            await budget.record(
+                session_id=run.session.session_id,
+                room_id=run.session.room_id,
+                model=model.name,
+                usage=run.usage,
+            )

@@ -274,7 +274,7 @@ class FairyRuntime:
         room.askers[fairy_id] = prompt.requester
         try:
             await self.submit(room, fairy_id, prompt.message, "user")
-            await self._settle(room)
+            await self.wait_settled(room)
             return "done"
         except asyncio.CancelledError:
             if self._user_cancel(room, fairy_id) is not None:
@@ -349,7 +349,8 @@ class FairyRuntime:
                 return f.id
         return next(iter(room.roster.fairies))
 
-    async def _settle(self, room: RoomFairies) -> None:
+    async def wait_settled(self, room: RoomFairies) -> None:
+        """Until the room's fairies are idle: nothing queued, no worker running."""
         while True:
             await room.settled.wait()
             await asyncio.sleep(0)
@@ -530,12 +531,13 @@ class FairyRuntime:
             await self.store.remove_waits(room.room_id, key)
         for waiter in waiters:
             await self.submit(
-                room, waiter,
+                room,
+                waiter,
                 f'Task "{task.id}" ({task.title}) was stopped by a user before it was done and'
                 f" is back to todo ({fairy_id} is free). Direct a fairy to start it again, delete"
                 " it, or end the project.",
                 "system",
-            )  # fmt: skip
+            )
         log.info("fairy_task_released", room=room.room_id, fairy=fairy_id, task=task.id)
 
     async def interrupt(self, room: RoomFairies, fairy_id: str, interrupt: Interrupt) -> str | None:
@@ -588,7 +590,7 @@ class FairyRuntime:
         if self.store is not None and req.request_id is not None:
             await self.store.set_request(req.request_id, "running", session.session_id)
         if req.resume_session is not None:
-            await self._revert_in_flight(room, fairy_id, session, req.resume_session)
+            await self.revert_in_flight(room, fairy_id, session, req.resume_session)
         room.self_interrupted.discard(fairy_id)
         await self._stream_turn(room, fairy_id, req, session)
         await self._finish_request(req, "done")
@@ -607,7 +609,7 @@ class FairyRuntime:
             await self._save_fairy(room, fairy_id)
             await self.submit(room, fairy_id, end.schedule, "self")
 
-    async def _revert_in_flight(
+    async def revert_in_flight(
         self, room: RoomFairies, fairy_id: str, session: SessionPort, dead_session: str
     ) -> None:
         """Undo what a dead process left half-streamed.
@@ -847,18 +849,22 @@ class FairyRuntime:
                 run.ops_sent += run.turn.ops_sent
                 if self.budget is not None:
                     await self.budget.record(
-                        session_id=session.session_id, room_id=room.room_id,
-                        model=provider.name, usage=usage,
-                    )  # fmt: skip
+                        session_id=session.session_id,
+                        room_id=room.room_id,
+                        model=provider.name,
+                        usage=usage,
+                    )
                 room.notes.keep(fairy_id, ctx.notes[noted:])
             await self._turn_feedback(room, fairy_id, run.turn.refusals)
             return end
 
         try:
             end = await run_requests(
-                request, ctx, max_followups=self.max_followups,
+                request,
+                ctx,
+                max_followups=self.max_followups,
                 made_progress=lambda: run.ops_sent > 0,
-            )  # fmt: skip
+            )
         except asyncio.CancelledError:
             if fairy_id in room.user_cancelled:
                 # A user stopped this fairy: its half-streamed actions end as no-ops (their

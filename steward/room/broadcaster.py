@@ -194,7 +194,7 @@ class Broadcaster:
         for task in self._loops:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        await self._flush_acks()
+        await self.flush_acks()
         self._tasks.cancel()
 
     # --- sending -------------------------------------------------------------------------
@@ -259,9 +259,15 @@ class Broadcaster:
             env = batch.envelopes[batch.next]
             if not env.persisted:
                 await self.outbox.append(
-                    self.room_id, session_id, env.seq, env.room_order, batch.partial,
-                    env.payload.decode(), if_absent=finishing, fence=self.fence,
-                )  # fmt: skip
+                    self.room_id,
+                    session_id,
+                    env.seq,
+                    env.room_order,
+                    batch.partial,
+                    env.payload.decode(),
+                    if_absent=finishing,
+                    fence=self.fence,
+                )
                 env.persisted = True
                 self._seq[session_id] = env.seq
                 stats.envelopes += 1
@@ -425,7 +431,7 @@ class Broadcaster:
 
     async def resync_room(self, participant: str, *, skip_acked: bool) -> int:
         """Replay the room's history in room order (late joiners, full reconnects)."""
-        await self._flush_acks()
+        await self.flush_acks()
         rows = await self.outbox.room_history(
             self.room_id, skip_acked_by=participant if skip_acked else ""
         )
@@ -461,11 +467,12 @@ class Broadcaster:
         while True:
             await asyncio.sleep(tick)
             try:
-                await self._retransmit_due()
+                await self.retransmit_due()
             except Exception:
                 log.exception("retransmit_failed", room=self.room_id)
 
-    async def _retransmit_due(self) -> None:
+    async def retransmit_due(self) -> None:
+        """One pass of the retransmit loop: resend what is due, resync or give up on the rest."""
         now = self._clock()
         due: dict[tuple[str, int], list[str]] = {}
         payloads: dict[tuple[str, int], bytes] = {}
@@ -547,13 +554,19 @@ class Broadcaster:
         while True:
             await asyncio.sleep(ACK_FLUSH_S)
             try:
-                await self._flush_acks()
+                await self.flush_acks()
             except TRANSIENT as err:  # Postgres restarting: the rows wait for the next flush
                 log.warning("ack_flush_deferred", room=self.room_id, error=str(err))
             except Exception:
                 log.exception("ack_flush_failed", room=self.room_id)
 
-    async def _flush_acks(self) -> None:
+    @property
+    def acks_unflushed(self) -> int:
+        """Acks received and not yet written to the outbox."""
+        return len(self._ack_rows)
+
+    async def flush_acks(self) -> None:
+        """Write the acks received since the last flush to the outbox."""
         rows, self._ack_rows = self._ack_rows, []
         try:
             await self.outbox.record_acks(rows)

@@ -99,9 +99,14 @@ class RoomSession:
         """The session's quality report, read off the room's canvas as it is now."""
         mirror = self._broadcaster.mirror
         drawn = self.figures.drawn
-        return quality_report(mirror.shapes, touched=drawn.touched, created=drawn.created,
-                              viewport=self.figures.viewport, task_bounds=task_bounds,
-                              partial=mirror.in_flight(self._session_id))  # fmt: skip
+        return quality_report(
+            mirror.shapes,
+            touched=drawn.touched,
+            created=drawn.created,
+            viewport=self.figures.viewport,
+            task_bounds=task_bounds,
+            partial=mirror.in_flight(self._session_id),
+        )
 
     async def send_chat(
         self,

@@ -283,7 +283,7 @@ async def storage_attacks(a: Abuse, pool: Any) -> None:
             ack = {"sessionId": f"s-never-{i}", "seq": 1 + i, "applied": [], "appliedAt": 1.0}
             await mallory.send_raw(json.dumps(ack).encode(), TOPIC_ACK)
         await asyncio.sleep(1.0)
-        await a.runtime.broadcaster._flush_acks()
+        await a.runtime.broadcaster.flush_acks()
         written = await pool.fetchval(
             "SELECT count(*) FROM acks WHERE participant = $1 AND session_id LIKE 's-never-%'",
             "mallory",

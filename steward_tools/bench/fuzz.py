@@ -123,7 +123,7 @@ def _apply_envelopes(session: str, actions: list[Any], replica: CanvasMirror) ->
             replica.apply_one(action, partial=False, session=session)
 
 
-def _edit_check(data: bytes) -> None:
+def edit_check(data: bytes) -> None:
     """canvas:edit → relay → broadcaster mirror → envelopes → a client's replica."""
     edit = _decoded(CanvasEdit, data, "canvas:edit")
     assert isinstance(edit, CanvasEdit)
@@ -137,7 +137,7 @@ def _edit_check(data: bytes) -> None:
     _apply_envelopes("relay", actions, CanvasMirror())
 
 
-def _shapes_check(data: bytes) -> None:
+def shapes_check(data: bytes) -> None:
     """The host's `agent:context` shapes stream → the agent's mirror."""
     if len(data) > MAX_SHAPES_JSON_BYTES:
         raise Rejected("oversize")
@@ -162,7 +162,7 @@ def _gzip_shapes_inputs(rng: random.Random, n: int) -> list[bytes]:
 _CHUNK_RNG = random.Random(0)  # where streams split: seeded, so a crash reproduces
 
 
-def _gzip_shapes_check(data: bytes) -> None:
+def gzip_shapes_check(data: bytes) -> None:
     """The steward's streaming inflate (chunks as they arrive, capped), then the shapes path."""
     inflater = Inflater(MAX_SHAPES_JSON_BYTES)
     try:
@@ -173,7 +173,7 @@ def _gzip_shapes_check(data: bytes) -> None:
         raise Rejected("corrupt_gzip") from err
     except Oversize as err:
         raise Rejected("oversize") from err
-    _shapes_check(inflated)
+    shapes_check(inflated)
 
 
 def _transcription_check(data: bytes) -> None:
@@ -195,7 +195,7 @@ _PROMPTS = (
 )  # fmt: skip
 
 
-def _action_seeds() -> list[dict[str, Any]]:
+def action_seeds() -> list[dict[str, Any]]:
     seeds: list[dict[str, Any]] = []
     for p in _PROMPTS:
         seeds.extend(_SCRIPT.actions_for({"message": p}))
@@ -213,7 +213,7 @@ def _action_seeds() -> list[dict[str, Any]]:
 
 def _model_inputs(rng: random.Random, n: int) -> list[bytes]:
     """Whole responses: valid actions mixed with mutated ones, then textual corruption."""
-    seeds = _action_seeds()
+    seeds = action_seeds()
     out: list[bytes] = []
     for i in range(n):
         actions: list[Any] = []
@@ -256,15 +256,15 @@ class _ModelStreamCheck:
 
 def targets() -> list[Target]:
     out = [_message_target(m) for m in SEEDS]
-    out.append(Target("relay:canvas:edit", _message_target(CanvasEdit).inputs, _edit_check))
+    out.append(Target("relay:canvas:edit", _message_target(CanvasEdit).inputs, edit_check))
     out.append(
         Target(
             "stream:agent:context",
             lambda rng, n: mutate.variants(rng, SHAPE_SEEDS, n, raw=mutate.random_bytes),
-            _shapes_check,
+            shapes_check,
         )
     )
-    out.append(Target("stream:agent:context:gzip", _gzip_shapes_inputs, _gzip_shapes_check))
+    out.append(Target("stream:agent:context:gzip", _gzip_shapes_inputs, gzip_shapes_check))
     out.append(Target("text:lk.transcription", _transcription_inputs, _transcription_check))
     out.append(Target("model:stream", _model_inputs, _ModelStreamCheck()))
     return out

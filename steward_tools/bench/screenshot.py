@@ -87,7 +87,7 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
 
 
 @dataclass
-class _Probe:
+class Probe:
     """Steward-side instants of one fetch (CLOCK_MONOTONIC)."""
 
     start: float
@@ -97,9 +97,9 @@ class _Probe:
     end: float = 0.0
 
 
-def _instrument(runtime: RoomRuntime) -> Callable[[], list[_Probe]]:
+def _instrument(runtime: RoomRuntime) -> Callable[[], list[Probe]]:
     """Wrap the fetcher's RPC call and the stream inbox to time each stage of a fetch."""
-    probes: list[_Probe] = []
+    probes: list[Probe] = []
     inbox, fetcher = runtime.inbox, runtime.context
     expect, read, rpc = inbox.expect, inbox._read, fetcher._rpc
 
@@ -129,7 +129,7 @@ def _instrument(runtime: RoomRuntime) -> Callable[[], list[_Probe]]:
     return lambda: probes
 
 
-def _sources(probes: list[_Probe], pages: list[dict[str, Any]]) -> dict[str, int]:
+def _sources(probes: list[Probe], pages: list[dict[str, Any]]) -> dict[str, int]:
     """How many of these fetches the host answered from its cache, a pre-render or a render."""
     by_id = {p["requestId"]: p for p in pages if p.get("requestId")}
     out: dict[str, int] = {}
@@ -141,7 +141,7 @@ def _sources(probes: list[_Probe], pages: list[dict[str, Any]]) -> dict[str, int
 
 
 def _shapes_streams(
-    probes: list[_Probe], kinds: list[str], pages: list[dict[str, Any]]
+    probes: list[Probe], kinds: list[str], pages: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """Bytes and media types of the warm fetches' shapes streams, as the page sent them."""
     by_id = {p["requestId"]: p for p in pages if p.get("requestId")}
@@ -159,7 +159,7 @@ def _shapes_streams(
     return {"bytes_median": int(statistics.median(sizes)) if sizes else None, "types": types}
 
 
-def _stages(probes: list[_Probe], pages: list[dict[str, Any]], offset: float) -> dict[str, Any]:
+def stage_times(probes: list[Probe], pages: list[dict[str, Any]], offset: float) -> dict[str, Any]:
     """Per-stage percentiles: page instants mapped onto CLOCK_MONOTONIC by `offset`."""
     by_id = {p["requestId"]: p for p in pages if p.get("requestId")}
     out: dict[str, list[float]] = {}
@@ -255,7 +255,7 @@ async def measure(
             continue
         if kind == "cold":
             await browsers.call("touch", 30, tab=tab)
-        probe = _Probe(start=time.monotonic())
+        probe = Probe(start=time.monotonic())
         probes().append(probe)
         kinds.append(kind)
         ctx = await fetcher.fetch(bounds=box, want_screenshot=True)
@@ -294,11 +294,11 @@ async def measure(
         "screenshot_cold_sources": _sources(cold_probes, pages),
         "screenshot_cold_over_production_timeout": sum(t > over for t in cold_totals),
         "screenshot_cold_context_fetch_ms": percentiles(cold_totals),
-        "screenshot_cold_stages_ms": _stages(cold_probes, pages, clock["offset_s"]),
+        "screenshot_cold_stages_ms": stage_times(cold_probes, pages, clock["offset_s"]),
         "screenshot_page_to_image_ms": percentiles([r["ms"] for r in renders[1:]]),
         "screenshot_page_svg_export_ms": percentiles([r["svgMs"] for r in renders[1:]]),
         "screenshot_context_fetch_ms": percentiles(totals),
-        "screenshot_stages_ms": _stages(measured, pages, clock["offset_s"]),
+        "screenshot_stages_ms": stage_times(measured, pages, clock["offset_s"]),
         "screenshot_setup": {
             "shapes_seeded": seeded["shapes"],
             "text": "a quarter of the geo shapes labelled, one shape in ten a text shape"

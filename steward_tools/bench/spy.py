@@ -27,11 +27,11 @@ RATE_HZ = 100
 # matches, so work done *for* a phase (pydantic under the ack decode) counts in that phase.
 PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("logging", ("structlog", "logging/__init__", "obs/logging")),
-    ("ack decode and flush", ("_on_data", "on_ack", "_flush_acks", "record_acks")),
+    ("ack decode and flush", ("_on_data", "on_ack", "flush_acks", "record_acks")),
     ("outbox INSERT", ("outbox.py", "asyncpg")),
     ("LiveKit publish (FFI)", ("publish_data", "ffi_router", "ffi_client", "livekit/rtc")),
     ("envelope encode", ("to_wire", "envelopes.py", "_number")),
-    ("retransmit loop", ("_retransmit_due", "_retransmit_loop")),
+    ("retransmit loop", ("retransmit_due", "_retransmit_loop")),
     ("context fetch and inflate", ("room/stream_inbox", "gzip", "zlib", "pictures")),
     ("prompt build", ("prompt_parts", "model/reading", "canvas_view", "fairies/prompt")),
     ("sanitize/resolve", ("actions/", "canvas/")),

@@ -20,7 +20,7 @@ from steward.store.database import Database
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.conformance import ConformanceModel, exercise, may_see
 from steward_tools.livekit_server import LiveKitServer
-from tests.integration.room_support import room_settings
+from tests.support.room import room_settings
 
 pytestmark = pytest.mark.integration
 

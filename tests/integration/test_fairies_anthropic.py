@@ -23,7 +23,7 @@ from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.responders import PlanResponder
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, join_clients, room_settings
+from tests.support.room import close_all, join_clients, room_settings
 
 pytestmark = pytest.mark.integration
 

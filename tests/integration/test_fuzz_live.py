@@ -12,7 +12,7 @@ from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.bench.fuzz_live import fuzz_live
 from steward_tools.livekit_server import LiveKitServer
-from tests.integration.room_support import room_settings
+from tests.support.room import room_settings
 
 pytestmark = pytest.mark.integration
 

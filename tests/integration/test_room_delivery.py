@@ -14,7 +14,7 @@ from steward.store.database import Database
 from steward_tools.headless.client import Faults
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     close_all,
     fixed_script_steward,
     join_clients,

@@ -13,7 +13,7 @@ from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     TEST_API_KEY,
     close_all,
     fixed_script_steward,

@@ -16,7 +16,7 @@ from steward.store.outbox import Outbox
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, fixed_script_steward, join_clients
+from tests.support.room import close_all, fixed_script_steward, join_clients
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ from steward.store.outbox import Outbox
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     close_all,
     join_clients,
     prompt_until_accepted,

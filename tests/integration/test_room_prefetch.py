@@ -9,7 +9,7 @@ from steward.protocol.names import TOPIC_COMPOSING
 from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     close_all,
     join_clients,
     recording_steward,

@@ -19,13 +19,14 @@ from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
 from steward.protocol.messages import Box, ContextCounts, ContextReply, ViewportUpdate
-from steward.protocol.names import ATTR_CAPABILITIES
+from steward.protocol.names import ATTR_CAPABILITIES, TOPIC_CONTEXT, TOPIC_SCREENSHOT
 from steward.room.participants import Participants
 from steward.room.snapshot_fetcher import SnapshotFetcher
-from steward.room.stream_inbox import Received, StreamInbox
+from steward.room.stream_inbox import StreamInbox
 from steward.room.user_edits import UserEdits
 from steward.room.views import Views
-from tests.unit.fake_session import FakeSession
+from tests.support.context_rigs import stream_to
+from tests.support.fake_session import FakeSession
 
 WEBP = b"RIFF\x04\x00\x00\x00WEBPVP8 "
 ALL = "context,screenshot,apply"
@@ -80,9 +81,9 @@ class Room:
         browser = self.browsers[destination_identity]
         if browser.fail:
             raise rtc.RpcError(1500, "context unavailable")
-        futures = self.inbox._expected[req["requestId"]].futures
-        futures["shapes"].set_result(Received(b"[]", "application/json"))
-        futures["screenshot"].set_result(Received(WEBP, "image/webp"))
+        rid, sender = req["requestId"], destination_identity
+        stream_to(self.inbox, rid, sender, TOPIC_CONTEXT, "application/json", b"[]")
+        stream_to(self.inbox, rid, sender, TOPIC_SCREENSHOT, "image/webp", WEBP)
         changes = None
         if "user_changes" in req["want"]:
             changes, browser.changes = browser.changes, []

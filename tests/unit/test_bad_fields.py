@@ -21,7 +21,7 @@ from steward.ports import PromptInput
 from steward.prompt.parts.lints import PART as LINTS
 from steward.prompt.state import PromptState
 from steward_tools.bench.memory_session import MemorySession
-from tests.fairy_support import Browser, FakeSession, FakeSessions
+from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions
 
 RED_BOX = {"id": "box", "type": "geo", "x": 0.0, "y": 0.0, "rotation": 0.0,
            "props": {"geo": "rectangle", "w": 100.0, "h": 50.0, "color": "red",
@@ -124,8 +124,8 @@ def test_the_next_prompt_tells_the_model_what_was_dropped() -> None:
 def test_a_fairy_is_told_about_its_last_actions_too() -> None:
     odd = '{"_type": "explode", "intent": "?"}, {"_type": "message", "text": "Planning."}]}'
     model = Recorder(odd)
-    runtime = FairyRuntime(sessions=FakeSessions(Browser()), models=lambda _name, _role: model)
-    session = FakeSession(Browser(), "room-n", "lead")
+    runtime = FairyRuntime(sessions=BrowserSessions(Browser()), models=lambda _name, _role: model)
+    session = BrowserSession(Browser(), "room-n", "lead")
 
     async def two_prompts() -> None:
         for message in ("plan a farm", "go on"):

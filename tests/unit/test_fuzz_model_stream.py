@@ -21,12 +21,12 @@ from steward.model.base import PREFILL
 from steward.model.parser import MAX_DEPTH, ActionStreamParser, parse_all
 from steward.ports import PromptInput
 from steward_tools.bench import mutate
-from steward_tools.bench.fuzz import _action_seeds
+from steward_tools.bench.fuzz import action_seeds
 from steward_tools.bench.fuzz_seeds import SHAPE_SEEDS
 from steward_tools.bench.memory_session import ChunkModel, MemorySession
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-SEEDS = _action_seeds()
+SEEDS = action_seeds()
 
 scalars = (
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)

@@ -47,7 +47,9 @@ class Browser:
     outbox: Outbox | None = None  # when set, envelopes are written like the room runtime does
 
 
-class FakeSession:
+class BrowserSession:
+    """A fairy's session: what it sends lands on the shared `Browser` canvas at once."""
+
     def __init__(
         self, browser: Browser, room_id: str, fairy: str, *, session_id: str | None = None
     ) -> None:
@@ -108,14 +110,16 @@ class FakeSession:
         return self._cancelled
 
 
-class FakeSessions:
+class BrowserSessions:
+    """The `SessionFactory` of `BrowserSession`s over one `Browser`."""
+
     def __init__(self, browser: Browser) -> None:
         self.browser = browser
 
     async def open_session(
         self, room_id: str, fairy_id: str, *, resume: str | None = None
     ) -> SessionPort:
-        s = FakeSession(self.browser, room_id, fairy_id, session_id=resume)
+        s = BrowserSession(self.browser, room_id, fairy_id, session_id=resume)
         self.browser.opened.append(s.session_id)
         return s
 

@@ -8,7 +8,7 @@ responders (`steward_tools.bench.responders`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,14 @@ from steward_tools.bench.anthropic_server import (
     sse,
 )
 
-__all__ = ["IMAGE_SIGNATURES", "FakeAnthropic", "MessagesServer", "image_problem", "sse"]
+__all__ = [
+    "IMAGE_SIGNATURES",
+    "FakeAnthropic",
+    "MessagesServer",
+    "StartFake",
+    "image_problem",
+    "sse",
+]
 
 
 @dataclass
@@ -42,3 +49,7 @@ class FakeAnthropic(MessagesServer):
     def _fixed(self, body: dict[str, Any]) -> Reply:
         text = self.respond(body) if self.respond is not None else self.text
         return Reply(split_text(text, self.chunk))
+
+
+# The `start_fake_anthropic` fixture (tests/conftest.py): starts a `FakeAnthropic(**fields)`.
+StartFake = Callable[..., Awaitable[FakeAnthropic]]
