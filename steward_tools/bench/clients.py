@@ -4,8 +4,8 @@ Reads one JSON spec on stdin, connects `per_room` headless clients to every room
 `{"event": "ready"}`, waits for a `go` line, then in every room the first client sends the
 prompts one after another (each waits for its session's terminal status and for every client
 of the room to settle; prompts marked in `hinted` follow a composing hint and `typing_ms` of
-typing). Prints one JSON result line: per client, when each final action was applied
-(CLOCK_MONOTONIC), its delivery counters and a hash of its canvas.
+typing). Prints one JSON result line: per client, when each final action was applied and
+each raw probe arrived (CLOCK_MONOTONIC), its delivery counters and a hash of its canvas.
 
 Fault knobs (all optional): `faults` (headless `Faults` fields, applied to every client but
 the prompter), `reconnect` (force a full reconnect of one client during every prompt),
@@ -24,8 +24,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from livekit import rtc
+
 from steward.native_exit import exit_skipping_native_teardown
 from steward.protocol.messages import ActionEnvelope
+from steward_tools.bench.raw import RAW_TOPIC, probe_id
 from steward_tools.headless.client import Faults, HeadlessClient
 
 
@@ -35,9 +38,20 @@ def canvas_hash(shapes: dict[str, Any]) -> str:
 
 @dataclass
 class TimedClient(HeadlessClient):
-    """A headless client that notes when it applied the final version of each action."""
+    """A headless client that notes when it applied the final version of each action, and
+    when each raw probe (`steward_tools.bench.raw`) reached its data callback."""
 
     applied_at: dict[str, float] = field(default_factory=dict)
+    raw_at: dict[str, float] = field(default_factory=dict)
+
+    def _on_data(self, packet: rtc.DataPacket) -> None:
+        if packet.topic == RAW_TOPIC:
+            now = time.monotonic()
+            pid = probe_id(packet.data)
+            if pid is not None:
+                self.raw_at.setdefault(pid, now)
+            return
+        super()._on_data(packet)
 
     def _apply(self, env: ActionEnvelope) -> None:
         super()._apply(env)
@@ -152,6 +166,7 @@ def _report(run: RoomRun) -> dict[str, Any]:
         "clients": {
             c.identity: {
                 "applied": c.applied_at,
+                "raw": c.raw_at,
                 "stats": asdict(c.stats),
                 "reconnects": c.reconnects,
                 "canvas": canvas_hash(c.shapes),

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import time
 import uuid
 from collections import Counter
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from steward.commands.setup import print_json
 from steward.obs.logging import configure_logging
@@ -31,10 +33,12 @@ from steward_tools.bench.harness import (
     ClientProcess,
     Marks,
     bounded,
+    loop_lag,
     percentiles,
     start_stack,
     wait_until,
 )
+from steward_tools.bench.raw import RATIO_TARGETS, RawProbes, against_raw, slowest_delivery_ms
 
 MESSAGES = [
     "draw a flow chart of our signup",
@@ -45,6 +49,7 @@ MESSAGES = [
     "draw a flow chart of login",
 ]
 TARGETS = {"overhead_ms": 2.0, "e2e_ms": 30.0, "prompt_to_model_ms": 120.0, "screenshot_ms": 100.0}
+T = TypeVar("T")
 # A user types for this long after focusing the prompt box (the composing hint) by default.
 TYPING_MS = 1500.0
 # Prompts sent cold (no hint) besides the typed ones, interleaved with them.
@@ -124,11 +129,12 @@ async def run(
         out.update(screenshot.unmeasured("needs Chromium: run with --browsers"))
     # Other work on the machine skews every figure here: say how busy it was.
     out["load_average_1m"] = {"before": load_before, "after": os.getloadavg()[0]}
-    out["targets"] = TARGETS
+    out["targets"] = {**TARGETS, **RATIO_TARGETS}
     out["misses"] = [
-        k for k, limit in TARGETS.items()
+        k
+        for k, limit in TARGETS.items()
         if isinstance(out.get(k), dict) and (out[k].get("p95") or 0) > limit
-    ]  # fmt: skip
+    ] + [k for k, limit in RATIO_TARGETS.items() if (out.get(k) or 0) > limit]
     return out
 
 
@@ -155,10 +161,12 @@ async def run_headless(
         await wait_until(
             lambda: len(runtime.participants.appliers()) == clients, 30, "clients seen"
         )
-        result = await cp.go(timeout=60 + len(plan) * (30 + typing_ms / 1000))
+        probes = RawProbes(runtime.room.local_participant, marks, runtime.participants.appliers)
+        result = await _beside(cp.go(timeout=60 + len(plan) * (30 + typing_ms / 1000)), probes)
         report = result["rooms"][room]
         applied = {cid: c["applied"] for cid, c in report["clients"].items()}
         e2e, missing = marks.e2e_ms(applied)
+        raw = slowest_delivery_ms(probes.sent, {c: r["raw"] for c, r in report["clients"].items()})
         await asyncio.sleep(0.2)
         mirror = canvas_hash(runtime.mirror.shapes)
         stats = [c["stats"] for c in report["clients"].values()]
@@ -167,7 +175,7 @@ async def run_headless(
             "prompts": prompts,
             "sessions": len(report["sessions"]),
             "statuses": sorted(set(report["statuses"])),
-            **_timing(marks, e2e, missing),
+            **_timing(marks, e2e, missing, raw, probes),
             **prompt_paths(marks, runtime, report["sessions"], report["hinted"], typing_ms),
             "duplicates_applied": sum(s["duplicates_applied"] for s in stats),
             "out_of_order_applied": sum(s["out_of_order_applied"] for s in stats),
@@ -183,9 +191,29 @@ async def run_headless(
     return out
 
 
-def _timing(marks: Marks, e2e: list[float], missing: int) -> dict[str, Any]:
-    """The figures both transports report, from the run's marks."""
-    return {
+async def _beside(run: Awaitable[T], probes: RawProbes) -> T:
+    """The clients' run with raw probes and loop-lag samples (`loop_lag_ms` in `breakdown`:
+    how late the steward's own loop wakes, a part of every stage) taken meanwhile."""
+    lag = asyncio.ensure_future(loop_lag(probes.marks))
+    probes.start()
+    try:
+        return await run
+    finally:
+        await probes.stop()
+        lag.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await lag
+
+
+def _timing(
+    marks: Marks,
+    e2e: list[float],
+    missing: int,
+    raw: tuple[list[float], int],
+    probes: RawProbes,
+) -> dict[str, Any]:
+    """The figures both transports report, from the run's marks and raw probes."""
+    out: dict[str, Any] = {
         "actions": len(e2e),
         "actions_not_applied_everywhere": missing,
         "overhead_ms": percentiles(marks.overhead_ms()),
@@ -194,6 +222,7 @@ def _timing(marks: Marks, e2e: list[float], missing: int) -> dict[str, Any]:
         "breakdown": marks.breakdown(),
         "overhead_split_ms": marks.overhead_split_ms(),
     }
+    return {**out, **against_raw(out, *raw), **probes.figures()}
 
 
 async def run_browsers(
@@ -221,18 +250,23 @@ async def run_browsers(
         opened = await tabs.open(page_url, room, clients)
         open_s = time.monotonic() - started
         await wait_until(lambda: len(runtime.participants.appliers()) == clients, 30, "tabs seen")
-        result = await tabs.call(
+        probes = RawProbes(runtime.room.local_participant, marks, runtime.participants.appliers)
+        result = await _beside(tabs.call(
             "run", 60 + len(plan) * (30 + typing_ms / 1000), room=room, messages=MESSAGES,
             prompts=len(plan), hinted=plan, typingMs=typing_ms,
-        )  # fmt: skip
+        ), probes)  # fmt: skip
         report = (await tabs.call("report", 60, room=room))["clients"]
         clock = await tabs.clock_check(opened["tabs"][0]["index"])
         offset = clock.pop("offset_s")
-        applied = {
-            cid: {aid: wall_ms / 1000 - offset for aid, wall_ms in c["applied"].items()}
-            for cid, c in report.items()
-        }
-        e2e, missing = marks.e2e_ms(applied)
+
+        def monotonic(key: str) -> dict[str, dict[str, float]]:  # page wall ms → our clock
+            return {
+                cid: {k: wall_ms / 1000 - offset for k, wall_ms in c[key].items()}
+                for cid, c in report.items()
+            }
+
+        e2e, missing = marks.e2e_ms(monotonic("applied"))
+        raw = slowest_delivery_ms(probes.sent, monotonic("raw"))
         await asyncio.sleep(0.2)
         hashes = {c["canvas"] for c in report.values()}
         out: dict[str, Any] = {
@@ -240,7 +274,7 @@ async def run_browsers(
             "prompts": prompts,
             "sessions": len(result["sessions"]),
             "statuses": sorted(set(result["statuses"])),
-            **_timing(marks, e2e, missing),
+            **_timing(marks, e2e, missing, raw, probes),
             **prompt_paths(marks, runtime, result["sessions"], result["hinted"], typing_ms),
             "duplicates_applied": sum(c["duplicates"] for c in report.values()),
             "out_of_order_applied": sum(c["outOfOrder"] for c in report.values()),
