@@ -15,7 +15,7 @@ import signal
 import threading
 from typing import Any
 
-from steward.commands._common import setup
+from steward.commands.setup import setup
 from steward.config import MODEL_ROLES, Settings, get_settings
 from steward.model.registry import preload
 from steward.obs.logging import get_logger

@@ -35,7 +35,7 @@ from typing import Any
 import asyncpg
 from livekit import rtc
 
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.config import get_settings
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.names import ATTR_READY

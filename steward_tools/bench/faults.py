@@ -32,7 +32,7 @@ import asyncpg
 from livekit import rtc
 
 from steward.canvas.mirror import CanvasMirror
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.config import DEV_API_SECRET
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope, WireAction

@@ -6,6 +6,7 @@ the runs once each, in order, under the session ids their callers got."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -64,6 +65,19 @@ def log_lines(log: Path, event: str) -> list[dict[str, Any]]:
     return [e for e in out if e.get("event") == event]
 
 
+async def final_state(http: aiohttp.ClientSession, base: str, sid: str) -> str:
+    """The run's state once it is no longer waiting or running (the browsers may see `done`
+    a moment before its steward records it)."""
+    for _ in range(100):
+        async with http.get(f"{base}/api/canvas-agent/run/{sid}", headers=AUTH) as r:
+            assert r.status == 200
+            state = str((await r.json())["status"])
+        if state not in ("queued", "taken", "running"):
+            return state
+        await asyncio.sleep(0.1)
+    return state
+
+
 async def test_http_runs_for_a_room_no_steward_serves_are_queued_and_run_once_everywhere(
     livekit_server: LiveKitServer, database: Database, room_name: str, tmp_path: Path
 ) -> None:
@@ -107,9 +121,8 @@ async def test_http_runs_for_a_room_no_steward_serves_are_queued_and_run_once_ev
                 timeout=20,
             )
             assert clients[0].shapes == clients[1].shapes
-            async with http.get(f"{bases[1]}/api/canvas-agent/run/{sids[0]}", headers=AUTH) as r:
-                state = await r.json()
-                assert r.status == 200 and state["status"] == "done", state
+            for base, sid in zip(bases, reversed(sids), strict=True):  # any process reads any run
+                assert await final_state(http, base, sid) == "done"
             async with http.get(f"{bases[0]}/api/canvas-agent/run/s-none", headers=AUTH) as r:
                 assert r.status == 404
         assert clients[0].shapes, "the queued runs drew nothing"
@@ -118,9 +131,7 @@ async def test_http_runs_for_a_room_no_steward_serves_are_queued_and_run_once_ev
         taken = [e["session_id"] for e in log_lines(log, "queued_run_taken")]
         started = [e["session_id"] for e in log_lines(log, "session_started")]
         assert taken == sids and started == sids, (taken, started)
-        ended = {r["session_id"]: r["status"] for r in await database.pool.fetch(
-            "SELECT session_id, status FROM agent_sessions")}  # fmt: skip
-        assert ended == dict.fromkeys(sids, "done")
+        assert await database.pool.fetchval("SELECT count(*) FROM agent_sessions") == len(sids)
         # Each prompt reached the model (which answers only from what each request says).
         asked = json.dumps(model.requests)
         assert all(p in asked for p in PROMPTS)
