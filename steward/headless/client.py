@@ -42,6 +42,7 @@ from steward.protocol.messages import (
     ContextCounts,
     ContextReply,
     ContextRequest,
+    EnvelopeBatch,
     FairiesMessage,
     PromptReply,
     PromptRequest,
@@ -64,6 +65,7 @@ from steward.protocol.names import (
     STREAM_ATTR_REQUEST_ID,
     TOPIC_ACK,
     TOPIC_ACTION,
+    TOPIC_ACTIONS,
     TOPIC_CHAT,
     TOPIC_COMPOSING,
     TOPIC_CONTEXT,
@@ -357,6 +359,9 @@ class HeadlessClient:
             if topic == TOPIC_ACTION:
                 env = ActionEnvelope.model_validate_json(packet.data)
                 self._on_envelope_arrival(env)
+            elif topic == TOPIC_ACTIONS:  # several envelopes in one packet, in send order
+                for env in EnvelopeBatch.model_validate_json(packet.data).envelopes:
+                    self._on_envelope_arrival(env)
             elif topic == TOPIC_STATUS:
                 status = StatusMessage.model_validate_json(packet.data)
                 if status.last_seq is not None:  # a trailing envelope we lack is a gap too

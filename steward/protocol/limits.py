@@ -4,6 +4,11 @@ from typing import Final
 
 # One action envelope on `agent:action`; larger content is split across envelopes.
 MAX_ENVELOPE_BYTES: Final = 15 * 1024
+# One `agent:actions` packet (an `EnvelopeBatch`): within LiveKit's recommended reliable size;
+# an envelope that would not fit beside others goes alone on `agent:action`.
+MAX_BATCH_BYTES: Final = 15 * 1024
+# Envelopes in one batch (a bound for decoders; the byte limit binds first in practice).
+MAX_ENVELOPES_PER_BATCH: Final = 256
 # LiveKit's hard cap for one data packet (livekit rtc 1.x).
 MAX_DATA_PACKET_BYTES: Final = 64_000
 # RPC v1 payload cap; larger context parts travel as byte streams.

@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 from steward.protocol.limits import (
     MAX_ACTIONS_PER_ENVELOPE,
     MAX_EDIT_RECORDS,
+    MAX_ENVELOPES_PER_BATCH,
     MAX_FAIRIES_PER_ROOM,
     MAX_ID_CHARS,
     MAX_PROMPT_CHARS,
@@ -121,6 +122,13 @@ class ActionEnvelope(WireModel):
     partial: bool | None = None
     actions: list[WireAction] = Field(max_length=MAX_ACTIONS_PER_ENVELOPE)
     ts: float
+
+
+class EnvelopeBatch(WireModel):
+    """steward → browsers on `agent:actions`: envelopes (of one or more sessions) in send
+    order, one packet; each is handled and acked as if it had come alone on `agent:action`."""
+
+    envelopes: list[ActionEnvelope] = Field(min_length=1, max_length=MAX_ENVELOPES_PER_BATCH)
 
 
 class Ack(WireModel):
@@ -269,6 +277,7 @@ ALL_MESSAGES: dict[str, type[WireModel]] = {
     m.__name__: m
     for m in (
         ActionEnvelope,
+        EnvelopeBatch,
         Ack,
         ContextRequest,
         ContextReply,

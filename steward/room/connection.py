@@ -41,6 +41,7 @@ from steward.protocol.names import (
     RPC_PROMPT,
     TOPIC_ACK,
     TOPIC_ACTION,
+    TOPIC_ACTIONS,
     TOPIC_CHAT,
     TOPIC_COMPOSING,
     TOPIC_CONTEXT,
@@ -77,8 +78,9 @@ log = get_logger(__name__)
 _OWN_PREFIXES = ("agent:", "steward:", "canvas:")
 # Every topic the steward speaks: a stream on one of them is either expected or refused.
 STEWARD_TOPICS = (
-    TOPIC_ACTION, TOPIC_ACK, TOPIC_SCREENSHOT, TOPIC_CONTEXT, TOPIC_VIEWPORT, TOPIC_RESYNC,
-    TOPIC_COMPOSING, TOPIC_CHAT, TOPIC_STATUS, TOPIC_EDIT, TOPIC_FAIRIES, TOPIC_TRANSCRIPTION,
+    TOPIC_ACTION, TOPIC_ACTIONS, TOPIC_ACK, TOPIC_SCREENSHOT, TOPIC_CONTEXT, TOPIC_VIEWPORT,
+    TOPIC_RESYNC, TOPIC_COMPOSING, TOPIC_CHAT, TOPIC_STATUS, TOPIC_EDIT, TOPIC_FAIRIES,
+    TOPIC_TRANSCRIPTION,
 )  # fmt: skip
 # Inbound messages per participant per minute (acks are exempt: one per envelope).
 INBOUND_PER_MIN = 600

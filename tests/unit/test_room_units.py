@@ -11,10 +11,11 @@ import pytest
 
 from steward.canvas.mirror import CanvasMirror
 from steward.headless.ordering import GapBuffer
-from steward.protocol.limits import MAX_ENVELOPE_BYTES
-from steward.protocol.messages import Ack, ActionEnvelope, WireAction
+from steward.protocol.limits import MAX_BATCH_BYTES, MAX_ENVELOPE_BYTES
+from steward.protocol.messages import Ack, ActionEnvelope, EnvelopeBatch, WireAction
+from steward.protocol.names import TOPIC_ACTION, TOPIC_ACTIONS
 from steward.room.broadcaster import Broadcaster
-from steward.room.envelopes import FragmentAssembler, is_fragment, pack
+from steward.room.envelopes import FragmentAssembler, envelopes_in, frames, is_fragment, pack
 from steward.room.intake import RateLimiter, addressed_text
 from steward.room.participants import Member, Participants, elect_host
 from steward.store.outbox import Outbox, OutboxRow
@@ -149,27 +150,26 @@ class _MemoryOutbox:
 
     def __init__(self) -> None:
         self.rows: list[OutboxRow] = []
+        self.inserts: list[list[int]] = []  # the seqs of each INSERT
 
     async def max_seq(self, session_id: str) -> int:
         return max((r.seq for r in self.rows if r.session_id == session_id), default=0)
 
-    async def append(
+    async def append_many(
         self,
         room_id: str,
-        session_id: str,
-        seq: int,
-        order: int,
-        partial: bool,
-        payload: str,
+        rows: list[OutboxRow],
         *,
         if_absent: bool = False,
         fence: int | None = None,
     ) -> None:
         assert fence is None  # no lease in these tests
-        if any(r.session_id == session_id and r.seq == seq for r in self.rows):
-            assert if_absent, f"duplicate seq {seq}"
-            return
-        self.rows.append(OutboxRow(session_id, seq, order, partial, payload))
+        self.inserts.append([r.seq for r in rows])
+        for row in rows:
+            if any(r.session_id == row.session_id and r.seq == row.seq for r in self.rows):
+                assert if_absent, f"duplicate seq {row.seq}"
+                continue
+            self.rows.append(row)
 
     async def session_after(self, room_id: str, session_id: str, last_seq: int) -> list[OutboxRow]:
         return [r for r in self.rows if r.session_id == session_id and r.seq > last_seq]
@@ -198,8 +198,8 @@ async def test_retransmits_are_bounded_then_one_resync_from_the_outbox() -> None
     sent: list[tuple[str, int, list[str]]] = []
 
     async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
-        env = ActionEnvelope.model_validate_json(payload)
-        sent.append((env.session_id, env.seq, list(destinations)))
+        for env in envelopes_in(topic, payload):  # retransmits travel in batches
+            sent.append((env["sessionId"], env["seq"], list(destinations)))
 
     b = await _two_sent(publish, now)
     # ann acks everything; bob acks nothing.
@@ -222,7 +222,7 @@ async def test_a_resync_that_finds_postgres_away_is_tried_again() -> None:
     sent: list[tuple[int, list[str]]] = []
 
     async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
-        sent.append((ActionEnvelope.model_validate_json(payload).seq, list(destinations)))
+        sent.extend((env["seq"], list(destinations)) for env in envelopes_in(topic, payload))
 
     b = await _two_sent(publish, now)
     for seq in (1, 2):  # ann has everything; bob nothing
@@ -272,13 +272,17 @@ class _FlakyPool:
         self.failures = failures
         self.calls = 0
 
-    async def execute(self, query: str, *args: Any) -> None:
+    async def execute(self, query: str, *args: Any) -> str:
         self.calls += 1
         if self.failures:
             failure = self.failures.pop(0)
             if isinstance(failure, asyncpg.UniqueViolationError) and "ON CONFLICT" in query:
-                return  # what Postgres does for an if-absent INSERT of a row already there
+                return "INSERT 0 0"  # an if-absent INSERT of rows already there
             raise failure
+        return f"INSERT 0 {len(args[1])}"
+
+    async def fetchval(self, query: str, *args: Any) -> int:
+        return len(args[0])  # every row asked about is there (the lost attempt committed)
 
 
 async def test_outbox_append_waits_out_a_postgres_restart() -> None:
@@ -303,26 +307,20 @@ async def test_outbox_append_waits_out_a_postgres_restart() -> None:
 
 
 class _StallingOutbox(_MemoryOutbox):
-    """The INSERT of seq `stall_at` hangs until cancelled; `commits` says whether that row
-    had reached Postgres when the caller's cancellation cut it off."""
+    """The INSERT holding seq `stall_at` waits until `release` is set."""
 
-    def __init__(self, stall_at: int, commits: bool) -> None:
+    def __init__(self, stall_at: int) -> None:
         super().__init__()
-        self.stall_at, self.commits, self.stalled = stall_at, commits, asyncio.Event()
+        self.stall_at, self.stalled, self.release = stall_at, asyncio.Event(), asyncio.Event()
 
-    async def append(self, room_id: str, session_id: str, seq: int, *a: Any, **kw: Any) -> None:
-        if seq == self.stall_at and not self.stalled.is_set():
-            if self.commits:
-                await super().append(room_id, session_id, seq, *a, **kw)
+    async def append_many(self, room_id: str, rows: list[OutboxRow], **kw: Any) -> None:
+        if any(r.seq == self.stall_at for r in rows) and not self.stalled.is_set():
             self.stalled.set()
-            await asyncio.Event().wait()  # until cancelled
-        await super().append(room_id, session_id, seq, *a, **kw)
+            await self.release.wait()
+        await super().append_many(room_id, rows, **kw)
 
 
-@pytest.mark.parametrize("commits", [True, False], ids=["committed", "not_committed"])
-async def test_a_send_cancelled_mid_insert_is_finished_and_never_reuses_a_seq(
-    commits: bool,
-) -> None:
+async def test_a_send_whose_caller_is_cancelled_mid_insert_is_finished_in_order() -> None:
     sent: list[int] = []
 
     def publish(payload: bytes, *, topic: str, destinations: list[str]) -> asyncio.Future[None]:
@@ -331,7 +329,7 @@ async def test_a_send_cancelled_mid_insert_is_finished_and_never_reuses_a_seq(
         done.set_result(None)
         return done
 
-    outbox = _StallingOutbox(stall_at=2, commits=commits)
+    outbox = _StallingOutbox(stall_at=2)
     b = Broadcaster("r", publish, outbox, lambda: ["ann"])  # type: ignore[arg-type]
     await b.send("s", [action(1)])
     caller = asyncio.ensure_future(b.send("s", [action(2)]))
@@ -340,10 +338,68 @@ async def test_a_send_cancelled_mid_insert_is_finished_and_never_reuses_a_seq(
     with pytest.raises(asyncio.CancelledError):
         await caller
     # The revert that follows a cancel gets the next seq, after seq 2 was finished.
-    assert await b.send("s", [action(3)]) == 3
+    revert = asyncio.ensure_future(b.send("s", [action(3)]))
+    await asyncio.sleep(0)
+    outbox.release.set()
+    assert await revert == 3
     assert [r.seq for r in outbox.rows] == [1, 2, 3]
     assert sent == [1, 2, 3]
     assert b.stats("s").envelopes == 3 and b.stats("s").last_seq == 3
+
+
+async def test_sends_of_one_loop_turn_share_one_insert_and_one_packet() -> None:
+    packets: list[tuple[str, bytes, list[str]]] = []
+
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        packets.append((topic, payload, list(destinations)))
+
+    outbox = _MemoryOutbox()
+    b = Broadcaster("r", publish, outbox, lambda: ["ann", "bob"])  # type: ignore[arg-type]
+    # Two sessions and a preview queued in one loop turn, then one that waits for them all.
+    assert await b.send("s", [action(1)], wait=False) == 1
+    assert await b.send("t", [action(2)], partial=True, wait=False) == 1
+    assert await b.send("s", [action(3)]) == 2
+    assert outbox.inserts == [[1, 1, 2]]  # one INSERT, in send order
+    assert [(topic, dests) for topic, _, dests in packets] == [(TOPIC_ACTIONS, ["ann", "bob"])]
+    batch = EnvelopeBatch.model_validate_json(packets[0][1])
+    assert [(e.session_id, e.seq, bool(e.partial)) for e in batch.envelopes] == [
+        ("s", 1, False), ("t", 1, True), ("s", 2, False),
+    ]  # fmt: skip
+    # Each envelope is pending (and acked) on its own, as if it had come alone.
+    assert b.unacked("ann") == 3
+    b.on_ack("ann", Ack(session_id="t", seq=1, applied=["a2"], applied_at=0))
+    assert b.unacked("ann") == 2
+    # A send alone goes as a plain envelope.
+    await b.send("s", [action(4)])
+    assert packets[-1][0] == TOPIC_ACTION
+    assert ActionEnvelope.model_validate_json(packets[-1][1]).seq == 3
+
+
+async def test_a_failed_flush_reaches_the_next_send_and_leaves_no_gap() -> None:
+    sent: list[int] = []
+
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        sent.append(ActionEnvelope.model_validate_json(payload).seq)
+
+    outbox = _MemoryOutbox()
+    real = outbox.append_many
+    down = [True]
+
+    async def append_many(room_id: str, rows: list[OutboxRow], **kw: Any) -> None:
+        if down[0]:
+            raise OSError("Postgres is away")
+        await real(room_id, rows, **kw)
+
+    outbox.append_many = append_many  # type: ignore[method-assign]
+    b = Broadcaster("r", publish, outbox, lambda: ["ann"])  # type: ignore[arg-type]
+    await b.send("s", [action(1)], wait=False)
+    await asyncio.sleep(0)  # the flush runs and fails: nothing was published
+    await asyncio.sleep(0)
+    down[0] = False
+    with pytest.raises(OSError):
+        await b.send("s", [action(2)])
+    assert await b.send("s", [action(2)]) == 1  # renumbered from the outbox: no gap
+    assert sent == [1] and [r.seq for r in outbox.rows] == [1]
 
 
 async def test_acks_for_what_was_never_sent_are_dropped() -> None:
@@ -388,3 +444,26 @@ async def test_an_idle_browser_is_judged_from_its_oldest_unacked_send() -> None:
         now[0] += 0.1
         await b._retransmit_due()
     assert b.unacked("bob") == 0
+
+
+def test_envelopes_travel_in_packets_under_the_batch_limit_in_order() -> None:
+    sizes = [100, 5_000, 9_000, 1_500, 15_000, 300, 400]
+    payloads = [
+        ActionEnvelope(
+            session_id="s", seq=i + 1, ts=0,
+            actions=[WireAction(id=f"a{i}", name="think", params={"text": "x" * n})],
+        ).to_wire()
+        for i, n in enumerate(sizes)
+    ]  # fmt: skip
+    out = frames(payloads)
+    assert len(out) >= 3 and any(end - start == 1 for start, end, _ in out)
+    seqs = []
+    for start, end, frame in out:
+        assert len(frame) <= MAX_BATCH_BYTES
+        if end < len(payloads):  # greedy: the next envelope would not have fitted
+            assert len(frame) + len(payloads[end]) + 16 > MAX_BATCH_BYTES
+        topic = TOPIC_ACTION if end - start == 1 else TOPIC_ACTIONS
+        if topic == TOPIC_ACTIONS:
+            EnvelopeBatch.model_validate_json(frame)  # the schema the browsers get
+        seqs += [env["seq"] for env in envelopes_in(topic, frame)]
+    assert seqs == list(range(1, len(sizes) + 1))
