@@ -87,6 +87,15 @@ class StreamStats:
 
 
 @dataclass
+class FlushStats:
+    """Per-room figures of the flushes: how well envelopes share INSERTs and packets."""
+
+    inserts: int = 0  # outbox INSERT statements (one per flush)
+    packets: int = 0  # live packets handed to LiveKit (first sends)
+    envelopes: int = 0  # envelopes in them
+
+
+@dataclass
 class _Pending:
     payload: bytes
     last_sent: float
@@ -180,6 +189,7 @@ class Broadcaster:
         # session → highest seq handed to LiveKit; errors of flushes nobody waited for.
         self._handed: dict[str, int] = {}
         self._failed: dict[str, BaseException] = {}
+        self.flush_stats = FlushStats()
         self._tasks = TaskSet("broadcast_task_failed", room=room_id)
         self._in_flight: collections.deque[asyncio.Task[None]] = collections.deque()
         self._loops: list[asyncio.Task[None]] = []
@@ -295,6 +305,7 @@ class Broadcaster:
                     self._fail(failed, err)
                     continue
                 self._persisted(chunk)
+                self.flush_stats.inserts += 1
                 await self._hand_over(chunk)
                 self._settled(chunk)
                 chunk = []
@@ -324,6 +335,8 @@ class Broadcaster:
             # Not awaited: the next packet is handed to LiveKit without waiting for this
             # one's native round trip (the call order is the send order).
             self._issue_tracked(keys, frame, self._recipients(), "live")
+            self.flush_stats.packets += 1
+            self.flush_stats.envelopes += len(sent)
             for q in sent:
                 self._handed[q.session_id] = q.seq
 
