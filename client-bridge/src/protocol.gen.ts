@@ -12,6 +12,7 @@ export const ATTR_ROLE = "steward.role" as const;
 export const COMPOSING_MIN_INTERVAL_MS = 2000 as const;
 export const DEFAULT_SCREENSHOT_MAX_BYTES = 64000 as const;
 export const DEFAULT_SCREENSHOT_MAX_SIZE = 800 as const;
+export const MAX_ACKED_IDS = 100 as const;
 export const MAX_ACTIONS_PER_ENVELOPE = 200 as const;
 export const MAX_BATCH_BYTES = 15360 as const;
 export const MAX_DATA_PACKET_BYTES = 64000 as const;
@@ -50,12 +51,13 @@ export const TOPIC_TRANSCRIPTION = "lk.transcription" as const;
 export const TOPIC_VIEWPORT = "canvas:viewport" as const;
 export const VIEWPORT_MIN_INTERVAL_MS = 80 as const;
 
-/** browser → steward on `agent:ack`: the listed actions were *applied*. */
+/** browser → steward on `agent:ack`: the listed actions were *applied*. `cumulative`: every envelope of the session up to `seq` is applied (one ack for the envelopes of a batch or a filled gap; `applied` then lists their ids, at most `MAX_ACKED_IDS`). */
 export interface Ack {
   sessionId: string;
   seq: number;
   applied: Array<string>;
   appliedAt: number;
+  cumulative?: boolean | null;
 }
 
 /** steward → browsers on `agent:action`: a sequenced batch of actions. */

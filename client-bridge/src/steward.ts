@@ -231,10 +231,9 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
           log('bad envelope dropped', { topic })
           return
         }
-        for (const env of envelopes) {
-          executor.receive(env)
-          if (!env.sessionId.startsWith('relay:') && state.activeSession !== env.sessionId) set({ activeSession: env.sessionId })
-        }
+        executor.receiveAll(envelopes)
+        const agent = envelopes.filter((env) => !env.sessionId.startsWith('relay:')).pop()
+        if (agent && state.activeSession !== agent.sessionId) set({ activeSession: agent.sessionId })
         break
       }
       case TOPIC_CHAT: {

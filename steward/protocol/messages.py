@@ -132,12 +132,15 @@ class EnvelopeBatch(WireModel):
 
 
 class Ack(WireModel):
-    """browser → steward on `agent:ack`: the listed actions were *applied*."""
+    """browser → steward on `agent:ack`: the listed actions were *applied*. `cumulative`:
+    every envelope of the session up to `seq` is applied (one ack for the envelopes of a
+    batch or a filled gap; `applied` then lists their ids, at most `MAX_ACKED_IDS`)."""
 
     session_id: str = Id
     seq: int = Field(ge=1, le=_SEQ_MAX)
     applied: list[str] = Field(max_length=MAX_ACTIONS_PER_ENVELOPE)
     applied_at: float
+    cumulative: bool | None = None
 
 
 class ContextRequest(WireModel):

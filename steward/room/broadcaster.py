@@ -489,8 +489,14 @@ class Broadcaster:
             reason = "unknown_session" if sent is None else "unsent_seq"
             metrics.ACKS_DROPPED.labels(reason=reason).inc()
             return reason
-        pending = self._pending.get(participant)
-        entry = pending.pop((ack.session_id, ack.seq), None) if pending is not None else None
+        pending = self._pending.get(participant, {})
+        key = (ack.session_id, ack.seq)
+        covered = [key]
+        if ack.cumulative:  # and every unacked envelope of the session before it
+            covered = [k for k in pending if k[0] == ack.session_id and k[1] < ack.seq] + covered
+        entry = pending.pop(key, None)
+        for k in covered[:-1]:
+            del pending[k]
         now = self._clock()
         clock = self._clocks.setdefault(participant, _AckClock())
         clock.last_ack_at = now
@@ -498,10 +504,15 @@ class Broadcaster:
             clock.sample(now - entry.last_sent)
         stats = self._stats.get(ack.session_id)
         if stats is not None:
-            stats.acks[participant] += 1
+            stats.acks[participant] += len(covered)
             if stats.first_applied_at is None:
                 stats.first_applied_at = self._clock()
         metrics.ACKS.inc()
+        # A row per envelope (late joiners' replays skip what a row says was applied); the
+        # ids the ack lists go with its own seq.
+        self._ack_rows.extend(
+            AckRow(s, q, participant, "[]", ack.applied_at) for s, q in covered[:-1]
+        )
         self._ack_rows.append(
             AckRow(ack.session_id, ack.seq, participant, json.dumps(ack.applied), ack.applied_at)
         )

@@ -204,10 +204,16 @@ class Outbox:
     async def record_acks(self, acks: list[AckRow]) -> None:
         if not acks:
             return
-        await self.pool.executemany(
+        # One statement for the whole flush (executemany costs a Bind/Execute per row).
+        await self.pool.execute(
             "INSERT INTO acks (session_id, seq, participant, applied, applied_at)"
-            " VALUES ($1, $2, $3, $4::jsonb, $5) ON CONFLICT DO NOTHING",
-            [(a.session_id, a.seq, a.participant, a.applied_json, a.applied_at) for a in acks],
+            " SELECT u.s, u.q, u.p, u.a::jsonb, u.t FROM unnest($1::text[], $2::integer[],"
+            " $3::text[], $4::text[], $5::float8[]) AS u(s, q, p, a, t) ON CONFLICT DO NOTHING",
+            [a.session_id for a in acks],
+            [a.seq for a in acks],
+            [a.participant for a in acks],
+            [a.applied_json for a in acks],
+            [a.applied_at for a in acks],
         )
 
     async def ack_count(self, session_id: str) -> int:

@@ -467,3 +467,22 @@ def test_envelopes_travel_in_packets_under_the_batch_limit_in_order() -> None:
             EnvelopeBatch.model_validate_json(frame)  # the schema the browsers get
         seqs += [env["seq"] for env in envelopes_in(topic, frame)]
     assert seqs == list(range(1, len(sizes) + 1))
+
+
+async def test_a_cumulative_ack_covers_every_envelope_up_to_its_seq() -> None:
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        return None
+
+    b = await _two_sent(publish, [0.0])
+    await b.send("s", [action(3)])
+    await b.send("t", [action(4)])
+    ack = Ack(session_id="s", seq=2, applied=["a1", "a2"], applied_at=0, cumulative=True)
+    assert b.on_ack("ann", ack) is None
+    assert sorted(b._pending["ann"]) == [("s", 3), ("t", 1)]  # later seqs, other sessions stay
+    rows = [(r.session_id, r.seq, r.applied_json) for r in b._ack_rows]
+    assert rows == [("s", 1, "[]"), ("s", 2, '["a1", "a2"]')]  # a row per envelope covered
+    # Beyond what was sent to them it is refused like any ack.
+    ack = Ack(session_id="s", seq=4, applied=[], applied_at=0, cumulative=True)
+    assert b.on_ack("ann", ack) == "unsent_seq"
+    assert b.on_ack("bob", Ack(session_id="s", seq=1, applied=[], applied_at=0)) is None
+    assert b.unacked("bob") == 3  # a plain ack covers its own seq only
