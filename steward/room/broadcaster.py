@@ -3,12 +3,18 @@
 - Each session's envelopes carry a strictly increasing seq (a session that already has rows
   in the outbox, like the room's relay session after a restart, continues after them).
 - Every envelope is written to the outbox before it is published, so nothing is lost.
+- A send numbers, encodes (once, for every recipient and retransmit) and applies its
+  envelopes to the mirror at once and queues them; the room's flush task takes everything
+  queued, writes it in ONE multi-row INSERT (the lease fence checked once) and hands it to
+  LiveKit in as few packets as fit (`agent:actions` batches up to `MAX_BATCH_BYTES`). Sends
+  made while a flush runs, or in the same loop turn, make the next one. Retransmits and
+  replays go in batches too.
 - A partial envelope (a preview, superseded by the action's next version) is not sent while
   the action's previous preview is still unacked by some participant: under load a room
   sends fewer previews, clocked by its clients' acks; finals are always sent, so every
   canvas ends the same. Skipped previews take no seq (the stream has no gaps).
 - Publishing never waits for acks, nor for LiveKit's completion of the previous packet: each
-  envelope is handed over in seq order and its completion is watched in the background (at
+  packet is handed over in seq order and its completion is watched in the background (at
   most `MAX_IN_FLIGHT` per room); its retransmit timer starts when LiveKit has sent it.
 - A separate loop retransmits an unacked envelope only to the participants that have not
   acked it. The wait adapts to each participant's measured ack
@@ -22,7 +28,8 @@
   oldest unacked envelope was first sent is logged and dropped (it resyncs itself when it
   comes back); time spent idle with nothing to ack never counts.
 - An ack is taken only for an envelope that was sent to its sender (a session and seq it was
-  never sent is dropped, counted, never written).
+  never sent is dropped, counted, never written). A cumulative ack covers every unacked
+  envelope of its session up to its seq; ack rows are written in one INSERT per flush.
 """
 
 from __future__ import annotations
