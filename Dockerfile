@@ -4,6 +4,7 @@ RUN pip install --no-cache-dir uv
 WORKDIR /app
 COPY pyproject.toml uv.lock README.md ./
 COPY steward ./steward
+COPY steward_tools ./steward_tools
 COPY migrations ./migrations
 COPY ops ./ops
 RUN uv sync --frozen --no-dev

@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     steward_lease_seconds: float = Field(default=6.0, gt=0.2)
     # SIGTERM: running sessions get this long to finish before the rooms are released.
     steward_drain_seconds: float = Field(default=30.0, ge=0)
+    # HTTP runs for a room this process does not serve wait in Postgres this long for the
+    # room's steward (then they read `expired`); its steward looks for them this often.
+    steward_queued_run_seconds: float = Field(default=120.0, gt=0)
+    steward_queue_poll_seconds: float = Field(default=1.0, gt=0)
     steward_http_host: str = "127.0.0.1"
     steward_http_port: int = Field(default=8787, ge=0, le=65535)
     # Required by POST /api/canvas-agent/run; empty disables the endpoint.

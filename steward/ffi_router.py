@@ -51,7 +51,7 @@ _FORWARDED = ("publish_track", "unpublish_track")
 PINNED_SDK = "1.1.21"
 
 # FFI messages and the fields of them this module reads or writes.
-_REQUEST_FIELDS = {
+REQUEST_FIELDS = {
     "publish_data": (
         "local_participant_handle",
         "data_ptr",
@@ -68,7 +68,7 @@ _REQUEST_FIELDS = {
         "response_timeout_ms",
     ),
 }
-_EVENT_FIELDS = {
+EVENT_FIELDS = {
     "publish_data": ("async_id", "error"),
     "perform_rpc": ("async_id", "payload", "error"),
     "room_event": ("room_handle",),
@@ -86,8 +86,8 @@ def sdk_internals_problems() -> list[str]:
     """What differs from the pinned SDK's internals (empty when all is as expected)."""
     problems: list[str] = []
     for message, fields in (
-        (proto_ffi.FfiRequest, _REQUEST_FIELDS),
-        (proto_ffi.FfiEvent, _EVENT_FIELDS),
+        (proto_ffi.FfiRequest, REQUEST_FIELDS),
+        (proto_ffi.FfiEvent, EVENT_FIELDS),
     ):
         known = message.DESCRIPTOR.fields_by_name
         for name, wanted in fields.items():

@@ -4,7 +4,7 @@
 `StewardService`; rooms are attached either by connecting directly (`join`) or by handing
 over a room the livekit-agents worker already connected (`attach`).
 
-Every prompt goes through `PromptRouter` (steward/fairies/router.py): prompts that name a
+Every prompt goes through `PromptRouter` (steward/fairies/prompt_router.py): prompts that name a
 fairy or start with `project:` go to the room's fairies (`FairyRuntime`, one per process,
 state in Postgres), the rest to the one-shot agent. Each fairy that works opens its own
 session here (own id, own seq); a joined room first resumes whatever its fairies left
@@ -23,25 +23,27 @@ from aiohttp import web
 from livekit import rtc
 
 from steward import ffi_router
-from steward.api.app import RunRefused, create_app
+from steward.api.app import RunAccepted, RunRefused, create_app
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.budget import RoomBudget
 from steward.fairies.orchestrator import FairyRuntime, models_from_settings
+from steward.fairies.prompt_router import PromptRouter
 from steward.fairies.roster import Publish
-from steward.fairies.router import PromptRouter
 from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput, SessionPort
 from steward.protocol.messages import Box, FairiesMessage
 from steward.protocol.names import TOPIC_FAIRIES
-from steward.room.connection import RoomDeps, RoomRuntime, connect_direct
-from steward.room.dispatch import record_quality
+from steward.room.agent_dispatch import AgentDispatcher
+from steward.room.dispatch import new_session_id, record_quality
+from steward.room.runtime import RoomDeps, RoomRuntime, connect_direct
 from steward.room.session import RoomSession
 from steward.store.database import Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.grants import GrantBindings
 from steward.store.leases import Lease, LeaseHeld, LeaseKeeper, RoomLeases, worker_id
 from steward.store.outbox import Outbox
+from steward.store.queued_runs import QueuedRun, QueuedRuns
 from steward.store.usage import LazyUsage, UsageRepo
 from steward.tasks import TaskSet
 from steward.tokens import mint_token
@@ -144,6 +146,9 @@ class StewardService:
         self.leases: LeaseKeeper | None = None
         self.owner = worker_id()
         self._lost = TaskSet("room_give_up_failed")
+        # Per served room: the loop that takes the HTTP runs queued for it (`_take_queued`).
+        self._pickups: dict[str, asyncio.Task[None]] = {}
+        self._dispatcher: AgentDispatcher | None = None
         self.draining = False
 
     @property
@@ -165,6 +170,7 @@ class StewardService:
             outbox=self.outbox,
             runner=self.runner,
             cancel_other=self._cancel_fairy_session,
+            owner_of_other=self._fairy_session_owner,
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
             usage_of=self.usage.session_summary,
             speech=speech_engine(self.settings),
@@ -172,6 +178,9 @@ class StewardService:
 
     def _cancel_fairy_session(self, room_id: str, session_id: str) -> bool:
         return self.fairies is not None and self.fairies.cancel_session(room_id, session_id)
+
+    def _fairy_session_owner(self, room_id: str, session_id: str) -> str | None:
+        return None if self.fairies is None else self.fairies.session_owner(room_id, session_id)
 
     def _fairy_presence(self, room_id: str) -> Publish:
         async def publish(msg: FairiesMessage) -> None:
@@ -282,8 +291,48 @@ class StewardService:
 
     def _track(self, runtime: RoomRuntime) -> None:
         self.rooms[runtime.room_id] = runtime
+        self._pickups[runtime.room_id] = asyncio.create_task(
+            self._take_queued(runtime), name=f"queued-runs:{runtime.room_id}"
+        )
+
+    async def _take_queued(self, runtime: RoomRuntime) -> None:
+        """Run the HTTP runs queued for this room, oldest first and one at a time, each
+        under the session id its caller was given; only while our lease holds the room."""
+        assert self.db is not None and self.leases is not None
+        runs, room = QueuedRuns(self.db.pool), runtime.room_id
+        while not runtime.closed.is_set() and not self.draining:
+            lease = self.leases.held.get(room)
+            if lease is None:
+                return
+            run: QueuedRun | None = None
+            try:
+                run = await runs.take(room, owner=self.owner, token=lease.token)
+            except Exception as err:  # Postgres away: try again next beat
+                log.warning("queued_run_take_failed", room=room, error=str(err))
+            if run is None:
+                with contextlib.suppress(TimeoutError):
+                    poll_s = self.settings.steward_queue_poll_seconds
+                    await asyncio.wait_for(runtime.closed.wait(), poll_s)
+                continue
+            prompt = PromptInput(
+                message=run.prompt, source="http", requester=run.asker,
+                bounds=run.viewport, model=run.model,
+            )  # fmt: skip
+            log.info("queued_run_taken", room=room, session_id=run.session_id, token=lease.token)
+            try:
+                await runtime.run_prompt(prompt, run.session_id)
+            except Exception:  # taken but never started: its state stays `taken`
+                log.exception("queued_run_start_failed", room=room, session_id=run.session_id)
+                continue
+            with contextlib.suppress(Exception):  # its outcome is logged and stored by then
+                await runtime.dispatcher.wait(run.session_id)
 
     async def leave(self, room_name: str) -> None:
+        pickup = self._pickups.pop(room_name, None)
+        if pickup is not None:
+            pickup.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await pickup
         runtime = self.rooms.pop(room_name, None)
         if runtime is not None:
             await runtime.close()
@@ -306,15 +355,57 @@ class StewardService:
 
     async def run_http(
         self, room_id: str, message: str, model: str | None, viewport: Box | None
-    ) -> str:
+    ) -> RunAccepted:
+        """Run it here if this process serves the room; else queue it for the room's steward."""
         self._check_model(model)
         runtime = self.rooms.get(room_id)
-        if runtime is None or runtime.closed.is_set():
-            raise RunRefused(404, f"this steward does not serve room {room_id!r}")
-        prompt = PromptInput(
-            message=message, source="http", requester="http", bounds=viewport, model=model
+        if runtime is not None and not runtime.closed.is_set():
+            prompt = PromptInput(
+                message=message, source="http", requester="http", bounds=viewport, model=model
+            )
+            return RunAccepted(await runtime.run_prompt(prompt), "running")
+        run = QueuedRun(new_session_id(), room_id, message, model, viewport, asker="http")
+        await self._queue(run)
+        return RunAccepted(run.session_id, "queued")
+
+    async def _queue(self, run: QueuedRun) -> None:
+        """Keep the run in Postgres; if no steward holds the room's lease, ask LiveKit to
+        send the room to a worker (a steward that serves it takes the run within a poll)."""
+        assert self.db is not None and self.leases is not None, "service not started"
+        runs = QueuedRuns(self.db.pool)
+        await runs.put(run, ttl_s=self.settings.steward_queued_run_seconds)
+        held = await self.leases.leases.get(run.room_id)
+        served = held is not None and not held.expired
+        if not served:
+            if self._dispatcher is None:
+                self._dispatcher = AgentDispatcher.from_settings(self.settings)
+            try:
+                await self._dispatcher.dispatch(run.room_id, reason="http_run")
+            except Exception as err:
+                await runs.drop(run.session_id)
+                log.warning("http_run_dispatch_failed", room=run.room_id, error=str(err))
+                raise RunRefused(
+                    502, "agent dispatch failed: no steward asked to take the room"
+                ) from err
+        with contextlib.suppress(Exception):  # readers compute `expired` themselves
+            await runs.expire()
+        log.info(
+            "http_run_queued", room=run.room_id, session_id=run.session_id, dispatched=not served
         )
-        return await runtime.run_prompt(prompt)
+
+    async def run_state(self, session_id: str) -> dict[str, Any] | None:
+        assert self.db is not None, "service not started"
+        found = await QueuedRuns(self.db.pool).state(session_id)
+        if found is None:
+            return None
+        return {
+            "session": found.session_id,
+            "roomId": found.room_id,
+            "status": found.state,
+            "outcome": found.outcome,
+            "createdAt": found.created_at.isoformat(),
+            "takenAt": found.taken_at.isoformat() if found.taken_at else None,
+        }
 
     async def dev_token(self, room_id: str, identity: str) -> dict[str, str]:
         if identity == self.settings.steward_identity:
@@ -409,6 +500,9 @@ class StewardService:
         if self._http is not None:
             await self._http.cleanup()
             self._http = None
+        if self._dispatcher is not None:
+            await self._dispatcher.aclose()
+            self._dispatcher = None
         self._outbox = None
         if self._own_db and self.db is not None:
             await self.db.close()

@@ -29,6 +29,7 @@ from datetime import timedelta
 from typing import Literal
 
 from livekit import api
+from livekit.api.access_token import Claims
 
 from steward.protocol.names import ATTR_CAN_PROMPT, ATTR_CAPABILITIES, ATTR_ROLE
 
@@ -165,3 +166,11 @@ def mint_token(
         )
     )
     return str(token.to_jwt())
+
+
+def reissue_token(claims: Claims, api_key: str, api_secret: str) -> str:
+    """A token with `claims` (identity, grants, kind, attributes) signed with our key: how a
+    worker joins a dispatched room with room options of its own (see `steward worker`)."""
+    token = api.AccessToken(api_key, api_secret).with_identity(claims.identity)
+    token.claims = claims
+    return token.to_jwt()

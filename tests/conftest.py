@@ -5,18 +5,20 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
 
 from steward.config import Settings
-from steward.livekit_server import LiveKitServer
 from steward.native_exit import exit_skipping_native_teardown
 from steward.store.database import Database, open_database
 from steward.store.embedded import EmbeddedPostgres
 from steward.tokens import mint_token
+from steward_tools.livekit_server import LiveKitServer
+from tests.support.anthropic_fake import FakeAnthropic
 
 
 @pytest.fixture(scope="session")
@@ -79,6 +81,22 @@ def token_for(livekit_server: LiveKitServer) -> Callable[..., str]:
         )
 
     return mint
+
+
+@pytest.fixture
+async def start_fake_anthropic() -> AsyncIterator[Callable[..., Awaitable[FakeAnthropic]]]:
+    """Starts local Messages servers (`FakeAnthropic(**fields)`), stopped after the test."""
+    servers: list[FakeAnthropic] = []
+
+    async def start(**fields: Any) -> FakeAnthropic:
+        server = FakeAnthropic(**fields)
+        await server.start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        await server.stop()
 
 
 @pytest.fixture

@@ -20,13 +20,21 @@ const tabs = [] // { index, room, context, page, dir, identity }
 const send = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
-// Installed in every tab once it is ready: timestamps of final applications (ids, seq order)
+// Installed in every tab once it is ready: timestamps of final applications (ids, seq order),
+// of raw probes in the room's data callback (steward_tools/bench/raw.py: no bridge logic between)
 // and of each context request's stages (RPC handler, toImage, byte streams).
 function installHooks() {
   const s = window.__steward
   const now = () => performance.timeOrigin + performance.now()
-  const bench = { applied: {}, lastSeq: {}, duplicates: 0, outOfOrder: 0, requests: [], current: null }
+  const bench = { applied: {}, raw: {}, lastSeq: {}, duplicates: 0, outOfOrder: 0, requests: [], current: null }
   window.__bench = bench
+  const decoder = new TextDecoder()
+  s.room.on('dataReceived', (payload, _participant, _kind, topic) => {
+    if (topic !== 'bench:raw') return
+    const t = now()
+    const id = JSON.parse(decoder.decode(payload)).probe
+    if (!(id in bench.raw)) bench.raw[id] = t
+  })
   const ex = s.handle.executor
   const apply = ex.applyEnvelope
   if (typeof apply !== 'function') throw new Error('executor.applyEnvelope not found: the bench hook needs updating')
@@ -248,8 +256,8 @@ const commands = {
     const clients = {}
     for (const tab of list) {
       const b = await tab.page.evaluate(() => {
-        const { applied, duplicates, outOfOrder } = window.__bench
-        return { applied, duplicates, outOfOrder, shapes: window.__steward.editor.getCurrentPageShapeIds().size }
+        const { applied, raw, duplicates, outOfOrder } = window.__bench
+        return { applied, raw, duplicates, outOfOrder, shapes: window.__steward.editor.getCurrentPageShapeIds().size }
       })
       const canvas = createHash('sha256').update(await snapshot(tab)).digest('hex').slice(0, 16)
       clients[tab.identity] = { ...b, canvas }

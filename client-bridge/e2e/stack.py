@@ -21,12 +21,12 @@ from typing import Any
 from aiohttp import web
 
 from steward.config import DEV_API_SECRET, Settings
-from steward.ports import AgentRunner, CanvasContext, PromptInput, SessionPort
-from steward.livekit_server import LiveKitServer
+from steward.ports import AgentRunner, CanvasSnapshot, PromptInput, SessionPort
 from steward.protocol.images import sniff
 from steward.protocol.messages import Box
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
+from steward_tools.livekit_server import LiveKitServer
 
 CONTEXTS: list[dict[str, Any]] = []
 
@@ -42,7 +42,7 @@ class RecordingSession:
 
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True
-    ) -> CanvasContext:
+    ) -> CanvasSnapshot:
         ctx = await self._inner.request_context(bounds=bounds, want_screenshot=want_screenshot)
         shot = ctx.screenshot or b""
         CONTEXTS.append(

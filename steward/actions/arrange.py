@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from steward.actions.base import ActionContext, ActionModel, ActionSpec, WireOp
+from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
 from steward.actions.convert import record_diff
 from steward.actions.sanitize import norm_enum, to_number, to_size
 from steward.canvas import layout
@@ -15,19 +15,35 @@ from steward.canvas.simple import to_simple
 
 ALIGNMENTS = ("left", "center-horizontal", "right", "top", "center-vertical", "bottom")
 ALIGN_ALIASES = {
-    "center": "center-horizontal", "centre": "center-horizontal", "center-x": "center-horizontal",
-    "horizontal-center": "center-horizontal", "middle": "center-vertical",
-    "center-y": "center-vertical", "vertical-center": "center-vertical", "start": "left",
+    "center": "center-horizontal",
+    "centre": "center-horizontal",
+    "center-x": "center-horizontal",
+    "horizontal-center": "center-horizontal",
+    "middle": "center-vertical",
+    "center-y": "center-vertical",
+    "vertical-center": "center-vertical",
+    "start": "left",
     "end": "right",
-}  # fmt: skip
+}
 DIRECTIONS = ("horizontal", "vertical")
 DIRECTION_ALIASES = {"row": "horizontal", "x": "horizontal", "column": "vertical", "y": "vertical"}
 SIDES = ("top", "bottom", "left", "right")
-SIDE_ALIASES = {"above": "top", "below": "bottom", "under": "bottom", "before": "left",
-                "after": "right"}  # fmt: skip
+SIDE_ALIASES = {
+    "above": "top",
+    "below": "bottom",
+    "under": "bottom",
+    "before": "left",
+    "after": "right",
+}
 PLACE_ALIGNS = ("start", "center", "end")
-PLACE_ALIGN_ALIASES = {"left": "start", "top": "start", "middle": "center", "centre": "center",
-                       "right": "end", "bottom": "end"}  # fmt: skip
+PLACE_ALIGN_ALIASES = {
+    "left": "start",
+    "top": "start",
+    "middle": "center",
+    "centre": "center",
+    "right": "end",
+    "bottom": "end",
+}
 
 
 class Move(ActionModel):
@@ -79,7 +95,7 @@ class Stack(Ids):
     gap: float = 0
 
 
-def _diff_ops(ctx: ActionContext, ops: list[WireOp]) -> list[WireOp]:
+def _diff_ops(ctx: RunState, ops: list[WireOp]) -> list[WireOp]:
     after = ctx.preview(ops)
     out = []
     for sid, new in after.items():
@@ -93,14 +109,14 @@ def _diff_ops(ctx: ActionContext, ops: list[WireOp]) -> list[WireOp]:
 
 def _complete(fn: Any) -> Any:
     def sanitize(
-        data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+        data: dict[str, Any], ctx: RunState, index: int, complete: bool
     ) -> dict[str, Any] | None:
         return fn(data, ctx) if complete else None
 
     return sanitize
 
 
-def _with_ids(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None:
+def _with_ids(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
     ids = ctx.existing_ids(data.get("shapeIds") or data.get("shapeId") or [])
     if not ids:
         ctx.notes.append(f"{data.get('_type')}: no existing shapes among {data.get('shapeIds')!r}")
@@ -108,7 +124,7 @@ def _with_ids(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None
     return {**data, "_ids": ids}
 
 
-def _sanitize_move(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None:
+def _sanitize_move(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
     sid = ctx.existing_id(data.get("shapeId"))
     x, y = to_number(data.get("x")), to_number(data.get("y"))
     if sid is None or x is None or y is None:
@@ -117,7 +133,7 @@ def _sanitize_move(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] |
     return {**data, "_id": sid, "_x": px, "_y": py}
 
 
-def _resolve_move(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_move(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     simple = to_simple(ctx.shapes[data["_id"]], ctx.shapes)
     cx = simple.get("x", simple.get("x1", 0.0))
     cy = simple.get("y", simple.get("y1", 0.0))
@@ -125,7 +141,7 @@ def _resolve_move(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
     return _diff_ops(ctx, [op])
 
 
-def _sanitize_place(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None:
+def _sanitize_place(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
     sid, ref = ctx.existing_id(data.get("shapeId")), ctx.existing_id(data.get("referenceShapeId"))
     if sid is None or ref is None or sid == ref:
         return None
@@ -140,17 +156,22 @@ def _sanitize_place(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] 
     }
 
 
-def _resolve_place(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_place(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     delta = layout.place(
-        data["_id"], data["_ref"], data["side"], data["align"],
-        data["sideOffset"], data["alignOffset"], ctx.shapes,
-    )  # fmt: skip
+        data["_id"],
+        data["_ref"],
+        data["side"],
+        data["align"],
+        data["sideOffset"],
+        data["alignOffset"],
+        ctx.shapes,
+    )
     if delta is None:
         return []
     return _diff_ops(ctx, [WireOp("move", {"ids": [data["_id"]], "dx": delta[0], "dy": delta[1]})])
 
 
-def _origin(data: dict[str, Any], ctx: ActionContext) -> tuple[float, float]:
+def _origin(data: dict[str, Any], ctx: RunState) -> tuple[float, float]:
     box = union(shape_bounds(ctx.shapes[i], ctx.shapes) for i in data["_ids"])
     ox, oy = to_number(data.get("originX")), to_number(data.get("originY"))
     cx = ctx.coords.x_from_model(ox) if ox is not None else (box.mid_x if box else 0.0)
@@ -158,20 +179,20 @@ def _origin(data: dict[str, Any], ctx: ActionContext) -> tuple[float, float]:
     return cx, cy
 
 
-def _sanitize_rotate(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None:
+def _sanitize_rotate(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
     out = _with_ids(data, ctx)
     deg = to_number(data.get("degrees"), limit=36_000)
     return None if out is None or deg is None else {**out, "degrees": deg}
 
 
-def _resolve_rotate(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_rotate(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     ox, oy = _origin(data, ctx)
     angle = math.radians(data["degrees"])
     op = WireOp("rotate", {"ids": data["_ids"], "angle": angle, "originX": ox, "originY": oy})
     return _diff_ops(ctx, [op])
 
 
-def _sanitize_resize(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None:
+def _sanitize_resize(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
     out = _with_ids(data, ctx)
     sx, sy = to_size(data.get("scaleX")), to_size(data.get("scaleY"))
     if out is None or not sx or not sy:
@@ -179,15 +200,20 @@ def _sanitize_resize(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any]
     return {**out, "scaleX": min(sx, 100.0), "scaleY": min(sy, 100.0)}
 
 
-def _resolve_resize(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_resize(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     ox, oy = _origin(data, ctx)
-    params = {"ids": data["_ids"], "scaleX": data["scaleX"], "scaleY": data["scaleY"],
-              "originX": ox, "originY": oy}  # fmt: skip
+    params = {
+        "ids": data["_ids"],
+        "scaleX": data["scaleX"],
+        "scaleY": data["scaleY"],
+        "originX": ox,
+        "originY": oy,
+    }
     return _diff_ops(ctx, [WireOp("resize", params)])
 
 
 def _sanitize_layout(key: str, allowed: tuple[str, ...], aliases: dict[str, str]) -> Any:
-    def fn(data: dict[str, Any], ctx: ActionContext) -> dict[str, Any] | None:
+    def fn(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
         out = _with_ids(data, ctx)
         value = norm_enum(data.get(key), allowed, aliases)
         if out is None or value is None:
@@ -198,23 +224,23 @@ def _sanitize_layout(key: str, allowed: tuple[str, ...], aliases: dict[str, str]
     return fn
 
 
-def _resolve_align(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_align(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     op = WireOp("align", {"ids": data["_ids"], "alignment": data["alignment"]})
     return _diff_ops(ctx, [op])
 
 
-def _resolve_distribute(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_distribute(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     op = WireOp("distribute", {"ids": data["_ids"], "direction": data["direction"]})
     return _diff_ops(ctx, [op])
 
 
-def _resolve_stack(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_stack(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     op = WireOp("stack", {"ids": data["_ids"], "direction": data["direction"], "gap": data["gap"]})
     return _diff_ops(ctx, [op])
 
 
 def _reorder(to: str) -> Any:
-    def fn(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+    def fn(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
         return [WireOp("reorder", {"ids": data["_ids"], "to": to})]
 
     return fn
@@ -253,34 +279,85 @@ _STACK = """Put shapes one after another in a row (horizontal) or a column (vert
 apart."""
 
 SPECS = (
-    ActionSpec("move", "arrange", Move, "Move a shape so its x/y is the given position.",
-               _MOVE,
-               _complete(_sanitize_move), _resolve_move),
-    ActionSpec("place", "arrange", Place, "Place a shape beside another shape.",
-               _PLACE,
-               _complete(_sanitize_place), _resolve_place),
-    ActionSpec("bringToFront", "arrange", Ids, "Bring shapes to the front.",
-               _TO_FRONT,
-               _complete(_with_ids), _reorder("front")),
-    ActionSpec("sendToBack", "arrange", Ids, "Send shapes to the back.",
-               _TO_BACK,
-               _complete(_with_ids), _reorder("back")),
-    ActionSpec("rotate", "arrange", Rotate, "Rotate shapes by degrees about an origin.",
-               _ROTATE,
-               _complete(_sanitize_rotate), _resolve_rotate),
-    ActionSpec("resize", "arrange", Resize, "Scale shapes about an origin.",
-               _RESIZE,
-               _complete(_sanitize_resize), _resolve_resize),
-    ActionSpec("align", "arrange", Align, "Align shapes to each other.",
-               _ALIGN,
-               _complete(_sanitize_layout("alignment", ALIGNMENTS, ALIGN_ALIASES)),
-               _resolve_align),
-    ActionSpec("distribute", "arrange", Distribute, "Space shapes evenly.",
-               _DISTRIBUTE,
-               _complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
-               _resolve_distribute),
-    ActionSpec("stack", "arrange", Stack, "Stack shapes with a fixed gap.",
-               _STACK,
-               _complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
-               _resolve_stack),
-)  # fmt: skip
+    ActionSpec(
+        "move",
+        family="arrange",
+        schema=Move,
+        description="Move a shape so its x/y is the given position.",
+        guide=_MOVE,
+        sanitize=_complete(_sanitize_move),
+        resolve=_resolve_move,
+    ),
+    ActionSpec(
+        "place",
+        family="arrange",
+        schema=Place,
+        description="Place a shape beside another shape.",
+        guide=_PLACE,
+        sanitize=_complete(_sanitize_place),
+        resolve=_resolve_place,
+    ),
+    ActionSpec(
+        "bringToFront",
+        family="arrange",
+        schema=Ids,
+        description="Bring shapes to the front.",
+        guide=_TO_FRONT,
+        sanitize=_complete(_with_ids),
+        resolve=_reorder("front"),
+    ),
+    ActionSpec(
+        "sendToBack",
+        family="arrange",
+        schema=Ids,
+        description="Send shapes to the back.",
+        guide=_TO_BACK,
+        sanitize=_complete(_with_ids),
+        resolve=_reorder("back"),
+    ),
+    ActionSpec(
+        "rotate",
+        family="arrange",
+        schema=Rotate,
+        description="Rotate shapes by degrees about an origin.",
+        guide=_ROTATE,
+        sanitize=_complete(_sanitize_rotate),
+        resolve=_resolve_rotate,
+    ),
+    ActionSpec(
+        "resize",
+        family="arrange",
+        schema=Resize,
+        description="Scale shapes about an origin.",
+        guide=_RESIZE,
+        sanitize=_complete(_sanitize_resize),
+        resolve=_resolve_resize,
+    ),
+    ActionSpec(
+        "align",
+        family="arrange",
+        schema=Align,
+        description="Align shapes to each other.",
+        guide=_ALIGN,
+        sanitize=_complete(_sanitize_layout("alignment", ALIGNMENTS, ALIGN_ALIASES)),
+        resolve=_resolve_align,
+    ),
+    ActionSpec(
+        "distribute",
+        family="arrange",
+        schema=Distribute,
+        description="Space shapes evenly.",
+        guide=_DISTRIBUTE,
+        sanitize=_complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
+        resolve=_resolve_distribute,
+    ),
+    ActionSpec(
+        "stack",
+        family="arrange",
+        schema=Stack,
+        description="Stack shapes with a fixed gap.",
+        guide=_STACK,
+        sanitize=_complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
+        resolve=_resolve_stack,
+    ),
+)

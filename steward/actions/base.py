@@ -48,7 +48,7 @@ class Scheduled:
 
 
 @dataclass
-class ActionContext:
+class RunState:
     """One run's view of the canvas and its state. `shapes` is the room mirror's map."""
 
     shapes: Shapes
@@ -106,8 +106,8 @@ class ActionContext:
         return shapes
 
 
-Sanitize = Callable[[dict[str, Any], ActionContext, int, bool], dict[str, Any] | None]
-Resolve = Callable[[dict[str, Any], ActionContext], list[WireOp]]
+Sanitize = Callable[[dict[str, Any], RunState, int, bool], dict[str, Any] | None]
+Resolve = Callable[[dict[str, Any], RunState], list[WireOp]]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from steward.actions.base import ActionContext, ActionModel, ActionSpec, Scheduled, TodoItem, WireOp
+from steward.actions.base import ActionModel, ActionSpec, RunState, Scheduled, TodoItem, WireOp
 from steward.actions.sanitize import norm_enum, to_number, to_size, to_text
 from steward.canvas.bounds import Rect
 from steward.canvas.simple import model_type
@@ -57,7 +57,7 @@ class Unknown(ActionModel):
 
 def _text_field(key: str) -> Any:
     def sanitize(
-        data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+        data: dict[str, Any], ctx: RunState, index: int, complete: bool
     ) -> dict[str, Any] | None:
         text = to_text(data.get(key))
         if text is None:
@@ -67,7 +67,7 @@ def _text_field(key: str) -> Any:
     return sanitize
 
 
-def _box(data: dict[str, Any], ctx: ActionContext, key: str) -> Rect | None:
+def _box(data: dict[str, Any], ctx: RunState, key: str) -> Rect | None:
     vals = [to_number(data.get(k)) for k in ("x", "y")] + [to_size(data.get(k)) for k in "wh"]
     if any(v is None for v in vals):
         return None
@@ -77,47 +77,54 @@ def _box(data: dict[str, Any], ctx: ActionContext, key: str) -> Rect | None:
 
 
 def _complete_only(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     return data if complete else None
 
 
-def _nothing(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _nothing(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     return []
 
 
-def _resolve_message(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_message(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     # Chat text travels as `Outcome.chat` (partial versions included), not as a wire verb.
     return []
 
 
-def _resolve_think(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_think(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     return [WireOp("think", {"text": str(data.get("text", ""))})]
 
 
-def _resolve_review(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_review(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     box = _box(data, ctx, "review")
     ctx.scheduled.append(Scheduled("review", str(data.get("intent") or "Review your work."), box))
     return []
 
 
-def _resolve_add_detail(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_add_detail(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     text = str(data.get("intent") or "Add detail.")
     ctx.scheduled.append(Scheduled("add-detail", text))
     return [WireOp("add_detail", {"text": text})]
 
 
 def _sanitize_todo(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     if not complete:
         return None
     tid = to_number(data.get("id"))
     status = norm_enum(
-        data.get("status"), ("todo", "in-progress", "done"),
-        {"doing": "in-progress", "started": "in-progress", "complete": "done",
-         "completed": "done", "pending": "todo", "in-process": "in-progress"},
-    )  # fmt: skip
+        data.get("status"),
+        ("todo", "in-progress", "done"),
+        {
+            "doing": "in-progress",
+            "started": "in-progress",
+            "complete": "done",
+            "completed": "done",
+            "pending": "todo",
+            "in-process": "in-progress",
+        },
+    )
     if tid is None:
         tid = float(max((t.id for t in ctx.todo), default=0) + 1)
     return {
@@ -128,7 +135,7 @@ def _sanitize_todo(
     }
 
 
-def _resolve_todo(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_todo(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     for item in ctx.todo:
         if item.id == data["id"]:
             item.status = data["status"]
@@ -141,7 +148,7 @@ def _resolve_todo(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
     return [WireOp("todo", {"items": items})]
 
 
-def _resolve_view(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_view(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     box = _box(data, ctx, "view")
     if box is None:
         return []
@@ -150,7 +157,7 @@ def _resolve_view(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
     return []
 
 
-def _resolve_count(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_count(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     expr = str(data.get("expression") or "all").strip().lower()
     if expr in ("all", "*", "shapes", ""):
         n = len(ctx.shapes)
@@ -160,13 +167,13 @@ def _resolve_count(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
     return []
 
 
-def _resolve_unknown(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_unknown(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     ctx.notes.append(f"ignored unknown action {str(data.get('_type'))[:40]!r}")
     return []
 
 
 def _needs_box(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     if not complete:
         return None
@@ -217,31 +224,82 @@ request, so end your reply after asking; independent lookups can go in one reply
 fails, tell the user rather than asking again."""
 
 SPECS = (
-    ActionSpec("message", "communicate", Message, "Send a message to the user.",
-               _MESSAGE,
-               _text_field("text"), _resolve_message, streams=True),
-    ActionSpec("think", "communicate", Think, "Describe your reasoning (not shown to the user).",
-               _THINK,
-               _complete_only, _resolve_think),
-    ActionSpec("review", "communicate", Review,
-               "Schedule a follow-up look at an area of the canvas to check your work.",
-               _REVIEW,
-               _needs_box, _resolve_review, continues=True),
-    ActionSpec("add-detail", "communicate", AddDetail, "Plan further work to add detail.",
-               _ADD_DETAIL,
-               _complete_only, _resolve_add_detail, continues=True),
-    ActionSpec("update-todo-list", "communicate", UpdateTodo,
-               "Create or update one item of your todo list.",
-               _TODO,
-               _sanitize_todo, _resolve_todo, atomic_fields=("status",)),
-    ActionSpec("setMyView", "communicate", SetMyView,
-               "Move your own viewport; you get a new look at the canvas afterwards.",
-               _SET_MY_VIEW,
-               _needs_box, _resolve_view, continues=True),
-    ActionSpec("count", "communicate", Count, "Count shapes; the answer arrives as data.",
-               _COUNT,
-               _complete_only, _resolve_count, continues=True),
-    ActionSpec("unknown", "communicate", Unknown, "Anything not covered (ignored).",
-               "",  # never to be chosen: no section
-               _complete_only, _resolve_unknown),
-)  # fmt: skip
+    ActionSpec(
+        "message",
+        family="communicate",
+        schema=Message,
+        description="Send a message to the user.",
+        guide=_MESSAGE,
+        sanitize=_text_field("text"),
+        resolve=_resolve_message,
+        streams=True,
+    ),
+    ActionSpec(
+        "think",
+        family="communicate",
+        schema=Think,
+        description="Describe your reasoning (not shown to the user).",
+        guide=_THINK,
+        sanitize=_complete_only,
+        resolve=_resolve_think,
+    ),
+    ActionSpec(
+        "review",
+        family="communicate",
+        schema=Review,
+        description="Schedule a follow-up look at an area of the canvas to check your work.",
+        guide=_REVIEW,
+        sanitize=_needs_box,
+        resolve=_resolve_review,
+        continues=True,
+    ),
+    ActionSpec(
+        "add-detail",
+        family="communicate",
+        schema=AddDetail,
+        description="Plan further work to add detail.",
+        guide=_ADD_DETAIL,
+        sanitize=_complete_only,
+        resolve=_resolve_add_detail,
+        continues=True,
+    ),
+    ActionSpec(
+        "update-todo-list",
+        family="communicate",
+        schema=UpdateTodo,
+        description="Create or update one item of your todo list.",
+        guide=_TODO,
+        sanitize=_sanitize_todo,
+        resolve=_resolve_todo,
+        atomic_fields=("status",),
+    ),
+    ActionSpec(
+        "setMyView",
+        family="communicate",
+        schema=SetMyView,
+        description="Move your own viewport; you get a new look at the canvas afterwards.",
+        guide=_SET_MY_VIEW,
+        sanitize=_needs_box,
+        resolve=_resolve_view,
+        continues=True,
+    ),
+    ActionSpec(
+        "count",
+        family="communicate",
+        schema=Count,
+        description="Count shapes; the answer arrives as data.",
+        guide=_COUNT,
+        sanitize=_complete_only,
+        resolve=_resolve_count,
+        continues=True,
+    ),
+    ActionSpec(
+        "unknown",
+        family="communicate",
+        schema=Unknown,
+        description="Anything not covered (ignored).",
+        guide="",
+        sanitize=_complete_only,
+        resolve=_resolve_unknown,
+    ),
+)

@@ -124,8 +124,13 @@ def simple_to_record(shape: dict[str, Any], sid: str) -> Record | None:
     elif kind == "draw":
         x, y = _n(shape, "x"), _n(shape, "y")
         w, h = to_size(shape.get("w")) or 100.0, to_size(shape.get("h")) or 100.0
-        pts = [{"x": 0.0, "y": 0.0}, {"x": w, "y": 0.0}, {"x": w, "y": h}, {"x": 0.0, "y": h},
-               {"x": 0.0, "y": 0.0}]  # fmt: skip
+        pts = [
+            {"x": 0.0, "y": 0.0},
+            {"x": w, "y": 0.0},
+            {"x": w, "y": h},
+            {"x": 0.0, "y": h},
+            {"x": 0.0, "y": 0.0},
+        ]
         props = {
             "segments": [{"type": "straight", "points": pts}],
             "color": color or "black",

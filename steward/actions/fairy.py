@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import Field
 
-from steward.actions.base import ActionContext, ActionModel, ActionSpec, WireOp
+from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
 from steward.actions.effect import ActionEffect
 
 
@@ -68,7 +68,7 @@ class FlyTo(ActionModel):
 
 
 def _complete_only(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     """Complete versions only, areas taken from the model's coordinates to the page's."""
     if not complete:
@@ -81,7 +81,7 @@ def _complete_only(
     return out
 
 
-def _no_ops(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _no_ops(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     return []
 
 
@@ -89,7 +89,14 @@ def _spec(
     name: str, schema: type[ActionModel], description: str, guide: str, effect: ActionEffect
 ) -> ActionSpec:
     return ActionSpec(
-        name, "fairy", schema, description, guide, _complete_only, _no_ops, effect=effect
+        name,
+        family="fairy",
+        schema=schema,
+        description=description,
+        guide=guide,
+        sanitize=_complete_only,
+        resolve=_no_ops,
+        effect=effect,
     )
 
 
@@ -122,65 +129,153 @@ and you have checked it. Do not mark it done before the work is there."""
 
 SPECS: tuple[ActionSpec, ...] = (
     # solo
-    _spec("create-task", SoloTask, "Create a task for yourself (optionally with an area).",
-          """Split the request into tasks for yourself: a short id, a title, what to do, and
+    _spec(
+        "create-task",
+        schema=SoloTask,
+        description="Create a task for yourself (optionally with an area).",
+        guide="""Split the request into tasks for yourself: a short id, a title, what to do, and
 optionally the canvas area (x, y, w, h) it covers. Then start the first with `start-task`.""",
-          lambda f, d: f.create_solo_task(d)),
-    _spec("start-task", TaskRef, "Start one of your own tasks; you then work inside its area.",
-          """Begin one of your tasks: until it is done you see and edit only inside its
+        effect=lambda f, d: f.create_solo_task(d),
+    ),
+    _spec(
+        "start-task",
+        schema=TaskRef,
+        description="Start one of your own tasks; you then work inside its area.",
+        guide="""Begin one of your tasks: until it is done you see and edit only inside its
 area.""",
-          lambda f, d: f.start_own_task(d, "working-solo")),
-    _spec("mark-task-done", Nothing, "Mark your current solo task done.", _DONE,
-          lambda f, d: f.mark_done("soloing", "fairy")),
+        effect=lambda f, d: f.start_own_task(d, "working-solo"),
+    ),
+    _spec(
+        "mark-task-done",
+        schema=Nothing,
+        description="Mark your current solo task done.",
+        guide=_DONE,
+        effect=lambda f, d: f.mark_done("soloing", "fairy"),
+    ),
     # project (orchestrator)
-    _spec("start-project", Project, "Start a project: title, description and a brief plan.",
-          _PLAN,
-          lambda f, d: f.start_project(d, "orchestrated")),
-    _spec("create-project-task", ProjectTask,
-          "Create a task with its canvas area (x, y, w, h) and the member who will do it.",
-          _TASK_AREAS,
-          lambda f, d: f.create_project_task(d)),
-    _spec("delete-project-task", TaskRef, "Delete a task that has not started.",
-          """Remove a task that has not started, when the plan changes.""",
-          lambda f, d: f.delete_project_task(d)),
-    _spec("direct-to-start-project-task", Direct, "Tell a member to start a task now.",
-          _DIRECT,
-          lambda f, d: f.direct(d)),
-    _spec("await-tasks-completion", Await,
-          "Wait until these tasks are done; you are woken as each one completes.", _AWAIT,
-          lambda f, d: f.await_tasks(d, "orchestrating-waiting")),
-    _spec("end-project", Nothing, "End the project once every task is done and reviewed.",
-          _END,
-          lambda f, d: f.end_project()),
-    _spec("abort-project", Nothing, "Abort the project; running tasks stop.", _ABORT,
-          lambda f, d: f.abort_project()),
+    _spec(
+        "start-project",
+        schema=Project,
+        description="Start a project: title, description and a brief plan.",
+        guide=_PLAN,
+        effect=lambda f, d: f.start_project(d, "orchestrated"),
+    ),
+    _spec(
+        "create-project-task",
+        schema=ProjectTask,
+        description=(
+            "Create a task with its canvas area (x, y, w, h) and the member who will do it."
+        ),
+        guide=_TASK_AREAS,
+        effect=lambda f, d: f.create_project_task(d),
+    ),
+    _spec(
+        "delete-project-task",
+        schema=TaskRef,
+        description="Delete a task that has not started.",
+        guide="""Remove a task that has not started, when the plan changes.""",
+        effect=lambda f, d: f.delete_project_task(d),
+    ),
+    _spec(
+        "direct-to-start-project-task",
+        schema=Direct,
+        description="Tell a member to start a task now.",
+        guide=_DIRECT,
+        effect=lambda f, d: f.direct(d),
+    ),
+    _spec(
+        "await-tasks-completion",
+        schema=Await,
+        description="Wait until these tasks are done; you are woken as each one completes.",
+        guide=_AWAIT,
+        effect=lambda f, d: f.await_tasks(d, "orchestrating-waiting"),
+    ),
+    _spec(
+        "end-project",
+        schema=Nothing,
+        description="End the project once every task is done and reviewed.",
+        guide=_END,
+        effect=lambda f, d: f.end_project(),
+    ),
+    _spec(
+        "abort-project",
+        schema=Nothing,
+        description="Abort the project; running tasks stop.",
+        guide=_ABORT,
+        effect=lambda f, d: f.abort_project(),
+    ),
     # duo
-    _spec("start-duo-project", Project, "Start a project with your partner.", _PLAN,
-          lambda f, d: f.start_project(d, "duo")),
-    _spec("create-duo-task", ProjectTask, "Create a task for yourself or your partner.",
-          _TASK_AREAS,
-          lambda f, d: f.create_project_task(d)),
-    _spec("direct-to-start-duo-task", Direct, "Tell your partner to start a task now.",
-          _DIRECT,
-          lambda f, d: f.direct(d)),
-    _spec("start-duo-task", TaskRef, "Work one of the duo tasks yourself.",
-          """Work one of the project's tasks yourself: until it is done you see and edit
+    _spec(
+        "start-duo-project",
+        schema=Project,
+        description="Start a project with your partner.",
+        guide=_PLAN,
+        effect=lambda f, d: f.start_project(d, "duo"),
+    ),
+    _spec(
+        "create-duo-task",
+        schema=ProjectTask,
+        description="Create a task for yourself or your partner.",
+        guide=_TASK_AREAS,
+        effect=lambda f, d: f.create_project_task(d),
+    ),
+    _spec(
+        "direct-to-start-duo-task",
+        schema=Direct,
+        description="Tell your partner to start a task now.",
+        guide=_DIRECT,
+        effect=lambda f, d: f.direct(d),
+    ),
+    _spec(
+        "start-duo-task",
+        schema=TaskRef,
+        description="Work one of the duo tasks yourself.",
+        guide="""Work one of the project's tasks yourself: until it is done you see and edit
 only inside its area.""",
-          lambda f, d: f.start_own_task(d, "working-orchestrator")),
-    _spec("mark-duo-task-done", Nothing, "Mark the duo task you are working on done.", _DONE,
-          lambda f, d: f.mark_done("duo-orchestrating-active", "project")),
-    _spec("await-duo-tasks-completion", Await, "Wait until these duo tasks are done.",
-          _AWAIT,
-          lambda f, d: f.await_tasks(d, "duo-orchestrating-waiting")),
-    _spec("end-duo-project", Nothing, "End the duo project.", _END,
-          lambda f, d: f.end_project()),
-    _spec("abort-duo-project", Nothing, "Abort the duo project.", _ABORT,
-          lambda f, d: f.abort_project()),
+        effect=lambda f, d: f.start_own_task(d, "working-orchestrator"),
+    ),
+    _spec(
+        "mark-duo-task-done",
+        schema=Nothing,
+        description="Mark the duo task you are working on done.",
+        guide=_DONE,
+        effect=lambda f, d: f.mark_done("duo-orchestrating-active", "project"),
+    ),
+    _spec(
+        "await-duo-tasks-completion",
+        schema=Await,
+        description="Wait until these duo tasks are done.",
+        guide=_AWAIT,
+        effect=lambda f, d: f.await_tasks(d, "duo-orchestrating-waiting"),
+    ),
+    _spec(
+        "end-duo-project",
+        schema=Nothing,
+        description="End the duo project.",
+        guide=_END,
+        effect=lambda f, d: f.end_project(),
+    ),
+    _spec(
+        "abort-duo-project",
+        schema=Nothing,
+        description="Abort the duo project.",
+        guide=_ABORT,
+        effect=lambda f, d: f.abort_project(),
+    ),
     # drone, any
-    _spec("mark-my-task-done", Nothing, "Mark the task you were given done.", _DONE,
-          lambda f, d: f.mark_done("standing-by", "project")),
-    _spec("fly-to-bounds", FlyTo, "Fly to an area of the canvas (others see you move).",
-          """Fly to an area of the canvas; the others see you go there. It changes where you
+    _spec(
+        "mark-my-task-done",
+        schema=Nothing,
+        description="Mark the task you were given done.",
+        guide=_DONE,
+        effect=lambda f, d: f.mark_done("standing-by", "project"),
+    ),
+    _spec(
+        "fly-to-bounds",
+        schema=FlyTo,
+        description="Fly to an area of the canvas (others see you move).",
+        guide="""Fly to an area of the canvas; the others see you go there. It changes where you
 are, not what you may edit.""",
-          lambda f, d: f.fly_to(d)),
-)  # fmt: skip
+        effect=lambda f, d: f.fly_to(d),
+    ),
+)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.actions import arrange, communicate, fairy, shapes
-from steward.actions.base import ActionContext, ActionSpec, WireOp
+from steward.actions.base import ActionSpec, RunState, WireOp
 
 ACTIONS: dict[str, ActionSpec] = {
     spec.name: spec for family in (communicate, shapes, arrange, fairy) for spec in family.SPECS
@@ -23,11 +23,21 @@ def names_of(*families: str) -> tuple[str, ...]:
 
 _BY_LOWER = {name.lower().replace("-", "").replace("_", ""): name for name in ACTIONS}
 NAME_ALIASES = {
-    "createshape": "create", "add": "create", "updateshape": "update", "edit": "update",
-    "deleteshape": "delete", "remove": "delete", "todo": "update-todo-list",
-    "updatetodo": "update-todo-list", "setview": "setMyView", "draw": "pen",
-    "tofront": "bringToFront", "toback": "sendToBack", "chat": "message", "say": "message",
-}  # fmt: skip
+    "createshape": "create",
+    "add": "create",
+    "updateshape": "update",
+    "edit": "update",
+    "deleteshape": "delete",
+    "remove": "delete",
+    "todo": "update-todo-list",
+    "updatetodo": "update-todo-list",
+    "setview": "setMyView",
+    "draw": "pen",
+    "tofront": "bringToFront",
+    "toback": "sendToBack",
+    "chat": "message",
+    "say": "message",
+}
 
 
 def normalize_name(raw: Any) -> str | None:
@@ -62,7 +72,7 @@ def process(
     index: int,
     complete: bool,
     incomplete_path: Sequence[str | int] | None,
-    ctx: ActionContext,
+    ctx: RunState,
     enabled: Mapping[str, ActionSpec],
 ) -> Outcome | None:
     """Sanitize and resolve one (partial or complete) action; None means nothing to do yet."""

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from steward.actions.base import ActionContext, ActionModel, ActionSpec, WireOp
+from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
 from steward.actions.convert import norm_kind, record_diff, simple_to_record
 from steward.actions.fields import clean_fields
 from steward.actions.sanitize import (
@@ -73,9 +73,7 @@ class Pen(ActionModel):
     fill: Literal["none", "tint", "background", "solid", "pattern"] = "none"
 
 
-def _to_page(
-    kind: str, shape: dict[str, Any], ctx: ActionContext, note: str | None
-) -> dict[str, Any]:
+def _to_page(kind: str, shape: dict[str, Any], ctx: RunState, note: str | None) -> dict[str, Any]:
     """The kind's clean fields with the model's offset and rounding undone; each dropped
     field becomes a note prefixed by `note` (None while the action is still streaming)."""
     fields, dropped = clean_fields(kind, shape)
@@ -85,7 +83,7 @@ def _to_page(
 
 
 def _sanitize_create(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     shape = data.get("shape")
     if not isinstance(shape, dict):
@@ -119,13 +117,13 @@ def _sanitize_create(
     return {**data, "shape": page, "_id": sid}
 
 
-def _resolve_create(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_create(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     rec = simple_to_record(data["shape"], data["_id"])
     return [WireOp("create_shape", rec)] if rec else []
 
 
 def _sanitize_update(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     if not complete:
         return None
@@ -151,7 +149,7 @@ def _sanitize_update(
     return {**data, "update": _to_page(kind, upd, ctx, note), "_id": sid}
 
 
-def _resolve_update(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_update(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     sid = data["_id"]
     current = ctx.shapes[sid]
     simple = to_simple(current, ctx.shapes)
@@ -166,7 +164,7 @@ def _resolve_update(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
 
 
 def _sanitize_delete(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     if not complete:
         return None
@@ -178,12 +176,12 @@ def _sanitize_delete(
     return {**data, "_ids": ids}
 
 
-def _resolve_delete(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_delete(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     return [WireOp("delete_shape", {"ids": data["_ids"]})]
 
 
 def _sanitize_label(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     sid = ctx.existing_id(data.get("shapeId"))
     text = to_text(data.get("text"))
@@ -195,23 +193,23 @@ def _sanitize_label(
     return {**data, "_id": sid, "text": text}
 
 
-def _resolve_label(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_label(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     return [WireOp("update_shape", {"id": data["_id"], "props": {"text": data["text"]}})]
 
 
 def _sanitize_clear(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     return data if complete else None
 
 
-def _resolve_clear(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_clear(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     ids = [sid for sid, s in ctx.shapes.items() if not s.get("parentId")]
     return [WireOp("delete_shape", {"ids": ids})] if ids else []
 
 
 def _sanitize_pen(
-    data: dict[str, Any], ctx: ActionContext, index: int, complete: bool
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
     raw = data.get("points")
     if not isinstance(raw, list):
@@ -238,7 +236,7 @@ def _sanitize_pen(
     }
 
 
-def _resolve_pen(data: dict[str, Any], ctx: ActionContext) -> list[WireOp]:
+def _resolve_pen(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     pts = data["_points"]
     x0, y0 = min(p[0] for p in pts), min(p[1] for p in pts)
     rel = [{"x": x - x0, "y": y - y0, "z": 0.5} for x, y in pts]
@@ -323,23 +321,72 @@ the shape kinds cannot make, or where pieces must fit together exactly. Give eno
 smooth curve (a circle wants a dozen or more)."""
 
 SPECS = (
-    ActionSpec("create", "shapes", Create, "Create a shape.",
-               _CREATE,
-               _sanitize_create, _resolve_create, streams=True,
-               atomic_fields=("shape._type", "shape.shapeId", "shape.color", "shape.fill",
-                              "shape.textAlign", "shape.fromId", "shape.toId")),
-    ActionSpec("update", "shapes", Update, "Change properties of a shape (not its position).",
-               _UPDATE,
-               _sanitize_update, _resolve_update),
-    ActionSpec("delete", "shapes", Delete, "Delete a shape.", _DELETE,
-               _sanitize_delete, _resolve_delete),
-    ActionSpec("label", "shapes", Label, "Set the text of a shape.",
-               _LABEL, _sanitize_label, _resolve_label, streams=True,
-               atomic_fields=("shapeId",)),
-    ActionSpec("clear", "shapes", Clear, "Delete every shape on the canvas.",
-               _CLEAR, _sanitize_clear, _resolve_clear),
-    ActionSpec("pen", "shapes", Pen, "Draw a freehand or polyline shape through points.",
-               _PEN,
-               _sanitize_pen, _resolve_pen, streams=True,
-               atomic_fields=("style", "color", "fill")),
-)  # fmt: skip
+    ActionSpec(
+        "create",
+        family="shapes",
+        schema=Create,
+        description="Create a shape.",
+        guide=_CREATE,
+        sanitize=_sanitize_create,
+        resolve=_resolve_create,
+        streams=True,
+        atomic_fields=(
+            "shape._type",
+            "shape.shapeId",
+            "shape.color",
+            "shape.fill",
+            "shape.textAlign",
+            "shape.fromId",
+            "shape.toId",
+        ),
+    ),
+    ActionSpec(
+        "update",
+        family="shapes",
+        schema=Update,
+        description="Change properties of a shape (not its position).",
+        guide=_UPDATE,
+        sanitize=_sanitize_update,
+        resolve=_resolve_update,
+    ),
+    ActionSpec(
+        "delete",
+        family="shapes",
+        schema=Delete,
+        description="Delete a shape.",
+        guide=_DELETE,
+        sanitize=_sanitize_delete,
+        resolve=_resolve_delete,
+    ),
+    ActionSpec(
+        "label",
+        family="shapes",
+        schema=Label,
+        description="Set the text of a shape.",
+        guide=_LABEL,
+        sanitize=_sanitize_label,
+        resolve=_resolve_label,
+        streams=True,
+        atomic_fields=("shapeId",),
+    ),
+    ActionSpec(
+        "clear",
+        family="shapes",
+        schema=Clear,
+        description="Delete every shape on the canvas.",
+        guide=_CLEAR,
+        sanitize=_sanitize_clear,
+        resolve=_resolve_clear,
+    ),
+    ActionSpec(
+        "pen",
+        family="shapes",
+        schema=Pen,
+        description="Draw a freehand or polyline shape through points.",
+        guide=_PEN,
+        sanitize=_sanitize_pen,
+        resolve=_resolve_pen,
+        streams=True,
+        atomic_fields=("style", "color", "fill"),
+    ),
+)

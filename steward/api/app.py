@@ -1,5 +1,5 @@
-"""The HTTP API: `POST /api/canvas-agent/run`, `GET /api/rooms[/{room}]`, `/healthz`,
-`/metrics`.
+"""The HTTP API: `POST /api/canvas-agent/run`, `GET /api/canvas-agent/run/{session}`,
+`GET /api/rooms[/{room}]`, `/healthz`, `/metrics`.
 
 Everything under /api needs `Authorization: Bearer $STEWARD_API_KEY`; `/healthz` says only
 whether the process is live and ready, so it may stay open to load balancers."""
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hmac
 import re
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -45,12 +46,22 @@ class RunRequest(BaseModel):
     viewport: Box | None = None
 
 
+@dataclass(frozen=True)
+class RunAccepted:
+    """A run started here (`running`) or kept in Postgres for the room's steward (`queued`)."""
+
+    session_id: str
+    status: Literal["running", "queued"]
+
+
 class Backend(Protocol):
     settings: Settings
 
     async def run_http(
         self, room_id: str, message: str, model: str | None, viewport: Box | None
-    ) -> str: ...
+    ) -> RunAccepted: ...
+
+    async def run_state(self, session_id: str) -> dict[str, Any] | None: ...
 
     async def readiness(self) -> dict[str, Any]: ...
 
@@ -118,11 +129,31 @@ async def run(request: web.Request) -> web.Response:
         where = ".".join(str(p) for p in first["loc"]) or "<body>"
         return _rejected(request, 400, "schema", f"invalid request: {where}: {first['msg']}")
     try:
-        session_id = await backend.run_http(req.room_id, req.message, req.model, req.viewport)
+        accepted = await backend.run_http(req.room_id, req.message, req.model, req.viewport)
     except RunRefused as err:
         return _rejected(request, err.status, f"refused_{err.status}", err.reason)
-    log.info("http_run", room=req.room_id, session_id=session_id, prompt=req.message)
-    return web.json_response({"sessionId": session_id, "roomId": req.room_id}, status=202)
+    sid = accepted.session_id
+    log.info(
+        "http_run", room=req.room_id, session_id=sid, status=accepted.status, prompt=req.message
+    )
+    # `sessionId`/`roomId` as before; `session` is the id the room's browsers will see.
+    answer = {"status": accepted.status, "session": sid, "sessionId": sid, "roomId": req.room_id}
+    return web.json_response(answer, status=202)
+
+
+async def run_state(request: web.Request) -> web.Response:
+    """Where a run is: queued, expired (no steward took its room in time), or its session's
+    status (running, done, canceled, error)."""
+    refusal = _auth_refusal(request)
+    if refusal is not None:
+        return refusal
+    session_id = request.match_info["session"]
+    if len(session_id) > MAX_ID_CHARS:
+        return _rejected(request, 400, "schema", f"session id over {MAX_ID_CHARS} characters")
+    found = await request.app[BACKEND].run_state(session_id)
+    if found is None:
+        return _error(404, f"no run with session id {session_id!r}")
+    return web.json_response(found)
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -174,6 +205,7 @@ def create_app(backend: Backend) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app[BACKEND] = backend
     app.router.add_post(RUN_PATH, run)
+    app.router.add_get(RUN_PATH + "/{session}", run_state)
     app.router.add_get(ROOMS_PATH, rooms)
     app.router.add_get(ROOMS_PATH + "/{room}", room)
     app.router.add_get("/healthz", healthz)

@@ -73,10 +73,12 @@ class CoordinateSpace:
             v = shape.get(fname)
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
                 offset = (
-                    self.origin_x if fname in X_FIELDS
-                    else self.origin_y if fname in Y_FIELDS
+                    self.origin_x
+                    if fname in X_FIELDS
+                    else self.origin_y
+                    if fname in Y_FIELDS
                     else 0.0
-                )  # fmt: skip
+                )
                 out[fname] = self._out(key, fname, float(v), offset)
         return out
 
@@ -87,10 +89,12 @@ class CoordinateSpace:
             v = shape.get(fname)
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 offset = (
-                    self.origin_x if fname in X_FIELDS
-                    else self.origin_y if fname in Y_FIELDS
+                    self.origin_x
+                    if fname in X_FIELDS
+                    else self.origin_y
+                    if fname in Y_FIELDS
                     else 0.0
-                )  # fmt: skip
+                )
                 out[fname] = self._in(key, fname, float(v), offset)
         return out
 

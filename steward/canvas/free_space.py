@@ -66,8 +66,12 @@ def _slide(
     out_x, out_y = {"right": (1, 0), "left": (-1, 0), "above": (0, -1), "below": (0, 1)}[side]
     for k in range(0, 60):
         for j in (0, *[d * n for n in range(1, 20) for d in (1, -1)]):
-            box = Rect(first.x + STEP * (out_x * k + out_y * j),
-                       first.y + STEP * (out_y * k + out_x * j), w, h)  # fmt: skip
+            box = Rect(
+                first.x + STEP * (out_x * k + out_y * j),
+                first.y + STEP * (out_y * k + out_x * j),
+                w,
+                h,
+            )
             if within is not None and not within.contains(box):
                 continue
             if is_free(box, obstacles, gap):

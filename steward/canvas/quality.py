@@ -57,8 +57,10 @@ class QualityReport:
         out = [
             f"shapes {a!r} and {b!r} overlap; move one into free space" for a, b in self.overlaps
         ]
-        out += [f"the text of {s!r} overflows it; make it bigger or shorten the text"
-                for s in self.overflowing_text]  # fmt: skip
+        out += [
+            f"the text of {s!r} overflows it; make it bigger or shorten the text"
+            for s in self.overflowing_text
+        ]
         out += [f"arrow {s!r} has a loose end; bind both ends to shapes" for s in self.loose_arrows]
         out += [f"{s!r} is outside your task's bounds" for s in self.outside_bounds]
         out += [f"{s!r} is outside the user's viewport" for s in self.outside_viewport]
@@ -67,8 +69,21 @@ class QualityReport:
 
 
 # Wire verbs that name the shapes they change: in `id` or in `ids`.
-_CHANGES = frozenset({"create_shape", "update_shape", "move", "resize", "rotate", "align",
-                      "distribute", "stack", "reorder", "group", "ungroup"})  # fmt: skip
+_CHANGES = frozenset(
+    {
+        "create_shape",
+        "update_shape",
+        "move",
+        "resize",
+        "rotate",
+        "align",
+        "distribute",
+        "stack",
+        "reorder",
+        "group",
+        "ungroup",
+    }
+)
 
 
 @dataclass

@@ -14,15 +14,42 @@ from steward.canvas.bounds import font_size, num, shape_bounds
 from steward.canvas.styles import FILL_TO_MODEL, GEO_KINDS, GEO_TO_MODEL
 
 GeoType = Literal[
-    "rectangle", "ellipse", "triangle", "diamond", "hexagon", "pill", "cloud", "x-box",
-    "check-box", "heart", "pentagon", "octagon", "star", "parallelogram-right",
-    "parallelogram-left", "trapezoid", "fat-arrow-right", "fat-arrow-left", "fat-arrow-up",
+    "rectangle",
+    "ellipse",
+    "triangle",
+    "diamond",
+    "hexagon",
+    "pill",
+    "cloud",
+    "x-box",
+    "check-box",
+    "heart",
+    "pentagon",
+    "octagon",
+    "star",
+    "parallelogram-right",
+    "parallelogram-left",
+    "trapezoid",
+    "fat-arrow-right",
+    "fat-arrow-left",
+    "fat-arrow-up",
     "fat-arrow-down",
-]  # fmt: skip
+]
 Color = Literal[
-    "black", "grey", "light-violet", "violet", "blue", "light-blue", "yellow", "orange",
-    "green", "light-green", "light-red", "red", "white",
-]  # fmt: skip
+    "black",
+    "grey",
+    "light-violet",
+    "violet",
+    "blue",
+    "light-blue",
+    "yellow",
+    "orange",
+    "green",
+    "light-green",
+    "light-red",
+    "red",
+    "white",
+]
 Fill = Literal["none", "tint", "background", "solid", "pattern"]
 TextAlign = Literal["start", "middle", "end"]
 

@@ -19,19 +19,20 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from steward.canvas.bounds import Rect
 from steward.canvas.quality import add_counts, quality_report
 from steward.commands._common import print_json, setup
 from steward.fairies.fixed_script import FixedScriptRunner
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.model.reading import read
 from steward.protocol.messages import Box
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
+
+if TYPE_CHECKING:  # the tooling is imported inside run_demo, never by the runtime
+    from steward_tools.headless.client import HeadlessClient
 
 DEFAULT_PROMPT = "Draw a flow chart of our signup: sign up, verify email, welcome."
 DEFAULT_PROJECT = "draw a farm below the flow chart"
@@ -87,8 +88,13 @@ async def _project(
     # The project's shapes, judged against its tasks' areas and the asker's view.
     made = [i for i in runtime.mirror.shapes if i not in before]
     bounds = [Rect(**b) for b in summary.get("task_bounds", [])]
-    report = quality_report(runtime.mirror.shapes, touched=made, viewport=clients[0].viewport,
-                            task_bounds=bounds, partial=runtime.mirror.in_flight())  # fmt: skip
+    report = quality_report(
+        runtime.mirror.shapes,
+        touched=made,
+        viewport=clients[0].viewport,
+        task_bounds=bounds,
+        partial=runtime.mirror.in_flight(),
+    )
     return {
         **summary,
         "quality": report.counts(),
@@ -112,8 +118,13 @@ async def _sentence(
     before = set(runtime.mirror.shapes)
     reply = await asker.prompt(sentence)
     if reply.session_id is None:
-        return {"prompt": sentence, "asker": asker.identity, "outcome": f"refused: {reply.error}",
-                "quality": None, "destructive": False}  # fmt: skip
+        return {
+            "prompt": sentence,
+            "asker": asker.identity,
+            "outcome": f"refused: {reply.error}",
+            "quality": None,
+            "destructive": False,
+        }
     sid = reply.session_id
     await asker.wait_status(sid, timeout=timeout)
     done = await runtime.dispatcher.wait(sid, timeout=10)
@@ -138,6 +149,9 @@ async def run_demo(
     project: str | None = DEFAULT_PROJECT,
     sentences: tuple[str, ...] = SENTENCES,
 ) -> dict[str, Any]:
+    from steward_tools.headless.client import HeadlessClient
+    from steward_tools.livekit_server import LiveKitServer
+
     settings = setup()
     started = time.monotonic()
     server = LiveKitServer()
@@ -229,8 +243,15 @@ async def run_demo(
             and result["out_of_order_applied"] == 0
             and stream.actions > 0
         )
-        runs = [{"prompt": prompt, "asker": clients[0].identity, "outcome": result["outcome"],
-                 "quality": result["quality"], "destructive": False}]  # fmt: skip
+        runs = [
+            {
+                "prompt": prompt,
+                "asker": clients[0].identity,
+                "outcome": result["outcome"],
+                "quality": result["quality"],
+                "destructive": False,
+            }
+        ]
         for i, sentence in enumerate(sentences):
             runs.append(await _sentence(runtime, clients, clients[(i + 1) % 2], sentence, timeout))
         result["runs"] = runs
@@ -246,9 +267,10 @@ async def run_demo(
         canvases = [c.shapes for c in clients]
         result["canvases_identical"] = all(c == canvases[0] for c in canvases)
         result["ok"] = bool(
-            result["ok"] and result["canvases_identical"] and all(
-                r["outcome"] == "done" for r in runs)
-        )  # fmt: skip
+            result["ok"]
+            and result["canvases_identical"]
+            and all(r["outcome"] == "done" for r in runs)
+        )
         if project:
             result["duplicates_applied"] = sum(c.stats.duplicates_applied for c in clients)
             result["out_of_order_applied"] = sum(c.stats.out_of_order_applied for c in clients)

@@ -6,16 +6,20 @@ import argparse
 import asyncio
 import contextlib
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from steward.commands._common import setup
 from steward.config import PROJECT_ROOT, Settings
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import open_database
 
+if TYPE_CHECKING:  # imported inside the command, never by the runtime
+    from steward_tools.livekit_server import LiveKitServer
+
 
 async def _dev(args: argparse.Namespace) -> int:
+    from steward_tools.livekit_server import LiveKitServer
+
     settings = setup()
     server = LiveKitServer(http_port=args.livekit_port)
     await server.astart()

@@ -6,10 +6,10 @@ import argparse
 import time
 from typing import Any
 
-from steward.livekit_server import LiveKitServer
-
 
 def _run(args: argparse.Namespace) -> int:
+    from steward_tools.livekit_server import LiveKitServer
+
     server = LiveKitServer(http_port=args.port).start()
     print(f"livekit-server on {server.url} (key {server.api_key}); Ctrl-C stops it", flush=True)
     try:

@@ -19,8 +19,10 @@ from steward.commands._common import setup
 from steward.config import get_settings
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE
+from steward.room.runtime import room_options
 from steward.service import Draining, StewardService
 from steward.store.leases import LeaseHeld
+from steward.tokens import reissue_token
 
 log = get_logger(__name__)
 
@@ -40,8 +42,6 @@ async def accept_job(req: Any) -> None:
 
 async def entrypoint(ctx: Any) -> None:
     """A plain job entrypoint (no AgentSession): the steward is a data-only participant."""
-    from livekit import agents
-
     settings = setup(get_settings())
     # One service per job: each job may run in its own process and event loop.
     service = StewardService(settings)
@@ -54,7 +54,15 @@ async def entrypoint(ctx: Any) -> None:
             log.warning("worker_job_refused", room=ctx.job.room.name, error=str(err))
             ctx.shutdown(reason="room not taken")
             return
-        await ctx.connect(auto_subscribe=agents.AutoSubscribe.SUBSCRIBE_NONE)
+        # `JobContext.connect` takes no room options, and the stream payload cap is one: the
+        # job's room joins as the job's own participant (its token's claims, signed with our
+        # key) with our options; auto-subscribe off, the steward asks for microphones itself.
+        token = reissue_token(
+            ctx.token_claims(),
+            settings.livekit_api_key,
+            settings.livekit_api_secret.get_secret_value(),
+        )
+        await ctx.room.connect(settings.livekit_url, token, room_options(auto_subscribe=False))
         runtime = await service.attach(ctx.room)
         log.info("worker_job_started", room=runtime.room_id, job=ctx.job.id)
         while not runtime.closed.is_set() and not _DRAINING.is_set():
@@ -65,6 +73,15 @@ async def entrypoint(ctx: Any) -> None:
             await service.drain(settings.steward_drain_seconds)
         else:
             await service.close()
+        ctx.shutdown(reason="room served")
+
+
+class _OwnConnectNotice(logging.Filter):
+    """livekit-agents warns about every job that never called `JobContext.connect`; ours
+    connect the job's room themselves (see `entrypoint`), so the warning is always false."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("The room connection was not established")
 
 
 async def _worker(args: argparse.Namespace) -> int:
@@ -72,7 +89,9 @@ async def _worker(args: argparse.Namespace) -> int:
 
     settings = setup()
     # Operators need the worker's lifecycle (registered, job received, capacity) in the logs.
-    logging.getLogger("livekit.agents").setLevel(logging.INFO)
+    agents_log = logging.getLogger("livekit.agents")
+    agents_log.setLevel(logging.INFO)
+    agents_log.addFilter(_OwnConnectNotice())
     options = agents.WorkerOptions(
         entrypoint_fnc=entrypoint,
         request_fnc=accept_job,
@@ -93,6 +112,9 @@ async def _worker(args: argparse.Namespace) -> int:
     )
     server = agents.AgentServer.from_server_options(options)
     log.info("worker_starting", agent_name=settings.steward_agent_name, url=settings.livekit_url)
+    # `--http`: the HTTP API in the worker's own process, serving no room itself: a run for
+    # any room is queued in Postgres for the room's steward (dispatched if it has none).
+    api = await StewardService(settings, fairies=False).start() if args.http else None
     running = asyncio.create_task(server.run(devmode=args.dev), name="agent-server")
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, _DRAINING.set)
     try:
@@ -101,6 +123,8 @@ async def _worker(args: argparse.Namespace) -> int:
         if _DRAINING.is_set() and not running.done():
             await _drain(server, settings.steward_drain_seconds)
     finally:
+        if api is not None:
+            await api.close()
         await server.aclose()
         with contextlib.suppress(asyncio.CancelledError):
             await running
@@ -132,4 +156,5 @@ def register(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="worker health server host")
     p.add_argument("--port", type=int, default=0, help="worker health server port (0: any)")
     p.add_argument("--dev", action="store_true", help="livekit-agents dev mode")
+    p.add_argument("--http", action="store_true", help="serve the HTTP API too (STEWARD_HTTP_PORT)")
     p.set_defaults(handler=_run)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from steward.actions.base import ActionContext, Scheduled, TodoItem
+from steward.actions.base import RunState, Scheduled, TodoItem
 from steward.actions.registry import ACTIONS, select
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
@@ -71,7 +71,7 @@ class _Run:
 
     session: SessionPort
     prompt: PromptInput
-    ctx: ActionContext
+    ctx: RunState
     request_no: int = 0
     turn: Turn | None = None
     ops_sent: int = 0
@@ -120,9 +120,7 @@ class CanvasAgent:
             await session.send_chat(refusal, role="system")
             await session.send_status("error", "budget exceeded")
             return "error: budget exceeded"
-        ctx = ActionContext(
-            shapes=session.canvas.shapes, todo=self.todo.setdefault(session.room_id, [])
-        )
+        ctx = RunState(shapes=session.canvas.shapes, todo=self.todo.setdefault(session.room_id, []))
         run = _Run(session, prompt, ctx)
         history = self.history.setdefault(session.room_id, [])
         history.append(ChatItem("user", prompt.message))
@@ -151,9 +149,15 @@ class CanvasAgent:
             await session.send_status("done")
         elif outcome == "canceled":
             await session.send_status("canceled")
-        log.info("agent_run_end", room=session.room_id, session=session.session_id,
-                 outcome=outcome, requests=run.request_no, ops=run.ops_sent,
-                 notes=run.ctx.notes[:10])  # fmt: skip
+        log.info(
+            "agent_run_end",
+            room=session.room_id,
+            session=session.session_id,
+            outcome=outcome,
+            requests=run.request_no,
+            ops=run.ops_sent,
+            notes=run.ctx.notes[:10],
+        )
         return outcome
 
     async def _loop(self, run: _Run, model: ModelProvider) -> str:
@@ -169,14 +173,18 @@ class CanvasAgent:
             await run.session.send_status("scheduled", decision.reason)
 
         end = await run_requests(
-            request, run.ctx, max_followups=self.config.settings.steward_max_followups,
-            made_progress=lambda: run.ops_sent > 0, on_followup=on_followup,
-        )  # fmt: skip
+            request,
+            run.ctx,
+            max_followups=self.config.settings.steward_max_followups,
+            made_progress=lambda: run.ops_sent > 0,
+            on_followup=on_followup,
+        )
         return "canceled" if end == "canceled" else "done"
 
     def prompt_state(self, run: _Run, context: Any, followup: Scheduled | None) -> PromptState:
-        viewport = Rect(context.viewport.x, context.viewport.y, context.viewport.w,
-                        context.viewport.h)  # fmt: skip
+        viewport = Rect(
+            context.viewport.x, context.viewport.y, context.viewport.w, context.viewport.h
+        )
         p = run.prompt
         return PromptState(
             message=p.message,
@@ -255,5 +263,9 @@ class CanvasAgent:
     async def _record_usage(self, run: _Run, model: ModelProvider) -> None:
         budget = self._budget()
         if budget is not None:
-            await budget.record(session_id=run.session.session_id, room_id=run.session.room_id,
-                                model=model.name, usage=run.usage)  # fmt: skip
+            await budget.record(
+                session_id=run.session.session_id,
+                room_id=run.session.room_id,
+                model=model.name,
+                usage=run.usage,
+            )

@@ -49,8 +49,11 @@ class RoomBudget:
             return
         try:
             await self.usage.record(
-                session_id=session_id, room_id=room_id, model=model, usage=usage,
+                session_id=session_id,
+                room_id=room_id,
+                model=model,
+                usage=usage,
                 cost_usd=estimate_cost(model, usage),
-            )  # fmt: skip
+            )
         except Exception as err:
             log.error("usage_record_failed", room=room_id, error=str(err))

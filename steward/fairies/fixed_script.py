@@ -11,7 +11,7 @@ import asyncio
 import uuid
 from typing import Any
 
-from steward.ports import CanvasContext, PromptInput, SessionPort
+from steward.ports import CanvasSnapshot, PromptInput, SessionPort
 from steward.protocol.messages import WireAction
 
 _GEO_DEFAULTS: dict[str, Any] = {
@@ -127,7 +127,7 @@ class FixedScriptRunner:
         self.ask_context = ask_context
         # Ask for fresh context every N steps, like an agent's follow-up requests.
         self.context_every = context_every
-        self.contexts: list[CanvasContext] = []
+        self.contexts: list[CanvasSnapshot] = []
 
     async def run(self, session: SessionPort, prompt: PromptInput) -> str:
         if self.ask_context:

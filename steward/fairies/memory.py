@@ -73,7 +73,8 @@ def filter_history(items: Sequence[HistoryItem], level: MemoryLevel) -> list[His
     return picked
 
 
-def estimate_tokens(items: Iterable[HistoryItem]) -> int:
+def history_tokens(items: Iterable[HistoryItem]) -> int:
+    """About how many tokens the model reads for these history items."""
     chars = sum(len(i.model_text()) for i in items)
     return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 

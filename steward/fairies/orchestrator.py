@@ -23,15 +23,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from steward.actions.base import ActionContext, Scheduled, TodoItem
+from steward.actions.base import RunState, Scheduled, TodoItem
 from steward.actions.registry import ACTIONS, Outcome, select
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import ModelRole, Settings
 from steward.fairies.actions.effects import (
+    BoardOps,
     Effect,
-    EffectContext,
     Moved,
     Notify,
     Remember,
@@ -40,16 +40,15 @@ from steward.fairies.actions.effects import (
     WaitFor,
     abort_effects,
 )
-from steward.fairies.bounds import BoundsGuard, shapes_in
 from steward.fairies.budget import RoomBudget
 from steward.fairies.interrupts import Interrupt, decide, feedback
 from steward.fairies.memory import (
     HistoryItem,
     PromptOrigin,
     action_item,
-    estimate_tokens,
     feedback_item,
     filter_history,
+    history_tokens,
     prompt_item,
 )
 from steward.fairies.mistakes import FairyMistake
@@ -79,6 +78,7 @@ from steward.fairies.projects import ProjectBoard, task_completed_key
 from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.roster import Publish, Roster
 from steward.fairies.scripted_project import ScriptedProjectModel
+from steward.fairies.task_bounds import BoundsGuard, shapes_in
 from steward.fairies.tasks import Task
 from steward.fairies.turn import (
     Turn,
@@ -94,7 +94,7 @@ from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.model.canvas_view import shapes_for_model
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
-from steward.ports import CanvasContext, PromptInput, SessionPort
+from steward.ports import CanvasSnapshot, PromptInput, SessionPort
 from steward.prompt.registry import build_request
 from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import Box, WireAction
@@ -182,7 +182,7 @@ class _FairyRun:
     """One fairy turn: its requests (follow-ups included) share this."""
 
     session: SessionPort
-    ctx: ActionContext
+    ctx: RunState
     model_name: str
     turn: Turn | None = None
     ops_sent: int = 0
@@ -205,6 +205,9 @@ class RoomFairies:
     # The model a fairy's turns use: the one its user's prompt named, passed on to the
     # fairies it directs. In memory only: after a restart the configured model resumes.
     models: dict[str, str | None] = field(default_factory=dict)
+    # Whom each fairy works for: the participant whose prompt started its work, passed on
+    # to the fairies it directs, so a project's sessions have an owner for cancel rights.
+    askers: dict[str, str] = field(default_factory=dict)
     # Fairies that interrupted themselves with new input this turn (start-task, …): the
     # old prompt is over, so its on_prompt_end hook must not also schedule a nudge.
     self_interrupted: set[str] = field(default_factory=set)
@@ -268,9 +271,10 @@ class FairyRuntime:
             room.viewport = Rect(prompt.bounds.x, prompt.bounds.y, prompt.bounds.w, prompt.bounds.h)
         room.lent[fairy_id] = session
         room.models[fairy_id] = prompt.model
+        room.askers[fairy_id] = prompt.requester
         try:
             await self.submit(room, fairy_id, prompt.message, "user")
-            await self._settle(room)
+            await self.wait_settled(room)
             return "done"
         except asyncio.CancelledError:
             if self._user_cancel(room, fairy_id) is not None:
@@ -345,7 +349,8 @@ class FairyRuntime:
                 return f.id
         return next(iter(room.roster.fairies))
 
-    async def _settle(self, room: RoomFairies) -> None:
+    async def wait_settled(self, room: RoomFairies) -> None:
+        """Until the room's fairies are idle: nothing queued, no worker running."""
         while True:
             await room.settled.wait()
             await asyncio.sleep(0)
@@ -467,12 +472,27 @@ class FairyRuntime:
         """`steward.cancel` for a session the fairies opened (a drone's): stops that fairy
         as a user cancel would. False when no fairy works in that session or it refuses."""
         room = self.rooms.get(room_id)
+        fairy_id = self._own_session_fairy(room, session_id)
+        return (
+            room is not None and fairy_id is not None and self._user_cancel(room, fairy_id) is None
+        )
+
+    def session_owner(self, room_id: str, session_id: str) -> str | None:
+        """Who a session the fairies opened works for (the participant who started the
+        project), or None when unknown (no such session, or resumed after a restart)."""
+        room = self.rooms.get(room_id)
+        fairy_id = self._own_session_fairy(room, session_id)
+        return None if room is None or fairy_id is None else room.askers.get(fairy_id)
+
+    @staticmethod
+    def _own_session_fairy(room: RoomFairies | None, session_id: str) -> str | None:
+        """The fairy working in `session_id`, when the fairies opened it (not a user's run)."""
         if room is None:
-            return False
+            return None
         for fairy_id, session in room.sessions.items():
             if session.session_id == session_id and fairy_id not in room.lent:
-                return self._user_cancel(room, fairy_id) is None
-        return False
+                return fairy_id
+        return None
 
     def _user_cancel(self, room: RoomFairies, fairy_id: str) -> str | None:
         fairy = room.roster.get(fairy_id)
@@ -511,12 +531,13 @@ class FairyRuntime:
             await self.store.remove_waits(room.room_id, key)
         for waiter in waiters:
             await self.submit(
-                room, waiter,
+                room,
+                waiter,
                 f'Task "{task.id}" ({task.title}) was stopped by a user before it was done and'
                 f" is back to todo ({fairy_id} is free). Direct a fairy to start it again, delete"
                 " it, or end the project.",
                 "system",
-            )  # fmt: skip
+            )
         log.info("fairy_task_released", room=room.room_id, fairy=fairy_id, task=task.id)
 
     async def interrupt(self, room: RoomFairies, fairy_id: str, interrupt: Interrupt) -> str | None:
@@ -536,7 +557,7 @@ class FairyRuntime:
     async def abort(self, room_id: str, project_id: str) -> None:
         """System abort (disband): allowed even mid-project."""
         room = await self.room(room_id)
-        ctx = EffectContext(room_id, "system", room.board, room.roster)
+        ctx = BoardOps(room_id, "system", room.board, room.roster)
         abort_effects(ctx, project_id)
         await self._persist_board(room)
         for eff in ctx.effects:
@@ -569,7 +590,7 @@ class FairyRuntime:
         if self.store is not None and req.request_id is not None:
             await self.store.set_request(req.request_id, "running", session.session_id)
         if req.resume_session is not None:
-            await self._revert_in_flight(room, fairy_id, session, req.resume_session)
+            await self.revert_in_flight(room, fairy_id, session, req.resume_session)
         room.self_interrupted.discard(fairy_id)
         await self._stream_turn(room, fairy_id, req, session)
         await self._finish_request(req, "done")
@@ -588,7 +609,7 @@ class FairyRuntime:
             await self._save_fairy(room, fairy_id)
             await self.submit(room, fairy_id, end.schedule, "self")
 
-    async def _revert_in_flight(
+    async def revert_in_flight(
         self, room: RoomFairies, fairy_id: str, session: SessionPort, dead_session: str
     ) -> None:
         """Undo what a dead process left half-streamed.
@@ -641,7 +662,7 @@ class FairyRuntime:
 
     async def _context(
         self, room: RoomFairies, fairy_id: str, session: SessionPort, view: Rect | None
-    ) -> CanvasContext:
+    ) -> CanvasSnapshot:
         look = view or self._view_of(room, fairy_id)
         sees = "screenshot" in mode(room.roster.get(fairy_id).mode).parts
         box = Box(x=look.x, y=look.y, w=look.w, h=look.h)
@@ -719,19 +740,19 @@ class FairyRuntime:
         fairy_id: str,
         req: Request,
         run: _FairyRun,
-        context: CanvasContext,
+        context: CanvasSnapshot,
         followup: Scheduled | None,
     ) -> ModelRequest:
         session = run.session
         view = self._fairy_view(room, fairy_id, req.text, session.canvas.shapes)
         current = view.mode
         if view.fairy.role in ("orchestrator", "duo-orchestrator") and view.project is not None:
-            room.stats.history_tokens_orchestrator += estimate_tokens(
+            room.stats.history_tokens_orchestrator += history_tokens(
                 filter_history(view.history, current.memory)
             )
             crew = (view.project.orchestrator, *view.project.members)
             room.stats.history_tokens_unfiltered += sum(
-                estimate_tokens(room.history.get(f, [])) for f in crew
+                history_tokens(room.history.get(f, [])) for f in crew
             )
         remembered = filter_history(view.history, current.memory)
         if remembered and remembered[-1].kind == "prompt" and remembered[-1].text == req.text:
@@ -798,7 +819,7 @@ class FairyRuntime:
         provider = self.models(room.models.get(fairy_id), role)
         task = room.board.working_task_of(fairy_id)
         guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
-        ctx = ActionContext(shapes=session.canvas.shapes, todo=room.todos.setdefault(fairy_id, []))
+        ctx = RunState(shapes=session.canvas.shapes, todo=room.todos.setdefault(fairy_id, []))
         ctx.task_bounds = task.bounds if task is not None else None
         run = _FairyRun(session, ctx, provider.name)
         hooks = self._hooks(room, fairy_id, guard)
@@ -828,18 +849,22 @@ class FairyRuntime:
                 run.ops_sent += run.turn.ops_sent
                 if self.budget is not None:
                     await self.budget.record(
-                        session_id=session.session_id, room_id=room.room_id,
-                        model=provider.name, usage=usage,
-                    )  # fmt: skip
+                        session_id=session.session_id,
+                        room_id=room.room_id,
+                        model=provider.name,
+                        usage=usage,
+                    )
                 room.notes.keep(fairy_id, ctx.notes[noted:])
             await self._turn_feedback(room, fairy_id, run.turn.refusals)
             return end
 
         try:
             end = await run_requests(
-                request, ctx, max_followups=self.max_followups,
+                request,
+                ctx,
+                max_followups=self.max_followups,
                 made_progress=lambda: run.ops_sent > 0,
-            )  # fmt: skip
+            )
         except asyncio.CancelledError:
             if fairy_id in room.user_cancelled:
                 # A user stopped this fairy: its half-streamed actions end as no-ops (their
@@ -884,7 +909,7 @@ class FairyRuntime:
         name, data = out.name, out.data
         assert out.spec is not None and out.spec.effect is not None
         current = mode(room.roster.get(fairy_id).mode)
-        ctx = EffectContext(room.room_id, fairy_id, room.board, room.roster)
+        ctx = BoardOps(room.room_id, fairy_id, room.board, room.roster)
         try:
             out.spec.effect(ctx, data)
         except FairyMistake as mistake:
@@ -923,6 +948,8 @@ class FairyRuntime:
                     await self.submit(room, actor, eff.input, "self")
             else:
                 room.models[eff.fairy_id] = room.models.get(actor)  # drones use their lead's
+                if actor in room.askers:
+                    room.askers[eff.fairy_id] = room.askers[actor]
                 await self.interrupt(
                     room, eff.fairy_id, Interrupt("system", mode=eff.mode, input=eff.input)
                 )

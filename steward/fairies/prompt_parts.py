@@ -88,8 +88,9 @@ def brief(v: FairyView) -> FairyBrief:
     """What the fairy parts of the prompt registry show (personality, other_fairies,
     project, tasks); each mode lists the parts it sees."""
     personality = v.fairy.personality or "curious, tidy and brief"
-    others = tuple(f"- {f.id} ({f.name}, {f.role}): {f.mode} at ({f.x:g}, {f.y:g})"
-                   for f in v.others)  # fmt: skip
+    others = tuple(
+        f"- {f.id} ({f.name}, {f.role}): {f.mode} at ({f.x:g}, {f.y:g})" for f in v.others
+    )
     if v.fairy.role in ("orchestrator", "duo-orchestrator"):
         project = _project_orchestrator(v)
     else:

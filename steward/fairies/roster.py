@@ -15,12 +15,29 @@ from steward.protocol.messages import Box, FairiesMessage, FairyPresence, Point
 
 # Names and colours handed out in order to fairies created without one.
 DEFAULT_NAMES = (
-    "Bramble", "Clover", "Fennel", "Juniper", "Moss", "Nettle", "Pip", "Sorrel", "Thistle", "Wren",
-)  # fmt: skip
+    "Bramble",
+    "Clover",
+    "Fennel",
+    "Juniper",
+    "Moss",
+    "Nettle",
+    "Pip",
+    "Sorrel",
+    "Thistle",
+    "Wren",
+)
 DEFAULT_COLORS = (
-    "violet", "green", "orange", "blue", "red", "yellow", "light-violet", "light-green",
-    "light-blue", "light-red",
-)  # fmt: skip
+    "violet",
+    "green",
+    "orange",
+    "blue",
+    "red",
+    "yellow",
+    "light-violet",
+    "light-green",
+    "light-blue",
+    "light-red",
+)
 
 Publish = Callable[[FairiesMessage], Awaitable[None]]
 

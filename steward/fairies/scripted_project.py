@@ -75,18 +75,34 @@ def drone_drawing(task: dict[str, Any]) -> list[dict[str, Any]]:
     label = title if len(title) <= max_chars else title[: max_chars - 1] + "…"
     _, text_h = text_extent(label, FONT)
     shapes: list[dict[str, Any]] = [
-        {"_type": "rectangle", "shapeId": f"{tid}-frame", "x": int(frame.x), "y": int(frame.y),
-         "w": int(frame.w), "h": int(frame.h), "color": color, "fill": "none",
-         "note": f"task {tid}: {title}"},
-    ]  # fmt: skip
+        {
+            "_type": "rectangle",
+            "shapeId": f"{tid}-frame",
+            "x": int(frame.x),
+            "y": int(frame.y),
+            "w": int(frame.w),
+            "h": int(frame.h),
+            "color": color,
+            "fill": "none",
+            "note": f"task {tid}: {title}",
+        },
+    ]
     scene = scene_for(title)
     pic = picture_for(title) or (scene[1][0] if scene else None)
     if pic is not None:
         art = Rect(frame.x + 20, frame.y + 20, frame.w - 40, frame.h - 50 - text_h)
         shapes += [a["shape"] for a in turn.picture(pic, art, tid)]
-    shapes.append({"_type": "text", "shapeId": f"{tid}-label", "x": int(frame.x + 20),
-                   "y": int(frame.max_y - 20 - text_h), "text": label, "color": "black",
-                   "note": f"task {tid}: {title}"})  # fmt: skip
+    shapes.append(
+        {
+            "_type": "text",
+            "shapeId": f"{tid}-label",
+            "x": int(frame.x + 20),
+            "y": int(frame.max_y - 20 - text_h),
+            "text": label,
+            "color": "black",
+            "note": f"task {tid}: {title}",
+        }
+    )
     return shapes
 
 
@@ -99,8 +115,9 @@ class ScriptedProjectModel(ScriptedModel):
         if mode in ("orchestrating-active", "duo-orchestrating-active"):
             return self._orchestrate(fairy)
         if mode in ("working-drone", "working-orchestrator"):
-            return self._work(fairy, "mark-my-task-done" if mode == "working-drone" else
-                              "mark-duo-task-done")  # fmt: skip
+            return self._work(
+                fairy, "mark-my-task-done" if mode == "working-drone" else "mark-duo-task-done"
+            )
         if mode == "working-solo":
             return self._work(fairy, "mark-task-done")
         if mode == "soloing":
@@ -119,59 +136,104 @@ class ScriptedProjectModel(ScriptedModel):
                 return [{"_type": "message", "text": "No fairy is free to help right now."}]
             message = str(f.get("message") or "")
             subject = _subject(message)
-            areas = plan_areas(f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900},
-                               max(len(members), 2), f.get("canvas"), message)  # fmt: skip
+            areas = plan_areas(
+                f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900},
+                max(len(members), 2),
+                f.get("canvas"),
+                message,
+            )
             parts = task_titles(subject, len(areas))
             acts: list[dict[str, Any]] = [
-                {"_type": "think", "text": f"{len(areas)} side-by-side areas, one per drone, "
-                 f"overlapping by {TASK_OVERLAP}px so the halves meet."},
-                {"_type": "start-duo-project" if duo else "start-project",
-                 "title": subject.capitalize(), "description": f"Draw {subject}.",
-                 "plan": "; ".join(f"task {i + 1}: {p}" for i, p in enumerate(parts))
-                 + ". All tasks run in parallel; then I review and end."},
-            ]  # fmt: skip
+                {
+                    "_type": "think",
+                    "text": f"{len(areas)} side-by-side areas, one per drone, "
+                    f"overlapping by {TASK_OVERLAP}px so the halves meet.",
+                },
+                {
+                    "_type": "start-duo-project" if duo else "start-project",
+                    "title": subject.capitalize(),
+                    "description": f"Draw {subject}.",
+                    "plan": "; ".join(f"task {i + 1}: {p}" for i, p in enumerate(parts))
+                    + ". All tasks run in parallel; then I review and end.",
+                },
+            ]
             # A duo is the lead and one partner: the partner gets part 1, the lead part 2.
             crew = [members[0], str(f.get("fairy_id"))] if duo else members
             ids = []
             for i, (area, part) in enumerate(zip(areas, parts, strict=False)):
                 tid = f"part-{i + 1}"
                 ids.append(tid)
-                acts.append({"_type": "create-duo-task" if duo else "create-project-task",
-                             "taskId": tid, "title": part,
-                             "text": f"Draw {part.lower()} inside your area.",
-                             **area, "assignee": crew[i % len(crew)]})  # fmt: skip
+                acts.append(
+                    {
+                        "_type": "create-duo-task" if duo else "create-project-task",
+                        "taskId": tid,
+                        "title": part,
+                        "text": f"Draw {part.lower()} inside your area.",
+                        **area,
+                        "assignee": crew[i % len(crew)],
+                    }
+                )
             mine = [tid for i, tid in enumerate(ids) if crew[i % len(crew)] == f.get("fairy_id")]
             for tid in ids:
                 if tid not in mine:
-                    acts.append({"_type": "direct-to-start-duo-task" if duo else
-                                 "direct-to-start-project-task", "taskId": tid})  # fmt: skip
+                    acts.append(
+                        {
+                            "_type": "direct-to-start-duo-task"
+                            if duo
+                            else "direct-to-start-project-task",
+                            "taskId": tid,
+                        }
+                    )
             if mine:  # duo: work my own part now; review and await after it
                 acts.append({"_type": "start-duo-task", "taskId": mine[0]})
                 return acts
-            acts.append({"_type": "await-duo-tasks-completion" if duo else
-                         "await-tasks-completion", "taskIds": ids})  # fmt: skip
+            acts.append(
+                {
+                    "_type": "await-duo-tasks-completion" if duo else "await-tasks-completion",
+                    "taskIds": ids,
+                }
+            )
             return acts
         done = [t for t in tasks if t["status"] == "done"]
         running = [t for t in tasks if t["status"] == "in-progress"]
         todo = [t for t in tasks if t["status"] == "todo"]
-        acts = [{"_type": "think", "text": "Reviewing: " + (", ".join(
-            f"{t['id']} is done" for t in done) or "nothing finished yet") + "."}]  # fmt: skip
+        acts = [
+            {
+                "_type": "think",
+                "text": "Reviewing: "
+                + (", ".join(f"{t['id']} is done" for t in done) or "nothing finished yet")
+                + ".",
+            }
+        ]
         me = f.get("fairy_id")
         for t in todo:
             if t.get("assigned_to") != me:
-                acts.append({"_type": "direct-to-start-duo-task" if duo else
-                             "direct-to-start-project-task", "taskId": t["id"]})  # fmt: skip
+                acts.append(
+                    {
+                        "_type": "direct-to-start-duo-task"
+                        if duo
+                        else "direct-to-start-project-task",
+                        "taskId": t["id"],
+                    }
+                )
         own_todo = [t for t in todo if duo and t.get("assigned_to") == me]
         if own_todo:
             acts.append({"_type": "start-duo-task", "taskId": own_todo[0]["id"]})
             return acts
         if running or todo:
-            acts.append({"_type": "await-duo-tasks-completion" if duo else
-                         "await-tasks-completion",
-                         "taskIds": [t["id"] for t in running + todo]})  # fmt: skip
+            acts.append(
+                {
+                    "_type": "await-duo-tasks-completion" if duo else "await-tasks-completion",
+                    "taskIds": [t["id"] for t in running + todo],
+                }
+            )
             return acts
-        acts.append({"_type": "message", "text": f"The project is complete: {len(done)} tasks "
-                     "drawn and reviewed."})  # fmt: skip
+        acts.append(
+            {
+                "_type": "message",
+                "text": f"The project is complete: {len(done)} tasks drawn and reviewed.",
+            }
+        )
         acts.append({"_type": "end-duo-project" if duo else "end-project"})
         return acts
 
@@ -181,13 +243,24 @@ class ScriptedProjectModel(ScriptedModel):
         if not own:
             message = str(f.get("message") or "")
             subject = _subject(message)
-            areas = plan_areas(f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900}, 2,
-                               f.get("canvas"), message)  # fmt: skip
+            areas = plan_areas(
+                f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900},
+                2,
+                f.get("canvas"),
+                message,
+            )
             acts.append({"_type": "think", "text": f"Two parts for {subject}, one at a time."})
             for i, (area, title) in enumerate(zip(areas, task_titles(subject, 2), strict=True)):
                 own.append({"id": f"solo-{i + 1}", "status": "todo"})
-                acts.append({"_type": "create-task", "taskId": f"solo-{i + 1}", "title": title,
-                             "text": f"Draw {title.lower()}.", **area})  # fmt: skip
+                acts.append(
+                    {
+                        "_type": "create-task",
+                        "taskId": f"solo-{i + 1}",
+                        "title": title,
+                        "text": f"Draw {title.lower()}.",
+                        **area,
+                    }
+                )
         todo = [t for t in own if t.get("status") == "todo"]
         if todo:
             acts.append({"_type": "start-task", "taskId": todo[0]["id"]})

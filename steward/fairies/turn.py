@@ -21,11 +21,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from steward.actions.base import ActionContext, ActionSpec, Scheduled, WireOp
+from steward.actions.base import ActionSpec, RunState, Scheduled, WireOp
 from steward.actions.ordering import CreateOrder
 from steward.actions.registry import ACTIONS, Outcome, normalize_name, process
-from steward.fairies.bounds import BoundsGuard
 from steward.fairies.request_loop import LoopDecision, next_step
+from steward.fairies.task_bounds import BoundsGuard
 from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.model.parser import ActionStreamParser, ParsedAction
 from steward.obs import metrics
@@ -73,7 +73,7 @@ class Turn:
     """State of one model request in one session."""
 
     session: SessionPort
-    ctx: ActionContext
+    ctx: RunState
     request_no: int
     hooks: TurnHooks
     inflight: dict[int, str] = field(default_factory=dict)  # action index → partial wire id
@@ -99,8 +99,13 @@ def record_outcome(room: str, session: str, name: str, refused: str | None = Non
     The turn core records every action but fairy actions, whose effect records them."""
     metrics.MODEL_ACTIONS.labels("applied" if refused is None else "refused").inc()
     if refused is not None:
-        log.info("action_refused", room=room, session=session, action=name[:40],
-                 reason=refused[:200] or "refused")  # fmt: skip
+        log.info(
+            "action_refused",
+            room=room,
+            session=session,
+            action=name[:40],
+            reason=refused[:200] or "refused",
+        )
 
 
 def revert_action(wire_id: str, why: str = "reverted") -> WireAction:
@@ -111,16 +116,18 @@ def revert_action(wire_id: str, why: str = "reverted") -> WireAction:
 class TurnDriver:
     """Streams one model request into a `Turn`."""
 
-    async def drive(self, turn: Turn, model: ModelProvider, request: ModelRequest,
-                    usage: Usage) -> TurnEnd:  # fmt: skip
+    async def drive(
+        self, turn: Turn, model: ModelProvider, request: ModelRequest, usage: Usage
+    ) -> TurnEnd:
         end = await self._stream(turn, model, request, usage)
         # Ops go out without waiting (one flush per loop turn carries them): the turn ends
         # when all of them are persisted and handed to LiveKit.
         await turn.session.flush_actions()
         return end
 
-    async def _stream(self, turn: Turn, model: ModelProvider, request: ModelRequest,
-                      usage: Usage) -> TurnEnd:  # fmt: skip
+    async def _stream(
+        self, turn: Turn, model: ModelProvider, request: ModelRequest, usage: Usage
+    ) -> TurnEnd:
         session = turn.session
         parser = ActionStreamParser()
         parser.feed(request.prefill)  # the provider continues after the prefilled opening
@@ -150,8 +157,13 @@ class TurnDriver:
         await self.finish_chats(turn)
         if turn.actions_done == 0 and not ended:
             await session.send_chat(NO_ACTION_NOTICE, role="system")
-            log.info("turn_no_action", room=session.room_id, session=session.session_id,
-                     request=turn.request_no, notes=turn.ctx.notes[:5])  # fmt: skip
+            log.info(
+                "turn_no_action",
+                room=session.room_id,
+                session=session.session_id,
+                request=turn.request_no,
+                notes=turn.ctx.notes[:5],
+            )
         return "ended" if ended else "done"
 
     async def handle(self, turn: Turn, events: list[ParsedAction]) -> bool:
@@ -171,9 +183,13 @@ class TurnDriver:
         if ev.truncated:
             # A cut stream: a message keeps what it said (finish_chats); the rest reverts.
             out = process(
-                ev.data, index=ev.index, complete=False,
-                incomplete_path=ev.incomplete_path, ctx=turn.ctx, enabled=enabled,
-            )  # fmt: skip
+                ev.data,
+                index=ev.index,
+                complete=False,
+                incomplete_path=ev.incomplete_path,
+                ctx=turn.ctx,
+                enabled=enabled,
+            )
             if out is not None and out.chat:
                 turn.last_chat[ev.index] = out.chat
             elif ev.index not in turn.last_chat:
@@ -189,9 +205,13 @@ class TurnDriver:
             return False
         notes = len(turn.ctx.notes)
         out = process(
-            ev.data, index=ev.index, complete=ev.complete,
-            incomplete_path=ev.incomplete_path, ctx=turn.ctx, enabled=enabled,
-        )  # fmt: skip
+            ev.data,
+            index=ev.index,
+            complete=ev.complete,
+            incomplete_path=ev.incomplete_path,
+            ctx=turn.ctx,
+            enabled=enabled,
+        )
         if out is None:
             if ev.complete:
                 why = "; ".join(turn.ctx.notes[notes:]) or "not usable as sent"
@@ -311,7 +331,7 @@ RequestFn = Callable[[int, Scheduled | None], Awaitable[TurnEnd]]
 
 async def run_requests(
     request: RequestFn,
-    ctx: ActionContext,
+    ctx: RunState,
     *,
     max_followups: int,
     made_progress: Callable[[], bool],
@@ -326,9 +346,11 @@ async def run_requests(
             return end
         ctx.scheduled = [s for s in ctx.scheduled if all(s is not d for d in shown)]
         decision = next_step(
-            ctx.scheduled, ctx.todo, made_progress=made_progress(),
+            ctx.scheduled,
+            ctx.todo,
+            made_progress=made_progress(),
             followups_left=max_followups - request_no,
-        )  # fmt: skip
+        )
         if decision.followup is None:
             return "done"
         followup = decision.followup

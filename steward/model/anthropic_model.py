@@ -125,15 +125,23 @@ class AnthropicModel:
             if block.get("type") == "image" and block.get("data"):
                 data = base64.b64encode(block["data"]).decode()
                 media_type = str(block.get("media_type") or "image/jpeg")
-                content.append({"type": "image", "source": {"type": "base64",
-                                "media_type": media_type, "data": data}})  # fmt: skip
+                content.append(
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": media_type, "data": data},
+                    }
+                )
             elif block.get("text"):
                 content.append({"type": "text", "text": str(block["text"])})
         messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
         if "prefill" in features:
             messages.append({"role": "assistant", "content": request.prefill})
-        params: dict[str, Any] = {"model": self.model, "max_tokens": request.max_tokens,
-                                  "system": system, "messages": messages}  # fmt: skip
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "system": system,
+            "messages": messages,
+        }
         if "temperature" in features:
             params["extra_body"] = {"temperature": self.temperature}
         return params

@@ -33,15 +33,24 @@ def shapes_for_model(
         b = shape_bounds(record, shapes)
         ax = simple.get("x", simple.get("x1", b.x))
         ay = simple.get("y", simple.get("y1", b.y))
-        out.append({
-            "id": sid, "type": model_type(record), "text": simple.get("text") or "",
-            "color": simple.get("color", "black"), "note": simple.get("note", ""),
-            "locked": bool(record.get("isLocked")),
-            "ends": [simple.get("fromId"), simple.get("toId")] if "fromId" in simple else [],
-            "at": [round(ax - coords.origin_x), round(ay - coords.origin_y)],
-            "box": [round(b.x - coords.origin_x), round(b.y - coords.origin_y),
-                    round(b.w), round(b.h)],
-        })  # fmt: skip
+        out.append(
+            {
+                "id": sid,
+                "type": model_type(record),
+                "text": simple.get("text") or "",
+                "color": simple.get("color", "black"),
+                "note": simple.get("note", ""),
+                "locked": bool(record.get("isLocked")),
+                "ends": [simple.get("fromId"), simple.get("toId")] if "fromId" in simple else [],
+                "at": [round(ax - coords.origin_x), round(ay - coords.origin_y)],
+                "box": [
+                    round(b.x - coords.origin_x),
+                    round(b.y - coords.origin_y),
+                    round(b.w),
+                    round(b.h),
+                ],
+            }
+        )
     return out
 
 
@@ -72,9 +81,16 @@ def _seen(raw: Any) -> Seen | None:
         x, y, w, h = (float(v) for v in raw["box"])
         ax, ay = (float(v) for v in raw["at"])
         ends = tuple(str(e) for e in raw.get("ends") or [] if e)
-        return Seen(str(raw["id"]), str(raw.get("type", "unknown")), str(raw.get("text") or ""),
-                    str(raw.get("color") or "black"), str(raw.get("note") or ""), (ax, ay),
-                    Rect(x, y, w, h), ends)  # fmt: skip
+        return Seen(
+            str(raw["id"]),
+            str(raw.get("type", "unknown")),
+            str(raw.get("text") or ""),
+            str(raw.get("color") or "black"),
+            str(raw.get("note") or ""),
+            (ax, ay),
+            Rect(x, y, w, h),
+            ends,
+        )
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -98,8 +114,9 @@ class CanvasView:
     def drawing_named(self, word: str) -> list[Seen]:
         """The latest drawing whose note mentions `word` ("chart" → the flow chart)."""
         word = "flow chart" if word in ("flowchart", "flow") else word
-        numbers = sorted({s.drawing for s in self.shapes if s.drawing and word in s.what},
-                         reverse=True)  # fmt: skip
+        numbers = sorted(
+            {s.drawing for s in self.shapes if s.drawing and word in s.what}, reverse=True
+        )
         return [s for s in self.shapes if numbers and s.drawing == numbers[0]]
 
     def of_kinds(self, kinds: list[str]) -> list[Seen]:

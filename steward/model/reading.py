@@ -14,44 +14,116 @@ from typing import Literal
 from steward.canvas.styles import COLOR_ALIASES, COLORS
 
 Intent = Literal[
-    "empty", "question", "clear", "delete", "recolor", "move", "resize", "align",
-    "distribute", "stack", "label", "connect", "flowchart", "notes", "text", "shape",
-    "picture", "unknown",
-]  # fmt: skip
+    "empty",
+    "question",
+    "clear",
+    "delete",
+    "recolor",
+    "move",
+    "resize",
+    "align",
+    "distribute",
+    "stack",
+    "label",
+    "connect",
+    "flowchart",
+    "notes",
+    "text",
+    "shape",
+    "picture",
+    "unknown",
+]
 
 # What people call each kind of thing on the canvas → the model `_type`s it covers.
 KIND_WORDS: dict[str, tuple[str, ...]] = {
-    "arrow": ("arrow",), "arrows": ("arrow",), "connector": ("arrow",),
-    "connectors": ("arrow",), "line": ("arrow", "line"), "lines": ("arrow", "line"),
-    "note": ("note",), "notes": ("note",), "sticky": ("note",), "stickies": ("note",),
-    "text": ("text",), "texts": ("text",), "title": ("text",), "heading": ("text",),
-    "circle": ("ellipse",), "circles": ("ellipse",), "ellipse": ("ellipse",),
-    "ellipses": ("ellipse",), "oval": ("ellipse", "pill"), "rectangle": ("rectangle",),
-    "rectangles": ("rectangle",), "box": ("rectangle",), "boxes": ("rectangle",),
-    "square": ("rectangle",), "squares": ("rectangle",), "triangle": ("triangle",),
-    "triangles": ("triangle",), "star": ("star",), "stars": ("star",),
-    "diamond": ("diamond",), "diamonds": ("diamond",), "cloud": ("cloud",),
-    "clouds": ("cloud",), "heart": ("heart",), "hearts": ("heart",),
-    "hexagon": ("hexagon",), "hexagons": ("hexagon",), "drawing": ("draw",),
-    "sketch": ("draw",), "doodle": ("draw",), "scribble": ("draw",),
-}  # fmt: skip
+    "arrow": ("arrow",),
+    "arrows": ("arrow",),
+    "connector": ("arrow",),
+    "connectors": ("arrow",),
+    "line": ("arrow", "line"),
+    "lines": ("arrow", "line"),
+    "note": ("note",),
+    "notes": ("note",),
+    "sticky": ("note",),
+    "stickies": ("note",),
+    "text": ("text",),
+    "texts": ("text",),
+    "title": ("text",),
+    "heading": ("text",),
+    "circle": ("ellipse",),
+    "circles": ("ellipse",),
+    "ellipse": ("ellipse",),
+    "ellipses": ("ellipse",),
+    "oval": ("ellipse", "pill"),
+    "rectangle": ("rectangle",),
+    "rectangles": ("rectangle",),
+    "box": ("rectangle",),
+    "boxes": ("rectangle",),
+    "square": ("rectangle",),
+    "squares": ("rectangle",),
+    "triangle": ("triangle",),
+    "triangles": ("triangle",),
+    "star": ("star",),
+    "stars": ("star",),
+    "diamond": ("diamond",),
+    "diamonds": ("diamond",),
+    "cloud": ("cloud",),
+    "clouds": ("cloud",),
+    "heart": ("heart",),
+    "hearts": ("heart",),
+    "hexagon": ("hexagon",),
+    "hexagons": ("hexagon",),
+    "drawing": ("draw",),
+    "sketch": ("draw",),
+    "doodle": ("draw",),
+    "scribble": ("draw",),
+}
 # The geo kind to draw for a shape word.
 GEO_WORDS: dict[str, str] = {
-    "circle": "ellipse", "ellipse": "ellipse", "oval": "ellipse", "rectangle": "rectangle",
-    "box": "rectangle", "square": "rectangle", "triangle": "triangle", "star": "star",
-    "diamond": "diamond", "cloud": "cloud", "heart": "heart", "hexagon": "hexagon",
-}  # fmt: skip
+    "circle": "ellipse",
+    "ellipse": "ellipse",
+    "oval": "ellipse",
+    "rectangle": "rectangle",
+    "box": "rectangle",
+    "square": "rectangle",
+    "triangle": "triangle",
+    "star": "star",
+    "diamond": "diamond",
+    "cloud": "cloud",
+    "heart": "heart",
+    "hexagon": "hexagon",
+}
 # Words that name a whole drawing of several shapes (matched against shape notes).
 GROUP_WORDS = ("chart", "flowchart", "flow", "diagram", "drawing", "picture", "sketch")
 NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple": 2, "few": 3, "several": 3,
-}  # fmt: skip
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "couple": 2,
+    "few": 3,
+    "several": 3,
+}
 MAX_COUNT = 12
 DIRECTIONS = {
-    "left": (-1, 0), "right": (1, 0), "up": (0, -1), "down": (0, 1), "higher": (0, -1),
-    "lower": (0, 1), "above": (0, -1), "below": (0, 1), "under": (0, 1),
-}  # fmt: skip
+    "left": (-1, 0),
+    "right": (1, 0),
+    "up": (0, -1),
+    "down": (0, 1),
+    "higher": (0, -1),
+    "lower": (0, 1),
+    "above": (0, -1),
+    "below": (0, 1),
+    "under": (0, 1),
+}
 _CLEAR_ALL = re.compile(
     r"\b(?:clear|wipe|erase|reset|empty)\s+(?:the\s+|this\s+|my\s+|our\s+)?(?:whole\s+|entire\s+)?"
     r"(?:canvas|board|page|whiteboard|screen|everything|all)\b"
@@ -192,11 +264,14 @@ def _anchor(low: str) -> tuple[str | None, str | None]:
         return None, None
     where, what = m.group(1), m.group(2)
     side = (
-        "left" if "left" in where
-        else "above" if where in ("above", "over", "on top of")
-        else "below" if where in ("below", "under", "underneath", "beneath")
+        "left"
+        if "left" in where
+        else "above"
+        if where in ("above", "over", "on top of")
+        else "below"
+        if where in ("below", "under", "underneath", "beneath")
         else "right"
-    )  # fmt: skip
+    )
     return what, side
 
 
@@ -220,8 +295,16 @@ def read(message: str) -> Reading:
     bare = _QUOTED.sub(" ", low).strip()
     kinds, plural = _kinds(bare)
     count = _count(bare)
-    r = Reading(text=text, low=low, intent="unknown", quoted=quoted, kinds=kinds,
-                plural=plural, count=count, color=_color(bare))  # fmt: skip
+    r = Reading(
+        text=text,
+        low=low,
+        intent="unknown",
+        quoted=quoted,
+        kinds=kinds,
+        plural=plural,
+        count=count,
+        color=_color(bare),
+    )
     r.anchor, r.side = _anchor(bare)
     r.pronoun = bool(re.search(r"\b(?:it|this|that|them|these|those|selection|selected)\b", bare))
     r.this = bool(re.search(r"\b(?:this|these|selection|selected)\b", bare))
@@ -275,8 +358,9 @@ def _build_intent(r: Reading, bare: str, words: set[str]) -> Intent:
         return "recolor"
     if re.search(r"\b(?:label|rename|retitle|caption)\b", bare) and (r.pronoun or r.quoted):
         return "label"
-    if re.search(r"\bflow ?charts?\b|\bdiagram\b|\bprocess\b|\bflow\b|\bsteps\b|\bpipeline\b",
-                 bare):  # fmt: skip
+    if re.search(
+        r"\bflow ?charts?\b|\bdiagram\b|\bprocess\b|\bflow\b|\bsteps\b|\bpipeline\b", bare
+    ):
         return "flowchart"
     if r.kinds and r.kinds[0] == "note":
         return "notes"

@@ -121,13 +121,13 @@ class ScriptedTurn:
         """The first of several layouts (sizes) that fits in free space inside the viewport:
         (its index, its place, its scale). Drawings without text may shrink to fit; when
         nothing fits, the first layout goes beside the view (and the view moves to it)."""
-        placer = Placer(self.view, self.canvas.obstacles() + self.placed, self.anchor_box(),
-                        self.r.side)  # fmt: skip
+        placer = Placer(
+            self.view, self.canvas.obstacles() + self.placed, self.anchor_box(), self.r.side
+        )
         tries = [(i, 1.0) for i in range(len(sizes))]
         if scalable:  # smaller, down to MIN_SCALE, rather than outside the view
             for factor in (1.0, 0.85, 0.7, MIN_SCALE):
-                tries += [(i, fit_scale(*sizes[i], self.view) * factor)
-                          for i in range(len(sizes))]  # fmt: skip
+                tries += [(i, fit_scale(*sizes[i], self.view) * factor) for i in range(len(sizes))]
         for i, scale in tries:
             if scale < MIN_SCALE:
                 continue
@@ -146,9 +146,16 @@ class ScriptedTurn:
         if not self.r.anchor:
             return None
         word = self.r.anchor
-        for shapes in (self.canvas.drawing_named(word), self.canvas.of_kinds(
-                [k for k, names in (("note", ("note", "notes")), ("arrow", ("arrow",)))
-                 if word in names])):  # fmt: skip
+        for shapes in (
+            self.canvas.drawing_named(word),
+            self.canvas.of_kinds(
+                [
+                    k
+                    for k, names in (("note", ("note", "notes")), ("arrow", ("arrow",)))
+                    if word in names
+                ]
+            ),
+        ):
             box = self.canvas.bounds(shapes)
             if box is not None:
                 return box
@@ -160,9 +167,16 @@ class ScriptedTurn:
         if self.view.contains(box):
             return []
         pad = GAP
-        return [{"_type": "setMyView", "intent": "Show what I drew",
-                 "x": int(box.x - pad), "y": int(box.y - pad),
-                 "w": int(box.w + 2 * pad), "h": int(box.h + 2 * pad)}]  # fmt: skip
+        return [
+            {
+                "_type": "setMyView",
+                "intent": "Show what I drew",
+                "x": int(box.x - pad),
+                "y": int(box.y - pad),
+                "w": int(box.w + 2 * pad),
+                "h": int(box.h + 2 * pad),
+            }
+        ]
 
     def targets(self) -> list[Seen]:
         """What a change applies to: the selection, what is named, or what I drew last."""
@@ -183,8 +197,12 @@ class ScriptedTurn:
         return out
 
     def _empty(self) -> list[dict[str, Any]]:
-        return [_say("Tell me what to draw, e.g. “add three sticky notes about goals, plans, "
-                     "risks” or “draw a flow chart of our signup”.")]  # fmt: skip
+        return [
+            _say(
+                "Tell me what to draw, e.g. “add three sticky notes about goals, plans, "
+                "risks” or “draw a flow chart of our signup”."
+            )
+        ]
 
     def _unknown(self) -> list[dict[str, Any]]:
         return [_say(f"I did not understand “{self.r.text[:80]}”. {NEEDS_MODEL}")]
@@ -197,8 +215,12 @@ class ScriptedTurn:
         if re.search(r"\bhow many\b", low):
             shapes = c.of_kinds(self.r.kinds) if self.r.kinds else c.shapes
             what = "/".join(self.r.kinds) + " shapes" if self.r.kinds else "shapes"
-            return [_say(f"There {'is' if len(shapes) == 1 else 'are'} {len(shapes)} {what} "
-                         "on the canvas.")]  # fmt: skip
+            return [
+                _say(
+                    f"There {'is' if len(shapes) == 1 else 'are'} {len(shapes)} {what} "
+                    "on the canvas."
+                )
+            ]
         if re.search(r"\b(?:canvas|board|here|see|drawn|on (?:the )?screen)\b", low):
             if not c.shapes:
                 return [_say("The canvas is empty.")]
@@ -208,13 +230,20 @@ class ScriptedTurn:
         return [_say(f"I can't answer questions without a real model. {NEEDS_MODEL}")]
 
     def _clear(self) -> list[dict[str, Any]]:
-        return [{"_type": "think", "text": "The user asked for an empty canvas."},
-                {"_type": "clear"}, _say("I cleared the canvas, as asked.")]  # fmt: skip
+        return [
+            {"_type": "think", "text": "The user asked for an empty canvas."},
+            {"_type": "clear"},
+            _say("I cleared the canvas, as asked."),
+        ]
 
     def _ask(self, why: str) -> list[dict[str, Any]]:
-        return [_say(f"{why} Select what you mean, or name it (“erase the arrows”, "
-                     "“delete the note saying …”); say “clear the canvas” to remove "
-                     "everything. I changed nothing.")]  # fmt: skip
+        return [
+            _say(
+                f"{why} Select what you mean, or name it (“erase the arrows”, "
+                "“delete the note saying …”); say “clear the canvas” to remove "
+                "everything. I changed nothing."
+            )
+        ]
 
     def _delete(self) -> list[dict[str, Any]]:
         r, c = self.r, self.canvas
@@ -228,12 +257,15 @@ class ScriptedTurn:
         if not doomed:
             return self._ask("I am not sure what to delete.")
         if not r.plural and not r.quoted and len(doomed) > 1 and not r.group_word:
-            return self._ask(f"There are {len(doomed)} matches ({_listing(doomed)}); "
-                             "which one should go?")  # fmt: skip
+            return self._ask(
+                f"There are {len(doomed)} matches ({_listing(doomed)}); which one should go?"
+            )
         doomed += self.canvas.attached(doomed)
         ids = [s.id for s in doomed]
-        return [{"_type": "delete", "intent": f"Remove {_listing(doomed, 3)}", "shapeIds": ids},
-                _say(f"I deleted {_listing(doomed)}.")]  # fmt: skip
+        return [
+            {"_type": "delete", "intent": f"Remove {_listing(doomed, 3)}", "shapeIds": ids},
+            _say(f"I deleted {_listing(doomed)}."),
+        ]
 
     def _recolor(self) -> list[dict[str, Any]]:
         shapes = self.targets()
@@ -241,10 +273,13 @@ class ScriptedTurn:
             return self._ask("I am not sure what to recolour.")
         color = self.r.color
         acts: list[dict[str, Any]] = [
-            {"_type": "update", "intent": f"Make it {color}",
-             "update": {"shapeId": s.id, "color": color}}
+            {
+                "_type": "update",
+                "intent": f"Make it {color}",
+                "update": {"shapeId": s.id, "color": color},
+            }
             for s in shapes
-        ]  # fmt: skip
+        ]
         acts.append(_say(f"I made {_listing(shapes)} {color}."))
         return acts
 
@@ -264,10 +299,15 @@ class ScriptedTurn:
             if not any(moved.expand(GAP / 2).intersects(o) for o in others):
                 break
         acts: list[dict[str, Any]] = [
-            {"_type": "move", "intent": "Move as asked", "shapeId": s.id,
-             "x": int(s.at[0] + dx * step), "y": int(s.at[1] + dy * step)}
+            {
+                "_type": "move",
+                "intent": "Move as asked",
+                "shapeId": s.id,
+                "x": int(s.at[0] + dx * step),
+                "y": int(s.at[1] + dy * step),
+            }
             for s in shapes
-        ]  # fmt: skip
+        ]
         where = {(-1, 0): "left", (1, 0): "right", (0, -1): "up", (0, 1): "down"}[(dx, dy)]
         acts.append(_say(f"I moved {_listing(shapes)} {where} by {int(step)} px."))
         return acts
@@ -282,9 +322,18 @@ class ScriptedTurn:
         assert box is not None
         ids = [s.id for s in shapes]
         how = "bigger" if bigger else "smaller"
-        return [{"_type": "resize", "intent": "Resize as asked", "shapeIds": ids, "scaleX": f,
-                 "scaleY": f, "originX": int(box.x), "originY": int(box.y)},
-                _say(f"I made {_listing(shapes)} {how}.")]  # fmt: skip
+        return [
+            {
+                "_type": "resize",
+                "intent": "Resize as asked",
+                "shapeIds": ids,
+                "scaleX": f,
+                "scaleY": f,
+                "originX": int(box.x),
+                "originY": int(box.y),
+            },
+            _say(f"I made {_listing(shapes)} {how}."),
+        ]
 
     def _layout(
         self, verb: str, need: int, extra: dict[str, Any], done: str
@@ -292,8 +341,10 @@ class ScriptedTurn:
         shapes = [s for s in self.targets() if s.type not in ("arrow", "line")]
         if len(shapes) < need:
             return self._ask(f"I need at least {need} shapes to {verb}.")
-        return [{"_type": verb, "intent": done, "shapeIds": [s.id for s in shapes], **extra},
-                _say(f"{done}: {_listing(shapes)}.")]  # fmt: skip
+        return [
+            {"_type": verb, "intent": done, "shapeIds": [s.id for s in shapes], **extra},
+            _say(f"{done}: {_listing(shapes)}."),
+        ]
 
     def _align(self) -> list[dict[str, Any]]:
         return self._layout("align", 2, {"alignment": "top"}, "Aligned their tops")
@@ -309,8 +360,10 @@ class ScriptedTurn:
         text = " ".join(self.r.items)
         if not shapes or not text:
             return self._ask("I am not sure what to label, or with which words.")
-        return [{"_type": "label", "intent": "Label as asked", "shapeId": shapes[0].id,
-                 "text": text}, _say(f"I labelled it “{text}”.")]  # fmt: skip
+        return [
+            {"_type": "label", "intent": "Label as asked", "shapeId": shapes[0].id, "text": text},
+            _say(f"I labelled it “{text}”."),
+        ]
 
     def _connect(self) -> list[dict[str, Any]]:
         low = self.r.low
@@ -328,11 +381,25 @@ class ScriptedTurn:
         a, b = ends[0].box, ends[1].box
         x1, y1 = (a.max_x, a.mid_y) if b.x >= a.max_x else (a.mid_x, a.max_y)
         x2, y2 = (b.x, b.mid_y) if b.x >= a.max_x else (b.mid_x, b.y)
-        return [{"_type": "create", "intent": "Connect them", "shape": {
-                    "_type": "arrow", "shapeId": self.sid("arrow"), "x1": int(x1), "y1": int(y1),
-                    "x2": int(x2), "y2": int(y2), "fromId": ends[0].id, "toId": ends[1].id,
-                    "color": self.r.color or "black", "note": self.note("arrow")}},
-                _say(f"I connected {_listing(ends)} with an arrow.")]  # fmt: skip
+        return [
+            {
+                "_type": "create",
+                "intent": "Connect them",
+                "shape": {
+                    "_type": "arrow",
+                    "shapeId": self.sid("arrow"),
+                    "x1": int(x1),
+                    "y1": int(y1),
+                    "x2": int(x2),
+                    "y2": int(y2),
+                    "fromId": ends[0].id,
+                    "toId": ends[1].id,
+                    "color": self.r.color or "black",
+                    "note": self.note("arrow"),
+                },
+            },
+            _say(f"I connected {_listing(ends)} with an arrow."),
+        ]
 
     # -- creating ----------------------------------------------------------------------
     def _flowchart(self) -> list[dict[str, Any]]:
@@ -356,13 +423,20 @@ class ScriptedTurn:
         color = self.r.color
         what = f"flow chart of {topic or 'the process'}"
         acts: list[dict[str, Any]] = [
-            {"_type": "update-todo-list", "id": 1, "status": "in-progress",
-             "text": "Draw the steps"},
+            {
+                "_type": "update-todo-list",
+                "id": 1,
+                "status": "in-progress",
+                "text": "Draw the steps",
+            },
             {"_type": "update-todo-list", "id": 2, "status": "todo", "text": "Connect with arrows"},
             {"_type": "update-todo-list", "id": 3, "status": "todo", "text": "Review the layout"},
-            {"_type": "think", "text": f"{len(steps)} steps in {rows} row(s) of {per_row}, "
-             f"{int(w)}x{int(h)} boxes, placed in free space in the viewport."},
-        ]  # fmt: skip
+            {
+                "_type": "think",
+                "text": f"{len(steps)} steps in {rows} row(s) of {per_row}, "
+                f"{int(w)}x{int(h)} boxes, placed in free space in the viewport.",
+            },
+        ]
         cells: list[Rect] = []
         for i, step in enumerate(steps):
             row, col = divmod(i, per_row)
@@ -371,16 +445,35 @@ class ScriptedTurn:
             cell = Rect(area.x + col * (w + gap), area.y + row * (h + gap), w, h)
             cells.append(cell)
             kind = "ellipse" if i in (0, len(steps) - 1) else "rectangle"
-            acts.append({"_type": "create", "intent": f"Step {i + 1}: {step}", "shape": {
-                "_type": kind, "shapeId": self.sid(f"step-{step}"), "x": int(cell.x),
-                "y": int(cell.y), "w": int(cell.w), "h": int(cell.h),
-                "color": color or ("green" if i == 0 else "blue"), "fill": "tint",
-                "text": step, "note": self.note(what)}})  # fmt: skip
+            acts.append(
+                {
+                    "_type": "create",
+                    "intent": f"Step {i + 1}: {step}",
+                    "shape": {
+                        "_type": kind,
+                        "shapeId": self.sid(f"step-{step}"),
+                        "x": int(cell.x),
+                        "y": int(cell.y),
+                        "w": int(cell.w),
+                        "h": int(cell.h),
+                        "color": color or ("green" if i == 0 else "blue"),
+                        "fill": "tint",
+                        "text": step,
+                        "note": self.note(what),
+                    },
+                }
+            )
         acts.append(
             {"_type": "update-todo-list", "id": 1, "status": "done", "text": "Draw the steps"}
         )
-        acts.append({"_type": "update-todo-list", "id": 2, "status": "in-progress",
-                     "text": "Connect with arrows"})  # fmt: skip
+        acts.append(
+            {
+                "_type": "update-todo-list",
+                "id": 2,
+                "status": "in-progress",
+                "text": "Connect with arrows",
+            }
+        )
         for i in range(len(steps) - 1):
             a, b = cells[i], cells[i + 1]
             if abs(a.y - b.y) < 1:
@@ -389,16 +482,37 @@ class ScriptedTurn:
             else:
                 x1 = x2 = a.mid_x
                 y1, y2 = a.max_y, b.y
-            acts.append({"_type": "create", "intent": "Connect steps", "shape": {
-                "_type": "arrow", "shapeId": self.sid(f"arrow-{i + 1}"), "x1": int(x1),
-                "y1": int(y1), "x2": int(x2), "y2": int(y2),
-                "fromId": self.sid(f"step-{steps[i]}"), "toId": self.sid(f"step-{steps[i + 1]}"),
-                "color": "black", "note": self.note(what)}})  # fmt: skip
-        acts.append({"_type": "update-todo-list", "id": 2, "status": "done",
-                     "text": "Connect with arrows"})  # fmt: skip
-        acts.append({"_type": "review", "intent": "Check arrows and labels",
-                     "x": int(area.x - 40), "y": int(area.y - 40),
-                     "w": int(area.w + 80), "h": int(area.h + 80)})  # fmt: skip
+            acts.append(
+                {
+                    "_type": "create",
+                    "intent": "Connect steps",
+                    "shape": {
+                        "_type": "arrow",
+                        "shapeId": self.sid(f"arrow-{i + 1}"),
+                        "x1": int(x1),
+                        "y1": int(y1),
+                        "x2": int(x2),
+                        "y2": int(y2),
+                        "fromId": self.sid(f"step-{steps[i]}"),
+                        "toId": self.sid(f"step-{steps[i + 1]}"),
+                        "color": "black",
+                        "note": self.note(what),
+                    },
+                }
+            )
+        acts.append(
+            {"_type": "update-todo-list", "id": 2, "status": "done", "text": "Connect with arrows"}
+        )
+        acts.append(
+            {
+                "_type": "review",
+                "intent": "Check arrows and labels",
+                "x": int(area.x - 40),
+                "y": int(area.y - 40),
+                "w": int(area.w + 80),
+                "h": int(area.h + 80),
+            }
+        )
         acts += self.show(area)
         acts.append(_say(f"I drew a {len(steps)}-step flow chart: " + " → ".join(steps) + "."))
         return acts
@@ -411,24 +525,42 @@ class ScriptedTurn:
         ch = max(s[1] for s in sizes)
         pick, area, s = self.place_first(_grid(len(texts), cw, ch, GAP))
         per_row = len(texts) - pick
-        acts: list[dict[str, Any]] = [{"_type": "think", "text": f"{len(texts)} note(s) with "
-                                       "the user's words, in free space."}]  # fmt: skip
+        acts: list[dict[str, Any]] = [
+            {
+                "_type": "think",
+                "text": f"{len(texts)} note(s) with the user's words, in free space.",
+            }
+        ]
         for i, t in enumerate(texts):
             row, col = divmod(i, per_row)
             x = area.x + col * (cw + GAP) * s
             y = area.y + row * (ch + GAP) * s
             if sizes[i][0] > NOTE:  # too long for a sticky note: a yellow card that fits it
-                shape: dict[str, Any] = {"_type": "rectangle", "w": int(sizes[i][0] * s),
-                                         "h": int(sizes[i][1] * s), "fill": "solid"}  # fmt: skip
+                shape: dict[str, Any] = {
+                    "_type": "rectangle",
+                    "w": int(sizes[i][0] * s),
+                    "h": int(sizes[i][1] * s),
+                    "fill": "solid",
+                }
             else:
                 shape = {"_type": "note"}
-            shape |= {"shapeId": self.sid(f"note-{t or i + 1}"), "x": int(x), "y": int(y),
-                      "text": t, "color": color, "note": self.note("notes")}  # fmt: skip
+            shape |= {
+                "shapeId": self.sid(f"note-{t or i + 1}"),
+                "x": int(x),
+                "y": int(y),
+                "text": t,
+                "color": color,
+                "note": self.note("notes"),
+            }
             acts.append({"_type": "create", "intent": f"Note: {t[:40]}", "shape": shape})
         acts += self.show(area)
         said = ", ".join(f"“{t}”" for t in texts if t)
-        acts.append(_say(f"I added {len(texts)} sticky note{'s' if len(texts) > 1 else ''}"
-                         + (f": {said}." if said else " (empty: type into it).")))  # fmt: skip
+        acts.append(
+            _say(
+                f"I added {len(texts)} sticky note{'s' if len(texts) > 1 else ''}"
+                + (f": {said}." if said else " (empty: type into it).")
+            )
+        )
         return acts
 
     def _text(self) -> list[dict[str, Any]]:
@@ -437,11 +569,23 @@ class ScriptedTurn:
             return self._ask("What should the text say? Put it in quotes.")
         tw, th = text_extent(text, FONT)
         area, _ = self.place(tw, max(th, LINE_HEIGHT_EM * FONT))
-        return [{"_type": "create", "intent": "Write it", "shape": {
-                    "_type": "text", "shapeId": self.sid(f"text-{text}"), "x": int(area.x),
-                    "y": int(area.y), "text": text, "color": self.r.color or "black",
-                    "note": self.note("text")}},
-                *self.show(area), _say(f"I wrote “{text}”.")]  # fmt: skip
+        return [
+            {
+                "_type": "create",
+                "intent": "Write it",
+                "shape": {
+                    "_type": "text",
+                    "shapeId": self.sid(f"text-{text}"),
+                    "x": int(area.x),
+                    "y": int(area.y),
+                    "text": text,
+                    "color": self.r.color or "black",
+                    "note": self.note("text"),
+                },
+            },
+            *self.show(area),
+            _say(f"I wrote “{text}”."),
+        ]
 
     def _shape(self) -> list[dict[str, Any]]:
         kind = self.r.geo or "rectangle"
@@ -457,11 +601,17 @@ class ScriptedTurn:
         acts: list[dict[str, Any]] = []
         for i, t in enumerate(labels):
             row, col = divmod(i, per_row)
-            shape = {"_type": kind, "shapeId": self.sid(f"{kind}-{t or i + 1}"),
-                     "x": int(area.x + col * (cw + GAP) * s),
-                     "y": int(area.y + row * (ch + GAP) * s),
-                     "w": int(cw * s), "h": int(ch * s), "color": self.r.color or "blue",
-                     "fill": "tint", "note": self.note(kind)}  # fmt: skip
+            shape = {
+                "_type": kind,
+                "shapeId": self.sid(f"{kind}-{t or i + 1}"),
+                "x": int(area.x + col * (cw + GAP) * s),
+                "y": int(area.y + row * (ch + GAP) * s),
+                "w": int(cw * s),
+                "h": int(ch * s),
+                "color": self.r.color or "blue",
+                "fill": "tint",
+                "note": self.note(kind),
+            }
             if t:
                 shape["text"] = t
             acts.append({"_type": "create", "intent": f"A {kind}", "shape": shape})
@@ -483,22 +633,34 @@ class ScriptedTurn:
             one = picture_for(subject)
             if one is None:
                 can = ", ".join(known_subjects())
-                return [_say(f"I can't draw “{subject[:60]}” without a real model. Offline I "
-                             f"can draw: {can}. {NEEDS_MODEL}")]  # fmt: skip
+                return [
+                    _say(
+                        f"I can't draw “{subject[:60]}” without a real model. Offline I "
+                        f"can draw: {can}. {NEEDS_MODEL}"
+                    )
+                ]
             pictures = [one] * min(self.r.count or 1, 6)
             what = one.name
         size = 240.0
         total_w = len(pictures) * size + (len(pictures) - 1) * GAP
         area, s = self.place(total_w, size, scalable=True)
-        acts: list[dict[str, Any]] = [{"_type": "think", "text": f"A simple {what} from "
-                                       "shapes that nest or sit side by side."}]  # fmt: skip
+        acts: list[dict[str, Any]] = [
+            {
+                "_type": "think",
+                "text": f"A simple {what} from shapes that nest or sit side by side.",
+            }
+        ]
         for i, pic in enumerate(pictures):
             x = area.x + i * (size + GAP) * s
             cell = Rect(x, area.y, size * s, size * s)
             acts += self.picture(pic, cell, self.sid(f"{pic.name}{i + 1}"), self.r.color)
         acts += self.show(area)
-        acts.append(_say(f"I drew a simple {what}" + (
-            f" ({', '.join(p.name for p in pictures)})." if scene else ".")))  # fmt: skip
+        acts.append(
+            _say(
+                f"I drew a simple {what}"
+                + (f" ({', '.join(p.name for p in pictures)})." if scene else ".")
+            )
+        )
         return acts
 
     def picture(
@@ -507,10 +669,23 @@ class ScriptedTurn:
         """Creates for the picture's parts fitted into `box`, ids `<prefix>-<n>`."""
         acts = []
         for j, (kind, x, y, w, h, c, fill) in enumerate(layout(pic, box.x, box.y, box.w, box.h)):
-            acts.append({"_type": "create", "intent": f"{pic.name} part {j + 1}", "shape": {
-                "_type": kind, "shapeId": f"{prefix}-{j + 1}", "x": int(x), "y": int(y),
-                "w": int(w), "h": int(h), "color": color if color and j == 0 else c,
-                "fill": fill, "note": self.note(pic.name)}})  # fmt: skip
+            acts.append(
+                {
+                    "_type": "create",
+                    "intent": f"{pic.name} part {j + 1}",
+                    "shape": {
+                        "_type": kind,
+                        "shapeId": f"{prefix}-{j + 1}",
+                        "x": int(x),
+                        "y": int(y),
+                        "w": int(w),
+                        "h": int(h),
+                        "color": color if color and j == 0 else c,
+                        "fill": fill,
+                        "note": self.note(pic.name),
+                    },
+                }
+            )
         return acts
 
 

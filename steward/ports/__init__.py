@@ -16,7 +16,7 @@ from steward.protocol.messages import Box, SessionStatus, WireAction
 PromptSource = Literal["browser", "voice", "http", "system"]
 # Where a context came from: a round trip of its own, the short cache, a prefetch started by
 # a composing hint (cached or joined in flight), or the steward's mirror (degraded).
-ContextSource = Literal["fetched", "cached", "prefetched", "degraded"]
+SnapshotSource = Literal["fetched", "cached", "prefetched", "degraded"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class PromptInput:
 
 
 @dataclass
-class CanvasContext:
+class CanvasSnapshot:
     """What the browsers told us about the canvas for one request."""
 
     viewport: Box
@@ -60,7 +60,7 @@ class CanvasContext:
     degraded: bool = False
     # The browser that answered (it rendered the screenshot).
     source_identity: str | None = None
-    source: ContextSource = "fetched"
+    source: SnapshotSource = "fetched"
     # Whose viewport and selection these are: the asker's, or None when the asker has no
     # browser (HTTP, voice with no canvas open) or never shared its view.
     asker: str | None = None
@@ -103,7 +103,7 @@ class SessionPort(Protocol):
 
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True
-    ) -> CanvasContext:
+    ) -> CanvasSnapshot:
         """The asker's view: its own browser first, else the host rendering the asker's
         viewport, then other browsers, then a degraded context. Prompts with no browser
         behind them get the host's view, and a `view_note` saying so."""

@@ -35,11 +35,27 @@ from steward.prompt.system import system_prompt
 PARTS: dict[str, PromptPart] = {
     m.PART.name: m.PART
     for m in (
-        system, model_name, chat_history, screenshot, viewport, blurry_shapes,
-        peripheral_clusters, selected_shapes, context_items, user_actions, todo_list, data,
-        lints, time, messages, personality, other_fairies, project, tasks,
+        system,
+        model_name,
+        chat_history,
+        screenshot,
+        viewport,
+        blurry_shapes,
+        peripheral_clusters,
+        selected_shapes,
+        context_items,
+        user_actions,
+        todo_list,
+        data,
+        lints,
+        time,
+        messages,
+        personality,
+        other_fairies,
+        project,
+        tasks,
     )
-}  # fmt: skip
+}
 ALL_PART_NAMES: tuple[str, ...] = tuple(sorted(PARTS, key=lambda n: PARTS[n].priority))
 
 

@@ -45,14 +45,16 @@ def response_schema(action_names: Iterable[str]) -> dict[str, Any]:
         # Read, not pop: actions may share one schema class (bringToFront and sendToBack).
         base = _strip_titles(defs.get(spec.schema.__name__, {}))
         props = {"_type": {"type": "string", "const": spec.name}, **base.get("properties", {})}
-        variants.append({
-            "title": spec.name,
-            "description": spec.description,
-            "type": "object",
-            "properties": props,
-            "required": ["_type", *base.get("required", [])],
-            "additionalProperties": False,
-        })  # fmt: skip
+        variants.append(
+            {
+                "title": spec.name,
+                "description": spec.description,
+                "type": "object",
+                "properties": props,
+                "required": ["_type", *base.get("required", [])],
+                "additionalProperties": False,
+            }
+        )
     for spec in specs:
         defs.pop(spec.schema.__name__, None)  # inlined above
     schema: dict[str, Any] = {

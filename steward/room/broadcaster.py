@@ -128,8 +128,9 @@ class _Queued:
     flushed: bool = False
 
     def row(self) -> OutboxRow:
-        return OutboxRow(self.session_id, self.seq, self.room_order, self.partial,
-                         self.payload.decode())  # fmt: skip
+        return OutboxRow(
+            self.session_id, self.seq, self.room_order, self.partial, self.payload.decode()
+        )
 
 
 @dataclass
@@ -222,7 +223,7 @@ class Broadcaster:
         for task in self._loops:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        await self._flush_acks()
+        await self.flush_acks()
         self._tasks.cancel()
 
     # --- sending -------------------------------------------------------------------------
@@ -230,9 +231,13 @@ class Broadcaster:
         return self._stats.setdefault(session_id, StreamStats())
 
     async def send(
-        self, session_id: str, actions: list[WireAction], *, partial: bool = False,
+        self,
+        session_id: str,
+        actions: list[WireAction],
+        *,
+        partial: bool = False,
         wait: bool = True,
-    ) -> int:  # fmt: skip
+    ) -> int:
         """Sequence, persist and publish; returns the last seq. Never waits for acks.
 
         The envelopes are numbered, encoded and applied to the mirror at once, then queued
@@ -452,9 +457,12 @@ class Broadcaster:
             return None
 
     async def _settle(
-        self, done: Awaitable[None] | None, kind: str, count: int,
+        self,
+        done: Awaitable[None] | None,
+        kind: str,
+        count: int,
         entries: Sequence[_Pending] = (),
-    ) -> None:  # fmt: skip
+    ) -> None:
         try:
             if done is not None:
                 await done
@@ -467,9 +475,12 @@ class Broadcaster:
                 entry.sent, entry.last_sent, entry.first_sent = True, now, now
 
     async def _publish_frames(
-        self, payloads: list[bytes], destinations: list[str], kind: str,
+        self,
+        payloads: list[bytes],
+        destinations: list[str],
+        kind: str,
         track: Sequence[tuple[str, int]] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Envelopes to `destinations` in as few packets as fit, each awaited; `track`
         (session, seq per payload) makes them pending, retransmitted until acked."""
         for start, end, frame in frames(payloads):
@@ -551,7 +562,7 @@ class Broadcaster:
 
     async def resync_room(self, participant: str, *, skip_acked: bool) -> int:
         """Replay the room's history in room order (late joiners, full reconnects)."""
-        await self._flush_acks()
+        await self.flush_acks()
         rows = await self.outbox.room_history(
             self.room_id, skip_acked_by=participant if skip_acked else ""
         )
@@ -586,11 +597,12 @@ class Broadcaster:
         while True:
             await asyncio.sleep(tick)
             try:
-                await self._retransmit_due()
+                await self.retransmit_due()
             except Exception:
                 log.exception("retransmit_failed", room=self.room_id)
 
-    async def _retransmit_due(self) -> None:
+    async def retransmit_due(self) -> None:
+        """One pass of the retransmit loop: resend what is due, resync or give up on the rest."""
         now = self._clock()
         due: dict[tuple[str, int], list[str]] = {}
         payloads: dict[tuple[str, int], bytes] = {}
@@ -677,13 +689,19 @@ class Broadcaster:
         while True:
             await asyncio.sleep(ACK_FLUSH_S)
             try:
-                await self._flush_acks()
+                await self.flush_acks()
             except TRANSIENT as err:  # Postgres restarting: the rows wait for the next flush
                 log.warning("ack_flush_deferred", room=self.room_id, error=str(err))
             except Exception:
                 log.exception("ack_flush_failed", room=self.room_id)
 
-    async def _flush_acks(self) -> None:
+    @property
+    def acks_unflushed(self) -> int:
+        """Acks received and not yet written to the outbox."""
+        return len(self._ack_rows)
+
+    async def flush_acks(self) -> None:
+        """Write the acks received since the last flush to the outbox."""
         rows, self._ack_rows = self._ack_rows, []
         try:
             await self.outbox.record_acks(rows)

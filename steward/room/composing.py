@@ -18,8 +18,8 @@ from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.protocol.messages import Box, ComposingHint
 from steward.protocol.names import TOPIC_COMPOSING
-from steward.room.context import ContextFetcher
 from steward.room.participants import Member, Participants
+from steward.room.snapshot_fetcher import SnapshotFetcher
 
 log = get_logger(__name__)
 
@@ -32,7 +32,7 @@ class ComposingHints:
         self,
         room_id: str,
         participants: Participants,
-        fetcher: ContextFetcher,
+        fetcher: SnapshotFetcher,
         may_prompt: Callable[[Member], bool],
         on_reject: Callable[[str, str, str, str], None],
         *,

@@ -17,9 +17,9 @@ from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput
 from steward.protocol.messages import SessionStatus, WireAction
 from steward.room.broadcaster import Broadcaster
-from steward.room.chat import Messenger
-from steward.room.context import ContextFetcher
+from steward.room.messenger import Messenger
 from steward.room.session import RoomSession
+from steward.room.snapshot_fetcher import SnapshotFetcher
 from steward.store.outbox import Outbox
 
 log = get_logger(__name__)
@@ -35,6 +35,11 @@ class SessionResult:
 # The outcome (and status detail) of a session whose steward died while it ran.
 INTERRUPTED = "error: interrupted (the steward restarted)"
 MAX_INTERRUPTED_KEPT = 100
+
+
+def new_session_id() -> str:
+    """A prompted session's id (an HTTP run queued for another steward gets one up front)."""
+    return f"s-{uuid.uuid4().hex[:16]}"
 
 
 def record_quality(report: QualityReport) -> dict[str, int]:
@@ -54,7 +59,7 @@ class Dispatcher:
         *,
         broadcaster: Broadcaster,
         messenger: Messenger,
-        context: ContextFetcher,
+        context: SnapshotFetcher,
         outbox: Outbox,
         model: str,
         max_s: float = 600.0,
@@ -80,8 +85,8 @@ class Dispatcher:
     def active(self) -> int:
         return sum(1 for sid in self._tasks if sid not in self.results)
 
-    async def start(self, prompt: PromptInput) -> str:
-        session_id = f"s-{uuid.uuid4().hex[:16]}"
+    async def start(self, prompt: PromptInput, session_id: str | None = None) -> str:
+        session_id = session_id or new_session_id()
         session = RoomSession(
             self.room_id,
             session_id,

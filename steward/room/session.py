@@ -7,11 +7,11 @@ import time
 from dataclasses import dataclass, field
 
 from steward.canvas.quality import QualityReport, RunShapes, quality_report
-from steward.ports import CanvasContext, CanvasView, PromptInput
+from steward.ports import CanvasSnapshot, CanvasView, PromptInput
 from steward.protocol.messages import FINAL_STATUSES, Box, SessionStatus, WireAction
 from steward.room.broadcaster import Broadcaster
-from steward.room.chat import Messenger
-from steward.room.context import ContextFetcher
+from steward.room.messenger import Messenger
+from steward.room.snapshot_fetcher import SnapshotFetcher
 
 
 @dataclass
@@ -20,7 +20,7 @@ class SessionFigures:
 
     started_at: float = field(default_factory=time.monotonic)
     context_requests: int = 0
-    # Per context request: fetched, cached, prefetched or degraded (see ContextFetcher).
+    # Per context request: fetched, cached, prefetched or degraded (see SnapshotFetcher).
     context_sources: list[str] = field(default_factory=list)
     degraded_contexts: int = 0
     shapes: int = 0
@@ -44,7 +44,7 @@ class RoomSession:
         *,
         broadcaster: Broadcaster,
         messenger: Messenger,
-        context: ContextFetcher,
+        context: SnapshotFetcher,
     ) -> None:
         self._room_id = room_id
         self._session_id = session_id
@@ -69,7 +69,7 @@ class RoomSession:
 
     async def request_context(
         self, *, bounds: Box | None = None, want_screenshot: bool = True
-    ) -> CanvasContext:
+    ) -> CanvasSnapshot:
         self.figures.context_requests += 1
         ctx = await self._context.fetch(
             bounds=bounds or self.prompt.bounds,
@@ -104,9 +104,14 @@ class RoomSession:
         """The session's quality report, read off the room's canvas as it is now."""
         mirror = self._broadcaster.mirror
         drawn = self.figures.drawn
-        return quality_report(mirror.shapes, touched=drawn.touched, created=drawn.created,
-                              viewport=self.figures.viewport, task_bounds=task_bounds,
-                              partial=mirror.in_flight(self._session_id))  # fmt: skip
+        return quality_report(
+            mirror.shapes,
+            touched=drawn.touched,
+            created=drawn.created,
+            viewport=self.figures.viewport,
+            task_bounds=task_bounds,
+            partial=mirror.in_flight(self._session_id),
+        )
 
     async def send_chat(
         self,

@@ -3,7 +3,7 @@
 In relay mode every user edit passes through the steward (`canvas:edit`), so the steward
 knows who changed which shape. A prompt's context carries the asker's changes since the
 previous context it got (`take`), as the starter kit's "user actions" do. In host mode
-edits bypass the steward and the asker's browser reports its own (see ContextFetcher).
+edits bypass the steward and the asker's browser reports its own (see SnapshotFetcher).
 """
 
 from __future__ import annotations

@@ -31,6 +31,10 @@ class GrantBindings:
                VALUES ($1, $2, $3, $4, $5)
                ON CONFLICT (room_id, nonce) DO UPDATE SET room_id = EXCLUDED.room_id
                RETURNING sid""",
-            room_id, nonce, identity, sid, datetime.fromtimestamp(expires_at, UTC),
-        )  # fmt: skip
+            room_id,
+            nonce,
+            identity,
+            sid,
+            datetime.fromtimestamp(expires_at, UTC),
+        )
         return str(bound)

@@ -148,8 +148,14 @@ class Outbox:
         if await regain(self.pool, room_id, fence):
             await self.pool.execute(_APPEND_IF_ABSENT, *args)
             return
-        log.warning("outbox_append_fenced", room=room_id, rows=len(rows),
-                    session_id=rows[0].session_id, seq=rows[0].seq, token=fence)  # fmt: skip
+        log.warning(
+            "outbox_append_fenced",
+            room=room_id,
+            rows=len(rows),
+            session_id=rows[0].session_id,
+            seq=rows[0].seq,
+            token=fence,
+        )
         raise LeaseLost(room_id, fence)
 
     async def _retrying(self, query: str, args: tuple[object, ...]) -> str:

@@ -24,9 +24,15 @@ class UsageRepo:
             """INSERT INTO usage (session_id, room_id, model, input_tokens, output_tokens,
                                   cache_read_tokens, cache_write_tokens, cost_usd)
                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)""",
-            session_id, room_id, model, usage.input_tokens, usage.output_tokens,
-            usage.cache_read_tokens, usage.cache_write_tokens, Decimal(f"{cost_usd:.6f}"),
-        )  # fmt: skip
+            session_id,
+            room_id,
+            model,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            Decimal(f"{cost_usd:.6f}"),
+        )
 
     async def spent_today(self, room_id: str, *, now: datetime | None = None) -> float:
         now = now or datetime.now(UTC)
@@ -34,8 +40,10 @@ class UsageRepo:
         value = await self.pool.fetchval(
             """SELECT coalesce(sum(cost_usd), 0) FROM usage
                WHERE room_id = $1 AND created_at >= $2 AND created_at < $3""",
-            room_id, start, start + timedelta(days=1),
-        )  # fmt: skip
+            room_id,
+            start,
+            start + timedelta(days=1),
+        )
         return float(value or 0)
 
     async def session_totals(self, session_id: str) -> Usage:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -18,18 +17,15 @@ from steward.model.registry import get_model
 from steward.ports import PromptInput
 from steward.prompt.registry import PARTS
 from steward.prompt.system import flow
-from tests.integration.anthropic_fake import FakeAnthropic
-from tests.unit.fake_session import FakeSession
+from tests.support.anthropic_fake import FakeAnthropic, StartFake
+from tests.support.fake_session import FakeSession
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeAnthropic]:
-    server = FakeAnthropic()
-    await server.start()
-    yield server
-    await server.stop()
+async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
+    return await start_fake_anthropic()
 
 
 def model(fake: FakeAnthropic, attempts: int = 4) -> AnthropicModel:

@@ -7,19 +7,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from steward.livekit_server import LiveKitServer
 from steward.ports import PromptInput
 from steward.protocol.messages import Box
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.anthropic_fake import FakeAnthropic
-from tests.integration.room_support import close_all, join_clients, room_settings, settle
+from tests.support.anthropic_fake import FakeAnthropic, StartFake
+from tests.support.room import close_all, join_clients, room_settings, settle
 
 pytestmark = pytest.mark.integration
 
@@ -78,11 +77,8 @@ def respond(body: dict[str, Any]) -> str:
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeAnthropic]:
-    server = FakeAnthropic(respond=respond, chunk=11)
-    await server.start()
-    yield server
-    await server.stop()
+async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
+    return await start_fake_anthropic(respond=respond, chunk=11)
 
 
 def box(sid: str, x: float, y: float) -> dict[str, Any]:

@@ -14,13 +14,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from steward.bench.anthropic_server import MessagesServer
-from steward.bench.conformance import ConformanceModel, exercise, may_see
 from steward.fairies.modes import MODES, WORKING_MODES
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
-from tests.integration.room_support import room_settings
+from steward_tools.bench.anthropic_server import MessagesServer
+from steward_tools.bench.conformance import ConformanceModel, exercise, may_see
+from steward_tools.livekit_server import LiveKitServer
+from tests.support.room import room_settings
 
 pytestmark = pytest.mark.integration
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     close_all,
     join_clients,
     prompt_until_accepted,

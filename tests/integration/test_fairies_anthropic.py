@@ -13,17 +13,17 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from steward.bench.anthropic_server import MessagesServer
-from steward.bench.responders import PlanResponder
 from steward.canvas.bounds import shape_bounds
-from steward.fairies.bounds import belongs
 from steward.fairies.modes import MODES
+from steward.fairies.task_bounds import belongs
 from steward.fairies.turn import NO_ACTION_NOTICE
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.bench.anthropic_server import MessagesServer
+from steward_tools.bench.responders import PlanResponder
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, join_clients, room_settings
+from tests.support.room import close_all, join_clients, room_settings
 
 pytestmark = pytest.mark.integration
 

@@ -22,7 +22,13 @@ from steward.store.database import Database
 from steward.store.fairies import FairyStore
 from steward.store.outbox import Outbox
 from tests.conftest import wait_for
-from tests.fairy_support import Browser, FakeSession, FakeSessions, by_task, planned_per_task
+from tests.support.fairy_sessions import (
+    Browser,
+    BrowserSession,
+    BrowserSessions,
+    by_task,
+    planned_per_task,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -56,9 +62,9 @@ async def test_project_resumes_after_the_steward_dies(database: Database) -> Non
     frozen: list[str] = []
     freezing: ModelProvider = FreezingModel(frozen)
     first = FairyRuntime(
-        store=store, sessions=FakeSessions(browser), models=lambda _name, _role: freezing
+        store=store, sessions=BrowserSessions(browser), models=lambda _name, _role: freezing
     )
-    lead = FakeSession(browser, "farm", "lead")
+    lead = BrowserSession(browser, "farm", "lead")
     run = asyncio.create_task(
         first.run(lead, PromptInput(message="draw a farm", source="browser", requester="u"))
     )
@@ -72,9 +78,9 @@ async def test_project_resumes_after_the_steward_dies(database: Database) -> Non
     await asyncio.gather(run, *room.workers.values(), return_exceptions=True)
     before = dict(browser.canvas.shapes)
 
-    second = FairyRuntime(store=store, sessions=FakeSessions(browser))
+    second = FairyRuntime(store=store, sessions=BrowserSessions(browser))
     assert await second.resume("farm") >= 2
-    await second._settle(second.rooms["farm"])
+    await second.wait_settled(second.rooms["farm"])
     board = second.rooms["farm"].board
     (project,) = board.projects.values()
     assert project.status == "done"
@@ -98,7 +104,7 @@ async def test_resume_reverts_any_half_sent_verb_exactly(database: Database) -> 
     store = FairyStore(database.pool)
     browser = Browser(outbox=Outbox(database.pool))
     await browser.outbox.ensure_room("yard", "relay")  # type: ignore[union-attr]
-    dead = FakeSession(browser, "yard", "fairy-2", session_id="dead-1")
+    dead = BrowserSession(browser, "yard", "fairy-2", session_id="dead-1")
     box = {"id": "box", "type": "geo", "x": 100, "y": 100, "props": {"w": 50, "h": 50}}
     dot = {"id": "dot", "type": "geo", "x": 300, "y": 100, "props": {"w": 10, "h": 10}}
     await dead.send_actions([WireAction(id="a1", name="create_shape", params=box)])
@@ -110,10 +116,10 @@ async def test_resume_reverts_any_half_sent_verb_exactly(database: Database) -> 
     await dead.send_actions([WireAction(id="a4", name="delete_shape", params=gone)], partial=True)
     assert browser.canvas.shapes["box"]["x"] == 700 and "dot" not in browser.canvas.shapes
 
-    runtime = FairyRuntime(store=store, sessions=FakeSessions(browser))
+    runtime = FairyRuntime(store=store, sessions=BrowserSessions(browser))
     room = await runtime.room("yard")
-    now = FakeSession(browser, "yard", "fairy-2")
-    await runtime._revert_in_flight(room, "fairy-2", now, "dead-1")
+    now = BrowserSession(browser, "yard", "fairy-2")
+    await runtime.revert_in_flight(room, "fairy-2", now, "dead-1")
 
     assert browser.canvas.shapes == original
     assert not browser.canvas.in_flight()

@@ -25,20 +25,20 @@ import pytest
 
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.canvas.mirror import CanvasMirror
-from steward.fairies.bounds import belongs
 from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.scripted_project import ScriptedProjectModel, drone_drawing
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
+from steward.fairies.task_bounds import belongs
 from steward.model.base import ModelRequest, Usage
 from steward.protocol.messages import ActionEnvelope
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.outbox import Outbox
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.fairy_support import by_task, planned_per_task
-from tests.integration.room_support import close_all, join_clients, room_settings
+from tests.support.fairy_sessions import by_task, planned_per_task
+from tests.support.room import close_all, join_clients, room_settings
 
 pytestmark = pytest.mark.integration
 

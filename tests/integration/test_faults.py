@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from steward.bench.faults import STEPS, Tally, one_run
-from steward.livekit_server import LiveKitServer
 from steward.store.embedded import EmbeddedPostgres
+from steward_tools.bench.faults import STEPS, Tally, one_run
+from steward_tools.livekit_server import LiveKitServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.timeout(180)]
 

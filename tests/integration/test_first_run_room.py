@@ -1,4 +1,4 @@
-"""The first-run table (tests/first_run.py) over a real room: LiveKit, Postgres, the steward
+"""The first-run table (tests/support/first_run.py) over a real room: LiveKit, Postgres, the steward
 with its default scripted model, and a headless browser whose view is not the origin. Every
 sentence's canvas outcome is asserted on what the browser applied, and each run's quality
 report (from `session_ended`) is clean."""
@@ -11,15 +11,15 @@ import uuid
 import pytest
 
 from steward.canvas.simple import model_type
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.protocol.messages import Box
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.first_run import CASES, Case
-from tests.integration.room_support import close_all, join_clients, room_settings, settle
+from tests.support.first_run import CASES, Case
+from tests.support.room import close_all, join_clients, room_settings, settle
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from livekit import rtc
 
-from steward.livekit_server import LiveKitServer
 from steward.protocol import (
     RPC_PROMPT,
     STREAM_ATTR_REQUEST_ID,
@@ -24,6 +23,7 @@ from steward.protocol import (
     decode,
 )
 from steward.protocol.limits import MAX_DATA_PACKET_BYTES, MAX_RPC_PAYLOAD_BYTES
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.integration

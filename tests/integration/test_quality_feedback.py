@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from steward.canvas.bounds import shape_bounds
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
-from tests.integration.anthropic_fake import FakeAnthropic
-from tests.integration.room_support import close_all, join_clients, room_settings, settle
+from steward_tools.livekit_server import LiveKitServer
+from tests.support.anthropic_fake import FakeAnthropic, StartFake
+from tests.support.room import close_all, join_clients, room_settings, settle
 
 pytestmark = pytest.mark.integration
 
@@ -59,11 +58,8 @@ def respond(body: dict[str, Any]) -> str:
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeAnthropic]:
-    server = FakeAnthropic(respond=respond, chunk=13)
-    await server.start()
-    yield server
-    await server.stop()
+async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
+    return await start_fake_anthropic(respond=respond, chunk=13)
 
 
 async def test_the_next_turn_sees_the_runs_problems_and_repairs_them(

@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from steward.bench.anthropic_server import Reply, split_text
-from steward.bench.request_text import RequestView, read_request
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.bench.anthropic_server import Reply, split_text
+from steward_tools.bench.request_text import RequestView, read_request
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.anthropic_fake import FakeAnthropic
-from tests.integration.room_support import close_all, join_clients, room_settings, settle
+from tests.support.anthropic_fake import FakeAnthropic, StartFake
+from tests.support.room import close_all, join_clients, room_settings, settle
 
 pytestmark = pytest.mark.integration
 
@@ -79,11 +78,8 @@ def respond(body: dict[str, Any]) -> Reply:
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeAnthropic]:
-    server = FakeAnthropic(responder=respond)
-    await server.start()
-    yield server
-    await server.stop()
+async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
+    return await start_fake_anthropic(responder=respond)
 
 
 RED_BOX = {"id": "red-box", "type": "geo", "x": 200, "y": 150, "rotation": 0, "props": {

@@ -8,21 +8,20 @@ request answered by `PlanResponder` from that request alone.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from steward.actions.registry import ACTIONS
-from steward.bench.responders import PlanResponder
 from steward.config import Settings
 from steward.fairies.modes import MODES, Role, model_role
 from steward.fairies.orchestrator import FairyRuntime, models_from_settings
 from steward.ports import PromptInput
 from steward.prompt.registry import PARTS
 from steward.prompt.system import flow
-from tests.fairy_support import Browser, FakeSession, FakeSessions
-from tests.integration.anthropic_fake import FakeAnthropic
+from steward_tools.bench.responders import PlanResponder
+from tests.support.anthropic_fake import FakeAnthropic, StartFake
+from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions
 
 pytestmark = pytest.mark.integration
 
@@ -35,11 +34,8 @@ ROLE_MODELS = {
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeAnthropic]:
-    server = FakeAnthropic(responder=PlanResponder(seed=3))
-    await server.start()
-    yield server
-    await server.stop()
+async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
+    return await start_fake_anthropic(responder=PlanResponder(seed=3))
 
 
 def _settings(fake: FakeAnthropic) -> Settings:
@@ -87,10 +83,10 @@ async def test_every_role_runs_on_its_model_with_its_guidance(
     fake: FakeAnthropic, crew: tuple[tuple[str, Role], ...], roles: set[str]
 ) -> None:
     browser = Browser()
-    runtime = FairyRuntime(sessions=FakeSessions(browser), models=models_from_settings(
+    runtime = FairyRuntime(sessions=BrowserSessions(browser), models=models_from_settings(
         _settings(fake)), crew=crew)  # fmt: skip
     prompt = PromptInput(message="draw two boxes", source="browser", requester="u")
-    assert await runtime.run(FakeSession(browser, "r", "lead"), prompt) == "done"
+    assert await runtime.run(BrowserSession(browser, "r", "lead"), prompt) == "done"
     project = next(iter(runtime.rooms["r"].board.projects.values()))
     assert project.status == "done"
     modes = [_check(body) for body in fake.requests]

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from steward.fairies.fixed_script import FixedScriptRunner
-from steward.headless.client import Faults
-from steward.livekit_server import LiveKitServer
 from steward.ports import PromptInput
 from steward.store.database import Database
+from steward_tools.headless.client import Faults
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     close_all,
     join_clients,
     recording_steward,
@@ -146,7 +146,7 @@ async def test_gzip_shapes_arrive_intact_and_screenshots_respect_the_byte_budget
         await settle(runtime, clients, reply.session_id)
         assert len(alice.shapes) == 6
 
-        runtime.context.cache_ttl_s = 0.0  # each fetch asks a browser
+        runtime.context.cache.ttl_s = 0.0  # each fetch asks a browser
         by_id = lambda shapes: {s["id"]: s for s in shapes}  # noqa: E731
         ctx = await runtime.context.fetch()
         assert not ctx.degraded and ctx.source_identity == "alice"

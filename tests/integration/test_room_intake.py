@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
-from steward.livekit_server import LiveKitServer
 from steward.protocol.names import TOPIC_ACK, TOPIC_EDIT, TOPIC_RESYNC
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     TEST_API_KEY,
     close_all,
     fixed_script_steward,
@@ -106,16 +106,25 @@ async def test_http_run_endpoint_with_and_without_key(
             async with http.post(f"{base}/api/canvas-agent/run", json=body, headers=bad_key) as r:
                 assert r.status == 401
             auth = {"Authorization": f"Bearer {TEST_API_KEY}"}
-            missing = {"roomId": "nowhere", "message": "hi"}
-            async with http.post(f"{base}/api/canvas-agent/run", json=missing, headers=auth) as r:
-                assert r.status == 404
+            # A room this steward does not serve: the run waits in Postgres for its steward.
+            elsewhere = {"roomId": f"{room_name}-elsewhere", "message": "hi"}
+            async with http.post(f"{base}/api/canvas-agent/run", json=elsewhere, headers=auth) as r:
+                queued = await r.json()
+                assert r.status == 202 and queued["status"] == "queued", queued
+            async with http.get(f"{base}/api/canvas-agent/run/{queued['session']}") as r:
+                assert r.status == 401
+            async with http.get(
+                f"{base}/api/canvas-agent/run/{queued['session']}", headers=auth
+            ) as r:
+                assert r.status == 200 and (await r.json())["status"] == "queued"
             async with http.post(
                 f"{base}/api/canvas-agent/run", json={"roomId": room_name}, headers=auth
             ) as r:
                 assert r.status == 400 and "message" in (await r.json())["error"]
             async with http.post(f"{base}/api/canvas-agent/run", json=body, headers=auth) as r:
-                assert r.status == 202
-                sid = (await r.json())["sessionId"]
+                ran = await r.json()
+                assert r.status == 202 and ran["status"] == "running"
+                sid = ran["sessionId"]
             assert await clients[0].wait_status(sid) == "done"
             await settle(runtime, clients, sid)
             assert clients[0].shapes == clients[1].shapes and len(clients[0].shapes) == 6

@@ -9,14 +9,14 @@ import asyncio
 import pytest
 
 from steward.fairies.fixed_script import flow_chart
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.protocol.messages import ActionEnvelope
 from steward.room.dispatch import INTERRUPTED
 from steward.store.database import Database
 from steward.store.outbox import Outbox
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, fixed_script_steward, join_clients
+from tests.support.room import close_all, fixed_script_steward, join_clients
 
 pytestmark = pytest.mark.integration
 

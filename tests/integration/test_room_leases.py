@@ -13,14 +13,14 @@ import pytest
 from structlog.testing import capture_logs
 
 from steward.fairies.fixed_script import FixedScriptRunner
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.leases import LeaseHeld, LeaseLost, RoomLeases
 from steward.store.outbox import Outbox
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     close_all,
     join_clients,
     prompt_until_accepted,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from steward.livekit_server import LiveKitServer
 from steward.protocol.names import TOPIC_COMPOSING
 from steward.store.database import Database
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     close_all,
     join_clients,
     recording_steward,
@@ -40,7 +40,7 @@ async def test_a_hinted_prompt_uses_the_prefetched_context_and_bad_hints_are_ref
         assert alice.stats.context_requests == 0
 
         await alice.composing()
-        await wait_for(lambda: runtime.context.prefetch_stats["ok"] == 1, timeout=10)
+        await wait_for(lambda: runtime.context.cache.prefetch_stats["ok"] == 1, timeout=10)
         assert alice.stats.context_requests == 1
         reply = await alice.prompt("draw our signup flow")
         assert reply.session_id

@@ -9,8 +9,6 @@ from collections.abc import AsyncIterator
 import pytest
 from structlog.testing import capture_logs
 
-from steward.headless.client import Faults
-from steward.livekit_server import LiveKitServer
 from steward.protocol.names import (
     TOPIC_ACK,
     TOPIC_CONTEXT,
@@ -18,11 +16,13 @@ from steward.protocol.names import (
     TOPIC_SCREENSHOT,
     TOPIC_TRANSCRIPTION,
 )
-from steward.room.context import DEMOTE_AFTER
+from steward.room.snapshot_fetcher import DEMOTE_AFTER
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.headless.client import Faults
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, fixed_script_steward, join_clients
+from tests.support.room import close_all, fixed_script_steward, join_clients
 
 pytestmark = pytest.mark.integration
 
@@ -60,7 +60,7 @@ async def test_bogus_acks_are_dropped_unwritten_and_the_flooder_loses_data_right
             await wait_for(
                 lambda: mallory.room.local_participant.permissions.can_publish_data is False
             )
-        await runtime.broadcaster._flush_acks()
+        await runtime.broadcaster.flush_acks()
         reasons = {r for t, who, r in runtime.rejected if who == "mallory" and t == TOPIC_ACK}
         assert "unknown_session" in reasons
         assert any(

@@ -3,28 +3,23 @@ through the real `anthropic:` provider against the local Messages server."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 from structlog.testing import capture_logs
 
-from steward.bench.responders import PlanResponder
-from steward.livekit_server import LiveKitServer
 from steward.service import StewardService
 from steward.store.database import Database
+from steward_tools.bench.responders import PlanResponder
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.anthropic_fake import FakeAnthropic
-from tests.integration.room_support import close_all, join_clients, room_settings
+from tests.support.anthropic_fake import FakeAnthropic, StartFake
+from tests.support.room import close_all, join_clients, room_settings
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeAnthropic]:
-    server = FakeAnthropic(responder=PlanResponder(chunk=40))
-    await server.start()
-    yield server
-    await server.stop()
+async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
+    return await start_fake_anthropic(responder=PlanResponder(chunk=40))
 
 
 async def test_usage_is_recorded_and_the_budget_ends_runs_with_a_message(

@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 
 import pytest
+from aiohttp import web
 from structlog.testing import capture_logs
 
 from steward.fairies.fixed_script import FixedScriptRunner
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
 from steward.protocol.names import ATTR_CAN_PROMPT
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.tokens import prompt_grant
+from steward_tools.bench.anthropic_server import MessagesServer
+from steward_tools.bench.request_text import read_request
+from steward_tools.bench.responders import PlanResponder
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import close_all, join_clients, recording_steward
+from tests.support.room import (
+    close_all,
+    join_clients,
+    recording_steward,
+    room_settings,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -154,3 +165,65 @@ async def test_cancel_policy_everyone(
             await close_all([ann, bob, eve])
     finally:
         await service.close()
+
+
+@dataclass
+class DroneGate(MessagesServer):
+    """The Messages server, holding every drone's model request until `gate` is set, so the
+    project's drone sessions stay open while the test cancels them."""
+
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        if read_request(await request.json()).mode == "working-drone":
+            await self.gate.wait()
+        return await super().handle(request)
+
+
+async def test_a_projects_sessions_belong_to_who_started_it(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    model = DroneGate(responder=PlanResponder(seed=7))
+    await model.start()
+    settings = room_settings(
+        livekit_server,
+        database.url,
+        steward_model="anthropic:claude-fairy-test",
+        anthropic_base_url=model.base_url,
+        steward_context_timeout_s=2.0,
+    )
+    service = StewardService(settings, database=database)
+    await service.start(http=False)
+    fairies = service.fairies
+    assert fairies is not None
+    clients: list[HeadlessClient] = []
+    try:
+        runtime = await service.join(room_name)
+        clients = await join_clients(livekit_server, room_name, ["ann", "bob"], runtime)
+        clients += await join_clients(livekit_server, room_name, ["mod"], runtime, moderator=True)
+        ann, bob, mod = clients
+
+        def drone_sessions() -> list[str]:
+            room = fairies.rooms.get(room_name)
+            if room is None:
+                return []
+            return sorted(s.session_id for f, s in room.sessions.items() if f not in room.lent)
+
+        with capture_logs() as logs:
+            reply = await ann.prompt("project: draw our team as boxes side by side")
+            assert reply.session_id, reply.error
+            await wait_for(lambda: bool(drone_sessions()), timeout=60)
+            drone = drone_sessions()[0]
+            refused = await bob.cancel(drone)
+            assert not refused.ok and refused.error and "moderator" in refused.error
+            assert drone in drone_sessions()
+            assert (await mod.cancel(drone)).ok
+        cancels = [e for e in logs if e["event"] == "session_cancel"]
+        assert [(e["by"], e["owner"], e["session_id"]) for e in cancels] == [("mod", "ann", drone)]
+        refusals = [e for e in logs if e["event"] == "session_cancel_refused"]
+        assert [(e["by"], e["owner"]) for e in refusals] == [("bob", "ann")]
+    finally:
+        model.gate.set()
+        await close_all(clients)
+        await service.close()
+        await model.stop()

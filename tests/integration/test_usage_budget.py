@@ -12,7 +12,7 @@ from steward.model.base import Usage, estimate_cost
 from steward.ports import PromptInput
 from steward.store.database import Database
 from steward.store.usage import UsageRepo
-from tests.unit.fake_session import FakeSession
+from tests.support.fake_session import FakeSession
 
 pytestmark = pytest.mark.integration
 

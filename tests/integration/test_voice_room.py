@@ -15,20 +15,21 @@ from pathlib import Path
 import pytest
 from livekit import rtc
 
-from steward.bench.responders import PlanResponder
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
-from steward.room.connection import RoomRuntime
+from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
+from steward.tasks import TaskSet
 from steward.tokens import mint_token
 from steward.voice.captions import caption_attributes
 from steward.voice.microphone import WavMicrophone
 from steward.voice.speech import SpokenText, speak
+from steward_tools.bench.responders import PlanResponder
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.anthropic_fake import FakeAnthropic
-from tests.integration.openai_stt_fake import FakeOpenAITranscription
-from tests.integration.room_support import (
+from tests.support.anthropic_fake import StartFake
+from tests.support.openai_stt_fake import FakeOpenAITranscription
+from tests.support.room import (
     close_all,
     join_clients,
     recording_steward,
@@ -51,13 +52,11 @@ class CaptionLog:
 
     def __init__(self, room: rtc.Room) -> None:
         self.captions: list[Caption] = []
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = TaskSet("caption_read_failed")
         room.register_text_stream_handler("lk.transcription", self._on_stream)
 
     def _on_stream(self, reader: rtc.TextStreamReader, sender: str) -> None:
-        task = asyncio.ensure_future(self._read(reader, sender))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._read(reader, sender))
 
     async def _read(self, reader: rtc.TextStreamReader, sender: str) -> None:
         text = await reader.read_all()
@@ -292,12 +291,12 @@ async def test_a_spoken_request_through_the_anthropic_provider(
     database: Database,
     room_name: str,
     speech: dict[str, SpokenText],
+    start_fake_anthropic: StartFake,
 ) -> None:
     """The model (a local Messages server answering only from its request) is asked for
     what was said, after the wake phrase; three clients end with its drawing, identical."""
     responder = PlanResponder(chunk=9)
-    fake = FakeAnthropic(responder=responder)
-    await fake.start()
+    fake = await start_fake_anthropic(responder=responder)
     settings = room_settings(
         livekit_server,
         database.url,
@@ -325,4 +324,3 @@ async def test_a_spoken_request_through_the_anthropic_provider(
         await close_all(clients)
     finally:
         await service.close()
-        await fake.stop()

@@ -4,8 +4,8 @@ and spoken prompts alike."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +13,15 @@ from pathlib import Path
 import pytest
 from livekit import api, rtc
 
-from steward.headless.client import HeadlessClient
-from steward.livekit_server import LiveKitServer
-from steward.protocol.names import ATTR_READY, ATTR_ROLE
+from steward.protocol.names import ATTR_READY, ATTR_ROLE, TOPIC_CONTEXT
+from steward.tokens import mint_token
 from steward.voice.microphone import WavMicrophone
 from steward.voice.speech import speak
+from steward_tools.bench.stream_sender import send_watching
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.integration.room_support import stop_group
 
 pytestmark = pytest.mark.integration
 
@@ -82,6 +85,25 @@ async def test_worker_joins_a_dispatched_room_and_serves_prompts(
         status = await client.wait_status(reply.session_id, timeout=30)
         assert status == "done"
         assert client.shapes, "the dispatched steward drew nothing"
+        # The job's room has the stream payload cap too: an SDK-compressed 256 MiB of zeros,
+        # unasked, from a participant with no rights, is refused without inflating it.
+        zed = mint_token(livekit_server.api_key, livekit_server.api_secret, room=room_name,
+                         identity="zed", capabilities=(), can_prompt=False)  # fmt: skip
+        outcome, growth = await send_watching(
+            livekit_server.url, zed, "canvas-steward", TOPIC_CONTEXT, worker.pid
+        )
+        assert growth < 32, (outcome, growth)  # 67.9 MB without the cap (docs/PERFORMANCE.md)
+
+        def zed_refused() -> bool:
+            lines = log_path.read_text(errors="replace").splitlines()
+            events = [json.loads(x) for x in lines if x.startswith("{")]
+            return any(
+                e.get("event") == "inbound_rejected" and e.get("participant") == "zed"
+                for e in events
+            )
+
+        await wait_for(zed_refused, 10.0)
+        assert worker.poll() is None, "worker exited"
         # Workers join with auto-subscribe off: the steward asks for the microphones itself.
         said = speak("steward, draw a flow chart of our signup", tmp_path / "flow.wav", lead_s=1.5)
         mic = WavMicrophone(client.room)
@@ -94,11 +116,6 @@ async def test_worker_joins_a_dispatched_room_and_serves_prompts(
     finally:
         await client.disconnect()
         await lk.aclose()
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            await asyncio.to_thread(worker.wait, 20)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
+        await stop_group(worker)
         if os.environ.get("STEWARD_TEST_VERBOSE"):
             print(log_path.read_text(errors="replace")[-4000:])

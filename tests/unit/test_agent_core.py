@@ -8,19 +8,18 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.actions.base import ActionContext
+from steward.actions.base import RunState
 from steward.actions.registry import Outcome, select
 from steward.canvas.bounds import Rect
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.bounds import BoundsGuard
 from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.task_bounds import BoundsGuard
 from steward.fairies.turn import NO_ACTION_NOTICE, Turn, TurnDriver, TurnHooks
 from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
-from tests.fairy_support import Browser, FakeSessions
-from tests.fairy_support import FakeSession as FairySession
-from tests.unit.fake_session import FakeSession
+from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions
+from tests.support.fake_session import FakeSession
 
 
 @dataclass
@@ -55,7 +54,7 @@ def turn_of(session: FakeSession, **hooks: Any) -> tuple[Turn, list[str]]:
     said: list[str] = []
     enabled = select(["create", "message", "think", "move", "fly-to-bounds"])
     h = TurnHooks(actions=lambda: enabled, said=said.append, **hooks)
-    ctx = ActionContext(shapes=session.canvas.shapes)
+    ctx = RunState(shapes=session.canvas.shapes)
     return Turn(session, ctx, 3, h), said
 
 
@@ -203,9 +202,9 @@ async def test_a_fairy_gets_its_follow_ups_and_moves_only_its_own_view() -> None
         chunk=9,
     )
     runtime = FairyRuntime(
-        sessions=FakeSessions(browser), models=lambda *_: model, crew=(("fairy-1", "drone"),)
+        sessions=BrowserSessions(browser), models=lambda *_: model, crew=(("fairy-1", "drone"),)
     )
-    lead = FairySession(browser, "view-room", "lead")
+    lead = BrowserSession(browser, "view-room", "lead")
     assert await runtime.run(lead, ask("what is to the right?")) == "done"
     room = runtime.rooms["view-room"]
     assert len(model.requests) == 2

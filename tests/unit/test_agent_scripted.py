@@ -7,7 +7,7 @@ from steward.config import Settings
 from steward.fairies.agent import MAX_HISTORY_KEPT, AgentConfig, CanvasAgent
 from steward.ports import PromptInput
 from steward.prompt.state import ChatItem
-from tests.unit.fake_session import FakeSession
+from tests.support.fake_session import FakeSession
 
 
 def agent(**kw: object) -> CanvasAgent:

@@ -19,12 +19,14 @@ from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
 from steward.protocol.messages import Box, ContextCounts, ContextReply, ViewportUpdate
-from steward.protocol.names import ATTR_CAPABILITIES
-from steward.room.context import ContextFetcher, Received, StreamInbox
+from steward.protocol.names import ATTR_CAPABILITIES, TOPIC_CONTEXT, TOPIC_SCREENSHOT
 from steward.room.participants import Participants
+from steward.room.snapshot_fetcher import SnapshotFetcher
+from steward.room.stream_inbox import StreamInbox
 from steward.room.user_edits import UserEdits
 from steward.room.views import Views
-from tests.unit.fake_session import FakeSession
+from tests.support.context_rigs import stream_to
+from tests.support.fake_session import FakeSession
 
 WEBP = b"RIFF\x04\x00\x00\x00WEBPVP8 "
 ALL = "context,screenshot,apply"
@@ -57,7 +59,7 @@ class Room:
         self.inbox = StreamInbox(lambda *a: None)
         self.views = Views()
         self.edits = UserEdits()
-        self.fetcher = ContextFetcher(
+        self.fetcher = SnapshotFetcher(
             "room",
             self.perform_rpc,
             self.participants,
@@ -79,9 +81,9 @@ class Room:
         browser = self.browsers[destination_identity]
         if browser.fail:
             raise rtc.RpcError(1500, "context unavailable")
-        futures = self.inbox._expected[req["requestId"]].futures
-        futures["shapes"].set_result(Received(b"[]", "application/json"))
-        futures["screenshot"].set_result(Received(WEBP, "image/webp"))
+        rid, sender = req["requestId"], destination_identity
+        stream_to(self.inbox, rid, sender, TOPIC_CONTEXT, "application/json", b"[]")
+        stream_to(self.inbox, rid, sender, TOPIC_SCREENSHOT, "image/webp", WEBP)
         changes = None
         if "user_changes" in req["want"]:
             changes, browser.changes = browser.changes, []
@@ -101,7 +103,7 @@ class Room:
 
     def publish_view(self, identity: str, viewport: Box, selection: list[str]) -> None:
         update = ViewportUpdate(viewport=viewport, selection=selection, ts=0.0)
-        self.fetcher.viewport_changed(identity, self.views.update(identity, update))
+        self.fetcher.cache.viewport_changed(identity, self.views.update(identity, update))
 
 
 @pytest.fixture
@@ -220,7 +222,7 @@ async def test_host_mode_asks_only_the_askers_browser_for_its_edits_once() -> No
     room = Room(browser_changes=True)
     room.browsers["bob"].changes = [{"id": "b1", "change": "updated"}]
     assert room.fetcher.prefetch(asker="bob") == "started"
-    for task in list(room.fetcher._prefetching.values()):
+    for task in list(room.fetcher.cache.prefetches):
         await task
     assert "user_changes" in room.calls[0][1]["want"]
     first = await room.fetcher.fetch(asker="bob", source="browser")
@@ -237,7 +239,7 @@ async def test_host_mode_asks_only_the_askers_browser_for_its_edits_once() -> No
 async def test_prefetches_are_per_asker_and_a_new_selection_voids_them(room: Room) -> None:
     assert room.fetcher.prefetch(asker="bob") == "started"
     assert room.fetcher.prefetch(asker="carol") == "started"
-    for task in list(room.fetcher._prefetching.values()):
+    for task in list(room.fetcher.cache.prefetches):
         await task
     assert room.fetcher.prefetch(asker="bob") == "cached"
     bob = await room.fetcher.fetch(asker="bob", source="browser")

@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 
-from steward.actions.base import ActionContext
+from steward.actions.base import RunState
 from steward.actions.fields import FIELDS, clean_fields
 from steward.actions.registry import ACTIONS, process
-from steward.bench.memory_session import MemorySession
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings
@@ -21,15 +20,16 @@ from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
 from steward.prompt.parts.lints import PART as LINTS
 from steward.prompt.state import PromptState
-from tests.fairy_support import Browser, FakeSession, FakeSessions
+from steward_tools.bench.memory_session import MemorySession
+from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions
 
 RED_BOX = {"id": "box", "type": "geo", "x": 0.0, "y": 0.0, "rotation": 0.0,
            "props": {"geo": "rectangle", "w": 100.0, "h": 50.0, "color": "red",
                      "fill": "solid", "text": "Start"}}  # fmt: skip
 
 
-def update(**fields: Any) -> tuple[Any, ActionContext]:
-    ctx = ActionContext(shapes={"box": dict(RED_BOX)})
+def update(**fields: Any) -> tuple[Any, RunState]:
+    ctx = RunState(shapes={"box": dict(RED_BOX)})
     action = {"_type": "update", "intent": "t", "update": {"shapeId": "box", **fields}}
     out = process(action, index=0, complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)
     return out, ctx
@@ -61,7 +61,7 @@ def test_each_kind_checks_its_own_fields(fields: dict[str, Any], why: str) -> No
 
 
 def test_a_create_leaves_a_bad_field_out_with_a_note() -> None:
-    ctx = ActionContext(shapes={})
+    ctx = RunState(shapes={})
     shape = {"_type": "note", "shapeId": "n", "x": 0, "y": 0, "color": "chartreuse", "w": 5}
     action = {"_type": "create", "intent": "t", "shape": shape}
     for complete in (False, True):
@@ -124,8 +124,8 @@ def test_the_next_prompt_tells_the_model_what_was_dropped() -> None:
 def test_a_fairy_is_told_about_its_last_actions_too() -> None:
     odd = '{"_type": "explode", "intent": "?"}, {"_type": "message", "text": "Planning."}]}'
     model = Recorder(odd)
-    runtime = FairyRuntime(sessions=FakeSessions(Browser()), models=lambda _name, _role: model)
-    session = FakeSession(Browser(), "room-n", "lead")
+    runtime = FairyRuntime(sessions=BrowserSessions(Browser()), models=lambda _name, _role: model)
+    session = BrowserSession(Browser(), "room-n", "lead")
 
     async def two_prompts() -> None:
         for message in ("plan a farm", "go on"):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from steward.bench import parse, prompt
 from steward.cli import build_parser
+from steward_tools.bench import parse, prompt
 
 
 def test_parse_bench_small() -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from steward.bench.harness import Marks
-from steward.bench.latency import prompt_paths, prompt_plan
+from steward_tools.bench.harness import Marks
+from steward_tools.bench.latency import prompt_paths, prompt_plan
 
 
 def test_cold_prompts_alternate_with_typed_ones_and_typing_zero_means_all_cold() -> None:

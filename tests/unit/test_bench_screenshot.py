@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from steward.bench.screenshot import _Probe, _stages, image_size
+from steward_tools.bench.screenshot import Probe, image_size, stage_times
 
 
 def _encoded(w: int, h: int, fmt: str, mode: str = "RGB", **kw: Any) -> bytes:
@@ -47,7 +47,7 @@ def test_image_size_rejects_what_is_neither() -> None:
 def test_stages_map_page_instants_onto_the_steward_clock() -> None:
     # The page reports epoch ms; offset = wall - monotonic, so monotonic = wall/1000 - offset.
     offset = 1_000.0
-    probe = _Probe(start=10.0, request_ids=["r1"], rpc_reply=10.5, end=10.6)
+    probe = Probe(start=10.0, request_ids=["r1"], rpc_reply=10.5, end=10.6)
     probe.streams = {"screenshot": 10.4, "shapes": 10.45}
     wall = lambda mono: (mono + offset) * 1000  # noqa: E731
     page = {
@@ -61,7 +61,7 @@ def test_stages_map_page_instants_onto_the_steward_clock() -> None:
             "agent:context": {"start": wall(10.23), "end": wall(10.26)},
         },
     }
-    stages = _stages([probe], [page], offset)
+    stages = stage_times([probe], [page], offset)
     assert abs(stages["rpc_to_page"]["p50"] - 10.0) < 0.05
     assert abs(stages["to_image"]["p50"] - 200.0) < 0.05
     assert abs(stages["image_stream_to_steward"]["p50"] - 170.0) < 0.05
@@ -69,5 +69,5 @@ def test_stages_map_page_instants_onto_the_steward_clock() -> None:
 
 
 def test_stages_skip_requests_the_page_never_saw() -> None:
-    probe = _Probe(start=1.0, request_ids=["lost"], end=3.0)
-    assert _stages([probe], [{"requestId": "other", "enter": 1.0}], 0.0) == {}
+    probe = Probe(start=1.0, request_ids=["lost"], end=3.0)
+    assert stage_times([probe], [{"requestId": "other", "enter": 1.0}], 0.0) == {}

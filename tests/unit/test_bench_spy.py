@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from steward.bench.spy import IDLE, OTHER, Sampler, classify, read_collapsed
+from steward_tools.bench.spy import IDLE, OTHER, Sampler, classify, read_collapsed
 
 
 def test_first_matching_phase_wins_over_the_leaf() -> None:
     # pydantic under the ack decode counts as the ack decode, not as envelope encode.
-    ack = ["_on_data (steward/room/connection.py:527)", "BaseModel.__init__ (pydantic/main.py:1)"]
+    ack = ["_on_data (steward/room/runtime.py:527)", "BaseModel.__init__ (pydantic/main.py:1)"]
     assert classify(ack) == "ack decode and flush"
     send = [
         "TurnDriver._ops (steward/fairies/turn.py:260)",

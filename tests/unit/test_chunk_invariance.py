@@ -16,12 +16,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from steward.bench import mutate
-from steward.bench.fuzz import SHAPE_SEEDS
-from steward.bench.memory_session import ChunkModel, MemorySession
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.ports import PromptInput
+from steward_tools.bench import mutate
+from steward_tools.bench.fuzz_seeds import SHAPE_SEEDS
+from steward_tools.bench.memory_session import ChunkModel, MemorySession
 
 # More for a long hunt: STEWARD_CHUNK_EXAMPLES=2000 (1,500 passed at the time of writing).
 EXAMPLES = int(os.environ.get("STEWARD_CHUNK_EXAMPLES", "100"))

@@ -7,7 +7,7 @@ import re
 import yaml
 
 from steward.config import PROJECT_ROOT, Settings
-from steward.livekit_server import LIVEKIT_VERSION
+from steward_tools.livekit_server import LIVEKIT_VERSION
 
 COMPOSE = PROJECT_ROOT / "docker-compose.yml"
 

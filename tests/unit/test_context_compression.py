@@ -15,7 +15,6 @@ from PIL import Image
 from pydantic import ValidationError
 
 from steward.config import Settings
-from steward.headless.screenshot import MIN_LONG_SIDE, budget_steps, fit_jpeg, render_canvas
 from steward.protocol.limits import (
     DEFAULT_SCREENSHOT_MAX_BYTES,
     MAX_SCREENSHOT_BYTES,
@@ -23,16 +22,16 @@ from steward.protocol.limits import (
 )
 from steward.protocol.messages import ContextRequest
 from steward.protocol.names import TOPIC_CONTEXT
-from steward.room.context import ContextFailure, CorruptGzip, Inflater, Oversize
-from tests.unit.test_context_prefetch import Rig as FetchRig
-from tests.unit.test_screenshot_types import Rig
+from steward.room.stream_inbox import ContextFailure, CorruptGzip, Inflater, Oversize
+from steward_tools.headless.screenshot import MIN_LONG_SIDE, budget_steps, fit_jpeg, render_canvas
+from tests.support.context_rigs import FetchRig, InboxRig
 
 SHAPES = [{"id": f"s{i}", "type": "geo", "x": i, "y": i, "props": {"w": 100}} for i in range(300)]
 SHAPES_JSON = json.dumps(SHAPES).encode()
 
 
 async def test_gzip_shapes_are_inflated_and_received_as_json() -> None:
-    rig = Rig()
+    rig = InboxRig()
     fut, reader = await rig.deliver("application/gzip", gzip.compress(SHAPES_JSON), TOPIC_CONTEXT)
     got = fut.result()
     assert got.data == SHAPES_JSON and got.mime_type == "application/json"
@@ -42,7 +41,7 @@ async def test_gzip_shapes_are_inflated_and_received_as_json() -> None:
 
 @pytest.mark.parametrize("mime_type", ["application/json", "", "application/octet-stream"])
 async def test_plain_json_shapes_are_still_accepted(mime_type: str) -> None:
-    rig = Rig()
+    rig = InboxRig()
     fut, _ = await rig.deliver(mime_type, SHAPES_JSON, TOPIC_CONTEXT)
     assert fut.result().data == SHAPES_JSON
     assert rig.rejected == []
@@ -51,7 +50,7 @@ async def test_plain_json_shapes_are_still_accepted(mime_type: str) -> None:
 async def test_a_zip_bomb_is_refused_as_oversize_after_at_most_the_cap() -> None:
     bomb = gzip.compress(b"\x00" * (MAX_SHAPES_JSON_BYTES * 3), 9)
     assert len(bomb) < 64_000  # small on the wire, 24 MiB inflated
-    rig = Rig()
+    rig = InboxRig()
     fut, reader = await rig.deliver("application/gzip", bomb, TOPIC_CONTEXT)
     with pytest.raises(ContextFailure, match="oversize"):
         fut.result()
@@ -80,7 +79,7 @@ def test_the_inflater_never_holds_more_than_its_cap_plus_one() -> None:
 async def test_corrupt_gzip_is_a_logged_rejection_that_fails_the_attempt(
     data: bytes, why: str
 ) -> None:
-    rig = Rig()
+    rig = InboxRig()
     fut, _ = await rig.deliver("application/gzip; charset=binary", data, TOPIC_CONTEXT)
     with pytest.raises(ContextFailure, match="corrupt_gzip"):
         fut.result()

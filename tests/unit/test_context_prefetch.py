@@ -5,98 +5,31 @@ the stream inbox directly."""
 from __future__ import annotations
 
 import asyncio
-import json
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from livekit import rtc
 
-from steward.canvas.mirror import CanvasMirror
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
-from steward.protocol.messages import Box, ComposingHint, ContextCounts, ContextReply
-from steward.protocol.names import ATTR_CAPABILITIES, TOPIC_COMPOSING
+from steward.protocol.messages import Box, ComposingHint
+from steward.protocol.names import TOPIC_COMPOSING
 from steward.room.composing import ComposingHints
-from steward.room.context import ContextFetcher, Received, StreamInbox
 from steward.room.participants import Member, Participants
 from steward.room.views import ParticipantView
-
-WEBP = b"RIFF\x04\x00\x00\x00WEBPVP8 "
+from tests.support.context_rigs import WEBP, FetchRig
 
 
 def _view(viewport: Box) -> ParticipantView:
     return ParticipantView(viewport, (), 0.0)
 
 
-class FakeHost:
-    """Answers `steward.context` like a browser; `gate` holds replies until the test opens it."""
-
-    def __init__(self, inbox: StreamInbox) -> None:
-        self.inbox = inbox
-        self.calls: list[dict[str, Any]] = []
-        self.gate: asyncio.Event | None = None
-        self.fail = False
-        self.doc_version = 1
-
-    async def perform_rpc(self, *, destination_identity: str, payload: str, **_: Any) -> str:
-        req = json.loads(payload)
-        self.calls.append(req)
-        if self.gate is not None:
-            await self.gate.wait()
-        if self.fail:
-            raise rtc.RpcError(1500, "context unavailable")
-        rid = req["requestId"]
-        futures = self.inbox._expected[rid].futures
-        shapes = b'[{"id": "a", "type": "geo", "x": 0, "y": 0}]'
-        futures["shapes"].set_result(Received(shapes, "application/json"))
-        futures["screenshot"].set_result(Received(WEBP, "image/webp"))
-        reply = ContextReply(
-            request_id=rid,
-            viewport=Box(x=0, y=0, w=1280, h=800),
-            doc_version=self.doc_version,
-            counts=ContextCounts(shapes=1),
-            streams=["screenshot", "shapes"],
-        )
-        return reply.to_wire().decode()
-
-
-class Rig:
-    def __init__(self, *, host: bool = True, prefetch_ttl_s: float = 15.0) -> None:
-        self.now = 100.0
-        self.version = 0
-        self.participants = Participants()
-        if host:
-            caps = {ATTR_CAPABILITIES: "context,screenshot,apply"}
-            self.participants.joined("alice", 1, caps)
-        self.participants.joined("bob", 2, {})
-        self.inbox = StreamInbox(lambda *a: None)
-        self.host = FakeHost(self.inbox)
-        self.fetcher = ContextFetcher(
-            "room",
-            self.host.perform_rpc,
-            self.participants,
-            self.inbox,
-            CanvasMirror(),
-            lambda: self.version,
-            timeout_s=0.5,
-            attempts=1,
-            prefetch_ttl_s=prefetch_ttl_s,
-            clock=lambda: self.now,
-        )
-
-    async def prefetched(self, bounds: Box | None = None, asker: str | None = None) -> None:
-        assert self.fetcher.prefetch(bounds, asker=asker) == "started"
-        for task in list(self.fetcher._prefetching.values()):
-            await task
-
-
 @pytest.fixture
-async def rig() -> Rig:
-    return Rig()
+async def rig() -> FetchRig:
+    return FetchRig()
 
 
-async def test_a_prompt_after_a_prefetch_uses_it_without_a_second_rpc(rig: Rig) -> None:
+async def test_a_prompt_after_a_prefetch_uses_it_without_a_second_rpc(rig: FetchRig) -> None:
     await rig.prefetched()
     assert len(rig.host.calls) == 1
     ctx = await rig.fetcher.fetch()
@@ -104,11 +37,11 @@ async def test_a_prompt_after_a_prefetch_uses_it_without_a_second_rpc(rig: Rig) 
     assert ctx.screenshot_type == "image/webp"
     assert ctx.source_identity == "alice" and ctx.shapes[0]["id"] == "a"
     assert len(rig.host.calls) == 1
-    assert rig.fetcher.prefetch_stats == {"started": 1, "ok": 1, "failed": 0, "served": 1}
+    assert rig.fetcher.cache.prefetch_stats == {"started": 1, "ok": 1, "failed": 0, "served": 1}
 
 
 async def test_a_fetch_joins_a_prefetch_in_flight_and_prefetches_are_single_flight(
-    rig: Rig,
+    rig: FetchRig,
 ) -> None:
     rig.host.gate = asyncio.Event()
     assert rig.fetcher.prefetch() == "started"
@@ -122,7 +55,7 @@ async def test_a_fetch_joins_a_prefetch_in_flight_and_prefetches_are_single_flig
     assert len(rig.host.calls) == 1
 
 
-async def test_no_prefetch_while_a_fetch_of_the_same_key_is_loading(rig: Rig) -> None:
+async def test_no_prefetch_while_a_fetch_of_the_same_key_is_loading(rig: FetchRig) -> None:
     rig.host.gate = asyncio.Event()
     fetch = asyncio.ensure_future(rig.fetcher.fetch())
     await asyncio.sleep(0.01)
@@ -133,7 +66,7 @@ async def test_no_prefetch_while_a_fetch_of_the_same_key_is_loading(rig: Rig) ->
     assert len(rig.host.calls) == 1
 
 
-async def test_prefetched_answers_live_longer_than_fetched_ones(rig: Rig) -> None:
+async def test_prefetched_answers_live_longer_than_fetched_ones(rig: FetchRig) -> None:
     await rig.prefetched()
     rig.now += 10  # past the 2 s cache, inside the 15 s prefetch TTL
     assert (await rig.fetcher.fetch()).source == "prefetched"
@@ -146,7 +79,7 @@ async def test_prefetched_answers_live_longer_than_fetched_ones(rig: Rig) -> Non
     assert len(rig.host.calls) == 3
 
 
-async def test_any_room_change_or_other_bounds_invalidate_a_prefetch(rig: Rig) -> None:
+async def test_any_room_change_or_other_bounds_invalidate_a_prefetch(rig: FetchRig) -> None:
     await rig.prefetched()
     box = Box(x=10, y=10, w=400, h=300)
     assert (await rig.fetcher.fetch(bounds=box)).source == "fetched"
@@ -158,32 +91,34 @@ async def test_any_room_change_or_other_bounds_invalidate_a_prefetch(rig: Rig) -
     assert len(rig.host.calls) == 4
 
 
-async def test_an_answer_racing_a_room_change_is_never_cached(rig: Rig) -> None:
+async def test_an_answer_racing_a_room_change_is_never_cached(rig: FetchRig) -> None:
     rig.host.gate = asyncio.Event()
     assert rig.fetcher.prefetch() == "started"
     await asyncio.sleep(0.01)
     rig.version += 1  # changed while the host was answering
     rig.host.gate.set()
-    for task in list(rig.fetcher._prefetching.values()):
+    for task in list(rig.fetcher.cache.prefetches):
         await task
     rig.host.gate = None
     assert (await rig.fetcher.fetch()).source == "fetched"
     assert len(rig.host.calls) == 2
 
 
-async def test_the_host_moving_its_camera_invalidates_a_view_relative_prefetch(rig: Rig) -> None:
+async def test_the_host_moving_its_camera_invalidates_a_view_relative_prefetch(
+    rig: FetchRig,
+) -> None:
     await rig.prefetched()
-    rig.fetcher.viewport_changed("alice", _view(Box(x=0, y=0, w=1280, h=800)))  # unchanged
-    rig.fetcher.viewport_changed("bob", _view(Box(x=500, y=0, w=1280, h=800)))  # not the host
+    rig.fetcher.cache.viewport_changed("alice", _view(Box(x=0, y=0, w=1280, h=800)))  # unchanged
+    rig.fetcher.cache.viewport_changed("bob", _view(Box(x=500, y=0, w=1280, h=800)))  # not the host
     assert rig.fetcher.prefetch() == "cached"
-    rig.fetcher.viewport_changed("alice", _view(Box(x=500, y=0, w=1280, h=800)))
+    rig.fetcher.cache.viewport_changed("alice", _view(Box(x=500, y=0, w=1280, h=800)))
     assert rig.fetcher.prefetch() == "started"
 
 
-async def test_a_failed_prefetch_raises_nothing_and_is_not_a_degraded_run(rig: Rig) -> None:
+async def test_a_failed_prefetch_raises_nothing_and_is_not_a_degraded_run(rig: FetchRig) -> None:
     rig.host.fail = True
     await rig.prefetched()
-    assert rig.fetcher.prefetch_stats["failed"] == 1 and rig.fetcher.degraded_runs == 0
+    assert rig.fetcher.cache.prefetch_stats["failed"] == 1 and rig.fetcher.degraded_runs == 0
     rig.host.fail = False
     ctx = await rig.fetcher.fetch()  # the prompt fetches on its own
     assert ctx.source == "fetched" and not ctx.degraded
@@ -191,17 +126,17 @@ async def test_a_failed_prefetch_raises_nothing_and_is_not_a_degraded_run(rig: R
 
 
 async def test_no_prefetch_without_a_capable_host() -> None:
-    rig = Rig(host=False)
+    rig = FetchRig(host=False)
     assert rig.fetcher.prefetch() == "no_host"
-    assert rig.fetcher._prefetching == {} and rig.host.calls == []
+    assert rig.fetcher.cache.prefetches == [] and rig.host.calls == []
 
 
-async def test_close_stops_a_running_prefetch(rig: Rig) -> None:
+async def test_close_stops_a_running_prefetch(rig: FetchRig) -> None:
     rig.host.gate = asyncio.Event()
     assert rig.fetcher.prefetch() == "started"
     await asyncio.sleep(0.01)
     await rig.fetcher.close()
-    assert rig.fetcher._prefetching == {}
+    assert rig.fetcher.cache.prefetches == []
 
 
 # --- the hint message --------------------------------------------------------------------
@@ -229,7 +164,7 @@ def test_composing_hint_decodes_and_refuses_bad_payloads() -> None:
 
 # --- grant check and rate limit ----------------------------------------------------------
 class HintRig:
-    def __init__(self, rig: Rig) -> None:
+    def __init__(self, rig: FetchRig) -> None:
         self.rig = rig
         self.now = 0.0
         self.rejected: list[tuple[str, str, str]] = []
@@ -251,7 +186,7 @@ class HintRig:
 HINT = ComposingHint(ts=1.0)
 
 
-async def test_only_participants_allowed_to_prompt_trigger_a_prefetch(rig: Rig) -> None:
+async def test_only_participants_allowed_to_prompt_trigger_a_prefetch(rig: FetchRig) -> None:
     h = HintRig(rig)
     assert h.hints.hint("bob", HINT) == "refused"
     assert h.hints.hint("mallory", HINT) == "refused"  # not in the room at all
@@ -259,11 +194,13 @@ async def test_only_participants_allowed_to_prompt_trigger_a_prefetch(rig: Rig) 
         (TOPIC_COMPOSING, "bob", "not_allowed"),
         (TOPIC_COMPOSING, "mallory", "not_allowed"),
     ]
-    assert rig.host.calls == [] and rig.fetcher.prefetch_stats["started"] == 0
+    assert rig.host.calls == [] and rig.fetcher.cache.prefetch_stats["started"] == 0
     assert h.hints.hint("alice", HINT) == "started"
 
 
-async def test_at_most_one_prefetch_per_room_per_interval_extra_hints_counted(rig: Rig) -> None:
+async def test_at_most_one_prefetch_per_room_per_interval_extra_hints_counted(
+    rig: FetchRig,
+) -> None:
     h = HintRig(rig)
     h.allowed.add("bob")
     assert h.hints.hint("alice", HINT) == "started"
@@ -277,7 +214,7 @@ async def test_at_most_one_prefetch_per_room_per_interval_extra_hints_counted(ri
     assert h.rejected == []  # dropped hints are not errors
 
 
-async def test_hints_that_find_the_context_ready_do_not_use_the_budget(rig: Rig) -> None:
+async def test_hints_that_find_the_context_ready_do_not_use_the_budget(rig: FetchRig) -> None:
     h = HintRig(rig)
     await rig.prefetched(asker="alice")  # a prefetch is the context of one asker
     assert h.hints.hint("alice", HINT) == "cached"
@@ -286,12 +223,12 @@ async def test_hints_that_find_the_context_ready_do_not_use_the_budget(rig: Rig)
     assert h.hints.hint("alice", box) == "started"
 
 
-async def test_a_speaking_participant_allowed_to_prompt_prefetches_quietly(rig: Rig) -> None:
+async def test_a_speaking_participant_allowed_to_prompt_prefetches_quietly(rig: FetchRig) -> None:
     h = HintRig(rig)
     assert h.hints.on_voice("bob") == "refused"
     assert h.rejected == []  # interim segments of voice agents are not rejections
     assert h.hints.on_voice("alice") == "started"
-    assert rig.fetcher._prefetching
+    assert rig.fetcher.cache.prefetches
     await rig.fetcher.close()
 
 
@@ -319,13 +256,13 @@ async def test_a_transcription_stream_starting_calls_the_speaking_hook() -> None
         await task
 
 
-async def test_the_cache_keeps_only_the_newest_answers(rig: Rig) -> None:
-    from steward.room.context import MAX_CACHED
+async def test_the_cache_keeps_only_the_newest_answers(rig: FetchRig) -> None:
+    from steward.room.snapshot_cache import MAX_CACHED
 
     boxes = [Box(x=i, y=0, w=100, h=100) for i in range(MAX_CACHED + 2)]
     for box in boxes:
         await rig.prefetched(box)
-    assert len(rig.fetcher._cache) == MAX_CACHED
+    assert len(rig.fetcher.cache) == MAX_CACHED
     assert rig.fetcher.prefetch(boxes[0]) == "started"  # the oldest was dropped
     assert rig.fetcher.prefetch(boxes[-1]) == "cached"
     await rig.fetcher.close()

@@ -11,7 +11,7 @@ from structlog.testing import capture_logs
 from steward.fairies.orchestrator import MAX_FEEDBACK, FairyRuntime
 from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
-from tests.fairy_support import Browser, FakeSession, FakeSessions
+from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions
 
 
 class StubbornModel:
@@ -35,13 +35,13 @@ class StubbornModel:
 async def test_a_repeated_mistake_is_fed_back_a_bounded_number_of_times() -> None:
     model = StubbornModel()
     browser = Browser()
-    runtime = FairyRuntime(sessions=FakeSessions(browser), models=lambda _n, _r: model)
-    session = FakeSession(browser, "room-a", "lead")
+    runtime = FairyRuntime(sessions=BrowserSessions(browser), models=lambda _n, _r: model)
+    session = BrowserSession(browser, "room-a", "lead")
     prompt = PromptInput(message="draw a farm", source="browser", requester="u")
     with capture_logs() as logs:
         await asyncio.wait_for(runtime.run(session, prompt), 30)
         room = runtime.rooms["room-a"]
-        await asyncio.wait_for(runtime._settle(room), 30)
+        await asyncio.wait_for(runtime.wait_settled(room), 30)
     assert not [e for e in logs if e["log_level"] in ("error", "critical")]
     events = [e["event"] for e in logs]
     # It was told about its mistake, MAX_FEEDBACK times in a row, then no more.

@@ -9,7 +9,6 @@ from typing import Any
 
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.config import ModelRole, Settings
-from steward.fairies.bounds import belongs
 from steward.fairies.orchestrator import FairyRuntime, RoomFairies, models_from_settings
 from steward.fairies.scripted_project import (
     TASK_OVERLAP,
@@ -17,10 +16,11 @@ from steward.fairies.scripted_project import (
     plan_areas,
     task_titles,
 )
+from steward.fairies.task_bounds import belongs
 from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.ports import PromptInput
 from tests.conftest import wait_for
-from tests.fairy_support import Browser, FakeSession, FakeSessions, planned_per_task
+from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions, planned_per_task
 
 
 def _prompt(text: str, **kw: Any) -> PromptInput:
@@ -44,8 +44,8 @@ def _inside(browser: Browser, room: RoomFairies, prefix: str) -> int:
 
 async def test_solo_fairy_plans_two_tasks_and_works_them_in_turn() -> None:
     browser = Browser()
-    runtime = FairyRuntime(sessions=FakeSessions(browser), crew=(("fairy-1", "solo"),))
-    lead = FakeSession(browser, "solo-room", "lead")
+    runtime = FairyRuntime(sessions=BrowserSessions(browser), crew=(("fairy-1", "solo"),))
+    lead = BrowserSession(browser, "solo-room", "lead")
     assert await runtime.run(lead, _prompt("draw a harbour")) == "done"
     room = runtime.rooms["solo-room"]
     tasks = room.board.solo_tasks_of("fairy-1")
@@ -60,8 +60,8 @@ async def test_solo_fairy_plans_two_tasks_and_works_them_in_turn() -> None:
 async def test_duo_lead_works_one_task_and_its_partner_the_other() -> None:
     browser = Browser()
     crew = (("fairy-1", "duo-orchestrator"), ("fairy-2", "drone"))
-    runtime = FairyRuntime(sessions=FakeSessions(browser), crew=crew)
-    lead = FakeSession(browser, "duo-room", "lead")
+    runtime = FairyRuntime(sessions=BrowserSessions(browser), crew=crew)
+    lead = BrowserSession(browser, "duo-room", "lead")
     assert await runtime.run(lead, _prompt("draw a garden")) == "done"
     room = runtime.rooms["duo-room"]
     (project,) = room.board.projects.values()
@@ -115,8 +115,8 @@ async def test_a_user_stopping_a_drone_puts_its_task_back_and_tells_the_lead() -
     def factory(name: str | None, role: ModelRole = "one-shot") -> ModelProvider:
         return models.setdefault(name, GateModel(name or "default", seen, gate))
 
-    runtime = FairyRuntime(sessions=FakeSessions(browser), models=factory)
-    lead = FakeSession(browser, "r", "lead")
+    runtime = FairyRuntime(sessions=BrowserSessions(browser), models=factory)
+    lead = BrowserSession(browser, "r", "lead")
     run = asyncio.create_task(runtime.run(lead, _prompt("draw a farm", model="fast")))
     model = factory("fast")
     assert isinstance(model, GateModel)
@@ -172,8 +172,8 @@ async def test_awaiting_a_task_that_just_finished_is_not_a_mistake() -> None:
     browser = Browser()
     done = asyncio.Event()
     model = LateAwaitModel(done)
-    runtime = FairyRuntime(sessions=FakeSessions(browser), models=lambda _name, _role: model)
-    lead = FakeSession(browser, "late", "lead")
+    runtime = FairyRuntime(sessions=BrowserSessions(browser), models=lambda _name, _role: model)
+    lead = BrowserSession(browser, "late", "lead")
     run = asyncio.create_task(runtime.run(lead, _prompt("draw a farm")))
     await wait_for(lambda: "late" in runtime.rooms and model.reviews >= 1)
     room = runtime.rooms["late"]
@@ -228,8 +228,8 @@ async def test_each_turn_runs_on_its_roles_model() -> None:
     ):
         asked.clear()
         browser = Browser()
-        runtime = FairyRuntime(sessions=FakeSessions(browser), models=factory, crew=crew)  # type: ignore[arg-type]
-        assert await runtime.run(FakeSession(browser, "r", "lead"), _prompt("draw")) == "done"
+        runtime = FairyRuntime(sessions=BrowserSessions(browser), models=factory, crew=crew)  # type: ignore[arg-type]
+        assert await runtime.run(BrowserSession(browser, "r", "lead"), _prompt("draw")) == "done"
         assert {role for _, role in asked} == roles
         assert {name for name, _ in asked} == {None}
 

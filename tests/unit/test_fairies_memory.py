@@ -7,8 +7,8 @@ import pytest
 from steward.fairies.memory import (
     HistoryItem,
     MemoryLevel,
-    estimate_tokens,
     filter_history,
+    history_tokens,
     project_end_items,
     prompt_item,
     task_end_items,
@@ -64,4 +64,4 @@ def test_project_end_summary_and_token_saving() -> None:
     items += project_end_items("Farm", ["d1", "d2"], led=True)
     fairy_view = filter_history(items, "fairy")
     assert "2 other fairy(s): d1, d2" in fairy_view[-1].text
-    assert estimate_tokens(fairy_view) * 5 < estimate_tokens(items)
+    assert history_tokens(fairy_view) * 5 < history_tokens(items)

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from steward.canvas.bounds import shape_bounds
-from steward.fairies.bounds import belongs
 from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.task_bounds import belongs
 from steward.ports import PromptInput
-from tests.fairy_support import Browser, FakeSession, FakeSessions, planned_per_task
+from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions, planned_per_task
 
 
 async def test_orchestrator_plans_drones_draw_in_parallel_and_it_ends() -> None:
     browser = Browser()
-    runtime = FairyRuntime(sessions=FakeSessions(browser))
-    session = FakeSession(browser, "room-a", "lead")
+    runtime = FairyRuntime(sessions=BrowserSessions(browser))
+    session = BrowserSession(browser, "room-a", "lead")
     outcome = await runtime.run(
         session, PromptInput(message="draw a farm", source="browser", requester="u")
     )

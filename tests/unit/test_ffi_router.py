@@ -27,8 +27,8 @@ def test_the_named_pin_is_the_one_pyproject_installs() -> None:
 
 
 def test_a_missing_message_field_fails_naming_the_versions(monkeypatch: Any) -> None:
-    fields = {**ffi_router._EVENT_FIELDS, "publish_data": ("async_id", "delivery_receipt")}
-    monkeypatch.setattr(ffi_router, "_EVENT_FIELDS", fields)
+    fields = {**ffi_router.EVENT_FIELDS, "publish_data": ("async_id", "delivery_receipt")}
+    monkeypatch.setattr(ffi_router, "EVENT_FIELDS", fields)
     with pytest.raises(ffi_router.SdkInternalsChanged) as err:
         ffi_router.require_sdk_internals()
     text = str(err.value)

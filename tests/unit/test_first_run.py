@@ -1,5 +1,5 @@
-"""The first-run table (tests/first_run.py) through the one-shot agent and the scripted model,
-over an in-memory session: every sentence's canvas outcome, in two different viewports."""
+"""The first-run table (tests/support/first_run.py) through the one-shot agent and the scripted
+model, over an in-memory session: every sentence's canvas outcome, in two different viewports."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.ports import PromptInput
 from steward.protocol.messages import Box
-from tests.first_run import CASES, Case
-from tests.unit.fake_session import FakeSession
+from tests.support.fake_session import FakeSession
+from tests.support.first_run import CASES, Case
 
 VIEWPORTS = {"wide": Box(x=0, y=0, w=1600, h=900), "small": Box(x=3000, y=-400, w=900, h=700)}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.first_run import CASES
+from tests.support.first_run import CASES
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,20 +12,21 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from steward.actions.base import ActionContext
+from steward.actions.base import RunState
 from steward.actions.registry import ALL_ACTION_NAMES, process, select
-from steward.bench import mutate
-from steward.bench.fuzz import SHAPE_SEEDS, _action_seeds
-from steward.bench.memory_session import ChunkModel, MemorySession
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.base import PREFILL
 from steward.model.parser import MAX_DEPTH, ActionStreamParser, parse_all
 from steward.ports import PromptInput
+from steward_tools.bench import mutate
+from steward_tools.bench.fuzz import action_seeds
+from steward_tools.bench.fuzz_seeds import SHAPE_SEEDS
+from steward_tools.bench.memory_session import ChunkModel, MemorySession
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-SEEDS = _action_seeds()
+SEEDS = action_seeds()
 
 scalars = (
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
@@ -104,7 +105,7 @@ def test_deep_nesting_is_cut_not_recursed() -> None:
 def test_registry_sanitizes_anything(items: list[dict[str, Any]], complete: bool) -> None:
     mirror = CanvasMirror()
     mirror.load(SHAPE_SEEDS[0])
-    ctx = ActionContext(shapes=mirror.shapes, todo=[])
+    ctx = RunState(shapes=mirror.shapes, todo=[])
     for i, data in enumerate(items):
         out = process(data, index=i, complete=complete, incomplete_path=None, ctx=ctx,
                       enabled=select())  # fmt: skip

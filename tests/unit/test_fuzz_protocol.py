@@ -11,18 +11,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from steward.bench import mutate
-from steward.bench.fuzz import (
-    LIMITS,
-    SEEDS,
-    Rejected,
-    _edit_check,
-    _gzip_shapes_check,
-    _shapes_check,
-)
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_SHAPES_JSON_BYTES
 from steward.protocol.messages import CanvasEdit, WireModel
+from steward_tools.bench import mutate
+from steward_tools.bench.fuzz import (
+    LIMITS,
+    Rejected,
+    edit_check,
+    gzip_shapes_check,
+    shapes_check,
+)
+from steward_tools.bench.fuzz_seeds import SEEDS
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MODELS = sorted(SEEDS, key=lambda m: m.__name__)
@@ -103,7 +103,7 @@ def test_relayed_edits_reach_clients_as_valid_envelopes(seed: int) -> None:
     """canvas:edit → relay actions → steward mirror → packed envelopes → a client replica."""
     for data in mutate.variants(random.Random(seed), SEEDS[CanvasEdit], 5, raw=mutate.random_bytes):
         try:
-            _edit_check(data)
+            edit_check(data)
         except Rejected:
             pass
 
@@ -118,7 +118,7 @@ def test_relayed_edits_reach_clients_as_valid_envelopes(seed: int) -> None:
 )
 def test_context_shapes_stream_never_breaks_the_mirror(records: list[dict[str, Any]]) -> None:
     try:
-        _shapes_check(json.dumps(records).encode())
+        shapes_check(json.dumps(records).encode())
     except Rejected:
         pass
 
@@ -138,7 +138,7 @@ def test_gzip_shapes_streams_are_inflated_or_refused_with_a_reason(
     )
     assert gzipped
     try:
-        _gzip_shapes_check(packed)
+        gzip_shapes_check(packed)
     except Rejected as err:
         assert str(err)  # refused, with a reason; anything else raised fails the test
         assert kind != "gzip" or str(err) not in {"corrupt_gzip", "oversize"}

@@ -10,7 +10,7 @@ from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.base import PREFILL, ModelRequest, Usage
 from steward.model.registry import get_model
 from steward.ports import PromptInput
-from tests.unit.fake_session import FakeSession
+from tests.support.fake_session import FakeSession
 
 BODY = (
     '{"_type": "create", "intent": "", "shape": {"_type": "note", "shapeId": "n", "x": 1, '

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from steward.actions.base import ActionContext
+from steward.actions.base import RunState
 from steward.actions.registry import ACTIONS, process
 from steward.canvas.coords import CoordinateSpace
 
@@ -22,7 +22,7 @@ def base_shapes() -> dict[str, dict[str, Any]]:
 
 
 def run(action: dict[str, Any], *, complete: bool = True, path: Any = None) -> Any:
-    ctx = ActionContext(shapes=base_shapes())
+    ctx = RunState(shapes=base_shapes())
     out = process(action, index=0, complete=complete, incomplete_path=path, ctx=ctx,
                   enabled=ACTIONS)  # fmt: skip
     return out, ctx
@@ -121,7 +121,7 @@ def test_partial_id_waits() -> None:
 
 
 def test_rename_map_lets_the_model_keep_its_id() -> None:
-    ctx = ActionContext(shapes=base_shapes())
+    ctx = RunState(shapes=base_shapes())
     process(create({"_type": "rectangle", "shapeId": "box", "x": 0, "y": 0, "w": 1, "h": 1}),
             index=0, complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)  # fmt: skip
     ctx.shapes["box-1"] = {"id": "box-1", "type": "geo", "x": 0, "y": 0, "props": {}}
@@ -131,7 +131,7 @@ def test_rename_map_lets_the_model_keep_its_id() -> None:
 
 
 def test_model_coordinates_are_offset_back_to_page() -> None:
-    ctx = ActionContext(shapes=base_shapes(), coords=CoordinateSpace(1000, 500))
+    ctx = RunState(shapes=base_shapes(), coords=CoordinateSpace(1000, 500))
     action = create({"_type": "rectangle", "shapeId": "r", "x": 10, "y": 20, "w": 5, "h": 5})
     out = process(action, index=0, complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)
     assert out is not None and (out.ops[0].params["x"], out.ops[0].params["y"]) == (1010, 520)

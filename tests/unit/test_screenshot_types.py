@@ -3,9 +3,6 @@ it, and the type travels from the inbox through the context and prompt to the mo
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,52 +12,13 @@ from steward.model.base import ModelRequest
 from steward.prompt.parts.screenshot import PART
 from steward.prompt.state import PromptState
 from steward.protocol.images import matches, screenshot_type, sniff
-from steward.protocol.names import STREAM_ATTR_REQUEST_ID, TOPIC_CONTEXT, TOPIC_SCREENSHOT
-from steward.room.context import ContextFailure, Received, StreamInbox
+from steward.protocol.names import TOPIC_CONTEXT, TOPIC_SCREENSHOT
+from steward.room.stream_inbox import ContextFailure, Received
+from tests.support.context_rigs import InboxRig
 
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16
 WEBP = b"RIFF\x24\x00\x00\x00WEBPVP8 " + b"\x00" * 16
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
-
-
-class FakeReader:
-    """A byte stream as the SDK hands it over: info, chunks, close()."""
-
-    def __init__(self, request_id: str, mime_type: str, data: bytes) -> None:
-        attrs = {STREAM_ATTR_REQUEST_ID: request_id}
-        self.info = SimpleNamespace(attributes=attrs, mime_type=mime_type, size=None)
-        self.data = data
-        self.read = False
-        self.closed = False
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._chunks()
-
-    async def _chunks(self) -> AsyncIterator[bytes]:
-        self.read = True
-        for i in range(0, len(self.data), 8):
-            yield self.data[i : i + 8]
-
-    def close(self) -> None:
-        self.closed = True
-
-
-class Rig:
-    def __init__(self) -> None:
-        self.rejected: list[tuple[str, str, str]] = []
-        self.inbox = StreamInbox(lambda topic, sender, reason, *_: self.rejected.append(
-            (topic, sender, reason)))  # fmt: skip
-
-    async def deliver(
-        self, mime_type: str, data: bytes, topic: str = TOPIC_SCREENSHOT
-    ) -> tuple[asyncio.Future[Received], FakeReader]:
-        futures = self.inbox.expect("r1", "alice", ["screenshot", "shapes"])
-        reader = FakeReader("r1", mime_type, data)
-        self.inbox.handler(topic)(reader, "alice")  # type: ignore[arg-type]
-        kind = "screenshot" if topic == TOPIC_SCREENSHOT else "shapes"
-        fut: asyncio.Future[Received] = futures[kind]
-        await asyncio.wait([fut], timeout=5)  # the inbox reads in a task of its own
-        return fut, reader
 
 
 def test_accepted_types_their_signatures_and_mime_parameters() -> None:
@@ -79,14 +37,14 @@ def test_accepted_types_their_signatures_and_mime_parameters() -> None:
 async def test_a_screenshot_of_an_accepted_type_is_received_with_that_type(
     mime_type: str, data: bytes
 ) -> None:
-    rig = Rig()
+    rig = InboxRig()
     fut, reader = await rig.deliver(mime_type, data)
     assert fut.result() == Received(data, mime_type)
     assert rig.rejected == [] and reader.read
 
 
 async def test_another_image_type_is_refused_unread() -> None:
-    rig = Rig()
+    rig = InboxRig()
     fut, reader = await rig.deliver("image/png", PNG)
     assert rig.rejected == [(TOPIC_SCREENSHOT, "alice", "unsupported_image_type")]
     with pytest.raises(ContextFailure, match="unsupported_image_type"):
@@ -97,7 +55,7 @@ async def test_another_image_type_is_refused_unread() -> None:
 @pytest.mark.parametrize(("mime_type", "data"), [("image/webp", JPEG), ("image/jpeg", WEBP),
                                                   ("image/webp", b"")])  # fmt: skip
 async def test_bytes_that_do_not_match_their_type_are_refused(mime_type: str, data: bytes) -> None:
-    rig = Rig()
+    rig = InboxRig()
     fut, _ = await rig.deliver(mime_type, data)
     assert rig.rejected == [(TOPIC_SCREENSHOT, "alice", "image_type_mismatch")]
     with pytest.raises(ContextFailure, match="image_type_mismatch"):
@@ -105,7 +63,7 @@ async def test_bytes_that_do_not_match_their_type_are_refused(mime_type: str, da
 
 
 async def test_the_shapes_stream_is_not_held_to_image_types() -> None:
-    rig = Rig()
+    rig = InboxRig()
     fut, _ = await rig.deliver("application/json", b"[]", topic=TOPIC_CONTEXT)
     assert fut.result().data == b"[]" and rig.rejected == []
 

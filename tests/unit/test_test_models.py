@@ -12,9 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from steward.actions.registry import ALL_ACTION_NAMES
-from steward.bench.request_text import Box, json_values, read_request
-from steward.bench.responders import PlanResponder, SchemaResponder, continuation, random_chunks
-from steward.bench.schema_sampler import Knowledge, SchemaSampler
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.modes import MODES
@@ -23,6 +20,14 @@ from steward.model.base import PREFILL
 from steward.prompt.registry import build_request
 from steward.prompt.schema import response_schema
 from steward.prompt.state import PromptState
+from steward_tools.bench.request_text import Box, json_values, read_request
+from steward_tools.bench.responders import (
+    PlanResponder,
+    SchemaResponder,
+    continuation,
+    random_chunks,
+)
+from steward_tools.bench.schema_sampler import Knowledge, SchemaSampler
 
 JPEG = b"\xff\xd8\xff\xe0jpeg"
 SCHEMA = response_schema(ALL_ACTION_NAMES)

@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from steward.bench.memory_session import MemorySession
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
 from steward.watchdog import Watchdog
+from steward_tools.bench.memory_session import MemorySession
 
 ACTIONS = '{"actions": [{"_type": "message", "text": "hello"}]}'
 

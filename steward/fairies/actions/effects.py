@@ -1,4 +1,4 @@
-"""What fairy actions do to the room's fairy state: `EffectContext` implements `FairyOps`.
+"""What fairy actions do to the room's fairy state: `BoardOps` implements `FairyOps`.
 
 Each fairy action's spec (`steward/actions/fairy.py`) names its effect as a call of these
 operations. An operation checks the rules (through `ProjectBoard`, which raises
@@ -95,7 +95,7 @@ def drone_brief(task: Task, orchestrator: str, origin: tuple[float, float] = (0.
 
 
 @dataclass
-class EffectContext:
+class BoardOps:
     room_id: str
     fairy_id: str
     board: ProjectBoard
@@ -218,7 +218,7 @@ class EffectContext:
         self.effects.append(Moved(self.fairy_id))
 
 
-def abort_effects(c: EffectContext, project_id: str) -> None:
+def abort_effects(c: BoardOps, project_id: str) -> None:
     """Abort or disband (also used by the system): every member goes back to idling."""
     project, _ = c.board.abort_project(project_id)
     for m in (project.orchestrator, *project.members):

@@ -19,10 +19,12 @@ def _build(state: PromptState) -> list[Block]:
         return []
     clusters = capped_clusters(rects)
     rows = [
-        {"bounds": state.coords.box_to_model(f"cluster-{i}", c.bounds.to_dict()),
-         "numberOfShapes": c.count}
+        {
+            "bounds": state.coords.box_to_model(f"cluster-{i}", c.bounds.to_dict()),
+            "numberOfShapes": c.count,
+        }
         for i, c in enumerate(sorted(clusters, key=lambda c: (c.bounds.y, c.bounds.x)))
-    ]  # fmt: skip
+    ]
     return text("Shapes outside your view (clusters):", json.dumps(rows, separators=(",", ":")))
 
 

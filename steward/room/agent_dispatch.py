@@ -1,0 +1,75 @@
+"""LiveKit's server API as the steward needs it to hand a room to a worker: create an agent
+dispatch (AgentDispatchService) and ask who is in a room (RoomService).
+
+One `AgentDispatcher` keeps one HTTP session; both the re-dispatch watcher and the HTTP run
+for a room no steward serves create their dispatches here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from livekit import api
+
+from steward.config import Settings
+from steward.obs.logging import get_logger
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Dispatched:
+    room: str
+    dispatch_id: str
+
+
+class AgentDispatcher:
+    def __init__(self, url: str, api_key: str, api_secret: str, *, agent_name: str) -> None:
+        self.url = url
+        self.agent_name = agent_name
+        self._key = api_key
+        self._secret = api_secret
+        # Made on first use: its HTTP session must be created inside the running loop.
+        self._api: api.LiveKitAPI | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AgentDispatcher:
+        return cls(
+            settings.livekit_url,
+            settings.livekit_api_key,
+            settings.livekit_api_secret.get_secret_value(),
+            agent_name=settings.steward_agent_name,
+        )
+
+    def _lk(self) -> api.LiveKitAPI:
+        if self._api is None:
+            self._api = api.LiveKitAPI(self.url, self._key, self._secret)
+        return self._api
+
+    async def dispatch(self, room: str, *, reason: str) -> Dispatched:
+        """Ask LiveKit to send the room to a worker registered under our agent name."""
+        made = await self._lk().agent_dispatch.create_dispatch(
+            api.CreateAgentDispatchRequest(agent_name=self.agent_name, room=room)
+        )
+        log.info("agent_dispatched", room=room, dispatch=made.id, reason=reason)
+        return Dispatched(room, made.id)
+
+    async def dispatches(self, room: str) -> list[api.AgentDispatch]:
+        """The room's dispatches LiveKit still lists (a dead worker's stays listed)."""
+        return list(await self._lk().agent_dispatch.list_dispatch(room))
+
+    async def browsers(self, room: str) -> list[str]:
+        """Identities of the room's people (not agents, e.g. a steward); [] if no such room."""
+        try:
+            listed = await self._lk().room.list_participants(api.ListParticipantsRequest(room=room))
+        except api.TwirpError as err:
+            if err.code == api.TwirpErrorCode.NOT_FOUND:
+                return []
+            raise
+        agent = api.ParticipantInfo.Kind.AGENT
+        return [p.identity for p in listed.participants if p.kind != agent]
+
+    async def aclose(self) -> None:
+        if self._api is not None:
+            await self._api.aclose()
+            self._api = None

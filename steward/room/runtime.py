@@ -1,0 +1,605 @@
+"""One code path once a room is connected: `RoomRuntime` wires the room's events to the
+participants, broadcaster, relay, context fetcher, intake and dispatcher.
+
+Both entry points end here: `steward join ROOM` (direct connect, `connect_direct`) and the
+livekit-agents worker entrypoint (which hands over its already connected `rtc.Room`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from livekit import rtc
+from livekit.agents import stt
+
+from steward import ffi_router
+from steward.canvas.mirror import CanvasMirror
+from steward.config import Settings
+from steward.obs import metrics
+from steward.obs.logging import get_logger
+from steward.ports import AgentRunner, PromptInput
+from steward.protocol import ProtocolError, decode
+from steward.protocol.limits import MAX_DATA_PACKET_BYTES, MAX_ENVELOPE_BYTES
+from steward.protocol.messages import (
+    Ack,
+    ActionEnvelope,
+    CanvasEdit,
+    ComposingHint,
+    Resync,
+    ViewportUpdate,
+    WireModel,
+)
+from steward.protocol.names import (
+    ATTR_READY,
+    RESYNC_ALL_SESSIONS,
+    RPC_CANCEL,
+    RPC_PROMPT,
+    TOPIC_ACK,
+    TOPIC_ACTION,
+    TOPIC_ACTIONS,
+    TOPIC_CHAT,
+    TOPIC_COMPOSING,
+    TOPIC_CONTEXT,
+    TOPIC_EDIT,
+    TOPIC_FAIRIES,
+    TOPIC_RESYNC,
+    TOPIC_SCREENSHOT,
+    TOPIC_STATUS,
+    TOPIC_TRANSCRIPTION,
+    TOPIC_VIEWPORT,
+)
+from steward.room.abuse import AbuseGuard, livekit_revoker
+from steward.room.broadcaster import Broadcaster
+from steward.room.composing import ComposingHints
+from steward.room.dispatch import Dispatcher
+from steward.room.envelopes import FragmentAssembler, is_fragment
+from steward.room.grants import GrantBook
+from steward.room.intake import Intake, RateLimiter
+from steward.room.messenger import Messenger
+from steward.room.participants import Participants
+from steward.room.relay import Relay
+from steward.room.snapshot_fetcher import SnapshotFetcher
+from steward.room.stream_inbox import STREAM_CAPS, StreamInbox
+from steward.room.user_edits import UserEdits
+from steward.room.views import Views
+from steward.store.grants import GrantBindings
+from steward.store.outbox import Outbox
+from steward.tasks import TaskSet
+from steward.tokens import mint_token
+from steward.voice.listener import Hearing, RoomVoice
+
+log = get_logger(__name__)
+
+# Topics this runtime answers; packets on other topics belong to the app and are ignored.
+_OWN_PREFIXES = ("agent:", "steward:", "canvas:")
+# Every topic the steward speaks: a stream on one of them is either expected or refused.
+STEWARD_TOPICS = (
+    TOPIC_ACTION,
+    TOPIC_ACTIONS,
+    TOPIC_ACK,
+    TOPIC_SCREENSHOT,
+    TOPIC_CONTEXT,
+    TOPIC_VIEWPORT,
+    TOPIC_RESYNC,
+    TOPIC_COMPOSING,
+    TOPIC_CHAT,
+    TOPIC_STATUS,
+    TOPIC_EDIT,
+    TOPIC_FAIRIES,
+    TOPIC_TRANSCRIPTION,
+)
+# Inbound messages per participant per minute (acks are exempt: one per envelope).
+INBOUND_PER_MIN = 600
+# Resyncs replay from Postgres, so they get a tighter budget of their own, and a whole
+# room's history (`sessionId: "*"`) a tighter one still.
+RESYNC_PER_MIN = 30
+RESYNC_ALL_PER_MIN = 4
+# Acks: one per envelope sent, so generous; each is also checked against what was sent.
+ACKS_PER_MIN = 6000
+
+
+@dataclass
+class RoomDeps:
+    """What a room runtime needs from the composition root."""
+
+    settings: Settings
+    outbox: Outbox
+    runner: Callable[[], AgentRunner]
+    # `steward.cancel` for sessions the dispatcher did not start (a fairy's own sessions):
+    # (room id, session id) → whether something was cancelled.
+    cancel_other: Callable[[str, str], bool] | None = None
+    # Who such a session works for (room id, session id) → identity, or None when unknown.
+    owner_of_other: Callable[[str, str], str | None] | None = None
+    # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
+    grant_bindings: GrantBindings | None = None
+    # A session's models, tokens and estimated cost, for its `session_ended` line.
+    usage_of: Callable[[str], Awaitable[dict[str, object]]] | None = None
+    # The speech engine shared by every room (None: the steward transcribes nobody).
+    speech: stt.STT[Any] | None = None
+
+
+def room_options(*, auto_subscribe: bool) -> rtc.RoomOptions:
+    """Every steward connection's options (direct and worker alike)."""
+    # The Rust core inflates SDK-compressed streams before we see a byte: bound it there too.
+    limit = rtc.DataStreamOptions(max_payload_byte_length=max(STREAM_CAPS.values()))
+    return rtc.RoomOptions(auto_subscribe=auto_subscribe, data_stream=limit)
+
+
+def steward_token(settings: Settings, room: str) -> str:
+    """The steward joins as a visible participant of kind agent (never hidden: RPC needs it)."""
+    return mint_token(
+        settings.livekit_api_key,
+        settings.livekit_api_secret.get_secret_value(),
+        room=room,
+        identity=settings.steward_identity,
+        name="Canvas Steward",
+        kind="agent",
+        role="steward",
+        can_prompt=False,
+    )
+
+
+def _joined_ms(p: rtc.Participant) -> int:
+    joined = p.joined_at
+    return int(joined.timestamp() * 1000) if joined is not None else int(time.time() * 1000)
+
+
+class RoomRuntime:
+    def __init__(
+        self, room: rtc.Room, room_id: str, deps: RoomDeps, *, fence: int | None = None
+    ) -> None:
+        s = deps.settings
+        self.room = room
+        self.room_id = room_id
+        self.deps = deps
+        self.mode = s.steward_apply_mode
+        self.mirror = CanvasMirror()
+        self.participants = Participants(on_left=self._on_left, on_joined=self._on_joined)
+        self.broadcaster = Broadcaster(
+            room_id,
+            self._publish_action,
+            deps.outbox,
+            self._recipients,
+            retransmit_after_s=s.steward_retransmit_after_ms / 1000,
+            retransmit_attempts=s.steward_retransmit_attempts,
+            mirror=self.mirror,
+            fence=fence,
+        )
+        self.messenger = Messenger(room_id, self._publish_all)
+        self.inbox = StreamInbox(self._reject)
+        # Whose view a run sees: each participant's published viewport and own edits.
+        self.views = Views()
+        self.user_edits = UserEdits()
+        self.context = SnapshotFetcher(
+            room_id,
+            functools.partial(ffi_router.perform_rpc, room.local_participant),
+            self.participants,
+            self.inbox,
+            self.mirror,
+            lambda: self.broadcaster.room_order,
+            timeout_s=s.steward_context_timeout_s,
+            # Host mode: user edits bypass the steward, so only the short cache is safe.
+            prefetch_ttl_s=s.steward_prefetch_ttl_s if self.mode == "relay" else None,
+            max_size=s.steward_screenshot_max_size,
+            max_bytes=s.steward_screenshot_max_bytes,
+            on_reject=self._reject,
+            adopt_shapes=self.mode == "host",
+            views=self.views,
+            edits=self.user_edits,
+            browser_changes=self.mode == "host",
+        )
+        self.dispatcher = Dispatcher(
+            room_id,
+            deps.runner,
+            broadcaster=self.broadcaster,
+            messenger=self.messenger,
+            context=self.context,
+            outbox=deps.outbox,
+            model=s.model_for_role("one-shot"),
+            max_s=s.steward_session_max_s,
+            usage_of=deps.usage_of,
+        )
+        self.grants = GrantBook(room_id, s.grant_keys(), deps.grant_bindings)
+        self.intake = Intake(
+            room_id,
+            self.participants,
+            self.dispatcher.start,
+            self._cancel,
+            policy=s.steward_prompt_policy,
+            rate_per_min=s.steward_prompt_rate_per_min,
+            wake_phrase=s.steward_wake_phrase,
+            on_reject=self._reject,
+            verify_grant=self.grants.check,
+            cancel_policy=s.steward_cancel_policy,
+            owner_of=self._session_owner,
+            running=self.dispatcher.running,
+            track_owner=self._track_owner,
+        )
+        self.voice: RoomVoice | None = None
+        if deps.speech is not None:
+            self.voice = RoomVoice(
+                room, room_id, deps.speech, hearing=self._hearing, on_final=self._voice_final
+            )
+            self.intake.on_transcribed_elsewhere = self.voice.transcribed_elsewhere
+        self.composing = ComposingHints(
+            room_id,
+            self.participants,
+            self.context,
+            self.intake.may_prompt,
+            self._reject,
+            min_interval_s=s.steward_prefetch_min_interval_s,
+        )
+        self.intake.on_speaking = self.composing.on_voice
+        self.relay = Relay(room_id, self.broadcaster, mode=self.mode)
+        self.rejected: list[tuple[str, str, str]] = []
+        self._inbound_limit = RateLimiter(INBOUND_PER_MIN)
+        self._resync_limit = RateLimiter(RESYNC_PER_MIN)
+        self._resync_all_limit = RateLimiter(RESYNC_ALL_PER_MIN)
+        self._ack_limit = RateLimiter(ACKS_PER_MIN)
+        self.abuse = AbuseGuard(
+            room_id,
+            livekit_revoker(
+                s.livekit_url,
+                s.livekit_api_key,
+                s.livekit_api_secret.get_secret_value(),
+                room_id,
+            ),
+            limit_per_min=s.steward_abuse_strikes_per_min,
+        )
+        self._tasks = TaskSet("room_task_failed", room=room_id)
+        self._handlers: dict[
+            str, tuple[type[WireModel], int, Callable[[str, Any], Awaitable[None] | None]]
+        ] = {
+            TOPIC_ACK: (Ack, MAX_ENVELOPE_BYTES, self._on_ack),
+            TOPIC_RESYNC: (Resync, MAX_ENVELOPE_BYTES, self._on_resync),
+            TOPIC_EDIT: (CanvasEdit, MAX_DATA_PACKET_BYTES, self._on_edit),
+            TOPIC_VIEWPORT: (ViewportUpdate, MAX_ENVELOPE_BYTES, self._on_viewport),
+            TOPIC_COMPOSING: (ComposingHint, MAX_ENVELOPE_BYTES, self.composing.on_hint),
+        }
+        self.closed = asyncio.Event()
+        # Wall-clock time of the last packet in or out (the operator's view).
+        self.last_activity_at = time.time()
+
+    # --- lifecycle -----------------------------------------------------------------------
+    async def start(self) -> RoomRuntime:
+        await self.deps.outbox.ensure_room(self.room_id, self.mode)
+        await self._restore_mirror()
+        await self.grants.load()
+        await self.broadcaster.start()
+        room, lp = self.room, self.room.local_participant
+        ffi_router.narrow_room_events(room)
+        await self._announce()
+        room.on("participant_connected", self._on_participant_connected)
+        room.on("participant_disconnected", self._on_participant_disconnected)
+        room.on("participant_attributes_changed", self._on_attributes_changed)
+        room.on("reconnecting", self._on_reconnecting)
+        room.on("reconnected", self._on_reconnected)
+        room.on("data_received", self._on_data)
+        room.on("disconnected", self._on_disconnected)
+        lp.register_rpc_method(RPC_PROMPT, self.intake.on_prompt_rpc)
+        lp.register_rpc_method(RPC_CANCEL, self.intake.on_cancel_rpc)
+        room.register_byte_stream_handler(TOPIC_SCREENSHOT, self.inbox.handler(TOPIC_SCREENSHOT))
+        room.register_byte_stream_handler(TOPIC_CONTEXT, self.inbox.handler(TOPIC_CONTEXT))
+        room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
+        # Every other stream on our topics is refused unread (the SDK would otherwise drop
+        # it without a word, or the other kind would be read on a topic that expects one).
+        for topic in STEWARD_TOPICS:
+            if topic not in (TOPIC_SCREENSHOT, TOPIC_CONTEXT):
+                room.register_byte_stream_handler(topic, self.inbox.refuse(topic, "byte"))
+            if topic != TOPIC_TRANSCRIPTION:
+                room.register_text_stream_handler(topic, self.inbox.refuse(topic, "text"))
+        for p in room.remote_participants.values():
+            self._on_participant_connected(p)
+        if self.voice is not None:  # after the participants: it asks who may prompt
+            self.voice.start()
+        # After the participants are known, so the withdrawals reach every browser live.
+        self._spawn(self._end_interrupted())
+        metrics.CONNECTED_ROOMS.inc()
+        log.info(
+            "room_serving",
+            room=self.room_id,
+            mode=self.mode,
+            participants=len(room.remote_participants),
+            room_order=self.broadcaster.room_order,
+        )
+        return self
+
+    async def close(self, *, disconnect: bool = True) -> None:
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        if self.voice is not None:
+            await self.voice.close()
+        await self.dispatcher.close()
+        await self.context.close()
+        await self.broadcaster.close()
+        self.participants.close()
+        self._tasks.cancel()
+        metrics.CONNECTED_ROOMS.dec()
+        if disconnect:
+            await self.room.disconnect()
+        log.info("room_closed", room=self.room_id)
+
+    async def _announce(self) -> None:
+        """Browsers drop packets from a participant they do not know yet, and the SFU may
+        batch a join for up to 3 s; an attribute change is announced at once."""
+        try:
+            ready = str(int(time.time() * 1000))
+            await self.room.local_participant.set_attributes({ATTR_READY: ready})
+        except Exception as err:  # a token without the grant: browsers learn of us later
+            log.warning("steward_announce_failed", room=self.room_id, error=str(err))
+
+    async def _end_interrupted(self) -> None:
+        for session_id in await self.deps.outbox.interrupted_sessions(self.room_id):
+            try:
+                await self.dispatcher.end_interrupted(session_id)
+            except Exception as err:  # left running in Postgres: the next start tries again
+                log.warning(
+                    "interrupted_session_not_ended",
+                    room=self.room_id,
+                    session_id=session_id,
+                    error=str(err),
+                )
+
+    async def _restore_mirror(self) -> None:
+        """Rebuild the mirror from the outbox, so a restarted steward sees the canvas."""
+        assembler = FragmentAssembler()
+        rows = await self.deps.outbox.room_history(self.room_id)
+        for row in rows:
+            env = ActionEnvelope.model_validate_json(row.payload)
+            for action in env.actions:
+                if is_fragment(action.params):
+                    params = assembler.add(action.id, action.params)
+                    if params is None:
+                        continue
+                    action = action.model_copy(update={"params": params})
+                self.mirror.apply_one(action, partial=bool(env.partial), session=env.session_id)
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        self._tasks.spawn(coro)
+
+    # --- the operator's view ------------------------------------------------------------
+    def overview(self) -> dict[str, Any]:
+        """Host, participants and running sessions (`GET /api/rooms`)."""
+        members = sorted(self.participants.all(), key=lambda m: (m.joined_at_ms, m.identity))
+        running = [sid for sid in self.dispatcher.sessions if sid not in self.dispatcher.results]
+        sessions = []
+        for sid in running:
+            prompt = self.dispatcher.sessions[sid].prompt
+            sessions.append(
+                self.session_view(sid, fairy=prompt.fairy, mode=None, requester=prompt.requester)
+            )
+        return {
+            "room": self.room_id,
+            "apply_mode": self.mode,
+            "host": self.participants.host,
+            "participants": [
+                {
+                    "identity": m.identity,
+                    "role": m.role,
+                    "capabilities": sorted(m.capabilities),
+                    "unacked": self.broadcaster.unacked(m.identity),
+                    "muted": m.identity in self.abuse.muted,
+                }
+                for m in members
+            ],
+            "sessions": sessions,
+            "unacked": self.broadcaster.total_unacked(),
+            "last_activity_at": round(self.last_activity_at, 3),
+        }
+
+    def session_view(
+        self, session_id: str, *, fairy: str | None, mode: str | None, requester: str
+    ) -> dict[str, Any]:
+        return {
+            "session_id": session_id,
+            "fairy": fairy,
+            "mode": mode,
+            "requester": requester,
+            "seq": self.broadcaster.stats(session_id).last_seq,
+            "unacked": self.broadcaster.unacked_in(session_id),
+        }
+
+    # --- prompts -------------------------------------------------------------------------
+    async def run_prompt(self, prompt: PromptInput, session_id: str | None = None) -> str:
+        """Start a session (HTTP and in-process callers); returns its id."""
+        return await self.dispatcher.start(prompt, session_id)
+
+    def _session_owner(self, session_id: str) -> str | None:
+        session = self.dispatcher.sessions.get(session_id)
+        if session is not None:
+            return session.prompt.requester
+        if self.deps.owner_of_other is not None:
+            return self.deps.owner_of_other(self.room_id, session_id)
+        return None
+
+    # --- voice ---------------------------------------------------------------------------
+    def _hearing(self, identity: str) -> Hearing:
+        member = self.participants.get(identity)
+        if member is not None and self.intake.may_prompt(member):
+            return "prompt"
+        return self.deps.settings.steward_stt_unprivileged
+
+    async def _voice_final(self, speaker: str, text: str, _ended_at: float) -> None:
+        await self.intake.voice_final(speaker, text)
+
+    def _track_owner(self, track_sid: str) -> str | None:
+        for p in self.room.remote_participants.values():
+            if track_sid in p.track_publications:
+                return p.identity
+        return None
+
+    def _cancel(self, session_id: str, requester: str) -> bool:
+        owner = self._session_owner(session_id)  # before the cancel ends the session
+        ok = self.dispatcher.cancel(session_id)
+        if not ok and self.deps.cancel_other is not None:
+            ok = self.deps.cancel_other(self.room_id, session_id)
+        log.info(
+            "session_cancel",
+            room=self.room_id,
+            session_id=session_id,
+            by=requester,
+            owner=owner,
+            ok=ok,
+        )
+        return ok
+
+    # --- outbound ------------------------------------------------------------------------
+    def _recipients(self) -> list[str]:
+        if self.mode == "host":
+            host = self.participants.host
+            return [host] if host else []
+        return self.participants.appliers()
+
+    def _publish_action(
+        self, payload: bytes, *, topic: str, destinations: list[str]
+    ) -> asyncio.Future[None]:
+        self.last_activity_at = time.time()
+        return ffi_router.publish(
+            self.room.local_participant, payload, topic=topic, destinations=destinations
+        )
+
+    async def _publish_all(
+        self, payload: bytes, topic: str, destinations: list[str] | None = None
+    ) -> None:
+        await ffi_router.publish(
+            self.room.local_participant, payload, topic=topic, destinations=destinations
+        )
+
+    # --- participants --------------------------------------------------------------------
+    def _on_participant_connected(self, p: rtc.RemoteParticipant) -> None:
+        self.participants.joined(p.identity, _joined_ms(p), dict(p.attributes), p.sid)
+
+    def _on_participant_disconnected(self, p: rtc.RemoteParticipant) -> None:
+        self.participants.left(p.identity)
+
+    def _on_attributes_changed(self, changed: dict[str, str], p: rtc.Participant) -> None:
+        if isinstance(p, rtc.RemoteParticipant):
+            self.participants.attributes_changed(p.identity, dict(p.attributes))
+
+    def _on_reconnecting(self) -> None:
+        log.warning("steward_reconnecting", room=self.room_id)
+        self.participants.connection_reconnecting()
+
+    def _on_reconnected(self) -> None:
+        log.info("steward_reconnected", room=self.room_id)
+        self.participants.connection_reconnected(lambda: set(self.room.remote_participants))
+        for p in self.room.remote_participants.values():
+            self._on_participant_connected(p)
+
+    def _on_disconnected(self, reason: Any = None) -> None:
+        log.warning("steward_disconnected", room=self.room_id, reason=str(reason))
+        if not self.closed.is_set():
+            self._spawn(self.close(disconnect=False))
+
+    def _on_joined(self, identity: str) -> None:
+        """A new browser catches up from the outbox: the room's history in room order.
+
+        Replayed by the steward rather than on the browser's request, because a browser's
+        first packets can arrive before the SDK knows who sent them.
+        """
+        if identity in self._recipients():
+            self._spawn(self.broadcaster.resync_room(identity, skip_acked=False))
+
+    def _on_left(self, identity: str) -> None:
+        self.broadcaster.forget(identity)
+        self.abuse.forget(identity)
+        self.context.participant_left(identity)
+        self.views.forget(identity)
+        self.user_edits.forget(identity)
+
+    # --- inbound data --------------------------------------------------------------------
+    def _reject(self, topic: str, sender: str, reason: str, detail: str = "") -> None:
+        metrics.REJECTED_INBOUND.labels(topic=topic, reason=reason).inc()
+        self.abuse.strike(sender, reason, stream=reason == "unexpected_stream")
+        self.rejected.append((topic, sender, reason))
+        del self.rejected[:-100]
+        log.warning(
+            "inbound_rejected",
+            room=self.room_id,
+            topic=topic,
+            participant=sender,
+            reason=reason,
+            detail=detail[:300],
+        )
+
+    def _on_data(self, packet: rtc.DataPacket) -> None:
+        topic = packet.topic or ""
+        if not topic.startswith(_OWN_PREFIXES):
+            return
+        if packet.participant is None:
+            self._reject(topic, "<server>", "no_sender")
+            return
+        sender = packet.participant.identity
+        self.last_activity_at = time.time()
+        entry = self._handlers.get(topic)
+        if entry is None:
+            return  # a topic we send, echoed by nobody; or another app's agent:* message
+        model, max_bytes, handler = entry
+        limit = self._ack_limit if topic == TOPIC_ACK else self._inbound_limit
+        if not limit.allow(sender):
+            self._reject(topic, sender, "rate_limited")
+            return
+        msg = decode(model, packet.data, topic=topic, max_bytes=max_bytes)
+        if isinstance(msg, ProtocolError):
+            self._reject(topic, sender, msg.kind, msg.reason)
+            return
+        try:
+            result = handler(sender, msg)
+        except ValueError as err:
+            self._reject(topic, sender, "invalid", str(err))
+            return
+        except Exception as err:
+            self._reject(topic, sender, "handler_error", repr(err))
+            return
+        if result is not None:
+            self._spawn(result)
+
+    def _on_edit(self, sender: str, edit: CanvasEdit) -> Awaitable[None]:
+        actions = self.relay.accept(sender, edit)
+        ids = [str(r["id"]) for r in edit.put]
+        self.user_edits.record(sender, ids, edit.remove, lambda sid: sid in self.mirror.shapes)
+        return self.relay.send(sender, actions)
+
+    def _on_ack(self, sender: str, ack: Ack) -> None:
+        refused = self.broadcaster.on_ack(sender, ack)
+        if refused is not None:
+            self._reject(TOPIC_ACK, sender, refused, f"{ack.session_id[:64]} seq {ack.seq}")
+
+    def _on_viewport(self, sender: str, update: ViewportUpdate) -> None:
+        self.context.cache.viewport_changed(sender, self.views.update(sender, update))
+
+    async def _on_resync(self, sender: str, req: Resync) -> None:
+        if self.mode == "host" and sender != self.participants.host:
+            return  # in host mode only the host applies envelopes
+        if not self._resync_limit.allow(sender):
+            self._reject(TOPIC_RESYNC, sender, "rate_limited")
+            return
+        if req.session_id == RESYNC_ALL_SESSIONS:
+            if not self._resync_all_limit.allow(sender):
+                self._reject(TOPIC_RESYNC, sender, "rate_limited", "whole-room resync")
+                return
+            await self.broadcaster.resync_room(sender, skip_acked=req.last_seq > 0)
+            # A browser that had not seen us yet missed those statuses when they were sent.
+            await self.dispatcher.resend_interrupted(sender)
+        else:
+            await self.broadcaster.resync(sender, req.session_id, req.last_seq)
+
+
+async def connect_direct(
+    settings: Settings, room_name: str, deps: RoomDeps, *, fence: int | None = None
+) -> RoomRuntime:
+    """`steward join ROOM`: connect with our own token, then the common path."""
+    room = rtc.Room()
+    token = steward_token(settings, room_name)
+    await room.connect(settings.livekit_url, token, room_options(auto_subscribe=True))
+    try:
+        return await RoomRuntime(room, room_name, deps, fence=fence).start()
+    except BaseException:
+        await room.disconnect()
+        raise

@@ -1,0 +1,234 @@
+"""Byte streams from browsers on `agent:screenshot` / `agent:context`, matched to context
+requests by id: the inbox, its capped gzip inflater, and the errors an attempt fails with.
+
+The fuzzers drive `Inflater` and `parse_shapes` directly, so their names are public.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from livekit import rtc
+
+from steward.protocol.images import matches, screenshot_type
+from steward.protocol.limits import MAX_SCREENSHOT_BYTES, MAX_SHAPES_JSON_BYTES
+from steward.protocol.names import (
+    SHAPES_TYPE_GZIP,
+    SHAPES_TYPE_JSON,
+    STREAM_ATTR_REQUEST_ID,
+    TOPIC_CONTEXT,
+    TOPIC_SCREENSHOT,
+)
+from steward.tasks import TaskSet
+
+STREAM_KINDS = {TOPIC_SCREENSHOT: "screenshot", TOPIC_CONTEXT: "shapes"}
+STREAM_CAPS = {"screenshot": MAX_SCREENSHOT_BYTES, "shapes": MAX_SHAPES_JSON_BYTES}
+
+
+class ContextFailure(Exception):
+    """One attempt at one browser failed (timeout, RPC error, bad reply, missing stream)."""
+
+
+class ContextRefused(ContextFailure):
+    """The browser sent what no retry would fix (over its byte budget, a corrupt or bomb
+    gzip, the wrong image type): that browser is not asked again for this run."""
+
+
+# Refusals of a stream's content (not of its timing): never retried at the same browser.
+_REFUSALS = frozenset({"oversize", "corrupt_gzip", "unsupported_image_type", "image_type_mismatch"})
+
+
+@dataclass(frozen=True)
+class Received:
+    """One whole byte stream: its bytes and the media type it was sent as."""
+
+    data: bytes
+    mime_type: str
+
+
+@dataclass
+class _Expected:
+    sender: str
+    futures: dict[str, asyncio.Future[Received]]
+    # Byte caps the steward asked for (the screenshot's maxBytes), under STREAM_CAPS.
+    caps: dict[str, int] = field(default_factory=dict)
+
+
+class Oversize(Exception):
+    """The stream (or what it inflates to) is over its cap."""
+
+
+class CorruptGzip(Exception):
+    """A stream sent as gzip that does not inflate to one whole gzip member."""
+
+
+class Inflater:
+    """Streaming gunzip whose output never exceeds `cap` bytes: a zip bomb is refused after
+    at most `cap + 1` inflated bytes, never held whole."""
+
+    def __init__(self, cap: int) -> None:
+        self._cap = cap
+        self._z = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip wrapper only
+        self.out = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        data = chunk
+        while data:
+            if self._z.eof:
+                raise CorruptGzip("data after the end of the gzip member")
+            try:
+                # max_length > 0 always (an over-cap output raised below): 0 means unbounded.
+                self.out += self._z.decompress(data, self._cap + 1 - len(self.out))
+            except zlib.error as err:
+                raise CorruptGzip(str(err)) from err
+            if len(self.out) > self._cap:
+                raise Oversize(f"inflates to over {self._cap} bytes")
+            data = self._z.unconsumed_tail
+        if self._z.unused_data:
+            raise CorruptGzip("data after the end of the gzip member")
+
+    def finish(self) -> bytes:
+        if not self._z.eof:
+            raise CorruptGzip("truncated gzip stream")
+        return bytes(self.out)
+
+
+def shapes_encoding(mime_type: str) -> str:
+    """`gzip` when the shapes stream says it is gzip-compressed JSON, else `json` (plain JSON
+    is what older browsers and clients send, labelled or not)."""
+    base = mime_type.split(";", 1)[0].strip().lower()
+    return "gzip" if base == SHAPES_TYPE_GZIP else "json"
+
+
+class StreamInbox:
+    """Byte streams on `agent:screenshot` / `agent:context`, matched to requests by id.
+
+    A screenshot must be sent as an accepted image type (`steward.protocol.images`) and its
+    bytes must match that type; anything else fails the request like a missing screenshot.
+    Shapes arrive as JSON, gzip-compressed when the stream's mimeType is `application/gzip`:
+    inflated as it arrives, capped at MAX_SHAPES_JSON_BYTES inflated (`oversize`), a corrupt
+    one refused (`corrupt_gzip`); either fails the attempt like invalid shapes JSON."""
+
+    def __init__(self, on_reject: Callable[..., None]) -> None:
+        self._expected: dict[str, _Expected] = {}
+        self._tasks = TaskSet("context_stream_task_failed")
+        self._on_reject = on_reject
+
+    def expect(
+        self, request_id: str, sender: str, kinds: list[str], caps: dict[str, int] | None = None
+    ) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        futures: dict[str, asyncio.Future[Received]] = {k: loop.create_future() for k in kinds}
+        self._expected[request_id] = _Expected(sender, futures, dict(caps or {}))
+        return futures
+
+    def refuse(
+        self, topic: str, kind: str
+    ) -> Callable[[rtc.ByteStreamReader | rtc.TextStreamReader, str], None]:
+        """A handler that refuses every stream of `kind` on `topic` unread, with a log line."""
+
+        def on_stream(reader: rtc.ByteStreamReader | rtc.TextStreamReader, sender: str) -> None:
+            self._on_reject(topic, sender, "unexpected_stream", f"{kind} stream")
+            reader.close()
+
+        return on_stream
+
+    def discard(self, request_id: str) -> None:
+        expected = self._expected.pop(request_id, None)
+        if expected is not None:
+            for fut in expected.futures.values():
+                if not fut.done():
+                    fut.cancel()
+                elif not fut.cancelled():
+                    # A refused stream nobody waited for (not announced, or the request had
+                    # already failed): its failure is logged; mark it seen for asyncio.
+                    fut.exception()
+
+    def handler(self, topic: str) -> Callable[[rtc.ByteStreamReader, str], None]:
+        kind = STREAM_KINDS[topic]
+
+        def on_stream(reader: rtc.ByteStreamReader, sender: str) -> None:
+            self._tasks.spawn(self._read(kind, topic, reader, sender))
+
+        return on_stream
+
+    async def _read(self, kind: str, topic: str, reader: rtc.ByteStreamReader, sender: str) -> None:
+        request_id = (reader.info.attributes or {}).get(STREAM_ATTR_REQUEST_ID, "")
+        expected = self._expected.get(request_id)
+        fut = expected.futures.get(kind) if expected is not None else None
+        if expected is None or fut is None or expected.sender != sender:
+            self._on_reject(topic, sender, "unexpected_stream")
+            reader.close()  # not read at all; closing also ends its SDK subscription
+            return
+        mime_type = reader.info.mime_type or ""
+        if kind == "screenshot":
+            media_type = screenshot_type(mime_type)
+            if media_type is None:
+                self._fail(fut, topic, sender, "unsupported_image_type", repr(mime_type[:64]))
+                reader.close()
+                return
+            mime_type = media_type
+        cap = min(STREAM_CAPS[kind], expected.caps.get(kind, STREAM_CAPS[kind]))
+        declared = reader.info.size or 0
+        if declared > cap:  # refused from its header, before a byte is read
+            self._fail(fut, topic, sender, "oversize", f"{kind} stream announced {declared} bytes")
+            reader.close()
+            return
+        inflater = None
+        if kind == "shapes":
+            if shapes_encoding(mime_type) == "gzip":
+                inflater = Inflater(cap)
+            mime_type = SHAPES_TYPE_JSON
+        buf = bytearray()
+        size = 0
+        try:
+            async for chunk in reader:
+                size += len(chunk)
+                if size > cap:
+                    raise Oversize(f"{kind} stream over {cap} bytes")
+                if inflater is None:
+                    buf += chunk
+                else:
+                    inflater.feed(chunk)
+            data = bytes(buf) if inflater is None else inflater.finish()
+        except Oversize as err:
+            self._fail(fut, topic, sender, "oversize", str(err))
+            reader.close()  # the rest is never read
+            return
+        except CorruptGzip as err:
+            self._fail(fut, topic, sender, "corrupt_gzip", str(err))
+            reader.close()
+            return
+        except Exception as err:
+            self._on_reject(topic, sender, "stream_failed", str(err))
+            if not fut.done():
+                fut.set_exception(ContextFailure(f"{kind} stream failed: {err}"))
+            return
+        if kind == "screenshot" and not matches(mime_type, data):
+            self._fail(fut, topic, sender, "image_type_mismatch", f"not {mime_type}")
+            return
+        if not fut.done():
+            fut.set_result(Received(data, mime_type))
+
+    def _fail(
+        self, fut: asyncio.Future[Received], topic: str, sender: str, reason: str, detail: str
+    ) -> None:
+        self._on_reject(topic, sender, reason, detail)
+        if not fut.done():
+            failure = ContextRefused if reason in _REFUSALS else ContextFailure
+            fut.set_exception(failure(f"{reason}: {detail}"))
+
+
+def parse_shapes(data: bytes) -> list[dict[str, Any]]:
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError) as err:  # RecursionError: absurdly deep nesting
+        raise ContextFailure(f"shapes JSON invalid: {err}") from err
+    if not isinstance(value, list) or not all(isinstance(s, dict) for s in value):
+        raise ContextFailure("shapes JSON is not a list of objects")
+    return value

@@ -1,0 +1,122 @@
+"""HTTP runs waiting for their room's steward (migration 0015).
+
+`POST /api/canvas-agent/run` for a room the receiving process does not serve stores the run
+here with the session id the browsers will see. The steward holding the room's lease takes
+the runs one at a time, oldest first; the take is one conditional UPDATE fenced by that lease
+(`taken_at IS NULL` and the lease token still live), so a run starts once even when several
+processes accept runs for the room. A run nobody takes before `expires_at` is `expired`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+from steward.protocol.messages import Box
+
+# The oldest waiting run of the room, taken only while `token` still holds the room's lease.
+# FOR UPDATE makes a concurrent taker wait for the first and then pass over the row it took.
+_TAKE = """
+UPDATE queued_runs
+SET state = 'taken', taken_at = clock_timestamp(), taken_by = $2, taken_token = $3
+WHERE session_id = (
+    SELECT session_id FROM queued_runs
+    WHERE room_id = $1 AND taken_at IS NULL AND expires_at > now()
+    ORDER BY created_at, session_id LIMIT 1 FOR UPDATE
+)
+AND taken_at IS NULL
+AND EXISTS (
+    SELECT 1 FROM room_leases
+    WHERE room_id = $1 AND token = $3 AND expires_at > now()
+)
+RETURNING session_id, room_id, prompt, model, viewport::text AS viewport, asker
+"""
+# What a caller reads: a taken run's state is its session's (`agent_sessions.status`).
+_STATE = """
+SELECT q.session_id, q.room_id, q.created_at, q.taken_at,
+       CASE WHEN q.taken_at IS NULL AND q.expires_at <= now() THEN 'expired'
+            WHEN q.taken_at IS NULL THEN 'queued'
+            ELSE coalesce(s.status, 'taken') END AS state,
+       s.outcome
+FROM queued_runs q LEFT JOIN agent_sessions s ON s.session_id = q.session_id
+WHERE q.session_id = $1
+"""
+
+
+@dataclass(frozen=True)
+class QueuedRun:
+    session_id: str
+    room_id: str
+    prompt: str
+    model: str | None
+    viewport: Box | None
+    asker: str
+
+
+@dataclass(frozen=True)
+class QueuedRunState:
+    session_id: str
+    room_id: str
+    state: str  # queued | expired | taken | running | done | canceled | error
+    outcome: str | None
+    created_at: datetime
+    taken_at: datetime | None
+
+
+class QueuedRuns:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def put(self, run: QueuedRun, *, ttl_s: float) -> None:
+        await self.pool.execute(
+            "INSERT INTO queued_runs (session_id, room_id, prompt, model, viewport, asker,"
+            " expires_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6,"
+            " now() + make_interval(secs => $7))",
+            run.session_id, run.room_id, run.prompt, run.model,
+            None if run.viewport is None else run.viewport.model_dump_json(), run.asker, ttl_s,
+        )  # fmt: skip
+
+    async def drop(self, session_id: str) -> None:
+        """Forget a run that was never announced (its dispatch could not be created)."""
+        await self.pool.execute(
+            "DELETE FROM queued_runs WHERE session_id = $1 AND taken_at IS NULL", session_id
+        )
+
+    async def waiting(self, room_id: str) -> bool:
+        """Whether the room has a run to take (a cheap check for the pickup loop)."""
+        found = await self.pool.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM queued_runs WHERE room_id = $1"
+            " AND taken_at IS NULL AND expires_at > now())",
+            room_id,
+        )
+        return bool(found)
+
+    async def take(self, room_id: str, *, owner: str, token: int) -> QueuedRun | None:
+        """The room's oldest waiting run, now ours; None if there is none or the lease with
+        `token` no longer holds the room."""
+        row = await self.pool.fetchrow(_TAKE, room_id, owner, token)
+        if row is None:
+            return None
+        viewport = row["viewport"]
+        return QueuedRun(
+            session_id=row["session_id"],
+            room_id=row["room_id"],
+            prompt=row["prompt"],
+            model=row["model"],
+            viewport=None if viewport is None else Box.model_validate_json(viewport),
+            asker=row["asker"],
+        )
+
+    async def expire(self) -> int:
+        """Mark runs whose time ran out untaken (readers compute it too; this keeps it)."""
+        done = await self.pool.execute(
+            "UPDATE queued_runs SET state = 'expired'"
+            " WHERE state = 'queued' AND taken_at IS NULL AND expires_at <= now()"
+        )
+        return int(done.split()[-1])
+
+    async def state(self, session_id: str) -> QueuedRunState | None:
+        row = await self.pool.fetchrow(_STATE, session_id)
+        return None if row is None else QueuedRunState(**dict(row))

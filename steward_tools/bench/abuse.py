@@ -1,0 +1,481 @@
+"""`steward bench abuse --json`: every attack of issue 15 against a real room, then the
+honest user's prompt.
+
+One steward (real livekit-server, real Postgres, scripted model) serves a room where `ann`
+(allowed to prompt, the host) works. Attackers then try, one attempt each: forged, expired,
+ambiguous and re-set prompt grants; cancelling another's run; model and file picks, bad
+bearer tokens and an oversized body over HTTP, and what `/healthz` tells; bogus acks (which
+also get the sender muted); unsolicited text and byte streams (four of 5 MiB among them);
+whole-room resync floods; and a gzip bomb from a host in a second room. Optionally the live
+fuzzer of `steward bench fuzz --live` runs after them.
+
+Each attempt is *refused and logged* when the steward refused it and wrote a refusal log
+line for it, or *accepted wrongly* when the attack got what it wanted. `crashes` counts
+error-level lines and exceptions around our callbacks. `honest_latency_ratio` is ann's
+prompt-to-done time after the attacks over her time before them (median of 3 each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import structlog
+
+from steward.api.app import MAX_BODY_BYTES, RUN_PATH
+from steward.protocol.names import (
+    ATTR_CAN_PROMPT,
+    TOPIC_ACK,
+    TOPIC_CONTEXT,
+    TOPIC_RESYNC,
+    TOPIC_SCREENSHOT,
+    TOPIC_TRANSCRIPTION,
+)
+from steward.room.runtime import RoomRuntime
+from steward.tokens import mint_token, prompt_grant
+from steward_tools.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
+from steward_tools.bench.stream_sender import COMPRESSED_MIB, send_watching
+from steward_tools.headless.client import Faults, HeadlessClient
+
+PROMPT = "draw a flow chart of our signup"
+# Log events that record a refusal (each names the participant or peer and a reason).
+REFUSALS = frozenset(
+    {
+        "inbound_rejected",
+        "prompt_refused",
+        "http_rejected",
+        "grant_rebound_refused",
+        "session_cancel_refused",
+        "model_refused",
+        "participant_muted",
+    }
+)
+
+
+@dataclass
+class Recorder:
+    """The steward's refusal log lines and anything at error level, during the run."""
+
+    refusals: Counter[str] = field(default_factory=Counter)
+    crashes: list[str] = field(default_factory=list)
+
+    def tap(self, _logger: Any, _name: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
+        name = str(event.get("event", ""))
+        if name in REFUSALS:
+            self.refusals[name] += 1
+        if event.get("level") in ("error", "critical"):
+            self.crashes.append(f"{name}: {str(event.get('error', ''))[:160]}")
+        raise structlog.DropEvent
+
+    def total(self) -> int:
+        return sum(self.refusals.values())
+
+
+@dataclass
+class Result:
+    name: str
+    refused: bool
+    logged: bool
+    accepted_wrongly: bool
+    detail: str = ""
+
+
+@dataclass
+class Abuse:
+    stack: Stack
+    runtime: RoomRuntime
+    ann: HeadlessClient
+    recorder: Recorder
+    results: list[Result] = field(default_factory=list)
+    clients: list[HeadlessClient] = field(default_factory=list)
+
+    @property
+    def room(self) -> str:
+        return self.runtime.room_id
+
+    async def client(self, identity: str, room: str | None = None, **kw: Any) -> HeadlessClient:
+        s = self.stack.server
+        c = HeadlessClient.create(
+            s.url, s.api_key, s.api_secret, room=room or self.room, identity=identity, **kw
+        )
+        await c.connect()
+        self.clients.append(c)
+        runtime = self.stack.service.rooms[room or self.room]
+        await _until(lambda: runtime.participants.get(identity) is not None, 10)
+        return c
+
+    async def attempt(
+        self, name: str, run: Callable[[], Awaitable[tuple[bool, bool, str]]]
+    ) -> None:
+        """`run` returns (refused, accepted_wrongly, detail); logged = a refusal line came."""
+        before = self.recorder.total()
+        try:
+            refused, wrongly, detail = await run()
+        except Exception as err:  # the attack itself broke: not a steward crash, but say so
+            refused, wrongly, detail = False, False, f"attempt failed: {err!r}"[:200]
+        await asyncio.sleep(0.2)  # the refusal's log line may follow the reply
+        logged = self.recorder.total() > before
+        self.results.append(Result(name, refused, logged, wrongly, detail))
+
+    async def set_grant(self, c: HeadlessClient, value: str) -> None:
+        await c.room.local_participant.set_attributes({ATTR_CAN_PROMPT: value})
+        runtime = self.stack.service.rooms[c_room(c)]
+        await _until(
+            lambda: (
+                (m := runtime.participants.get(c.identity)) is not None
+                and m.attributes.get(ATTR_CAN_PROMPT) == value
+            ),
+            10,
+        )
+
+    async def refused_prompt(self, c: HeadlessClient) -> tuple[bool, bool, str]:
+        reply = await c.prompt(PROMPT)
+        return reply.session_id is None, reply.session_id is not None, reply.error or ""
+
+
+def c_room(c: HeadlessClient) -> str:
+    return c.room.name
+
+
+async def _until(cond: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met")
+        await asyncio.sleep(0.02)
+
+
+async def honest_run(ann: HeadlessClient, timeout: float = 60) -> float | None:
+    started = time.monotonic()
+    reply = await ann.prompt(PROMPT)
+    if reply.session_id is None:
+        return None
+    status = await ann.wait_status(reply.session_id, timeout=timeout)
+    return time.monotonic() - started if status == "done" else None
+
+
+# --- the attacks ---------------------------------------------------------------------------
+async def grant_attacks(a: Abuse) -> None:
+    secret = a.stack.server.api_secret
+    exp = int(time.time()) + 600
+    eve = await a.client("eve", can_prompt=False)
+
+    async def forged() -> tuple[bool, bool, str]:
+        await a.set_grant(eve, "true")
+        return await a.refused_prompt(eve)
+
+    async def expired() -> tuple[bool, bool, str]:
+        old = prompt_grant(secret, room=a.room, identity="eve", expires_at=int(time.time()) - 5)
+        await a.set_grant(eve, old)
+        return await a.refused_prompt(eve)
+
+    async def another_room() -> tuple[bool, bool, str]:
+        await a.set_grant(
+            eve, prompt_grant(secret, room="elsewhere", identity="eve", expires_at=exp)
+        )
+        return await a.refused_prompt(eve)
+
+    async def ambiguous() -> tuple[bool, bool, str]:
+        # Minted for (room minus ":x", "x:eve"): v1 joined the two with ':'.
+        base = a.room[: -len(":x")]
+        await a.set_grant(eve, prompt_grant(secret, room=base, identity="x:eve", expires_at=exp))
+        return await a.refused_prompt(eve)
+
+    async def reset_old() -> tuple[bool, bool, str]:
+        bob = await a.client("bob")
+        old = bob.room.local_participant.attributes[ATTR_CAN_PROMPT]
+        first = await bob.prompt(PROMPT)
+        if first.session_id:
+            await bob.wait_status(first.session_id)
+        await a.runtime.grants.flush()
+        await bob.disconnect()
+        a.clients.remove(bob)
+        again = await a.client("bob", can_prompt=False)
+        await a.set_grant(again, old)
+        return await a.refused_prompt(again)
+
+    await a.attempt("grant_forged", forged)
+    await a.attempt("grant_expired", expired)
+    await a.attempt("grant_other_room", another_room)
+    await a.attempt("grant_ambiguous_encoding", ambiguous)
+    await a.attempt("grant_reset_on_new_connection", reset_old)
+
+
+async def cancel_attack(a: Abuse) -> None:
+    carl = await a.client("carl")
+
+    async def cancel_others() -> tuple[bool, bool, str]:
+        reply = await a.ann.prompt(PROMPT)
+        sid = reply.session_id or ""
+        got = await carl.cancel(sid)
+        if sid:
+            await a.ann.wait_status(sid)
+        return not got.ok, got.ok, got.error or ""
+
+    await a.attempt("cancel_someone_elses_run", cancel_others)
+
+
+async def http_attacks(a: Abuse) -> None:
+    service = a.stack.service
+    key = service.settings.steward_api_key
+    assert key is not None
+    base = f"http://127.0.0.1:{service.http_port}"
+    auth = {"Authorization": f"Bearer {key.get_secret_value()}"}
+
+    async def post(body: bytes, headers: dict[str, str]) -> tuple[int, str]:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(base + RUN_PATH, data=body, headers=headers) as r,
+        ):
+            return r.status, await r.text()
+
+    def body(**extra: Any) -> bytes:
+        return json.dumps({"roomId": a.room, "message": PROMPT, **extra}).encode()
+
+    async def replay_file() -> tuple[bool, bool, str]:
+        status, text = await post(body(model="replay:/etc/hostname"), auth)
+        return status == 400, status == 202, text[:120]
+
+    async def costly_model() -> tuple[bool, bool, str]:
+        status, text = await post(body(model="anthropic:claude-opus-4"), auth)
+        return status == 400, status == 202, text[:120]
+
+    async def non_ascii_bearer() -> tuple[bool, bool, str]:
+        status, text = await post(body(), {"Authorization": "Bearer \u043a\u043b\u044e\u0447"})
+        return status == 401, status < 300 or status >= 500, text[:120]
+
+    async def oversize_body() -> tuple[bool, bool, str]:
+        raw = body()
+        status, text = await post(raw + b" " * (MAX_BODY_BYTES + 1 - len(raw)), auth)
+        return status == 413, status != 413, text[:120]
+
+    async def rooms_without_key() -> tuple[bool, bool, str]:
+        async with aiohttp.ClientSession() as http, http.get(base + "/api/rooms") as r:
+            return r.status == 401, r.status == 200, str(r.status)
+
+    await a.attempt("http_replay_file_model", replay_file)
+    await a.attempt("http_unlisted_model", costly_model)
+    await a.attempt("http_non_ascii_bearer", non_ascii_bearer)
+    await a.attempt("http_body_over_limit", oversize_body)
+    await a.attempt("http_rooms_without_key", rooms_without_key)
+    async with aiohttp.ClientSession() as http, http.get(base + "/healthz") as r:
+        health = await r.json()
+    # Not a refusal: what anyone can read must be live/ready only.
+    a.results.append(
+        Result("healthz_tells_nothing", True, True, set(health) != {"live", "ready"}, str(health))
+    )
+
+
+async def storage_attacks(a: Abuse, pool: Any) -> None:
+    mallory = await a.client("mallory", can_prompt=False)
+
+    async def bogus_acks() -> tuple[bool, bool, str]:
+        for i in range(300):
+            ack = {"sessionId": f"s-never-{i}", "seq": 1 + i, "applied": [], "appliedAt": 1.0}
+            await mallory.send_raw(json.dumps(ack).encode(), TOPIC_ACK)
+        await asyncio.sleep(1.0)
+        await a.runtime.broadcaster.flush_acks()
+        written = await pool.fetchval(
+            "SELECT count(*) FROM acks WHERE participant = $1 AND session_id LIKE 's-never-%'",
+            "mallory",
+        )
+        muted = "mallory" in a.runtime.abuse.muted
+        return written == 0, written > 0, f"written={written} muted={muted}"
+
+    await a.attempt("acks_for_unsent_envelopes", bogus_acks)
+    trudy = await a.client("trudy", can_prompt=False)
+    lp = trudy.room.local_participant
+    to = [a.stack.settings.steward_identity]
+
+    def refusals_of(who: str) -> int:
+        return sum(1 for _, w, r in a.runtime.rejected if w == who and r == "unexpected_stream")
+
+    for topic in (TOPIC_SCREENSHOT, TOPIC_CONTEXT):
+
+        async def text_stream(topic: str = topic) -> tuple[bool, bool, str]:
+            before = refusals_of("trudy")
+            await lp.send_text("x" * 100_000, topic=topic, destination_identities=to)
+            await _until(lambda: refusals_of("trudy") > before, 10)
+            return True, False, topic
+
+        await a.attempt(f"unsolicited_text_stream_{topic}", text_stream)
+    for topic in (TOPIC_ACK, TOPIC_TRANSCRIPTION):
+
+        async def byte_stream(topic: str = topic) -> tuple[bool, bool, str]:
+            before = refusals_of("trudy")
+            await lp.send_bytes(b"\0" * 100_000, topic=topic, destination_identities=to)
+            await _until(lambda: refusals_of("trudy") > before, 10)
+            return True, False, topic
+
+        await a.attempt(f"unsolicited_byte_stream_{topic}", byte_stream)
+    oscar = await a.client("oscar", can_prompt=False)
+
+    async def big_streams() -> tuple[bool, bool, str]:
+        before = refusals_of("oscar")
+        blob = b"\0" * (5 << 20)
+        sends = [
+            oscar.room.local_participant.send_bytes(
+                blob, topic=TOPIC_CONTEXT, destination_identities=to
+            )
+            for _ in range(4)
+        ]
+        await asyncio.gather(*sends, return_exceptions=True)
+        await _until(lambda: refusals_of("oscar") >= before + 4, 30)
+        return True, False, "4 x 5 MiB on agent:context"
+
+    await a.attempt("unsolicited_5mib_streams", big_streams)
+    rex = await a.client("rex", can_prompt=False)
+
+    async def resync_flood() -> tuple[bool, bool, str]:
+        for _ in range(20):
+            await rex.send_raw(json.dumps({"sessionId": "*", "lastSeq": 0}).encode(), TOPIC_RESYNC)
+        await asyncio.sleep(1.0)
+        limited = sum(
+            1
+            for t, w, r in a.runtime.rejected
+            if (t, w, r) == (TOPIC_RESYNC, "rex", "rate_limited")
+        )
+        return limited >= 15, limited < 15, f"rate_limited={limited}/20"
+
+    await a.attempt("whole_room_resync_flood", resync_flood)
+
+
+async def compressed_stream_attack(a: Abuse) -> float:
+    """256 MiB of zeros, SDK-compressed, unasked on agent:context from a participant with no
+    rights, sent from another process; returns the steward's peak RSS growth in MB."""
+    s = a.stack.server
+    token = mint_token(
+        s.api_key, s.api_secret, room=a.room, identity="zed", capabilities=(), can_prompt=False
+    )
+    to = a.stack.settings.steward_identity
+    growth = [0.0]
+
+    async def zeros() -> tuple[bool, bool, str]:
+        before = sum(1 for _, w, r in a.runtime.rejected if w == "zed")
+        out, growth[0] = await send_watching(s.url, token, to, TOPIC_CONTEXT, "self")
+        refused = sum(1 for _, w, r in a.runtime.rejected if w == "zed") > before
+        return refused, False, f"{out} peak_rss_growth_mb={growth[0]:.1f}"
+
+    await a.attempt(f"compressed_{COMPRESSED_MIB}mib_zero_stream", zeros)
+    return growth[0]
+
+
+async def bomb_attack(a: Abuse, baseline_s: float | None) -> float | None:
+    """A second room whose host answers context with a gzip bomb: the run must not stall
+    (wrongly accepted: over twice the honest run's time and over 15 s, where it once stalled
+    25 s; the machine is shared, so an honest run's time alone is too noisy a bound)."""
+    room = a.room + "-bomb"
+    runtime = await a.stack.service.join(room)
+    bomber = await a.client("bomber", room=room, faults=Faults(context_mode="gzip_bomb"))
+    took: list[float | None] = []
+
+    async def bomb() -> tuple[bool, bool, str]:
+        took.append(await honest_run(bomber, timeout=30))
+        oversize = sum(
+            1 for t, w, r in runtime.rejected if (t, w, r) == (TOPIC_CONTEXT, "bomber", "oversize")
+        )
+        limit = max(2 * (baseline_s or 2.5), 15.0)
+        slow = took[-1] is None or took[-1] > limit
+        return oversize > 0, slow, f"run_s={took[-1]} oversize={oversize}"
+
+    await a.attempt("context_gzip_bomb", bomb)
+    return took[-1] if took else None
+
+
+# --- the run ---------------------------------------------------------------------------------
+async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
+    recorder = Recorder()
+    previous = structlog.get_config()
+    structlog.configure(processors=[structlog.processors.add_log_level, recorder.tap])
+    room = f"abuse-{uuid.uuid4().hex[:8]}:x"
+    try:
+        runtime = await stack.join(room)
+        s = stack.server
+        ann = HeadlessClient.create(s.url, s.api_key, s.api_secret, room=room, identity="ann")
+        await ann.connect()
+        await _until(lambda: runtime.participants.get("ann") is not None, 10)
+        a = Abuse(stack, runtime, ann, recorder, clients=[ann])
+        base_runs = [await honest_run(ann) for _ in range(3)]
+        rss_before = self_rss_mb()
+        await grant_attacks(a)
+        await cancel_attack(a)
+        await http_attacks(a)
+        assert stack.service.db is not None
+        await storage_attacks(a, stack.service.db.pool)
+        compressed_growth = await compressed_stream_attack(a)
+        ok_base = [t for t in base_runs if t is not None]
+        bomb_s = await bomb_attack(a, statistics.median(ok_base) if ok_base else None)
+        after_runs = [await honest_run(ann) for _ in range(3)]
+        rss_growth = self_rss_mb() - rss_before
+        fuzz: dict[str, Any] | None = None
+        if fuzz_per_path > 0:
+            from steward_tools.bench.fuzz_live import fuzz_live
+
+            structlog.configure(**previous)
+            fuzz = await fuzz_live(
+                stack.service, stack.server, per_path=fuzz_per_path, seed=1, limit_s=60
+            )
+        for c in a.clients:
+            await c.disconnect()
+    finally:
+        structlog.configure(**previous)
+    ok_after = [t for t in after_runs if t is not None]
+    base_med = statistics.median(ok_base) if ok_base else None
+    after_med = statistics.median(ok_after) if ok_after else None
+    results = a.results
+    fuzz_crashes = int(fuzz.get("crashes", 0)) if fuzz else 0
+    return {
+        "attempts": len(results),
+        "refused_and_logged": sum(1 for r in results if r.refused and r.logged),
+        "accepted_wrongly": sum(1 for r in results if r.accepted_wrongly),
+        "not_logged": [r.name for r in results if r.refused and not r.logged],
+        "crashes": len(recorder.crashes) + fuzz_crashes,
+        "rss_mb_growth": round(rss_growth, 1),
+        "honest_prompt_ok": len(ok_after) == len(after_runs) and len(ok_base) == len(base_runs),
+        "honest_latency_s": {"before": base_med, "after": after_med},
+        "honest_latency_ratio": round(after_med / base_med, 2) if base_med and after_med else None,
+        "compressed_stream_rss_mb": round(compressed_growth, 1),
+        "gzip_bomb_run_s": None if bomb_s is None else round(bomb_s, 2),
+        "muted": sorted(runtime.abuse.muted),
+        "results": [r.__dict__ for r in results],
+        **({"live_fuzz": fuzz} if fuzz is not None else {}),
+        **({"crash_examples": recorder.crashes[:5]} if recorder.crashes else {}),
+    }
+
+
+async def run_bench(fuzz_per_path: int = 10) -> dict[str, Any]:
+    stack = await start_api_stack("abuse", tokens_per_s=400.0)
+    try:
+        result: dict[str, Any] = await bounded(
+            abuse_bench(stack, fuzz_per_path=fuzz_per_path), 600, "abuse bench"
+        )
+        return result
+    finally:
+        await stack.close()
+
+
+def _handler(args: argparse.Namespace) -> int:
+    result = asyncio.run(run_bench(fuzz_per_path=args.fuzz_per_path))
+    print(json.dumps(result, indent=None if args.json else 2, default=str))
+    ok = result["accepted_wrongly"] == 0 and result["crashes"] == 0 and result["honest_prompt_ok"]
+    return 0 if ok else 1
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "abuse", help="issue 15's attacks on a real room (run in ./ops/netns-run.sh)"
+    )
+    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--fuzz-per-path", type=int, default=10, help="then the live fuzzer (0: skip it)"
+    )
+    p.set_defaults(handler=_handler)

@@ -1,0 +1,298 @@
+"""`steward bench faults`: delivery under faults; lost, duplicated, out-of-order must be 0.
+
+The steward runs as a child process (`steward join ROOM`) so it can be killed with SIGKILL
+and restarted; LiveKit, an embedded Postgres (which is stopped and started mid-run) and the
+headless clients run here. Every run goes through these steps, one prompt each:
+1. lossy clients (dropped, duplicated, reordered envelopes; lost acks) and a forced full
+   reconnect of one client mid-stream;
+2. the host leaves mid-stream and a fresh browser joins late;
+3. the steward is killed with SIGKILL mid-stream and started again;
+4. Postgres is stopped and started mid-stream.
+After each step every client must hold every final action in the durable outbox; at the end
+each canvas is compared with the mirror rebuilt from the outbox (what a restarted steward
+uses). `lost` counts outbox actions some client never applied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from steward.canvas.mirror import CanvasMirror
+from steward.commands._common import print_json
+from steward.config import DEV_API_SECRET
+from steward.obs.logging import configure_logging, get_logger
+from steward.protocol.messages import ActionEnvelope, WireAction
+from steward.room.envelopes import FragmentAssembler, is_fragment
+from steward.store.embedded import EmbeddedPostgres
+from steward_tools.bench.clients import TimedClient
+from steward_tools.bench.harness import bounded
+from steward_tools.headless.client import Faults
+from steward_tools.livekit_server import LiveKitServer
+
+log = get_logger(__name__)
+
+LOSSY = Faults(drop_every=5, duplicate_every=7, reorder_every=6, drop_ack_every=4)
+STEPS = ("lossy+reconnect", "host_leaves", "steward_sigkill", "postgres_restart")
+
+
+@dataclass
+class Tally:
+    runs: int = 0
+    steps: int = 0
+    actions: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    out_of_order: int = 0
+    canvases_identical: bool = True
+    notes: list[str] = field(default_factory=list)
+
+
+class Steward:
+    """The steward as a child process: start, SIGKILL, start again."""
+
+    def __init__(self, env: dict[str, str], room: str) -> None:
+        self.env, self.room = env, room
+        self.starts = 0
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        exe = Path(sys.executable).with_name("steward")
+        # STEWARD_FAULTS_LOG_DIR keeps each steward's log (to find why a run failed).
+        log_dir = os.environ.get("STEWARD_FAULTS_LOG_DIR")
+        stderr: Any = asyncio.subprocess.DEVNULL
+        if log_dir:
+            self.starts += 1
+            stderr = open(Path(log_dir) / f"{self.room}-{self.starts}.log", "wb")  # noqa: ASYNC230
+        self.proc = await asyncio.create_subprocess_exec(
+            str(exe), "join", self.room, "--no-http", env=self.env,
+            stdout=asyncio.subprocess.PIPE, stderr=stderr,
+        )  # fmt: skip
+        if log_dir:
+            stderr.close()  # the child has its own copy
+        assert self.proc.stdout is not None
+        line = await bounded(self.proc.stdout.readline(), 60, "steward start")
+        if b"serving" not in line:
+            raise RuntimeError(f"steward did not start: {line!r}")
+
+    async def kill(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            await self.proc.wait()
+
+    async def stop(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.proc.wait(), 15)
+            except TimeoutError:
+                await self.kill()
+
+
+async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]]:
+    """Final action ids in the outbox, and the canvas rebuilt from it (the durable mirror)."""
+    conn = await asyncpg.connect(db_url)
+    try:
+        rows = await conn.fetch(
+            "SELECT payload::text AS payload FROM outbox WHERE room_id = $1 ORDER BY room_order",
+            room,
+        )
+    finally:
+        await conn.close()
+    replica, assembler, finals = CanvasMirror(), FragmentAssembler(), set()
+    maxseq: dict[str, int] = {}
+    seqs: dict[str, list[int]] = {}
+    for row in rows:
+        env = ActionEnvelope.model_validate_json(row["payload"])
+        maxseq[env.session_id] = max(maxseq.get(env.session_id, 0), env.seq)
+        seqs.setdefault(env.session_id, []).append(env.seq)
+        for action in env.actions:
+            if not env.partial:
+                finals.add(action.id)
+            if is_fragment(action.params):
+                params = assembler.add(action.id, action.params)
+                if params is None:
+                    continue
+                action = WireAction(id=action.id, name=action.name, params=params)
+            replica.apply_one(action, partial=bool(env.partial), session=env.session_id)
+    LAST_OUTBOX_SEQS.clear()
+    LAST_OUTBOX_SEQS.update(maxseq)
+    LAST_OUTBOX_ROWS.clear()
+    LAST_OUTBOX_ROWS.update(seqs)
+    return finals, replica.shapes
+
+
+LAST_OUTBOX_SEQS: dict[str, int] = {}  # for the diagnostic when a canvas differs
+LAST_OUTBOX_ROWS: dict[str, list[int]] = {}
+
+
+def _canvas_diff(c: TimedClient, mirror: dict[str, Any]) -> dict[str, Any]:
+    """Where a client's canvas and the outbox mirror part, and the client's ordering state."""
+    differ = sorted(k for k in set(c.shapes) & set(mirror) if c.shapes[k] != mirror[k])
+    held = {sid: sorted(o.held) for sid, o in c._order._sessions.items() if o.held}
+    return {
+        "client": c.identity,
+        "only_client": sorted(set(c.shapes) - set(mirror))[:5],
+        "only_mirror": sorted(set(mirror) - set(c.shapes))[:5],
+        "differ": differ[:5],
+        "sample": [(c.shapes[k], mirror[k]) for k in differ[:2]],
+        "applied_seqs": c._order.sessions(),
+        "outbox_seqs": dict(LAST_OUTBOX_SEQS),
+        "outbox_rows_of_held": {sid: LAST_OUTBOX_ROWS.get(sid) for sid in held},
+        "held": held,
+        "stats": str(c.stats),
+    }
+
+
+async def _converged(clients: list[TimedClient], db_url: str, room: str, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):  # Postgres may be coming back
+            finals, mirror = await outbox_state(db_url, room)
+            # Every final applied, and the canvas equal to the outbox's: a trailing partial
+            # preview can still be on its way (a retransmit) after the finals arrived.
+            if all(finals <= set(c.applied_at) and c.shapes == mirror for c in clients):
+                return True
+        await asyncio.sleep(0.25)
+    return False
+
+
+async def _prompt(prompter: TimedClient) -> Any:
+    """Prompt; a participant the steward has not seen yet (joins are announced in batches,
+    and a restarted steward relearns the room) is retried for a while."""
+    deadline = time.monotonic() + 15
+    while True:
+        reply = await prompter.prompt("draw a flow chart of our signup")
+        if reply.session_id is not None or time.monotonic() > deadline:
+            return reply
+        await asyncio.sleep(0.25)
+
+
+async def one_run(
+    server: LiveKitServer,
+    pg: EmbeddedPostgres,
+    db_url: str,
+    tally: Tally,
+    *,
+    steps: tuple[str, ...] = STEPS,
+    tokens_per_s: float = 150.0,
+) -> None:
+    room = f"bench-faults-{uuid.uuid4().hex[:6]}"
+    env = {**os.environ, "LIVEKIT_URL": server.url, "LIVEKIT_API_KEY": server.api_key,
+           "LIVEKIT_API_SECRET": server.api_secret or DEV_API_SECRET, "DATABASE_URL": db_url,
+           "STEWARD_SCRIPTED_TOKENS_PER_S": str(tokens_per_s), "STEWARD_LOG_LEVEL": "error",
+           "STEWARD_LOG_FORMAT": "json", "STEWARD_RETRANSMIT_AFTER_MS": "150"}  # fmt: skip
+    if os.environ.get("STEWARD_FAULTS_LOG_DIR"):
+        env["STEWARD_LOG_LEVEL"] = "info"
+    steward = Steward(env, room)
+    await steward.start()
+    clients: list[TimedClient] = []
+    gone: list[TimedClient] = []
+
+    def client(identity: str, faults: Faults | None = None) -> TimedClient:
+        made = TimedClient.create(server.url, server.api_key, server.api_secret, room=room,
+                                  identity=identity, faults=faults)  # fmt: skip
+        assert isinstance(made, TimedClient)
+        return made
+
+    try:
+        for i in range(3):
+            c = client(f"c{i}", LOSSY if i == 2 else None)
+            await c.connect()
+            clients.append(c)
+        prompter = clients[1]
+        for step in steps:
+            tally.steps += 1
+            reply = await _prompt(prompter)
+            if reply.session_id is None:
+                tally.notes.append(f"{step}: prompt refused: {reply.error}")
+                continue
+            await asyncio.sleep(0.6)  # mid-stream
+            if step == "lossy+reconnect":
+                await clients[2].simulate_full_reconnect()
+            elif step == "host_leaves":
+                host = clients.pop(0)
+                await host.disconnect()
+                gone.append(host)
+                late = client("late")
+                await late.connect()
+                clients.append(late)
+            elif step == "steward_sigkill":
+                await steward.kill()
+                await asyncio.sleep(0.5)
+                await steward.start()
+            elif step == "postgres_restart":
+                await asyncio.to_thread(pg.stop)
+                await asyncio.sleep(0.5)
+                await pg.astart()
+            with contextlib.suppress(TimeoutError):
+                await prompter.wait_status(reply.session_id, timeout=30)
+            if not await _converged(clients, db_url, room, 30):
+                tally.notes.append(f"{step}: clients did not converge within 30 s")
+        finals, mirror = await outbox_state(db_url, room)
+        tally.actions += len(finals)
+        for c in clients:
+            tally.lost += len(finals - set(c.applied_at))
+            tally.duplicated += c.stats.duplicates_applied
+            tally.out_of_order += c.stats.out_of_order_applied
+            if c.shapes != mirror:
+                tally.canvases_identical = False
+                tally.notes.append(f"{c.identity}: canvas differs from the outbox mirror")
+                log.warning("fault_canvas_differs", **_canvas_diff(c, mirror))
+        tally.runs += 1
+    finally:
+        for c in clients + gone:
+            with contextlib.suppress(Exception):
+                await c.disconnect()
+        await steward.stop()
+
+
+async def run(runs: int = 2) -> dict[str, Any]:
+    server = await LiveKitServer().astart()
+    tmp = tempfile.TemporaryDirectory(prefix="steward-faults-pg-")
+    pg = EmbeddedPostgres(Path(tmp.name))
+    tally = Tally()
+    started = time.monotonic()
+    try:
+        db_url = await pg.astart()
+        for _ in range(runs):
+            await one_run(server, pg, db_url, tally)
+    finally:
+        pg.stop()
+        tmp.cleanup()
+        server.stop()
+    return {
+        "runs": tally.runs, "steps": tally.steps, "actions": tally.actions, "lost": tally.lost,
+        "duplicated": tally.duplicated, "out_of_order": tally.out_of_order,
+        "canvases_identical": tally.canvases_identical, "faults": list(STEPS),
+        "notes": tally.notes[:20], "seconds": round(time.monotonic() - started, 1),
+        "ok": tally.runs == runs and tally.actions > 0 and not tally.notes
+        and tally.lost == tally.duplicated == tally.out_of_order == 0
+        and tally.canvases_identical,
+    }  # fmt: skip
+
+
+def _handler(args: argparse.Namespace) -> int:
+    configure_logging("error", "json")
+    result = asyncio.run(bounded(run(args.runs), 60 + args.runs * 240, "faults"))
+    print_json(result)
+    return 0 if result["ok"] else 1
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("faults", help="delivery under drops, reconnects, kills and restarts")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--runs", type=int, default=3)
+    p.set_defaults(handler=_handler)

@@ -1,0 +1,144 @@
+"""`POST /api/canvas-agent/run` for a room no steward serves, over the real stack: a real
+`steward worker --http` process (agent dispatch), a second process accepting runs (an
+in-process API service), two headless clients, the real `anthropic:` provider against the
+local Messages server. Each run is queued, the room dispatched, and the worker's steward runs
+the runs once each, in order, under the session ids their callers got."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from steward.service import StewardService
+from steward.store.database import Database
+from steward_tools.bench.anthropic_server import MessagesServer
+from steward_tools.bench.responders import SchemaResponder
+from steward_tools.livekit_server import LiveKitServer
+from tests.conftest import wait_for
+from tests.integration.room_support import (
+    ROOT,
+    TEST_API_KEY,
+    close_all,
+    join_clients,
+    room_settings,
+    steward_env,
+    stop_group,
+)
+
+pytestmark = pytest.mark.integration
+AUTH = {"Authorization": f"Bearer {TEST_API_KEY}"}
+AGENT = "steward-httprun-test"
+PROMPTS = ["draw the queued signup flow", "then label the queued review step"]
+
+
+def spawn_worker(
+    server: LiveKitServer, db_url: str, model_url: str, log: Path
+) -> subprocess.Popen[bytes]:
+    env = steward_env(
+        server, db_url,
+        STEWARD_AGENT_NAME=AGENT, STEWARD_MODEL="anthropic:claude-queue-test",
+        ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="test",
+        STEWARD_API_KEY=TEST_API_KEY, STEWARD_HTTP_PORT="0",
+    )  # fmt: skip
+    return subprocess.Popen(
+        ["uv", "run", "--frozen", "steward", "worker", "--http"],
+        cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+
+
+def log_lines(log: Path, event: str) -> list[dict[str, Any]]:
+    out = []
+    for line in log.read_text(errors="replace").splitlines():
+        if f'"{event}"' in line:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+    return [e for e in out if e.get("event") == event]
+
+
+async def final_state(http: aiohttp.ClientSession, base: str, sid: str) -> str:
+    """The run's state once it is no longer waiting or running (the browsers may see `done`
+    a moment before its steward records it)."""
+    for _ in range(100):
+        async with http.get(f"{base}/api/canvas-agent/run/{sid}", headers=AUTH) as r:
+            assert r.status == 200
+            state = str((await r.json())["status"])
+        if state not in ("queued", "taken", "running"):
+            return state
+        await asyncio.sleep(0.1)
+    return state
+
+
+async def test_http_runs_for_a_room_no_steward_serves_are_queued_and_run_once_everywhere(
+    livekit_server: LiveKitServer, database: Database, room_name: str, tmp_path: Path
+) -> None:
+    model = MessagesServer(responder=SchemaResponder(seed=11, max_actions=4))
+    await model.start()
+    log = tmp_path / "worker.log"
+    worker = spawn_worker(livekit_server, database.url, model.base_url, log)
+    # A second process that accepts runs: an API service serving no room.
+    other = StewardService(
+        room_settings(livekit_server, database.url, steward_agent_name=AGENT),
+        database=database,
+        fairies=False,
+    )
+    await other.start()
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"])
+    try:
+        await wait_for(lambda: bool(log_lines(log, "http_listening")), 120, 0.2)
+        await wait_for(lambda: b"registered worker" in log.read_bytes(), 120, 0.2)
+        bases = [
+            f"http://127.0.0.1:{log_lines(log, 'http_listening')[0]['port']}",
+            f"http://127.0.0.1:{other.http_port}",
+        ]
+        # No steward is in the room: each process queues its run and dispatches the room.
+        answers = []
+        async with aiohttp.ClientSession() as http:
+            for base, prompt in zip(bases, PROMPTS, strict=True):
+                body = {"roomId": room_name, "message": prompt}
+                async with http.post(f"{base}/api/canvas-agent/run", json=body, headers=AUTH) as r:
+                    assert r.status == 202
+                    answers.append(await r.json())
+            assert [a["status"] for a in answers] == ["queued", "queued"]
+            sids = [a["session"] for a in answers]
+            assert all(a["sessionId"] == a["session"] for a in answers)
+            for sid in sids:  # the ids the callers got are the ones the browsers see
+                for client in clients:
+                    assert await client.wait_status(sid, timeout=120) == "done"
+            await wait_for(  # every envelope of both sessions applied in both browsers
+                lambda: all(
+                    c.applied_seq(s) == c.announced_last_seq(s) for c in clients for s in sids
+                ),
+                timeout=20,
+            )
+            assert clients[0].shapes == clients[1].shapes
+            for base, sid in zip(bases, reversed(sids), strict=True):  # any process reads any run
+                assert await final_state(http, base, sid) == "done"
+            async with http.get(f"{bases[0]}/api/canvas-agent/run/s-none", headers=AUTH) as r:
+                assert r.status == 404
+        assert clients[0].shapes, "the queued runs drew nothing"
+        assert worker.poll() is None, "worker exited"
+        # Once each, in order: one take and one start per run, the second after the first.
+        taken = [e["session_id"] for e in log_lines(log, "queued_run_taken")]
+        started = [e["session_id"] for e in log_lines(log, "session_started")]
+        assert taken == sids and started == sids, (taken, started)
+        assert await database.pool.fetchval("SELECT count(*) FROM agent_sessions") == len(sids)
+        # Each prompt reached the model (which answers only from what each request says).
+        asked = json.dumps(model.requests)
+        assert all(p in asked for p in PROMPTS)
+    finally:
+        await close_all(clients)
+        await other.close()
+        await stop_group(worker, 30)
+        await model.stop()
+        if os.environ.get("STEWARD_TEST_VERBOSE"):
+            print(log.read_text(errors="replace")[-6000:])

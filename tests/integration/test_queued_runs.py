@@ -1,0 +1,66 @@
+"""Queued HTTP runs in a real Postgres: taken once, oldest first, only under the room's live
+lease; a run nobody takes expires with a state its caller can read."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from steward.protocol.messages import Box
+from steward.store.database import Database
+from steward.store.leases import RoomLeases
+from steward.store.queued_runs import QueuedRun, QueuedRuns
+
+pytestmark = pytest.mark.integration
+
+
+def run(n: int, room: str) -> QueuedRun:
+    view = Box(x=0, y=0, w=100 + n, h=50) if n == 1 else None
+    return QueuedRun(f"s-q{n}", room, f"prompt {n}", None, view, asker="http")
+
+
+async def test_runs_are_taken_once_in_order_only_by_the_live_lease(
+    database: Database, room_name: str
+) -> None:
+    runs = QueuedRuns(database.pool)
+    for n in range(1, 4):
+        await runs.put(run(n, room_name), ttl_s=60)
+    stale = await RoomLeases(database.pool, "stale", ttl_s=0.3).acquire(room_name)
+    await asyncio.sleep(0.5)  # the first steward froze past its lease
+    live = await RoomLeases(database.pool, "live", ttl_s=30).acquire(room_name)
+    assert live.token == stale.token + 1
+    # Both keep trying at once: the live holder gets each run once, the stale one none.
+    takes = [runs.take(room_name, owner="stale", token=stale.token) for _ in range(4)]
+    takes += [runs.take(room_name, owner="live", token=live.token) for _ in range(4)]
+    got = [r for r in await asyncio.gather(*takes) if r is not None]
+    assert sorted(r.session_id for r in got) == ["s-q1", "s-q2", "s-q3"]
+    rows = await database.pool.fetch("SELECT taken_by, taken_token FROM queued_runs")
+    assert {(r["taken_by"], r["taken_token"]) for r in rows} == {("live", live.token)}
+    # One steward takes a room's runs one after another: oldest first.
+    for n in (5, 4, 6):
+        await runs.put(run(n, room_name), ttl_s=60)
+    taken = [await runs.take(room_name, owner="live", token=live.token) for _ in range(3)]
+    assert [r.session_id for r in taken if r is not None] == ["s-q5", "s-q4", "s-q6"]
+    first = next(r for r in got if r.session_id == "s-q1")
+    assert first.viewport == Box(x=0, y=0, w=101, h=50) and first.prompt == "prompt 1"
+    assert await runs.take(room_name, owner="live", token=live.token) is None
+    state = await runs.state("s-q1")
+    assert state is not None and state.state == "taken"  # no session started for it here
+
+
+async def test_a_run_nobody_takes_expires(database: Database, room_name: str) -> None:
+    runs = QueuedRuns(database.pool)
+    await runs.put(run(7, room_name), ttl_s=0.2)
+    state = await runs.state("s-q7")
+    assert state is not None and state.state == "queued"
+    assert await runs.waiting(room_name)
+    await asyncio.sleep(0.4)
+    lease = await RoomLeases(database.pool, "late", ttl_s=30).acquire(room_name)
+    assert await runs.take(room_name, owner="late", token=lease.token) is None
+    assert not await runs.waiting(room_name)
+    state = await runs.state("s-q7")
+    assert state is not None and state.state == "expired"
+    assert await runs.expire() == 1
+    assert (await database.pool.fetchval("SELECT state FROM queued_runs")) == "expired"
+    assert await runs.state("s-none") is None

@@ -1,0 +1,1 @@
+"""Fakes, rigs and helpers the unit and integration tests share."""

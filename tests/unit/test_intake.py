@@ -1,0 +1,19 @@
+"""Prompt intake: the wake phrase and the per-participant rate limit (room/intake)."""
+
+from __future__ import annotations
+
+from steward.room.intake import RateLimiter, addressed_text
+
+
+def test_wake_phrase_and_rate_limit() -> None:
+    assert addressed_text("Steward, draw a cat", "steward") == "draw a cat"
+    assert addressed_text("hey steward draw a cat", "steward") == "draw a cat"
+    assert addressed_text("ask the steward to draw", "steward") == "ask the steward to draw"
+    assert addressed_text("stewardship matters", "steward") is None
+    assert addressed_text("nothing here", "steward") is None
+    t = [0.0]
+    limiter = RateLimiter(2, clock=lambda: t[0])
+    assert limiter.allow("a") and limiter.allow("a") and not limiter.allow("a")
+    assert limiter.allow("b")
+    t[0] = 61.0
+    assert limiter.allow("a")
