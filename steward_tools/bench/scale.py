@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.obs.logging import configure_logging
 from steward_tools.bench.clients import canvas_hash
 from steward_tools.bench.harness import (

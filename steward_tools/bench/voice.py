@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.obs.logging import configure_logging
 from steward.ports import PromptInput
 from steward.room.envelopes import envelopes_in
