@@ -15,7 +15,7 @@ import signal
 import threading
 from typing import Any
 
-from steward.commands._common import setup
+from steward.commands.setup import setup
 from steward.config import get_settings
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE

@@ -31,7 +31,7 @@ from typing import Any
 import asyncpg
 
 from steward.canvas.mirror import CanvasMirror
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.config import DEV_API_SECRET
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope, WireAction
