@@ -21,7 +21,7 @@ from steward_tools.bench.stream_sender import send_watching
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import stop_group
+from tests.support.room import stop_group
 
 pytestmark = pytest.mark.integration
 
