@@ -83,8 +83,8 @@ def violations(imports: Iterable[Import], rank: dict[str, int]) -> list[str]:
         if (src, dst) == LAZY_OK and imp.lazy:
             continue
         if rank[dst] >= rank[src]:
-            out.append(f"{imp.importer}:{imp.line} imports {imp.target} ({src} tier "
-                       f"{rank[src]} -> {dst} tier {rank[dst]})")  # fmt: skip
+            tiers_seen = f"{src} tier {rank[src]} -> {dst} tier {rank[dst]}"
+            out.append(f"{imp.importer}:{imp.line} imports {imp.target} ({tiers_seen})")
     return out
 
 
