@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from steward.canvas.bounds import font_size, num, shape_bounds
-from steward.canvas.styles import FILL_TO_MODEL, GEO_KINDS, GEO_TO_MODEL
+from steward.canvas.styles import FILL_TO_MODEL, GEO_KINDS, GEO_TO_MODEL, Color
 
 GeoType = Literal[
     "rectangle",
@@ -34,21 +34,6 @@ GeoType = Literal[
     "fat-arrow-left",
     "fat-arrow-up",
     "fat-arrow-down",
-]
-Color = Literal[
-    "black",
-    "grey",
-    "light-violet",
-    "violet",
-    "blue",
-    "light-blue",
-    "yellow",
-    "orange",
-    "green",
-    "light-green",
-    "light-red",
-    "red",
-    "white",
 ]
 Fill = Literal["none", "tint", "background", "solid", "pattern"]
 TextAlign = Literal["start", "middle", "end"]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal, get_args
 
-COLORS: Final = (
+Color = Literal[
     "black",
     "grey",
     "light-violet",
@@ -18,7 +18,8 @@ COLORS: Final = (
     "light-red",
     "red",
     "white",
-)
+]
+COLORS: Final[tuple[str, ...]] = get_args(Color)
 # What models write instead of tldraw's names.
 COLOR_ALIASES: Final = {
     "gray": "grey",

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 from typing import Any
 
-from steward.commands._common import print_json, setup
+from steward.commands.setup import print_json, setup
 from steward.store.database import open_database
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from steward.canvas.bounds import Rect
 from steward.canvas.quality import add_counts, quality_report
-from steward.commands._common import print_json, setup
+from steward.commands.setup import print_json, setup
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.model.reading import read
 from steward.protocol.messages import Box

@@ -8,7 +8,7 @@ import contextlib
 import signal
 from typing import TYPE_CHECKING, Any
 
-from steward.commands._common import setup
+from steward.commands.setup import setup
 from steward.config import PROJECT_ROOT, Settings
 from steward.service import StewardService
 from steward.store.database import open_database

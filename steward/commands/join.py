@@ -8,7 +8,7 @@ import contextlib
 import signal
 from typing import Any
 
-from steward.commands._common import setup
+from steward.commands.setup import setup
 from steward.service import StewardService
 
 

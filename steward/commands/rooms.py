@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 
-from steward.commands._common import print_json, setup
+from steward.commands.setup import print_json, setup
 
 COLUMNS = (
     "room",

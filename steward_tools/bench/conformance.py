@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.canvas.bounds import Rect, shape_bounds
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.fairies import modes as fairy_modes
 from steward.fairies.task_bounds import belongs
 from steward.obs import metrics

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.canvas.mirror import CanvasMirror
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.scripted import ScriptedModel

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.obs.logging import configure_logging
 from steward.room.runtime import RoomRuntime
 from steward_tools.bench import screenshot

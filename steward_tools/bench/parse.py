@@ -13,7 +13,7 @@ import re
 import time
 from typing import Any
 
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.model.base import PREFILL
 from steward.model.parser import ActionStreamParser
 from steward.model.scripted import ScriptedModel

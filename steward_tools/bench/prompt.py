@@ -14,7 +14,7 @@ from typing import Any
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.simple import to_simple
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.fairies.modes import MODES
 from steward.model.base import estimate_tokens
 from steward.prompt.registry import build_request

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import tempfile
 import time
@@ -23,9 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from steward.commands._common import print_json
+from steward.commands.setup import print_json
 from steward.obs.logging import configure_logging
 from steward.ports import PromptInput
+from steward.room.envelopes import envelopes_in
 from steward.voice.local_stt import decode_pcm, make_decoder
 from steward_tools.bench.harness import Stack, bounded, percentiles, start_stack, wait_until
 from steward_tools.headless.client import HeadlessClient
@@ -186,9 +186,9 @@ def _more(items: list[str], than: int) -> Callable[[], bool]:
     return lambda: len(items) > than
 
 
-def _first_envelope(publishes: list[tuple[float, bytes]], session_id: str) -> float | None:
-    for t, payload in publishes:
-        if json.loads(payload).get("sessionId") == session_id:
+def _first_envelope(publishes: list[tuple[float, str, bytes]], session_id: str) -> float | None:
+    for t, topic, packet in publishes:
+        if any(env.get("sessionId") == session_id for env in envelopes_in(topic, packet)):
             return t
     return None
 

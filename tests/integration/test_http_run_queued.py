@@ -22,7 +22,7 @@ from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.responders import SchemaResponder
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.integration.room_support import (
+from tests.support.room import (
     ROOT,
     TEST_API_KEY,
     close_all,

@@ -21,7 +21,7 @@ from steward_tools.livekit_server import LiveKitServer
 from steward_tools.voice.microphone import WavMicrophone
 from steward_tools.voice.speech import speak
 from tests.conftest import wait_for
-from tests.integration.room_support import stop_group
+from tests.support.room import stop_group
 
 pytestmark = pytest.mark.integration
 

@@ -1,4 +1,4 @@
-"""Helpers shared by subcommands."""
+"""What every subcommand starts with (settings and logging) and how it prints JSON."""
 
 from __future__ import annotations
 
