@@ -12,9 +12,12 @@ export const ATTR_ROLE = "steward.role" as const;
 export const COMPOSING_MIN_INTERVAL_MS = 2000 as const;
 export const DEFAULT_SCREENSHOT_MAX_BYTES = 64000 as const;
 export const DEFAULT_SCREENSHOT_MAX_SIZE = 800 as const;
+export const MAX_ACKED_IDS = 100 as const;
 export const MAX_ACTIONS_PER_ENVELOPE = 200 as const;
+export const MAX_BATCH_BYTES = 15360 as const;
 export const MAX_DATA_PACKET_BYTES = 64000 as const;
 export const MAX_EDIT_RECORDS = 500 as const;
+export const MAX_ENVELOPES_PER_BATCH = 256 as const;
 export const MAX_ENVELOPE_BYTES = 15360 as const;
 export const MAX_FAIRIES_PER_ROOM = 10 as const;
 export const MAX_ID_CHARS = 128 as const;
@@ -35,6 +38,7 @@ export const SHAPES_TYPE_JSON = "application/json" as const;
 export const STREAM_ATTR_REQUEST_ID = "requestId" as const;
 export const TOPIC_ACK = "agent:ack" as const;
 export const TOPIC_ACTION = "agent:action" as const;
+export const TOPIC_ACTIONS = "agent:actions" as const;
 export const TOPIC_CHAT = "agent:chat" as const;
 export const TOPIC_COMPOSING = "steward:composing" as const;
 export const TOPIC_CONTEXT = "agent:context" as const;
@@ -47,12 +51,13 @@ export const TOPIC_TRANSCRIPTION = "lk.transcription" as const;
 export const TOPIC_VIEWPORT = "canvas:viewport" as const;
 export const VIEWPORT_MIN_INTERVAL_MS = 80 as const;
 
-/** browser → steward on `agent:ack`: the listed actions were *applied*. */
+/** browser → steward on `agent:ack`: the listed actions were *applied*. `cumulative`: every envelope of the session up to `seq` is applied (one ack for the envelopes of a batch or a filled gap; `applied` then lists their ids, at most `MAX_ACKED_IDS`). */
 export interface Ack {
   sessionId: string;
   seq: number;
   applied: Array<string>;
   appliedAt: number;
+  cumulative?: boolean | null;
 }
 
 /** steward → browsers on `agent:action`: a sequenced batch of actions. */
@@ -128,6 +133,11 @@ export interface ContextRequest {
   maxSize?: number | null;
   maxBytes?: number | null;
   want?: Array<"screenshot" | "shapes" | "viewport" | "selection" | "user_changes">;
+}
+
+/** steward → browsers on `agent:actions`: envelopes (of one or more sessions) in send order, one packet; each is handled and acked as if it had come alone on `agent:action`. */
+export interface EnvelopeBatch {
+  envelopes: Array<ActionEnvelope>;
 }
 
 /** steward → browsers on `agent:fairies`. */

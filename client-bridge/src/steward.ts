@@ -12,6 +12,7 @@ import { EditTracker } from './connectors/edits'
 import { publishViewport } from './connectors/viewport'
 import { Executor, type TodoItem } from './executor/executor'
 import { ReloadMemory } from './executor/memory'
+import { envelopesIn } from './executor/packets'
 import { electHost } from './host'
 import {
   ATTR_CAPABILITIES,
@@ -22,6 +23,7 @@ import {
   RPC_PROMPT,
   TOPIC_ACK,
   TOPIC_ACTION,
+  TOPIC_ACTIONS,
   TOPIC_CHAT,
   TOPIC_COMPOSING,
   TOPIC_EDIT,
@@ -29,7 +31,6 @@ import {
   TOPIC_RESYNC,
   TOPIC_STATUS,
   TOPIC_VIEWPORT,
-  type ActionEnvelope,
   type Box,
   type CancelReply,
   type ChatMessage,
@@ -223,14 +224,16 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     // The sender is the packet's participant identity, never a payload field.
     if (!participant || participant.identity !== stewardIdentity || !topic) return
     switch (topic) {
-      case TOPIC_ACTION: {
-        const env = parse<ActionEnvelope>(payload)
-        if (!env || typeof env.sessionId !== 'string' || typeof env.seq !== 'number' || !Array.isArray(env.actions)) {
-          log('bad envelope dropped')
+      case TOPIC_ACTION:
+      case TOPIC_ACTIONS: {
+        const envelopes = envelopesIn(topic, parse<unknown>(payload))
+        if (!envelopes) {
+          log('bad envelope dropped', { topic })
           return
         }
-        executor.receive(env)
-        if (!env.sessionId.startsWith('relay:') && state.activeSession !== env.sessionId) set({ activeSession: env.sessionId })
+        executor.receiveAll(envelopes)
+        const agent = envelopes.filter((env) => !env.sessionId.startsWith('relay:')).pop()
+        if (agent && state.activeSession !== agent.sessionId) set({ activeSession: agent.sessionId })
         break
       }
       case TOPIC_CHAT: {

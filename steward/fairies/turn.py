@@ -119,6 +119,15 @@ class TurnDriver:
     async def drive(
         self, turn: Turn, model: ModelProvider, request: ModelRequest, usage: Usage
     ) -> TurnEnd:
+        end = await self._stream(turn, model, request, usage)
+        # Ops go out without waiting (one flush per loop turn carries them): the turn ends
+        # when all of them are persisted and handed to LiveKit.
+        await turn.session.flush_actions()
+        return end
+
+    async def _stream(
+        self, turn: Turn, model: ModelProvider, request: ModelRequest, usage: Usage
+    ) -> TurnEnd:
         session = turn.session
         parser = ActionStreamParser()
         parser.feed(request.prefill)  # the provider continues after the prefilled opening
@@ -277,7 +286,7 @@ class TurnDriver:
                 return None  # nothing visible changed since the last partial version
             turn.last_partial[out.index] = action.params
             turn.inflight[out.index] = action.id
-            await turn.session.send_actions([action], partial=True)
+            await turn.session.send_actions([action], partial=True, wait=False)
             return None
         wire = [self._wire(turn, out.index, k, op) for k, op in enumerate(out.ops)]
         seen = len(turn.refusals)
@@ -288,7 +297,7 @@ class TurnDriver:
             actions.append(revert_action(partial_id, "refused"))
         if actions:
             turn.ops_sent += len(actions)
-            await turn.session.send_actions(actions)
+            await turn.session.send_actions(actions, wait=False)
         return refused
 
     def _guarded(self, turn: Turn, wire: list[WireAction], complete: bool) -> list[WireAction]:

@@ -109,8 +109,17 @@ class SessionPort(Protocol):
         behind them get the host's view, and a `view_note` saying so."""
         ...
 
-    async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:
-        """Sequence, persist and broadcast; returns the last seq used. Never waits for acks."""
+    async def send_actions(
+        self, actions: list[WireAction], *, partial: bool = False, wait: bool = True
+    ) -> int:
+        """Sequence, persist and broadcast; returns the last seq used. Never waits for acks.
+        `wait=False`: return once applied to the canvas and queued, so the sends of one loop
+        turn share one INSERT and one packet; `flush_actions` waits for them (and raises
+        what their flush failed with)."""
+        ...
+
+    async def flush_actions(self) -> None:
+        """Wait until every action sent so far is persisted and handed to LiveKit."""
         ...
 
     async def send_chat(

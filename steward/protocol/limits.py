@@ -4,6 +4,11 @@ from typing import Final
 
 # One action envelope on `agent:action`; larger content is split across envelopes.
 MAX_ENVELOPE_BYTES: Final = 15 * 1024
+# One `agent:actions` packet (an `EnvelopeBatch`): within LiveKit's recommended reliable size;
+# an envelope that would not fit beside others goes alone on `agent:action`.
+MAX_BATCH_BYTES: Final = 15 * 1024
+# Envelopes in one batch (a bound for decoders; the byte limit binds first in practice).
+MAX_ENVELOPES_PER_BATCH: Final = 256
 # LiveKit's hard cap for one data packet (livekit rtc 1.x).
 MAX_DATA_PACKET_BYTES: Final = 64_000
 # RPC v1 payload cap; larger context parts travel as byte streams.
@@ -12,6 +17,8 @@ MAX_PROMPT_CHARS: Final = 8_000
 MAX_ID_CHARS: Final = 128
 MAX_ACTIONS_PER_ENVELOPE: Final = 200
 MAX_EDIT_RECORDS: Final = 500
+# Action ids one cumulative ack lists; a client starts another ack past it.
+MAX_ACKED_IDS: Final = 100
 MAX_SCREENSHOT_BYTES: Final = 4 * 1024 * 1024
 MAX_SHAPES_JSON_BYTES: Final = 8 * 1024 * 1024
 # Long edge (px) of the screenshot when the steward names no `maxSize` (the seed's thumbnail).

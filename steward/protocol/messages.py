@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 from steward.protocol.limits import (
     MAX_ACTIONS_PER_ENVELOPE,
     MAX_EDIT_RECORDS,
+    MAX_ENVELOPES_PER_BATCH,
     MAX_FAIRIES_PER_ROOM,
     MAX_ID_CHARS,
     MAX_PROMPT_CHARS,
@@ -123,13 +124,23 @@ class ActionEnvelope(WireModel):
     ts: float
 
 
+class EnvelopeBatch(WireModel):
+    """steward → browsers on `agent:actions`: envelopes (of one or more sessions) in send
+    order, one packet; each is handled and acked as if it had come alone on `agent:action`."""
+
+    envelopes: list[ActionEnvelope] = Field(min_length=1, max_length=MAX_ENVELOPES_PER_BATCH)
+
+
 class Ack(WireModel):
-    """browser → steward on `agent:ack`: the listed actions were *applied*."""
+    """browser → steward on `agent:ack`: the listed actions were *applied*. `cumulative`:
+    every envelope of the session up to `seq` is applied (one ack for the envelopes of a
+    batch or a filled gap; `applied` then lists their ids, at most `MAX_ACKED_IDS`)."""
 
     session_id: str = Id
     seq: int = Field(ge=1, le=_SEQ_MAX)
     applied: list[str] = Field(max_length=MAX_ACTIONS_PER_ENVELOPE)
     applied_at: float
+    cumulative: bool | None = None
 
 
 class ContextRequest(WireModel):
@@ -269,6 +280,7 @@ ALL_MESSAGES: dict[str, type[WireModel]] = {
     m.__name__: m
     for m in (
         ActionEnvelope,
+        EnvelopeBatch,
         Ack,
         ContextRequest,
         ContextReply,

@@ -5,6 +5,8 @@ from typing import Final
 PROTOCOL_VERSION: Final = "tldraw-actions/1"
 
 TOPIC_ACTION: Final = "agent:action"
+# Several envelopes in one packet (`EnvelopeBatch`): one LiveKit packet per room per flush.
+TOPIC_ACTIONS: Final = "agent:actions"
 TOPIC_ACK: Final = "agent:ack"
 TOPIC_SCREENSHOT: Final = "agent:screenshot"
 TOPIC_CONTEXT: Final = "agent:context"

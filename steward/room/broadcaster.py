@@ -3,12 +3,18 @@
 - Each session's envelopes carry a strictly increasing seq (a session that already has rows
   in the outbox, like the room's relay session after a restart, continues after them).
 - Every envelope is written to the outbox before it is published, so nothing is lost.
+- A send numbers, encodes (once, for every recipient and retransmit) and applies its
+  envelopes to the mirror at once and queues them; the room's flush task takes everything
+  queued, writes it in ONE multi-row INSERT (the lease fence checked once) and hands it to
+  LiveKit in as few packets as fit (`agent:actions` batches up to `MAX_BATCH_BYTES`). Sends
+  made while a flush runs, or in the same loop turn, make the next one. Retransmits and
+  replays go in batches too.
 - A partial envelope (a preview, superseded by the action's next version) is not sent while
   the action's previous preview is still unacked by some participant: under load a room
   sends fewer previews, clocked by its clients' acks; finals are always sent, so every
   canvas ends the same. Skipped previews take no seq (the stream has no gaps).
 - Publishing never waits for acks, nor for LiveKit's completion of the previous packet: each
-  envelope is handed over in seq order and its completion is watched in the background (at
+  packet is handed over in seq order and its completion is watched in the background (at
   most `MAX_IN_FLIGHT` per room); its retransmit timer starts when LiveKit has sent it.
 - A separate loop retransmits an unacked envelope only to the participants that have not
   acked it. The wait adapts to each participant's measured ack
@@ -22,7 +28,8 @@
   oldest unacked envelope was first sent is logged and dropped (it resyncs itself when it
   comes back); time spent idle with nothing to ack never counts.
 - An ack is taken only for an envelope that was sent to its sender (a session and seq it was
-  never sent is dropped, counted, never written).
+  never sent is dropped, counted, never written). A cumulative ack covers every unacked
+  envelope of its session up to its seq; ack rows are written in one INSERT per flush.
 """
 
 from __future__ import annotations
@@ -41,8 +48,8 @@ from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.protocol.messages import Ack, ActionEnvelope, WireAction
-from steward.protocol.names import TOPIC_ACTION
-from steward.room.envelopes import pack
+from steward.protocol.names import TOPIC_ACTION, TOPIC_ACTIONS
+from steward.room.envelopes import frames, pack
 from steward.store.outbox import TRANSIENT, AckRow, Outbox, OutboxRow
 from steward.tasks import TaskSet
 
@@ -54,6 +61,9 @@ MAX_IN_FLIGHT = 64
 # Retransmit pacing (see the module docstring).
 MAX_BACKOFF_S = 5.0
 RETRANSMIT_BUDGET = 32
+CLOSE_FLUSH_S = 5.0
+# Envelopes queued for the flush beyond which a non-waiting send waits for it (backpressure).
+MAX_QUEUED = 256
 GIVE_UP_S = 60.0
 # Ack rows waiting for Postgres; acks only spare replays, so a long outage may drop some.
 MAX_ACK_ROWS_KEPT = 50_000
@@ -84,6 +94,15 @@ class StreamStats:
 
 
 @dataclass
+class FlushStats:
+    """Per-room figures of the flushes: how well envelopes share INSERTs and packets."""
+
+    inserts: int = 0  # outbox INSERT statements (one per flush)
+    packets: int = 0  # live packets handed to LiveKit (first sends)
+    envelopes: int = 0  # envelopes in them
+
+
+@dataclass
 class _Pending:
     payload: bytes
     last_sent: float
@@ -94,23 +113,24 @@ class _Pending:
 
 
 @dataclass
-class _Numbered:
-    seq: int
-    room_order: int
-    payload: bytes
-    actions: int
-    persisted: bool = False
-
-
-@dataclass
-class _Batch:
-    """One send's envelopes, numbered and encoded before the first INSERT, so a send its
-    caller's cancellation cut off can be finished exactly as it was begun."""
+class _Queued:
+    """An envelope numbered, encoded once and applied to the mirror, waiting for the room's
+    next flush."""
 
     session_id: str
+    seq: int
+    room_order: int
     partial: bool
-    envelopes: list[_Numbered] = field(default_factory=list)
-    next: int = 0  # the first envelope not yet handed to LiveKit
+    payload: bytes
+    actions: int
+    # Set when a caller waits for this envelope's flush; `flushed` once it is over.
+    done: asyncio.Future[None] | None = None
+    flushed: bool = False
+
+    def row(self) -> OutboxRow:
+        return OutboxRow(
+            self.session_id, self.seq, self.room_order, self.partial, self.payload.decode()
+        )
 
 
 @dataclass
@@ -159,7 +179,6 @@ class Broadcaster:
         self.retransmit_attempts = retransmit_attempts
         self.mirror = mirror if mirror is not None else CanvasMirror()
         self._clock = clock
-        self._lock = asyncio.Lock()
         self._room_order = 0
         self._seq: dict[str, int] = {}
         self._stats: dict[str, StreamStats] = {}
@@ -171,6 +190,14 @@ class Broadcaster:
         # (session_id, action id) → seq of its last preview sent; dropped at its final.
         self._previews: dict[tuple[str, str], int] = {}
         self._ack_rows: list[AckRow] = []
+        # Envelopes numbered and waiting for the flush; the last one numbered.
+        self._queue: list[_Queued] = []
+        self._tail: _Queued | None = None
+        self._flusher: asyncio.Task[None] | None = None
+        # session → highest seq handed to LiveKit; errors of flushes nobody waited for.
+        self._handed: dict[str, int] = {}
+        self._failed: dict[str, BaseException] = {}
+        self.flush_stats = FlushStats()
         self._tasks = TaskSet("broadcast_task_failed", room=room_id)
         self._in_flight: collections.deque[asyncio.Task[None]] = collections.deque()
         self._loops: list[asyncio.Task[None]] = []
@@ -189,6 +216,8 @@ class Broadcaster:
         return self._room_order
 
     async def close(self) -> None:
+        if self._flusher is not None:  # what was queued is persisted and handed over first
+            await asyncio.wait([self._flusher], timeout=CLOSE_FLUSH_S)
         for task in self._loops:
             task.cancel()
         for task in self._loops:
@@ -202,37 +231,43 @@ class Broadcaster:
         return self._stats.setdefault(session_id, StreamStats())
 
     async def send(
-        self, session_id: str, actions: list[WireAction], *, partial: bool = False
+        self,
+        session_id: str,
+        actions: list[WireAction],
+        *,
+        partial: bool = False,
+        wait: bool = True,
     ) -> int:
-        """Sequence, persist and publish; returns the last seq. Never waits for acks."""
-        if not actions:
-            return self._seq.get(session_id, 0)
-        await self._lock.acquire()
-        handed_over = False
-        try:
-            if partial and self._previews_unacked(session_id, actions):
-                self.stats(session_id).previews_coalesced += 1
-                return await self._known_seq(session_id)
-            batch = await self._number(session_id, actions, partial)
-            try:
-                await self._deliver(batch)
-            except asyncio.CancelledError:
-                # The caller was cancelled, perhaps mid-INSERT: the batch is finished in the
-                # background, which takes over the lock, so no later send reuses or overtakes
-                # its seqs. (Shielding every send instead costs a task and a loop turn each.)
-                self._finish_later(batch)
-                handed_over = True
-                raise
-            return batch.envelopes[-1].seq
-        finally:
-            if not handed_over:
-                self._lock.release()
+        """Sequence, persist and publish; returns the last seq. Never waits for acks.
 
-    async def _number(self, session_id: str, actions: list[WireAction], partial: bool) -> _Batch:
-        """Apply to the mirror and number and encode every envelope, before the first INSERT."""
+        The envelopes are numbered, encoded and applied to the mirror at once, then queued
+        for the room's flush, which persists everything queued in one INSERT and hands it to
+        LiveKit in as few packets as fit. `wait` (the default) returns once that is done;
+        `wait=False` returns at once, so sends made in the same loop turn share one flush
+        (a failure is then raised by the session's next `send` or `flush`)."""
         seq = await self._known_seq(session_id)
+        self._raise_failed(session_id)
+        if not actions:
+            return seq
+        if partial and self._previews_unacked(session_id, actions):
+            self.stats(session_id).previews_coalesced += 1
+            return seq
+        last = self._number(session_id, actions, partial)
+        if wait or len(self._queue) >= MAX_QUEUED:
+            await self._flushed(last)
+        return last.seq
+
+    async def flush(self, session_id: str) -> None:
+        """Wait until everything queued so far is persisted and handed to LiveKit; raises
+        what a flush of the session's envelopes failed with since its last send."""
+        if self._tail is not None:
+            await self._flushed(self._tail)
+        self._raise_failed(session_id)
+
+    def _number(self, session_id: str, actions: list[WireAction], partial: bool) -> _Queued:
+        """Apply to the mirror, number, encode and queue every envelope of one send."""
+        seq = self._seq[session_id]
         self.mirror.apply(actions, partial=partial, session=session_id)
-        batch = _Batch(session_id, partial)
         for group in pack(session_id, actions, partial=partial):
             seq += 1
             for action in group:
@@ -248,75 +283,136 @@ class Broadcaster:
                 actions=group,
                 ts=time.time(),
             )
-            batch.envelopes.append(_Numbered(seq, self._room_order, envelope.to_wire(), len(group)))
-        return batch
+            self._tail = _Queued(
+                session_id, seq, self._room_order, partial, envelope.to_wire(), len(group)
+            )
+            self._queue.append(self._tail)
+        self._seq[session_id] = seq
+        if self._flusher is None:  # its first step runs after this loop turn's other sends
+            self._flusher = self._tasks.spawn(self._flush_queue())
+        return self._tail  # type: ignore[return-value]  # pack returns at least one group
 
-    async def _deliver(self, batch: _Batch, *, finishing: bool = False) -> None:
-        """Persist, then hand to LiveKit, each envelope from where the batch stands; when
-        `finishing`, an INSERT that a cancellation cut off may have committed: skip its row."""
-        session_id, stats = batch.session_id, self.stats(batch.session_id)
-        while batch.next < len(batch.envelopes):
-            env = batch.envelopes[batch.next]
-            if not env.persisted:
-                await self.outbox.append(
-                    self.room_id,
-                    session_id,
-                    env.seq,
-                    env.room_order,
-                    batch.partial,
-                    env.payload.decode(),
-                    if_absent=finishing,
-                    fence=self.fence,
-                )
-                env.persisted = True
-                self._seq[session_id] = env.seq
-                stats.envelopes += 1
-                stats.actions += env.actions
-                stats.last_seq = env.seq
-                if stats.first_envelope_at is None:
-                    stats.first_envelope_at = self._clock()
+    async def _flushed(self, item: _Queued) -> None:
+        if item.flushed:
+            return
+        if item.done is None:
+            item.done = asyncio.get_running_loop().create_future()
+            # Retrieved even when its waiter was cancelled, so asyncio never warns about it.
+            item.done.add_done_callback(lambda f: f.cancelled() or f.exception())
+        await asyncio.shield(item.done)
+
+    async def _flush_queue(self) -> None:
+        """Until the queue is empty: take all of it, persist it in one INSERT (fenced once),
+        hand it to LiveKit in order. Sends queued meanwhile make the next round."""
+        chunk: list[_Queued] = []
+        try:
+            while self._queue:
+                chunk, self._queue = self._queue, []
+                try:
+                    await self.outbox.append_many(
+                        self.room_id, [q.row() for q in chunk], fence=self.fence
+                    )
+                except Exception as err:
+                    failed, chunk, self._queue = chunk + self._queue, [], []
+                    self._fail(failed, err)
+                    continue
+                self._persisted(chunk)
+                self.flush_stats.inserts += 1
+                await self._hand_over(chunk)
+                self._settled(chunk)
+                chunk = []
+        except asyncio.CancelledError:
+            self._fail(chunk + self._queue, RuntimeError("broadcaster closed"))
+            self._queue = []
+            raise
+        finally:
+            self._flusher = None
+
+    def _persisted(self, chunk: list[_Queued]) -> None:
+        now = self._clock()
+        for q in chunk:
+            stats = self.stats(q.session_id)
+            stats.envelopes += 1
+            stats.actions += q.actions
+            stats.last_seq = q.seq
+            if stats.first_envelope_at is None:
+                stats.first_envelope_at = now
+
+    async def _hand_over(self, chunk: list[_Queued]) -> None:
+        payloads = [q.payload for q in chunk]
+        for start, end, frame in frames(payloads):
             await self._room_for_one_more()
-            batch.next += 1
-            # Not awaited: the next envelope is handed to LiveKit without waiting for this
+            sent = chunk[start:end]
+            keys = [(q.session_id, q.seq, q.payload) for q in sent]
+            # Not awaited: the next packet is handed to LiveKit without waiting for this
             # one's native round trip (the call order is the send order).
-            self._issue_tracked(session_id, env.seq, env.payload, self._recipients(), "live")
+            self._issue_tracked(keys, frame, self._recipients(), "live")
+            self.flush_stats.packets += 1
+            self.flush_stats.envelopes += len(sent)
+            for q in sent:
+                self._handed[q.session_id] = q.seq
 
-    def _finish_later(self, batch: _Batch) -> None:
-        async def finish() -> None:
-            try:
-                await self._deliver(batch, finishing=True)
-            except Exception as err:
-                log.warning(
-                    "send_not_finished",
-                    room=self.room_id,
-                    session_id=batch.session_id,
-                    error=str(err),
-                )
-            finally:
-                self._lock.release()
+    @staticmethod
+    def _settled(chunk: list[_Queued], err: BaseException | None = None) -> None:
+        for q in chunk:
+            q.flushed = True
+            if q.done is not None and not q.done.done():
+                if err is None:
+                    q.done.set_result(None)
+                else:
+                    q.done.set_exception(err)
 
-        self._tasks.spawn(finish())
+    def _fail(self, failed: list[_Queued], err: BaseException) -> None:
+        """Nothing of `failed` was persisted: their sessions renumber from the outbox, their
+        previews are forgotten, and the error reaches every sender of them."""
+        if not failed:
+            return
+        log.warning("send_failed", room=self.room_id, envelopes=len(failed), error=str(err))
+        sessions = {q.session_id for q in failed}
+        for session_id in sessions:
+            self._seq.pop(session_id, None)
+        first = {q.session_id: q.seq for q in reversed(failed)}
+        for key, seq in list(self._previews.items()):
+            if key[0] in first and seq >= first[key[0]]:
+                del self._previews[key]
+        waited = {q.session_id for q in failed if q.done is not None}
+        for session_id in sessions - waited:
+            self._failed[session_id] = err
+        self._settled(failed, err)
+
+    def _raise_failed(self, session_id: str) -> None:
+        err = self._failed.pop(session_id, None)
+        if err is not None:
+            raise err
 
     def _previews_unacked(self, session_id: str, actions: list[WireAction]) -> bool:
-        """Every action of a partial send has a previous preview some participant has not
-        acked (or LiveKit has not sent): this one would only queue behind it."""
+        """Every action of a partial send has a previous preview still queued, or that some
+        participant has not acked (or LiveKit has not sent): this one would only queue
+        behind it."""
+        handed = self._handed.get(session_id, 0)
         for action in actions:
             seq = self._previews.get((session_id, action.id))
+            if seq is None:
+                return False
             key = (session_id, seq)
-            if seq is None or not any(key in p for p in self._pending.values()):
+            if seq <= handed and not any(key in p for p in self._pending.values()):
                 return False
         return True
 
     async def last_seq(self, session_id: str) -> int:
-        """The session's highest seq sent (0 before any), from the outbox if not ours."""
-        async with self._lock:
-            return await self._known_seq(session_id)
+        """The session's highest seq sent (0 before any), from the outbox if not ours; what
+        is queued is flushed first."""
+        if self._tail is not None:
+            with contextlib.suppress(Exception):  # a failed flush renumbers the session
+                await self._flushed(self._tail)
+        return await self._known_seq(session_id)
 
     async def _known_seq(self, session_id: str) -> int:
-        """Under the lock: the last seq, read once from the outbox for a session that already
-        has rows there (the room's relay session after a restart, an interrupted one)."""
+        """The last seq numbered, read once from the outbox for a session that already has
+        rows there (the room's relay session after a restart, an interrupted one)."""
         if session_id not in self._seq:
-            self._seq[session_id] = await self.outbox.max_seq(session_id)
+            found = await self.outbox.max_seq(session_id)
+            return self._seq.setdefault(session_id, found)  # a concurrent first send won
         return self._seq[session_id]
 
     async def _room_for_one_more(self) -> None:
@@ -324,44 +420,53 @@ class Broadcaster:
         while flight and (flight[0].done() or len(flight) >= MAX_IN_FLIGHT):
             await asyncio.wait([flight.popleft()])
 
-    async def _send_tracked(
-        self, session_id: str, seq: int, payload: bytes, destinations: list[str], kind: str
-    ) -> None:
-        task = self._issue_tracked(session_id, seq, payload, destinations, kind)
-        if task is not None:
-            await task
-
     def _issue_tracked(
-        self, session_id: str, seq: int, payload: bytes, destinations: list[str], kind: str
+        self,
+        envelopes: Sequence[tuple[str, int, bytes]],
+        frame: bytes,
+        destinations: list[str],
+        kind: str,
     ) -> asyncio.Task[None] | None:
-        """Issue now; the returned task settles the send (timers start when it left)."""
+        """Issue one packet carrying `envelopes` (session, seq, own payload) now; the
+        returned task settles the send (timers start when it left)."""
         if not destinations:
             return None
         now = self._clock()
-        entries = [_Pending(payload, now, sent=False, first_sent=now) for _ in destinations]
-        for identity, entry in zip(destinations, entries, strict=True):
-            self._pending.setdefault(identity, {})[(session_id, seq)] = entry
-            self._mark_sent(identity, session_id, seq)
-        done = self._issue(payload, destinations, kind)
-        task = self._tasks.spawn(self._settle(done, kind, entries))
+        entries = []
+        for identity in destinations:
+            pending = self._pending.setdefault(identity, {})
+            for session_id, seq, payload in envelopes:
+                entry = _Pending(payload, now, sent=False, first_sent=now)
+                pending[(session_id, seq)] = entry
+                entries.append(entry)
+                self._mark_sent(identity, session_id, seq)
+        done = self._issue(frame, len(envelopes), destinations, kind)
+        task = self._tasks.spawn(self._settle(done, kind, len(envelopes), entries))
         if kind == "live":
             self._in_flight.append(task)
         return task
 
-    def _issue(self, payload: bytes, destinations: list[str], kind: str) -> Awaitable[None] | None:
+    def _issue(
+        self, frame: bytes, count: int, destinations: list[str], kind: str
+    ) -> Awaitable[None] | None:
+        topic = TOPIC_ACTION if count == 1 else TOPIC_ACTIONS
         try:
-            return self._publish(payload, topic=TOPIC_ACTION, destinations=destinations)
+            return self._publish(frame, topic=topic, destinations=destinations)
         except Exception as err:  # the pending entry stays; the retransmit loop tries again
             log.warning("publish_failed", room=self.room_id, kind=kind, error=str(err))
             return None
 
     async def _settle(
-        self, done: Awaitable[None] | None, kind: str, entries: Sequence[_Pending] = ()
+        self,
+        done: Awaitable[None] | None,
+        kind: str,
+        count: int,
+        entries: Sequence[_Pending] = (),
     ) -> None:
         try:
             if done is not None:
                 await done
-                metrics.ENVELOPES.labels(kind=kind).inc()
+                metrics.ENVELOPES.labels(kind=kind).inc(count)
         except Exception as err:  # the pending entry stays; the retransmit loop tries again
             log.warning("publish_failed", room=self.room_id, kind=kind, error=str(err))
         finally:
@@ -369,10 +474,25 @@ class Broadcaster:
             for entry in entries:
                 entry.sent, entry.last_sent, entry.first_sent = True, now, now
 
-    async def _safe_publish(self, payload: bytes, destinations: list[str], kind: str) -> None:
-        done = self._issue(payload, destinations, kind)
-        if done is not None:
-            await self._settle(done, kind)
+    async def _publish_frames(
+        self,
+        payloads: list[bytes],
+        destinations: list[str],
+        kind: str,
+        track: Sequence[tuple[str, int]] | None = None,
+    ) -> None:
+        """Envelopes to `destinations` in as few packets as fit, each awaited; `track`
+        (session, seq per payload) makes them pending, retransmitted until acked."""
+        for start, end, frame in frames(payloads):
+            if track is not None:
+                keys = [(*track[i], payloads[i]) for i in range(start, end)]
+                task = self._issue_tracked(keys, frame, destinations, kind)
+                if task is not None:
+                    await task
+                continue
+            done = self._issue(frame, end - start, destinations, kind)
+            if done is not None:
+                await self._settle(done, kind, end - start)
 
     # --- acks ----------------------------------------------------------------------------
     def _mark_sent(self, participant: str, session_id: str, seq: int) -> None:
@@ -387,8 +507,14 @@ class Broadcaster:
             reason = "unknown_session" if sent is None else "unsent_seq"
             metrics.ACKS_DROPPED.labels(reason=reason).inc()
             return reason
-        pending = self._pending.get(participant)
-        entry = pending.pop((ack.session_id, ack.seq), None) if pending is not None else None
+        pending = self._pending.get(participant, {})
+        key = (ack.session_id, ack.seq)
+        covered = [key]
+        if ack.cumulative:  # and every unacked envelope of the session before it
+            covered = [k for k in pending if k[0] == ack.session_id and k[1] < ack.seq] + covered
+        entry = pending.pop(key, None)
+        for k in covered[:-1]:
+            del pending[k]
         now = self._clock()
         clock = self._clocks.setdefault(participant, _AckClock())
         clock.last_ack_at = now
@@ -396,10 +522,15 @@ class Broadcaster:
             clock.sample(now - entry.last_sent)
         stats = self._stats.get(ack.session_id)
         if stats is not None:
-            stats.acks[participant] += 1
+            stats.acks[participant] += len(covered)
             if stats.first_applied_at is None:
                 stats.first_applied_at = self._clock()
         metrics.ACKS.inc()
+        # A row per envelope (late joiners' replays skip what a row says was applied); the
+        # ids the ack lists go with its own seq.
+        self._ack_rows.extend(
+            AckRow(s, q, participant, "[]", ack.applied_at) for s, q in covered[:-1]
+        )
         self._ack_rows.append(
             AckRow(ack.session_id, ack.seq, participant, json.dumps(ack.applied), ack.applied_at)
         )
@@ -442,13 +573,12 @@ class Broadcaster:
     ) -> int:
         """Send outbox rows to one participant; `track=False` when they must not be
         retransmitted again (the replay after exhausted retransmits)."""
-        for row in rows:
-            payload = ActionEnvelope.model_validate_json(row.payload).to_wire()
-            if track:
-                await self._send_tracked(row.session_id, row.seq, payload, [participant], "replay")
-            else:
-                self._mark_sent(participant, row.session_id, row.seq)
-                await self._safe_publish(payload, [participant], "replay")
+        payloads = [ActionEnvelope.model_validate_json(row.payload).to_wire() for row in rows]
+        keys = [(row.session_id, row.seq) for row in rows]
+        if not track:
+            for session_id, seq in keys:
+                self._mark_sent(participant, session_id, seq)
+        await self._publish_frames(payloads, [participant], "replay", keys if track else None)
         if rows:
             metrics.RESYNCS.labels(reason=reason).inc()
             log.info(
@@ -506,12 +636,17 @@ class Broadcaster:
                 p.last_sent = now
                 due.setdefault(key, []).append(participant)
                 payloads[key] = p.payload
+        # One packet (or as few as fit) per set of lagging participants, oldest first.
+        groups: dict[tuple[str, ...], list[tuple[str, int]]] = {}
         for key, lagging in sorted(due.items(), key=lambda kv: kv[0][1]):
             stats = self._stats.get(key[0])
             if stats is not None:
                 stats.retransmits += len(lagging)
             metrics.RETRANSMITS.inc(len(lagging))
-            await self._safe_publish(payloads[key], lagging, "retransmit")
+            groups.setdefault(tuple(lagging), []).append(key)
+        for lagging_set, keys in groups.items():
+            batch = [payloads[key] for key in keys]
+            await self._publish_frames(batch, list(lagging_set), "retransmit")
         for (participant, session_id), first_seq in resyncs.items():
             await self._resync_exhausted(participant, session_id, first_seq, now)
 

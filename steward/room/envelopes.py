@@ -1,4 +1,5 @@
-"""Packing actions into envelopes of at most 15 KiB: split, never drop.
+"""Packing actions into envelopes of at most 15 KiB (split, never drop), and envelopes into
+packets.
 
 Actions are grouped greedily in order. One action whose own JSON exceeds the limit is cut
 into fragments: the same id and name, with `params = {"_fragment": {index, count, data}}`
@@ -11,8 +12,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from steward.protocol.limits import MAX_ACTIONS_PER_ENVELOPE, MAX_ENVELOPE_BYTES
+from steward.protocol.limits import (
+    MAX_ACTIONS_PER_ENVELOPE,
+    MAX_BATCH_BYTES,
+    MAX_ENVELOPE_BYTES,
+    MAX_ENVELOPES_PER_BATCH,
+)
 from steward.protocol.messages import ActionEnvelope, WireAction
+from steward.protocol.names import TOPIC_ACTIONS
 
 FRAGMENT_KEY = "_fragment"
 # Serialisation of the largest seq and a long timestamp, so a packed group always fits.
@@ -127,3 +134,39 @@ class FragmentAssembler:
         if not isinstance(full, dict):
             raise ValueError("fragmented params are not an object")
         return full
+
+
+def frames(payloads: list[bytes], max_bytes: int = MAX_BATCH_BYTES) -> list[tuple[int, int, bytes]]:
+    """Encoded envelopes, in order, as packets of at most `max_bytes`: (start, end, frame)
+    where payloads[start:end] travel in `frame`. A run of one is the envelope itself (for
+    `agent:action`); longer runs are an `EnvelopeBatch` (for `agent:actions`), built by
+    joining the envelopes' bytes, so each is encoded once for every packet it travels in."""
+    out: list[tuple[int, int, bytes]] = []
+    start, size = 0, _BATCH_SHELL
+    for i, payload in enumerate(payloads):
+        extra = len(payload) + (1 if i > start else 0)
+        if i > start and (size + extra > max_bytes or i - start >= MAX_ENVELOPES_PER_BATCH):
+            out.append(_frame(payloads, start, i))
+            start, size, extra = i, _BATCH_SHELL, len(payload)
+        size += extra
+    if payloads:
+        out.append(_frame(payloads, start, len(payloads)))
+    return out
+
+
+_BATCH_HEAD = b'{"envelopes":['
+_BATCH_SHELL = len(_BATCH_HEAD) + 2  # and `]}`
+
+
+def _frame(payloads: list[bytes], start: int, end: int) -> tuple[int, int, bytes]:
+    if end - start == 1:
+        return start, end, payloads[start]
+    return start, end, _BATCH_HEAD + b",".join(payloads[start:end]) + b"]}"
+
+
+def envelopes_in(topic: str, packet: bytes) -> list[dict[str, Any]]:
+    """The envelopes an `agent:action` or `agent:actions` packet carries, as JSON objects."""
+    body = json.loads(packet)
+    if topic == TOPIC_ACTIONS:
+        return list(body["envelopes"])
+    return [body]

@@ -41,6 +41,7 @@ from steward.protocol.names import (
     RPC_PROMPT,
     TOPIC_ACK,
     TOPIC_ACTION,
+    TOPIC_ACTIONS,
     TOPIC_CHAT,
     TOPIC_COMPOSING,
     TOPIC_CONTEXT,
@@ -79,6 +80,7 @@ _OWN_PREFIXES = ("agent:", "steward:", "canvas:")
 # Every topic the steward speaks: a stream on one of them is either expected or refused.
 STEWARD_TOPICS = (
     TOPIC_ACTION,
+    TOPIC_ACTIONS,
     TOPIC_ACK,
     TOPIC_SCREENSHOT,
     TOPIC_CONTEXT,

@@ -89,11 +89,16 @@ class RoomSession:
             self.figures.degraded_contexts += 1
         return ctx
 
-    async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:
+    async def send_actions(
+        self, actions: list[WireAction], *, partial: bool = False, wait: bool = True
+    ) -> int:
         if not partial:
             for a in actions:
                 self.figures.drawn.note(a.name, a.params)
-        return await self._broadcaster.send(self._session_id, actions, partial=partial)
+        return await self._broadcaster.send(self._session_id, actions, partial=partial, wait=wait)
+
+    async def flush_actions(self) -> None:
+        await self._broadcaster.flush(self._session_id)
 
     def quality(self, task_bounds: list[Box] | None = None) -> QualityReport:
         """The session's quality report, read off the room's canvas as it is now."""

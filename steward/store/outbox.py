@@ -6,6 +6,7 @@ replay from Postgres and a restarted steward continues each room's order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import asyncpg
@@ -28,22 +29,26 @@ TRANSIENT = (
     OSError,
 )
 
-_APPEND = (
+# Many rows in one statement (one round trip, one commit): the batch's columns as arrays.
+# The fenced form writes them only while the room's lease ($8) is held (checked once).
+_ROWS = (
     "INSERT INTO outbox (room_id, session_id, seq, room_order, partial, payload)"
-    " VALUES ($1, $2, $3, $4, $5, $6::jsonb)"
+    " SELECT $1::text, u.s, u.q, u.o, u.p, u.j::jsonb"
+    " FROM unnest($2::text[], $3::integer[], $4::bigint[], $5::boolean[], $6::text[])"
+    " AS u(s, q, o, p, j)"
 )
-# The same row again, when an earlier INSERT of it may have committed (a retry, or a send
-# whose INSERT a cancellation cut off).
-_IF_ABSENT = " ON CONFLICT (session_id, seq) DO NOTHING"
-_APPEND_IF_ABSENT = _APPEND + _IF_ABSENT
-# Only while the room's lease ($7) is held: one statement, no extra round trip.
-_APPEND_FENCED = (
-    "INSERT INTO outbox (room_id, session_id, seq, room_order, partial, payload)"
-    " SELECT $1::text, $2::text, $3::integer, $4::bigint, $5::boolean, $6::jsonb"
-    " WHERE EXISTS (SELECT 1 FROM room_leases l WHERE l.room_id = $1::text"
-    " AND l.token = $7::bigint AND l.expires_at > now())"
+_FENCE = (
+    " WHERE $7::bigint IS NULL OR EXISTS (SELECT 1 FROM room_leases l"
+    " WHERE l.room_id = $1::text AND l.token = $7::bigint AND l.expires_at > now())"
 )
-_APPEND_FENCED_IF_ABSENT = _APPEND_FENCED + _IF_ABSENT
+_APPEND = _ROWS + _FENCE
+# The same rows again, when an earlier INSERT of them may have committed (a retry after a
+# connection died mid-statement): rows already there are skipped.
+_APPEND_IF_ABSENT = _APPEND + " ON CONFLICT (session_id, seq) DO NOTHING"
+_PRESENT = (
+    "SELECT count(*) FROM outbox o JOIN unnest($1::text[], $2::integer[]) AS u(s, q)"
+    " ON o.session_id = u.s AND o.seq = u.q"
+)
 
 
 @dataclass(frozen=True)
@@ -102,22 +107,56 @@ class Outbox:
         if_absent: bool = False,
         fence: int | None = None,
     ) -> None:
-        """Persist one envelope; a Postgres restart is waited out for up to `retry_s`.
-        `if_absent`: this exact row may already be there (an INSERT of it was cut off).
-        `fence`: the room's lease token; the append is refused (`LeaseLost`) unless it holds."""
-        if fence is not None:
-            await self._append_fenced(
-                (room_id, session_id, seq, room_order, partial, payload, fence), if_absent
-            )
+        """Persist one envelope (`append_many` of one row)."""
+        row = OutboxRow(session_id, seq, room_order, partial, payload)
+        await self.append_many(room_id, [row], if_absent=if_absent, fence=fence)
+
+    async def append_many(
+        self,
+        room_id: str,
+        rows: Sequence[OutboxRow],
+        *,
+        if_absent: bool = False,
+        fence: int | None = None,
+    ) -> None:
+        """Persist envelopes in one statement; a Postgres restart is waited out for up to
+        `retry_s`. `if_absent`: these exact rows may already be there. `fence`: the room's
+        lease token; nothing is written (`LeaseLost`) unless it holds."""
+        if not rows:
             return
-        args = (room_id, session_id, seq, room_order, partial, payload)
-        query = _APPEND_IF_ABSENT if if_absent else _APPEND
+        args = (
+            room_id,
+            [r.session_id for r in rows],
+            [r.seq for r in rows],
+            [r.room_order for r in rows],
+            [r.partial for r in rows],
+            [r.payload for r in rows],
+            fence,
+        )
         try:  # the common path, without the retry machinery (~30 us a call)
-            await self.pool.execute(query, *args)
-            return
+            status = await self.pool.execute(_APPEND_IF_ABSENT if if_absent else _APPEND, *args)
         except TRANSIENT as err:
-            log.warning("outbox_append_retry", session_id=session_id, seq=seq, error=str(err))
-        await self._retrying(_APPEND_IF_ABSENT, args)
+            log.warning("outbox_append_retry", rows=len(rows), seq=rows[0].seq, error=str(err))
+            status = await self._retrying(_APPEND_IF_ABSENT, args)
+            if_absent = True
+        if status == f"INSERT 0 {len(rows)}":
+            return
+        if if_absent and await self._present(rows) == len(rows):
+            return  # the rows an earlier attempt wrote
+        if fence is None:
+            raise RuntimeError(f"outbox append of {len(rows)} rows: {status}")
+        if await regain(self.pool, room_id, fence):
+            await self.pool.execute(_APPEND_IF_ABSENT, *args)
+            return
+        log.warning(
+            "outbox_append_fenced",
+            room=room_id,
+            rows=len(rows),
+            session_id=rows[0].session_id,
+            seq=rows[0].seq,
+            token=fence,
+        )
+        raise LeaseLost(room_id, fence)
 
     async def _retrying(self, query: str, args: tuple[object, ...]) -> str:
         """Run an if-absent append until Postgres is back: only this steward allocates the
@@ -134,32 +173,11 @@ class Outbox:
                 status = await self.pool.execute(query, *args)
         return status
 
-    async def _append_fenced(self, args: tuple[object, ...], if_absent: bool) -> None:
-        room_id, session_id, seq, token = args[0], args[1], args[2], args[6]
-        query = _APPEND_FENCED_IF_ABSENT if if_absent else _APPEND_FENCED
-        try:
-            status = await self.pool.execute(query, *args)
-        except TRANSIENT as err:
-            log.warning("outbox_append_retry", session_id=session_id, seq=seq, error=str(err))
-            status = await self._retrying(_APPEND_FENCED_IF_ABSENT, args)
-            if_absent = True
-        if status.endswith(" 1"):
-            return
-        if if_absent and await self._present(str(session_id), int(str(seq))):
-            return  # the row an earlier attempt wrote
-        if await regain(self.pool, str(room_id), int(str(token))):
-            await self.pool.execute(_APPEND_FENCED_IF_ABSENT, *args)
-            return
-        log.warning(
-            "outbox_append_fenced", room=room_id, session_id=session_id, seq=seq, token=token
-        )
-        raise LeaseLost(str(room_id), int(str(token)))
-
-    async def _present(self, session_id: str, seq: int) -> bool:
+    async def _present(self, rows: Sequence[OutboxRow]) -> int:
         found = await self.pool.fetchval(
-            "SELECT 1 FROM outbox WHERE session_id = $1 AND seq = $2", session_id, seq
+            _PRESENT, [r.session_id for r in rows], [r.seq for r in rows]
         )
-        return found is not None
+        return int(found)
 
     async def session_after(self, room_id: str, session_id: str, last_seq: int) -> list[OutboxRow]:
         rows = await self.pool.fetch(
@@ -192,10 +210,16 @@ class Outbox:
     async def record_acks(self, acks: list[AckRow]) -> None:
         if not acks:
             return
-        await self.pool.executemany(
+        # One statement for the whole flush (executemany costs a Bind/Execute per row).
+        await self.pool.execute(
             "INSERT INTO acks (session_id, seq, participant, applied, applied_at)"
-            " VALUES ($1, $2, $3, $4::jsonb, $5) ON CONFLICT DO NOTHING",
-            [(a.session_id, a.seq, a.participant, a.applied_json, a.applied_at) for a in acks],
+            " SELECT u.s, u.q, u.p, u.a::jsonb, u.t FROM unnest($1::text[], $2::integer[],"
+            " $3::text[], $4::text[], $5::float8[]) AS u(s, q, p, a, t) ON CONFLICT DO NOTHING",
+            [a.session_id for a in acks],
+            [a.seq for a in acks],
+            [a.participant for a in acks],
+            [a.applied_json for a in acks],
+            [a.applied_at for a in acks],
         )
 
     async def ack_count(self, session_id: str) -> int:

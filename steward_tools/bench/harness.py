@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,10 +33,11 @@ from pydantic import SecretStr
 from steward.config import Settings, get_settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.protocol.names import RPC_PROMPT
+from steward.room.envelopes import envelopes_in
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.embedded import EmbeddedPostgres
-from steward.store.outbox import Outbox
+from steward.store.outbox import Outbox, OutboxRow
 from steward_tools.livekit_server import LiveKitServer
 
 
@@ -70,7 +71,7 @@ class Marks:
     model_request: dict[str, float] = field(default_factory=dict)  # session → first request
     action_complete: dict[str, float] = field(default_factory=dict)  # wire id base → t
     prompt_received: dict[str, float] = field(default_factory=dict)  # session → t
-    publishes: list[tuple[float, bytes]] = field(default_factory=list)
+    publishes: list[tuple[float, str, bytes]] = field(default_factory=list)  # t, topic, packet
     appends: list[tuple[float, float, str]] = field(default_factory=list)  # start, end, payload
     # Where the time goes (ms): the outbox INSERT before each publish, the context round trip.
     stages: dict[str, list[float]] = field(default_factory=dict)
@@ -91,12 +92,12 @@ class Marks:
     def handed_to_livekit(self) -> dict[str, float]:
         """Wire action id → first time a final (non-partial) envelope with it was published."""
         out: dict[str, float] = {}
-        for t, payload in self.publishes:
-            env = json.loads(payload)
-            if env.get("partial"):
-                continue
-            for action in env.get("actions", []):
-                out.setdefault(action["id"], t)
+        for t, topic, packet in self.publishes:
+            for env in envelopes_in(topic, packet):
+                if env.get("partial"):
+                    continue
+                for action in env.get("actions", []):
+                    out.setdefault(action["id"], t)
         return out
 
     def overhead_ms(self) -> list[float]:
@@ -160,7 +161,7 @@ def instrument(runtime: RoomRuntime, marks: Marks) -> None:
 
     def timed_publish(payload: bytes, *, topic: str, destinations: list[str]) -> Awaitable[None]:
         t0 = time.monotonic()
-        marks.publishes.append((t0, payload))
+        marks.publishes.append((t0, topic, payload))
         done = publish(payload, topic=topic, destinations=destinations)
 
         async def completed() -> None:  # issue → the SDK's completion callback
@@ -191,17 +192,18 @@ def _instrument_outbox(outbox: Outbox, marks: Marks) -> None:
     if getattr(outbox, "_bench_timed", False):  # one Outbox serves every room: wrap once
         return
     outbox._bench_timed = True  # type: ignore[attr-defined]
-    append = outbox.append
+    append_many = outbox.append_many
 
-    async def timed_append(*args: Any, **kw: Any) -> Any:
+    async def timed_append(room_id: str, rows: Sequence[OutboxRow], **kw: Any) -> None:
         t0 = time.monotonic()
         try:
-            return await append(*args, **kw)
+            await append_many(room_id, rows, **kw)
         finally:
             marks.stage("outbox_append_ms", t0)
-            marks.appends.append((t0, time.monotonic(), str(args[-1])))
+            t1 = time.monotonic()
+            marks.appends.extend((t0, t1, row.payload) for row in rows)
 
-    outbox.append = timed_append  # type: ignore[method-assign]
+    outbox.append_many = timed_append  # type: ignore[method-assign]
 
 
 def _instrument_context(runtime: RoomRuntime, marks: Marks) -> None:

@@ -57,7 +57,12 @@ class MemorySession:
             shapes=copy.deepcopy(list(self.browser.shapes.values())),
         )
 
-    async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:
+    async def flush_actions(self) -> None:
+        return None  # every send here completes before it returns
+
+    async def send_actions(
+        self, actions: list[WireAction], *, partial: bool = False, wait: bool = True
+    ) -> int:
         self.room.apply(actions, partial=partial, session=self.session_id)
         for group in pack(self.session_id, actions, partial=partial):
             self._seq += 1

@@ -109,9 +109,9 @@ class RawProbes:
                 await self._task
 
     def envelope_bytes(self) -> int:
-        """The median size of the last envelopes handed to LiveKit (partial ones included:
+        """The median size of the last packets handed to LiveKit (partial envelopes included:
         they are most of what the data channel carries)."""
-        recent = [len(p) for _, p in self.marks.publishes[-50:]]
+        recent = [len(p) for _, _, p in self.marks.publishes[-50:]]
         return int(statistics.median(recent)) if recent else ENVELOPE_BYTES
 
     def _busy(self) -> bool:

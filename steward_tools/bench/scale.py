@@ -41,6 +41,7 @@ from steward_tools.bench.spy import Sampler
 TARGET_OVERHEAD_P95_MS = 10.0
 ROOMS_PER_CLIENT = 10
 PROFILE_TOP = 5
+IDLE_S = 3.0
 
 
 async def run(
@@ -80,6 +81,10 @@ async def run(
             "every room sees its clients",
         )
         rss_idle = self_rss_mb()
+        # The rooms' fixed cost: every room joined, both clients in, nothing sent.
+        idle0 = self_cpu_s()
+        await asyncio.sleep(IDLE_S)
+        idle_share = (self_cpu_s() - idle0) / IDLE_S
         machine = _machine_pids(stack, cps)
         machine0 = {k: process_tree_cpu_s(pid) for k, pid in machine.items()}
         threads0 = thread_cpu_s()
@@ -145,6 +150,15 @@ async def run(
             "steward_cpu_ms_per_action": round(cpu * 1000 / actions, 2) if actions else None,
             "steward_cpu_ms_per_envelope": round(cpu * 1000 / envelopes, 3) if envelopes else None,
             "envelopes_per_action": round(envelopes / actions, 2) if actions else None,
+            # What the joined rooms cost doing nothing (LiveKit connections' keepalives,
+            # the steward's timers), and the per-action figure without that fixed part.
+            "steward_idle_cpu_share": round(idle_share, 3),
+            "steward_cpu_ms_per_action_over_idle": (
+                round((cpu - idle_share * wall) * 1000 / actions, 2) if actions else None
+            ),
+            # Batching: outbox INSERTs and live packets for those envelopes.
+            "outbox_inserts": sum(r.broadcaster.flush_stats.inserts for r in runtimes),
+            "live_packets": sum(r.broadcaster.flush_stats.packets for r in runtimes),
             "run_wall_s": round(wall, 2),
             "join_s": round(join_s, 2),
             "rss_mb": round(rss_peak, 1),

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import tempfile
 import time
@@ -26,11 +25,12 @@ from typing import Any
 from steward.commands.setup import print_json
 from steward.obs.logging import configure_logging
 from steward.ports import PromptInput
+from steward.room.envelopes import envelopes_in
 from steward.voice.local_stt import decode_pcm, make_decoder
-from steward.voice.microphone import WavMicrophone
-from steward.voice.speech import read_pcm, speak
 from steward_tools.bench.harness import Stack, bounded, percentiles, start_stack, wait_until
 from steward_tools.headless.client import HeadlessClient
+from steward_tools.voice.microphone import WavMicrophone
+from steward_tools.voice.speech import read_pcm, speak
 
 ADDRESSED = (
     "steward, draw a flow chart of our sign up",
@@ -186,9 +186,9 @@ def _more(items: list[str], than: int) -> Callable[[], bool]:
     return lambda: len(items) > than
 
 
-def _first_envelope(publishes: list[tuple[float, bytes]], session_id: str) -> float | None:
-    for t, payload in publishes:
-        if json.loads(payload).get("sessionId") == session_id:
+def _first_envelope(publishes: list[tuple[float, str, bytes]], session_id: str) -> float | None:
+    for t, topic, packet in publishes:
+        if any(env.get("sessionId") == session_id for env in envelopes_in(topic, packet)):
             return t
     return None
 

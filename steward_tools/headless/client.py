@@ -17,6 +17,7 @@ import json
 import time
 import uuid
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -26,7 +27,7 @@ from pydantic import JsonValue
 from steward import ffi_router
 from steward.canvas.mirror import CanvasMirror
 from steward.obs.logging import get_logger
-from steward.protocol.limits import DEFAULT_SCREENSHOT_MAX_BYTES
+from steward.protocol.limits import DEFAULT_SCREENSHOT_MAX_BYTES, MAX_ACKED_IDS
 from steward.protocol.messages import (
     FINAL_STATUSES,
     Ack,
@@ -40,6 +41,7 @@ from steward.protocol.messages import (
     ContextCounts,
     ContextReply,
     ContextRequest,
+    EnvelopeBatch,
     FairiesMessage,
     PromptReply,
     PromptRequest,
@@ -62,6 +64,7 @@ from steward.protocol.names import (
     STREAM_ATTR_REQUEST_ID,
     TOPIC_ACK,
     TOPIC_ACTION,
+    TOPIC_ACTIONS,
     TOPIC_CHAT,
     TOPIC_COMPOSING,
     TOPIC_CONTEXT,
@@ -153,6 +156,8 @@ class HeadlessClient:
     _fault_seen: set[tuple[str, int]] = field(default_factory=set)
     _fault_count: Counter[str] = field(default_factory=Counter)
     _held_back: ActionEnvelope | None = None
+    # While one packet's envelopes (or a filled gap) are applied: one ack per session.
+    _held_acks: dict[str, Ack] | None = None
     _tasks: TaskSet = field(default_factory=lambda: TaskSet("headless_task_failed"))
     _status_event: asyncio.Event = field(default_factory=asyncio.Event)
     # Send the shapes JSON gzip-compressed (as browsers do); False: plain JSON.
@@ -357,6 +362,10 @@ class HeadlessClient:
             if topic == TOPIC_ACTION:
                 env = ActionEnvelope.model_validate_json(packet.data)
                 self._on_envelope_arrival(env)
+            elif topic == TOPIC_ACTIONS:  # several envelopes in one packet, in send order
+                with self._one_ack_per_session():
+                    for env in EnvelopeBatch.model_validate_json(packet.data).envelopes:
+                        self._on_envelope_arrival(env)
             elif topic == TOPIC_STATUS:
                 status = StatusMessage.model_validate_json(packet.data)
                 if status.last_seq is not None:  # a trailing envelope we lack is a gap too
@@ -402,9 +411,10 @@ class HeadlessClient:
             # The steward may have lost our ack: ack again, never apply again.
             self._ack(env, applied=[])
             return
-        for ready in offer.ready:
-            self._apply(ready)
-            self._ack(ready, applied=[a.id for a in ready.actions])
+        with self._one_ack_per_session():
+            for ready in offer.ready:
+                self._apply(ready)
+                self._ack(ready, applied=[a.id for a in ready.actions])
 
     def _apply(self, env: ActionEnvelope) -> None:
         last = self._last_applied_seq.get(env.session_id, 0)
@@ -438,8 +448,44 @@ class HeadlessClient:
                 self.stats.acks_dropped += 1
                 return
         ack = Ack(session_id=env.session_id, seq=env.seq, applied=applied, applied_at=time.time())
+        held = self._held_acks
+        if held is None:
+            self._send_ack(ack)
+            return
+        prev = held.get(env.session_id)
+        if prev is not None and len(prev.applied) + len(applied) > MAX_ACKED_IDS:
+            self._send_ack(prev)
+            prev = None
+        # Envelopes are applied in seq order and duplicates lie below the last applied, so
+        # the highest seq acked here has every one before it applied: one ack covers them.
+        held[env.session_id] = (
+            ack
+            if prev is None
+            else Ack(
+                session_id=env.session_id,
+                seq=max(prev.seq, env.seq),
+                applied=prev.applied + applied,
+                applied_at=ack.applied_at,
+                cumulative=True,
+            )
+        )
+
+    @contextlib.contextmanager
+    def _one_ack_per_session(self) -> Iterator[None]:
+        if self._held_acks is not None:  # already coalescing (a batch that filled a gap)
+            yield
+            return
+        self._held_acks = {}
+        try:
+            yield
+        finally:
+            held, self._held_acks = self._held_acks, None
+            for ack in held.values():
+                self._send_ack(ack)
+
+    def _send_ack(self, ack: Ack) -> None:
         self.stats.acks_sent += 1
-        self._spawn(self._send(ack.to_wire(), TOPIC_ACK, delay_s=f.ack_delay_s))
+        self._spawn(self._send(ack.to_wire(), TOPIC_ACK, delay_s=self.faults.ack_delay_s))
 
     async def _gap_watch(self) -> None:
         """A gap that stays open asks for a resync (the steward also retransmits on its own)."""

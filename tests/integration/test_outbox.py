@@ -7,7 +7,7 @@ import asyncpg
 import pytest
 
 from steward.store.database import Database
-from steward.store.outbox import Outbox
+from steward.store.outbox import Outbox, OutboxRow
 
 pytestmark = pytest.mark.integration
 
@@ -22,3 +22,26 @@ async def test_append_if_absent_skips_only_the_same_row(database: Database) -> N
     assert [r.seq for r in await outbox.session_after("r", "s", 0)] == [1, 2]
     with pytest.raises(asyncpg.UniqueViolationError):  # a plain append never overwrites
         await outbox.append(*row)
+
+
+async def test_append_many_writes_rows_of_several_sessions_in_one_statement(
+    database: Database,
+) -> None:
+    outbox = Outbox(database.stream_pool)
+    await outbox.ensure_room("r", "relay")
+    rows = [
+        OutboxRow("s", 1, 1, False, '{"seq": 1}'),
+        OutboxRow("t", 1, 2, True, '{"seq": 1, "partial": true}'),
+        OutboxRow("s", 2, 3, False, '{"seq": 2}'),
+    ]
+    await outbox.append_many("r", rows)
+    history = await outbox.room_history("r")
+    assert [(r.session_id, r.seq, r.room_order, r.partial) for r in history] == [
+        ("s", 1, 1, False), ("t", 1, 2, True), ("s", 2, 3, False),
+    ]  # fmt: skip
+    # Again if absent (a retry after a lost connection): the rows there are kept, new ones added.
+    await outbox.append_many("r", [*rows, OutboxRow("t", 2, 4, False, "{}")], if_absent=True)
+    assert [r.seq for r in await outbox.session_after("r", "t", 0)] == [1, 2]
+    with pytest.raises(asyncpg.UniqueViolationError):  # one row reused: none of them written
+        await outbox.append_many("r", [OutboxRow("u", 1, 5, False, "{}"), rows[0]])
+    assert await outbox.max_seq("u") == 0

@@ -80,7 +80,12 @@ class BrowserSession:
             viewport=Box(x=0, y=0, w=1600, h=900), selection=[], doc_version=0, shapes=shapes
         )
 
-    async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:
+    async def flush_actions(self) -> None:
+        return None  # every send here completes before it returns
+
+    async def send_actions(
+        self, actions: list[WireAction], *, partial: bool = False, wait: bool = True
+    ) -> int:
         self.seq += 1
         self.browser.sent.append((self._id, self.seq, partial, actions))
         if self.browser.outbox is not None:

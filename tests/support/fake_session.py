@@ -49,7 +49,12 @@ class FakeSession:
             degraded=self.degraded,
         )
 
-    async def send_actions(self, actions: list[WireAction], *, partial: bool = False) -> int:
+    async def flush_actions(self) -> None:
+        return None  # every send here completes before it returns
+
+    async def send_actions(
+        self, actions: list[WireAction], *, partial: bool = False, wait: bool = True
+    ) -> int:
         # Round-trip through JSON like the wire does.
         wire = [WireAction.model_validate_json(a.to_wire()) for a in actions]
         self.envelopes.append((partial, wire))

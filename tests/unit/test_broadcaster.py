@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from steward.protocol.messages import Ack, ActionEnvelope
+from steward.protocol.messages import Ack, ActionEnvelope, EnvelopeBatch
+from steward.protocol.names import TOPIC_ACTION, TOPIC_ACTIONS
 from steward.room.broadcaster import Broadcaster
+from steward.room.envelopes import envelopes_in
 from steward.store.outbox import OutboxRow
 from tests.support.outbox_fakes import MemoryOutbox, StallingOutbox
 from tests.support.wire import text_action as action
@@ -38,8 +40,8 @@ async def test_retransmits_are_bounded_then_one_resync_from_the_outbox() -> None
     sent: list[tuple[str, int, list[str]]] = []
 
     async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
-        env = ActionEnvelope.model_validate_json(payload)
-        sent.append((env.session_id, env.seq, list(destinations)))
+        for env in envelopes_in(topic, payload):  # retransmits travel in batches
+            sent.append((env["sessionId"], env["seq"], list(destinations)))
 
     b = await _two_sent(publish, now)
     # ann acks everything; bob acks nothing.
@@ -62,7 +64,7 @@ async def test_a_resync_that_finds_postgres_away_is_tried_again() -> None:
     sent: list[tuple[int, list[str]]] = []
 
     async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
-        sent.append((ActionEnvelope.model_validate_json(payload).seq, list(destinations)))
+        sent.extend((env["seq"], list(destinations)) for env in envelopes_in(topic, payload))
 
     b = await _two_sent(publish, now)
     for seq in (1, 2):  # ann has everything; bob nothing
@@ -90,10 +92,7 @@ async def test_a_resync_that_finds_postgres_away_is_tried_again() -> None:
     assert Counter(seq for seq, d in sent if d == ["bob"]) == {1: 3, 2: 3}
 
 
-@pytest.mark.parametrize("commits", [True, False], ids=["committed", "not_committed"])
-async def test_a_send_cancelled_mid_insert_is_finished_and_never_reuses_a_seq(
-    commits: bool,
-) -> None:
+async def test_a_send_whose_caller_is_cancelled_mid_insert_is_finished_in_order() -> None:
     sent: list[int] = []
 
     def publish(payload: bytes, *, topic: str, destinations: list[str]) -> asyncio.Future[None]:
@@ -102,7 +101,7 @@ async def test_a_send_cancelled_mid_insert_is_finished_and_never_reuses_a_seq(
         done.set_result(None)
         return done
 
-    outbox = StallingOutbox(stall_at=2, commits=commits)
+    outbox = StallingOutbox(stall_at=2)
     b = Broadcaster("r", publish, outbox, lambda: ["ann"])  # type: ignore[arg-type]
     await b.send("s", [action(1)])
     caller = asyncio.ensure_future(b.send("s", [action(2)]))
@@ -111,10 +110,68 @@ async def test_a_send_cancelled_mid_insert_is_finished_and_never_reuses_a_seq(
     with pytest.raises(asyncio.CancelledError):
         await caller
     # The revert that follows a cancel gets the next seq, after seq 2 was finished.
-    assert await b.send("s", [action(3)]) == 3
+    revert = asyncio.ensure_future(b.send("s", [action(3)]))
+    await asyncio.sleep(0)
+    outbox.release.set()
+    assert await revert == 3
     assert [r.seq for r in outbox.rows] == [1, 2, 3]
     assert sent == [1, 2, 3]
     assert b.stats("s").envelopes == 3 and b.stats("s").last_seq == 3
+
+
+async def test_sends_of_one_loop_turn_share_one_insert_and_one_packet() -> None:
+    packets: list[tuple[str, bytes, list[str]]] = []
+
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        packets.append((topic, payload, list(destinations)))
+
+    outbox = MemoryOutbox()
+    b = Broadcaster("r", publish, outbox, lambda: ["ann", "bob"])  # type: ignore[arg-type]
+    # Two sessions and a preview queued in one loop turn, then one that waits for them all.
+    assert await b.send("s", [action(1)], wait=False) == 1
+    assert await b.send("t", [action(2)], partial=True, wait=False) == 1
+    assert await b.send("s", [action(3)]) == 2
+    assert outbox.inserts == [[1, 1, 2]]  # one INSERT, in send order
+    assert [(topic, dests) for topic, _, dests in packets] == [(TOPIC_ACTIONS, ["ann", "bob"])]
+    batch = EnvelopeBatch.model_validate_json(packets[0][1])
+    assert [(e.session_id, e.seq, bool(e.partial)) for e in batch.envelopes] == [
+        ("s", 1, False), ("t", 1, True), ("s", 2, False),
+    ]  # fmt: skip
+    # Each envelope is pending (and acked) on its own, as if it had come alone.
+    assert b.unacked("ann") == 3
+    b.on_ack("ann", Ack(session_id="t", seq=1, applied=["a2"], applied_at=0))
+    assert b.unacked("ann") == 2
+    # A send alone goes as a plain envelope.
+    await b.send("s", [action(4)])
+    assert packets[-1][0] == TOPIC_ACTION
+    assert ActionEnvelope.model_validate_json(packets[-1][1]).seq == 3
+
+
+async def test_a_failed_flush_reaches_the_next_send_and_leaves_no_gap() -> None:
+    sent: list[int] = []
+
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        sent.append(ActionEnvelope.model_validate_json(payload).seq)
+
+    outbox = MemoryOutbox()
+    real = outbox.append_many
+    down = [True]
+
+    async def append_many(room_id: str, rows: list[OutboxRow], **kw: Any) -> None:
+        if down[0]:
+            raise OSError("Postgres is away")
+        await real(room_id, rows, **kw)
+
+    outbox.append_many = append_many  # type: ignore[method-assign]
+    b = Broadcaster("r", publish, outbox, lambda: ["ann"])  # type: ignore[arg-type]
+    await b.send("s", [action(1)], wait=False)
+    await asyncio.sleep(0)  # the flush runs and fails: nothing was published
+    await asyncio.sleep(0)
+    down[0] = False
+    with pytest.raises(OSError):
+        await b.send("s", [action(2)])
+    assert await b.send("s", [action(2)]) == 1  # renumbered from the outbox: no gap
+    assert sent == [1] and [r.seq for r in outbox.rows] == [1]
 
 
 async def test_acks_for_what_was_never_sent_are_dropped() -> None:
@@ -159,3 +216,21 @@ async def test_an_idle_browser_is_judged_from_its_oldest_unacked_send() -> None:
         now[0] += 0.1
         await b.retransmit_due()
     assert b.unacked("bob") == 0
+
+
+async def test_a_cumulative_ack_covers_every_envelope_up_to_its_seq() -> None:
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        return None
+
+    b = await _two_sent(publish, [0.0])
+    await b.send("s", [action(3)])
+    await b.send("t", [action(4)])
+    ack = Ack(session_id="s", seq=2, applied=["a1", "a2"], applied_at=0, cumulative=True)
+    assert b.on_ack("ann", ack) is None
+    assert b.unacked("ann") == 2  # s 3 and t 1 stay: later seqs, other sessions
+    assert b.acks_unflushed == 2  # a row per envelope covered (s 1 and 2)
+    # Beyond what was sent to them it is refused like any ack.
+    ack = Ack(session_id="s", seq=4, applied=[], applied_at=0, cumulative=True)
+    assert b.on_ack("ann", ack) == "unsent_seq"
+    assert b.on_ack("bob", Ack(session_id="s", seq=1, applied=[], applied_at=0)) is None
+    assert b.unacked("bob") == 3  # a plain ack covers its own seq only

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from steward.protocol.limits import MAX_ENVELOPE_BYTES
-from steward.protocol.messages import ActionEnvelope
-from steward.room.envelopes import FragmentAssembler, is_fragment, pack
+from steward.protocol.limits import MAX_BATCH_BYTES, MAX_ENVELOPE_BYTES
+from steward.protocol.messages import ActionEnvelope, EnvelopeBatch, WireAction
+from steward.protocol.names import TOPIC_ACTION, TOPIC_ACTIONS
+from steward.room.envelopes import FragmentAssembler, envelopes_in, frames, is_fragment, pack
 from tests.support.wire import text_action as action
 
 
@@ -32,3 +33,26 @@ def test_an_oversized_action_is_fragmented_never_dropped() -> None:
             if is_fragment(a.params):
                 out = assembler.add(a.id, a.params) or out
     assert out == big.params
+
+
+def test_envelopes_travel_in_packets_under_the_batch_limit_in_order() -> None:
+    sizes = [100, 5_000, 9_000, 1_500, 15_000, 300, 400]
+    payloads = [
+        ActionEnvelope(
+            session_id="s", seq=i + 1, ts=0,
+            actions=[WireAction(id=f"a{i}", name="think", params={"text": "x" * n})],
+        ).to_wire()
+        for i, n in enumerate(sizes)
+    ]  # fmt: skip
+    out = frames(payloads)
+    assert len(out) >= 3 and any(end - start == 1 for start, end, _ in out)
+    seqs = []
+    for start, end, frame in out:
+        assert len(frame) <= MAX_BATCH_BYTES
+        if end < len(payloads):  # greedy: the next envelope would not have fitted
+            assert len(frame) + len(payloads[end]) + 16 > MAX_BATCH_BYTES
+        topic = TOPIC_ACTION if end - start == 1 else TOPIC_ACTIONS
+        if topic == TOPIC_ACTIONS:
+            EnvelopeBatch.model_validate_json(frame)  # the schema the browsers get
+        seqs += [env["seq"] for env in envelopes_in(topic, frame)]
+    assert seqs == list(range(1, len(sizes) + 1))

@@ -4,6 +4,7 @@ import type { Editor, TLRecord, TLShape } from 'tldraw'
 import { UI_ONLY_VERBS } from '../canvas/apply'
 import { applyToEditor } from '../canvas/editor-canvas'
 import { withSeededRandom } from '../canvas/seeded'
+import { MAX_ACKED_IDS } from '../protocol.gen'
 import type { Ack, ActionEnvelope, Box, Resync, WireAction } from '../protocol.gen'
 import type { ReloadMemory } from './memory'
 import { Sequencer } from './sequencer'
@@ -53,6 +54,8 @@ export class Executor {
   readonly sequencer: Sequencer
   /** Ids of every action applied, in order (tests and the UI read it). */
   readonly appliedLog: string[] = []
+  // While a packet's envelopes are applied: the ack each session gets when it is done.
+  private heldAcks: Map<string, Ack> | null = null
 
   constructor(private readonly deps: ExecutorDeps) {
     this.sequencer = new Sequencer(deps.memory, {
@@ -63,7 +66,37 @@ export class Executor {
   }
 
   receive(env: ActionEnvelope) {
-    this.sequencer.push(env)
+    this.receiveAll([env])
+  }
+
+  /**
+   * The envelopes of one packet, in order. Envelopes are applied in seq order and duplicates
+   * lie below the last applied, so one cumulative ack per session covers every envelope
+   * applied (or re-acked) meanwhile, a filled gap's included.
+   */
+  receiveAll(envelopes: ActionEnvelope[]) {
+    if (this.heldAcks) {
+      for (const env of envelopes) this.sequencer.push(env)
+      return
+    }
+    const held = (this.heldAcks = new Map<string, Ack>())
+    try {
+      for (const env of envelopes) this.sequencer.push(env)
+    } finally {
+      this.heldAcks = null
+      for (const ack of held.values()) this.deps.sendAck(ack)
+    }
+  }
+
+  private ack(ack: Ack) {
+    const held = this.heldAcks
+    if (!held) return this.deps.sendAck(ack)
+    let prev = held.get(ack.sessionId)
+    if (prev && prev.applied.length + ack.applied.length > MAX_ACKED_IDS) {
+      this.deps.sendAck(prev)
+      prev = undefined
+    }
+    held.set(ack.sessionId, prev ? { ...ack, seq: Math.max(prev.seq, ack.seq), applied: [...prev.applied, ...ack.applied], cumulative: true } : ack)
   }
 
   resyncAll() {
@@ -77,7 +110,7 @@ export class Executor {
   private ackDuplicate(env: ActionEnvelope) {
     // Already applied earlier (a retransmit or a replay): the steward only needs the ack.
     const applied = env.actions.filter((a) => this.deps.memory.isDone(env.sessionId, a.id)).map((a) => a.id)
-    this.deps.sendAck({ sessionId: env.sessionId, seq: env.seq, applied, appliedAt: this.now() / 1000 })
+    this.ack({ sessionId: env.sessionId, seq: env.seq, applied, appliedAt: this.now() / 1000 })
   }
 
   private assemble(sessionId: string, action: WireAction): Record<string, unknown> | null {
@@ -131,7 +164,7 @@ export class Executor {
       this.appliedLog.push(action.id)
     }
     memory.touch()
-    this.deps.sendAck({ sessionId: env.sessionId, seq: env.seq, applied, appliedAt: this.now() / 1000 })
+    this.ack({ sessionId: env.sessionId, seq: env.seq, applied, appliedAt: this.now() / 1000 })
   }
 
   /** Undo what the previous partial version of this action changed, if it is in flight. */
