@@ -16,12 +16,16 @@ import threading
 from typing import Any
 
 from steward.commands.setup import setup
-from steward.config import get_settings
+from steward.config import MODEL_ROLES, Settings, get_settings
+from steward.model.registry import preload
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE
+from steward.room.agent_dispatch import AgentDispatcher
+from steward.room.redispatch import Redispatcher
 from steward.room.runtime import room_options
 from steward.service import Draining, StewardService
-from steward.store.leases import LeaseHeld
+from steward.store.database import Database, open_database
+from steward.store.leases import LeaseHeld, RoomLeases, worker_id
 from steward.tokens import reissue_token
 
 log = get_logger(__name__)
@@ -112,6 +116,8 @@ async def _worker(args: argparse.Namespace) -> int:
     )
     server = agents.AgentServer.from_server_options(options)
     log.info("worker_starting", agent_name=settings.steward_agent_name, url=settings.livekit_url)
+    preload(settings.model_for_role(role) for role in MODEL_ROLES)
+    watcher = await _start_watcher(settings)
     # `--http`: the HTTP API in the worker's own process, serving no room itself: a run for
     # any room is queued in Postgres for the room's steward (dispatched if it has none).
     api = await StewardService(settings, fairies=False).start() if args.http else None
@@ -125,10 +131,32 @@ async def _worker(args: argparse.Namespace) -> int:
     finally:
         if api is not None:
             await api.close()
+        await watcher.close()
         await server.aclose()
         with contextlib.suppress(asyncio.CancelledError):
             await running
     return 0
+
+
+class _Watcher:
+    """The re-dispatch watcher with its own small pool (jobs have theirs, in their threads)."""
+
+    def __init__(self, db: Database, redispatcher: Redispatcher) -> None:
+        self.db, self.redispatcher = db, redispatcher
+
+    async def close(self) -> None:
+        await self.redispatcher.close()
+        await self.db.close()
+
+
+async def _start_watcher(settings: Settings) -> _Watcher:
+    db = await open_database(settings, max_size=2)
+    leases = RoomLeases(db.pool, worker_id(), ttl_s=settings.steward_lease_seconds)
+    redispatcher = Redispatcher(
+        leases, AgentDispatcher.from_settings(settings), steward_identity=settings.steward_identity
+    )
+    redispatcher.start()
+    return _Watcher(db, redispatcher)
 
 
 async def _drain(server: Any, drain_s: float) -> None:

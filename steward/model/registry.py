@@ -2,8 +2,27 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterable
+
 from steward.config import Settings
 from steward.model.base import ModelError, ModelProvider
+
+_PROVIDERS = {
+    "scripted": "steward.model.scripted",
+    "anthropic": "steward.model.anthropic_model",
+    "replay": "steward.model.replay",
+}
+
+
+def preload(specs: Iterable[str]) -> None:
+    """Import the providers these specs name now: a provider first imported inside a running
+    room holds the import lock for seconds (the SDK is large), stalling every room's loop in
+    the process, lease renewals included."""
+    for spec in specs:
+        module = _PROVIDERS.get(spec.partition(":")[0])
+        if module is not None:
+            importlib.import_module(module)
 
 
 def get_model(spec: str, settings: Settings, *, tokens_per_s: float | None = None) -> ModelProvider:

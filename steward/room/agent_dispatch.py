@@ -1,5 +1,6 @@
 """LiveKit's server API as the steward needs it to hand a room to a worker: create an agent
-dispatch (AgentDispatchService) and ask who is in a room (RoomService).
+dispatch (AgentDispatchService), ask who is in a room and remove a dead steward from it
+(RoomService).
 
 One `AgentDispatcher` keeps one HTTP session; both the re-dispatch watcher and the HTTP run
 for a room no steward serves create their dispatches here.
@@ -68,6 +69,19 @@ class AgentDispatcher:
             raise
         agent = api.ParticipantInfo.Kind.AGENT
         return [p.identity for p in listed.participants if p.kind != agent]
+
+    async def remove(self, room: str, identity: str) -> bool:
+        """Take a participant out of the room now; False if it was not there."""
+        try:
+            await self._lk().room.remove_participant(
+                api.RoomParticipantIdentity(room=room, identity=identity)
+            )
+        except api.TwirpError as err:
+            if err.code == api.TwirpErrorCode.NOT_FOUND:
+                return False
+            raise
+        log.info("participant_removed", room=room, participant=identity)
+        return True
 
     async def aclose(self) -> None:
         if self._api is not None:

@@ -29,7 +29,7 @@ INSERT INTO room_leases (room_id, owner, token, expires_at)
 VALUES ($1, $2, 1, now() + make_interval(secs => $3))
 ON CONFLICT (room_id) DO UPDATE SET
     owner = EXCLUDED.owner, token = room_leases.token + 1, acquired_at = now(),
-    heartbeat_at = now(), expires_at = EXCLUDED.expires_at
+    heartbeat_at = now(), expires_at = EXCLUDED.expires_at, redispatch_after = NULL
 WHERE room_leases.expires_at <= now() OR room_leases.owner = EXCLUDED.owner
 RETURNING token, expires_at
 """
@@ -46,6 +46,25 @@ UPDATE room_leases SET heartbeat_at = now(), expires_at = now() + (expires_at - 
 WHERE room_id = $1 AND token = $2 AND expires_at > heartbeat_at
 RETURNING token
 """
+# Lapsed or released recently, and no worker has claimed this lapse for re-dispatch yet.
+_UNATTENDED = """
+SELECT room_id FROM room_leases
+WHERE expires_at <= now() AND expires_at > now() - make_interval(secs => $1)
+  AND (redispatch_after IS NULL OR redispatch_after <= now())
+ORDER BY expires_at
+"""
+# One worker wins a lapse: the others see it moved forward and skip it.
+_CLAIM_LAPSE = """
+UPDATE room_leases SET redispatch_after = now() + make_interval(secs => $2)
+WHERE room_id = $1 AND expires_at <= now()
+  AND (redispatch_after IS NULL OR redispatch_after <= now())
+RETURNING token
+"""
+# Released where it lapsed: the horizon still counts from the lapse.
+_VACATE = (
+    "UPDATE room_leases SET heartbeat_at = expires_at"
+    " WHERE room_id = $1 AND token = $2 AND expires_at <= now()"
+)
 _RELEASE = (
     "UPDATE room_leases SET expires_at = now(), heartbeat_at = now()"
     " WHERE room_id = $1 AND token = $2"
@@ -136,6 +155,22 @@ class RoomLeases:
             " AND expires_at > heartbeat_at ORDER BY expires_at"
         )
         return [str(r["room_id"]) for r in rows]
+
+    async def unattended(self, horizon_s: float) -> list[str]:
+        """Rooms without a live lease (lapsed or released within `horizon_s`) that no worker
+        has claimed for re-dispatch (`claim_lapse`) or whose claim ran out."""
+        rows = await self.pool.fetch(_UNATTENDED, horizon_s)
+        return [str(r["room_id"]) for r in rows]
+
+    async def claim_lapse(self, room_id: str, *, retry_s: float) -> int | None:
+        """The lease's token if this worker won the room's lapse (no other worker looks at it
+        for `retry_s`), None if another did or the room was taken meanwhile."""
+        token = await self.pool.fetchval(_CLAIM_LAPSE, room_id, retry_s)
+        return None if token is None else int(token)
+
+    async def vacate(self, room_id: str, token: int) -> None:
+        """A lapsed lease of a room nobody is in: released, as its steward would have."""
+        await self.pool.execute(_VACATE, room_id, token)
 
 
 class LeaseKeeper:

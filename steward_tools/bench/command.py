@@ -12,7 +12,18 @@ from collections.abc import Callable, Sequence
 
 from steward.obs.logging import configure_logging
 
-BENCHES = ("parse", "prompt", "latency", "scale", "faults", "fuzz", "abuse", "voice", "conformance")
+BENCHES = (
+    "parse",
+    "prompt",
+    "latency",
+    "scale",
+    "faults",
+    "failover",
+    "fuzz",
+    "abuse",
+    "voice",
+    "conformance",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

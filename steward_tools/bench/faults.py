@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+from livekit import rtc
 
 from steward.canvas.mirror import CanvasMirror
 from steward.commands.setup import print_json
@@ -156,7 +157,7 @@ def _canvas_diff(c: TimedClient, mirror: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def _converged(clients: list[TimedClient], db_url: str, room: str, timeout: float) -> bool:
+async def converged(clients: list[TimedClient], db_url: str, room: str, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with contextlib.suppress(Exception):  # Postgres may be coming back
@@ -169,14 +170,23 @@ async def _converged(clients: list[TimedClient], db_url: str, room: str, timeout
     return False
 
 
-async def _prompt(prompter: TimedClient) -> Any:
+async def prompt_retrying(
+    prompter: TimedClient, message: str = "draw a flow chart of our signup"
+) -> Any:
     """Prompt; a participant the steward has not seen yet (joins are announced in batches,
-    and a restarted steward relearns the room) is retried for a while."""
+    and a restarted steward relearns the room; a steward just joined may not answer RPCs
+    yet) is retried for a while."""
     deadline = time.monotonic() + 15
     while True:
-        reply = await prompter.prompt("draw a flow chart of our signup")
-        if reply.session_id is not None or time.monotonic() > deadline:
-            return reply
+        try:
+            reply = await prompter.prompt(message)
+        except rtc.RpcError as err:
+            if time.monotonic() > deadline:
+                raise
+            log.info("prompt_rpc_retried", client=prompter.identity, error=err.message)
+        else:
+            if reply.session_id is not None or time.monotonic() > deadline:
+                return reply
         await asyncio.sleep(0.25)
 
 
@@ -215,7 +225,7 @@ async def one_run(
         prompter = clients[1]
         for step in steps:
             tally.steps += 1
-            reply = await _prompt(prompter)
+            reply = await prompt_retrying(prompter)
             if reply.session_id is None:
                 tally.notes.append(f"{step}: prompt refused: {reply.error}")
                 continue
@@ -239,7 +249,7 @@ async def one_run(
                 await pg.astart()
             with contextlib.suppress(TimeoutError):
                 await prompter.wait_status(reply.session_id, timeout=30)
-            if not await _converged(clients, db_url, room, 30):
+            if not await converged(clients, db_url, room, 30):
                 tally.notes.append(f"{step}: clients did not converge within 30 s")
         finals, mirror = await outbox_state(db_url, room)
         tally.actions += len(finals)

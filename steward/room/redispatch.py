@@ -1,0 +1,82 @@
+"""Re-dispatch: rooms whose steward died get a new one.
+
+A self-hosted livekit-server does not dispatch a job again when its worker dies: the old
+dispatch stays listed with its job running (livekit/agents issue 1472) and the room is left
+without a steward. Every `steward worker` therefore watches the room leases: a room whose
+lease lapsed (or was released by a draining worker) while people are still in it gets a new
+agent dispatch, which LiveKit hands to a live worker; that steward resumes the room from the
+outbox and the durable fairy state. One conditional UPDATE per lapse (`claim_lapse`) lets one
+worker act on it, so N workers create one dispatch, not N. A room nobody is in is released.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from steward.obs.logging import get_logger
+from steward.room.agent_dispatch import AgentDispatcher
+from steward.store.leases import RoomLeases
+
+log = get_logger(__name__)
+
+# Lapses older than this are no longer watched (the work per beat stays bounded).
+HORIZON_S = 600.0
+
+
+class Redispatcher:
+    def __init__(
+        self, leases: RoomLeases, dispatcher: AgentDispatcher, *, steward_identity: str
+    ) -> None:
+        self.leases = leases
+        self.dispatcher = dispatcher
+        self.steward_identity = steward_identity
+        # A little faster than the lease: a lapse is seen within a third of it.
+        self.period_s = leases.ttl_s / 3
+        # A dispatch no worker acted on (all full, a job that failed) is tried again.
+        self.retry_s = max(4 * leases.ttl_s, 10.0)
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="redispatch")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        await self.dispatcher.aclose()
+
+    async def sweep(self) -> list[str]:
+        """One look at the leases; the rooms this worker dispatched."""
+        dispatched: list[str] = []
+        for room in await self.leases.unattended(HORIZON_S):
+            token = await self.leases.claim_lapse(room, retry_s=self.retry_s)
+            if token is None:
+                continue  # another worker has it, or a steward took the room meanwhile
+            try:
+                people = await self.dispatcher.browsers(room)
+                if not people:
+                    await self.leases.vacate(room, token)
+                    log.info("room_vacated", room=room, token=token)
+                    continue
+                # A dead steward stays in the room until LiveKit times it out (~20 s); that
+                # removal would end the new steward's job too (LiveKit maps the identity to
+                # the job: livekit/livekit issue 4887), so it goes before the new one comes.
+                await self.dispatcher.remove(room, self.steward_identity)
+                await self.dispatcher.dispatch(room, reason="lease lapsed")
+            except Exception as err:  # LiveKit away: the claim runs out, then it is retried
+                log.warning("redispatch_failed", room=room, error=str(err))
+                continue
+            dispatched.append(room)
+        return dispatched
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.period_s)
+            try:
+                await self.sweep()
+            except Exception as err:  # Postgres away: next beat
+                log.warning("redispatch_sweep_failed", error=str(err))

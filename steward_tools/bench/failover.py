@@ -1,0 +1,392 @@
+"""`steward bench failover`: a worker dies mid-run; its rooms are served again elsewhere.
+
+`workers` `steward worker` processes register with one livekit-server under a fresh agent
+name; each of `rooms` rooms gets 2 headless clients and an agent dispatch. Every room runs a
+one-shot prompt (the scripted model, slow enough to be mid-stream) and a fairy project whose
+orchestrator and drones run on the real `anthropic:` provider against the local Messages
+server and its test model. Mid-run the worker holding the most rooms is SIGKILLed. The other
+workers' re-dispatch watcher (steward/room/redispatch.py) sees the leases lapse with people
+still in the rooms and dispatches them again; the new steward resumes from Postgres.
+
+Reported: the rooms of the killed worker and how many were served again, the recovery time
+of each (SIGKILL to the new steward's ready attribute in every client of the room; it
+includes the lease, `lease_s`), lost / duplicated / out-of-order actions over all clients,
+whether every canvas equals its room's outbox, and `stale_publishes`: envelopes a client got
+from a replaced steward after its successor had joined (the fence must make it 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+from livekit import rtc
+
+from steward.commands.setup import print_json
+from steward.config import get_settings
+from steward.obs.logging import configure_logging, get_logger
+from steward.protocol.names import ATTR_READY
+from steward.room.agent_dispatch import AgentDispatcher
+from steward.store.embedded import EmbeddedPostgres
+from steward_tools.bench.anthropic_server import MessagesServer
+from steward_tools.bench.clients import TimedClient
+from steward_tools.bench.faults import converged, outbox_state, prompt_retrying
+from steward_tools.bench.harness import bounded, percentiles, wait_until
+from steward_tools.bench.responders import PlanResponder
+from steward_tools.livekit_server import LiveKitServer
+
+log = get_logger(__name__)
+
+FAIRY_MODEL = "anthropic:claude-fairy-test"
+ONE_SHOT = "draw a flow chart of our signup with eight steps"
+PROJECT = "project: draw our team as boxes side by side"
+TARGET_RECOVERY_P95_S = 5.0
+
+
+@dataclass
+class Room:
+    name: str
+    clients: list[TimedClient]
+    # The steward participant each client saw last, and envelopes from one already replaced.
+    steward_sid: dict[str, str] = field(default_factory=dict)
+    replaced: set[str] = field(default_factory=set)
+    stale: int = 0
+
+    def steward(self, c: TimedClient) -> rtc.RemoteParticipant | None:
+        return c.room.remote_participants.get(get_settings().steward_identity)
+
+    def served(self, old_sid: str | None = None) -> bool:
+        """Every client sees a ready steward (another than `old_sid` when given)."""
+        for c in self.clients:
+            p = self.steward(c)
+            if p is None or not p.attributes.get(ATTR_READY) or p.sid == old_sid:
+                return False
+        return True
+
+    def watch(self, c: TimedClient) -> None:
+        def on_data(packet: rtc.DataPacket) -> None:
+            if packet.participant is not None and packet.participant.sid in self.replaced:
+                self.stale += 1
+
+        def on_joined(p: rtc.RemoteParticipant) -> None:
+            # A steward joining under the same identity replaces the one before it.
+            old = self.steward_sid.get(c.identity)
+            if p.identity == get_settings().steward_identity and old and old != p.sid:
+                self.replaced.add(old)
+            if p.identity == get_settings().steward_identity:
+                self.steward_sid[c.identity] = p.sid
+
+        c.room.on("data_received", on_data)
+        c.room.on("participant_connected", on_joined)
+
+
+class Workers:
+    """`steward worker` processes, each in its own process group (SIGKILL takes all of it)."""
+
+    def __init__(self, env: dict[str, str], logs: Path) -> None:
+        self.env, self.logs = env, logs
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def log(self, i: int) -> Path:
+        return self.logs / f"worker-{i}.log"
+
+    def spawn(self, n: int) -> None:
+        for i in range(n):
+            with self.log(i).open("wb") as out:
+                self.procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "steward.cli", "worker"],
+                        env=self.env,
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
+                )
+
+    def registered(self) -> bool:
+        return all(b"registered worker" in self.log(i).read_bytes() for i in range(len(self.procs)))
+
+    def kill(self, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+
+    async def stop(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGTERM)
+        for p in self.procs:
+            try:
+                await asyncio.to_thread(p.wait, 20)
+            except subprocess.TimeoutExpired:
+                self.kill(p.pid)
+                await asyncio.to_thread(p.wait)
+
+
+async def _owners(db_url: str) -> dict[str, int]:
+    """room -> pid of the worker holding its live lease (owner is host:pid:nonce)."""
+    conn = await asyncpg.connect(db_url)
+    try:
+        rows = await conn.fetch("SELECT room_id, owner FROM room_leases WHERE expires_at > now()")
+    finally:
+        await conn.close()
+    return {str(r["room_id"]): int(str(r["owner"]).rsplit(":", 2)[1]) for r in rows}
+
+
+async def _count(db_url: str, sql: str, rooms: list[str]) -> int:
+    conn = await asyncpg.connect(db_url)
+    try:
+        return int(await conn.fetchval(sql, rooms) or 0)
+    finally:
+        await conn.close()
+
+
+async def _unfinished(db_url: str, rooms: list[str]) -> list[str]:
+    """Rooms whose project is not done, with its state and its tasks' (why a run failed)."""
+    conn = await asyncpg.connect(db_url)
+    try:
+        rows = await conn.fetch(
+            "SELECT p.room_id, p.status, array_agg(t.status ORDER BY t.task_id) AS tasks"
+            " FROM fairy_projects p LEFT JOIN fairy_tasks t ON t.project_id = p.project_id"
+            " WHERE p.room_id = ANY($1) AND p.status <> 'done' GROUP BY p.room_id, p.status",
+            rooms,
+        )
+        started = {
+            str(r)
+            for r in await conn.fetchval(
+                "SELECT array_agg(room_id) FROM fairy_projects WHERE room_id = ANY($1)", rooms
+            )
+            or []
+        }
+    finally:
+        await conn.close()
+    notes = [f"{r['room_id']}: project {r['status']}, tasks {list(r['tasks'])}" for r in rows]
+    return notes + [f"{room}: no project" for room in rooms if room not in started]
+
+
+async def _projects_done(db_url: str, rooms: list[str]) -> int:
+    sql = "SELECT count(*) FROM fairy_projects WHERE room_id = ANY($1) AND status = 'done'"
+    return await _count(db_url, sql, rooms)
+
+
+async def _takeovers(db_url: str, rooms: list[str]) -> int:
+    """Leases taken from another holder: the killed worker's rooms, plus any room whose
+    steward was too slow to renew (each such takeover is fenced, and a sign of overload)."""
+    return await _count(
+        db_url, "SELECT sum(token - 1) FROM room_leases WHERE room_id = ANY($1)", rooms
+    )
+
+
+async def _connect(server: LiveKitServer, name: str) -> Room:
+    clients = []
+    for who in ("ann", "bob"):
+        made = TimedClient.create(
+            server.url, server.api_key, server.api_secret, room=name, identity=who
+        )
+        assert isinstance(made, TimedClient)
+        clients.append(made)
+    room = Room(name, clients)
+    for c in clients:
+        room.watch(c)
+        await c.connect()
+    return room
+
+
+async def _start(room: Room) -> list[str]:
+    """The one-shot prompt and the fairy project; their session ids."""
+    sessions = []
+    for c, message in zip(room.clients, (ONE_SHOT, PROJECT), strict=True):
+        reply = await prompt_retrying(c, message)
+        if reply.session_id is None:
+            raise RuntimeError(f"{room.name}: prompt refused: {reply.error}")
+        sessions.append(reply.session_id)
+    return sessions
+
+
+async def _served_again(room: Room) -> bool:
+    reply = await prompt_retrying(room.clients[0])
+    if not reply.session_id:
+        return False
+    return await room.clients[0].wait_status(reply.session_id, 60) == "done"
+
+
+async def run(
+    workers: int = 3,
+    rooms: int = 12,
+    *,
+    lease_s: float = 2.0,
+    tokens_per_s: float = 120.0,
+    log_dir: Path | None = None,
+) -> dict[str, Any]:
+    started = time.monotonic()
+    server = await LiveKitServer().astart()
+    tmp = tempfile.TemporaryDirectory(prefix="steward-failover-")
+    pg = EmbeddedPostgres(Path(tmp.name) / "pg")
+    model = MessagesServer(responder=PlanResponder(seed=11))
+    await model.start()
+    procs: Workers | None = None
+    all_rooms: list[Room] = []
+    dispatcher = AgentDispatcher(
+        server.url, server.api_key, server.api_secret, agent_name=f"failover-{uuid.uuid4().hex[:6]}"
+    )
+    try:
+        db_url = await pg.astart()
+        env = {
+            **os.environ,
+            "LIVEKIT_URL": server.url,
+            "LIVEKIT_API_KEY": server.api_key,
+            "LIVEKIT_API_SECRET": server.api_secret,
+            "DATABASE_URL": db_url,
+            "STEWARD_AGENT_NAME": dispatcher.agent_name,
+            "STEWARD_LOG_FORMAT": "json",
+            "STEWARD_LOG_LEVEL": os.environ.get("STEWARD_FAILOVER_LOG_LEVEL", "info"),
+            "STEWARD_LEASE_SECONDS": str(lease_s),
+            "STEWARD_MODEL": "scripted",
+            "STEWARD_SCRIPTED_TOKENS_PER_S": str(tokens_per_s),
+            "STEWARD_MODEL_ORCHESTRATOR": FAIRY_MODEL,
+            "STEWARD_MODEL_DRONE": FAIRY_MODEL,
+            "ANTHROPIC_BASE_URL": model.base_url,
+            "ANTHROPIC_API_KEY": "local-test-model",
+            "STEWARD_WORKER_MAX_ROOMS": str(rooms),
+            "STEWARD_RETRANSMIT_AFTER_MS": "200",
+        }
+        logs = log_dir or Path(os.environ.get("STEWARD_FAILOVER_LOG_DIR") or tmp.name)
+        procs = Workers(env, logs)
+        procs.spawn(workers)
+        names = [f"failover-{uuid.uuid4().hex[:6]}-{i}" for i in range(rooms)]
+        all_rooms = [await _connect(server, n) for n in names]
+        await wait_until(procs.registered, 180, "every worker registered")
+        for r in all_rooms:
+            # One at a time: an idle worker marks itself full while its first job starts,
+            # and a dispatch LiveKit finds no available worker for is not retried.
+            await dispatcher.dispatch(r.name, reason="bench")
+            await wait_until(r.served, 60, f"{r.name} served")
+        sessions = {r.name: await _start(r) for r in all_rooms}
+        await asyncio.sleep(1.0)  # mid-run: one-shot streams and projects under way
+        owners = await _owners(db_url)
+        victim, _ = Counter(owners.values()).most_common(1)[0]
+        of_killed = [r for r in all_rooms if owners.get(r.name) == victim]
+        before = {r.name: r.steward(r.clients[0]) for r in of_killed}
+        old_sid = {n: p.sid if p else None for n, p in before.items()}
+        procs.kill(victim)
+        killed_at = time.monotonic()
+        recovery: dict[str, float] = {}
+        deadline = killed_at + 30 + 10 * lease_s
+        while len(recovery) < len(of_killed) and time.monotonic() < deadline:
+            for r in of_killed:
+                if r.name not in recovery and r.served(old_sid[r.name]):
+                    recovery[r.name] = time.monotonic() - killed_at
+            await asyncio.sleep(0.05)
+        # Every session ends: the killed ones as after a restart, the others as usual.
+        for r in all_rooms:
+            for c, sid in zip(r.clients, sessions[r.name], strict=True):
+                with contextlib.suppress(TimeoutError):
+                    await c.wait_status(sid, timeout=60)
+        # A room served again takes prompts again.
+        again = sum(
+            await asyncio.gather(*(_served_again(r) for r in of_killed if r.name in recovery))
+        )
+        with contextlib.suppress(TimeoutError):
+            await wait_until_async(
+                lambda: _projects_done(db_url, names), rooms, 90, "projects done"
+            )
+        done = await _projects_done(db_url, names)
+        lost = duplicated = out_of_order = 0
+        identical = True
+        for r in all_rooms:
+            if not await converged(r.clients, db_url, r.name, 30):
+                identical = False
+            finals, mirror = await outbox_state(db_url, r.name)
+            for c in r.clients:
+                lost += len(finals - set(c.applied_at))
+                duplicated += c.stats.duplicates_applied
+                out_of_order += c.stats.out_of_order_applied
+                identical = identical and c.shapes == mirror
+        times = list(recovery.values())
+        stale = sum(r.stale for r in all_rooms)
+        result = {
+            "workers": workers,
+            "rooms": rooms,
+            "killed": 1,
+            "rooms_of_killed": len(of_killed),
+            "rooms_recovered": len(recovery),
+            "recovery_s": _spread(times),
+            "lost": lost,
+            "duplicated": duplicated,
+            "out_of_order": out_of_order,
+            "canvases_identical": identical,
+            "stale_publishes": stale,
+            "served_again": again,
+            "projects_done": done,
+            "lease_s": lease_s,
+            "unfinished": await _unfinished(db_url, names),
+            "takeovers": await _takeovers(db_url, names),
+            "seconds": round(time.monotonic() - started, 1),
+        }
+        p95 = _spread(times)["p95"]
+        result["ok"] = (
+            len(of_killed) > 0
+            and len(recovery) == len(of_killed) == again
+            and p95 is not None
+            and p95 <= TARGET_RECOVERY_P95_S
+            and done == rooms
+            and lost == duplicated == out_of_order == stale == 0
+            and identical
+        )
+        return result
+    finally:
+        for r in all_rooms:
+            for c in r.clients:
+                with contextlib.suppress(Exception):
+                    await c.disconnect()
+        await dispatcher.aclose()
+        if procs is not None:
+            await procs.stop()
+        await model.stop()
+        pg.stop()
+        tmp.cleanup()
+        server.stop()
+
+
+async def wait_until_async(probe: Any, want: int, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while await probe() < want:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not within {timeout:.0f}s")
+        await asyncio.sleep(0.5)
+
+
+def _spread(times: list[float]) -> dict[str, float | None]:
+    p = percentiles(times)
+    return {"p50": p["p50"], "p95": p["p95"], "max": round(max(times), 2) if times else None}
+
+
+def _handler(args: argparse.Namespace) -> int:
+    configure_logging("error", "json")
+    result = asyncio.run(
+        bounded(run(args.workers, args.rooms, lease_s=args.lease_s), 900, "failover")
+    )
+    print_json(result)
+    return 0 if result["ok"] else 1
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("failover", help="SIGKILL a worker mid-run; its rooms served again")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--workers", type=int, default=3)
+    p.add_argument("--rooms", type=int, default=12)
+    p.add_argument("--lease-s", type=float, default=2.0, help="STEWARD_LEASE_SECONDS")
+    p.set_defaults(handler=_handler)

@@ -1,0 +1,86 @@
+"""Failover over the real stack: rooms whose worker died are dispatched again.
+
+- the re-dispatch watcher of two workers over one lapsed lease: one dispatch in LiveKit, not
+  two; a lapsed room nobody is in is released, not dispatched;
+- `steward bench failover` at CI size: 3 `steward worker` processes, 6 rooms with 2 clients
+  each running a one-shot prompt and a fairy project (the fairies on the `anthropic:`
+  provider against the local test model); one worker SIGKILLed mid-run. The bench's own
+  run is 3 workers x 12 rooms (docs/PERFORMANCE.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+import pytest
+
+from steward.room.agent_dispatch import AgentDispatcher
+from steward.room.redispatch import Redispatcher
+from steward.store.database import Database
+from steward.store.leases import RoomLeases
+from steward_tools.bench import failover
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
+
+pytestmark = pytest.mark.integration
+
+TTL = 0.5
+
+
+async def test_two_watchers_dispatch_a_lapsed_room_once_and_release_an_empty_one(
+    livekit_server: LiveKitServer, database: Database
+) -> None:
+    agent = f"agent-{uuid.uuid4().hex[:6]}"
+    busy, empty = f"busy-{uuid.uuid4().hex[:6]}", f"empty-{uuid.uuid4().hex[:6]}"
+    key, secret = livekit_server.api_key, livekit_server.api_secret
+    client = HeadlessClient.create(livekit_server.url, key, secret, room=busy, identity="ann")
+    dead = RoomLeases(database.pool, "dead-worker", ttl_s=TTL)
+    watchers = [
+        Redispatcher(
+            RoomLeases(database.pool, f"w{i}", ttl_s=TTL),
+            AgentDispatcher(livekit_server.url, key, secret, agent_name=agent),
+            steward_identity="canvas-steward",
+        )
+        for i in range(2)
+    ]
+    try:
+        await client.connect()
+        for room in (busy, empty):
+            await dead.acquire(room)
+        assert await watchers[0].sweep() == []  # live leases: nothing to do
+        await asyncio.sleep(TTL + 0.2)  # the holder died: its leases lapse
+        assert set(await dead.unattended(60)) == {busy, empty}
+        swept = await asyncio.gather(*(w.sweep() for w in watchers))
+        assert sorted(r for rooms in swept for r in rooms) == [busy]  # one dispatch, not two
+        listed = await watchers[0].dispatcher.dispatches(busy)
+        assert [d.agent_name for d in listed if d.agent_name == agent] == [agent]
+        # Both lapses are handled: neither is looked at again before the claim runs out.
+        assert await dead.unattended(60) == []
+        row = await dead.get(empty)
+        assert row is not None and row.expired
+        assert await dead.expired() == [busy]  # the empty room's lease counts as released
+        # A worker taking the room clears the claim: its own lapse later is watched again.
+        taken = await RoomLeases(database.pool, "next", ttl_s=TTL).acquire(busy)
+        assert taken.token == 2
+        await asyncio.sleep(TTL + 0.2)
+        assert await dead.unattended(60) == [busy]
+    finally:
+        await client.disconnect()
+        for w in watchers:
+            await w.close()
+
+
+async def test_a_killed_workers_rooms_are_served_again_with_nothing_lost(tmp_path: Path) -> None:
+    result = await failover.run(workers=3, rooms=6, log_dir=tmp_path)  # worker-N.log there
+    print(result)
+    assert result["rooms_of_killed"] >= 1, result
+    assert result["rooms_recovered"] == result["rooms_of_killed"], result
+    assert result["served_again"] == result["rooms_of_killed"], result
+    assert result["takeovers"] == result["rooms_of_killed"], result  # no room moved twice
+    assert result["recovery_s"]["p95"] <= failover.TARGET_RECOVERY_P95_S, result
+    assert (result["lost"], result["duplicated"], result["out_of_order"]) == (0, 0, 0), result
+    assert result["stale_publishes"] == 0, result
+    assert result["canvases_identical"] is True, result
+    assert result["projects_done"] == 6, result
