@@ -126,7 +126,7 @@ const waitApplied = (tab, n) =>
 before(async () => {
   mkdirSync(results, { recursive: true })
   // A long lead: the steward subscribes to the microphone after the tab publishes it.
-  const made = spawnSync('uv', ['run', '--frozen', 'python', '-m', 'steward.voice.speech', SPOKEN, '1.5', 'steward, draw a flow chart of our signup'], { cwd: repo, encoding: 'utf8' })
+  const made = spawnSync('uv', ['run', '--frozen', 'python', '-m', 'steward_tools.voice.speech', SPOKEN, '1.5', 'steward, draw a flow chart of our signup'], { cwd: repo, encoding: 'utf8' })
   assert.equal(made.status, 0, `speech synthesis failed: ${made.stderr}`)
   ;({ child: stack, info: stackInfo } = await startStack())
   await openTab('t1')

@@ -27,10 +27,10 @@ from steward.obs.logging import configure_logging
 from steward.ports import PromptInput
 from steward.room.envelopes import envelopes_in
 from steward.voice.local_stt import decode_pcm, make_decoder
-from steward.voice.microphone import WavMicrophone
-from steward.voice.speech import read_pcm, speak
 from steward_tools.bench.harness import Stack, bounded, percentiles, start_stack, wait_until
 from steward_tools.headless.client import HeadlessClient
+from steward_tools.voice.microphone import WavMicrophone
+from steward_tools.voice.speech import read_pcm, speak
 
 ADDRESSED = (
     "steward, draw a flow chart of our sign up",

@@ -21,11 +21,11 @@ from steward.store.database import Database
 from steward.tasks import TaskSet
 from steward.tokens import mint_token
 from steward.voice.captions import caption_attributes
-from steward.voice.microphone import WavMicrophone
-from steward.voice.speech import SpokenText, speak
 from steward_tools.bench.responders import PlanResponder
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.voice.microphone import WavMicrophone
+from steward_tools.voice.speech import SpokenText, speak
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import StartFake
 from tests.support.openai_stt_fake import FakeOpenAITranscription

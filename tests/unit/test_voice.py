@@ -16,7 +16,7 @@ from steward.tokens import Grant
 from steward.voice.captions import caption_attributes
 from steward.voice.engines import make_vad
 from steward.voice.local_stt import SAMPLE_RATE, LocalSTT
-from steward.voice.speech import read_pcm, speak
+from steward_tools.voice.speech import read_pcm, speak
 
 
 def test_wake_phrase_variants() -> None:

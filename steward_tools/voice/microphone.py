@@ -8,7 +8,7 @@ from pathlib import Path
 from livekit import rtc
 
 from steward.voice.local_stt import SAMPLE_RATE
-from steward.voice.speech import read_pcm
+from steward_tools.voice.speech import read_pcm
 
 FRAME_MS = 20
 _FRAME_SAMPLES = SAMPLE_RATE * FRAME_MS // 1000

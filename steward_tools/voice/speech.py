@@ -80,7 +80,8 @@ def speak(
     return SpokenText(text, path, len(pcm) / 2 / SAMPLE_RATE, speech_end_s(pcm))
 
 
-if __name__ == "__main__":  # `python -m steward.voice.speech OUT.wav LEAD_S TEXT` (browser e2e)
+# `python -m steward_tools.voice.speech OUT.wav LEAD_S TEXT` (the browser e2e)
+if __name__ == "__main__":
     import sys
 
     speak(sys.argv[3], Path(sys.argv[1]), lead_s=float(sys.argv[2]))

@@ -1,0 +1,117 @@
+"""Imports run one way: the tier table of docs/ARCHITECTURE.md is the rule, read from there.
+
+A module may import its own package and packages of lower tiers; never a package of its own
+tier (so `room` and `fairies` never import each other) nor a higher one. The one exception
+is the CLI front: `steward.commands` imports the tooling (`steward_tools`) only inside a
+command's function or for type checking, so loading the runtime never loads the tooling
+(test_runtime_imports checks that at run time).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from steward.config import PROJECT_ROOT
+
+DOC = PROJECT_ROOT / "docs" / "ARCHITECTURE.md"
+ROW = re.compile(r"^\|\s*(\d+)\s*\|([^|]*)\|")
+LAZY_OK = ("steward.commands", "steward_tools")  # (importer package, imported package)
+
+
+def tiers() -> dict[str, int]:
+    """Package -> tier, from the doc's table rows `| N | `a`, `b` | ... |`."""
+    out: dict[str, int] = {}
+    for line in DOC.read_text().splitlines():
+        if match := ROW.match(line):
+            for name in re.findall(r"`([\w.]+)`", match.group(2)):
+                assert name not in out, f"{name} stands in two tiers of {DOC.name}"
+                out[name] = int(match.group(1))
+    return out
+
+
+def package_of(module: str) -> str | None:
+    """`steward.room.runtime` -> `steward.room`; `steward_tools.bench.x` -> `steward_tools`."""
+    parts = module.split(".")
+    if parts[0] == "steward_tools":
+        return "steward_tools"
+    if parts[0] == "steward" and len(parts) > 1:
+        return f"steward.{parts[1]}"
+    return None
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    target: str
+    line: int
+    lazy: bool  # inside a function or under `if TYPE_CHECKING`
+
+
+def _imports(module: str, tree: ast.AST) -> Iterator[Import]:
+    def visit(node: ast.AST, lazy: bool) -> Iterator[Import]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    yield Import(module, alias.name, child.lineno, lazy)
+            elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
+                yield Import(module, child.module, child.lineno, lazy)
+            nested = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) or (
+                isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test)
+            )
+            yield from visit(child, lazy or nested)
+
+    yield from visit(tree, False)
+
+
+def all_imports() -> Iterator[Import]:
+    for root in ("steward", "steward_tools"):
+        for path in sorted((PROJECT_ROOT / root).rglob("*.py")):
+            module = ".".join(path.relative_to(PROJECT_ROOT).with_suffix("").parts)
+            module = module.removesuffix(".__init__")
+            yield from _imports(module, ast.parse(path.read_text(), str(path)))
+
+
+def violations(imports: Iterable[Import], rank: dict[str, int]) -> list[str]:
+    out = []
+    for imp in imports:
+        src, dst = package_of(imp.importer), package_of(imp.target)
+        if src is None or dst is None or src == dst:
+            continue
+        if (src, dst) == LAZY_OK and imp.lazy:
+            continue
+        if rank[dst] >= rank[src]:
+            tiers_seen = f"{src} tier {rank[src]} -> {dst} tier {rank[dst]}"
+            out.append(f"{imp.importer}:{imp.line} imports {imp.target} ({tiers_seen})")
+    return out
+
+
+def test_every_package_has_one_tier() -> None:
+    rank = tiers()
+    packages = {p for imp in all_imports() if (p := package_of(imp.importer)) is not None}
+    assert packages - set(rank) == set(), "place these packages in the table of ARCHITECTURE.md"
+    assert set(rank) - packages == set(), "the table names packages that do not exist"
+
+
+def test_imports_run_down_the_tiers() -> None:
+    assert violations(all_imports(), tiers()) == []
+
+
+def test_the_rule_refuses_what_it_should() -> None:
+    rank = tiers()
+    code = {
+        "steward.room.x": "from steward.fairies import agent",  # same tier or upward
+        "steward.protocol.x": "import steward.service",  # upward
+        "steward.service": "from steward_tools.bench import harness",  # runtime -> tooling
+        "steward.commands.x": "import steward_tools.bench",  # at module level
+        "steward.commands.y": "def run():\n    import steward_tools.bench",  # lazy: allowed
+    }
+    found = violations((i for m, c in code.items() for i in _imports(m, ast.parse(c))), rank)
+    assert [v.split(":")[0] for v in found] == [
+        "steward.room.x",
+        "steward.protocol.x",
+        "steward.service",
+        "steward.commands.x",
+    ]
