@@ -327,8 +327,8 @@ class FairyRuntime:
         return room
 
     async def resume(self, room_id: str) -> int:
-        """After a restart: revert half-streamed actions, re-run open requests. Returns how
-        many requests were queued again."""
+        """After a restart: revert half-streamed actions, re-run open requests, restart work
+        nobody would act on. Returns how many requests were queued."""
         room = await self.room(room_id)
         await room.roster.announce()
         if self.store is None or room_id in self._resumed:
