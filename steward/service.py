@@ -315,9 +315,12 @@ class StewardService:
                     await asyncio.wait_for(runtime.closed.wait(), poll_s)
                 continue
             prompt = PromptInput(
-                message=run.prompt, source="http", requester=run.asker,
-                bounds=run.viewport, model=run.model,
-            )  # fmt: skip
+                message=run.prompt,
+                source="http",
+                requester=run.asker,
+                bounds=run.viewport,
+                model=run.model,
+            )
             log.info("queued_run_taken", room=room, session_id=run.session_id, token=lease.token)
             try:
                 await runtime.run_prompt(prompt, run.session_id)

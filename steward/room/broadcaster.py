@@ -321,8 +321,9 @@ class Broadcaster:
                 await self._hand_over(chunk)
                 self._settled(chunk)
                 chunk = []
-        except asyncio.CancelledError:
-            self._fail(chunk + self._queue, RuntimeError("broadcaster closed"))
+        except BaseException as err:  # closed, or a bug: no sender may wait forever
+            closed = isinstance(err, asyncio.CancelledError)
+            self._fail(chunk + self._queue, RuntimeError("broadcaster closed") if closed else err)
             self._queue = []
             raise
         finally:

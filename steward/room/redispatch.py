@@ -12,11 +12,11 @@ worker act on it, so N workers create one dispatch, not N. A room nobody is in i
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 from steward.obs.logging import get_logger
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.store.leases import RoomLeases
+from steward.tasks import TaskSet
 
 log = get_logger(__name__)
 
@@ -35,18 +35,14 @@ class Redispatcher:
         self.period_s = leases.ttl_s / 3
         # A dispatch no worker acted on (all full, a job that failed) is tried again.
         self.retry_s = max(4 * leases.ttl_s, 10.0)
-        self._task: asyncio.Task[None] | None = None
+        self._tasks = TaskSet("redispatch_crashed")
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="redispatch")
+        if not self._tasks:
+            self._tasks.spawn(self._loop())
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._tasks.close()
         await self.dispatcher.aclose()
 
     async def sweep(self) -> list[str]:

@@ -273,7 +273,6 @@ class RoomRuntime:
         await self.broadcaster.start()
         room, lp = self.room, self.room.local_participant
         ffi_router.narrow_room_events(room)
-        await self._announce()
         room.on("participant_connected", self._on_participant_connected)
         room.on("participant_disconnected", self._on_participant_disconnected)
         room.on("participant_attributes_changed", self._on_attributes_changed)
@@ -293,6 +292,9 @@ class RoomRuntime:
                 room.register_byte_stream_handler(topic, self.inbox.refuse(topic, "byte"))
             if topic != TOPIC_TRANSCRIPTION:
                 room.register_text_stream_handler(topic, self.inbox.refuse(topic, "text"))
+        # Ready means ready: a browser that sees the attribute may call our RPC methods at once;
+        # and before the participants, so what we send them is not dropped as from a stranger.
+        await self._announce()
         for p in room.remote_participants.values():
             self._on_participant_connected(p)
         if self.voice is not None:  # after the participants: it asks who may prompt

@@ -74,9 +74,14 @@ class QueuedRuns:
             "INSERT INTO queued_runs (session_id, room_id, prompt, model, viewport, asker,"
             " expires_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6,"
             " now() + make_interval(secs => $7))",
-            run.session_id, run.room_id, run.prompt, run.model,
-            None if run.viewport is None else run.viewport.model_dump_json(), run.asker, ttl_s,
-        )  # fmt: skip
+            run.session_id,
+            run.room_id,
+            run.prompt,
+            run.model,
+            None if run.viewport is None else run.viewport.model_dump_json(),
+            run.asker,
+            ttl_s,
+        )
 
     async def drop(self, session_id: str) -> None:
         """Forget a run that was never announced (its dispatch could not be created)."""

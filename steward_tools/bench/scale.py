@@ -150,12 +150,9 @@ async def run(
             "steward_cpu_ms_per_action": round(cpu * 1000 / actions, 2) if actions else None,
             "steward_cpu_ms_per_envelope": round(cpu * 1000 / envelopes, 3) if envelopes else None,
             "envelopes_per_action": round(envelopes / actions, 2) if actions else None,
-            # What the joined rooms cost doing nothing (LiveKit connections' keepalives,
-            # the steward's timers), and the per-action figure without that fixed part.
+            # What the joined rooms cost doing nothing for IDLE_S right after the clients
+            # joined (LiveKit connections' keepalives, the steward's timers), in cores.
             "steward_idle_cpu_share": round(idle_share, 3),
-            "steward_cpu_ms_per_action_over_idle": (
-                round((cpu - idle_share * wall) * 1000 / actions, 2) if actions else None
-            ),
             # Batching: outbox INSERTs and live packets for those envelopes.
             "outbox_inserts": sum(r.broadcaster.flush_stats.inserts for r in runtimes),
             "live_packets": sum(r.broadcaster.flush_stats.packets for r in runtimes),

@@ -2,7 +2,8 @@
 `steward worker --http` process (agent dispatch), a second process accepting runs (an
 in-process API service), two headless clients, the real `anthropic:` provider against the
 local Messages server. Each run is queued, the room dispatched, and the worker's steward runs
-the runs once each, in order, under the session ids their callers got."""
+the runs once each, in order, under the session ids their callers got. A run for a room
+another process serves is queued without a dispatch and taken by that room's steward."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from steward.fairies.fixed_script import FixedScriptRunner
+from steward.room.agent_dispatch import AgentDispatcher
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.bench.anthropic_server import MessagesServer
@@ -28,6 +31,7 @@ from tests.support.room import (
     close_all,
     join_clients,
     room_settings,
+    settle,
     steward_env,
     stop_group,
 )
@@ -142,3 +146,41 @@ async def test_http_runs_for_a_room_no_steward_serves_are_queued_and_run_once_ev
         await model.stop()
         if os.environ.get("STEWARD_TEST_VERBOSE"):
             print(log.read_text(errors="replace")[-6000:])
+
+
+async def test_a_run_for_a_room_served_elsewhere_is_taken_by_its_steward_without_dispatch(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    serving = StewardService(
+        room_settings(livekit_server, database.url, steward_queue_poll_seconds=0.2),
+        database=database,
+        runner=lambda: FixedScriptRunner(),
+    )
+    await serving.start(http=False)
+    runtime = await serving.join(room_name)
+    settings = room_settings(livekit_server, database.url, steward_agent_name=AGENT)
+    accepting = await StewardService(settings, database=database, fairies=False).start()
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+    dispatcher = AgentDispatcher.from_settings(settings)
+    base = f"http://127.0.0.1:{accepting.http_port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            body = {"roomId": room_name, "message": "draw our signup flow"}
+            async with http.post(f"{base}/api/canvas-agent/run", json=body, headers=AUTH) as r:
+                answer = await r.json()
+                assert r.status == 202 and answer["status"] == "queued", answer
+            sid = answer["session"]
+            for client in clients:
+                assert await client.wait_status(sid, timeout=30) == "done"
+            await settle(runtime, clients, sid)
+            assert await final_state(http, base, sid) == "done"
+        assert clients[0].shapes == clients[1].shapes and len(clients[0].shapes) == 6
+        assert list(runtime.dispatcher.sessions) == [sid]
+        # Its steward was live: no dispatch for our agent name was made.
+        made = [d for d in await dispatcher.dispatches(room_name) if d.agent_name == AGENT]
+        assert made == []
+    finally:
+        await close_all(clients)
+        await dispatcher.aclose()
+        await accepting.close()
+        await serving.close()
