@@ -29,13 +29,17 @@ pytestmark = pytest.mark.integration
 TTL = 0.5
 
 
-async def test_two_watchers_dispatch_a_lapsed_room_once_and_release_an_empty_one(
+async def test_two_watchers_dispatch_a_lapsed_or_drained_room_once_and_release_an_empty_one(
     livekit_server: LiveKitServer, database: Database
 ) -> None:
     agent = f"agent-{uuid.uuid4().hex[:6]}"
     busy, empty = f"busy-{uuid.uuid4().hex[:6]}", f"empty-{uuid.uuid4().hex[:6]}"
+    drained = f"drained-{uuid.uuid4().hex[:6]}"
     key, secret = livekit_server.api_key, livekit_server.api_secret
-    client = HeadlessClient.create(livekit_server.url, key, secret, room=busy, identity="ann")
+    clients = [
+        HeadlessClient.create(livekit_server.url, key, secret, room=room, identity="ann")
+        for room in (busy, drained)
+    ]
     dead = RoomLeases(database.pool, "dead-worker", ttl_s=TTL)
     watchers = [
         Redispatcher(
@@ -46,16 +50,21 @@ async def test_two_watchers_dispatch_a_lapsed_room_once_and_release_an_empty_one
         for i in range(2)
     ]
     try:
-        await client.connect()
+        for c in clients:
+            await c.connect()
         for room in (busy, empty):
             await dead.acquire(room)
         assert await watchers[0].sweep() == []  # live leases: nothing to do
-        await asyncio.sleep(TTL + 0.2)  # the holder died: its leases lapse
-        assert set(await dead.unattended(60)) == {busy, empty}
+        # A draining worker released its room; the other holder died: its leases lapse.
+        await dead.release(await RoomLeases(database.pool, "drainer", ttl_s=30).acquire(drained))
+        await asyncio.sleep(TTL + 0.2)
+        assert set(await dead.unattended(60)) == {busy, empty, drained}
         swept = await asyncio.gather(*(w.sweep() for w in watchers))
-        assert sorted(r for rooms in swept for r in rooms) == [busy]  # one dispatch, not two
-        listed = await watchers[0].dispatcher.dispatches(busy)
-        assert [d.agent_name for d in listed if d.agent_name == agent] == [agent]
+        # One dispatch per room with people, not one per watcher.
+        assert sorted(r for rooms in swept for r in rooms) == sorted([busy, drained])
+        for room in (busy, drained):
+            listed = await watchers[0].dispatcher.dispatches(room)
+            assert [d.agent_name for d in listed if d.agent_name == agent] == [agent]
         # Both lapses are handled: neither is looked at again before the claim runs out.
         assert await dead.unattended(60) == []
         row = await dead.get(empty)
@@ -67,7 +76,8 @@ async def test_two_watchers_dispatch_a_lapsed_room_once_and_release_an_empty_one
         await asyncio.sleep(TTL + 0.2)
         assert await dead.unattended(60) == [busy]
     finally:
-        await client.disconnect()
+        for c in clients:
+            await c.disconnect()
         for w in watchers:
             await w.close()
 
