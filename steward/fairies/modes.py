@@ -190,6 +190,15 @@ START_MODE: dict[Role, ModeName] = {
 }
 
 
+# The mode a fairy of each role works one of its own tasks in (a lead only works in a duo).
+WORKING_MODE: dict[Role, ModeName] = {
+    "solo": "working-solo",
+    "orchestrator": "working-orchestrator",
+    "duo-orchestrator": "working-orchestrator",
+    "drone": "working-drone",
+}
+
+
 def _back_to_idle(_: ModeFacts) -> Transition:
     return Transition(mode="idling")
 

@@ -39,6 +39,7 @@ from steward.fairies.actions.effects import (
     SwitchFairy,
     WaitFor,
     abort_effects,
+    drone_brief,
 )
 from steward.fairies.budget import RoomBudget
 from steward.fairies.interrupts import Interrupt, decide, feedback
@@ -53,6 +54,7 @@ from steward.fairies.memory import (
 )
 from steward.fairies.mistakes import FairyMistake
 from steward.fairies.modes import (
+    WORKING_MODE,
     ModeDefinition,
     ModeFacts,
     ModeName,
@@ -325,8 +327,8 @@ class FairyRuntime:
         return room
 
     async def resume(self, room_id: str) -> int:
-        """After a restart: revert half-streamed actions, re-run open requests. Returns how
-        many requests were queued again."""
+        """After a restart: revert half-streamed actions, re-run open requests, restart work
+        nobody would act on. Returns how many requests were queued."""
         room = await self.room(room_id)
         await room.roster.announce()
         if self.store is None or room_id in self._resumed:
@@ -338,10 +340,61 @@ class FairyRuntime:
             if row["state"] == "running":
                 req.resume_session = row["session_id"]
             room.queues.setdefault(row["fairy_id"], deque()).append(req)
+        restarted = await self._restart_orphans(room)
         for fid in list(room.queues):
             self._ensure_worker(room, fid)
-        log.info("fairies_resumed", room=room_id, requests=len(rows))
-        return len(rows)
+        log.info("fairies_resumed", room=room_id, requests=len(rows), restarted=restarted)
+        return len(rows) + restarted
+
+    async def _restart_orphans(self, room: RoomFairies) -> int:
+        """Work the dead process left where nobody acts on it gets someone to act.
+
+        A crash can fall between two writes of one step: a task in progress whose fairy's
+        request was never queued, a wait on a task that finished (or never started) whose
+        wake was never queued, a lead whose tasks nobody works. Returns the requests queued."""
+        queued = {fid for fid, q in room.queues.items() if q}
+        before = sum(len(q) for q in room.queues.values())
+        for task in list(room.board.tasks.values()):
+            fid = task.assigned_to
+            if task.status != "in-progress" or fid is None or fid in queued:
+                continue
+            project = room.board.projects.get(task.project_id or "")
+            if project is not None and project.status != "active":
+                continue
+            if project is not None and fid != project.orchestrator:
+                work = drone_brief(task, project.orchestrator, room.origin or (0.0, 0.0))
+            else:
+                work = f'Work on your task "{task.id}": {task.text}'
+            working = WORKING_MODE[room.roster.get(fid).role]
+            log.info("fairy_task_restarted", room=room.room_id, fairy=fid, task=task.id)
+            await self.interrupt(room, fid, Interrupt("system", mode=working, input=work))
+        for cond in list(room.waits.conditions):
+            tid = cond.key.removeprefix("task-completed:")
+            if tid == cond.key:
+                continue  # a mode transition: its fairy is resumed above or idle
+            status = t.status if (t := room.board.tasks.get(tid)) is not None else None
+            if status == "in-progress":
+                continue  # its fairy works it (resumed or restarted above) and will notify
+            if status == "done":
+                await self._notify(room, cond.key)  # the wake the dead process never queued
+                continue
+            room.waits.notify(cond.key)
+            if self.store is not None:
+                await self.store.remove_waits(room.room_id, cond.key)
+        for project in list(room.board.projects.values()):
+            lead = project.orchestrator
+            if project.status != "active" or room.queues.get(lead) or room.waits.waiting_on(lead):
+                continue
+            await self.submit(
+                room,
+                lead,
+                "Your project was resumed after a restart and nothing is waking you. Tasks: "
+                + room.board.task_list(project.id)
+                + ". Direct a fairy to start each todo task, await the ones in progress, or end"
+                " the project.",
+                "system",
+            )
+        return sum(len(q) for q in room.queues.values()) - before
 
     def _lead(self, room: RoomFairies) -> str:
         for f in room.roster.fairies.values():

@@ -62,6 +62,16 @@ class ProjectBoard:
     def project_tasks(self, project_id: str) -> list[Task]:
         return [t for t in self.tasks.values() if t.project_id == project_id]
 
+    def task_list(self, project_id: str) -> str:
+        """One line for feedback: each task's id, status and assignee."""
+        return (
+            "; ".join(
+                f"{t.id} {t.status}" + (f" ({t.assigned_to})" if t.assigned_to else " (unassigned)")
+                for t in self.project_tasks(project_id)
+            )
+            or "none"
+        )
+
     def working_task_of(self, fairy_id: str) -> Task | None:
         for t in self.tasks.values():
             if t.assigned_to == fairy_id and t.status == "in-progress":
@@ -272,9 +282,11 @@ class ProjectBoard:
         named = list(dict.fromkeys(task_ids))
         ids = named or [t.id for t in self.project_tasks(project.id) if t.status == "in-progress"]
         if not ids:
+            # Nobody would ever wake this wait: say so, with the board to act on.
             raise FairyMistake(
-                "None of your tasks is in progress. Review the finished work, start more"
-                " tasks, or end the project."
+                "None of your tasks is in progress, so nothing would wake you. Tasks: "
+                + self.task_list(project.id)
+                + ". Direct a fairy to start a todo task, or end the project."
             )
         keys: list[str] = []
         for tid in ids:

@@ -6,7 +6,8 @@
   model has nothing it may say.
 - `PlanResponder` works a fairy project the way a careful model would, from the request alone:
   an orchestrator plans tasks in its view and directs the fairies it was told about (a duo
-  lead takes a part itself), waits, then reviews and ends; a solo fairy plans one task and
+  lead takes a part itself), waits, then reviews and ends; a plan under way has its todo
+  tasks started (when their fairy works nothing) before it waits; a solo fairy plans one task and
   starts it; a working fairy draws inside its task area and marks its task done; any other
   mode draws one labelled shape in its bounds and says so.
 
@@ -141,7 +142,7 @@ class PlanResponder:
                     {"_type": "message", "text": "The project is finished."},
                     {"_type": "end-duo-project" if duo else "end-project"},
                 ]
-            return [wait]
+            return self._resume_plan(view, duo, wait)
         free = view.free
         if free is None:  # no list given: the drones the roster shows idle
             free = [f for f, role in view.fairies.items() if role == "drone"
@@ -175,6 +176,30 @@ class PlanResponder:
         # A duo lead starts its own part now (and awaits the rest after it); others wait.
         out.append({"_type": "start-duo-task", "taskId": own[0]} if duo and own else wait)
         return out
+
+    def _resume_plan(
+        self, view: RequestView, duo: bool, wait: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """A plan under way: start each todo task whose fairy the task list shows free
+        (nothing in progress), then wait for what is in progress."""
+        k = "duo-" if duo else "project-"
+        busy = {t.assigned_to for t in view.tasks if t.status == "in-progress"}
+        out: list[dict[str, Any]] = []
+        own: dict[str, Any] | None = None
+        for t in view.tasks:
+            who = t.assigned_to
+            if t.status != "todo" or who is None or who in busy:
+                continue
+            busy.add(who)
+            if who == view.self_id:
+                own = {"_type": "start-duo-task", "taskId": t.id}  # ends the turn: last
+            else:
+                out.append({"_type": f"direct-to-start-{k}task", "taskId": t.id})
+        if own is not None:
+            return [*out, own]
+        if busy:
+            return [*out, wait]
+        return [{"_type": "message", "text": "No task can start: none has a free fairy."}]
 
     def _solo(self, view: RequestView) -> list[dict[str, Any]]:
         if not view.tasks:

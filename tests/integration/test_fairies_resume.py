@@ -13,15 +13,22 @@ from typing import Any
 
 import pytest
 
-from steward.fairies.orchestrator import FairyRuntime
+from steward.canvas.bounds import Rect
+from steward.config import Settings
+from steward.fairies.orchestrator import FairyRuntime, models_from_settings
+from steward.fairies.persistence import fairy_row, project_row, task_row
+from steward.fairies.projects import task_completed_key
 from steward.fairies.scripted_project import ScriptedProjectModel
+from steward.fairies.tasks import Task
 from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.ports import PromptInput
 from steward.protocol.messages import WireAction
 from steward.store.database import Database
 from steward.store.fairies import FairyStore
 from steward.store.outbox import Outbox
+from steward_tools.bench.responders import PlanResponder
 from tests.conftest import wait_for
+from tests.support.anthropic_fake import StartFake
 from tests.support.fairy_sessions import (
     Browser,
     BrowserSession,
@@ -128,3 +135,80 @@ async def test_resume_reverts_any_half_sent_verb_exactly(database: Database) -> 
     assert (sid, seq, partial) == ("dead-1", 5, False)
     assert sorted(a.id for a in acts) == ["a3", "a4"]
     assert await store.in_flight_partials("dead-1") == []
+
+
+# A crash can fall between two writes of one step; each case is the board such a crash leaves.
+CRASHED_BOARDS = {
+    # A drone was directed (its task saved in progress) but its request was never queued,
+    # while the lead's turn that directed it was still running.
+    "directed, drone never started": (("in-progress", "todo"), "working-drone", "running", []),
+    # The last task was marked done but the wake of the waiting lead was never queued.
+    "done, wake never queued": (("done", "done"), "standing-by", None, ["part-2"]),
+    # The lead sits waiting on nothing while a task is still todo (no one works it).
+    "lead waiting, a task todo": (("done", "todo"), "standing-by", None, []),
+}
+
+
+@pytest.mark.parametrize("case", list(CRASHED_BOARDS))
+async def test_a_project_interrupted_between_two_writes_still_finishes(
+    database: Database, start_fake_anthropic: StartFake, case: str
+) -> None:
+    statuses, drone_mode, lead_request, awaited = CRASHED_BOARDS[case]
+    store = FairyStore(database.pool)
+    browser = Browser(outbox=Outbox(database.pool))
+    room_id = "orchard"
+    await browser.outbox.ensure_room(room_id, "relay")  # type: ignore[union-attr]
+    first = FairyRuntime(store=store, sessions=BrowserSessions(browser))
+    room = await first.room(room_id)  # the default crew, saved
+    board = room.board
+    board.start_project(
+        "fairy-1", title="Orchard", description="trees", plan="two parts",
+        members=["fairy-2", "fairy-3"], project_id="p1",
+    )  # fmt: skip
+    for i, (status, drone) in enumerate(zip(statuses, ("fairy-2", "fairy-3"), strict=True)):
+        board.create_project_task(
+            "fairy-1", title=f"Part {i + 1}", text="Draw one labelled box.",
+            bounds=Rect(40 + 400 * i, 40, 360, 300), assignee=drone, task_id=f"part-{i + 1}",
+        )  # fmt: skip
+        if status != "todo":
+            board.direct("fairy-1", f"part-{i + 1}")
+        if status == "done":
+            board.mark_done(drone)
+    for obj in board.pending:
+        if isinstance(obj, Task):
+            await store.save_task(task_row(obj))
+        else:
+            await store.save_project(project_row(obj))
+    room.roster.update("fairy-2", mode=drone_mode)
+    lead_mode = "orchestrating-active" if lead_request else "orchestrating-waiting"
+    room.roster.update("fairy-1", mode=lead_mode)
+    for fid in ("fairy-1", "fairy-2"):
+        await store.save_fairy(room_id, fairy_row(room.roster.get(fid), 0))
+    await store.add_waits(
+        room_id,
+        [{"agent_id": "fairy-1", "key": task_completed_key(t), "message": f"{t} is done."}
+         for t in awaited],
+    )  # fmt: skip
+    if lead_request is not None:
+        rid = await store.enqueue(room_id, "fairy-1", "project: draw an orchard", "user")
+        await store.set_request(rid, lead_request, "dead-lead")
+
+    # A new steward over the same Postgres, its fairies on the real `anthropic:` provider.
+    fake = await start_fake_anthropic(responder=PlanResponder(seed=5))
+    settings = Settings(
+        anthropic_base_url=f"http://127.0.0.1:{fake.port}",
+        steward_model="anthropic:claude-fairy-test",
+    )
+    second = FairyRuntime(
+        store=store, sessions=BrowserSessions(browser), models=models_from_settings(settings)
+    )
+    await second.resume(room_id)
+    resumed = second.rooms[room_id]
+    await asyncio.wait_for(second.wait_settled(resumed), 60)
+    tasks = {t.id: t.status for t in resumed.board.project_tasks("p1")}
+    assert tasks == {"part-1": "done", "part-2": "done"}, (case, tasks)
+    assert resumed.board.projects["p1"].status == "done", case
+    (row,) = await store.load_projects(room_id)
+    assert row["status"] == "done"
+    assert await store.open_requests(room_id) == []
+    assert await store.load_waits(room_id) == []

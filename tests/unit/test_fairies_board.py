@@ -66,6 +66,19 @@ def test_semantic_mistakes_become_feedback(call: object, needle: str) -> None:
         call(board, t.id)  # type: ignore[operator]
 
 
+def test_a_wait_with_nothing_in_progress_is_refused_with_the_task_list() -> None:
+    board, _ = _project()
+    t1 = board.create_project_task("o", title="Barn", text="", bounds=AREA, assignee="a")
+    t2 = board.create_project_task("o", title="Sun", text="", bounds=AREA, assignee="b")
+    board.direct("o", t1.id)
+    board.mark_done("a")
+    with pytest.raises(FairyMistake) as refused:
+        board.awaitable("o", [])
+    said = refused.value.feedback
+    assert "nothing would wake you" in said
+    assert f"{t1.id} done (a); {t2.id} todo (b)" in said
+
+
 def test_abort_releases_running_tasks_and_delete() -> None:
     board, pid = _project()
     t = board.create_project_task("o", title="Barn", text="", bounds=AREA, assignee="a")
