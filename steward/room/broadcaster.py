@@ -47,6 +47,7 @@ from typing import Protocol
 from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
+from steward.obs.stage_hooks import Stage, StageHooks
 from steward.protocol.messages import Ack, ActionEnvelope, WireAction
 from steward.protocol.names import TOPIC_ACTION, TOPIC_ACTIONS
 from steward.room.envelopes import frames, pack
@@ -198,6 +199,7 @@ class Broadcaster:
         self._handed: dict[str, int] = {}
         self._failed: dict[str, BaseException] = {}
         self.flush_stats = FlushStats()
+        self.hooks = StageHooks()
         self._tasks = TaskSet("broadcast_task_failed", room=room_id)
         self._in_flight: collections.deque[asyncio.Task[None]] = collections.deque()
         self._loops: list[asyncio.Task[None]] = []
@@ -227,6 +229,10 @@ class Broadcaster:
         self._tasks.cancel()
 
     # --- sending -------------------------------------------------------------------------
+    def all_stats(self) -> list[StreamStats]:
+        """Every session's stream counters, in the order the sessions began."""
+        return list(self._stats.values())
+
     def stats(self, session_id: str) -> StreamStats:
         return self._stats.setdefault(session_id, StreamStats())
 
@@ -451,8 +457,12 @@ class Broadcaster:
         self, frame: bytes, count: int, destinations: list[str], kind: str
     ) -> Awaitable[None] | None:
         topic = TOPIC_ACTION if count == 1 else TOPIC_ACTIONS
+        self.hooks.report(
+            Stage.PUBLISH_ISSUED, payload=frame, topic=topic, destinations=destinations
+        )
         try:
-            return self._publish(frame, topic=topic, destinations=destinations)
+            done = self._publish(frame, topic=topic, destinations=destinations)
+            return self.hooks.timed(Stage.PUBLISH_COMPLETED, done)
         except Exception as err:  # the pending entry stays; the retransmit loop tries again
             log.warning("publish_failed", room=self.room_id, kind=kind, error=str(err))
             return None

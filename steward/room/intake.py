@@ -23,6 +23,7 @@ from livekit import rtc
 
 from steward.obs import metrics
 from steward.obs.logging import get_logger
+from steward.obs.stage_hooks import Stage, StageHooks
 from steward.ports import PromptInput, PromptSource
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_PROMPT_CHARS, MAX_RPC_PAYLOAD_BYTES
@@ -130,6 +131,7 @@ class Intake:
         self.room_id = room_id
         self._participants = participants
         self._start = start
+        self.hooks = StageHooks()
         self._cancel = cancel
         self.policy = policy
         self.limiter = RateLimiter(rate_per_min)
@@ -218,7 +220,7 @@ class Intake:
             fairy=req.fairy,
         )
         try:
-            session_id = await self._start(prompt)
+            session_id = await self.hooks.timed(Stage.PROMPT_STARTED, self._start(prompt))
         except Exception as err:
             log.exception("prompt_start_failed", room=self.room_id, participant=caller)
             return PromptReply(error=f"could not start: {type(err).__name__}").to_wire().decode()
@@ -277,6 +279,10 @@ class Intake:
                 log.exception("speaking_hook_failed", room=self.room_id, participant=sender)
         self._tasks.spawn(self._transcription(reader, sender))
 
+    async def transcriptions_read(self) -> None:
+        """Wait until the transcription streams handed over so far have been read."""
+        await self._tasks.wait()
+
     async def _transcription(self, reader: rtc.TextStreamReader, sender: str) -> None:
         try:
             text = await self._read_transcript(reader, sender)
@@ -322,7 +328,7 @@ class Intake:
             return None
         prompt = PromptInput(message=message[:MAX_PROMPT_CHARS], source="voice", requester=speaker)
         try:
-            session_id = await self._start(prompt)
+            session_id = await self.hooks.timed(Stage.PROMPT_STARTED, self._start(prompt))
         except Exception:
             log.exception("prompt_start_failed", room=self.room_id, participant=speaker)
             return None

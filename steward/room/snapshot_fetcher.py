@@ -34,6 +34,7 @@ from tenacity import (
 from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
+from steward.obs.stage_hooks import Stage, StageHooks
 from steward.ports import CanvasSnapshot, PromptSource
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_RPC_PAYLOAD_BYTES
@@ -128,6 +129,7 @@ class SnapshotFetcher:
         # (topic, sender, reason, detail): a host's reply or stream we refused, counted.
         self._on_reject = on_reject
         self._rpc = perform_rpc
+        self.hooks = StageHooks()
         self._participants = participants
         self._inbox = inbox
         self._mirror = mirror
@@ -391,13 +393,14 @@ class SnapshotFetcher:
                 max_bytes=self.max_bytes,
                 want=want,
             )
+            rpc = self._rpc(
+                destination_identity=identity,
+                method=RPC_CONTEXT,
+                payload=req.to_wire().decode(),
+                response_timeout=self.timeout_s,
+            )
             call = asyncio.ensure_future(
-                self._rpc(
-                    destination_identity=identity,
-                    method=RPC_CONTEXT,
-                    payload=req.to_wire().decode(),
-                    response_timeout=self.timeout_s,
-                )
+                self.hooks.timed(Stage.CONTEXT_RPC_REPLY, rpc, request_id=request_id)
             )
             self._inflight.setdefault(identity, set()).add(call)
             try:

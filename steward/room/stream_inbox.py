@@ -15,6 +15,7 @@ from typing import Any
 
 from livekit import rtc
 
+from steward.obs.stage_hooks import Stage, StageHooks
 from steward.protocol.images import matches, screenshot_type
 from steward.protocol.limits import MAX_SCREENSHOT_BYTES, MAX_SHAPES_JSON_BYTES
 from steward.protocol.names import (
@@ -117,6 +118,7 @@ class StreamInbox:
     def __init__(self, on_reject: Callable[..., None]) -> None:
         self._expected: dict[str, _Expected] = {}
         self._tasks = TaskSet("context_stream_task_failed")
+        self.hooks = StageHooks()
         self._on_reject = on_reject
 
     def expect(
@@ -153,7 +155,11 @@ class StreamInbox:
         kind = STREAM_KINDS[topic]
 
         def on_stream(reader: rtc.ByteStreamReader, sender: str) -> None:
-            self._tasks.spawn(self._read(kind, topic, reader, sender))
+            request_id = (reader.info.attributes or {}).get(STREAM_ATTR_REQUEST_ID, "")
+            read = self._read(kind, topic, reader, sender)
+            self._tasks.spawn(
+                self.hooks.timed(Stage.STREAM_READ, read, kind=kind, request_id=request_id)
+            )
 
         return on_stream
 

@@ -18,6 +18,7 @@ from tenacity import (
 )
 
 from steward.obs.logging import get_logger
+from steward.obs.stage_hooks import Stage, StageHooks
 from steward.store.leases import LeaseLost, regain
 
 log = get_logger(__name__)
@@ -74,6 +75,7 @@ class Outbox:
         self.pool = pool
         # How long an append waits out a Postgres restart before the send fails.
         self.retry_s = retry_s
+        self.hooks = StageHooks()
 
     async def ensure_room(self, room_id: str, apply_mode: str) -> None:
         await self.pool.execute(
@@ -122,6 +124,12 @@ class Outbox:
         """Persist envelopes in one statement; a Postgres restart is waited out for up to
         `retry_s`. `if_absent`: these exact rows may already be there. `fence`: the room's
         lease token; nothing is written (`LeaseLost`) unless it holds."""
+        work = self._append_many(room_id, rows, if_absent=if_absent, fence=fence)
+        await self.hooks.timed(Stage.OUTBOX_APPEND, work, rows=rows)
+
+    async def _append_many(
+        self, room_id: str, rows: Sequence[OutboxRow], *, if_absent: bool, fence: int | None
+    ) -> None:
         if not rows:
             return
         args = (

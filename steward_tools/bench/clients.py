@@ -68,7 +68,7 @@ async def _settle(clients: list[TimedClient], session_id: str, quiet_s: float = 
     deadline = since + 30
     while time.monotonic() < deadline:
         seqs = tuple(c.applied_seq(session_id) for c in clients)
-        held = sum(c._order.held_count() for c in clients)
+        held = sum(c.order.held_count() for c in clients)
         if seqs != last:
             last, since = seqs, time.monotonic()
         elif len(set(seqs)) == 1 and held == 0 and time.monotonic() - since >= quiet_s:
@@ -171,7 +171,7 @@ def _report(run: RoomRun) -> dict[str, Any]:
                 "reconnects": c.reconnects,
                 "canvas": canvas_hash(c.shapes),
                 "shapes": len(c.shapes),
-                "seqs": c._order.sessions(),
+                "seqs": c.order.sessions(),
             }
             for c in run.clients
         },

@@ -142,14 +142,14 @@ LAST_OUTBOX_ROWS: dict[str, list[int]] = {}
 def _canvas_diff(c: TimedClient, mirror: dict[str, Any]) -> dict[str, Any]:
     """Where a client's canvas and the outbox mirror part, and the client's ordering state."""
     differ = sorted(k for k in set(c.shapes) & set(mirror) if c.shapes[k] != mirror[k])
-    held = {sid: sorted(o.held) for sid, o in c._order._sessions.items() if o.held}
+    held = c.order.held_seqs()
     return {
         "client": c.identity,
         "only_client": sorted(set(c.shapes) - set(mirror))[:5],
         "only_mirror": sorted(set(mirror) - set(c.shapes))[:5],
         "differ": differ[:5],
         "sample": [(c.shapes[k], mirror[k]) for k in differ[:2]],
-        "applied_seqs": c._order.sessions(),
+        "applied_seqs": c.order.sessions(),
         "outbox_seqs": dict(LAST_OUTBOX_SEQS),
         "outbox_rows_of_held": {sid: LAST_OUTBOX_ROWS.get(sid) for sid in held},
         "held": held,

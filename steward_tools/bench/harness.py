@@ -25,19 +25,20 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from livekit import rtc
 from pydantic import SecretStr
 
 from steward.config import Settings, get_settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.obs.stage_hooks import Stage, StageEvent
 from steward.protocol.names import RPC_PROMPT
 from steward.room.envelopes import envelopes_in
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.embedded import EmbeddedPostgres
-from steward.store.outbox import Outbox, OutboxRow
+from steward.store.outbox import OutboxRow
 from steward_tools.livekit_server import LiveKitServer
 
 
@@ -76,8 +77,22 @@ class Marks:
     # Where the time goes (ms): the outbox INSERT before each publish, the context round trip.
     stages: dict[str, list[float]] = field(default_factory=dict)
 
-    def stage(self, name: str, started: float) -> None:
-        self.stages.setdefault(name, []).append((time.monotonic() - started) * 1000)
+    def stage(self, name: str, started: float, ended: float | None = None) -> None:
+        ended = time.monotonic() if ended is None else ended
+        self.stages.setdefault(name, []).append((ended - started) * 1000)
+
+    def on_publish_issued(self, event: StageEvent) -> None:
+        payload = cast(bytes, event.detail["payload"])
+        self.publishes.append((event.at, str(event.detail["topic"]), payload))
+
+    def on_publish_completed(self, event: StageEvent) -> None:  # issue → the SDK's callback
+        self.stage("publish_data_ms", event.started or event.at, event.at)
+
+    def on_outbox_append(self, event: StageEvent) -> None:
+        started = event.started or event.at
+        self.stage("outbox_append_ms", started, event.at)
+        rows = cast(Sequence[OutboxRow], event.detail["rows"])
+        self.appends.extend((started, event.at, row.payload) for row in rows)
 
     def breakdown(self) -> dict[str, Any]:
         return {name: percentiles(v) for name, v in sorted(self.stages.items())}
@@ -157,22 +172,10 @@ class Marks:
 def instrument(runtime: RoomRuntime, marks: Marks) -> None:
     """Timestamp envelopes handed to LiveKit and prompts received, in this room."""
     broadcaster = runtime.broadcaster
-    publish = broadcaster._publish
-
-    def timed_publish(payload: bytes, *, topic: str, destinations: list[str]) -> Awaitable[None]:
-        t0 = time.monotonic()
-        marks.publishes.append((t0, topic, payload))
-        done = publish(payload, topic=topic, destinations=destinations)
-
-        async def completed() -> None:  # issue → the SDK's completion callback
-            try:
-                await done
-            finally:
-                marks.stage("publish_data_ms", t0)
-
-        return completed()
-
-    broadcaster._publish = timed_publish
+    broadcaster.hooks.listen(Stage.PUBLISH_ISSUED, marks.on_publish_issued)
+    broadcaster.hooks.listen(Stage.PUBLISH_COMPLETED, marks.on_publish_completed)
+    # One Outbox serves every room; listening with the same bound method adds it once.
+    broadcaster.outbox.hooks.listen(Stage.OUTBOX_APPEND, marks.on_outbox_append)
     on_prompt = runtime.intake.on_prompt_rpc
 
     async def timed_prompt(inv: rtc.RpcInvocationData) -> str:
@@ -184,26 +187,7 @@ def instrument(runtime: RoomRuntime, marks: Marks) -> None:
         return reply
 
     runtime.room.local_participant.register_rpc_method(RPC_PROMPT, timed_prompt)
-    _instrument_outbox(broadcaster.outbox, marks)
     _instrument_context(runtime, marks)
-
-
-def _instrument_outbox(outbox: Outbox, marks: Marks) -> None:
-    if getattr(outbox, "_bench_timed", False):  # one Outbox serves every room: wrap once
-        return
-    outbox._bench_timed = True  # type: ignore[attr-defined]
-    append_many = outbox.append_many
-
-    async def timed_append(room_id: str, rows: Sequence[OutboxRow], **kw: Any) -> None:
-        t0 = time.monotonic()
-        try:
-            await append_many(room_id, rows, **kw)
-        finally:
-            marks.stage("outbox_append_ms", t0)
-            t1 = time.monotonic()
-            marks.appends.extend((t0, t1, row.payload) for row in rows)
-
-    outbox.append_many = timed_append  # type: ignore[method-assign]
 
 
 def _instrument_context(runtime: RoomRuntime, marks: Marks) -> None:

@@ -127,7 +127,7 @@ async def run(
         statuses = [s for rep in reports.values() for s in rep["statuses"]]
         overhead_samples = marks.overhead_ms()
         overhead = percentiles(overhead_samples)
-        streams = [st for r in runtimes for st in r.broadcaster._stats.values()]
+        streams = [st for r in runtimes for st in r.broadcaster.all_stats()]
         actions = len(overhead_samples)
         envelopes = sum(st.envelopes for st in streams)
         out: dict[str, Any] = {

@@ -28,9 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from steward.obs.stage_hooks import Stage, StageEvent
 from steward.protocol.images import sniff
 from steward.protocol.messages import Box
-from steward.protocol.names import STREAM_ATTR_REQUEST_ID, TOPIC_CONTEXT, TOPIC_SCREENSHOT
+from steward.protocol.names import TOPIC_CONTEXT, TOPIC_SCREENSHOT
 from steward.room.runtime import RoomRuntime
 from steward_tools.bench.browsers import Browsers, wait_host
 from steward_tools.bench.harness import Stack, percentiles
@@ -101,7 +102,7 @@ def _instrument(runtime: RoomRuntime) -> Callable[[], list[Probe]]:
     """Wrap the fetcher's RPC call and the stream inbox to time each stage of a fetch."""
     probes: list[Probe] = []
     inbox, fetcher = runtime.inbox, runtime.context
-    expect, read, rpc = inbox.expect, inbox._read, fetcher._rpc
+    expect = inbox.expect
 
     def timed_expect(
         request_id: str, sender: str, kinds: list[str], caps: dict[str, int] | None = None
@@ -110,22 +111,17 @@ def _instrument(runtime: RoomRuntime) -> Callable[[], list[Probe]]:
             probes[-1].request_ids.append(request_id)
         return expect(request_id, sender, kinds, caps)
 
-    async def timed_read(kind: str, topic: str, reader: Any, sender: str) -> None:
-        await read(kind, topic, reader, sender)
-        if probes and (reader.info.attributes or {}).get(STREAM_ATTR_REQUEST_ID) in (
-            probes[-1].request_ids
-        ):
-            probes[-1].streams.setdefault(kind, time.monotonic())
+    def stream_read(event: StageEvent) -> None:
+        if probes and event.detail["request_id"] in probes[-1].request_ids:
+            probes[-1].streams.setdefault(str(event.detail["kind"]), event.at)
 
-    async def timed_rpc(**kw: Any) -> str:
-        reply = await rpc(**kw)
+    def rpc_reply(event: StageEvent) -> None:
         if probes:
-            probes[-1].rpc_reply = time.monotonic()
-        return reply
+            probes[-1].rpc_reply = event.at
 
     inbox.expect = timed_expect  # type: ignore[method-assign]
-    inbox._read = timed_read  # type: ignore[method-assign]
-    fetcher._rpc = timed_rpc
+    inbox.hooks.listen(Stage.STREAM_READ, stream_read)
+    fetcher.hooks.listen(Stage.CONTEXT_RPC_REPLY, rpc_reply)
     return lambda: probes
 
 

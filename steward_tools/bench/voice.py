@@ -24,7 +24,7 @@ from typing import Any
 
 from steward.commands.setup import print_json
 from steward.obs.logging import configure_logging
-from steward.ports import PromptInput
+from steward.obs.stage_hooks import Stage, StageEvent
 from steward.room.envelopes import envelopes_in
 from steward.voice.local_stt import decode_pcm, make_decoder
 from steward_tools.bench.harness import Stack, bounded, percentiles, start_stack, wait_until
@@ -88,7 +88,7 @@ async def _measure(stack: Stack, folder: Path, repeats: int, load_before: float)
     final_at: list[float] = []  # when each final segment reached intake
     prompts: dict[str, float] = {}  # session → when it started
     intake = runtime.intake
-    voice_final, start = intake.voice_final, intake._start
+    voice_final = intake.voice_final
 
     async def heard(speaker: str, text: str) -> str | None:
         finals.append(text)
@@ -96,14 +96,12 @@ async def _measure(stack: Stack, folder: Path, repeats: int, load_before: float)
         session_id: str | None = await voice_final(speaker, text)
         return session_id
 
-    async def timed_start(prompt: PromptInput) -> str:
-        t0 = time.monotonic()
-        session_id: str = await start(prompt)
-        prompts[session_id] = t0
-        return session_id
+    def started(event: StageEvent) -> None:
+        if isinstance(event.result, str) and event.started is not None:
+            prompts[event.result] = event.started
 
     intake.voice_final = heard  # type: ignore[method-assign]
-    intake._start = timed_start
+    intake.hooks.listen(Stage.PROMPT_STARTED, started)
     server = stack.server
     client = HeadlessClient.create(
         server.url, server.api_key, server.api_secret, room="bench-voice", identity="speaker"

@@ -149,7 +149,7 @@ class HeadlessClient:
     fairies: FairiesMessage | None = None  # the latest fairy presence (`agent:fairies`)
     doc_version: int = 0
     reconnects: int = 0
-    _order: GapBuffer = field(default_factory=GapBuffer)
+    order: GapBuffer = field(default_factory=GapBuffer)
     _fragments: FragmentAssembler = field(default_factory=FragmentAssembler)
     _finals: set[tuple[str, str]] = field(default_factory=set)
     _last_applied_seq: dict[str, int] = field(default_factory=dict)
@@ -258,7 +258,7 @@ class HeadlessClient:
         self.stats.resyncs_delivered += 1
 
     async def request_resync(self, session_id: str) -> None:
-        msg = Resync(session_id=session_id, last_seq=self._order.last_seq(session_id))
+        msg = Resync(session_id=session_id, last_seq=self.order.last_seq(session_id))
         self.stats.resyncs_sent += 1
         await self._send(msg.to_wire(), TOPIC_RESYNC)
         self.stats.resyncs_delivered += 1
@@ -336,11 +336,11 @@ class HeadlessClient:
         return await asyncio.wait_for(wait(), timeout)
 
     def applied_seq(self, session_id: str) -> int:
-        return self._order.last_seq(session_id)
+        return self.order.last_seq(session_id)
 
     def announced_last_seq(self, session_id: str) -> int:
         """The last seq the session's final status named (0 before it came)."""
-        return self._order.expected_seq(session_id)
+        return self.order.expected_seq(session_id)
 
     # --- inbound -------------------------------------------------------------------------
     def _on_reconnected(self) -> None:
@@ -369,7 +369,7 @@ class HeadlessClient:
             elif topic == TOPIC_STATUS:
                 status = StatusMessage.model_validate_json(packet.data)
                 if status.last_seq is not None:  # a trailing envelope we lack is a gap too
-                    self._order.expect(status.session_id, status.last_seq)
+                    self.order.expect(status.session_id, status.last_seq)
                 self.statuses[status.session_id].append(status.status)
                 self._status_event.set()
             elif topic == TOPIC_CHAT:
@@ -405,7 +405,7 @@ class HeadlessClient:
         self._deliver(env)
 
     def _deliver(self, env: ActionEnvelope) -> None:
-        offer = self._order.offer(env)
+        offer = self.order.offer(env)
         if offer.duplicate:
             self.stats.duplicates_received += 1
             # The steward may have lost our ack: ack again, never apply again.
@@ -491,7 +491,7 @@ class HeadlessClient:
         """A gap that stays open asks for a resync (the steward also retransmits on its own)."""
         while True:
             await asyncio.sleep(self.gap_resync_s / 2)
-            for session_id in self._order.stalled(self.gap_resync_s):
+            for session_id in self.order.stalled(self.gap_resync_s):
                 with contextlib.suppress(Exception):
                     await self.request_resync(session_id)
 

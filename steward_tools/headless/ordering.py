@@ -82,5 +82,9 @@ class GapBuffer:
             if o.gap_since is not None and t - o.gap_since > older_than_s
         }
 
+    def held_seqs(self) -> dict[str, list[int]]:
+        """Session → the seqs held behind a gap (sessions without one are left out)."""
+        return {sid: sorted(o.held) for sid, o in self._sessions.items() if o.held}
+
     def held_count(self) -> int:
         return sum(len(o.held) for o in self._sessions.values())

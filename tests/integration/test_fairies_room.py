@@ -263,7 +263,8 @@ async def test_kill_9_mid_project_then_restart_finishes_it_without_duplicates(
         def drone_partial_in_flight() -> bool:
             shapes = clients[0].shapes
             drawn = [s for s in shapes if s.startswith("part-")]
-            in_flight = [k for k in clients[0].replica._partials if k[0] != reply.session_id]
+            replica = clients[0].replica
+            in_flight = set(replica.in_flight()) - set(replica.in_flight(reply.session_id))
             return len(drawn) >= 2 and bool(in_flight)
 
         await wait_for(drone_partial_in_flight, timeout=30, step=0.005)
@@ -311,7 +312,7 @@ async def test_kill_9_mid_project_then_restart_finishes_it_without_duplicates(
         })  # fmt: skip
         # Every task's drawing exactly once: nothing drawn twice, nothing renamed.
         assert by_task(list(shapes)) == planned, list(shapes)
-        assert not clients[0].replica._partials  # every half-sent action ended
+        assert not clients[0].replica.in_flight()  # every half-sent action ended
         for c in clients:
             assert c.stats.duplicates_applied == 0 and c.stats.out_of_order_applied == 0
         assert sorted(t["status"] for t in tasks) == ["done", "done"]

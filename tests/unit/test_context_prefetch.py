@@ -252,8 +252,7 @@ async def test_a_transcription_stream_starting_calls_the_speaking_hook() -> None
     intake = Intake("room", Participants(), start, lambda *_: False, on_speaking=spoke.append)
     intake.on_transcription(Reader(), "voice-agent")  # type: ignore[arg-type]
     assert spoke == ["voice-agent"]
-    for task in list(intake._tasks):
-        await task
+    await intake.transcriptions_read()
 
 
 async def test_the_cache_keeps_only_the_newest_answers(rig: FetchRig) -> None:

@@ -40,31 +40,30 @@ def test_project_flow() -> None:
 @pytest.mark.parametrize(
     ("call", "needle"),
     [
-        (lambda b: b.direct("o", "nope", "a"), 'no task "nope"'),
-        (lambda b: b.direct("o", b._t, "o"), "cannot direct yourself"),
-        (lambda b: b.direct("o", b._t, "stranger"), "not in this project"),
+        (lambda b, t: b.direct("o", "nope", "a"), 'no task "nope"'),
+        (lambda b, t: b.direct("o", t, "o"), "cannot direct yourself"),
+        (lambda b, t: b.direct("o", t, "stranger"), "not in this project"),
         (
-            lambda b: b.create_project_task("o", title="x", text="", bounds=AREA, assignee="z"),
+            lambda b, t: b.create_project_task("o", title="x", text="", bounds=AREA, assignee="z"),
             "not in this project",
         ),
         (
-            lambda b: b.create_project_task("o", title="x", text="", bounds=AREA, assignee="o"),
+            lambda b, t: b.create_project_task("o", title="x", text="", bounds=AREA, assignee="o"),
             "cannot assign a task to yourself",
         ),
-        (lambda b: b.mark_done("a"), "not working on a task"),
+        (lambda b, t: b.mark_done("a"), "not working on a task"),
         (
-            lambda b: b.create_project_task("a", title="x", text="", bounds=AREA, assignee="b"),
+            lambda b, t: b.create_project_task("a", title="x", text="", bounds=AREA, assignee="b"),
             "not leading a project",
         ),
-        (lambda b: b.awaitable("o", [b._t]), "has not started"),
+        (lambda b, t: b.awaitable("o", [t]), "has not started"),
     ],
 )
 def test_semantic_mistakes_become_feedback(call: object, needle: str) -> None:
     board, _ = _project()
     t = board.create_project_task("o", title="Barn", text="", bounds=AREA, assignee="a")
-    board._t = t.id  # type: ignore[attr-defined]
     with pytest.raises(FairyMistake, match=needle):
-        call(board)  # type: ignore[operator]
+        call(board, t.id)  # type: ignore[operator]
 
 
 def test_a_wait_with_nothing_in_progress_is_refused_with_the_task_list() -> None:

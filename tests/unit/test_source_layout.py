@@ -42,6 +42,45 @@ def private_uses(path: Path) -> list[str]:
     return found
 
 
+def _outside_modules(tree: ast.AST) -> set[str]:
+    """Names bound by `import x` / `from x import y` of modules outside the project (the
+    stdlib's typing names such as `argparse._SubParsersAction` have no public spelling)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {
+                (a.asname or a.name).split(".")[0]
+                for a in node.names
+                if not a.name.startswith(PACKAGES)
+            }
+    return names
+
+
+def _own(value: ast.expr) -> bool:
+    """`self`, `cls` and `super()`: an object's own names."""
+    if isinstance(value, ast.Name):
+        return value.id in ("self", "cls")
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "super"
+    )
+
+
+def private_reads(path: Path) -> list[str]:
+    """`obj._x` where obj is not the object's own (`self`, `cls`, `super()`)."""
+    tree = ast.parse(path.read_text(), str(path))
+    outside = _outside_modules(tree)
+    return [
+        f"{path.name}:{node.lineno} {ast.unparse(node)}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and _private(node.attr)
+        and not _own(node.value)
+        and not (isinstance(node.value, ast.Name) and node.value.id in outside)
+    ]
+
+
 def test_the_runtime_has_no_fmt_skip() -> None:
     skipped = [
         f"{p.relative_to(ROOT)}:{i}"
@@ -68,3 +107,20 @@ def test_the_private_name_check_finds_both_forms(tmp_path: Path) -> None:
         "sample.py:2 from steward.room.stream_inbox import _REFUSALS",
         "sample.py:3 broadcaster._room_order",
     ]
+
+
+def test_tools_and_tests_touch_no_other_objects_private_names() -> None:
+    """The benches time the runtime through `StageHooks`, not by replacing its internals."""
+    reads = [r for p in _sources("steward_tools", "tests") for r in private_reads(p)]
+    assert reads == []
+
+
+def test_the_private_read_check_allows_only_own_names(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import argparse\n"
+        "argparse._SubParsersAction\n"
+        "self._a, cls._b, super()._c()\n"
+        "runtime.broadcaster._publish = None\n"
+    )
+    assert private_reads(sample) == ["sample.py:4 runtime.broadcaster._publish"]
