@@ -424,6 +424,8 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
             fuzz = await fuzz_live(
                 stack.service, stack.server, per_path=fuzz_per_path, seed=1, limit_s=60
             )
+        # Before anyone leaves: the steward forgets a participant's strikes and mute on leaving.
+        muted = sorted(runtime.abuse.muted)
         for c in a.clients:
             await c.disconnect()
     finally:
@@ -445,7 +447,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         "honest_latency_ratio": round(after_med / base_med, 2) if base_med and after_med else None,
         "compressed_stream_rss_mb": round(compressed_growth, 1),
         "gzip_bomb_run_s": None if bomb_s is None else round(bomb_s, 2),
-        "muted": sorted(runtime.abuse.muted),
+        "muted": muted,
         "results": [r.__dict__ for r in results],
         **({"live_fuzz": fuzz} if fuzz is not None else {}),
         **({"crash_examples": recorder.crashes[:5]} if recorder.crashes else {}),
