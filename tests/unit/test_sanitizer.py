@@ -45,6 +45,11 @@ def create(shape: dict[str, Any]) -> dict[str, Any]:
     return {"_type": "create", "intent": "t", "shape": shape}
 
 
+def unit_shape(kind: str, shape_id: str, **fields: Any) -> dict[str, Any]:
+    """A 1x1 `kind` at the origin, with `fields` on top."""
+    return {"_type": kind, "shapeId": shape_id, "x": 0, "y": 0, "w": 1, "h": 1, **fields}
+
+
 CASES: list[tuple[str, dict[str, Any], Any]] = [
     (
         "numbers as strings",
@@ -63,58 +68,42 @@ CASES: list[tuple[str, dict[str, Any], Any]] = [
     ),
     (
         "colour alias",
-        create(
-            {"_type": "ellipse", "shapeId": "e", "x": 0, "y": 0, "w": 1, "h": 1, "color": "Purple"}
-        ),
+        create(unit_shape("ellipse", "e", color="Purple")),
         lambda p: p["props"]["color"] == "violet",
     ),
     (
         "gray spelled the US way",
-        create(
-            {"_type": "rectangle", "shapeId": "g", "x": 0, "y": 0, "w": 1, "h": 1, "color": "gray"}
-        ),
+        create(unit_shape("rectangle", "g", color="gray")),
         lambda p: p["props"]["color"] == "grey",
     ),
     (
         "unknown colour becomes default",
-        create(
-            {
-                "_type": "rectangle",
-                "shapeId": "g",
-                "x": 0,
-                "y": 0,
-                "w": 1,
-                "h": 1,
-                "color": "chartreuse",
-            }
-        ),
+        create(unit_shape("rectangle", "g", color="chartreuse")),
         lambda p: p["props"]["color"] == "black",
     ),
     (
         "shape type alias and case",
-        create({"_type": "Circle", "shapeId": "c", "x": 0, "y": 0, "w": 1, "h": 1}),
+        create(unit_shape("Circle", "c")),
         lambda p: p["props"]["geo"] == "ellipse",
     ),
     (
         "fill enum normalised",
-        create(
-            {"_type": "rectangle", "shapeId": "f", "x": 0, "y": 0, "w": 1, "h": 1, "fill": "SOLID"}
-        ),
+        create(unit_shape("rectangle", "f", fill="SOLID")),
         lambda p: p["props"]["fill"] == "solid",
     ),
     (
         "duplicate id renamed",
-        create({"_type": "rectangle", "shapeId": "box", "x": 0, "y": 0, "w": 1, "h": 1}),
+        create(unit_shape("rectangle", "box")),
         lambda p: p["id"] == "box-1",
     ),
     (
         "numbered duplicate id bumped",
-        create({"_type": "rectangle", "shapeId": "box2", "x": 0, "y": 0, "w": 1, "h": 1}),
+        create(unit_shape("rectangle", "box2")),
         lambda p: p["id"] == "box3",
     ),
     (
         "shape: prefix stripped",
-        create({"_type": "rectangle", "shapeId": "shape:new", "x": 0, "y": 0, "w": 1, "h": 1}),
+        create(unit_shape("rectangle", "shape:new")),
         lambda p: p["id"] == "new",
     ),
     (
@@ -186,9 +175,7 @@ def test_rejected_with_a_note_or_nothing(what: str, action: dict[str, Any]) -> N
 
 
 def test_partial_enum_is_held_back() -> None:
-    action = create(
-        {"_type": "rectangle", "shapeId": "r", "x": 0, "y": 0, "w": 1, "h": 1, "color": "light-"}
-    )
+    action = create(unit_shape("rectangle", "r", color="light-"))
     out, _ = run(action, complete=False, path=("shape", "color"))
     assert out is not None and out.ops[0].params["props"]["color"] == "black"
     out, _ = run(create({"_type": "rect"}), complete=False, path=("shape", "_type"))
@@ -207,7 +194,7 @@ def test_partial_id_waits() -> None:
 def test_rename_map_lets_the_model_keep_its_id() -> None:
     ctx = RunState(shapes=base_shapes())
     process(
-        create({"_type": "rectangle", "shapeId": "box", "x": 0, "y": 0, "w": 1, "h": 1}),
+        create(unit_shape("rectangle", "box")),
         index=0,
         complete=True,
         incomplete_path=None,
