@@ -143,34 +143,55 @@ class MessagesServer:
             )
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        start = {"type": "message_start", "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "content": [],
-            "model": body.get("model", "x"), "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 100, "output_tokens": 1,
-                      "cache_creation_input_tokens": 50,
-                      "cache_read_input_tokens": 20}}}  # fmt: skip
+        start = {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "content": [],
+                "model": body.get("model", "x"),
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": 100,
+                    "output_tokens": 1,
+                    "cache_creation_input_tokens": 50,
+                    "cache_read_input_tokens": 20,
+                },
+            },
+        }
         await resp.write(sse("message_start", start))
         if scenario == "error_event":
-            await resp.write(sse("error", {"type": "error", "error": {
-                "type": "overloaded_error", "message": "Overloaded"}}))  # fmt: skip
+            error = {"type": "overloaded_error", "message": "Overloaded"}
+            await resp.write(sse("error", {"type": "error", "error": error}))
             return resp
-        block = {"type": "content_block_start", "index": 0,
-                 "content_block": {"type": "text", "text": ""}}  # fmt: skip
+        block = {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "text", "text": ""},
+        }
         await resp.write(sse("content_block_start", block))
         await resp.write(sse("ping", {"type": "ping"}))
         reply = self.responder(body)
         chunks = reply.first_half() if scenario == "cut" else reply.chunks
         for piece in chunks:
-            delta = {"type": "content_block_delta", "index": 0,
-                     "delta": {"type": "text_delta", "text": piece}}  # fmt: skip
+            delta = {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": piece},
+            }
             await resp.write(sse("content_block_delta", delta))
         if scenario == "cut":
             assert request.transport is not None
             request.transport.abort()  # the connection drops mid-stream
             return resp
         await resp.write(sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
-        end = {"type": "message_delta", "usage": {"output_tokens": reply.output_tokens},
-               "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None}}  # fmt: skip
+        end = {
+            "type": "message_delta",
+            "usage": {"output_tokens": reply.output_tokens},
+            "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+        }
         await resp.write(sse("message_delta", end))
         await resp.write(sse("message_stop", {"type": "message_stop"}))
         return resp

@@ -78,10 +78,15 @@ class Browsers:
         if node is None:
             raise RuntimeError("no Node: run `make setup-node` (the driver needs Node >= 22.12)")
         self.proc = await asyncio.create_subprocess_exec(
-            node, str(DRIVER),
-            cwd=BRIDGE, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, limit=64 * 1024 * 1024, start_new_session=True,
-        )  # fmt: skip
+            node,
+            str(DRIVER),
+            cwd=BRIDGE,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            limit=64 * 1024 * 1024,
+            start_new_session=True,
+        )
         self._drain = asyncio.ensure_future(self._drain_stderr())
         line = await bounded(self._line(), timeout, "starting the browser driver")
         if line.get("event") != "ready":

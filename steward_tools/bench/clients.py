@@ -91,9 +91,14 @@ class RoomRun:
 
 def _client(spec: dict[str, Any], room: str, identity: str, faults: Faults | None) -> TimedClient:
     client = TimedClient.create(
-        spec["url"], spec["key"], spec["secret"], room=room, identity=identity,
-        steward_identity=spec.get("steward", "canvas-steward"), faults=faults,
-    )  # fmt: skip
+        spec["url"],
+        spec["key"],
+        spec["secret"],
+        room=room,
+        identity=identity,
+        steward_identity=spec.get("steward", "canvas-steward"),
+        faults=faults,
+    )
     assert isinstance(client, TimedClient)
     return client
 
@@ -190,9 +195,12 @@ async def main(spec: dict[str, Any]) -> dict[str, Any]:
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
     started, cpu0 = time.monotonic(), _cpu_s()
     await asyncio.gather(*(_drive(spec, run) for run in runs))
-    result = {"event": "result", "elapsed_s": round(time.monotonic() - started, 3),
-              "cpu_s": round(_cpu_s() - cpu0, 2),
-              "rooms": {run.room: _report(run) for run in runs}}  # fmt: skip
+    result = {
+        "event": "result",
+        "elapsed_s": round(time.monotonic() - started, 3),
+        "cpu_s": round(_cpu_s() - cpu0, 2),
+        "rooms": {run.room: _report(run) for run in runs},
+    }
     for run in runs:
         for c in run.clients:
             with contextlib.suppress(Exception):

@@ -151,9 +151,15 @@ class _Observer(Observer):
 
 
 def _shape(sid: str, x: float, y: float, text: str) -> dict[str, Any]:
-    return {"id": sid, "type": "geo", "x": x, "y": y, "rotation": 0, "isLocked": False,
-            "props": {"geo": "rectangle", "w": 180, "h": 90, "text": text,
-                      "color": "black"}}  # fmt: skip
+    return {
+        "id": sid,
+        "type": "geo",
+        "x": x,
+        "y": y,
+        "rotation": 0,
+        "isLocked": False,
+        "props": {"geo": "rectangle", "w": 180, "h": 90, "text": text, "color": "black"},
+    }
 
 
 async def _idle(
@@ -238,8 +244,9 @@ async def exercise(
                 crew = await fairies.room(name)
                 for fid, role in EXTRA_FAIRIES:
                     crew.roster.add(fid, role=role)  # type: ignore[arg-type]
-            await clients[0].edit(put=[_shape(f"seed-{i}", 120 + 260 * i, 140, f"seed {i}")
-                                       for i in range(3)])  # fmt: skip
+            await clients[0].edit(
+                put=[_shape(f"seed-{i}", 120 + 260 * i, 140, f"seed {i}") for i in range(3)]
+            )
             await wait_until(lambda: all(len(c.shapes) == 3 for c in clients), 20, "seed shapes")
             while model.outputs < target and rounds < max_rounds:
                 kind, fairy = ROUNDS[rounds % len(ROUNDS)]
@@ -258,8 +265,10 @@ async def exercise(
                 statuses[status] += 1
                 if progress:
                     took = time.monotonic() - started
-                    print(f"round {rounds} {kind}: {status} at {took:.1f}s, "
-                          f"{model.outputs} outputs", file=sys.stderr)  # fmt: skip
+                    print(
+                        f"round {rounds} {kind}: {status} at {took:.1f}s, {model.outputs} outputs",
+                        file=sys.stderr,
+                    )
                 await _idle(service, runtime, clients)
                 # Right after the round: a later round may move what the fairies drew.
                 _, checked, outside = await _outside_bounds(service, runtime, seen, tasks_before)
@@ -276,10 +285,15 @@ async def exercise(
     seeing = {m for m in model.modes if may_see(m)}
     crashes = [*observer.crashes, *(f"run ended {s}" for s in statuses if s == "error")]
     per_mode = {
-        m: {"requests": t.requests, "outputs": t.outputs, "may_see": m in seeing,
-            "without_schema": t.without_schema, "without_screenshot": t.without_screenshot}
+        m: {
+            "requests": t.requests,
+            "outputs": t.outputs,
+            "may_see": m in seeing,
+            "without_schema": t.without_schema,
+            "without_screenshot": t.without_screenshot,
+        }
         for m, t in sorted(model.modes.items())
-    }  # fmt: skip
+    }
     return {
         "modes": per_mode,
         "outputs": model.outputs,

@@ -78,9 +78,14 @@ class Steward:
             self.starts += 1
             stderr = open(Path(log_dir) / f"{self.room}-{self.starts}.log", "wb")  # noqa: ASYNC230
         self.proc = await asyncio.create_subprocess_exec(
-            str(exe), "join", self.room, "--no-http", env=self.env,
-            stdout=asyncio.subprocess.PIPE, stderr=stderr,
-        )  # fmt: skip
+            str(exe),
+            "join",
+            self.room,
+            "--no-http",
+            env=self.env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+        )
         if log_dir:
             stderr.close()  # the child has its own copy
         assert self.proc.stdout is not None
@@ -200,10 +205,17 @@ async def one_run(
     tokens_per_s: float = 150.0,
 ) -> None:
     room = f"bench-faults-{uuid.uuid4().hex[:6]}"
-    env = {**os.environ, "LIVEKIT_URL": server.url, "LIVEKIT_API_KEY": server.api_key,
-           "LIVEKIT_API_SECRET": server.api_secret or DEV_API_SECRET, "DATABASE_URL": db_url,
-           "STEWARD_SCRIPTED_TOKENS_PER_S": str(tokens_per_s), "STEWARD_LOG_LEVEL": "error",
-           "STEWARD_LOG_FORMAT": "json", "STEWARD_RETRANSMIT_AFTER_MS": "150"}  # fmt: skip
+    env = {
+        **os.environ,
+        "LIVEKIT_URL": server.url,
+        "LIVEKIT_API_KEY": server.api_key,
+        "LIVEKIT_API_SECRET": server.api_secret or DEV_API_SECRET,
+        "DATABASE_URL": db_url,
+        "STEWARD_SCRIPTED_TOKENS_PER_S": str(tokens_per_s),
+        "STEWARD_LOG_LEVEL": "error",
+        "STEWARD_LOG_FORMAT": "json",
+        "STEWARD_RETRANSMIT_AFTER_MS": "150",
+    }
     if os.environ.get("STEWARD_FAULTS_LOG_DIR"):
         env["STEWARD_LOG_LEVEL"] = "info"
     steward = Steward(env, room)
@@ -212,8 +224,14 @@ async def one_run(
     gone: list[TimedClient] = []
 
     def client(identity: str, faults: Faults | None = None) -> TimedClient:
-        made = TimedClient.create(server.url, server.api_key, server.api_secret, room=room,
-                                  identity=identity, faults=faults)  # fmt: skip
+        made = TimedClient.create(
+            server.url,
+            server.api_key,
+            server.api_secret,
+            room=room,
+            identity=identity,
+            faults=faults,
+        )
         assert isinstance(made, TimedClient)
         return made
 
@@ -284,14 +302,22 @@ async def run(runs: int = 2) -> dict[str, Any]:
         tmp.cleanup()
         server.stop()
     return {
-        "runs": tally.runs, "steps": tally.steps, "actions": tally.actions, "lost": tally.lost,
-        "duplicated": tally.duplicated, "out_of_order": tally.out_of_order,
-        "canvases_identical": tally.canvases_identical, "faults": list(STEPS),
-        "notes": tally.notes[:20], "seconds": round(time.monotonic() - started, 1),
-        "ok": tally.runs == runs and tally.actions > 0 and not tally.notes
+        "runs": tally.runs,
+        "steps": tally.steps,
+        "actions": tally.actions,
+        "lost": tally.lost,
+        "duplicated": tally.duplicated,
+        "out_of_order": tally.out_of_order,
+        "canvases_identical": tally.canvases_identical,
+        "faults": list(STEPS),
+        "notes": tally.notes[:20],
+        "seconds": round(time.monotonic() - started, 1),
+        "ok": tally.runs == runs
+        and tally.actions > 0
+        and not tally.notes
         and tally.lost == tally.duplicated == tally.out_of_order == 0
         and tally.canvases_identical,
-    }  # fmt: skip
+    }
 
 
 def _handler(args: argparse.Namespace) -> int:

@@ -190,9 +190,13 @@ def _transcription_inputs(rng: random.Random, n: int) -> list[bytes]:
 # --- model streams ------------------------------------------------------------------------
 _SCRIPT = ScriptedModel(tokens_per_s=None)
 _PROMPTS = (
-    "draw a flow chart of our signup", "three sticky notes about ideas plans goals",
-    "draw a red circle", "sketch something", "clear the canvas", "hello there",
-)  # fmt: skip
+    "draw a flow chart of our signup",
+    "three sticky notes about ideas plans goals",
+    "draw a red circle",
+    "sketch something",
+    "clear the canvas",
+    "hello there",
+)
 
 
 def action_seeds() -> list[dict[str, Any]]:
@@ -201,9 +205,13 @@ def action_seeds() -> list[dict[str, Any]]:
         seeds.extend(_SCRIPT.actions_for({"message": p}))
     canvas = [
         {"id": sid, "type": kind, "at": [x, 0], "box": [x, 0, 100, 50]}
-        for sid, kind, x in (("step-cart", "rectangle", 0), ("step-pay", "ellipse", 200),
-                             ("step-done", "rectangle", 400), ("arrow-1", "arrow", 100))
-    ]  # fmt: skip
+        for sid, kind, x in (
+            ("step-cart", "rectangle", 0),
+            ("step-pay", "ellipse", 200),
+            ("step-done", "rectangle", 400),
+            ("arrow-1", "arrow", 100),
+        )
+    ]
     selection = ["step-cart", "step-pay", "step-done", "arrow-1", "x"]
     for verb in ("align", "distribute", "stack"):
         hints = {"message": f"{verb} them", "selection": selection, "canvas": canvas}
@@ -293,9 +301,11 @@ def run(per_target: int = 400, seed: int = 1) -> dict[str, Any]:
         result = TargetResult()
         run_target(target, target.inputs(rng, per_target), result)
         by_target[target.name] = {
-            "inputs": result.inputs, "rejected": result.rejected, "crashes": result.crashes,
+            "inputs": result.inputs,
+            "rejected": result.rejected,
+            "crashes": result.crashes,
             **({"examples": result.examples} if result.examples else {}),
-        }  # fmt: skip
+        }
         total.inputs += result.inputs
         total.rejected += result.rejected
         total.crashes += result.crashes
@@ -321,8 +331,9 @@ def _handler(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        print(f"{result['inputs']} inputs: {result['rejected']} rejected, "
-              f"{result['crashes']} crashes")  # fmt: skip
+        print(
+            f"{result['inputs']} inputs: {result['rejected']} rejected, {result['crashes']} crashes"
+        )
     failed = result["crashes"] or (args.live and not result["other_room_ok"])
     return 1 if failed else 0
 

@@ -469,8 +469,13 @@ async def http_fuzz(
         {"roomId": room, "message": "x", "viewport": {"x": 0, "y": 0, "w": 10, "h": 10}},
     ]
     bodies = [*payloads(rng, seeds, n, seed), b"{" + b" " * 70_000 + b"}"]
-    auths = [{}, {"Authorization": "Bearer nope"}, {"Authorization": f"Basic {key}"},
-             {"Authorization": f"Bearer {key}"}, {"Authorization": f"bearer  {key} "}]  # fmt: skip
+    auths = [
+        {},
+        {"Authorization": "Bearer nope"},
+        {"Authorization": f"Basic {key}"},
+        {"Authorization": f"Bearer {key}"},
+        {"Authorization": f"bearer  {key} "},
+    ]
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=20)) as http:
         for i, body in enumerate(bodies):
             headers = {**auths[i % len(auths)], "Content-Type": "application/json"}
@@ -562,10 +567,13 @@ async def fuzz_live(
         await wait_until(lambda: runtime_a.participants.host == "mallory", 20, "hostile host")
         with observing(observer):
             observer.start()
-            data = {t: payloads(rng, SEEDS[m], per_path, seed + i)
-                    for i, (t, m) in enumerate(DATA_TOPICS.items())}  # fmt: skip
-            oversize_ack = json.dumps({"sessionId": "s", "seq": 1, "applied": ["a" * 100] * 200,
-                                       "appliedAt": 1.0}).encode()  # fmt: skip
+            data = {
+                t: payloads(rng, SEEDS[m], per_path, seed + i)
+                for i, (t, m) in enumerate(DATA_TOPICS.items())
+            }
+            oversize_ack = json.dumps(
+                {"sessionId": "s", "seq": 1, "applied": ["a" * 100] * 200, "appliedAt": 1.0}
+            ).encode()
             data[TOPIC_ACK].append(oversize_ack)
             prompts = payloads(rng, SEEDS[PromptRequest], per_path, seed + 10)
             # Valid prompts among them start sessions, whose context the hostile host answers.

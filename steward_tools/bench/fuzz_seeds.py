@@ -66,9 +66,22 @@ SEEDS: dict[type[WireModel], list[dict[str, Any]]] = {
 }
 # A valid `agent:context` shapes list (a geo, a note, an arrow).
 SHAPE_SEEDS: list[Any] = [
-    [{"id": "shape:a", "type": "geo", "x": 0, "y": 0, "rotation": 0,
-      "props": {"geo": "ellipse", "w": 80, "h": 80, "text": "hi"}},
-     {"id": "shape:n", "type": "note", "x": 200, "y": 0, "props": {"text": "note"}},
-     {"id": "shape:r", "type": "arrow", "x": 0, "y": 0,
-      "props": {"start": {"x": 0, "y": 0}, "end": {"x": 10, "y": 10}}}],
-]  # fmt: skip
+    [
+        {
+            "id": "shape:a",
+            "type": "geo",
+            "x": 0,
+            "y": 0,
+            "rotation": 0,
+            "props": {"geo": "ellipse", "w": 80, "h": 80, "text": "hi"},
+        },
+        {"id": "shape:n", "type": "note", "x": 200, "y": 0, "props": {"text": "note"}},
+        {
+            "id": "shape:r",
+            "type": "arrow",
+            "x": 0,
+            "y": 0,
+            "props": {"start": {"x": 0, "y": 0}, "end": {"x": 10, "y": 10}},
+        },
+    ],
+]

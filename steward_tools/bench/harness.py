@@ -292,19 +292,25 @@ class ClientProcess:
 
     def __init__(self, stack: Stack, rooms: list[str], **spec: Any) -> None:
         self.spec = {
-            "url": stack.server.url, "key": stack.server.api_key,
-            "secret": stack.server.api_secret, "steward": stack.settings.steward_identity,
-            "rooms": rooms, **spec,
-        }  # fmt: skip
+            "url": stack.server.url,
+            "key": stack.server.api_key,
+            "secret": stack.server.api_secret,
+            "steward": stack.settings.steward_identity,
+            "rooms": rooms,
+            **spec,
+        }
         self.proc: asyncio.subprocess.Process | None = None
         self.pid: int | None = None
 
     async def start(self, timeout: float) -> None:
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "steward_tools.bench.clients",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-m",
+            "steward_tools.bench.clients",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
             limit=256 * 1024 * 1024,
-        )  # fmt: skip
+        )
         self.pid = self.proc.pid
         assert self.proc.stdin is not None
         self.proc.stdin.write((json.dumps(self.spec) + "\n").encode())

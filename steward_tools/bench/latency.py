@@ -86,10 +86,14 @@ def prompt_paths(
         session = runtime.dispatcher.sessions.get(sid)
         sources = session.figures.context_sources if session is not None else []
         ms = took.get(sid)
-        rows.append({
-            "session": sid, "hinted": hint, "context_source": sources[0] if sources else None,
-            "prompt_to_model_ms": None if ms is None else round(ms, 2),
-        })  # fmt: skip
+        rows.append(
+            {
+                "session": sid,
+                "hinted": hint,
+                "context_source": sources[0] if sources else None,
+                "prompt_to_model_ms": None if ms is None else round(ms, 2),
+            }
+        )
     typed = [r for r in rows if r["hinted"]]
     cold = [r for r in rows if not r["hinted"]]
 
@@ -154,9 +158,14 @@ async def run_headless(
         room = f"bench-latency-{uuid.uuid4().hex[:6]}"
         runtime = await stack.join(room)
         cp = ClientProcess(
-            stack, [room], per_room=clients, prompts=len(plan), messages=MESSAGES,
-            hinted=plan, typing_ms=typing_ms,
-        )  # fmt: skip
+            stack,
+            [room],
+            per_room=clients,
+            prompts=len(plan),
+            messages=MESSAGES,
+            hinted=plan,
+            typing_ms=typing_ms,
+        )
         await cp.start(timeout=60)
         await wait_until(
             lambda: len(runtime.participants.appliers()) == clients, 30, "clients seen"
@@ -251,10 +260,18 @@ async def run_browsers(
         open_s = time.monotonic() - started
         await wait_until(lambda: len(runtime.participants.appliers()) == clients, 30, "tabs seen")
         probes = RawProbes(runtime.room.local_participant, marks, runtime.participants.appliers)
-        result = await _beside(tabs.call(
-            "run", 60 + len(plan) * (30 + typing_ms / 1000), room=room, messages=MESSAGES,
-            prompts=len(plan), hinted=plan, typingMs=typing_ms,
-        ), probes)  # fmt: skip
+        result = await _beside(
+            tabs.call(
+                "run",
+                60 + len(plan) * (30 + typing_ms / 1000),
+                room=room,
+                messages=MESSAGES,
+                prompts=len(plan),
+                hinted=plan,
+                typingMs=typing_ms,
+            ),
+            probes,
+        )
         report = (await tabs.call("report", 60, room=room))["clients"]
         clock = await tabs.clock_check(opened["tabs"][0]["index"])
         offset = clock.pop("offset_s")

@@ -67,9 +67,12 @@ class MemorySession:
         for group in pack(self.session_id, actions, partial=partial):
             self._seq += 1
             env = ActionEnvelope(
-                session_id=self.session_id, seq=self._seq, partial=partial or None,
-                actions=group, ts=0.0,
-            )  # fmt: skip
+                session_id=self.session_id,
+                seq=self._seq,
+                partial=partial or None,
+                actions=group,
+                ts=0.0,
+            )
             try:
                 payload = env.to_wire()
             except ValueError as err:  # e.g. NaN or a lone surrogate in params

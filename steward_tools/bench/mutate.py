@@ -15,10 +15,36 @@ from typing import Any
 
 # Values that break naive code: wrong types, extremes, odd unicode, deep nesting.
 NASTY: tuple[Any, ...] = (
-    None, True, False, 0, -1, 1e308, -1e308, 2**63, -(2**64), 1e-320, 0.5,
-    "", " ", "NaN", "Infinity", "-0", "1e999", "\x00", "\ud800", "🧚" * 50, "shape:", "../../",
-    "a" * 20_000, [], {}, [None], {"": None}, [[[[[]]]]], {"__proto__": {"x": 1}},
-)  # fmt: skip
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1e308,
+    -1e308,
+    2**63,
+    -(2**64),
+    1e-320,
+    0.5,
+    "",
+    " ",
+    "NaN",
+    "Infinity",
+    "-0",
+    "1e999",
+    "\x00",
+    "\ud800",
+    "🧚" * 50,
+    "shape:",
+    "../../",
+    "a" * 20_000,
+    [],
+    {},
+    [None],
+    {"": None},
+    [[[[[]]]]],
+    {"__proto__": {"x": 1}},
+)
 _SPECIAL_NUMBERS = ("NaN", "Infinity", "-Infinity", "1e999", "-1e999")
 
 

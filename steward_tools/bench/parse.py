@@ -95,8 +95,10 @@ def _handler(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        print(f"{result['tokens']} tokens: incremental {result['incremental_cpu_s']}s, "
-              f"reparse {result['reparse_cpu_s']}s, ratio {result['ratio']}")  # fmt: skip
+        print(
+            f"{result['tokens']} tokens: incremental {result['incremental_cpu_s']}s, "
+            f"reparse {result['reparse_cpu_s']}s, ratio {result['ratio']}"
+        )
     return 0
 
 

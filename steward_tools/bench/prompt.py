@@ -29,16 +29,40 @@ def canvas(n: int, seed: int = 7) -> dict[str, dict[str, Any]]:
         x, y = rnd.uniform(0, 12_000), rnd.uniform(0, 9_000)
         kind = i % 10
         if kind < 6:
-            rec = {"id": f"box-{i}", "type": "geo", "x": x, "y": y, "rotation": 0.0,
-                   "props": {"geo": "rectangle", "w": rnd.uniform(120, 260), "h": 100.0,
-                             "color": "blue", "fill": "semi", "text": f"Item {i}"}}  # fmt: skip
+            rec = {
+                "id": f"box-{i}",
+                "type": "geo",
+                "x": x,
+                "y": y,
+                "rotation": 0.0,
+                "props": {
+                    "geo": "rectangle",
+                    "w": rnd.uniform(120, 260),
+                    "h": 100.0,
+                    "color": "blue",
+                    "fill": "semi",
+                    "text": f"Item {i}",
+                },
+            }
         elif kind < 8:
-            rec = {"id": f"note-{i}", "type": "note", "x": x, "y": y, "rotation": 0.0,
-                   "props": {"color": "yellow", "text": f"note {i}"}}  # fmt: skip
+            rec = {
+                "id": f"note-{i}",
+                "type": "note",
+                "x": x,
+                "y": y,
+                "rotation": 0.0,
+                "props": {"color": "yellow", "text": f"note {i}"},
+            }
         else:
-            rec = {"id": f"arrow-{i}", "type": "arrow", "x": x, "y": y, "rotation": 0.0,
-                   "props": {"start": {"x": 0, "y": 0}, "end": {"x": 150, "y": 40}},
-                   "bindings": {"start": None, "end": None}}  # fmt: skip
+            rec = {
+                "id": f"arrow-{i}",
+                "type": "arrow",
+                "x": x,
+                "y": y,
+                "rotation": 0.0,
+                "props": {"start": {"x": 0, "y": 0}, "end": {"x": 150, "y": 40}},
+                "bindings": {"start": None, "end": None},
+            }
         shapes[rec["id"]] = rec  # type: ignore[index]
     return shapes
 
@@ -59,8 +83,12 @@ def run(n: int = 1000) -> dict[str, Any]:
     )
     naive_shapes = json.dumps([to_simple(s, shapes) for s in shapes.values()])
     naive = sum(estimate_tokens(s) for s in request.system) + estimate_tokens(naive_shapes)
-    return {"shapes": n, "prompt_tokens": ours, "naive_tokens": naive,
-            "ratio": round(ours / naive, 4)}  # fmt: skip
+    return {
+        "shapes": n,
+        "prompt_tokens": ours,
+        "naive_tokens": naive,
+        "ratio": round(ours / naive, 4),
+    }
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -68,8 +96,10 @@ def _handler(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        print(f"{result['shapes']} shapes: {result['prompt_tokens']} vs "
-              f"{result['naive_tokens']} tokens (ratio {result['ratio']})")  # fmt: skip
+        print(
+            f"{result['shapes']} shapes: {result['prompt_tokens']} vs "
+            f"{result['naive_tokens']} tokens (ratio {result['ratio']})"
+        )
     return 0
 
 

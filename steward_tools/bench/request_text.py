@@ -190,11 +190,18 @@ def read_request(body: dict[str, Any]) -> RequestView:
         for m in _TASK.finditer(line):
             who = m.group(4).strip()
             box = _BOX_TEXT.search(line[m.end() :])
-            tasks.setdefault(m.group(1), TaskLine(
-                m.group(1), m.group(2), m.group(3),
-                who.removeprefix("assigned to ").strip() if who.startswith("assigned to") else None,
-                Box(*(float(g) for g in box.groups())) if box else None,
-            ))  # fmt: skip
+            tasks.setdefault(
+                m.group(1),
+                TaskLine(
+                    m.group(1),
+                    m.group(2),
+                    m.group(3),
+                    who.removeprefix("assigned to ").strip()
+                    if who.startswith("assigned to")
+                    else None,
+                    Box(*(float(g) for g in box.groups())) if box else None,
+                ),
+            )
     fairies = {m.group(1): m.group(3) for m in _FAIRY.finditer(user)}
     free = next((m.group(1) for m in [_FREE.search(user)] if m), None)
     return RequestView(

@@ -145,8 +145,11 @@ class PlanResponder:
             return self._resume_plan(view, duo, wait)
         free = view.free
         if free is None:  # no list given: the drones the roster shows idle
-            free = [f for f, role in view.fairies.items() if role == "drone"
-                    and view.fairy_modes.get(f) in ("idling", "sleeping")]  # fmt: skip
+            free = [
+                f
+                for f, role in view.fairies.items()
+                if role == "drone" and view.fairy_modes.get(f) in ("idling", "sleeping")
+            ]
         helpers = free[: 1 if duo else 2]
         if duo and view.self_id:
             helpers.append(view.self_id)  # a duo lead works a part itself
@@ -155,18 +158,31 @@ class PlanResponder:
         area = view.bounds or Box(0, 0, 800, 600)
         out: list[dict[str, Any]] = []
         if view.project_status is None:
-            out.append({"_type": "start-duo-project" if duo else "start-project",
-                        "title": "Shared picture", "description": "Boxes side by side",
-                        "plan": "one area per fairy, side by side, in parallel"})  # fmt: skip
+            out.append(
+                {
+                    "_type": "start-duo-project" if duo else "start-project",
+                    "title": "Shared picture",
+                    "description": "Boxes side by side",
+                    "plan": "one area per fairy, side by side, in parallel",
+                }
+            )
         # Task ids are the room's: numbered on across plans, so they stay unique.
         ids = [f"part{self.plans + i + 1}" for i in range(len(helpers))]
         self.plans += len(helpers)
         for i, (who, box) in enumerate(zip(helpers, _grid(area, len(helpers)), strict=True)):
-            out.append({
-                "_type": f"create-{k}task", "taskId": ids[i], "title": f"Part {i + 1}",
-                "text": "Draw one labelled box inside your area.", "x": round(box.x),
-                "y": round(box.y), "w": round(box.w), "h": round(box.h), "assignee": who,
-            })  # fmt: skip
+            out.append(
+                {
+                    "_type": f"create-{k}task",
+                    "taskId": ids[i],
+                    "title": f"Part {i + 1}",
+                    "text": "Draw one labelled box inside your area.",
+                    "x": round(box.x),
+                    "y": round(box.y),
+                    "w": round(box.w),
+                    "h": round(box.h),
+                    "assignee": who,
+                }
+            )
         own = [ids[i] for i, who in enumerate(helpers) if who == view.self_id]
         out += [
             {"_type": f"direct-to-start-{k}task", "taskId": ids[i]}
@@ -208,11 +224,18 @@ class PlanResponder:
             self.plans += 1
             tid = f"solo{self.plans}"
             return [
-                {"_type": "create-task", "taskId": tid, "title": "My part",
-                 "text": "Draw one labelled box.", "x": round(box.x), "y": round(box.y),
-                 "w": round(box.w), "h": round(box.h)},
+                {
+                    "_type": "create-task",
+                    "taskId": tid,
+                    "title": "My part",
+                    "text": "Draw one labelled box.",
+                    "x": round(box.x),
+                    "y": round(box.y),
+                    "w": round(box.w),
+                    "h": round(box.h),
+                },
                 {"_type": "start-task", "taskId": tid},
-            ]  # fmt: skip
+            ]
         todo = next((t for t in view.tasks if t.status == "todo"), None)
         if todo is not None:
             return [{"_type": "start-task", "taskId": todo.id}]
@@ -231,9 +254,14 @@ class PlanResponder:
             return [{"_type": "message", "text": "I cannot draw in this mode."}]
         w, h = max(20.0, area.w / 2), max(20.0, area.h / 2)
         shape = {
-            "_type": "rectangle", "shapeId": f"box-{tag}", "x": round(area.x + area.w / 4),
-            "y": round(area.y + area.h / 4), "w": round(w), "h": round(h), "text": tag,
-        }  # fmt: skip
+            "_type": "rectangle",
+            "shapeId": f"box-{tag}",
+            "x": round(area.x + area.w / 4),
+            "y": round(area.y + area.h / 4),
+            "w": round(w),
+            "h": round(h),
+            "text": tag,
+        }
         return [
             {"_type": "create", "intent": "the box of my part", "shape": shape},
             {"_type": "message", "text": f"Drew the box for {tag}."},

@@ -69,11 +69,17 @@ async def run(
         # spends its time fanning every SDK event out to every room. Shards of ROOMS_PER_CLIENT.
         shards = [names[i : i + ROOMS_PER_CLIENT] for i in range(0, rooms, ROOMS_PER_CLIENT)]
         cps = [
-            ClientProcess(stack, shard, per_room=2, prompts=prompts, timeout=120,
-                          connect_concurrency=max(1, 8 // len(shards)),
-                          **({"profile": f"{extra['profile']}.{k}"} if extra else {}))
+            ClientProcess(
+                stack,
+                shard,
+                per_room=2,
+                prompts=prompts,
+                timeout=120,
+                connect_concurrency=max(1, 8 // len(shards)),
+                **({"profile": f"{extra['profile']}.{k}"} if extra else {}),
+            )
             for k, shard in enumerate(shards)
-        ]  # fmt: skip
+        ]
         await asyncio.gather(*(c.start(timeout=60 + rooms * 2) for c in cps))
         await wait_until(
             lambda: all(len(r.participants.appliers()) == 2 for r in runtimes),

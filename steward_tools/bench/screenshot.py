@@ -181,8 +181,11 @@ def stage_times(probes: list[Probe], pages: list[dict[str, Any]], offset: float)
         add("image_bytes", mono(page, "toImageEnd"), shot)
         add("image_send_in_page", shot, mono(page, "streams", TOPIC_SCREENSHOT, "end"))
         add("image_stream_to_steward", shot, probe.streams.get("screenshot"))
-        add("shapes_stream_to_steward", mono(page, "streams", TOPIC_CONTEXT, "start"),
-            probe.streams.get("shapes"))  # fmt: skip
+        add(
+            "shapes_stream_to_steward",
+            mono(page, "streams", TOPIC_CONTEXT, "start"),
+            probe.streams.get("shapes"),
+        )
         add("page_handler_total", mono(page, "enter"), mono(page, "exit"))
         add("rpc_reply_to_steward", mono(page, "exit"), probe.rpc_reply)
         last = max([probe.rpc_reply or 0.0, *probe.streams.values()])

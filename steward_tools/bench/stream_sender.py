@@ -48,9 +48,17 @@ async def send_watching(
             await asyncio.sleep(0.05)
 
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "steward_tools.bench.stream_sender", url, token, to, topic, str(mib),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "steward_tools.bench.stream_sender",
+        url,
+        token,
+        to,
+        topic,
+        str(mib),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
     sampler = asyncio.create_task(sample())
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), 120)

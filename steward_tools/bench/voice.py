@@ -172,11 +172,14 @@ async def _measure(stack: Stack, folder: Path, repeats: int, load_before: float)
     }
     p95 = out["end_of_speech_to_prompt_ms"]["p95"]
     out["misses"] = [
-        *(["end_of_speech_to_prompt_ms"] if p95 is None or p95 > TARGETS[
-            "end_of_speech_to_prompt_ms"] else []),
+        *(
+            ["end_of_speech_to_prompt_ms"]
+            if p95 is None or p95 > TARGETS["end_of_speech_to_prompt_ms"]
+            else []
+        ),
         *(["wake_detected"] if detected != addressed_n else []),
         *(["false_wakes"] if false_wakes else []),
-    ]  # fmt: skip
+    ]
     return out
 
 

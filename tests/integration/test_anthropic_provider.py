@@ -29,8 +29,13 @@ async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
 
 
 def model(fake: FakeAnthropic, attempts: int = 4) -> AnthropicModel:
-    return AnthropicModel("claude-sonnet-test", api_key="test", base_url=f"http://127.0.0.1:{fake.port}",
-                          attempts=attempts, wait_max_s=0.05)  # fmt: skip
+    return AnthropicModel(
+        "claude-sonnet-test",
+        api_key="test",
+        base_url=f"http://127.0.0.1:{fake.port}",
+        attempts=attempts,
+        wait_max_s=0.05,
+    )
 
 
 JPEG = b"\xff\xd8\xff\xe0jpeg"
@@ -174,14 +179,30 @@ async def test_the_one_shot_role_model_applies_through_a_prefill_refusing_api(
     fake: FakeAnthropic,
 ) -> None:
     fake.refuse_prefill = True
-    fake.text = json.dumps({"actions": [
-        {"_type": "create", "intent": "box", "shape": {"_type": "rectangle", "shapeId": "b",
-         "x": 0, "y": 0, "w": 120, "h": 80}},
-        {"_type": "message", "text": "Drew a box."},
-    ]})  # fmt: skip
-    settings = Settings(anthropic_base_url=f"http://127.0.0.1:{fake.port}",
-                        steward_model="scripted",
-                        steward_model_one_shot="anthropic:claude-one-shot-test")  # fmt: skip
+    fake.text = json.dumps(
+        {
+            "actions": [
+                {
+                    "_type": "create",
+                    "intent": "box",
+                    "shape": {
+                        "_type": "rectangle",
+                        "shapeId": "b",
+                        "x": 0,
+                        "y": 0,
+                        "w": 120,
+                        "h": 80,
+                    },
+                },
+                {"_type": "message", "text": "Drew a box."},
+            ]
+        }
+    )
+    settings = Settings(
+        anthropic_base_url=f"http://127.0.0.1:{fake.port}",
+        steward_model="scripted",
+        steward_model_one_shot="anthropic:claude-one-shot-test",
+    )
     session = FakeSession()
     agent = CanvasAgent(AgentConfig(settings=settings))
     outcome = await agent.run(session, PromptInput(message="box", source="http", requester="t"))

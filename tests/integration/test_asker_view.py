@@ -61,15 +61,31 @@ def respond(body: dict[str, Any]) -> str:
     colour = next((c for c in COLOURS if re.search(rf"\b{c}\b", ask)), None)
     if colour and "this" in ask:
         for sid in seen["selected"]:
-            acts.append({"_type": "update", "intent": f"make it {colour}",
-                         "update": {"shapeId": sid, "color": colour}})  # fmt: skip
+            acts.append(
+                {
+                    "_type": "update",
+                    "intent": f"make it {colour}",
+                    "update": {"shapeId": sid, "color": colour},
+                }
+            )
         said = f"Made {len(acts)} shape(s) {colour}." if acts else "Nothing is selected."
         acts.append({"_type": "message", "text": said})
     elif "note here" in ask and seen["viewport"]:
         v = seen["viewport"]
-        acts.append({"_type": "create", "intent": "a note where the user looks", "shape": {
-            "_type": "note", "shapeId": "here-note", "x": v["x"] + v["w"] // 2,
-            "y": v["y"] + v["h"] // 2, "text": "here", "color": "yellow"}})  # fmt: skip
+        acts.append(
+            {
+                "_type": "create",
+                "intent": "a note where the user looks",
+                "shape": {
+                    "_type": "note",
+                    "shapeId": "here-note",
+                    "x": v["x"] + v["w"] // 2,
+                    "y": v["y"] + v["h"] // 2,
+                    "text": "here",
+                    "color": "yellow",
+                },
+            }
+        )
         acts.append({"_type": "message", "text": "Added a note."})
     else:
         acts.append({"_type": "message", "text": "Done."})
@@ -82,8 +98,14 @@ async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
 
 
 def box(sid: str, x: float, y: float) -> dict[str, Any]:
-    return {"id": sid, "type": "geo", "x": x, "y": y, "rotation": 0,
-            "props": {"geo": "rectangle", "w": 200, "h": 120, "color": "black"}}  # fmt: skip
+    return {
+        "id": sid,
+        "type": "geo",
+        "x": x,
+        "y": y,
+        "rotation": 0,
+        "props": {"geo": "rectangle", "w": 200, "h": 120, "color": "black"},
+    }
 
 
 async def test_each_prompt_acts_on_its_askers_view_and_selection(

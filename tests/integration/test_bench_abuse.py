@@ -15,9 +15,17 @@ pytestmark = pytest.mark.integration
 
 async def test_the_abuse_bench_meets_its_targets() -> None:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "steward.cli", "bench", "abuse", "--json", "--fuzz-per-path", "0",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "steward.cli",
+        "bench",
+        "abuse",
+        "--json",
+        "--fuzz-per-path",
+        "0",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(proc.communicate(), 660)
     result = json.loads(out)  # nothing but the JSON on stdout; logs went to stderr
     assert err, "the bench's log lines belong on stderr"

@@ -15,10 +15,23 @@ pytestmark = pytest.mark.integration
 
 async def test_the_latency_bench_reports_raw_delivery_beside_the_actions() -> None:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "steward.cli", "bench", "latency", "--json", "--clients", "2",
-        "--prompts", "1", "--cold-prompts", "0", "--typing-ms", "0",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "steward.cli",
+        "bench",
+        "latency",
+        "--json",
+        "--clients",
+        "2",
+        "--prompts",
+        "1",
+        "--cold-prompts",
+        "0",
+        "--typing-ms",
+        "0",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(proc.communicate(), 280)
     assert proc.returncode == 0, err.decode()[-2000:]
     result = json.loads(out)

@@ -36,8 +36,14 @@ def test_demo_prints_one_json_object_and_everything_converges(tmp_path: Path) ->
     assert len(report["runs"]) >= 10 and all(r["outcome"] == "done" for r in report["runs"])
     assert {r["asker"] for r in report["runs"]} == {"browser-1", "browser-2"}
     totals = report["quality_totals"]
-    for key in ("unintended_overlaps", "overflowing_text", "loose_arrows", "outside_bounds",
-                "locked_or_partial", "destructive_outside_clear"):  # fmt: skip
+    for key in (
+        "unintended_overlaps",
+        "overflowing_text",
+        "loose_arrows",
+        "outside_bounds",
+        "locked_or_partial",
+        "destructive_outside_clear",
+    ):
         assert totals[key] == 0, (key, totals, report["runs"])
     assert set(report["project"]["quality"]) <= set(totals)
     project = report["project"]

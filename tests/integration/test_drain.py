@@ -34,10 +34,14 @@ async def _drain_once(
 ) -> tuple[str, float, int]:
     """SIGTERM mid-session; the client's final status, seconds to exit, exit code."""
     proc = spawn_join(
-        server, database.url, room, log,
-        STEWARD_SCRIPTED_TOKENS_PER_S="60", STEWARD_DRAIN_SECONDS=drain_s,
+        server,
+        database.url,
+        room,
+        log,
+        STEWARD_SCRIPTED_TOKENS_PER_S="60",
+        STEWARD_DRAIN_SECONDS=drain_s,
         STEWARD_LEASE_SECONDS="30",  # long: only a release frees the room at once
-    )  # fmt: skip
+    )
     clients: list[HeadlessClient] = []
     try:
         await wait_for(lambda: "steward serving" in log.read_text(errors="replace"), 60)

@@ -162,14 +162,22 @@ async def test_a_project_interrupted_between_two_writes_still_finishes(
     room = await first.room(room_id)  # the default crew, saved
     board = room.board
     board.start_project(
-        "fairy-1", title="Orchard", description="trees", plan="two parts",
-        members=["fairy-2", "fairy-3"], project_id="p1",
-    )  # fmt: skip
+        "fairy-1",
+        title="Orchard",
+        description="trees",
+        plan="two parts",
+        members=["fairy-2", "fairy-3"],
+        project_id="p1",
+    )
     for i, (status, drone) in enumerate(zip(statuses, ("fairy-2", "fairy-3"), strict=True)):
         board.create_project_task(
-            "fairy-1", title=f"Part {i + 1}", text="Draw one labelled box.",
-            bounds=Rect(40 + 400 * i, 40, 360, 300), assignee=drone, task_id=f"part-{i + 1}",
-        )  # fmt: skip
+            "fairy-1",
+            title=f"Part {i + 1}",
+            text="Draw one labelled box.",
+            bounds=Rect(40 + 400 * i, 40, 360, 300),
+            assignee=drone,
+            task_id=f"part-{i + 1}",
+        )
         if status != "todo":
             board.direct("fairy-1", f"part-{i + 1}")
         if status == "done":
@@ -186,9 +194,11 @@ async def test_a_project_interrupted_between_two_writes_still_finishes(
         await store.save_fairy(room_id, fairy_row(room.roster.get(fid), 0))
     await store.add_waits(
         room_id,
-        [{"agent_id": "fairy-1", "key": task_completed_key(t), "message": f"{t} is done."}
-         for t in awaited],
-    )  # fmt: skip
+        [
+            {"agent_id": "fairy-1", "key": task_completed_key(t), "message": f"{t} is done."}
+            for t in awaited
+        ],
+    )
     if lead_request is not None:
         rid = await store.enqueue(room_id, "fairy-1", "project: draw an orchard", "user")
         await store.set_request(rid, lead_request, "dead-lead")

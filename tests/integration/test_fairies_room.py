@@ -145,13 +145,35 @@ class Trespasser(ScriptedProjectModel):
         extra = [
             {"_type": "delete", "intent": "tidy", "shapeId": "part-1-frame"},
             {"_type": "move", "intent": "tidy", "shapeId": "part-1-frame", "x": 900, "y": 300},
-            {"_type": "create", "intent": "seam", "shape": {
-                "_type": "rectangle", "shapeId": "part-2-seam", "x": b["x"] + 5, "y": b["y"] + 100,
-                "w": 30, "h": 30, "color": "red", "fill": "solid"}},
-            {"_type": "create", "intent": "stray", "shape": {
-                "_type": "rectangle", "shapeId": "part-2-stray", "x": 100, "y": 100,
-                "w": 50, "h": 50, "color": "red", "fill": "none"}},
-        ]  # fmt: skip
+            {
+                "_type": "create",
+                "intent": "seam",
+                "shape": {
+                    "_type": "rectangle",
+                    "shapeId": "part-2-seam",
+                    "x": b["x"] + 5,
+                    "y": b["y"] + 100,
+                    "w": 30,
+                    "h": 30,
+                    "color": "red",
+                    "fill": "solid",
+                },
+            },
+            {
+                "_type": "create",
+                "intent": "stray",
+                "shape": {
+                    "_type": "rectangle",
+                    "shapeId": "part-2-stray",
+                    "x": 100,
+                    "y": 100,
+                    "w": 50,
+                    "h": 50,
+                    "color": "red",
+                    "fill": "none",
+                },
+            },
+        ]
         return acts[:-1] + extra + acts[-1:]
 
     async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
@@ -220,8 +242,12 @@ def _spawn_steward(
     # A session of its own: SIGKILL goes to the whole group (uv and the python it runs).
     return subprocess.Popen(
         ["uv", "run", "--frozen", "steward", "join", room, "--no-http"],
-        cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -269,10 +295,13 @@ async def test_kill_9_mid_project_then_restart_finishes_it_without_duplicates(
 
         await wait_for(drone_partial_in_flight, timeout=30, step=0.005)
         _kill(first)
-        assert await pool.fetchval(
-            "SELECT count(*) FROM fairy_projects WHERE room_id = $1 AND status = 'active'",
-            room_name,
-        ) == 1  # fmt: skip
+        assert (
+            await pool.fetchval(
+                "SELECT count(*) FROM fairy_projects WHERE room_id = $1 AND status = 'active'",
+                room_name,
+            )
+            == 1
+        )
 
         second = _spawn_steward(livekit_server, database.url, room_name, log)
 
@@ -305,11 +334,16 @@ async def test_kill_9_mid_project_then_restart_finishes_it_without_duplicates(
             "SELECT task_id, title, status, bounds::text AS b FROM fairy_tasks WHERE room_id = $1",
             room_name,
         )
-        planned = Counter({
-            t["task_id"]: len(drone_drawing({"id": t["task_id"], "title": t["title"],
-                                             "bounds": json.loads(t["b"])}))
-            for t in tasks
-        })  # fmt: skip
+        planned = Counter(
+            {
+                t["task_id"]: len(
+                    drone_drawing(
+                        {"id": t["task_id"], "title": t["title"], "bounds": json.loads(t["b"])}
+                    )
+                )
+                for t in tasks
+            }
+        )
         # Every task's drawing exactly once: nothing drawn twice, nothing renamed.
         assert by_task(list(shapes)) == planned, list(shapes)
         assert not clients[0].replica.in_flight()  # every half-sent action ended

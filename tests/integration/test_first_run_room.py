@@ -64,8 +64,12 @@ async def _case(runtime: RoomRuntime, alice: HeadlessClient, case: Case) -> None
 async def test_every_first_run_sentence_in_a_real_room(
     livekit_server: LiveKitServer, database: Database
 ) -> None:
-    settings = room_settings(livekit_server, database.url, steward_model="scripted",
-                             steward_scripted_tokens_per_s=20000.0)  # fmt: skip
+    settings = room_settings(
+        livekit_server,
+        database.url,
+        steward_model="scripted",
+        steward_scripted_tokens_per_s=20000.0,
+    )
     service = StewardService(settings, database=database)
     await service.start(http=False)
     try:

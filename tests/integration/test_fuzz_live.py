@@ -17,10 +17,18 @@ from tests.support.room import room_settings
 pytestmark = pytest.mark.integration
 
 PATHS = {
-    "data:agent:ack", "data:canvas:viewport", "data:canvas:edit", "data:steward:resync",
-    "rpc:steward.prompt", "rpc:steward.cancel", "stream:agent:context",
-    "stream:agent:screenshot", "reply:steward.context", "text:lk.transcription", "http:run",
-}  # fmt: skip
+    "data:agent:ack",
+    "data:canvas:viewport",
+    "data:canvas:edit",
+    "data:steward:resync",
+    "rpc:steward.prompt",
+    "rpc:steward.cancel",
+    "stream:agent:context",
+    "stream:agent:screenshot",
+    "reply:steward.context",
+    "text:lk.transcription",
+    "http:run",
+}
 
 
 @pytest.fixture

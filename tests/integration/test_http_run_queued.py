@@ -46,16 +46,23 @@ def spawn_worker(
     server: LiveKitServer, db_url: str, model_url: str, log: Path
 ) -> subprocess.Popen[bytes]:
     env = steward_env(
-        server, db_url,
-        STEWARD_AGENT_NAME=AGENT, STEWARD_MODEL="anthropic:claude-queue-test",
-        ANTHROPIC_BASE_URL=model_url, ANTHROPIC_API_KEY="test",
-        STEWARD_API_KEY=TEST_API_KEY, STEWARD_HTTP_PORT="0",
-    )  # fmt: skip
+        server,
+        db_url,
+        STEWARD_AGENT_NAME=AGENT,
+        STEWARD_MODEL="anthropic:claude-queue-test",
+        ANTHROPIC_BASE_URL=model_url,
+        ANTHROPIC_API_KEY="test",
+        STEWARD_API_KEY=TEST_API_KEY,
+        STEWARD_HTTP_PORT="0",
+    )
     return subprocess.Popen(
         ["uv", "run", "--frozen", "steward", "worker", "--http"],
-        cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
         start_new_session=True,
-    )  # fmt: skip
+    )
 
 
 def log_lines(log: Path, event: str) -> list[dict[str, Any]]:

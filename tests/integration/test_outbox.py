@@ -37,8 +37,10 @@ async def test_append_many_writes_rows_of_several_sessions_in_one_statement(
     await outbox.append_many("r", rows)
     history = await outbox.room_history("r")
     assert [(r.session_id, r.seq, r.room_order, r.partial) for r in history] == [
-        ("s", 1, 1, False), ("t", 1, 2, True), ("s", 2, 3, False),
-    ]  # fmt: skip
+        ("s", 1, 1, False),
+        ("t", 1, 2, True),
+        ("s", 2, 3, False),
+    ]
     # Again if absent (a retry after a lost connection): the rows there are kept, new ones added.
     await outbox.append_many("r", [*rows, OutboxRow("t", 2, 4, False, "{}")], if_absent=True)
     assert [r.seq for r in await outbox.session_after("r", "t", 0)] == [1, 2]

@@ -35,23 +35,61 @@ def respond(body: dict[str, Any]) -> str:
     acts: list[dict[str, Any]] = []
     if overlaps or loose:
         for a, b in overlaps:
-            acts.append({"_type": "place", "intent": "out of the way", "shapeId": b,
-                         "referenceShapeId": a, "side": "right", "align": "start",
-                         "sideOffset": 60})  # fmt: skip
+            acts.append(
+                {
+                    "_type": "place",
+                    "intent": "out of the way",
+                    "shapeId": b,
+                    "referenceShapeId": a,
+                    "side": "right",
+                    "align": "start",
+                    "sideOffset": 60,
+                }
+            )
         for sid in loose:
             acts.append({"_type": "delete", "intent": "loose arrow", "shapeId": sid})
         acts.append({"_type": "message", "text": f"Fixed {len(acts)} problem(s)."})
     elif "two boxes" in text:
         acts += [
-            {"_type": "create", "intent": "box", "shape": {"_type": "rectangle",
-             "shapeId": "qa-left", "x": 100, "y": 100, "w": 200, "h": 120}},
-            {"_type": "create", "intent": "box", "shape": {"_type": "rectangle",
-             "shapeId": "qa-right", "x": 200, "y": 150, "w": 200, "h": 120}},
-            {"_type": "create", "intent": "arrow", "shape": {"_type": "arrow",
-             "shapeId": "qa-arrow", "x1": 300, "y1": 160, "x2": 600, "y2": 160,
-             "fromId": "qa-left"}},
+            {
+                "_type": "create",
+                "intent": "box",
+                "shape": {
+                    "_type": "rectangle",
+                    "shapeId": "qa-left",
+                    "x": 100,
+                    "y": 100,
+                    "w": 200,
+                    "h": 120,
+                },
+            },
+            {
+                "_type": "create",
+                "intent": "box",
+                "shape": {
+                    "_type": "rectangle",
+                    "shapeId": "qa-right",
+                    "x": 200,
+                    "y": 150,
+                    "w": 200,
+                    "h": 120,
+                },
+            },
+            {
+                "_type": "create",
+                "intent": "arrow",
+                "shape": {
+                    "_type": "arrow",
+                    "shapeId": "qa-arrow",
+                    "x1": 300,
+                    "y1": 160,
+                    "x2": 600,
+                    "y2": 160,
+                    "fromId": "qa-left",
+                },
+            },
             {"_type": "review", "intent": "check my work", "x": 0, "y": 0, "w": 800, "h": 500},
-        ]  # fmt: skip
+        ]
     else:
         acts.append({"_type": "message", "text": "Looks fine."})
     return ", ".join(json.dumps(a) for a in acts) + "]}"
@@ -65,8 +103,12 @@ async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
 async def test_the_next_turn_sees_the_runs_problems_and_repairs_them(
     livekit_server: LiveKitServer, database: Database, room_name: str, fake: FakeAnthropic
 ) -> None:
-    settings = room_settings(livekit_server, database.url, steward_model="anthropic:claude-qa",
-                             anthropic_base_url=f"http://127.0.0.1:{fake.port}")  # fmt: skip
+    settings = room_settings(
+        livekit_server,
+        database.url,
+        steward_model="anthropic:claude-qa",
+        anthropic_base_url=f"http://127.0.0.1:{fake.port}",
+    )
     service = StewardService(settings, database=database)
     await service.start(http=False)
     runtime = await service.join(room_name)

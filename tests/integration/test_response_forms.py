@@ -40,15 +40,25 @@ def plan(view: RequestView) -> tuple[str, list[dict[str, Any]]]:
     if form is None or label is None or red is None:
         return "repeat", [{"_type": "message", "text": "I do not see that box."}]
     r = view.shapes[red]
-    below = {"_type": "rectangle", "shapeId": "next-box", "x": r["x"],
-             "y": r["y"] + r["h"] + 40, "w": r["w"], "h": r["h"], "color": "blue"}  # fmt: skip
+    below = {
+        "_type": "rectangle",
+        "shapeId": "next-box",
+        "x": r["x"],
+        "y": r["y"] + r["h"] + 40,
+        "w": r["w"],
+        "h": r["h"],
+        "color": "blue",
+    }
     acts: list[dict[str, Any]] = [
         {"_type": "message", "text": f"Adding a box labelled {label.group(1)} under {red}."},
         {"_type": "label", "intent": "name it", "shapeId": "next-box", "text": label.group(1)},
         {"_type": "create", "intent": "the next step", "shape": below},
-        {"_type": "update", "intent": "solid", "update": {"shapeId": red, "fill": "solid",
-                                                         "color": 7}},
-    ]  # fmt: skip
+        {
+            "_type": "update",
+            "intent": "solid",
+            "update": {"shapeId": red, "fill": "solid", "color": 7},
+        },
+    ]
     if form.group(1) == "cut":
         cut = {**below, "shapeId": "cut-box", "y": below["y"] + 200, "text": "never finished"}
         acts.append({"_type": "create", "intent": "one more", "shape": cut})
@@ -82,17 +92,26 @@ async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
     return await start_fake_anthropic(responder=respond)
 
 
-RED_BOX = {"id": "red-box", "type": "geo", "x": 200, "y": 150, "rotation": 0, "props": {
-    "geo": "rectangle", "w": 240, "h": 120, "color": "red", "fill": "none"}}  # fmt: skip
+RED_BOX = {
+    "id": "red-box",
+    "type": "geo",
+    "x": 200,
+    "y": 150,
+    "rotation": 0,
+    "props": {"geo": "rectangle", "w": 240, "h": 120, "color": "red", "fill": "none"},
+}
 
 
 async def test_each_response_form_gives_the_same_canvas(
     livekit_server: LiveKitServer, database: Database, room_name: str, fake: FakeAnthropic
 ) -> None:
     settings = room_settings(
-        livekit_server, database.url, steward_model="anthropic:claude-forms-test",
-        anthropic_base_url=f"http://127.0.0.1:{fake.port}", steward_max_followups=0,
-    )  # fmt: skip
+        livekit_server,
+        database.url,
+        steward_model="anthropic:claude-forms-test",
+        anthropic_base_url=f"http://127.0.0.1:{fake.port}",
+        steward_max_followups=0,
+    )
     service = StewardService(settings, database=database)
     await service.start(http=False)
     runtime = await service.join(room_name)
@@ -102,9 +121,13 @@ async def test_each_response_form_gives_the_same_canvas(
         results: dict[str, dict[str, Any]] = {}
         for form in FORMS:
             await alice.edit(put=[RED_BOX], remove=["next-box", "cut-box"])
-            await wait_for(lambda: all(
-                c.shapes.get("red-box", {}).get("props", {}).get("fill") == "none"
-                and "next-box" not in c.shapes for c in clients))  # fmt: skip
+            await wait_for(
+                lambda: all(
+                    c.shapes.get("red-box", {}).get("props", {}).get("fill") == "none"
+                    and "next-box" not in c.shapes
+                    for c in clients
+                )
+            )
             ask = f'Put a box labelled "{LABEL}" under red-box, fill it. Answer form: {form}'
             reply = await bob.prompt(ask)
             assert reply.session_id, reply.error

@@ -42,8 +42,9 @@ def _settings(fake: FakeAnthropic) -> Settings:
     roles = {
         f"steward_model_{r.replace('-', '_')}": f"anthropic:{m}" for r, m in ROLE_MODELS.items()
     }
-    return Settings(anthropic_base_url=f"http://127.0.0.1:{fake.port}", steward_model="scripted",
-                    **roles)  # type: ignore[arg-type]  # fmt: skip
+    return Settings(
+        anthropic_base_url=f"http://127.0.0.1:{fake.port}", steward_model="scripted", **roles
+    )  # type: ignore[arg-type]
 
 
 def _mode_of(body: dict[str, Any]) -> str:
@@ -74,17 +75,20 @@ def _check(body: dict[str, Any]) -> str:
 @pytest.mark.parametrize(
     ("crew", "roles"),
     [
-        ((("fairy-1", "orchestrator"), ("fairy-2", "drone"), ("fairy-3", "drone")),
-         {"orchestrator", "drone"}),
+        (
+            (("fairy-1", "orchestrator"), ("fairy-2", "drone"), ("fairy-3", "drone")),
+            {"orchestrator", "drone"},
+        ),
         ((("fairy-1", "duo-orchestrator"), ("fairy-2", "drone")), {"duo", "drone"}),
     ],
-)  # fmt: skip
+)
 async def test_every_role_runs_on_its_model_with_its_guidance(
     fake: FakeAnthropic, crew: tuple[tuple[str, Role], ...], roles: set[str]
 ) -> None:
     browser = Browser()
-    runtime = FairyRuntime(sessions=BrowserSessions(browser), models=models_from_settings(
-        _settings(fake)), crew=crew)  # fmt: skip
+    runtime = FairyRuntime(
+        sessions=BrowserSessions(browser), models=models_from_settings(_settings(fake)), crew=crew
+    )
     prompt = PromptInput(message="draw two boxes", source="browser", requester="u")
     assert await runtime.run(BrowserSession(browser, "r", "lead"), prompt) == "done"
     project = next(iter(runtime.rooms["r"].board.projects.values()))

@@ -95,9 +95,13 @@ async def test_a_steward_frozen_past_its_lease_publishes_nothing_after_a_takeove
 ) -> None:
     log = tmp_path / "steward.log"
     frozen = spawn_join(
-        livekit_server, database.url, room_name, log,
-        STEWARD_SCRIPTED_TOKENS_PER_S="60", STEWARD_LEASE_SECONDS="1.5",
-    )  # fmt: skip
+        livekit_server,
+        database.url,
+        room_name,
+        log,
+        STEWARD_SCRIPTED_TOKENS_PER_S="60",
+        STEWARD_LEASE_SECONDS="1.5",
+    )
     clients: list[HeadlessClient] = []
     second = StewardService(
         room_settings(livekit_server, database.url, steward_lease_seconds=1.5),

@@ -119,9 +119,15 @@ async def test_healthz_tells_nothing_and_rooms_need_the_key(
         }
         # Not subprocess.run: the steward answering it runs on this test's event loop.
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "steward.cli", "rooms", "--url", base,
-            env=env, stdout=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+            sys.executable,
+            "-m",
+            "steward.cli",
+            "rooms",
+            "--url",
+            base,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+        )
         stdout, _ = await asyncio.wait_for(proc.communicate(), 60)
         assert proc.returncode == 0
         header, *lines = stdout.decode().splitlines()

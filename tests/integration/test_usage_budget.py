@@ -36,15 +36,15 @@ async def test_records_and_sums_per_room_and_day(database: Database) -> None:
 async def test_budget_refuses_new_runs_with_a_clear_message(database: Database) -> None:
     repo = UsageRepo(database.pool)
     settings = Settings(steward_room_daily_budget_usd=0.5)
-    agent = CanvasAgent(AgentConfig(settings=settings, usage=repo,
-                                    tokens_per_s=0))  # fmt: skip
+    agent = CanvasAgent(AgentConfig(settings=settings, usage=repo, tokens_per_s=0))
     session = FakeSession(room_id="busy")
     prompt = PromptInput(message="draw a circle", source="browser", requester="alice")
     assert await agent.run(session, prompt) == "done"
     row = await database.pool.fetchrow("SELECT * FROM usage WHERE room_id = 'busy'")
     assert row is not None and row["model"] == "scripted" and row["output_tokens"] > 0
-    await repo.record(session_id="x", room_id="busy", model="anthropic:x", usage=Usage(),
-                      cost_usd=0.6)  # fmt: skip
+    await repo.record(
+        session_id="x", room_id="busy", model="anthropic:x", usage=Usage(), cost_usd=0.6
+    )
     refused = FakeSession(room_id="busy", session_id="s2")
     outcome = await agent.run(refused, prompt)
     assert outcome == "error: budget exceeded"

@@ -87,8 +87,14 @@ async def test_worker_joins_a_dispatched_room_and_serves_prompts(
         assert client.shapes, "the dispatched steward drew nothing"
         # The job's room has the stream payload cap too: an SDK-compressed 256 MiB of zeros,
         # unasked, from a participant with no rights, is refused without inflating it.
-        zed = mint_token(livekit_server.api_key, livekit_server.api_secret, room=room_name,
-                         identity="zed", capabilities=(), can_prompt=False)  # fmt: skip
+        zed = mint_token(
+            livekit_server.api_key,
+            livekit_server.api_secret,
+            room=room_name,
+            identity="zed",
+            capabilities=(),
+            can_prompt=False,
+        )
         outcome, growth = await send_watching(
             livekit_server.url, zed, "canvas-steward", TOPIC_CONTEXT, worker.pid
         )

@@ -60,8 +60,9 @@ class InboxRig:
 
     def __init__(self) -> None:
         self.rejected: list[tuple[str, str, str]] = []
-        self.inbox = StreamInbox(lambda topic, sender, reason, *_: self.rejected.append(
-            (topic, sender, reason)))  # fmt: skip
+        self.inbox = StreamInbox(
+            lambda topic, sender, reason, *_: self.rejected.append((topic, sender, reason))
+        )
 
     async def deliver(
         self, mime_type: str, data: bytes, topic: str = TOPIC_SCREENSHOT

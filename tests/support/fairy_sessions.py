@@ -23,10 +23,13 @@ _ids = itertools.count(1)
 
 def planned_per_task(board: ProjectBoard) -> Counter[str]:
     """How many shapes the scripted drones draw for each task of the board, by task id."""
-    return Counter({
-        t.id: len(drone_drawing({"id": t.id, "title": t.title, "bounds": t.bounds.to_dict()}))
-        for t in board.tasks.values() if t.bounds is not None
-    })  # fmt: skip
+    return Counter(
+        {
+            t.id: len(drone_drawing({"id": t.id, "title": t.title, "bounds": t.bounds.to_dict()}))
+            for t in board.tasks.values()
+            if t.bounds is not None
+        }
+    )
 
 
 def by_task(ids: list[str]) -> Counter[str]:

@@ -47,9 +47,12 @@ def spawn_join(
     signals reach uv and the python it runs; `env` adds settings."""
     return subprocess.Popen(
         ["uv", "run", "--frozen", "steward", "join", room, "--no-http"],
-        cwd=ROOT, env=steward_env(server, db_url, **env), stdout=log.open("ab"),
-        stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=steward_env(server, db_url, **env),
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 async def stop_group(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:

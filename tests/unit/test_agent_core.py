@@ -45,8 +45,15 @@ def body(*actions: dict[str, Any], close: bool = True) -> str:
 
 
 def box(sid: str, x: int = 10, y: int = 10, w: int = 100, h: int = 50) -> dict[str, Any]:
-    shape = {"_type": "rectangle", "shapeId": sid, "x": x, "y": y, "w": w, "h": h,
-             "text": "a label long enough to stream in several partial versions"}  # fmt: skip
+    shape = {
+        "_type": "rectangle",
+        "shapeId": sid,
+        "x": x,
+        "y": y,
+        "w": w,
+        "h": h,
+        "text": "a label long enough to stream in several partial versions",
+    }
     return {"_type": "create", "intent": "a box", "shape": shape}
 
 
@@ -136,9 +143,10 @@ async def test_the_bounds_guard_refuses_a_final_and_reverts_its_preview() -> Non
 async def test_a_refused_action_feeds_back_the_modes_reason() -> None:
     session = FakeSession()
     _, turn, _ = await drive(
-        session, body({"_type": "clear"}, {"_type": "message", "text": "ok"}),
+        session,
+        body({"_type": "clear"}, {"_type": "message", "text": "ok"}),
         refusal=lambda name: f"no {name} here",
-    )  # fmt: skip
+    )
     assert turn.refusals == ["no clear here"] and turn.actions_done == 1
 
 

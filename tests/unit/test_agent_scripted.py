@@ -68,8 +68,14 @@ async def test_follow_ups_are_capped() -> None:
 
 async def test_existing_ids_are_renamed_not_overwritten() -> None:
     # The scripted model names its first drawing's circle `d1-ellipse-1`: taken already.
-    existing = {"id": "d1-ellipse-1", "type": "geo", "x": 5, "y": 5, "rotation": 0,
-                "props": {"geo": "rectangle", "w": 10, "h": 10}}  # fmt: skip
+    existing = {
+        "id": "d1-ellipse-1",
+        "type": "geo",
+        "x": 5,
+        "y": 5,
+        "rotation": 0,
+        "props": {"geo": "rectangle", "w": 10, "h": 10},
+    }
     session = FakeSession(shapes=[existing])
     await agent().run(session, prompt("draw a circle"))
     assert set(session.browser.shapes) == {"d1-ellipse-1", "d1-ellipse-2"}
@@ -103,10 +109,16 @@ async def test_a_long_lived_room_keeps_a_bounded_chat_history() -> None:
 
 async def test_make_this_blue_recolours_the_askers_selection_only() -> None:
     boxes = [
-        {"id": i, "type": "geo", "x": x, "y": 0, "rotation": 0,
-         "props": {"geo": "rectangle", "w": 100, "h": 80, "color": "black"}}
+        {
+            "id": i,
+            "type": "geo",
+            "x": x,
+            "y": 0,
+            "rotation": 0,
+            "props": {"geo": "rectangle", "w": 100, "h": 80, "color": "black"},
+        }
         for i, x in (("a", 0), ("b", 300))
-    ]  # fmt: skip
+    ]
     session = FakeSession(shapes=boxes, selection=["b"])
     assert await agent().run(session, prompt("make this blue")) == "done"
     colours = {k: v["props"]["color"] for k, v in session.browser.shapes.items()}

@@ -23,9 +23,21 @@ from steward.prompt.state import PromptState
 from steward_tools.bench.memory_session import MemorySession
 from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions
 
-RED_BOX = {"id": "box", "type": "geo", "x": 0.0, "y": 0.0, "rotation": 0.0,
-           "props": {"geo": "rectangle", "w": 100.0, "h": 50.0, "color": "red",
-                     "fill": "solid", "text": "Start"}}  # fmt: skip
+RED_BOX = {
+    "id": "box",
+    "type": "geo",
+    "x": 0.0,
+    "y": 0.0,
+    "rotation": 0.0,
+    "props": {
+        "geo": "rectangle",
+        "w": 100.0,
+        "h": 50.0,
+        "color": "red",
+        "fill": "solid",
+        "text": "Start",
+    },
+}
 
 
 def update(**fields: Any) -> tuple[Any, RunState]:
@@ -51,9 +63,14 @@ def test_the_good_fields_of_an_update_still_apply() -> None:
 
 @pytest.mark.parametrize(
     ("fields", "why"),
-    [({"w": 0}, "positive size"), ({"x": "left"}, "not a number"), ({"fontSize": 30}, "no field"),
-     ({"textAlign": "justify"}, "start, middle or end"), ({"text": {"a": 1}}, "not text")],
-)  # fmt: skip
+    [
+        ({"w": 0}, "positive size"),
+        ({"x": "left"}, "not a number"),
+        ({"fontSize": 30}, "no field"),
+        ({"textAlign": "justify"}, "start, middle or end"),
+        ({"text": {"a": 1}}, "not text"),
+    ],
+)
 def test_each_kind_checks_its_own_fields(fields: dict[str, Any], why: str) -> None:
     out, ctx = update(**fields)
     assert out is not None and out.ops == []
@@ -65,8 +82,9 @@ def test_a_create_leaves_a_bad_field_out_with_a_note() -> None:
     shape = {"_type": "note", "shapeId": "n", "x": 0, "y": 0, "color": "chartreuse", "w": 5}
     action = {"_type": "create", "intent": "t", "shape": shape}
     for complete in (False, True):
-        out = process(action, index=0, complete=complete, incomplete_path=None, ctx=ctx,
-                      enabled=ACTIONS)  # fmt: skip
+        out = process(
+            action, index=0, complete=complete, incomplete_path=None, ctx=ctx, enabled=ACTIONS
+        )
         assert out is not None and out.ops[0].params["props"]["color"] == "yellow"
         assert len(ctx.notes) == (2 if complete else 0)  # partial versions note nothing
 
@@ -79,8 +97,15 @@ def test_fields_come_from_the_shape_models() -> None:
 
 
 def state(notes: list[str]) -> PromptState:
-    return PromptState(message="m", model_name="x", shapes={}, viewport=Rect(0, 0, 10, 10),
-                       coords=CoordinateSpace(), enabled_actions=(), notes=notes)  # fmt: skip
+    return PromptState(
+        message="m",
+        model_name="x",
+        shapes={},
+        viewport=Rect(0, 0, 10, 10),
+        coords=CoordinateSpace(),
+        enabled_actions=(),
+        notes=notes,
+    )
 
 
 def test_notes_are_shown_in_the_lints_part() -> None:
@@ -111,8 +136,7 @@ def test_the_next_prompt_tells_the_model_what_was_dropped() -> None:
 
     async def two_prompts() -> None:
         for message in ("make it blue", "and now?"):
-            await agent.run(session, PromptInput(message=message, source="system",
-                                                 requester="t"))  # fmt: skip
+            await agent.run(session, PromptInput(message=message, source="system", requester="t"))
 
     asyncio.run(two_prompts())
     assert session.browser.shapes["box"]["props"]["color"] == "red"
@@ -129,10 +153,13 @@ def test_a_fairy_is_told_about_its_last_actions_too() -> None:
 
     async def two_prompts() -> None:
         for message in ("plan a farm", "go on"):
-            await runtime.run(session, PromptInput(message=message, source="browser",
-                                                   requester="u"))  # fmt: skip
+            await runtime.run(
+                session, PromptInput(message=message, source="browser", requester="u")
+            )
 
     asyncio.run(two_prompts())
-    told = ["'explode' is not available here" in "\n".join(str(b.get("text", "")) for b in r.user)
-            for r in model.requests]  # fmt: skip
+    told = [
+        "'explode' is not available here" in "\n".join(str(b.get("text", "")) for b in r.user)
+        for r in model.requests
+    ]
     assert told == [False, True]  # the orchestrator's next prompt, once

@@ -23,8 +23,10 @@ def test_typed_and_cold_prompts_are_reported_apart_with_their_context_source() -
     for n, sid in enumerate(sources):
         marks.prompt_received[sid] = 10.0 * n
         marks.model_request[sid] = 10.0 * n + (0.2 if sid == "s2" else 0.01)
-    sessions = {sid: SimpleNamespace(figures=SimpleNamespace(context_sources=s))
-                for sid, s in sources.items()}  # fmt: skip
+    sessions = {
+        sid: SimpleNamespace(figures=SimpleNamespace(context_sources=s))
+        for sid, s in sources.items()
+    }
     runtime: Any = SimpleNamespace(dispatcher=SimpleNamespace(sessions=sessions))
     out = prompt_paths(marks, runtime, ["s1", "s2", "s3"], [True, False, True], 1500)
     assert out["prompt_to_model_ms"]["n"] == 2 and out["prompt_to_model_ms"]["p95"] == 10.0

@@ -135,8 +135,10 @@ async def test_sends_of_one_loop_turn_share_one_insert_and_one_packet() -> None:
     assert [(topic, dests) for topic, _, dests in packets] == [(TOPIC_ACTIONS, ["ann", "bob"])]
     batch = EnvelopeBatch.model_validate_json(packets[0][1])
     assert [(e.session_id, e.seq, bool(e.partial)) for e in batch.envelopes] == [
-        ("s", 1, False), ("t", 1, True), ("s", 2, False),
-    ]  # fmt: skip
+        ("s", 1, False),
+        ("t", 1, True),
+        ("s", 2, False),
+    ]
     # Each envelope is pending (and acked) on its own, as if it had come alone.
     assert b.unacked("ann") == 3
     b.on_ack("ann", Ack(session_id="t", seq=1, applied=["a2"], applied_at=0))

@@ -34,30 +34,64 @@ ref = st.sampled_from(REFS)
 
 @st.composite
 def one_action(draw: st.DrawFn) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["create", "create", "arrow", "label", "move", "update",
-                                 "delete", "align", "place", "resize", "message", "pen",
-                                 "stack", "rotate", "bringToFront"]))  # fmt: skip
+    kind = draw(
+        st.sampled_from(
+            [
+                "create",
+                "create",
+                "arrow",
+                "label",
+                "move",
+                "update",
+                "delete",
+                "align",
+                "place",
+                "resize",
+                "message",
+                "pen",
+                "stack",
+                "rotate",
+                "bringToFront",
+            ]
+        )
+    )
     intent = {"intent": "x"}
     if kind == "create":
-        shape = {"_type": draw(st.sampled_from(["rectangle", "ellipse", "note", "text"])),
-                 "shapeId": draw(st.sampled_from(IDS)), "x": draw(coord), "y": draw(coord),
-                 "w": draw(st.integers(20, 200)), "h": draw(st.integers(20, 200)),
-                 "text": draw(st.sampled_from(["", "hi", "Signup 😀"])),
-                 "color": draw(st.sampled_from(COLORS))}  # fmt: skip
+        shape = {
+            "_type": draw(st.sampled_from(["rectangle", "ellipse", "note", "text"])),
+            "shapeId": draw(st.sampled_from(IDS)),
+            "x": draw(coord),
+            "y": draw(coord),
+            "w": draw(st.integers(20, 200)),
+            "h": draw(st.integers(20, 200)),
+            "text": draw(st.sampled_from(["", "hi", "Signup 😀"])),
+            "color": draw(st.sampled_from(COLORS)),
+        }
         return {"_type": "create", **intent, "shape": shape}
     if kind == "arrow":
-        shape = {"_type": "arrow", "shapeId": draw(st.sampled_from(IDS)), "x1": draw(coord),
-                 "y1": draw(coord), "x2": draw(coord), "y2": draw(coord),
-                 "fromId": draw(ref), "toId": draw(ref)}  # fmt: skip
+        shape = {
+            "_type": "arrow",
+            "shapeId": draw(st.sampled_from(IDS)),
+            "x1": draw(coord),
+            "y1": draw(coord),
+            "x2": draw(coord),
+            "y2": draw(coord),
+            "fromId": draw(ref),
+            "toId": draw(ref),
+        }
         return {"_type": "create", **intent, "shape": shape}
     if kind == "label":
         return {"_type": "label", **intent, "shapeId": draw(ref), "text": "label é"}
     if kind == "move":
         return {"_type": "move", **intent, "shapeId": draw(ref), "x": draw(coord), "y": draw(coord)}
     if kind == "update":
-        fields = draw(st.dictionaries(st.sampled_from(["color", "w", "text", "fill"]),
-                                      st.sampled_from([*COLORS, 120, "solid", "new text"]),
-                                      min_size=1))  # fmt: skip
+        fields = draw(
+            st.dictionaries(
+                st.sampled_from(["color", "w", "text", "fill"]),
+                st.sampled_from([*COLORS, 120, "solid", "new text"]),
+                min_size=1,
+            )
+        )
         return {"_type": "update", **intent, "update": {"shapeId": draw(ref), **fields}}
     if kind == "delete":
         return {"_type": "delete", **intent, "shapeId": draw(ref)}
@@ -65,16 +99,31 @@ def one_action(draw: st.DrawFn) -> dict[str, Any]:
         ids = draw(st.lists(ref, min_size=2, max_size=3))
         return {"_type": "align", **intent, "shapeIds": ids, "alignment": "top"}
     if kind == "place":
-        return {"_type": "place", **intent, "shapeId": draw(ref), "referenceShapeId": draw(ref),
-                "side": "bottom", "align": "start", "sideOffset": 10}  # fmt: skip
+        return {
+            "_type": "place",
+            **intent,
+            "shapeId": draw(ref),
+            "referenceShapeId": draw(ref),
+            "side": "bottom",
+            "align": "start",
+            "sideOffset": 10,
+        }
     if kind == "pen":
         points = [{"x": draw(coord), "y": draw(coord)} for _ in range(draw(st.integers(1, 4)))]
-        return {"_type": "pen", **intent, "shapeId": draw(st.sampled_from(IDS)),
-                "points": points, "color": draw(st.sampled_from(COLORS))}  # fmt: skip
+        return {
+            "_type": "pen",
+            **intent,
+            "shapeId": draw(st.sampled_from(IDS)),
+            "points": points,
+            "color": draw(st.sampled_from(COLORS)),
+        }
     if kind in ("stack", "rotate", "bringToFront"):
         ids = draw(st.lists(ref, min_size=1, max_size=3))
-        extra = {"stack": {"direction": "vertical", "gap": 8}, "rotate": {"degrees": 30},
-                 "bringToFront": {}}[kind]  # fmt: skip
+        extra = {
+            "stack": {"direction": "vertical", "gap": 8},
+            "rotate": {"degrees": 30},
+            "bringToFront": {},
+        }[kind]
         return {"_type": kind, **intent, "shapeIds": ids, **extra}
     if kind == "resize":
         return {"_type": "resize", **intent, "shapeIds": [draw(ref)], "scaleX": 2, "scaleY": 0.5}
@@ -109,9 +158,12 @@ def test_label_move_create_of_one_shape_in_any_chunking() -> None:
     actions = [
         {"_type": "label", "intent": "", "shapeId": "box", "text": "Start"},
         {"_type": "move", "intent": "", "shapeId": "box", "x": 300, "y": 200},
-        {"_type": "create", "intent": "", "shape": {"_type": "rectangle", "shapeId": "box",
-                                                    "x": 0, "y": 0, "w": 100, "h": 60}},
-    ]  # fmt: skip
+        {
+            "_type": "create",
+            "intent": "",
+            "shape": {"_type": "rectangle", "shapeId": "box", "x": 0, "y": 0, "w": 100, "h": 60},
+        },
+    ]
     text = response(actions)
     for chunks in ([text], list(text)):
         box = final_canvas(text, chunks)["box"]

@@ -78,7 +78,20 @@ def test_clusters_match_quadratic_reference_and_huge_shapes() -> None:
 
 
 def test_blurry_shape() -> None:
-    rec = {"id": "b", "type": "geo", "x": 1, "y": 2, "rotation": 0,
-           "props": {"geo": "ellipse", "w": 30, "h": 40, "text": "hi"}}  # fmt: skip
-    assert to_blurry(rec) == {"shapeId": "b", "type": "ellipse", "x": 1, "y": 2, "w": 30,
-                              "h": 40, "text": "hi"}  # fmt: skip
+    rec = {
+        "id": "b",
+        "type": "geo",
+        "x": 1,
+        "y": 2,
+        "rotation": 0,
+        "props": {"geo": "ellipse", "w": 30, "h": 40, "text": "hi"},
+    }
+    assert to_blurry(rec) == {
+        "shapeId": "b",
+        "type": "ellipse",
+        "x": 1,
+        "y": 2,
+        "w": 30,
+        "h": 40,
+        "text": "hi",
+    }

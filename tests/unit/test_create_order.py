@@ -37,8 +37,11 @@ def test_label_and_move_before_their_create_follow_it() -> None:
 
 
 def test_existing_shapes_and_plain_actions_pass_at_once() -> None:
-    actions = [{"_type": "label", "shapeId": "shape:old", "text": "x"}, create("b"),
-               {"_type": "align", "shapeIds": ["old", "b"], "alignment": "top"}]  # fmt: skip
+    actions = [
+        {"_type": "label", "shapeId": "shape:old", "text": "x"},
+        create("b"),
+        {"_type": "align", "shapeIds": ["old", "b"], "alignment": "top"},
+    ]
     assert run(actions) == [0, 1, 2]
 
 
@@ -52,8 +55,11 @@ def test_creates_are_never_held() -> None:
 
 
 def test_names_never_created_go_out_at_the_end_in_order() -> None:
-    actions = [{"_type": "delete", "shapeId": "ghost"}, {"_type": "think", "text": "t"},
-               {"_type": "update", "update": {"shapeId": "ghost2", "color": "red"}}]  # fmt: skip
+    actions = [
+        {"_type": "delete", "shapeId": "ghost"},
+        {"_type": "think", "text": "t"},
+        {"_type": "update", "update": {"shapeId": "ghost2", "color": "red"}},
+    ]
     assert run(actions) == [1, 0, 2]
 
 

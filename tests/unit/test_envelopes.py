@@ -39,11 +39,13 @@ def test_envelopes_travel_in_packets_under_the_batch_limit_in_order() -> None:
     sizes = [100, 5_000, 9_000, 1_500, 15_000, 300, 400]
     payloads = [
         ActionEnvelope(
-            session_id="s", seq=i + 1, ts=0,
+            session_id="s",
+            seq=i + 1,
+            ts=0,
             actions=[WireAction(id=f"a{i}", name="think", params={"text": "x" * n})],
         ).to_wire()
         for i, n in enumerate(sizes)
-    ]  # fmt: skip
+    ]
     out = frames(payloads)
     assert len(out) >= 3 and any(end - start == 1 for start, end, _ in out)
     seqs = []

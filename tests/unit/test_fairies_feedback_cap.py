@@ -26,9 +26,18 @@ class StubbornModel:
         self.calls += 1
         actions = [
             {"_type": "start-project", "title": "P", "description": "d", "plan": "p"},
-            {"_type": "create-project-task", "taskId": f"t{self.calls}", "title": "T",
-             "text": "x", "x": 0, "y": 0, "w": 100, "h": 100, "assignee": "nobody"},
-        ]  # fmt: skip
+            {
+                "_type": "create-project-task",
+                "taskId": f"t{self.calls}",
+                "title": "T",
+                "text": "x",
+                "x": 0,
+                "y": 0,
+                "w": 100,
+                "h": 100,
+                "assignee": "nobody",
+            },
+        ]
         yield ", ".join(json.dumps(a) for a in actions) + "]}"
 
 

@@ -204,8 +204,10 @@ def test_planned_task_areas_go_into_free_space_in_the_viewport() -> None:
     taken = Rect(100, 500, 600, 300)
     busy = rects(plan_areas(view, 3, [_seen("big", 100, 500, 600, 300)]))
     assert all(inside.contains(r) and not r.intersects(taken) for r in busy)
-    chart = [_seen("c1", 200, 100, 250, 100, "drawing 1: flow chart of signup"),
-             _seen("c2", 600, 100, 250, 100, "drawing 1: flow chart of signup")]  # fmt: skip
+    chart = [
+        _seen("c1", 200, 100, 250, 100, "drawing 1: flow chart of signup"),
+        _seen("c2", 600, 100, 250, 100, "drawing 1: flow chart of signup"),
+    ]
     below = rects(plan_areas(view, 2, chart, "draw a farm below the flow chart"))
     assert all(r.y >= 200 and inside.contains(r) for r in below)
     assert task_titles("farm", 3) == ["The barn", "The tree", "The field"]
@@ -235,8 +237,9 @@ async def test_each_turn_runs_on_its_roles_model() -> None:
 
 
 def test_models_from_settings_picks_the_roles_model() -> None:
-    settings = Settings(steward_model="replay:/tmp/default.jsonl",
-                        steward_model_drone="replay:/tmp/drone.jsonl")  # fmt: skip
+    settings = Settings(
+        steward_model="replay:/tmp/default.jsonl", steward_model_drone="replay:/tmp/drone.jsonl"
+    )
     make = models_from_settings(settings)
     assert make(None, "drone").name == "replay:/tmp/drone.jsonl"
     assert make(None, "orchestrator").name == "replay:/tmp/default.jsonl"

@@ -15,12 +15,19 @@ from steward.fairies.modes import (
 
 def test_every_mode_of_the_issue_exists_with_its_memory_level() -> None:
     expected = {
-        "idling": "fairy", "sleeping": "fairy", "one-shotting": "fairy", "soloing": "fairy",
-        "working-solo": "task", "standing-by": "project", "orchestrating-active": "project",
-        "orchestrating-waiting": "project", "duo-orchestrating-active": "project",
-        "duo-orchestrating-waiting": "project", "working-drone": "task",
+        "idling": "fairy",
+        "sleeping": "fairy",
+        "one-shotting": "fairy",
+        "soloing": "fairy",
+        "working-solo": "task",
+        "standing-by": "project",
+        "orchestrating-active": "project",
+        "orchestrating-waiting": "project",
+        "duo-orchestrating-active": "project",
+        "duo-orchestrating-waiting": "project",
+        "working-drone": "task",
         "working-orchestrator": "task",
-    }  # fmt: skip
+    }
     assert {n: m.memory for n, m in MODES.items()} == expected
     for m in MODES.values():
         assert m.fairy_actions <= ALL_FAIRY_ACTIONS

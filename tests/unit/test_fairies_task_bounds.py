@@ -59,15 +59,19 @@ def test_two_drones_with_overlapping_bounds_cannot_trample_each_other() -> None:
     shapes = dict(SHAPES)
     left, right = BoundsGuard(LEFT), BoundsGuard(RIGHT)
     # The shared strip (x 400..500) is open to both.
-    assert left.check([WireAction(id="a", name="move", params={"ids": ["mid"], "dx": 5})],
-                      shapes).actions  # fmt: skip
-    assert right.check([WireAction(id="b", name="move", params={"ids": ["mid"], "dx": 5})],
-                       shapes).actions  # fmt: skip
+    assert left.check(
+        [WireAction(id="a", name="move", params={"ids": ["mid"], "dx": 5})], shapes
+    ).actions
+    assert right.check(
+        [WireAction(id="b", name="move", params={"ids": ["mid"], "dx": 5})], shapes
+    ).actions
     # Each one's own shapes are closed to the other.
-    assert left.check([WireAction(id="c", name="delete_shape", params={"ids": ["r1"]})],
-                      shapes).refused  # fmt: skip
-    assert right.check([WireAction(id="d", name="delete_shape", params={"ids": ["l1"]})],
-                       shapes).refused  # fmt: skip
+    assert left.check(
+        [WireAction(id="c", name="delete_shape", params={"ids": ["r1"]})], shapes
+    ).refused
+    assert right.check(
+        [WireAction(id="d", name="delete_shape", params={"ids": ["l1"]})], shapes
+    ).refused
     assert [s["id"] for s in shapes_in(shapes, LEFT)] == ["l1", "mid"]
     assert [s["id"] for s in shapes_in(shapes, RIGHT)] == ["r1", "mid"]
 

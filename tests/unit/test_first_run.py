@@ -22,8 +22,9 @@ VIEWPORTS = {"wide": Box(x=0, y=0, w=1600, h=900), "small": Box(x=3000, y=-400, 
 
 async def _say(agent: CanvasAgent, session: FakeSession, text: str) -> list[str]:
     before = len(session.chats)
-    outcome = await agent.run(session, PromptInput(message=text, source="browser",
-                                                   requester="alice"))  # fmt: skip
+    outcome = await agent.run(
+        session, PromptInput(message=text, source="browser", requester="alice")
+    )
     assert outcome == "done"
     return [t for role, t, partial in session.chats[before:] if not partial and role != "system"]
 

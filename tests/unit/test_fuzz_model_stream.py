@@ -29,17 +29,44 @@ FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCh
 SEEDS = action_seeds()
 
 scalars = (
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=20)
     | st.sampled_from(["NaN", "Infinity", "1e999", "shape:x", "", "a" * 12_000])
-)  # fmt: skip
+)
 json_values = st.recursive(
     scalars,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
     max_leaves=12,
 )
-PARAM_KEYS = ["shapeId", "shapeIds", "x", "y", "w", "h", "text", "color", "shape", "id", "status",
-              "alignment", "direction", "gap", "points", "intent", "fromId", "toId", "update",
-              "degrees", "scaleX", "scaleY", "referenceShapeId", "_type"]  # fmt: skip
+PARAM_KEYS = [
+    "shapeId",
+    "shapeIds",
+    "x",
+    "y",
+    "w",
+    "h",
+    "text",
+    "color",
+    "shape",
+    "id",
+    "status",
+    "alignment",
+    "direction",
+    "gap",
+    "points",
+    "intent",
+    "fromId",
+    "toId",
+    "update",
+    "degrees",
+    "scaleX",
+    "scaleY",
+    "referenceShapeId",
+    "_type",
+]
 
 
 @st.composite
@@ -107,8 +134,9 @@ def test_registry_sanitizes_anything(items: list[dict[str, Any]], complete: bool
     mirror.load(SHAPE_SEEDS[0])
     ctx = RunState(shapes=mirror.shapes, todo=[])
     for i, data in enumerate(items):
-        out = process(data, index=i, complete=complete, incomplete_path=None, ctx=ctx,
-                      enabled=select())  # fmt: skip
+        out = process(
+            data, index=i, complete=complete, incomplete_path=None, ctx=ctx, enabled=select()
+        )
         if out is None:
             continue
         for op in out.ops:
@@ -126,8 +154,11 @@ def run_agent(text: str, seed: int) -> tuple[CanvasMirror, MemorySession, str]:
 
 
 @FUZZ
-@given(items=st.lists(actions(), min_size=1, max_size=8), seed=st.integers(0, 2**32),
-       corrupt=st.booleans())  # fmt: skip
+@given(
+    items=st.lists(actions(), min_size=1, max_size=8),
+    seed=st.integers(0, 2**32),
+    corrupt=st.booleans(),
+)
 def test_agent_survives_any_stream_and_browsers_match(
     items: list[Any], seed: int, corrupt: bool
 ) -> None:

@@ -66,8 +66,12 @@ async def test_a_queued_run_answers_202_with_the_session_the_browsers_will_see(
     body = {"roomId": "r1", "message": "draw", "viewport": {"x": 0, "y": 0, "w": 10, "h": 5}}
     r = await client.post(RUN_PATH, json=body, headers=AUTH)
     assert r.status == 202
-    assert await r.json() == {"status": "queued", "session": "s-1", "sessionId": "s-1",
-                              "roomId": "r1"}  # fmt: skip
+    assert await r.json() == {
+        "status": "queued",
+        "session": "s-1",
+        "sessionId": "s-1",
+        "roomId": "r1",
+    }
     assert backend.runs == [("r1", "draw", None, Box(x=0, y=0, w=10, h=5))]
     r = await client.get(f"{RUN_PATH}/s-1", headers=AUTH)
     assert r.status == 200 and (await r.json())["status"] == "queued"

@@ -47,14 +47,32 @@ def test_drone_prompt_mentions_only_its_actions() -> None:
 
 def state(**kw: object) -> PromptState:
     shapes = {
-        "in": {"id": "in", "type": "geo", "x": 110.4, "y": 100, "rotation": 0,
-               "props": {"geo": "rectangle", "w": 100, "h": 50, "text": "Hi"}},
-        "far": {"id": "far", "type": "geo", "x": 5000, "y": 5000, "rotation": 0,
-                "props": {"geo": "rectangle", "w": 100, "h": 50}},
-    }  # fmt: skip
-    base = dict(message="make it blue", model_name="scripted", shapes=shapes,
-                viewport=Rect(100, 100, 800, 600), coords=CoordinateSpace(100, 100),
-                enabled_actions=MODES["one-shotting"].actions, selection=["in"])  # fmt: skip
+        "in": {
+            "id": "in",
+            "type": "geo",
+            "x": 110.4,
+            "y": 100,
+            "rotation": 0,
+            "props": {"geo": "rectangle", "w": 100, "h": 50, "text": "Hi"},
+        },
+        "far": {
+            "id": "far",
+            "type": "geo",
+            "x": 5000,
+            "y": 5000,
+            "rotation": 0,
+            "props": {"geo": "rectangle", "w": 100, "h": 50},
+        },
+    }
+    base = dict(
+        message="make it blue",
+        model_name="scripted",
+        shapes=shapes,
+        viewport=Rect(100, 100, 800, 600),
+        coords=CoordinateSpace(100, 100),
+        enabled_actions=MODES["one-shotting"].actions,
+        selection=["in"],
+    )
     base.update(kw)
     return PromptState(**base)  # type: ignore[arg-type]
 
@@ -64,8 +82,16 @@ def test_static_prefix_first_then_parts_in_priority_order() -> None:
     req = build_request(s, MODES["one-shotting"])
     assert len(req.system) == 1 and req.system[0].startswith("# Canvas agent (one-shotting)")
     texts = [b["text"] for b in req.user]
-    order = ["Model:", "Your viewport", "Shapes in your view", "Shapes outside", "The user has",
-             "Your todo list", "Current time", "User request"]  # fmt: skip
+    order = [
+        "Model:",
+        "Your viewport",
+        "Shapes in your view",
+        "Shapes outside",
+        "The user has",
+        "Your todo list",
+        "Current time",
+        "User request",
+    ]
     positions = [next(i for i, t in enumerate(texts) if t.startswith(p)) for p in order]
     assert positions == sorted(positions)
     view = next(t for t in texts if t.startswith("Shapes in your view"))
@@ -79,8 +105,11 @@ def test_blurry_cap() -> None:
 
 
 def test_memory_level_filter() -> None:
-    items = [ChatItem("user", "a", "fairy"), ChatItem("user", "b", "task"),
-             ChatItem("assistant", "c", "fairy")]  # fmt: skip
+    items = [
+        ChatItem("user", "a", "fairy"),
+        ChatItem("user", "b", "task"),
+        ChatItem("assistant", "c", "fairy"),
+    ]
     assert [i.text for i in filter_history(items, "fairy")] == ["a", "c"]
 
 
@@ -88,10 +117,16 @@ def test_lints() -> None:
     shapes = {
         "t1": {"id": "t1", "type": "text", "x": 0, "y": 0, "props": {"text": "hello"}},
         "t2": {"id": "t2", "type": "text", "x": 10, "y": 5, "props": {"text": "world"}},
-        "a": {"id": "a", "type": "arrow", "x": 0, "y": 0, "props": {},
-              "bindings": {"start": "t1", "end": None}},
+        "a": {
+            "id": "a",
+            "type": "arrow",
+            "x": 0,
+            "y": 0,
+            "props": {},
+            "bindings": {"start": "t1", "end": None},
+        },
         "g": {"id": "g", "type": "geo", "x": 0, "y": 900, "props": {"w": 10, "h": 10, "growY": 30}},
-    }  # fmt: skip
+    }
     found = lint(shapes)
     assert any("'t1' and 't2' overlap" in f for f in found)
     assert any("arrow 'a' has a loose end" in f for f in found)

@@ -28,9 +28,10 @@ SECTIONS = [("action", n) for n in sorted(SPECS)] + [("part", n) for n in sorted
 @pytest.mark.parametrize(("kind", "name"), SECTIONS)
 def test_every_action_and_part_carries_a_guide(kind: str, name: str) -> None:
     guide, described = (
-        (SPECS[name].guide, SPECS[name].description) if kind == "action"
+        (SPECS[name].guide, SPECS[name].description)
+        if kind == "action"
         else (PARTS[name].guide, PARTS[name].title or name == "system")
-    )  # fmt: skip
+    )
     if name in (EXEMPT_ACTIONS if kind == "action" else EXEMPT_PARTS):
         assert not guide
         return

@@ -21,9 +21,15 @@ def geo(
 
 
 def arrow(sid: str, start: str | None, end: str | None) -> dict[str, Any]:
-    return {"id": sid, "type": "arrow", "x": 0, "y": 0, "rotation": 0,
-            "props": {"start": {"x": 0, "y": 0}, "end": {"x": 10, "y": 0}},
-            "bindings": {"start": start, "end": end}}  # fmt: skip
+    return {
+        "id": sid,
+        "type": "arrow",
+        "x": 0,
+        "y": 0,
+        "rotation": 0,
+        "props": {"start": {"x": 0, "y": 0}, "end": {"x": 10, "y": 0}},
+        "bindings": {"start": start, "end": end},
+    }
 
 
 def by_id(*shapes: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -31,22 +37,33 @@ def by_id(*shapes: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_a_clean_canvas_has_no_problems() -> None:
-    shapes = by_id(geo("a", 0, 0, 200, 100, "Sign up"), geo("b", 300, 0, 200, 100, "Verify"),
-                   geo("eye", 20, 20, 10, 10), arrow("ab", "a", "b"))  # fmt: skip
+    shapes = by_id(
+        geo("a", 0, 0, 200, 100, "Sign up"),
+        geo("b", 300, 0, 200, 100, "Verify"),
+        geo("eye", 20, 20, 10, 10),
+        arrow("ab", "a", "b"),
+    )
     report = quality_report(shapes, viewport=Rect(-10, -10, 600, 200))
     assert report.problems() == {} and report.lints() == []
 
 
 def test_each_problem_is_counted_once_with_its_shapes() -> None:
     shapes = by_id(
-        geo("a", 0, 0, 200, 100), geo("b", 150, 50, 200, 100),  # overlap, neither holds the other
+        geo("a", 0, 0, 200, 100),
+        geo("b", 150, 50, 200, 100),  # overlap, neither holds the other
         geo("tiny", 500, 0, 60, 40, "A sentence far too long for this box"),
         geo("grown", 700, 0, 200, 100, "ok", props={"growY": 30}),
-        arrow("loose", "a", None), arrow("gone", "a", "missing"),
-        geo("far", 5000, 5000, 10, 10), geo("locked", 900, 300, 10, 10, isLocked=True),
-    )  # fmt: skip
-    report = quality_report(shapes, viewport=Rect(-10, -10, 1200, 600),
-                            task_bounds=[Rect(-10, -10, 800, 400)], partial=["b"])  # fmt: skip
+        arrow("loose", "a", None),
+        arrow("gone", "a", "missing"),
+        geo("far", 5000, 5000, 10, 10),
+        geo("locked", 900, 300, 10, 10, isLocked=True),
+    )
+    report = quality_report(
+        shapes,
+        viewport=Rect(-10, -10, 1200, 600),
+        task_bounds=[Rect(-10, -10, 800, 400)],
+        partial=["b"],
+    )
     assert report.overlaps == [("a", "b")]
     assert report.overflowing_text == ["tiny", "grown"]
     assert report.loose_arrows == ["loose", "gone"]
@@ -59,8 +76,9 @@ def test_each_problem_is_counted_once_with_its_shapes() -> None:
 
 
 def test_only_what_the_run_touched_is_judged() -> None:
-    shapes = by_id(geo("old1", 0, 0, 200, 100), geo("old2", 100, 50, 200, 100),
-                   geo("new", 1000, 0, 100, 100))  # fmt: skip
+    shapes = by_id(
+        geo("old1", 0, 0, 200, 100), geo("old2", 100, 50, 200, 100), geo("new", 1000, 0, 100, 100)
+    )
     assert quality_report(shapes, touched=["new"]).problems() == {}
     assert quality_report(shapes).counts()["unintended_overlaps"] == 1
     shapes["new2"] = geo("new2", 250, 0, 100, 100)
@@ -87,8 +105,9 @@ def test_run_shapes_follow_creates_changes_and_deletes() -> None:
     run.note("delete_shape", {"ids": ["b"]})
     assert run.touched == ["a", "old", "old2"] and run.created == ["a"]
     shapes = by_id(geo("a", 5000, 0, 10, 10), geo("old", 6000, 0, 10, 10))
-    report = quality_report(shapes, touched=run.touched, created=run.created,
-                            viewport=Rect(0, 0, 100, 100))  # fmt: skip
+    report = quality_report(
+        shapes, touched=run.touched, created=run.created, viewport=Rect(0, 0, 100, 100)
+    )
     assert report.outside_viewport == ["a"]  # changed, not drawn: "old" does not count
 
 

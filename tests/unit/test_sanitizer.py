@@ -14,17 +14,30 @@ from steward.canvas.coords import CoordinateSpace
 
 def base_shapes() -> dict[str, dict[str, Any]]:
     return {
-        "box": {"id": "box", "type": "geo", "x": 0.0, "y": 0.0, "rotation": 0.0,
-                "props": {"geo": "rectangle", "w": 100.0, "h": 50.0, "color": "black"}},
-        "box2": {"id": "box2", "type": "geo", "x": 300.0, "y": 200.0, "rotation": 0.0,
-                 "props": {"geo": "rectangle", "w": 100.0, "h": 50.0, "color": "black"}},
-    }  # fmt: skip
+        "box": {
+            "id": "box",
+            "type": "geo",
+            "x": 0.0,
+            "y": 0.0,
+            "rotation": 0.0,
+            "props": {"geo": "rectangle", "w": 100.0, "h": 50.0, "color": "black"},
+        },
+        "box2": {
+            "id": "box2",
+            "type": "geo",
+            "x": 300.0,
+            "y": 200.0,
+            "rotation": 0.0,
+            "props": {"geo": "rectangle", "w": 100.0, "h": 50.0, "color": "black"},
+        },
+    }
 
 
 def run(action: dict[str, Any], *, complete: bool = True, path: Any = None) -> Any:
     ctx = RunState(shapes=base_shapes())
-    out = process(action, index=0, complete=complete, incomplete_path=path, ctx=ctx,
-                  enabled=ACTIONS)  # fmt: skip
+    out = process(
+        action, index=0, complete=complete, incomplete_path=path, ctx=ctx, enabled=ACTIONS
+    )
     return out, ctx
 
 
@@ -32,48 +45,98 @@ def create(shape: dict[str, Any]) -> dict[str, Any]:
     return {"_type": "create", "intent": "t", "shape": shape}
 
 
+def unit_shape(kind: str, shape_id: str, **fields: Any) -> dict[str, Any]:
+    """A 1x1 `kind` at the origin, with `fields` on top."""
+    return {"_type": kind, "shapeId": shape_id, "x": 0, "y": 0, "w": 1, "h": 1, **fields}
+
+
 CASES: list[tuple[str, dict[str, Any], Any]] = [
-    ("numbers as strings",
-     create({"_type": "rectangle", "shapeId": "r", "x": "10", "y": "20px", "w": "30", "h": 40}),
-     lambda p: (p["x"], p["y"], p["props"]["w"]) == (10, 20, 30)),
-    ("NaN size falls back to default",
-     create({"_type": "rectangle", "shapeId": "r", "x": 0, "y": 0, "w": math.nan, "h": 5}),
-     lambda p: p["props"]["w"] == 100),
-    ("Infinity coordinate is clamped",
-     create({"_type": "rectangle", "shapeId": "r", "x": math.inf, "y": -1e300, "w": 1, "h": 1}),
-     lambda p: (p["x"], p["y"]) == (1e6, -1e6)),
-    ("colour alias", create({"_type": "ellipse", "shapeId": "e", "x": 0, "y": 0, "w": 1, "h": 1,
-                             "color": "Purple"}),
-     lambda p: p["props"]["color"] == "violet"),
-    ("gray spelled the US way", create({"_type": "rectangle", "shapeId": "g", "x": 0, "y": 0,
-                                         "w": 1, "h": 1, "color": "gray"}),
-     lambda p: p["props"]["color"] == "grey"),
-    ("unknown colour becomes default", create({"_type": "rectangle", "shapeId": "g", "x": 0,
-                                                "y": 0, "w": 1, "h": 1, "color": "chartreuse"}),
-     lambda p: p["props"]["color"] == "black"),
-    ("shape type alias and case", create({"_type": "Circle", "shapeId": "c", "x": 0, "y": 0,
-                                           "w": 1, "h": 1}),
-     lambda p: p["props"]["geo"] == "ellipse"),
-    ("fill enum normalised", create({"_type": "rectangle", "shapeId": "f", "x": 0, "y": 0,
-                                      "w": 1, "h": 1, "fill": "SOLID"}),
-     lambda p: p["props"]["fill"] == "solid"),
-    ("duplicate id renamed", create({"_type": "rectangle", "shapeId": "box", "x": 0, "y": 0,
-                                      "w": 1, "h": 1}),
-     lambda p: p["id"] == "box-1"),
-    ("numbered duplicate id bumped", create({"_type": "rectangle", "shapeId": "box2", "x": 0,
-                                              "y": 0, "w": 1, "h": 1}),
-     lambda p: p["id"] == "box3"),
-    ("shape: prefix stripped", create({"_type": "rectangle", "shapeId": "shape:new", "x": 0,
-                                        "y": 0, "w": 1, "h": 1}),
-     lambda p: p["id"] == "new"),
-    ("arrow to a missing shape is unbound",
-     create({"_type": "arrow", "shapeId": "a", "x1": 0, "y1": 0, "x2": 5, "y2": 5,
-             "fromId": "box", "toId": "ghost"}),
-     lambda p: p["bindings"] == {"start": "box", "end": None}),
-    ("text alignment alias", create({"_type": "text", "shapeId": "t", "x": 100, "y": 0,
-                                      "text": "hello", "textAlign": "right"}),
-     lambda p: p["props"]["textAlign"] == "end" and p["x"] < 100),
-]  # fmt: skip
+    (
+        "numbers as strings",
+        create({"_type": "rectangle", "shapeId": "r", "x": "10", "y": "20px", "w": "30", "h": 40}),
+        lambda p: (p["x"], p["y"], p["props"]["w"]) == (10, 20, 30),
+    ),
+    (
+        "NaN size falls back to default",
+        create({"_type": "rectangle", "shapeId": "r", "x": 0, "y": 0, "w": math.nan, "h": 5}),
+        lambda p: p["props"]["w"] == 100,
+    ),
+    (
+        "Infinity coordinate is clamped",
+        create({"_type": "rectangle", "shapeId": "r", "x": math.inf, "y": -1e300, "w": 1, "h": 1}),
+        lambda p: (p["x"], p["y"]) == (1e6, -1e6),
+    ),
+    (
+        "colour alias",
+        create(unit_shape("ellipse", "e", color="Purple")),
+        lambda p: p["props"]["color"] == "violet",
+    ),
+    (
+        "gray spelled the US way",
+        create(unit_shape("rectangle", "g", color="gray")),
+        lambda p: p["props"]["color"] == "grey",
+    ),
+    (
+        "unknown colour becomes default",
+        create(unit_shape("rectangle", "g", color="chartreuse")),
+        lambda p: p["props"]["color"] == "black",
+    ),
+    (
+        "shape type alias and case",
+        create(unit_shape("Circle", "c")),
+        lambda p: p["props"]["geo"] == "ellipse",
+    ),
+    (
+        "fill enum normalised",
+        create(unit_shape("rectangle", "f", fill="SOLID")),
+        lambda p: p["props"]["fill"] == "solid",
+    ),
+    (
+        "duplicate id renamed",
+        create(unit_shape("rectangle", "box")),
+        lambda p: p["id"] == "box-1",
+    ),
+    (
+        "numbered duplicate id bumped",
+        create(unit_shape("rectangle", "box2")),
+        lambda p: p["id"] == "box3",
+    ),
+    (
+        "shape: prefix stripped",
+        create(unit_shape("rectangle", "shape:new")),
+        lambda p: p["id"] == "new",
+    ),
+    (
+        "arrow to a missing shape is unbound",
+        create(
+            {
+                "_type": "arrow",
+                "shapeId": "a",
+                "x1": 0,
+                "y1": 0,
+                "x2": 5,
+                "y2": 5,
+                "fromId": "box",
+                "toId": "ghost",
+            }
+        ),
+        lambda p: p["bindings"] == {"start": "box", "end": None},
+    ),
+    (
+        "text alignment alias",
+        create(
+            {
+                "_type": "text",
+                "shapeId": "t",
+                "x": 100,
+                "y": 0,
+                "text": "hello",
+                "textAlign": "right",
+            }
+        ),
+        lambda p: p["props"]["textAlign"] == "end" and p["x"] < 100,
+    ),
+]
 
 
 @pytest.mark.parametrize(("what", "action", "check"), CASES, ids=[c[0] for c in CASES])
@@ -85,18 +148,24 @@ def test_create_repairs(what: str, action: dict[str, Any], check: Any) -> None:
 
 
 REJECTS: list[tuple[str, dict[str, Any]]] = [
-    ("update of a missing shape", {"_type": "update", "intent": "", "update": {"shapeId": "nope",
-                                                                             "color": "red"}}),
+    (
+        "update of a missing shape",
+        {"_type": "update", "intent": "", "update": {"shapeId": "nope", "color": "red"}},
+    ),
     ("delete of a missing shape", {"_type": "delete", "intent": "", "shapeId": "nope"}),
     ("move of a missing shape", {"_type": "move", "intent": "", "shapeId": "x", "x": 1, "y": 1}),
-    ("align with no real ids", {"_type": "align", "intent": "", "shapeIds": ["a", "b"],
-                                "alignment": "left"}),
+    (
+        "align with no real ids",
+        {"_type": "align", "intent": "", "shapeIds": ["a", "b"], "alignment": "left"},
+    ),
     ("create of an unknown kind", create({"_type": "unknown", "shapeId": "u", "x": 0, "y": 0})),
     ("create without a shape", {"_type": "create", "intent": ""}),
     ("action not in this mode", {"_type": "getInspiration"}),
-    ("move with non-numeric target", {"_type": "move", "intent": "", "shapeId": "box",
-                                      "x": "left", "y": 0}),
-]  # fmt: skip
+    (
+        "move with non-numeric target",
+        {"_type": "move", "intent": "", "shapeId": "box", "x": "left", "y": 0},
+    ),
+]
 
 
 @pytest.mark.parametrize(("what", "action"), REJECTS, ids=[c[0] for c in REJECTS])
@@ -106,8 +175,7 @@ def test_rejected_with_a_note_or_nothing(what: str, action: dict[str, Any]) -> N
 
 
 def test_partial_enum_is_held_back() -> None:
-    action = create({"_type": "rectangle", "shapeId": "r", "x": 0, "y": 0, "w": 1, "h": 1,
-                     "color": "light-"})  # fmt: skip
+    action = create(unit_shape("rectangle", "r", color="light-"))
     out, _ = run(action, complete=False, path=("shape", "color"))
     assert out is not None and out.ops[0].params["props"]["color"] == "black"
     out, _ = run(create({"_type": "rect"}), complete=False, path=("shape", "_type"))
@@ -115,18 +183,33 @@ def test_partial_enum_is_held_back() -> None:
 
 
 def test_partial_id_waits() -> None:
-    out, _ = run(create({"_type": "rectangle", "shapeId": "sig", "x": 0, "y": 0}),
-                 complete=False, path=("shape", "shapeId"))  # fmt: skip
+    out, _ = run(
+        create({"_type": "rectangle", "shapeId": "sig", "x": 0, "y": 0}),
+        complete=False,
+        path=("shape", "shapeId"),
+    )
     assert out is None
 
 
 def test_rename_map_lets_the_model_keep_its_id() -> None:
     ctx = RunState(shapes=base_shapes())
-    process(create({"_type": "rectangle", "shapeId": "box", "x": 0, "y": 0, "w": 1, "h": 1}),
-            index=0, complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)  # fmt: skip
+    process(
+        create(unit_shape("rectangle", "box")),
+        index=0,
+        complete=True,
+        incomplete_path=None,
+        ctx=ctx,
+        enabled=ACTIONS,
+    )
     ctx.shapes["box-1"] = {"id": "box-1", "type": "geo", "x": 0, "y": 0, "props": {}}
-    out = process({"_type": "label", "intent": "", "shapeId": "box", "text": "x"}, index=1,
-                  complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)  # fmt: skip
+    out = process(
+        {"_type": "label", "intent": "", "shapeId": "box", "text": "x"},
+        index=1,
+        complete=True,
+        incomplete_path=None,
+        ctx=ctx,
+        enabled=ACTIONS,
+    )
     assert out is not None and out.ops[0].params["id"] == "box-1"
 
 
@@ -141,8 +224,17 @@ def test_layout_actions_become_update_shape() -> None:
     out, _ = run({"_type": "align", "intent": "", "shapeIds": ["box", "box2"], "alignment": "TOP"})
     assert out is not None and [op.name for op in out.ops] == ["update_shape"]
     assert out.ops[0].params == {"id": "box2", "y": 0.0}
-    out, _ = run({"_type": "place", "intent": "", "shapeId": "box2", "referenceShapeId": "box",
-                  "side": "below", "align": "left", "sideOffset": 10})  # fmt: skip
+    out, _ = run(
+        {
+            "_type": "place",
+            "intent": "",
+            "shapeId": "box2",
+            "referenceShapeId": "box",
+            "side": "below",
+            "align": "left",
+            "sideOffset": 10,
+        }
+    )
     assert out is not None and out.ops[0].params == {"id": "box2", "x": 0.0, "y": 60.0}
 
 

@@ -52,8 +52,9 @@ async def test_another_image_type_is_refused_unread() -> None:
     assert reader.closed and not reader.read  # never drained
 
 
-@pytest.mark.parametrize(("mime_type", "data"), [("image/webp", JPEG), ("image/jpeg", WEBP),
-                                                  ("image/webp", b"")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("mime_type", "data"), [("image/webp", JPEG), ("image/jpeg", WEBP), ("image/webp", b"")]
+)
 async def test_bytes_that_do_not_match_their_type_are_refused(mime_type: str, data: bytes) -> None:
     rig = InboxRig()
     fut, _ = await rig.deliver(mime_type, data)
@@ -69,9 +70,16 @@ async def test_the_shapes_stream_is_not_held_to_image_types() -> None:
 
 
 def _state(shot: bytes | None, media_type: str) -> PromptState:
-    return PromptState(message="m", model_name="x", shapes=None, viewport=None,  # type: ignore[arg-type]
-                       coords=None, enabled_actions=(), screenshot=shot,  # type: ignore[arg-type]
-                       screenshot_type=media_type)  # fmt: skip
+    return PromptState(
+        message="m",
+        model_name="x",
+        shapes=None,
+        viewport=None,  # type: ignore[arg-type]
+        coords=None,
+        enabled_actions=(),
+        screenshot=shot,  # type: ignore[arg-type]
+        screenshot_type=media_type,
+    )
 
 
 def test_the_prompt_part_and_the_anthropic_request_carry_the_media_type() -> None:

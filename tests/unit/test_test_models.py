@@ -37,20 +37,43 @@ VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)  # built once: validate() re
 def one_shot_body(screenshot: bytes | None = JPEG) -> dict[str, Any]:
     """A request exactly as the provider sends it for the one-shot agent."""
     shapes = {
-        "a": {"id": "a", "type": "geo", "x": 150, "y": 130, "rotation": 0,
-              "props": {"geo": "rectangle", "w": 100, "h": 50, "text": "Hi"}},
-        "b": {"id": "b", "type": "geo", "x": 400, "y": 300, "rotation": 0,
-              "props": {"geo": "ellipse", "w": 80, "h": 80}},
-        "far": {"id": "far", "type": "geo", "x": 9000, "y": 9000, "rotation": 0,
-                "props": {"geo": "rectangle", "w": 10, "h": 10}},
-    }  # fmt: skip
+        "a": {
+            "id": "a",
+            "type": "geo",
+            "x": 150,
+            "y": 130,
+            "rotation": 0,
+            "props": {"geo": "rectangle", "w": 100, "h": 50, "text": "Hi"},
+        },
+        "b": {
+            "id": "b",
+            "type": "geo",
+            "x": 400,
+            "y": 300,
+            "rotation": 0,
+            "props": {"geo": "ellipse", "w": 80, "h": 80},
+        },
+        "far": {
+            "id": "far",
+            "type": "geo",
+            "x": 9000,
+            "y": 9000,
+            "rotation": 0,
+            "props": {"geo": "rectangle", "w": 10, "h": 10},
+        },
+    }
     mode = MODES["one-shotting"]
     state = PromptState(
-        message="tidy up", model_name="anthropic:x", shapes=shapes,
-        viewport=Rect(100, 100, 800, 600), coords=CoordinateSpace(100, 100),
-        enabled_actions=mode.actions, selection=["a"], screenshot=screenshot,
+        message="tidy up",
+        model_name="anthropic:x",
+        shapes=shapes,
+        viewport=Rect(100, 100, 800, 600),
+        coords=CoordinateSpace(100, 100),
+        enabled_actions=mode.actions,
+        selection=["a"],
+        screenshot=screenshot,
         user_viewport=Rect(0, 0, 300, 300),
-    )  # fmt: skip
+    )
     request = build_request(state, mode)
     return AnthropicModel("x", api_key="k").build_params(request)
 
@@ -66,9 +89,8 @@ def test_reads_schema_shapes_bounds_screenshot_and_prefill_of_a_real_request() -
 
 
 def test_reads_task_area_tasks_and_fairies_from_fairy_text() -> None:
-    body = {
-        "system": [{"type": "text", "text": "Your mode is working-drone."}],
-        "messages": [{"role": "user", "content": [{"type": "text", "text": "\n".join([
+    text = "\n".join(
+        [
             "Other fairies in this room:",
             "- lead (Ada, orchestrator): orchestrating-waiting at (0, 0)",
             "- d2 (Bo, drone): idling at (10, 10)",
@@ -77,8 +99,13 @@ def test_reads_task_area_tasks_and_fairies_from_fairy_text() -> None:
             "bounds=(x=10, y=20, w=300, h=200): draw",
             "You can only see and edit inside your task area (x=10, y=20, w=300, h=200).",
             "Your view: x=0, y=0, w=1600, h=900.",
-        ])}]}],
-    }  # fmt: skip
+        ]
+    )
+    user = {"role": "user", "content": [{"type": "text", "text": text}]}
+    body = {
+        "system": [{"type": "text", "text": "Your mode is working-drone."}],
+        "messages": [user],
+    }
     view = read_request(body)
     assert view.mode == "working-drone" and view.schema is None
     assert view.bounds == Box(10, 20, 300, 200)  # the task area wins over the view
@@ -120,9 +147,10 @@ def check_action(action: dict[str, Any], know: Knowledge, created: set[str]) -> 
 @given(
     seed=st.integers(0, 2**32),
     ids=st.lists(st.sampled_from(["a", "b", "c", "d"]), unique=True),
-    box=st.tuples(st.integers(-500, 500), st.integers(-500, 500),
-                  st.integers(50, 2000), st.integers(50, 2000)),
-)  # fmt: skip
+    box=st.tuples(
+        st.integers(-500, 500), st.integers(-500, 500), st.integers(50, 2000), st.integers(50, 2000)
+    ),
+)
 def test_sampled_actions_are_schema_valid_use_shown_ids_and_stay_in_bounds(
     seed: int, ids: list[str], box: tuple[int, int, int, int]
 ) -> None:
@@ -150,8 +178,13 @@ def test_schema_responder_continues_the_prefill_in_random_chunks_deterministical
 
 
 def test_schema_responder_says_nothing_without_a_schema() -> None:
-    body = {"system": "hi", "messages": [{"role": "user", "content": "draw"},
-                                         {"role": "assistant", "content": PREFILL}]}  # fmt: skip
+    body = {
+        "system": "hi",
+        "messages": [
+            {"role": "user", "content": "draw"},
+            {"role": "assistant", "content": PREFILL},
+        ],
+    }
     responder = SchemaResponder()
     assert json.loads(PREFILL + responder(body).text) == {"actions": []}
 
@@ -168,19 +201,32 @@ def fairy_body(names: list[str], text: str) -> dict[str, Any]:
     variants = [{"properties": {"_type": {"const": n}}} for n in names]
     schema = {"properties": {"actions": {"items": {"anyOf": variants}}}}
     system = f"Your mode is x.\n## Response JSON schema\n{json.dumps(schema)}"
-    return {"system": [{"type": "text", "text": system}],
-            "messages": [{"role": "user", "content": [{"type": "text", "text": text}]},
-                         {"role": "assistant", "content": PREFILL}]}  # fmt: skip
+    return {
+        "system": [{"type": "text", "text": system}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": text}]},
+            {"role": "assistant", "content": PREFILL},
+        ],
+    }
 
 
-ORCH = ["start-project", "create-project-task", "direct-to-start-project-task",
-        "await-tasks-completion", "end-project", "message", "think"]  # fmt: skip
+ORCH = [
+    "start-project",
+    "create-project-task",
+    "direct-to-start-project-task",
+    "await-tasks-completion",
+    "end-project",
+    "message",
+    "think",
+]
 
 
 def test_plan_responder_plans_for_the_drones_it_was_told_about_then_ends() -> None:
     plan = PlanResponder()
-    text = "Other fairies in this room:\n- d1 (Bo, drone): idling at (0, 0)\n" \
-           "- d2 (Cy, drone): idling at (0, 0)\nYour view: x=0, y=0, w=1000, h=500."  # fmt: skip
+    text = (
+        "Other fairies in this room:\n- d1 (Bo, drone): idling at (0, 0)\n"
+        "- d2 (Cy, drone): idling at (0, 0)\nYour view: x=0, y=0, w=1000, h=500."
+    )
     actions = json.loads(PREFILL + plan(fairy_body(ORCH, text)).text)["actions"]
     kinds = [a["_type"] for a in actions]
     assert kinds[0] == "start-project" and kinds[-1] == "await-tasks-completion"
@@ -190,8 +236,10 @@ def test_plan_responder_plans_for_the_drones_it_was_told_about_then_ends() -> No
     for t in tasks:  # side by side, inside the view
         assert 0 <= t["x"] and t["x"] + t["w"] <= 1000 and t["y"] + t["h"] <= 500
     assert tasks[0]["x"] + tasks[0]["w"] < tasks[1]["x"]
-    waiting = text + '\nTasks:\n- [part1] "P" (done, assigned to d1)\n' \
-                     '- [part2] "Q" (in-progress, assigned to d2)'  # fmt: skip
+    waiting = (
+        text + '\nTasks:\n- [part1] "P" (done, assigned to d1)\n'
+        '- [part2] "Q" (in-progress, assigned to d2)'
+    )
     again = json.loads(PREFILL + plan(fairy_body(ORCH, waiting)).text)["actions"]
     assert [a["_type"] for a in again] == ["await-tasks-completion"]
     finished = waiting.replace("in-progress", "done")
@@ -201,8 +249,10 @@ def test_plan_responder_plans_for_the_drones_it_was_told_about_then_ends() -> No
 
 def test_plan_responder_drone_draws_inside_its_task_and_marks_it_done() -> None:
     area = "x=500, y=40, w=300, h=200"
-    text = f'You are working on: [part2] "Q" (in-progress, assigned to d2) bounds=({area}): ' \
-           f"draw\nYou can only see and edit inside your task area ({area})."  # fmt: skip
+    text = (
+        f'You are working on: [part2] "Q" (in-progress, assigned to d2) bounds=({area}): '
+        f"draw\nYou can only see and edit inside your task area ({area})."
+    )
     body = fairy_body(["create", "message", "mark-my-task-done"], text)
     actions = json.loads(PREFILL + PlanResponder(chunk=5)(body).text)["actions"]
     shape = actions[0]["shape"]
