@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from steward.config import DEV_API_KEY, DEV_API_SECRET, PROJECT_ROOT
+from steward_tools.child_process import stop_child
 
 LIVEKIT_VERSION = "v1.13.5"
 TOOLS_BIN = PROJECT_ROOT / ".tools" / "bin" / "livekit-server"
@@ -147,14 +148,5 @@ class LiveKitServer:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
+        stop_child(self.proc, self._tmp)
+        self.proc, self._tmp = None, None

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from steward_tools.child_process import stop_child
 from steward_tools.livekit_server import free_port
 
 
@@ -83,14 +84,5 @@ class RedisServer:
         return "\n".join(text.splitlines()[-lines:])
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
+        stop_child(self.proc, self._tmp)
+        self.proc, self._tmp = None, None
