@@ -321,10 +321,13 @@ class StewardService:
                 bounds=run.viewport,
                 model=run.model,
             )
+            if self.draining:  # taken as the drain began: the next steward takes it again
+                log.info("queued_run_left", room=room, session_id=run.session_id)
+                return
             log.info("queued_run_taken", room=room, session_id=run.session_id, token=lease.token)
             try:
                 await runtime.run_prompt(prompt, run.session_id)
-            except Exception:  # taken but never started: its state stays `taken`
+            except Exception:  # never started: taken again once this lease is gone
                 log.exception("queued_run_start_failed", room=room, session_id=run.session_id)
                 continue
             with contextlib.suppress(Exception):  # its outcome is logged and stored by then
@@ -392,6 +395,10 @@ class StewardService:
                 ) from err
         with contextlib.suppress(Exception):  # readers compute `expired` themselves
             await runs.expire()
+        try:  # where the table grows: each run queued forgets a bounded batch of old ones
+            await runs.prune(retention_s=self.settings.steward_queued_run_retention_seconds)
+        except Exception as err:
+            log.warning("queued_runs_prune_failed", error=str(err))
         log.info(
             "http_run_queued", room=run.room_id, session_id=run.session_id, dispatched=not served
         )
