@@ -157,6 +157,7 @@ class StewardService:
         assert self.db is not None, "service not started"
         if self._outbox is None or self._outbox.pool is not self.db.stream_pool:
             self._outbox = Outbox(self.db.stream_pool, retry_s=self.settings.steward_outbox_retry_s)
+            self._outbox.on_fenced = self._fenced
         return self._outbox
 
     def runner(self) -> AgentRunner:
@@ -174,7 +175,15 @@ class StewardService:
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
             usage_of=self.usage.session_summary,
             speech=speech_engine(self.settings),
+            holds_lease=self._holds_lease,
         )
+
+    async def _holds_lease(self, room_id: str) -> bool:
+        return self.leases is not None and await self.leases.confirm(room_id)
+
+    def _fenced(self, room_id: str, token: int) -> None:
+        if self.leases is not None:
+            self.leases.refused(room_id, token)
 
     def _cancel_fairy_session(self, room_id: str, session_id: str) -> bool:
         return self.fairies is not None and self.fairies.cancel_session(room_id, session_id)
