@@ -42,6 +42,7 @@ from steward.store.database import Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.grants import GrantBindings
 from steward.store.leases import Lease, LeaseHeld, LeaseKeeper, RoomLeases, worker_id
+from steward.store.liveness import Liveness, process_liveness
 from steward.store.outbox import Outbox
 from steward.store.queued_runs import QueuedRun, QueuedRuns
 from steward.store.usage import LazyUsage, UsageRepo
@@ -145,6 +146,8 @@ class StewardService:
         # The rooms' leases (steward/store/leases.py), renewed while this service runs.
         self.leases: LeaseKeeper | None = None
         self.owner = worker_id()
+        # Our own liveness lock, when the process holds none for its stewards (not a worker).
+        self._liveness: Liveness | None = None
         self._lost = TaskSet("room_give_up_failed")
         # Per served room: the loop that takes the HTTP runs queued for it (`_take_queued`).
         self._pickups: dict[str, asyncio.Task[None]] = {}
@@ -203,10 +206,12 @@ class StewardService:
                 budget=RoomBudget(self.usage, self.settings.steward_room_daily_budget_usd),
             )
         if self.leases is None:
+            liveness = process_liveness()
+            if liveness is None:
+                self._liveness = liveness = await Liveness(self.db.url).start()
             ttl = self.settings.steward_lease_seconds
-            self.leases = LeaseKeeper(
-                RoomLeases(self.db.pool, self.owner, ttl_s=ttl), on_lost=self._lease_lost
-            )
+            leases = RoomLeases(self.db.pool, self.owner, ttl_s=ttl, owner_key=liveness.key)
+            self.leases = LeaseKeeper(leases, on_lost=self._lease_lost)
             self.leases.start()
         if http:
             await self.start_http()
@@ -500,6 +505,9 @@ class StewardService:
         if self.leases is not None:
             await self.leases.close()
             self.leases = None
+        if self._liveness is not None:
+            await self._liveness.close()
+            self._liveness = None
         if self._http is not None:
             await self._http.cleanup()
             self._http = None
