@@ -102,6 +102,8 @@ class Settings(BaseSettings):
     # Refusals per participant per minute (an unsolicited stream counts 10) before the
     # steward revokes its data publishing through LiveKit (steward.room.abuse).
     steward_abuse_strikes_per_min: int = Field(default=200, ge=1)
+    # A muted identity that leaves and rejoins within this long is muted again.
+    steward_abuse_mute_seconds: float = Field(default=600.0, ge=0)
 
     steward_max_followups: int = Field(default=3, ge=0, le=20)
     # A run with no progress (no model output, no context answer) for this long ends; a run
