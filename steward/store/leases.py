@@ -34,10 +34,13 @@ WHERE room_leases.expires_at <= now() OR room_leases.owner = EXCLUDED.owner
 RETURNING token, expires_at
 """
 # Renewal needs the same token only: a lease that lapsed but that nobody took is still ours.
-_RENEW = """
+# Every lease a process holds is renewed in one statement (one round trip per beat, not one
+# per room); it returns the rooms still held.
+_RENEW_MANY = """
 UPDATE room_leases SET heartbeat_at = now(), expires_at = now() + make_interval(secs => $3)
-WHERE room_id = $1 AND token = $2
-RETURNING expires_at
+FROM unnest($1::text[], $2::bigint[]) AS u(room_id, token)
+WHERE room_leases.room_id = u.room_id AND room_leases.token = u.token
+RETURNING room_leases.room_id
 """
 # Released: expired at its last heartbeat, which tells it apart from a lease that lapsed.
 # The same, from the outbox, keeping the lease's own length (it does not know the setting).
@@ -133,7 +136,19 @@ class RoomLeases:
         return Lease(room_id, self.owner, int(row["token"]))
 
     async def renew(self, lease: Lease) -> bool:
-        return await self.pool.fetchval(_RENEW, lease.room_id, lease.token, self.ttl_s) is not None
+        return lease.room_id in await self.renew_many([lease])
+
+    async def renew_many(self, leases: list[Lease]) -> set[str]:
+        """Renew them all at once; returns the rooms whose lease was still ours."""
+        if not leases:
+            return set()
+        rows = await self.pool.fetch(
+            _RENEW_MANY,
+            [lease.room_id for lease in leases],
+            [lease.token for lease in leases],
+            self.ttl_s,
+        )
+        return {str(r["room_id"]) for r in rows}
 
     async def release(self, lease: Lease) -> None:
         """Expire it now, so another steward may take the room at once."""
@@ -211,13 +226,14 @@ class LeaseKeeper:
             await self.release(room_id)
 
     async def renew_all(self) -> None:
-        for room_id, lease in list(self.held.items()):
-            try:
-                kept = await self.leases.renew(lease)
-            except Exception as err:  # Postgres away: retried next beat; the fence guards
-                log.warning("lease_renew_failed", room=room_id, error=str(err))
-                continue
-            if not kept and self.held.get(room_id) is lease:
+        held = list(self.held.items())
+        try:
+            kept = await self.leases.renew_many([lease for _, lease in held])
+        except Exception as err:  # Postgres away: retried next beat; the fence guards
+            log.warning("lease_renew_failed", rooms=len(held), error=str(err))
+            return
+        for room_id, lease in held:
+            if room_id not in kept and self.held.get(room_id) is lease:
                 del self.held[room_id]
                 log.warning("lease_lost", room=room_id, token=lease.token)
                 self._on_lost(room_id)

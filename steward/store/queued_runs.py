@@ -9,12 +9,16 @@ processes accept runs for the room. A run nobody takes before `expires_at` is `e
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
 
+from steward.obs.logging import get_logger
 from steward.protocol.messages import Box
+
+log = get_logger(__name__)
 
 # The oldest waiting run of the room, taken only while `token` still holds the room's lease.
 # FOR UPDATE makes a concurrent taker wait for the first and then pass over the row it took.
@@ -91,12 +95,7 @@ class QueuedRuns:
 
     async def waiting(self, room_id: str) -> bool:
         """Whether the room has a run to take (a cheap check for the pickup loop)."""
-        found = await self.pool.fetchval(
-            "SELECT EXISTS (SELECT 1 FROM queued_runs WHERE room_id = $1"
-            " AND taken_at IS NULL AND expires_at > now())",
-            room_id,
-        )
-        return bool(found)
+        return room_id in await self.rooms_waiting([room_id])
 
     async def take(self, room_id: str, *, owner: str, token: int) -> QueuedRun | None:
         """The room's oldest waiting run, now ours; None if there is none or the lease with
@@ -114,6 +113,15 @@ class QueuedRuns:
             asker=row["asker"],
         )
 
+    async def rooms_waiting(self, room_ids: list[str]) -> set[str]:
+        """Which of `room_ids` have a run to take, in one query."""
+        rows = await self.pool.fetch(
+            "SELECT DISTINCT room_id FROM queued_runs WHERE room_id = ANY($1::text[])"
+            " AND taken_at IS NULL AND expires_at > now()",
+            room_ids,
+        )
+        return {str(r["room_id"]) for r in rows}
+
     async def expire(self) -> int:
         """Mark runs whose time ran out untaken (readers compute it too; this keeps it)."""
         done = await self.pool.execute(
@@ -125,3 +133,38 @@ class QueuedRuns:
     async def state(self, session_id: str) -> QueuedRunState | None:
         row = await self.pool.fetchrow(_STATE, session_id)
         return None if row is None else QueuedRunState(**dict(row))
+
+
+class RunBell:
+    """Wakes the pickup of every served room that has a run waiting, with ONE query per beat
+    for all of them: a poll per room cost every idle room a round trip each beat."""
+
+    def __init__(self, runs: QueuedRuns, period_s: float) -> None:
+        self.runs = runs
+        self.period_s = period_s
+        self._bells: dict[str, asyncio.Event] = {}
+
+    def register(self, room_id: str) -> asyncio.Event:
+        """The room's bell: set when a run is waiting (its pickup clears it)."""
+        return self._bells.setdefault(room_id, asyncio.Event())
+
+    def unregister(self, room_id: str) -> None:
+        self._bells.pop(room_id, None)
+
+    async def ring(self) -> None:
+        """One beat: look for waiting runs of every registered room, wake those that have."""
+        rooms = list(self._bells)
+        if not rooms:
+            return
+        for room_id in await self.runs.rooms_waiting(rooms):
+            bell = self._bells.get(room_id)
+            if bell is not None:
+                bell.set()
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.period_s)
+            try:
+                await self.ring()
+            except Exception as err:  # Postgres away: next beat
+                log.warning("queued_run_poll_failed", error=str(err))

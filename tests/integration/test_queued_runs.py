@@ -10,7 +10,7 @@ import pytest
 from steward.protocol.messages import Box
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
-from steward.store.queued_runs import QueuedRun, QueuedRuns
+from steward.store.queued_runs import QueuedRun, QueuedRuns, RunBell
 
 pytestmark = pytest.mark.integration
 
@@ -64,3 +64,17 @@ async def test_a_run_nobody_takes_expires(database: Database, room_name: str) ->
     assert await runs.expire() == 1
     assert (await database.pool.fetchval("SELECT state FROM queued_runs")) == "expired"
     assert await runs.state("s-none") is None
+
+
+async def test_one_beat_of_the_bell_wakes_only_the_rooms_with_a_run_waiting(
+    database: Database, room_name: str
+) -> None:
+    runs = QueuedRuns(database.pool)
+    bell = RunBell(runs, period_s=60)
+    waiting, idle, gone = (f"{room_name}-{k}" for k in ("a", "b", "c"))
+    bells = {room: bell.register(room) for room in (waiting, idle, gone)}
+    bell.unregister(gone)
+    await runs.put(run(8, waiting), ttl_s=60)
+    await runs.put(run(9, gone), ttl_s=60)
+    await bell.ring()
+    assert [room for room, b in bells.items() if b.is_set()] == [waiting]
