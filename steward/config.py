@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from steward.protocol.limits import (
+    ACK_DELAY_MS,
     DEFAULT_SCREENSHOT_MAX_BYTES,
     DEFAULT_SCREENSHOT_MAX_SIZE,
     MAX_SCREENSHOT_BYTES,
@@ -125,7 +126,8 @@ class Settings(BaseSettings):
     steward_prefetch_ttl_s: float = Field(default=15.0, ge=0)
     # At most one prefetch per room this often; more hints are dropped (counted).
     steward_prefetch_min_interval_s: float = Field(default=1.0, ge=0)
-    steward_retransmit_after_ms: int = Field(default=400, ge=10)
+    # Above the clients' ack delay, or every held ack would look lost.
+    steward_retransmit_after_ms: int = Field(default=400, gt=ACK_DELAY_MS)
     steward_retransmit_attempts: int = Field(default=3, ge=0)
     steward_blurry_shape_cap: int = Field(default=300, ge=0)
     steward_room_daily_budget_usd: float = Field(default=5.0, ge=0)
