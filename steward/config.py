@@ -70,6 +70,9 @@ class Settings(BaseSettings):
     # room's steward (then they read `expired`); its steward looks for them this often.
     steward_queued_run_seconds: float = Field(default=120.0, gt=0)
     steward_queue_poll_seconds: float = Field(default=1.0, gt=0)
+    # Finished and expired queued runs are deleted this long after they were queued (their
+    # caller reads the state until then; the session itself stays in agent_sessions).
+    steward_queued_run_retention_seconds: float = Field(default=86_400.0, gt=0)
     steward_http_host: str = "127.0.0.1"
     steward_http_port: int = Field(default=8787, ge=0, le=65535)
     # Required by POST /api/canvas-agent/run; empty disables the endpoint.

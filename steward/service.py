@@ -160,6 +160,7 @@ class StewardService:
         assert self.db is not None, "service not started"
         if self._outbox is None or self._outbox.pool is not self.db.stream_pool:
             self._outbox = Outbox(self.db.stream_pool, retry_s=self.settings.steward_outbox_retry_s)
+            self._outbox.on_fenced = self._fenced
         return self._outbox
 
     def runner(self) -> AgentRunner:
@@ -177,7 +178,15 @@ class StewardService:
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
             usage_of=self.usage.session_summary,
             speech=speech_engine(self.settings),
+            holds_lease=self._holds_lease,
         )
+
+    async def _holds_lease(self, room_id: str) -> bool:
+        return self.leases is not None and await self.leases.confirm(room_id)
+
+    def _fenced(self, room_id: str, token: int) -> None:
+        if self.leases is not None:
+            self.leases.refused(room_id, token)
 
     def _cancel_fairy_session(self, room_id: str, session_id: str) -> bool:
         return self.fairies is not None and self.fairies.cancel_session(room_id, session_id)
@@ -333,10 +342,13 @@ class StewardService:
                 bounds=run.viewport,
                 model=run.model,
             )
+            if self.draining:  # taken as the drain began: the next steward takes it again
+                log.info("queued_run_left", room=room, session_id=run.session_id)
+                return
             log.info("queued_run_taken", room=room, session_id=run.session_id, token=lease.token)
             try:
                 await runtime.run_prompt(prompt, run.session_id)
-            except Exception:  # taken but never started: its state stays `taken`
+            except Exception:  # never started: taken again once this lease is gone
                 log.exception("queued_run_start_failed", room=room, session_id=run.session_id)
                 continue
             with contextlib.suppress(Exception):  # its outcome is logged and stored by then
@@ -406,6 +418,10 @@ class StewardService:
                 ) from err
         with contextlib.suppress(Exception):  # readers compute `expired` themselves
             await runs.expire()
+        try:  # where the table grows: each run queued forgets a bounded batch of old ones
+            await runs.prune(retention_s=self.settings.steward_queued_run_retention_seconds)
+        except Exception as err:
+            log.warning("queued_runs_prune_failed", error=str(err))
         log.info(
             "http_run_queued", room=run.room_id, session_id=run.session_id, dispatched=not served
         )
