@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from steward.protocol.limits import (
+    ACK_DELAY_MS,
     DEFAULT_SCREENSHOT_MAX_BYTES,
     DEFAULT_SCREENSHOT_MAX_SIZE,
     MAX_SCREENSHOT_BYTES,
@@ -69,6 +70,9 @@ class Settings(BaseSettings):
     # room's steward (then they read `expired`); its steward looks for them this often.
     steward_queued_run_seconds: float = Field(default=120.0, gt=0)
     steward_queue_poll_seconds: float = Field(default=1.0, gt=0)
+    # Finished and expired queued runs are deleted this long after they were queued (their
+    # caller reads the state until then; the session itself stays in agent_sessions).
+    steward_queued_run_retention_seconds: float = Field(default=86_400.0, gt=0)
     steward_http_host: str = "127.0.0.1"
     steward_http_port: int = Field(default=8787, ge=0, le=65535)
     # Required by POST /api/canvas-agent/run; empty disables the endpoint.
@@ -127,7 +131,8 @@ class Settings(BaseSettings):
     steward_prefetch_ttl_s: float = Field(default=15.0, ge=0)
     # At most one prefetch per room this often; more hints are dropped (counted).
     steward_prefetch_min_interval_s: float = Field(default=1.0, ge=0)
-    steward_retransmit_after_ms: int = Field(default=400, ge=10)
+    # Above the clients' ack delay, or every held ack would look lost.
+    steward_retransmit_after_ms: int = Field(default=400, gt=ACK_DELAY_MS)
     steward_retransmit_attempts: int = Field(default=3, ge=0)
     steward_blurry_shape_cap: int = Field(default=300, ge=0)
     steward_room_daily_budget_usd: float = Field(default=5.0, ge=0)

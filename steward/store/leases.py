@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import os
 import socket
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,10 +35,13 @@ WHERE room_leases.expires_at <= now() OR room_leases.owner = EXCLUDED.owner
 RETURNING token, expires_at
 """
 # Renewal needs the same token only: a lease that lapsed but that nobody took is still ours.
-_RENEW = """
+# Every lease a process holds is renewed in one statement (one round trip per beat, not one
+# per room); it returns the rooms still held.
+_RENEW_MANY = """
 UPDATE room_leases SET heartbeat_at = now(), expires_at = now() + make_interval(secs => $3)
-WHERE room_id = $1 AND token = $2
-RETURNING expires_at
+FROM unnest($1::text[], $2::bigint[]) AS u(room_id, token)
+WHERE room_leases.room_id = u.room_id AND room_leases.token = u.token
+RETURNING room_leases.room_id
 """
 # Released: expired at its last heartbeat, which tells it apart from a lease that lapsed.
 # The same, from the outbox, keeping the lease's own length (it does not know the setting).
@@ -133,7 +137,19 @@ class RoomLeases:
         return Lease(room_id, self.owner, int(row["token"]))
 
     async def renew(self, lease: Lease) -> bool:
-        return await self.pool.fetchval(_RENEW, lease.room_id, lease.token, self.ttl_s) is not None
+        return lease.room_id in await self.renew_many([lease])
+
+    async def renew_many(self, leases: list[Lease]) -> set[str]:
+        """Renew them all at once; returns the rooms whose lease was still ours."""
+        if not leases:
+            return set()
+        rows = await self.pool.fetch(
+            _RENEW_MANY,
+            [lease.room_id for lease in leases],
+            [lease.token for lease in leases],
+            self.ttl_s,
+        )
+        return {str(r["room_id"]) for r in rows}
 
     async def release(self, lease: Lease) -> None:
         """Expire it now, so another steward may take the room at once."""
@@ -174,13 +190,20 @@ class RoomLeases:
 
 
 class LeaseKeeper:
-    """Renews every lease this process holds; a lease it cannot renew is given up."""
+    """Renews every lease this process holds; a lease it cannot renew is given up.
+
+    It also answers, cheaply, whether a room may still hear from this process (`confirm`):
+    another steward can take a lease only after it expired in Postgres, which is at least a
+    lease time after the renewal request that last succeeded was sent; until then a local
+    clock check suffices. Past it (a frozen process, a stalled loop) one renewal decides."""
 
     def __init__(self, leases: RoomLeases, on_lost: Callable[[str], None]) -> None:
         self.leases = leases
         self.held: dict[str, Lease] = {}
         self._on_lost = on_lost
         self._task: asyncio.Task[None] | None = None
+        # Per room: the monotonic time until which no other steward can hold its lease.
+        self._sure_until: dict[str, float] = {}
 
     def start(self) -> None:
         if self._task is None:
@@ -189,12 +212,15 @@ class LeaseKeeper:
     async def claim(self, room_id: str) -> Lease:
         lease = self.held.get(room_id)
         if lease is None:
+            sent = time.monotonic()
             lease = await self.leases.acquire(room_id)
             self.held[room_id] = lease
+            self._sure_until[room_id] = sent + self.leases.ttl_s
         return lease
 
     async def release(self, room_id: str) -> None:
         lease = self.held.pop(room_id, None)
+        self._sure_until.pop(room_id, None)
         if lease is not None:
             try:
                 await self.leases.release(lease)
@@ -210,17 +236,56 @@ class LeaseKeeper:
         for room_id in list(self.held):
             await self.release(room_id)
 
+    async def confirm(self, room_id: str) -> bool:
+        """Whether this process still holds the room's lease (the gate of every publish)."""
+        lease = self.held.get(room_id)
+        if lease is None:
+            return False
+        if time.monotonic() < self._sure_until.get(room_id, 0.0):
+            return True
+        return await self._renew(room_id, lease)
+
+    def refused(self, room_id: str, token: int) -> None:
+        """The outbox fence refused an append with `token`: that lease is gone."""
+        lease = self.held.get(room_id)
+        if lease is not None and lease.token == token:
+            self._lose(room_id, lease)
+
     async def renew_all(self) -> None:
-        for room_id, lease in list(self.held.items()):
-            try:
-                kept = await self.leases.renew(lease)
-            except Exception as err:  # Postgres away: retried next beat; the fence guards
-                log.warning("lease_renew_failed", room=room_id, error=str(err))
-                continue
-            if not kept and self.held.get(room_id) is lease:
-                del self.held[room_id]
-                log.warning("lease_lost", room=room_id, token=lease.token)
-                self._on_lost(room_id)
+        held = list(self.held.items())
+        sent = time.monotonic()
+        try:  # one statement for every room (a round trip per room cost each idle room)
+            kept = await self.leases.renew_many([lease for _, lease in held])
+        except Exception as err:  # Postgres away: retried next beat; the fence guards
+            log.warning("lease_renew_failed", rooms=len(held), error=str(err))
+            return
+        for room_id, lease in held:
+            self._renewed(room_id, lease, room_id in kept, sent)
+
+    async def _renew(self, room_id: str, lease: Lease) -> bool:
+        sent = time.monotonic()
+        try:
+            kept = await self.leases.renew(lease)
+        except Exception as err:  # Postgres away: retried next beat; the fence guards
+            log.warning("lease_renew_failed", room=room_id, error=str(err))
+            return False
+        return self._renewed(room_id, lease, kept, sent)
+
+    def _renewed(self, room_id: str, lease: Lease, kept: bool, sent: float) -> bool:
+        """Take a renewal's answer (requested at `sent`); True if the lease is still ours."""
+        if self.held.get(room_id) is not lease:
+            return False
+        if not kept:
+            self._lose(room_id, lease)
+            return False
+        self._sure_until[room_id] = sent + self.leases.ttl_s
+        return True
+
+    def _lose(self, room_id: str, lease: Lease) -> None:
+        del self.held[room_id]
+        self._sure_until.pop(room_id, None)
+        log.warning("lease_lost", room=room_id, token=lease.token)
+        self._on_lost(room_id)
 
     async def _loop(self) -> None:
         while True:
