@@ -184,6 +184,7 @@ async def run(
             "retransmits": sum(st.retransmits for st in streams),
             "resyncs": sum(st.resyncs for st in streams),
             "previews_coalesced": sum(st.previews_coalesced for st in streams),
+            "previews_paced": sum(st.previews_paced for st in streams),
             "degraded_contexts": sum(r.context.degraded_runs for r in runtimes),
             "target_overhead_p95_ms": TARGET_OVERHEAD_P95_MS,
             "errors": sorted({e for rep in reports.values() for e in rep["errors"]})[:5],
