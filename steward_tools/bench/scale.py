@@ -27,9 +27,9 @@ from steward_tools.bench.harness import (
     Marks,
     Stack,
     bounded,
-    loop_lag,
     percentiles,
     process_tree_cpu_s,
+    sampling,
     self_cpu_s,
     self_rss_mb,
     start_stack,
@@ -97,7 +97,7 @@ async def run(
         cpu0 = self_cpu_s()
         t1 = time.monotonic()
         sampler = Sampler(profile, f"steward-{rooms}") if profile is not None else None
-        lag = asyncio.ensure_future(loop_lag(marks))
+        stop_sampling = await sampling(marks, stack.service.outbox.pool)
         try:
             parts = await asyncio.gather(*(c.go(timeout=180 + rooms * 3) for c in cps))
             result: dict[str, Any] = {
@@ -105,7 +105,7 @@ async def run(
                 "cpu_s": round(sum(part.get("cpu_s") or 0 for part in parts), 2),
             }
         finally:
-            lag.cancel()
+            await stop_sampling()
             # CPU figures are read before py-spy stops: writing its files is not the run.
             wall = time.monotonic() - t1
             cpu = self_cpu_s() - cpu0
