@@ -205,10 +205,11 @@ class RoomFairies:
     lent: dict[str, SessionPort] = field(default_factory=dict)  # sessions from run() callers
     stats: ProjectStats = field(default_factory=ProjectStats)
     # The model a fairy's turns use: the one its user's prompt named, passed on to the
-    # fairies it directs. In memory only: after a restart the configured model resumes.
+    # fairies it directs (saved with the fairy, so a resumed project keeps it).
     models: dict[str, str | None] = field(default_factory=dict)
     # Whom each fairy works for: the participant whose prompt started its work, passed on
-    # to the fairies it directs, so a project's sessions have an owner for cancel rights.
+    # to the fairies it directs, so a project's sessions have an owner for cancel rights
+    # (saved with the fairy: a restart that resumes the project keeps the owner).
     askers: dict[str, str] = field(default_factory=dict)
     # Fairies that interrupted themselves with new input this turn (start-task, …): the
     # old prompt is over, so its on_prompt_end hook must not also schedule a nudge.
@@ -274,6 +275,7 @@ class FairyRuntime:
         room.lent[fairy_id] = session
         room.models[fairy_id] = prompt.model
         room.askers[fairy_id] = prompt.requester
+        await self._save_fairy(room, fairy_id)
         try:
             await self.submit(room, fairy_id, prompt.message, "user")
             await self.wait_settled(room)
@@ -312,6 +314,10 @@ class FairyRuntime:
                 fairy, cont = fairy_from(row)
                 room.roster.fairies[fairy.id] = fairy
                 room.continuations[fairy.id] = cont
+                if row.get("asker"):
+                    room.askers[fairy.id] = row["asker"]
+                if row.get("model") is not None:
+                    room.models[fairy.id] = row["model"]
                 room.history[fairy.id] = [
                     history_from(r) for r in await self.store.load_history(room_id, fairy.id)
                 ]
@@ -532,7 +538,8 @@ class FairyRuntime:
 
     def session_owner(self, room_id: str, session_id: str) -> str | None:
         """Who a session the fairies opened works for (the participant who started the
-        project), or None when unknown (no such session, or resumed after a restart)."""
+        project, kept across a restart), or None when unknown (no such session, or work begun
+        before owners were saved)."""
         room = self.rooms.get(room_id)
         fairy_id = self._own_session_fairy(room, session_id)
         return None if room is None or fairy_id is None else room.askers.get(fairy_id)
@@ -1003,6 +1010,7 @@ class FairyRuntime:
                 room.models[eff.fairy_id] = room.models.get(actor)  # drones use their lead's
                 if actor in room.askers:
                     room.askers[eff.fairy_id] = room.askers[actor]
+                await self._save_fairy(room, eff.fairy_id)
                 await self.interrupt(
                     room, eff.fairy_id, Interrupt("system", mode=eff.mode, input=eff.input)
                 )
@@ -1041,9 +1049,13 @@ class FairyRuntime:
     async def _save_fairy(self, room: RoomFairies, fairy_id: str) -> None:
         if self.store is not None:
             fairy = room.roster.get(fairy_id)
-            await self.store.save_fairy(
-                room.room_id, fairy_row(fairy, room.continuations.get(fairy_id, 0))
+            row = fairy_row(
+                fairy,
+                room.continuations.get(fairy_id, 0),
+                asker=room.askers.get(fairy_id),
+                model=room.models.get(fairy_id),
             )
+            await self.store.save_fairy(room.room_id, row)
 
     async def _persist_board(self, room: RoomFairies) -> None:
         changed, deleted = room.board.drain()

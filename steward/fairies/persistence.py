@@ -22,7 +22,9 @@ def _rect(raw: Any) -> Rect | None:
     return Rect(float(raw["x"]), float(raw["y"]), float(raw["w"]), float(raw["h"]))
 
 
-def fairy_row(f: Fairy, continuations: int) -> Row:
+def fairy_row(
+    f: Fairy, continuations: int, *, asker: str | None = None, model: str | None = None
+) -> Row:
     return {
         "fairy_id": f.id,
         "name": f.name,
@@ -34,6 +36,8 @@ def fairy_row(f: Fairy, continuations: int) -> Row:
         "personality": f.personality,
         "task_bounds": f.task_bounds.to_dict() if f.task_bounds else None,
         "continuations": continuations,
+        "asker": asker,
+        "model": model,
     }
 
 

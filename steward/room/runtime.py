@@ -121,6 +121,9 @@ class RoomDeps:
     usage_of: Callable[[str], Awaitable[dict[str, object]]] | None = None
     # The speech engine shared by every room (None: the steward transcribes nobody).
     speech: stt.STT[Any] | None = None
+    # Whether this process still holds the room's lease (room id → bool): the gate of every
+    # publish besides the fenced outbox appends. None: no lease (nothing is gated).
+    holds_lease: Callable[[str], Awaitable[bool]] | None = None
 
 
 def room_options(*, auto_subscribe: bool) -> rtc.RoomOptions:
@@ -251,6 +254,7 @@ class RoomRuntime:
                 room_id,
             ),
             limit_per_min=s.steward_abuse_strikes_per_min,
+            mute_s=s.steward_abuse_mute_seconds,
         )
         self._tasks = TaskSet("room_task_failed", room=room_id)
         self._handlers: dict[
@@ -263,6 +267,8 @@ class RoomRuntime:
             TOPIC_COMPOSING: (ComposingHint, MAX_ENVELOPE_BYTES, self.composing.on_hint),
         }
         self.closed = asyncio.Event()
+        # Set while the lease gate refuses (`_may_speak`): nothing of ours reaches the room.
+        self.silenced = False
         # Wall-clock time of the last packet in or out (the operator's view).
         self.last_activity_at = time.time()
 
@@ -462,6 +468,10 @@ class RoomRuntime:
     def _publish_action(
         self, payload: bytes, *, topic: str, destinations: list[str]
     ) -> asyncio.Future[None]:
+        if self.silenced:  # live sends passed the outbox fence; replays and retransmits not
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
         self.last_activity_at = time.time()
         return ffi_router.publish(
             self.room.local_participant, payload, topic=topic, destinations=destinations
@@ -470,13 +480,26 @@ class RoomRuntime:
     async def _publish_all(
         self, payload: bytes, topic: str, destinations: list[str] | None = None
     ) -> None:
-        await ffi_router.publish(
-            self.room.local_participant, payload, topic=topic, destinations=destinations
-        )
+        if await self._may_speak(topic):
+            await ffi_router.publish(
+                self.room.local_participant, payload, topic=topic, destinations=destinations
+            )
+
+    async def _may_speak(self, topic: str) -> bool:
+        """Only while this process holds the room's lease: a replaced steward says nothing."""
+        gate = self.deps.holds_lease
+        held = gate is None or await gate(self.room_id)
+        if held == self.silenced:
+            self.silenced = not held
+            log.warning("room_silenced" if not held else "room_unsilenced", room=self.room_id)
+        if not held:
+            log.info("publish_withheld", room=self.room_id, topic=topic)
+        return held
 
     # --- participants --------------------------------------------------------------------
     def _on_participant_connected(self, p: rtc.RemoteParticipant) -> None:
         self.participants.joined(p.identity, _joined_ms(p), dict(p.attributes), p.sid)
+        self.abuse.rejoined(p.identity)  # a muted identity's new connection is muted again
 
     def _on_participant_disconnected(self, p: rtc.RemoteParticipant) -> None:
         self.participants.left(p.identity)

@@ -39,11 +39,13 @@ class FairyStore:
     async def save_fairy(self, room_id: str, f: Mapping[str, Any]) -> None:
         await self.pool.execute(
             "INSERT INTO fairies (room_id, fairy_id, name, color, role, mode, x, y, personality,"
-            " task_bounds, continuations) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10::jsonb,$11)"
+            " task_bounds, continuations, asker, model)"
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10::jsonb,$11,$12,$13)"
             " ON CONFLICT (room_id, fairy_id) DO UPDATE SET name=EXCLUDED.name,"
             " color=EXCLUDED.color, role=EXCLUDED.role, mode=EXCLUDED.mode, x=EXCLUDED.x,"
             " y=EXCLUDED.y, personality=EXCLUDED.personality, task_bounds=EXCLUDED.task_bounds,"
-            " continuations=EXCLUDED.continuations, updated_at=now()",
+            " continuations=EXCLUDED.continuations, asker=EXCLUDED.asker, model=EXCLUDED.model,"
+            " updated_at=now()",
             room_id,
             f["fairy_id"],
             f["name"],
@@ -55,12 +57,15 @@ class FairyStore:
             f.get("personality", ""),
             _json(f.get("task_bounds")),
             int(f.get("continuations", 0)),
+            f.get("asker"),
+            f.get("model"),
         )
 
     async def load_fairies(self, room_id: str) -> list[Row]:
         rows = await self.pool.fetch(
             "SELECT fairy_id, name, color, role, mode, x, y, personality,"
-            " task_bounds::text AS task_bounds, continuations FROM fairies WHERE room_id = $1"
+            " task_bounds::text AS task_bounds, continuations, asker, model"
+            " FROM fairies WHERE room_id = $1"
             " ORDER BY fairy_id",
             room_id,
         )

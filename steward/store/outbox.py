@@ -6,7 +6,7 @@ replay from Postgres and a restarted steward continues each room's order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import asyncpg
@@ -76,6 +76,9 @@ class Outbox:
         # How long an append waits out a Postgres restart before the send fails.
         self.retry_s = retry_s
         self.hooks = StageHooks()
+        # Told (room id, token) when the fence refuses an append: the lease keeper gives the
+        # room up at once instead of at its next renewal.
+        self.on_fenced: Callable[[str, int], None] | None = None
 
     async def ensure_room(self, room_id: str, apply_mode: str) -> None:
         await self.pool.execute(
@@ -164,6 +167,8 @@ class Outbox:
             seq=rows[0].seq,
             token=fence,
         )
+        if self.on_fenced is not None:
+            self.on_fenced(room_id, fence)
         raise LeaseLost(room_id, fence)
 
     async def _retrying(self, query: str, args: tuple[object, ...]) -> str:

@@ -3,42 +3,76 @@
 `POST /api/canvas-agent/run` for a room the receiving process does not serve stores the run
 here with the session id the browsers will see. The steward holding the room's lease takes
 the runs one at a time, oldest first; the take is one conditional UPDATE fenced by that lease
-(`taken_at IS NULL` and the lease token still live), so a run starts once even when several
+(the run still waiting and the lease token still live), so a run starts once even when several
 processes accept runs for the room. A run nobody takes before `expires_at` is `expired`.
+
+A taker may die between the take and the start of the run's session. Such a run waits again
+once the taker's token no longer holds the room's lease and no `agent_sessions` row exists for
+it: the next holder takes it (once: its own token is then the live one) under the same session
+id, and its caller reads `queued` meanwhile. Finished and expired rows are pruned after a
+retention (`prune`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
 
+from steward.obs.logging import get_logger
 from steward.protocol.messages import Box
 
+log = get_logger(__name__)
+
+# Taken, but its taker's lease is gone and its session never started: the taker died between.
+_ORPHANED = """(
+    NOT EXISTS (SELECT 1 FROM agent_sessions s WHERE s.session_id = q.session_id)
+    AND NOT EXISTS (
+        SELECT 1 FROM room_leases l
+        WHERE l.room_id = q.room_id AND l.token = q.taken_token AND l.expires_at > now()
+    )
+)"""
+# Nobody took it, or its taker died before starting it; and its time has not run out.
+_WAITING = f"q.expires_at > now() AND (q.taken_at IS NULL OR {_ORPHANED})"
 # The oldest waiting run of the room, taken only while `token` still holds the room's lease.
-# FOR UPDATE makes a concurrent taker wait for the first and then pass over the row it took.
-_TAKE = """
+# FOR UPDATE makes a concurrent taker wait for the first and then pass over the row it took
+# (re-checked after the wait: the row it passes over now has a live taker).
+_TAKE = f"""
 UPDATE queued_runs
 SET state = 'taken', taken_at = clock_timestamp(), taken_by = $2, taken_token = $3
 WHERE session_id = (
-    SELECT session_id FROM queued_runs
-    WHERE room_id = $1 AND taken_at IS NULL AND expires_at > now()
+    SELECT session_id FROM queued_runs q
+    WHERE room_id = $1 AND {_WAITING}
     ORDER BY created_at, session_id LIMIT 1 FOR UPDATE
 )
-AND taken_at IS NULL
+AND taken_token IS DISTINCT FROM $3
 AND EXISTS (
     SELECT 1 FROM room_leases
     WHERE room_id = $1 AND token = $3 AND expires_at > now()
 )
 RETURNING session_id, room_id, prompt, model, viewport::text AS viewport, asker
 """
+# Older than the retention, past its wait, and not bound to a session still running; a bounded
+# batch per call (it runs where the table grows: on each put).
+_PRUNE = """
+DELETE FROM queued_runs WHERE session_id IN (
+    SELECT q.session_id FROM queued_runs q
+    WHERE q.created_at < now() - make_interval(secs => $1) AND q.expires_at <= now()
+      AND NOT EXISTS (
+          SELECT 1 FROM agent_sessions s WHERE s.session_id = q.session_id AND s.status = 'running'
+      )
+    LIMIT $2
+)
+"""
 # What a caller reads: a taken run's state is its session's (`agent_sessions.status`).
-_STATE = """
+_STATE = f"""
 SELECT q.session_id, q.room_id, q.created_at, q.taken_at,
-       CASE WHEN q.taken_at IS NULL AND q.expires_at <= now() THEN 'expired'
-            WHEN q.taken_at IS NULL THEN 'queued'
-            ELSE coalesce(s.status, 'taken') END AS state,
+       CASE WHEN s.status IS NOT NULL THEN s.status
+            WHEN (q.taken_at IS NULL OR {_ORPHANED}) AND q.expires_at <= now() THEN 'expired'
+            WHEN q.taken_at IS NULL OR {_ORPHANED} THEN 'queued'
+            ELSE 'taken' END AS state,
        s.outcome
 FROM queued_runs q LEFT JOIN agent_sessions s ON s.session_id = q.session_id
 WHERE q.session_id = $1
@@ -91,12 +125,7 @@ class QueuedRuns:
 
     async def waiting(self, room_id: str) -> bool:
         """Whether the room has a run to take (a cheap check for the pickup loop)."""
-        found = await self.pool.fetchval(
-            "SELECT EXISTS (SELECT 1 FROM queued_runs WHERE room_id = $1"
-            " AND taken_at IS NULL AND expires_at > now())",
-            room_id,
-        )
-        return bool(found)
+        return room_id in await self.rooms_waiting([room_id])
 
     async def take(self, room_id: str, *, owner: str, token: int) -> QueuedRun | None:
         """The room's oldest waiting run, now ours; None if there is none or the lease with
@@ -114,6 +143,15 @@ class QueuedRuns:
             asker=row["asker"],
         )
 
+    async def rooms_waiting(self, room_ids: list[str]) -> set[str]:
+        """Which of `room_ids` have a run to take, in one query."""
+        rows = await self.pool.fetch(
+            "SELECT DISTINCT room_id FROM queued_runs q"
+            f" WHERE room_id = ANY($1::text[]) AND {_WAITING}",
+            room_ids,
+        )
+        return {str(r["room_id"]) for r in rows}
+
     async def expire(self) -> int:
         """Mark runs whose time ran out untaken (readers compute it too; this keeps it)."""
         done = await self.pool.execute(
@@ -122,6 +160,46 @@ class QueuedRuns:
         )
         return int(done.split()[-1])
 
+    async def prune(self, *, retention_s: float, limit: int = 100) -> int:
+        """Forget up to `limit` finished or expired runs older than `retention_s`."""
+        done = await self.pool.execute(_PRUNE, retention_s, limit)
+        return int(done.split()[-1])
+
     async def state(self, session_id: str) -> QueuedRunState | None:
         row = await self.pool.fetchrow(_STATE, session_id)
         return None if row is None else QueuedRunState(**dict(row))
+
+
+class RunBell:
+    """Wakes the pickup of every served room that has a run waiting, with ONE query per beat
+    for all of them: a poll per room cost every idle room a round trip each beat."""
+
+    def __init__(self, runs: QueuedRuns, period_s: float) -> None:
+        self.runs = runs
+        self.period_s = period_s
+        self._bells: dict[str, asyncio.Event] = {}
+
+    def register(self, room_id: str) -> asyncio.Event:
+        """The room's bell: set when a run is waiting (its pickup clears it)."""
+        return self._bells.setdefault(room_id, asyncio.Event())
+
+    def unregister(self, room_id: str) -> None:
+        self._bells.pop(room_id, None)
+
+    async def ring(self) -> None:
+        """One beat: look for waiting runs of every registered room, wake those that have."""
+        rooms = list(self._bells)
+        if not rooms:
+            return
+        for room_id in await self.runs.rooms_waiting(rooms):
+            bell = self._bells.get(room_id)
+            if bell is not None:
+                bell.set()
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.period_s)
+            try:
+                await self.ring()
+            except Exception as err:  # Postgres away: next beat
+                log.warning("queued_run_poll_failed", error=str(err))

@@ -87,6 +87,10 @@ async def test_project_resumes_after_the_steward_dies(database: Database) -> Non
 
     second = FairyRuntime(store=store, sessions=BrowserSessions(browser))
     assert await second.resume("farm") >= 2
+    # The drones still work for who started the project (their cancel rights), after a restart.
+    resumed = second.rooms["farm"]
+    drones = [fid for fid, f in resumed.roster.fairies.items() if f.role == "drone"]
+    assert drones and {resumed.askers.get(d) for d in drones} == {"u"}
     await second.wait_settled(second.rooms["farm"])
     board = second.rooms["farm"].board
     (project,) = board.projects.values()

@@ -10,7 +10,8 @@ import pytest
 from steward.protocol.messages import Box
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
-from steward.store.queued_runs import QueuedRun, QueuedRuns
+from steward.store.outbox import Outbox
+from steward.store.queued_runs import QueuedRun, QueuedRuns, RunBell
 
 pytestmark = pytest.mark.integration
 
@@ -64,3 +65,80 @@ async def test_a_run_nobody_takes_expires(database: Database, room_name: str) ->
     assert await runs.expire() == 1
     assert (await database.pool.fetchval("SELECT state FROM queued_runs")) == "expired"
     assert await runs.state("s-none") is None
+
+
+async def test_a_run_whose_taker_died_before_starting_it_is_taken_again_once(
+    database: Database, room_name: str
+) -> None:
+    runs, outbox = QueuedRuns(database.pool), Outbox(database.pool)
+    await outbox.ensure_room(room_name, "relay")
+    await runs.put(run(8, room_name), ttl_s=60)
+    dead = await RoomLeases(database.pool, "dead", ttl_s=0.3).acquire(room_name)
+    assert await runs.take(room_name, owner="dead", token=dead.token) is not None
+    assert await state_of(runs, "s-q8") == "taken"  # its taker still holds the room
+    assert not await runs.waiting(room_name)
+    await asyncio.sleep(0.5)  # the taker died before starting it: its lease lapsed
+    assert await state_of(runs, "s-q8") == "queued"
+    assert await runs.waiting(room_name)
+    # Only a new holder takes it (the dead token no longer holds the room), and only once.
+    assert await runs.take(room_name, owner="dead", token=dead.token) is None
+    live = await RoomLeases(database.pool, "live", ttl_s=30).acquire(room_name)
+    again = [runs.take(room_name, owner="live", token=live.token) for _ in range(3)]
+    got = [r for r in await asyncio.gather(*again) if r is not None]
+    assert [r.session_id for r in got] == ["s-q8"] and got[0].prompt == "prompt 8"
+    assert await state_of(runs, "s-q8") == "taken"
+    # A run whose session started is the session's: a lost lease does not hand it out again.
+    await outbox.start_session(
+        session_id="s-q8", room_id=room_name, source="http", requester="http", model="m"
+    )
+    await RoomLeases(database.pool, "live", ttl_s=30).release(live)
+    after = await RoomLeases(database.pool, "after", ttl_s=30).acquire(room_name)
+    assert await runs.take(room_name, owner="after", token=after.token) is None
+    assert await state_of(runs, "s-q8") == "running"
+
+
+async def test_old_finished_and_expired_runs_are_pruned_in_bounded_batches(
+    database: Database, room_name: str
+) -> None:
+    runs, outbox = QueuedRuns(database.pool), Outbox(database.pool)
+    await outbox.ensure_room(room_name, "relay")
+    for n, ttl in ((11, 0.1), (12, 0.1), (13, 0.1), (14, 600), (15, 0.1)):
+        await runs.put(run(n, room_name), ttl_s=ttl)
+    for sid, status in (("s-q12", "done"), ("s-q13", "running")):
+        await outbox.start_session(
+            session_id=sid, room_id=room_name, source="http", requester="http", model="m"
+        )
+        if status == "done":
+            await outbox.end_session(sid, "done", "done")
+    await asyncio.sleep(0.2)
+    # Queued two minutes ago, except s-q15 (expired, but younger than the retention).
+    await database.pool.execute(
+        "UPDATE queued_runs SET created_at = now() - interval '120 seconds'"
+        " WHERE session_id <> 's-q15'"
+    )
+    assert await runs.prune(retention_s=60, limit=1) == 1
+    assert await runs.prune(retention_s=60) == 1
+    assert await runs.prune(retention_s=60) == 0
+    left = await database.pool.fetch("SELECT session_id FROM queued_runs ORDER BY session_id")
+    # s-q11 expired and s-q12 done: gone; running, still waiting and young ones stay.
+    assert [r["session_id"] for r in left] == ["s-q13", "s-q14", "s-q15"]
+
+
+async def state_of(runs: QueuedRuns, session_id: str) -> str:
+    found = await runs.state(session_id)
+    assert found is not None
+    return found.state
+
+
+async def test_one_beat_of_the_bell_wakes_only_the_rooms_with_a_run_waiting(
+    database: Database, room_name: str
+) -> None:
+    runs = QueuedRuns(database.pool)
+    bell = RunBell(runs, period_s=60)
+    waiting, idle, gone = (f"{room_name}-{k}" for k in ("a", "b", "c"))
+    bells = {room: bell.register(room) for room in (waiting, idle, gone)}
+    bell.unregister(gone)
+    await runs.put(run(18, waiting), ttl_s=60)
+    await runs.put(run(19, gone), ttl_s=60)
+    await bell.ring()
+    assert [room for room, b in bells.items() if b.is_set()] == [waiting]

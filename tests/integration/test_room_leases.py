@@ -4,8 +4,10 @@ frozen past its lease publishes nothing once another has the room (the fencing t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import threading
 from pathlib import Path
 
 import asyncpg
@@ -90,6 +92,21 @@ async def _rows(database: Database, room: str) -> list[tuple[str, int, str]]:
     return [(r["session_id"], r["seq"], r["p"]) for r in rows]
 
 
+async def test_one_statement_renews_every_held_lease_and_names_the_ones_lost(
+    database: Database,
+) -> None:
+    first = RoomLeases(database.pool, "w1", ttl_s=TTL)
+    second = RoomLeases(database.pool, "w2", ttl_s=TTL)
+    kept = [await first.acquire(room) for room in ("m1", "m2")]
+    taken = await first.acquire("m3")
+    await asyncio.sleep(TTL + 0.2)  # all three lapse; another steward takes m3
+    await second.acquire("m3")
+    assert await first.renew_many([*kept, taken]) == {"m1", "m2"}
+    with pytest.raises(LeaseHeld):  # renewed: still refused to the other
+        await second.acquire("m1")
+    assert await first.renew_many([]) == set()
+
+
 async def test_a_steward_frozen_past_its_lease_publishes_nothing_after_a_takeover(
     livekit_server: LiveKitServer, database: Database, room_name: str, tmp_path: Path
 ) -> None:
@@ -150,3 +167,58 @@ async def test_a_steward_frozen_past_its_lease_publishes_nothing_after_a_takeove
         frozen.wait(timeout=10)
         await close_all(clients)
         await second.close()
+
+
+def _take_over(db_url: str, room: str) -> None:
+    """Another steward, in a thread of its own, takes the room once its lease has lapsed."""
+
+    async def take() -> None:
+        pool = await asyncpg.create_pool(db_url, min_size=1, max_size=1)
+        try:
+            for _ in range(100):
+                with contextlib.suppress(LeaseHeld):
+                    await RoomLeases(pool, "usurper", ttl_s=30).acquire(room)
+                    return
+                await asyncio.sleep(0.1)
+            raise AssertionError("the lease never lapsed")
+        finally:
+            await pool.close()
+
+    asyncio.run(take())
+
+
+async def test_a_steward_whose_lease_was_taken_says_nothing_more_in_the_room(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    settings = room_settings(
+        livekit_server,
+        database.url,
+        steward_lease_seconds=1.0,
+        steward_scripted_tokens_per_s=60,
+    )
+    service = await StewardService(settings, database=database, fairies=False).start(http=False)
+    clients: list[HeadlessClient] = []
+    try:
+        runtime = await service.join(room_name)
+        clients = await join_clients(livekit_server, room_name, ["alice"], runtime)
+        sid = await prompt_until_accepted(clients[0], "draw a flow chart of signup with six steps")
+        await wait_for(lambda: clients[0].applied_seq(sid) >= 2, timeout=30)
+        alice = clients[0]
+        heard = (list(alice.statuses[sid]), len(alice.chat))
+        assert heard[0], "the steward said nothing while it held the room"
+        # Frozen mid-session (the whole loop stops, as under SIGSTOP) while another steward
+        # takes the room: its token is bumped in Postgres.
+        with capture_logs() as logs:
+            usurper = threading.Thread(target=_take_over, args=(database.url, room_name))
+            usurper.start()
+            usurper.join()
+            await wait_for(lambda: runtime.closed.is_set(), timeout=20)
+            await asyncio.sleep(1.0)  # whatever it sent after waking has arrived by now
+        assert (list(alice.statuses[sid]), len(alice.chat)) == heard
+        events = [e["event"] for e in logs]
+        assert "publish_withheld" in events and "room_given_up" in events, events
+        lease = await RoomLeases(database.pool, "-", ttl_s=1).get(room_name)
+        assert lease is not None and lease.owner == "usurper"
+    finally:
+        await close_all(clients)
+        await service.close()
