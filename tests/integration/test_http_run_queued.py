@@ -21,6 +21,8 @@ from steward.fairies.fixed_script import FixedScriptRunner
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.service import StewardService
 from steward.store.database import Database
+from steward.store.leases import RoomLeases
+from steward.store.queued_runs import QueuedRuns
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.responders import SchemaResponder
 from steward_tools.livekit_server import LiveKitServer
@@ -191,3 +193,68 @@ async def test_a_run_for_a_room_served_elsewhere_is_taken_by_its_steward_without
         await dispatcher.aclose()
         await accepting.close()
         await serving.close()
+
+
+async def read_state(http: aiohttp.ClientSession, base: str, sid: str) -> str:
+    async with http.get(f"{base}/api/canvas-agent/run/{sid}", headers=AUTH) as r:
+        assert r.status == 200
+        return str((await r.json())["status"])
+
+
+async def test_a_run_whose_steward_died_before_starting_it_is_run_by_the_next_one(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    model = MessagesServer(responder=SchemaResponder(seed=11, max_actions=4))
+    await model.start()
+    settings = room_settings(livekit_server, database.url, steward_agent_name=AGENT)
+    accepting = await StewardService(settings, database=database, fairies=False).start()
+    serving = StewardService(
+        room_settings(
+            livekit_server,
+            database.url,
+            steward_model="anthropic:claude-queue-test",
+            anthropic_base_url=model.base_url,
+            steward_queue_poll_seconds=0.2,
+            steward_context_timeout_s=2.0,
+        ),
+        database=database,
+        fairies=False,
+    )
+    await serving.start(http=False)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"])
+    base = f"http://127.0.0.1:{accepting.http_port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            body = {"roomId": room_name, "message": PROMPTS[0]}
+            async with http.post(f"{base}/api/canvas-agent/run", json=body, headers=AUTH) as r:
+                answer = await r.json()
+                assert r.status == 202 and answer["status"] == "queued", answer
+            sid = answer["session"]
+            # A steward takes the run and dies before starting its session.
+            dead = await RoomLeases(database.pool, "dead", ttl_s=0.5).acquire(room_name)
+            taken = await QueuedRuns(database.pool).take(room_name, owner="dead", token=dead.token)
+            assert taken is not None and taken.session_id == sid
+            seen = [await read_state(http, base, sid)]
+            for _ in range(50):  # its lease lapses: the run waits again
+                if seen[-1] != "taken":
+                    break
+                await asyncio.sleep(0.1)
+                seen.append(await read_state(http, base, sid))
+            assert seen[0] == "taken" and seen[-1] == "queued", seen
+            # The next steward of the room runs it, under the id its caller was given.
+            runtime = await serving.join(room_name)
+            for client in clients:
+                assert await client.wait_status(sid, timeout=60) == "done"
+            assert await final_state(http, base, sid) == "done"
+        assert list(runtime.dispatcher.sessions) == [sid]
+        row = await database.pool.fetchrow("SELECT taken_by, taken_token FROM queued_runs")
+        assert row is not None and row["taken_by"] == serving.owner
+        assert row["taken_token"] == dead.token + 1
+        assert await database.pool.fetchval("SELECT count(*) FROM agent_sessions") == 1
+        assert PROMPTS[0] in json.dumps(model.requests)
+        assert clients[0].shapes == clients[1].shapes
+    finally:
+        await close_all(clients)
+        await serving.close()
+        await accepting.close()
+        await model.stop()
