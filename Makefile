@@ -7,7 +7,7 @@ export PATH := $(NODE_BIN):$(HOME)/.local/bin:/usr/local/go/bin:$(PATH)
 UV ?= uv
 RUN := $(UV) run --frozen
 
-.PHONY: dev test setup setup-python setup-livekit setup-node setup-chromium setup-voice lint typecheck test-python test-node clean
+.PHONY: dev test setup setup-python setup-livekit setup-redis setup-node setup-chromium setup-voice lint typecheck test-python test-node clean
 
 dev: setup
 	npm --prefix client-bridge run build --silent
@@ -15,7 +15,7 @@ dev: setup
 
 test: setup lint typecheck test-python test-node
 
-setup: setup-python setup-livekit setup-node setup-chromium setup-voice
+setup: setup-python setup-livekit setup-redis setup-node setup-chromium setup-voice
 
 setup-python:
 	@command -v $(UV) >/dev/null || python3 -m pip install --quiet --user uv
@@ -23,6 +23,13 @@ setup-python:
 
 setup-livekit:
 	./ops/install-livekit.sh
+
+# Several livekit-server nodes share one Redis (tests/integration/test_multinode.py): Debian's.
+setup-redis:
+	@command -v redis-server >/dev/null && command -v redis-cli >/dev/null || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get install -y -q redis-server >/dev/null 2>&1 || { \
+	    $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q redis-server >/dev/null; }; }
 
 # Browser tests drive Debian's Chromium (Playwright's own download does not work here).
 setup-chromium:

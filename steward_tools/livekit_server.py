@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from steward.config import DEV_API_KEY, DEV_API_SECRET, PROJECT_ROOT
+from steward_tools.child_process import stop_child
 
 LIVEKIT_VERSION = "v1.13.5"
 TOOLS_BIN = PROJECT_ROOT / ".tools" / "bin" / "livekit-server"
@@ -43,14 +45,25 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
         return int(s.getsockname()[1])
 
 
-def render_config(http_port: int, tcp_port: int, udp_port: int) -> str:
-    """The committed loopback config with the given ports and the dev key pair."""
+def render_config(http_port: int, tcp_port: int, udp_port: int, redis: str | None = None) -> str:
+    """The committed loopback config with the given ports and the dev key pair; with `redis`
+    (host:port) the node joins LiveKit's multi-node mode on that Redis."""
     conf = yaml.safe_load(BASE_CONFIG.read_text())
     conf["port"] = http_port
     conf["rtc"]["tcp_port"] = tcp_port
     conf["rtc"]["udp_port"] = udp_port
     conf["keys"] = {DEV_API_KEY: DEV_API_SECRET}
+    if redis is not None:
+        conf["redis"] = {"address": redis}
+        # A new room goes to the node hosting the fewest rooms (the default picks at random).
+        conf["node_selector"] = {"kind": "any", "sort_by": "rooms", "algorithm": "lowest"}
     return str(yaml.safe_dump(conf, sort_keys=False))
+
+
+# Redis hashes of multi-node LiveKit: node id -> node (with its stats), room -> node id.
+NODES_KEY = "nodes"
+ROOM_NODE_KEY = "room_node_map"
+_NODE_ID = re.compile(r'"nodeID": "(ND_\w+)"')
 
 
 @dataclass
@@ -60,6 +73,7 @@ class LiveKitServer:
     http_port: int = 0
     tcp_port: int = 0
     udp_port: int = 0
+    redis: str | None = None  # host:port of a Redis shared with other nodes
     log_path: Path | None = None
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _tmp: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
@@ -83,7 +97,7 @@ class LiveKitServer:
         self.udp_port = self.udp_port or free_port(socket.SOCK_DGRAM)
         self._tmp = tempfile.TemporaryDirectory(prefix="steward-lk-")
         cfg = Path(self._tmp.name) / "livekit.yaml"
-        cfg.write_text(render_config(self.http_port, self.tcp_port, self.udp_port))
+        cfg.write_text(render_config(self.http_port, self.tcp_port, self.udp_port, self.redis))
         log_path = self.log_path or Path(self._tmp.name) / "livekit.log"
         self.log_path = log_path
         log = log_path.open("ab")
@@ -118,20 +132,21 @@ class LiveKitServer:
     async def astart(self, timeout: float = 20.0) -> LiveKitServer:
         return await asyncio.to_thread(self.start, timeout)
 
+    @property
+    def node_id(self) -> str:
+        """The id this node announced at start (`ND_…`; room_node_map's values)."""
+        found = (
+            _NODE_ID.search(self.log_path.read_text(errors="replace")) if self.log_path else None
+        )
+        if found is None:
+            raise RuntimeError(f"no node id in the livekit-server log:\n{self.tail_log()}")
+        return found.group(1)
+
     def tail_log(self, lines: int = 30) -> str:
         if self.log_path is None or not self.log_path.exists():
             return ""
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
+        stop_child(self.proc, self._tmp)
+        self.proc, self._tmp = None, None

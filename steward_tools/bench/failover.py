@@ -103,13 +103,15 @@ class Workers:
     def log(self, i: int) -> Path:
         return self.logs / f"worker-{i}.log"
 
-    def spawn(self, n: int) -> None:
+    def spawn(self, n: int, urls: list[str] | None = None) -> None:
+        """`n` workers; with `urls`, worker i registers with livekit-server node urls[i % len]."""
         for i in range(n):
-            with self.log(i).open("wb") as out:
+            env = self.env if not urls else {**self.env, "LIVEKIT_URL": urls[i % len(urls)]}
+            with self.log(len(self.procs)).open("wb") as out:
                 self.procs.append(
                     subprocess.Popen(
                         [sys.executable, "-m", "steward.cli", "worker"],
-                        env=self.env,
+                        env=env,
                         stdout=out,
                         stderr=subprocess.STDOUT,
                         start_new_session=True,
@@ -136,7 +138,7 @@ class Workers:
                 await asyncio.to_thread(p.wait)
 
 
-async def _owners(db_url: str) -> dict[str, int]:
+async def lease_owners(db_url: str) -> dict[str, int]:
     """room -> pid of the worker holding its live lease (owner is host:pid:nonce)."""
     conn = await asyncpg.connect(db_url)
     try:
@@ -276,7 +278,7 @@ async def run(
             await wait_until(r.served, 60, f"{r.name} served")
         sessions = {r.name: await _start(r) for r in all_rooms}
         await asyncio.sleep(1.0)  # mid-run: one-shot streams and projects under way
-        owners = await _owners(db_url)
+        owners = await lease_owners(db_url)
         victim, _ = Counter(owners.values()).most_common(1)[0]
         of_killed = [r for r in all_rooms if owners.get(r.name) == victim]
         before = {r.name: r.steward(r.clients[0]) for r in of_killed}
