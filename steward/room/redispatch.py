@@ -6,7 +6,8 @@ without a steward. Every `steward worker` therefore watches the room leases: a r
 lease lapsed (or was released by a draining worker) while people are still in it gets a new
 agent dispatch, which LiveKit hands to a live worker; that steward resumes the room from the
 outbox and the durable fairy state. One conditional UPDATE per lapse (`claim_lapse`) lets one
-worker act on it, so N workers create one dispatch, not N. A room nobody is in is released.
+worker act on it, so N workers create one dispatch, not N. A room nobody is in is released,
+unless an HTTP run waits for it (queued, or taken by the dead steward and never started).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import asyncio
 from steward.obs.logging import get_logger
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.store.leases import RoomLeases
+from steward.store.queued_runs import QueuedRuns
 from steward.tasks import TaskSet
 
 log = get_logger(__name__)
@@ -31,6 +33,7 @@ class Redispatcher:
         self.leases = leases
         self.dispatcher = dispatcher
         self.steward_identity = steward_identity
+        self.runs = QueuedRuns(leases.pool)
         # A little faster than the lease: a lapse is seen within a third of it.
         self.period_s = leases.ttl_s / 3
         # A dispatch no worker acted on (all full, a job that failed) is tried again.
@@ -54,7 +57,8 @@ class Redispatcher:
                 continue  # another worker has it, or a steward took the room meanwhile
             try:
                 people = await self.dispatcher.browsers(room)
-                if not people:
+                # An HTTP run queued for it needs a steward even with nobody in the room.
+                if not people and not await self.runs.waiting(room):
                     await self.leases.vacate(room, token)
                     log.info("room_vacated", room=room, token=token)
                     continue
