@@ -3,7 +3,9 @@
 in-process API service), two headless clients, the real `anthropic:` provider against the
 local Messages server. Each run is queued, the room dispatched, and the worker's steward runs
 the runs once each, in order, under the session ids their callers got. A run for a room
-another process serves is queued without a dispatch and taken by that room's steward."""
+another process serves is queued without a dispatch and taken by that room's steward. A run
+whose taker died before starting it, and a run queued behind a draining steward, are run by
+the room's next steward under the ids their callers got."""
 
 from __future__ import annotations
 
@@ -195,6 +197,21 @@ async def test_a_run_for_a_room_served_elsewhere_is_taken_by_its_steward_without
         await serving.close()
 
 
+async def model_steward(
+    server: LiveKitServer, database: Database, model: MessagesServer
+) -> StewardService:
+    """A steward (no room yet, no HTTP) whose model is `anthropic:` on the local server."""
+    settings = room_settings(
+        server,
+        database.url,
+        steward_model="anthropic:claude-queue-test",
+        anthropic_base_url=model.base_url,
+        steward_queue_poll_seconds=0.2,
+        steward_context_timeout_s=2.0,
+    )
+    return await StewardService(settings, database=database, fairies=False).start(http=False)
+
+
 async def read_state(http: aiohttp.ClientSession, base: str, sid: str) -> str:
     async with http.get(f"{base}/api/canvas-agent/run/{sid}", headers=AUTH) as r:
         assert r.status == 200
@@ -208,19 +225,7 @@ async def test_a_run_whose_steward_died_before_starting_it_is_run_by_the_next_on
     await model.start()
     settings = room_settings(livekit_server, database.url, steward_agent_name=AGENT)
     accepting = await StewardService(settings, database=database, fairies=False).start()
-    serving = StewardService(
-        room_settings(
-            livekit_server,
-            database.url,
-            steward_model="anthropic:claude-queue-test",
-            anthropic_base_url=model.base_url,
-            steward_queue_poll_seconds=0.2,
-            steward_context_timeout_s=2.0,
-        ),
-        database=database,
-        fairies=False,
-    )
-    await serving.start(http=False)
+    serving = await model_steward(livekit_server, database, model)
     clients = await join_clients(livekit_server, room_name, ["alice", "bob"])
     base = f"http://127.0.0.1:{accepting.http_port}"
     try:
@@ -256,5 +261,57 @@ async def test_a_run_whose_steward_died_before_starting_it_is_run_by_the_next_on
     finally:
         await close_all(clients)
         await serving.close()
+        await accepting.close()
+        await model.stop()
+
+
+async def test_runs_queued_behind_a_draining_steward_stay_queued_for_the_next_one(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    model = MessagesServer(responder=SchemaResponder(seed=11, max_actions=4))
+    await model.start()
+    settings = room_settings(livekit_server, database.url, steward_agent_name=AGENT)
+    accepting = await StewardService(settings, database=database, fairies=False).start()
+    draining = await model_steward(livekit_server, database, model)
+    following = await model_steward(livekit_server, database, model)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"])
+    base = f"http://127.0.0.1:{accepting.http_port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            sids = []
+            for prompt in PROMPTS:
+                body = {"roomId": room_name, "message": prompt}
+                async with http.post(f"{base}/api/canvas-agent/run", json=body, headers=AUTH) as r:
+                    assert r.status == 202
+                    sids.append((await r.json())["session"])
+            first = await draining.join(room_name)  # takes the first run; the second waits
+            for _ in range(300):
+                if await read_state(http, base, sids[0]) != "queued":
+                    break
+                await asyncio.sleep(0.05)
+            # SIGTERM's path: the running run may finish, the waiting one is not started.
+            await draining.drain(timeout_s=60)
+            assert await read_state(http, base, sids[0]) == "done"
+            assert await read_state(http, base, sids[1]) == "queued"
+            assert list(first.dispatcher.sessions) == sids[:1]
+            # Released at once: the next steward takes the room and runs the second.
+            second = await following.join(room_name)
+            for client in clients:
+                assert await client.wait_status(sids[1], timeout=60) == "done"
+            assert await final_state(http, base, sids[1]) == "done"
+        assert list(second.dispatcher.sessions) == sids[1:]
+        owners = await database.pool.fetch(
+            "SELECT session_id, taken_by FROM queued_runs ORDER BY created_at"
+        )
+        assert [(r["session_id"], r["taken_by"]) for r in owners] == [
+            (sids[0], draining.owner),
+            (sids[1], following.owner),
+        ]
+        assert await database.pool.fetchval("SELECT count(*) FROM agent_sessions") == 2
+        assert all(p in json.dumps(model.requests) for p in PROMPTS)
+    finally:
+        await close_all(clients)
+        await following.close()
+        await draining.close()
         await accepting.close()
         await model.stop()
