@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import subprocess
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,37 @@ async def test_a_run_for_a_room_served_elsewhere_is_taken_by_its_steward_without
         await serving.close()
 
 
+@pytest.fixture
+async def model() -> AsyncIterator[MessagesServer]:
+    server = MessagesServer(responder=SchemaResponder(seed=11, max_actions=4))
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def accepting(
+    livekit_server: LiveKitServer, database: Database
+) -> AsyncIterator[StewardService]:
+    """An API service serving no room: every run it accepts is queued."""
+    settings = room_settings(livekit_server, database.url, steward_agent_name=AGENT)
+    service = await StewardService(settings, database=database, fairies=False).start()
+    yield service
+    await service.close()
+
+
+async def queue_run(
+    http: aiohttp.ClientSession, service: StewardService, room: str, prompt: str
+) -> str:
+    """POST the run to `service`; its session id (the run was queued)."""
+    body = {"roomId": room, "message": prompt}
+    url = f"http://127.0.0.1:{service.http_port}/api/canvas-agent/run"
+    async with http.post(url, json=body, headers=AUTH) as r:
+        answer = await r.json()
+        assert r.status == 202 and answer["status"] == "queued", answer
+        return str(answer["session"])
+
+
 async def model_steward(
     server: LiveKitServer, database: Database, model: MessagesServer
 ) -> StewardService:
@@ -219,22 +251,18 @@ async def read_state(http: aiohttp.ClientSession, base: str, sid: str) -> str:
 
 
 async def test_a_run_whose_steward_died_before_starting_it_is_run_by_the_next_one(
-    livekit_server: LiveKitServer, database: Database, room_name: str
+    livekit_server: LiveKitServer,
+    database: Database,
+    room_name: str,
+    model: MessagesServer,
+    accepting: StewardService,
 ) -> None:
-    model = MessagesServer(responder=SchemaResponder(seed=11, max_actions=4))
-    await model.start()
-    settings = room_settings(livekit_server, database.url, steward_agent_name=AGENT)
-    accepting = await StewardService(settings, database=database, fairies=False).start()
     serving = await model_steward(livekit_server, database, model)
     clients = await join_clients(livekit_server, room_name, ["alice", "bob"])
     base = f"http://127.0.0.1:{accepting.http_port}"
     try:
         async with aiohttp.ClientSession() as http:
-            body = {"roomId": room_name, "message": PROMPTS[0]}
-            async with http.post(f"{base}/api/canvas-agent/run", json=body, headers=AUTH) as r:
-                answer = await r.json()
-                assert r.status == 202 and answer["status"] == "queued", answer
-            sid = answer["session"]
+            sid = await queue_run(http, accepting, room_name, PROMPTS[0])
             # A steward takes the run and dies before starting its session.
             dead = await RoomLeases(database.pool, "dead", ttl_s=0.5).acquire(room_name)
             taken = await QueuedRuns(database.pool).take(room_name, owner="dead", token=dead.token)
@@ -261,29 +289,22 @@ async def test_a_run_whose_steward_died_before_starting_it_is_run_by_the_next_on
     finally:
         await close_all(clients)
         await serving.close()
-        await accepting.close()
-        await model.stop()
 
 
 async def test_runs_queued_behind_a_draining_steward_stay_queued_for_the_next_one(
-    livekit_server: LiveKitServer, database: Database, room_name: str
+    livekit_server: LiveKitServer,
+    database: Database,
+    room_name: str,
+    model: MessagesServer,
+    accepting: StewardService,
 ) -> None:
-    model = MessagesServer(responder=SchemaResponder(seed=11, max_actions=4))
-    await model.start()
-    settings = room_settings(livekit_server, database.url, steward_agent_name=AGENT)
-    accepting = await StewardService(settings, database=database, fairies=False).start()
     draining = await model_steward(livekit_server, database, model)
     following = await model_steward(livekit_server, database, model)
     clients = await join_clients(livekit_server, room_name, ["alice", "bob"])
     base = f"http://127.0.0.1:{accepting.http_port}"
     try:
         async with aiohttp.ClientSession() as http:
-            sids = []
-            for prompt in PROMPTS:
-                body = {"roomId": room_name, "message": prompt}
-                async with http.post(f"{base}/api/canvas-agent/run", json=body, headers=AUTH) as r:
-                    assert r.status == 202
-                    sids.append((await r.json())["session"])
+            sids = [await queue_run(http, accepting, room_name, p) for p in PROMPTS]
             first = await draining.join(room_name)  # takes the first run; the second waits
             for _ in range(300):
                 if await read_state(http, base, sids[0]) != "queued":
@@ -313,5 +334,3 @@ async def test_runs_queued_behind_a_draining_steward_stay_queued_for_the_next_on
         await close_all(clients)
         await following.close()
         await draining.close()
-        await accepting.close()
-        await model.stop()
