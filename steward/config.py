@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from steward.protocol.limits import (
+    ACK_DELAY_MS,
     DEFAULT_SCREENSHOT_MAX_BYTES,
     DEFAULT_SCREENSHOT_MAX_SIZE,
     MAX_SCREENSHOT_BYTES,
@@ -105,6 +106,8 @@ class Settings(BaseSettings):
     # Refusals per participant per minute (an unsolicited stream counts 10) before the
     # steward revokes its data publishing through LiveKit (steward.room.abuse).
     steward_abuse_strikes_per_min: int = Field(default=200, ge=1)
+    # A muted identity that leaves and rejoins within this long is muted again.
+    steward_abuse_mute_seconds: float = Field(default=600.0, ge=0)
 
     steward_max_followups: int = Field(default=3, ge=0, le=20)
     # A run with no progress (no model output, no context answer) for this long ends; a run
@@ -128,7 +131,8 @@ class Settings(BaseSettings):
     steward_prefetch_ttl_s: float = Field(default=15.0, ge=0)
     # At most one prefetch per room this often; more hints are dropped (counted).
     steward_prefetch_min_interval_s: float = Field(default=1.0, ge=0)
-    steward_retransmit_after_ms: int = Field(default=400, ge=10)
+    # Above the clients' ack delay, or every held ack would look lost.
+    steward_retransmit_after_ms: int = Field(default=400, gt=ACK_DELAY_MS)
     steward_retransmit_attempts: int = Field(default=3, ge=0)
     steward_blurry_shape_cap: int = Field(default=300, ge=0)
     steward_room_daily_budget_usd: float = Field(default=5.0, ge=0)

@@ -42,8 +42,9 @@ from steward.store.database import Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.grants import GrantBindings
 from steward.store.leases import Lease, LeaseHeld, LeaseKeeper, RoomLeases, worker_id
+from steward.store.liveness import Liveness, process_liveness
 from steward.store.outbox import Outbox
-from steward.store.queued_runs import QueuedRun, QueuedRuns
+from steward.store.queued_runs import QueuedRun, QueuedRuns, RunBell
 from steward.store.usage import LazyUsage, UsageRepo
 from steward.tasks import TaskSet
 from steward.tokens import mint_token
@@ -145,9 +146,14 @@ class StewardService:
         # The rooms' leases (steward/store/leases.py), renewed while this service runs.
         self.leases: LeaseKeeper | None = None
         self.owner = worker_id()
+        # Our own liveness lock, when the process holds none for its stewards (not a worker).
+        self._liveness: Liveness | None = None
         self._lost = TaskSet("room_give_up_failed")
         # Per served room: the loop that takes the HTTP runs queued for it (`_take_queued`).
         self._pickups: dict[str, asyncio.Task[None]] = {}
+        # One poll for the runs queued to every served room (it wakes their pickups).
+        self._bell: RunBell | None = None
+        self._bell_task: asyncio.Task[None] | None = None
         self._dispatcher: AgentDispatcher | None = None
         self.draining = False
 
@@ -212,11 +218,16 @@ class StewardService:
                 budget=RoomBudget(self.usage, self.settings.steward_room_daily_budget_usd),
             )
         if self.leases is None:
+            liveness = process_liveness()
+            if liveness is None:
+                self._liveness = liveness = await Liveness(self.db.url).start()
             ttl = self.settings.steward_lease_seconds
-            self.leases = LeaseKeeper(
-                RoomLeases(self.db.pool, self.owner, ttl_s=ttl), on_lost=self._lease_lost
-            )
+            leases = RoomLeases(self.db.pool, self.owner, ttl_s=ttl, owner_key=liveness.key)
+            self.leases = LeaseKeeper(leases, on_lost=self._lease_lost)
             self.leases.start()
+        if self._bell is None:
+            self._bell = RunBell(QueuedRuns(self.db.pool), self.settings.steward_queue_poll_seconds)
+            self._bell_task = asyncio.create_task(self._bell.run(), name="queued-runs")
         if http:
             await self.start_http()
         return self
@@ -307,8 +318,9 @@ class StewardService:
     async def _take_queued(self, runtime: RoomRuntime) -> None:
         """Run the HTTP runs queued for this room, oldest first and one at a time, each
         under the session id its caller was given; only while our lease holds the room."""
-        assert self.db is not None and self.leases is not None
+        assert self.db is not None and self.leases is not None and self._bell is not None
         runs, room = QueuedRuns(self.db.pool), runtime.room_id
+        bell = self._bell.register(room)
         while not runtime.closed.is_set() and not self.draining:
             lease = self.leases.held.get(room)
             if lease is None:
@@ -318,10 +330,15 @@ class StewardService:
                 run = await runs.take(room, owner=self.owner, token=lease.token)
             except Exception as err:  # Postgres away: try again next beat
                 log.warning("queued_run_take_failed", room=room, error=str(err))
-            if run is None:
-                with contextlib.suppress(TimeoutError):
-                    poll_s = self.settings.steward_queue_poll_seconds
-                    await asyncio.wait_for(runtime.closed.wait(), poll_s)
+            if run is None:  # sleeps until the bell finds a run for the room, or it closes
+                bell.clear()
+                rung = asyncio.ensure_future(bell.wait())
+                closed = asyncio.ensure_future(runtime.closed.wait())
+                try:
+                    await asyncio.wait([rung, closed], return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    rung.cancel()
+                    closed.cancel()
                 continue
             prompt = PromptInput(
                 message=run.prompt,
@@ -344,6 +361,8 @@ class StewardService:
 
     async def leave(self, room_name: str) -> None:
         pickup = self._pickups.pop(room_name, None)
+        if self._bell is not None:
+            self._bell.unregister(room_name)
         if pickup is not None:
             pickup.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -513,9 +532,17 @@ class StewardService:
         for name in list(self.rooms):
             await self.leave(name)
         await self._lost.wait()
+        if self._bell_task is not None:
+            self._bell_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._bell_task
+            self._bell, self._bell_task = None, None
         if self.leases is not None:
             await self.leases.close()
             self.leases = None
+        if self._liveness is not None:
+            await self._liveness.close()
+            self._liveness = None
         if self._http is not None:
             await self._http.cleanup()
             self._http = None

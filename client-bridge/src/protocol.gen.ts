@@ -5,6 +5,7 @@ export type JsonValue =
   | string | number | boolean | null
   | JsonValue[] | { [key: string]: JsonValue };
 
+export const ACK_DELAY_MS = 40 as const;
 export const ATTR_CAN_PROMPT = "steward.can_prompt" as const;
 export const ATTR_CAPABILITIES = "steward.capabilities" as const;
 export const ATTR_READY = "steward.ready" as const;

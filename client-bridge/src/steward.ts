@@ -10,6 +10,7 @@ import { pageEncoding } from './connectors/image-encoding'
 import { ScreenshotCache } from './connectors/screenshot-cache'
 import { EditTracker } from './connectors/edits'
 import { publishViewport } from './connectors/viewport'
+import { DelayedAcks } from './executor/acks'
 import { Executor, type TodoItem } from './executor/executor'
 import { ReloadMemory } from './executor/memory'
 import { envelopesIn } from './executor/packets'
@@ -163,12 +164,14 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       .catch((err: unknown) => log('publish failed', { topic, err: String(err) }))
   }
 
+  // Acks leave delayed and merged (one per session per ACK_DELAY_MS at most).
+  const acks = new DelayedAcks((ack) => publish(TOPIC_ACK, ack))
   const executor = new Executor({
     editor,
     memory,
     appliesCanvas: () => mode === 'relay' || state.isHost,
     isHost: () => state.isHost,
-    sendAck: (ack) => publish(TOPIC_ACK, ack),
+    sendAck: (ack) => acks.add(ack),
     sendResync: (r) => publish(TOPIC_RESYNC, r),
     log,
     ui: {
@@ -396,6 +399,7 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       clearInterval(retryTimer)
       if (typeof window !== 'undefined') window.removeEventListener('pagehide', onPageHide)
       edits.flush()
+      acks.flush() // what was applied is acked before leaving
       memory.saveNow()
       memory.dispose()
       stopViewport()

@@ -26,6 +26,7 @@ from steward.room.runtime import room_options
 from steward.service import Draining, StewardService
 from steward.store.database import Database, open_database
 from steward.store.leases import LeaseHeld, RoomLeases, worker_id
+from steward.store.liveness import Liveness, set_process_liveness
 from steward.tokens import reissue_token
 
 log = get_logger(__name__)
@@ -139,24 +140,30 @@ async def _worker(args: argparse.Namespace) -> int:
 
 
 class _Watcher:
-    """The re-dispatch watcher with its own small pool (jobs have theirs, in their threads)."""
+    """The re-dispatch watcher with its own small pool (jobs have theirs, in their threads),
+    and the process's liveness lock, which every job stores in its leases."""
 
-    def __init__(self, db: Database, redispatcher: Redispatcher) -> None:
-        self.db, self.redispatcher = db, redispatcher
+    def __init__(self, db: Database, redispatcher: Redispatcher, liveness: Liveness) -> None:
+        self.db, self.redispatcher, self.liveness = db, redispatcher, liveness
 
     async def close(self) -> None:
         await self.redispatcher.close()
+        set_process_liveness(None)
+        await self.liveness.close()
         await self.db.close()
 
 
 async def _start_watcher(settings: Settings) -> _Watcher:
     db = await open_database(settings, max_size=2)
+    # Held before any job takes a lease: a lease whose key is not locked reads as lapsed.
+    liveness = await Liveness(db.url).start()
+    set_process_liveness(liveness)
     leases = RoomLeases(db.pool, worker_id(), ttl_s=settings.steward_lease_seconds)
     redispatcher = Redispatcher(
         leases, AgentDispatcher.from_settings(settings), steward_identity=settings.steward_identity
     )
     redispatcher.start()
-    return _Watcher(db, redispatcher)
+    return _Watcher(db, redispatcher, liveness)
 
 
 async def _drain(server: Any, drain_s: float) -> None:

@@ -19,6 +19,9 @@ MAX_ACTIONS_PER_ENVELOPE: Final = 200
 MAX_EDIT_RECORDS: Final = 500
 # Action ids one cumulative ack lists; a client starts another ack past it.
 MAX_ACKED_IDS: Final = 100
+# Clients hold an ack at most this long, then send one cumulative ack per session for all
+# they applied meanwhile (delayed acks); the steward's retransmit timeout must exceed it.
+ACK_DELAY_MS: Final = 40
 MAX_SCREENSHOT_BYTES: Final = 4 * 1024 * 1024
 MAX_SHAPES_JSON_BYTES: Final = 8 * 1024 * 1024
 # Long edge (px) of the screenshot when the steward names no `maxSize` (the seed's thumbnail).

@@ -4,7 +4,8 @@ Each refusal is a strike (an unsolicited byte or text stream weighs `STREAM_STRI
 the room's shared data channel far more than a bad packet); more than `limit` strikes in a
 minute and the steward revokes the participant's `can_publish_data` through LiveKit's own
 `UpdateParticipant`, so the SFU drops its packets before they reach anyone. Logged
-(`participant_muted`), counted, and listed in the operator's view.
+(`participant_muted`), counted, and listed in the operator's view. The mute outlives the
+connection: the identity rejoining within `mute_s` (a fresh token, a reload) is muted again.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from steward.tasks import TaskSet
 log = get_logger(__name__)
 
 STREAM_STRIKE = 10
-# Refusals that are the steward's own doing or no one's in particular, never strikes.
-_NOT_STRIKES = frozenset({"no_sender"})
+# Refusals that are the steward's own doing or no one's in particular, never strikes
+# (a late stream answers a request the steward gave up on).
+_NOT_STRIKES = frozenset({"no_sender", "late_stream"})
 
 Revoke = Callable[[str], Awaitable[None]]
 
@@ -35,14 +37,17 @@ class AbuseGuard:
         revoke: Revoke,
         *,
         limit_per_min: int,
+        mute_s: float = 600.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.room_id = room_id
         self._revoke = revoke
         self.limit_per_min = limit_per_min
+        self.mute_s = mute_s
         self._clock = clock
         self._strikes: dict[str, deque[tuple[float, int]]] = {}
         self.muted: set[str] = set()
+        self._muted_until: dict[str, float] = {}  # kept after leaving, for a rejoin
         self._tasks = TaskSet("participant_mute_crashed", room=room_id)
 
     def strike(self, identity: str, reason: str, *, stream: bool = False) -> None:
@@ -60,6 +65,7 @@ class AbuseGuard:
     def _mute(self, identity: str, strikes: int, reason: str) -> None:
         self.muted.add(identity)
         self._strikes.pop(identity, None)
+        self._muted_until[identity] = self._clock() + self.mute_s
         metrics.PARTICIPANTS_MUTED.inc()
         log.warning(
             "participant_muted",
@@ -68,7 +74,9 @@ class AbuseGuard:
             strikes=strikes,
             last_reason=reason,
         )
+        self._revoke_later(identity)
 
+    def _revoke_later(self, identity: str) -> None:
         async def revoke() -> None:
             try:
                 await self._revoke(identity)
@@ -83,9 +91,28 @@ class AbuseGuard:
         self._tasks.spawn(revoke())
 
     def forget(self, identity: str) -> None:
-        """Left the room: a later connection starts afresh (its token decides its rights)."""
+        """Left the room: its strikes go; a mute is remembered until it runs out."""
         self._strikes.pop(identity, None)
         self.muted.discard(identity)
+
+    def rejoined(self, identity: str) -> None:
+        """A new connection of `identity`: muted again while its earlier mute runs (its fresh
+        token grants data publishing again, so LiveKit must be told once more)."""
+        now = self._clock()
+        self._muted_until = {i: t for i, t in self._muted_until.items() if t > now}
+        until = self._muted_until.get(identity)
+        if until is None:
+            return
+        self.muted.add(identity)
+        log.warning(
+            "participant_muted",
+            room=self.room_id,
+            participant=identity,
+            strikes=0,
+            last_reason="rejoined_while_muted",
+            for_s=round(until - now, 1),
+        )
+        self._revoke_later(identity)
 
 
 def livekit_revoker(url: str, api_key: str, api_secret: str, room: str) -> Revoke:

@@ -203,6 +203,10 @@ class Broadcaster:
         self._tasks = TaskSet("broadcast_task_failed", room=room_id)
         self._in_flight: collections.deque[asyncio.Task[None]] = collections.deque()
         self._loops: list[asyncio.Task[None]] = []
+        # Set when there is something to retransmit / ack rows to write: an idle room's loops
+        # sleep on these instead of ticking (a tick per room costs CPU at hundreds of rooms).
+        self._pending_added = asyncio.Event()
+        self._acks_added = asyncio.Event()
 
     # --- lifecycle -----------------------------------------------------------------------
     async def start(self) -> None:
@@ -440,6 +444,7 @@ class Broadcaster:
             return None
         now = self._clock()
         entries = []
+        self._pending_added.set()
         for identity in destinations:
             pending = self._pending.setdefault(identity, {})
             for session_id, seq, payload in envelopes:
@@ -545,6 +550,7 @@ class Broadcaster:
         self._ack_rows.append(
             AckRow(ack.session_id, ack.seq, participant, json.dumps(ack.applied), ack.applied_at)
         )
+        self._acks_added.set()
         return None
 
     def unacked(self, participant: str) -> int:
@@ -606,6 +612,9 @@ class Broadcaster:
     async def _retransmit_loop(self) -> None:
         tick = max(0.02, self.retransmit_after_s / 4)
         while True:
+            if not any(self._pending.values()):  # nothing can come due until a send
+                self._pending_added.clear()
+                await self._pending_added.wait()
             await asyncio.sleep(tick)
             try:
                 await self.retransmit_due()
@@ -698,7 +707,10 @@ class Broadcaster:
 
     async def _ack_flush_loop(self) -> None:
         while True:
+            await self._acks_added.wait()
+            # The acks of the next ACK_FLUSH_S join this one's INSERT.
             await asyncio.sleep(ACK_FLUSH_S)
+            self._acks_added.clear()
             try:
                 await self.flush_acks()
             except TRANSIENT as err:  # Postgres restarting: the rows wait for the next flush
@@ -719,4 +731,5 @@ class Broadcaster:
         except Exception:
             # Kept for the next flush (Postgres restarting); bounded, oldest dropped first.
             self._ack_rows = (rows + self._ack_rows)[-MAX_ACK_ROWS_KEPT:]
+            self._acks_added.set()
             raise

@@ -3,7 +3,8 @@
 A self-hosted livekit-server does not dispatch a job again when its worker dies: the old
 dispatch stays listed with its job running (livekit/agents issue 1472) and the room is left
 without a steward. Every `steward worker` therefore watches the room leases: a room whose
-lease lapsed (or was released by a draining worker) while people are still in it gets a new
+lease lapsed, whose owner process is gone (its liveness lock: steward/store/liveness.py) or
+that a draining worker released, while people are still in it, gets a new
 agent dispatch, which LiveKit hands to a live worker; that steward resumes the room from the
 outbox and the durable fairy state. One conditional UPDATE per lapse (`claim_lapse`) lets one
 worker act on it, so N workers create one dispatch, not N. A room nobody is in is released,
@@ -24,6 +25,8 @@ log = get_logger(__name__)
 
 # Lapses older than this are no longer watched (the work per beat stays bounded).
 HORIZON_S = 600.0
+# A dead owner shows at once (steward/store/liveness.py): look at least this often.
+MAX_PERIOD_S = 1.0
 
 
 class Redispatcher:
@@ -34,8 +37,8 @@ class Redispatcher:
         self.dispatcher = dispatcher
         self.steward_identity = steward_identity
         self.runs = QueuedRuns(leases.pool)
-        # A little faster than the lease: a lapse is seen within a third of it.
-        self.period_s = leases.ttl_s / 3
+        # A lapse is seen within a third of the lease, a dead owner within a second.
+        self.period_s = min(leases.ttl_s / 3, MAX_PERIOD_S)
         # A dispatch no worker acted on (all full, a job that failed) is tried again.
         self.retry_s = max(4 * leases.ttl_s, 10.0)
         self._tasks = TaskSet("redispatch_crashed")

@@ -253,6 +253,7 @@ class RoomRuntime:
                 room_id,
             ),
             limit_per_min=s.steward_abuse_strikes_per_min,
+            mute_s=s.steward_abuse_mute_seconds,
         )
         self._tasks = TaskSet("room_task_failed", room=room_id)
         self._handlers: dict[
@@ -497,6 +498,7 @@ class RoomRuntime:
     # --- participants --------------------------------------------------------------------
     def _on_participant_connected(self, p: rtc.RemoteParticipant) -> None:
         self.participants.joined(p.identity, _joined_ms(p), dict(p.attributes), p.sid)
+        self.abuse.rejoined(p.identity)  # a muted identity's new connection is muted again
 
     def _on_participant_disconnected(self, p: rtc.RemoteParticipant) -> None:
         self.participants.left(p.identity)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,10 @@ class Received:
 
     data: bytes
     mime_type: str
+
+
+# Ids of requests given up on that are remembered, for their late streams.
+GIVEN_UP_KEPT = 256
 
 
 @dataclass
@@ -117,6 +122,9 @@ class StreamInbox:
 
     def __init__(self, on_reject: Callable[..., None]) -> None:
         self._expected: dict[str, _Expected] = {}
+        # Requests given up on (timed out, superseded), by id: their sender's late streams
+        # are closed unread but are no one's fault, so they are not strikes. Bounded.
+        self._given_up: OrderedDict[str, str] = OrderedDict()
         self._tasks = TaskSet("context_stream_task_failed")
         self.hooks = StageHooks()
         self._on_reject = on_reject
@@ -143,6 +151,9 @@ class StreamInbox:
     def discard(self, request_id: str) -> None:
         expected = self._expected.pop(request_id, None)
         if expected is not None:
+            self._given_up[request_id] = expected.sender
+            while len(self._given_up) > GIVEN_UP_KEPT:
+                self._given_up.popitem(last=False)
             for fut in expected.futures.values():
                 if not fut.done():
                     fut.cancel()
@@ -168,7 +179,8 @@ class StreamInbox:
         expected = self._expected.get(request_id)
         fut = expected.futures.get(kind) if expected is not None else None
         if expected is None or fut is None or expected.sender != sender:
-            self._on_reject(topic, sender, "unexpected_stream")
+            late = expected is None and self._given_up.get(request_id) == sender
+            self._on_reject(topic, sender, "late_stream" if late else "unexpected_stream")
             reader.close()  # not read at all; closing also ends its SDK subscription
             return
         mime_type = reader.info.mime_type or ""

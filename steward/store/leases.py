@@ -1,9 +1,10 @@
 """Room leases (migration 0013): which steward serves a room, with a fencing token.
 
 A steward holds a room's lease while it serves the room and renews it every third of the
-lease time. A lease not renewed in time may be taken by another steward, which bumps the
-token; the outbox refuses appends that carry an old or expired token (`Outbox.append`'s
-`fence`), so a steward that was frozen and comes back publishes nothing.
+lease time. A lease not renewed in time, or whose owner process is gone (its liveness lock
+dropped: steward/store/liveness.py), may be taken by another steward, which bumps the token;
+the outbox refuses appends that carry an old or expired token (`Outbox.append`'s `fence`), so a
+steward that was frozen and comes back publishes nothing.
 """
 
 from __future__ import annotations
@@ -21,24 +22,31 @@ from datetime import datetime
 import asyncpg
 
 from steward.obs.logging import get_logger
+from steward.store.liveness import owner_gone
 
 log = get_logger(__name__)
 
-# Take the room if it is free, expired, or already ours; a new holder gets a new token.
-_ACQUIRE = """
-INSERT INTO room_leases (room_id, owner, token, expires_at)
-VALUES ($1, $2, 1, now() + make_interval(secs => $3))
+# Take the room if it is free, expired, its owner is gone, or already ours; a new holder gets
+# a new token.
+_ACQUIRE = f"""
+INSERT INTO room_leases (room_id, owner, token, expires_at, owner_key)
+VALUES ($1, $2, 1, now() + make_interval(secs => $3), $4)
 ON CONFLICT (room_id) DO UPDATE SET
     owner = EXCLUDED.owner, token = room_leases.token + 1, acquired_at = now(),
-    heartbeat_at = now(), expires_at = EXCLUDED.expires_at, redispatch_after = NULL
+    heartbeat_at = now(), expires_at = EXCLUDED.expires_at, redispatch_after = NULL,
+    owner_key = EXCLUDED.owner_key
 WHERE room_leases.expires_at <= now() OR room_leases.owner = EXCLUDED.owner
+   OR {owner_gone("room_leases")}
 RETURNING token, expires_at
 """
 # Renewal needs the same token only: a lease that lapsed but that nobody took is still ours.
-_RENEW = """
+# Every lease a process holds is renewed in one statement (one round trip per beat, not one
+# per room); it returns the rooms still held.
+_RENEW_MANY = """
 UPDATE room_leases SET heartbeat_at = now(), expires_at = now() + make_interval(secs => $3)
-WHERE room_id = $1 AND token = $2
-RETURNING expires_at
+FROM unnest($1::text[], $2::bigint[]) AS u(room_id, token)
+WHERE room_leases.room_id = u.room_id AND room_leases.token = u.token
+RETURNING room_leases.room_id
 """
 # Released: expired at its last heartbeat, which tells it apart from a lease that lapsed.
 # The same, from the outbox, keeping the lease's own length (it does not know the setting).
@@ -47,17 +55,21 @@ UPDATE room_leases SET heartbeat_at = now(), expires_at = now() + (expires_at - 
 WHERE room_id = $1 AND token = $2 AND expires_at > heartbeat_at
 RETURNING token
 """
-# Lapsed or released recently, and no worker has claimed this lapse for re-dispatch yet.
-_UNATTENDED = """
+# Lapsed or released recently, or its owner gone, and no worker has claimed this lapse for
+# re-dispatch yet. One query; pg_locks is read once (a hashed subplan) and only for live rows.
+_UNATTENDED = f"""
 SELECT room_id FROM room_leases
-WHERE expires_at <= now() AND expires_at > now() - make_interval(secs => $1)
+WHERE (expires_at <= now() AND expires_at > now() - make_interval(secs => $1)
+       OR expires_at > now() AND {owner_gone("room_leases")})
   AND (redispatch_after IS NULL OR redispatch_after <= now())
 ORDER BY expires_at
 """
-# One worker wins a lapse: the others see it moved forward and skip it.
-_CLAIM_LAPSE = """
-UPDATE room_leases SET redispatch_after = now() + make_interval(secs => $2)
-WHERE room_id = $1 AND expires_at <= now()
+# One worker wins a lapse: the others see it moved forward and skip it. A lease whose owner
+# is gone expires here, so from now on it reads as any lapse (`vacate`, `expired`).
+_CLAIM_LAPSE = f"""
+UPDATE room_leases SET redispatch_after = now() + make_interval(secs => $2),
+    expires_at = least(expires_at, now())
+WHERE room_id = $1 AND (expires_at <= now() OR {owner_gone("room_leases")})
   AND (redispatch_after IS NULL OR redispatch_after <= now())
 RETURNING token
 """
@@ -117,14 +129,20 @@ async def regain(pool: asyncpg.Pool, room_id: str, token: int) -> bool:
 
 
 class RoomLeases:
-    def __init__(self, pool: asyncpg.Pool, owner: str, *, ttl_s: float) -> None:
+    """`owner_key`: the owner process's liveness key (steward/store/liveness.py), stored
+    with each lease it takes; None: its leases lapse by expiry only."""
+
+    def __init__(
+        self, pool: asyncpg.Pool, owner: str, *, ttl_s: float, owner_key: int | None = None
+    ) -> None:
         self.pool = pool
         self.owner = owner
         self.ttl_s = ttl_s
+        self.owner_key = owner_key
 
     async def acquire(self, room_id: str) -> Lease:
         """Take the room's lease or raise `LeaseHeld`."""
-        row = await self.pool.fetchrow(_ACQUIRE, room_id, self.owner, self.ttl_s)
+        row = await self.pool.fetchrow(_ACQUIRE, room_id, self.owner, self.ttl_s, self.owner_key)
         if row is None:
             held = await self.get(room_id)
             owner, until = (held.owner, held.expires_at) if held else ("?", datetime.min)
@@ -134,7 +152,19 @@ class RoomLeases:
         return Lease(room_id, self.owner, int(row["token"]))
 
     async def renew(self, lease: Lease) -> bool:
-        return await self.pool.fetchval(_RENEW, lease.room_id, lease.token, self.ttl_s) is not None
+        return lease.room_id in await self.renew_many([lease])
+
+    async def renew_many(self, leases: list[Lease]) -> set[str]:
+        """Renew them all at once; returns the rooms whose lease was still ours."""
+        if not leases:
+            return set()
+        rows = await self.pool.fetch(
+            _RENEW_MANY,
+            [lease.room_id for lease in leases],
+            [lease.token for lease in leases],
+            self.ttl_s,
+        )
+        return {str(r["room_id"]) for r in rows}
 
     async def release(self, lease: Lease) -> None:
         """Expire it now, so another steward may take the room at once."""
@@ -158,8 +188,9 @@ class RoomLeases:
         return [str(r["room_id"]) for r in rows]
 
     async def unattended(self, horizon_s: float) -> list[str]:
-        """Rooms without a live lease (lapsed or released within `horizon_s`) that no worker
-        has claimed for re-dispatch (`claim_lapse`) or whose claim ran out."""
+        """Rooms without a live lease (lapsed or released within `horizon_s`, or whose owner
+        process is gone) that no worker has claimed for re-dispatch (`claim_lapse`) or whose
+        claim ran out."""
         rows = await self.pool.fetch(_UNATTENDED, horizon_s)
         return [str(r["room_id"]) for r in rows]
 
@@ -180,7 +211,9 @@ class LeaseKeeper:
     It also answers, cheaply, whether a room may still hear from this process (`confirm`):
     another steward can take a lease only after it expired in Postgres, which is at least a
     lease time after the renewal request that last succeeded was sent; until then a local
-    clock check suffices. Past it (a frozen process, a stalled loop) one renewal decides."""
+    clock check suffices. Past it (a frozen process, a stalled loop) one renewal decides.
+    (A lease is also taken early when its owner's liveness lock is gone; a live process loses
+    that only with its Postgres session, and then its next append is refused: `refused`.)"""
 
     def __init__(self, leases: RoomLeases, on_lost: Callable[[str], None]) -> None:
         self.leases = leases
@@ -237,8 +270,15 @@ class LeaseKeeper:
             self._lose(room_id, lease)
 
     async def renew_all(self) -> None:
-        for room_id, lease in list(self.held.items()):
-            await self._renew(room_id, lease)
+        held = list(self.held.items())
+        sent = time.monotonic()
+        try:  # one statement for every room (a round trip per room cost each idle room)
+            kept = await self.leases.renew_many([lease for _, lease in held])
+        except Exception as err:  # Postgres away: retried next beat; the fence guards
+            log.warning("lease_renew_failed", rooms=len(held), error=str(err))
+            return
+        for room_id, lease in held:
+            self._renewed(room_id, lease, room_id in kept, sent)
 
     async def _renew(self, room_id: str, lease: Lease) -> bool:
         sent = time.monotonic()
@@ -247,6 +287,10 @@ class LeaseKeeper:
         except Exception as err:  # Postgres away: retried next beat; the fence guards
             log.warning("lease_renew_failed", room=room_id, error=str(err))
             return False
+        return self._renewed(room_id, lease, kept, sent)
+
+    def _renewed(self, room_id: str, lease: Lease, kept: bool, sent: float) -> bool:
+        """Take a renewal's answer (requested at `sent`); True if the lease is still ours."""
         if self.held.get(room_id) is not lease:
             return False
         if not kept:

@@ -15,12 +15,16 @@ retention (`prune`).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
 
+from steward.obs.logging import get_logger
 from steward.protocol.messages import Box
+
+log = get_logger(__name__)
 
 # Taken, but its taker's lease is gone and its session never started: the taker died between.
 _ORPHANED = """(
@@ -121,11 +125,7 @@ class QueuedRuns:
 
     async def waiting(self, room_id: str) -> bool:
         """Whether the room has a run to take (a cheap check for the pickup loop)."""
-        found = await self.pool.fetchval(
-            f"SELECT EXISTS (SELECT 1 FROM queued_runs q WHERE room_id = $1 AND {_WAITING})",
-            room_id,
-        )
-        return bool(found)
+        return room_id in await self.rooms_waiting([room_id])
 
     async def take(self, room_id: str, *, owner: str, token: int) -> QueuedRun | None:
         """The room's oldest waiting run, now ours; None if there is none or the lease with
@@ -143,6 +143,15 @@ class QueuedRuns:
             asker=row["asker"],
         )
 
+    async def rooms_waiting(self, room_ids: list[str]) -> set[str]:
+        """Which of `room_ids` have a run to take, in one query."""
+        rows = await self.pool.fetch(
+            "SELECT DISTINCT room_id FROM queued_runs q"
+            f" WHERE room_id = ANY($1::text[]) AND {_WAITING}",
+            room_ids,
+        )
+        return {str(r["room_id"]) for r in rows}
+
     async def expire(self) -> int:
         """Mark runs whose time ran out untaken (readers compute it too; this keeps it)."""
         done = await self.pool.execute(
@@ -159,3 +168,38 @@ class QueuedRuns:
     async def state(self, session_id: str) -> QueuedRunState | None:
         row = await self.pool.fetchrow(_STATE, session_id)
         return None if row is None else QueuedRunState(**dict(row))
+
+
+class RunBell:
+    """Wakes the pickup of every served room that has a run waiting, with ONE query per beat
+    for all of them: a poll per room cost every idle room a round trip each beat."""
+
+    def __init__(self, runs: QueuedRuns, period_s: float) -> None:
+        self.runs = runs
+        self.period_s = period_s
+        self._bells: dict[str, asyncio.Event] = {}
+
+    def register(self, room_id: str) -> asyncio.Event:
+        """The room's bell: set when a run is waiting (its pickup clears it)."""
+        return self._bells.setdefault(room_id, asyncio.Event())
+
+    def unregister(self, room_id: str) -> None:
+        self._bells.pop(room_id, None)
+
+    async def ring(self) -> None:
+        """One beat: look for waiting runs of every registered room, wake those that have."""
+        rooms = list(self._bells)
+        if not rooms:
+            return
+        for room_id in await self.runs.rooms_waiting(rooms):
+            bell = self._bells.get(room_id)
+            if bell is not None:
+                bell.set()
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.period_s)
+            try:
+                await self.ring()
+            except Exception as err:  # Postgres away: next beat
+                log.warning("queued_run_poll_failed", error=str(err))

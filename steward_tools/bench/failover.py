@@ -5,14 +5,16 @@ name; each of `rooms` rooms gets 2 headless clients and an agent dispatch. Every
 one-shot prompt (the scripted model, slow enough to be mid-stream) and a fairy project whose
 orchestrator and drones run on the real `anthropic:` provider against the local Messages
 server and its test model. Mid-run the worker holding the most rooms is SIGKILLed. The other
-workers' re-dispatch watcher (steward/room/redispatch.py) sees the leases lapse with people
-still in the rooms and dispatches them again; the new steward resumes from Postgres.
+workers' re-dispatch watcher (steward/room/redispatch.py) sees its liveness lock gone (or
+its leases lapse) with people still in the rooms and dispatches them again; the new steward
+resumes from Postgres.
 
 Reported: the rooms of the killed worker and how many were served again, the recovery time
-of each (SIGKILL to the new steward's ready attribute in every client of the room; it
-includes the lease, `lease_s`), lost / duplicated / out-of-order actions over all clients,
-whether every canvas equals its room's outbox, and `stale_publishes`: envelopes a client got
-from a replaced steward after its successor had joined (the fence must make it 0).
+of each (SIGKILL to the new steward's ready attribute in every client of the room),
+`taken_before_expiry` (rooms taken before the dead worker's lease, `lease_s`, would have
+expired), lost / duplicated / out-of-order actions over all clients, whether every canvas
+equals its room's outbox, and `stale_publishes`: envelopes a client got from a replaced
+steward after its successor had joined (the fence must make it 0).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +39,7 @@ import asyncpg
 from livekit import rtc
 
 from steward.commands.setup import print_json
-from steward.config import get_settings
+from steward.config import Settings, get_settings
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.names import ATTR_READY
 from steward.room.agent_dispatch import AgentDispatcher
@@ -54,6 +57,8 @@ FAIRY_MODEL = "anthropic:claude-fairy-test"
 ONE_SHOT = "draw a flow chart of our signup with eight steps"
 PROJECT = "project: draw our team as boxes side by side"
 TARGET_RECOVERY_P95_S = 5.0
+# The setting's default: the target holds at the lease a deployment runs with.
+DEFAULT_LEASE_S = float(Settings.model_fields["steward_lease_seconds"].default)
 
 
 @dataclass
@@ -148,6 +153,32 @@ async def lease_owners(db_url: str) -> dict[str, int]:
     return {str(r["room_id"]): int(str(r["owner"]).rsplit(":", 2)[1]) for r in rows}
 
 
+async def _expiries(db_url: str, rooms: list[str]) -> dict[str, datetime]:
+    """room -> when its lease expires (read before the kill: at or before the real expiry)."""
+    conn = await asyncpg.connect(db_url)
+    try:
+        rows = await conn.fetch(
+            "SELECT room_id, expires_at FROM room_leases WHERE room_id = ANY($1)", rooms
+        )
+    finally:
+        await conn.close()
+    return {str(r["room_id"]): r["expires_at"] for r in rows}
+
+
+async def _taken_before_expiry(db_url: str, expiries: dict[str, datetime]) -> int:
+    """Rooms another steward took before the killed one's lease expired (its liveness lock
+    was gone: steward/store/liveness.py)."""
+    conn = await asyncpg.connect(db_url)
+    try:
+        rows = await conn.fetch(
+            "SELECT room_id, acquired_at FROM room_leases WHERE room_id = ANY($1)",
+            list(expiries),
+        )
+    finally:
+        await conn.close()
+    return sum(1 for r in rows if r["acquired_at"] < expiries[str(r["room_id"])])
+
+
 async def _count(db_url: str, sql: str, rooms: list[str]) -> int:
     conn = await asyncpg.connect(db_url)
     try:
@@ -229,7 +260,7 @@ async def run(
     workers: int = 3,
     rooms: int = 12,
     *,
-    lease_s: float = 2.0,
+    lease_s: float = DEFAULT_LEASE_S,
     tokens_per_s: float = 120.0,
     log_dir: Path | None = None,
 ) -> dict[str, Any]:
@@ -283,6 +314,7 @@ async def run(
         of_killed = [r for r in all_rooms if owners.get(r.name) == victim]
         before = {r.name: r.steward(r.clients[0]) for r in of_killed}
         old_sid = {n: p.sid if p else None for n, p in before.items()}
+        expiries = await _expiries(db_url, [r.name for r in of_killed])
         procs.kill(victim)
         killed_at = time.monotonic()
         recovery: dict[str, float] = {}
@@ -332,6 +364,7 @@ async def run(
             "canvases_identical": identical,
             "stale_publishes": stale,
             "served_again": again,
+            "taken_before_expiry": await _taken_before_expiry(db_url, expiries),
             "projects_done": done,
             "lease_s": lease_s,
             "unfinished": await _unfinished(db_url, names),
@@ -390,5 +423,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--workers", type=int, default=3)
     p.add_argument("--rooms", type=int, default=12)
-    p.add_argument("--lease-s", type=float, default=2.0, help="STEWARD_LEASE_SECONDS")
+    p.add_argument("--lease-s", type=float, default=DEFAULT_LEASE_S, help="STEWARD_LEASE_SECONDS")
     p.set_defaults(handler=_handler)

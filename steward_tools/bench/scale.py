@@ -41,7 +41,7 @@ from steward_tools.bench.spy import Sampler
 TARGET_OVERHEAD_P95_MS = 10.0
 ROOMS_PER_CLIENT = 10
 PROFILE_TOP = 5
-IDLE_S = 3.0
+IDLE_S = 5.0
 
 
 async def run(
@@ -88,9 +88,14 @@ async def run(
         )
         rss_idle = self_rss_mb()
         # The rooms' fixed cost: every room joined, both clients in, nothing sent.
+        idle_threads0 = thread_cpu_s()
         idle0 = self_cpu_s()
+        idle_spy = Sampler(profile, f"steward-idle-{rooms}") if profile is not None else None
         await asyncio.sleep(IDLE_S)
         idle_share = (self_cpu_s() - idle0) / IDLE_S
+        idle_by_thread = _shares(idle_threads0, thread_cpu_s(), IDLE_S)
+        if idle_spy is not None:
+            extra["steward_idle_profile"] = idle_spy.stop().summary(PROFILE_TOP)
         machine = _machine_pids(stack, cps)
         machine0 = {k: process_tree_cpu_s(pid) for k, pid in machine.items()}
         threads0 = thread_cpu_s()
@@ -159,6 +164,8 @@ async def run(
             # What the joined rooms cost doing nothing for IDLE_S right after the clients
             # joined (LiveKit connections' keepalives, the steward's timers), in cores.
             "steward_idle_cpu_share": round(idle_share, 3),
+            # The same by thread (Python main vs LiveKit's native threads), in cores.
+            "steward_idle_cpu_share_by_thread": idle_by_thread,
             # Batching: outbox INSERTs and live packets for those envelopes.
             "outbox_inserts": sum(r.broadcaster.flush_stats.inserts for r in runtimes),
             "live_packets": sum(r.broadcaster.flush_stats.packets for r in runtimes),
@@ -194,6 +201,12 @@ async def run(
         for c in cps:
             await c.kill()
         await stack.close()
+
+
+def _shares(before: dict[str, float], after: dict[str, float], wall: float) -> dict[str, float]:
+    """CPU seconds per thread name between two `thread_cpu_s` readings, as cores."""
+    shares = {k: (v - before.get(k, 0.0)) / wall for k, v in after.items()}
+    return {k: round(v, 3) for k, v in sorted(shares.items(), key=lambda kv: -kv[1])[:6]}
 
 
 def _machine_pids(stack: Stack, cps: list[ClientProcess]) -> dict[str, int]:

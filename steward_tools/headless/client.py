@@ -17,7 +17,6 @@ import json
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,7 +26,7 @@ from pydantic import JsonValue
 from steward import ffi_router
 from steward.canvas.mirror import CanvasMirror
 from steward.obs.logging import get_logger
-from steward.protocol.limits import DEFAULT_SCREENSHOT_MAX_BYTES, MAX_ACKED_IDS
+from steward.protocol.limits import ACK_DELAY_MS, DEFAULT_SCREENSHOT_MAX_BYTES
 from steward.protocol.messages import (
     FINAL_STATUSES,
     Ack,
@@ -78,6 +77,7 @@ from steward.protocol.names import (
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.tasks import TaskSet
 from steward.tokens import mint_token
+from steward_tools.headless.acks import AckCoalescer
 from steward_tools.headless.ordering import GapBuffer
 from steward_tools.headless.screenshot import Fitted, fit_jpeg, render_canvas
 
@@ -156,8 +156,9 @@ class HeadlessClient:
     _fault_seen: set[tuple[str, int]] = field(default_factory=set)
     _fault_count: Counter[str] = field(default_factory=Counter)
     _held_back: ActionEnvelope | None = None
-    # While one packet's envelopes (or a filled gap) are applied: one ack per session.
-    _held_acks: dict[str, Ack] | None = None
+    # Acks wait up to this long and leave as one cumulative ack per session (acks.py).
+    ack_delay_s: float = ACK_DELAY_MS / 1000
+    _acks: AckCoalescer | None = None
     _tasks: TaskSet = field(default_factory=lambda: TaskSet("headless_task_failed"))
     _status_event: asyncio.Event = field(default_factory=asyncio.Event)
     # Send the shapes JSON gzip-compressed (as browsers do); False: plain JSON.
@@ -363,9 +364,8 @@ class HeadlessClient:
                 env = ActionEnvelope.model_validate_json(packet.data)
                 self._on_envelope_arrival(env)
             elif topic == TOPIC_ACTIONS:  # several envelopes in one packet, in send order
-                with self._one_ack_per_session():
-                    for env in EnvelopeBatch.model_validate_json(packet.data).envelopes:
-                        self._on_envelope_arrival(env)
+                for env in EnvelopeBatch.model_validate_json(packet.data).envelopes:
+                    self._on_envelope_arrival(env)
             elif topic == TOPIC_STATUS:
                 status = StatusMessage.model_validate_json(packet.data)
                 if status.last_seq is not None:  # a trailing envelope we lack is a gap too
@@ -411,10 +411,9 @@ class HeadlessClient:
             # The steward may have lost our ack: ack again, never apply again.
             self._ack(env, applied=[])
             return
-        with self._one_ack_per_session():
-            for ready in offer.ready:
-                self._apply(ready)
-                self._ack(ready, applied=[a.id for a in ready.actions])
+        for ready in offer.ready:
+            self._apply(ready)
+            self._ack(ready, applied=[a.id for a in ready.actions])
 
     def _apply(self, env: ActionEnvelope) -> None:
         last = self._last_applied_seq.get(env.session_id, 0)
@@ -448,40 +447,9 @@ class HeadlessClient:
                 self.stats.acks_dropped += 1
                 return
         ack = Ack(session_id=env.session_id, seq=env.seq, applied=applied, applied_at=time.time())
-        held = self._held_acks
-        if held is None:
-            self._send_ack(ack)
-            return
-        prev = held.get(env.session_id)
-        if prev is not None and len(prev.applied) + len(applied) > MAX_ACKED_IDS:
-            self._send_ack(prev)
-            prev = None
-        # Envelopes are applied in seq order and duplicates lie below the last applied, so
-        # the highest seq acked here has every one before it applied: one ack covers them.
-        held[env.session_id] = (
-            ack
-            if prev is None
-            else Ack(
-                session_id=env.session_id,
-                seq=max(prev.seq, env.seq),
-                applied=prev.applied + applied,
-                applied_at=ack.applied_at,
-                cumulative=True,
-            )
-        )
-
-    @contextlib.contextmanager
-    def _one_ack_per_session(self) -> Iterator[None]:
-        if self._held_acks is not None:  # already coalescing (a batch that filled a gap)
-            yield
-            return
-        self._held_acks = {}
-        try:
-            yield
-        finally:
-            held, self._held_acks = self._held_acks, None
-            for ack in held.values():
-                self._send_ack(ack)
+        if self._acks is None:
+            self._acks = AckCoalescer(self._send_ack, self.ack_delay_s)
+        self._acks.add(ack)
 
     def _send_ack(self, ack: Ack) -> None:
         self.stats.acks_sent += 1

@@ -4,7 +4,8 @@
   two; a lapsed room nobody is in is released, not dispatched, unless an HTTP run waits there;
 - `steward bench failover` at CI size: 3 `steward worker` processes, 6 rooms with 2 clients
   each running a one-shot prompt and a fairy project (the fairies on the `anthropic:`
-  provider against the local test model); one worker SIGKILLed mid-run. The bench's own
+  provider against the local test model); one worker SIGKILLed mid-run with a 30 s lease:
+  its rooms are taken before the lease expires (its liveness lock is gone). The bench's own
   run is 3 workers x 12 rooms (docs/PERFORMANCE.md).
 """
 
@@ -88,13 +89,14 @@ async def test_two_watchers_dispatch_a_lapsed_or_drained_room_once_and_release_a
 
 
 async def test_a_killed_workers_rooms_are_served_again_with_nothing_lost(tmp_path: Path) -> None:
-    result = await failover.run(workers=3, rooms=6, log_dir=tmp_path)  # worker-N.log there
-    print(result)
+    # A long lease: the rooms move on the dead worker's liveness lock, long before it expires.
+    result = await failover.run(workers=3, rooms=6, lease_s=30, log_dir=tmp_path)
+    print(result)  # and worker-N.log in tmp_path
     assert result["rooms_of_killed"] >= 1, result
     assert result["rooms_recovered"] == result["rooms_of_killed"], result
+    assert result["taken_before_expiry"] == result["rooms_of_killed"], result
     assert result["served_again"] == result["rooms_of_killed"], result
     assert result["takeovers"] == result["rooms_of_killed"], result  # no room moved twice
-    assert result["recovery_s"]["p95"] <= failover.TARGET_RECOVERY_P95_S, result
     assert (result["lost"], result["duplicated"], result["out_of_order"]) == (0, 0, 0), result
     assert result["stale_publishes"] == 0, result
     assert result["canvases_identical"] is True, result

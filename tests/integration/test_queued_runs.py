@@ -11,7 +11,7 @@ from steward.protocol.messages import Box
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
 from steward.store.outbox import Outbox
-from steward.store.queued_runs import QueuedRun, QueuedRuns
+from steward.store.queued_runs import QueuedRun, QueuedRuns, RunBell
 
 pytestmark = pytest.mark.integration
 
@@ -128,3 +128,17 @@ async def state_of(runs: QueuedRuns, session_id: str) -> str:
     found = await runs.state(session_id)
     assert found is not None
     return found.state
+
+
+async def test_one_beat_of_the_bell_wakes_only_the_rooms_with_a_run_waiting(
+    database: Database, room_name: str
+) -> None:
+    runs = QueuedRuns(database.pool)
+    bell = RunBell(runs, period_s=60)
+    waiting, idle, gone = (f"{room_name}-{k}" for k in ("a", "b", "c"))
+    bells = {room: bell.register(room) for room in (waiting, idle, gone)}
+    bell.unregister(gone)
+    await runs.put(run(18, waiting), ttl_s=60)
+    await runs.put(run(19, gone), ttl_s=60)
+    await bell.ring()
+    assert [room for room, b in bells.items() if b.is_set()] == [waiting]

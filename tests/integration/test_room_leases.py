@@ -92,6 +92,21 @@ async def _rows(database: Database, room: str) -> list[tuple[str, int, str]]:
     return [(r["session_id"], r["seq"], r["p"]) for r in rows]
 
 
+async def test_one_statement_renews_every_held_lease_and_names_the_ones_lost(
+    database: Database,
+) -> None:
+    first = RoomLeases(database.pool, "w1", ttl_s=TTL)
+    second = RoomLeases(database.pool, "w2", ttl_s=TTL)
+    kept = [await first.acquire(room) for room in ("m1", "m2")]
+    taken = await first.acquire("m3")
+    await asyncio.sleep(TTL + 0.2)  # all three lapse; another steward takes m3
+    await second.acquire("m3")
+    assert await first.renew_many([*kept, taken]) == {"m1", "m2"}
+    with pytest.raises(LeaseHeld):  # renewed: still refused to the other
+        await second.acquire("m1")
+    assert await first.renew_many([]) == set()
+
+
 async def test_a_steward_frozen_past_its_lease_publishes_nothing_after_a_takeover(
     livekit_server: LiveKitServer, database: Database, room_name: str, tmp_path: Path
 ) -> None:

@@ -71,6 +71,10 @@ async def test_a_sweep_acts_once_per_claimed_lapse_and_isolates_failures() -> No
     assert any(e["event"] == "room_vacated" and e["room"] == "empty" for e in logs)
 
 
-async def test_the_watch_period_is_a_third_of_the_lease() -> None:
-    watcher = Redispatcher(FakeLeases([], set()), FakeLiveKit({}, set()), steward_identity="s")  # type: ignore[arg-type]
-    assert watcher.period_s == 2.0 and watcher.retry_s == 24.0
+async def test_the_watch_period_is_a_third_of_the_lease_at_most_a_second() -> None:
+    leases = FakeLeases([], set())
+    watcher = Redispatcher(leases, FakeLiveKit({}, set()), steward_identity="s")  # type: ignore[arg-type]
+    assert watcher.period_s == 1.0 and watcher.retry_s == 24.0  # a dead owner shows at once
+    leases.ttl_s = 1.5
+    watcher = Redispatcher(leases, FakeLiveKit({}, set()), steward_identity="s")  # type: ignore[arg-type]
+    assert watcher.period_s == 0.5 and watcher.retry_s == 10.0

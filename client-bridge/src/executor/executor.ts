@@ -4,8 +4,8 @@ import type { Editor, TLRecord, TLShape } from 'tldraw'
 import { UI_ONLY_VERBS } from '../canvas/apply'
 import { applyToEditor } from '../canvas/editor-canvas'
 import { withSeededRandom } from '../canvas/seeded'
-import { MAX_ACKED_IDS } from '../protocol.gen'
 import type { Ack, ActionEnvelope, Box, Resync, WireAction } from '../protocol.gen'
+import { AckHolder } from './acks'
 import type { ReloadMemory } from './memory'
 import { Sequencer } from './sequencer'
 
@@ -55,7 +55,7 @@ export class Executor {
   /** Ids of every action applied, in order (tests and the UI read it). */
   readonly appliedLog: string[] = []
   // While a packet's envelopes are applied: the ack each session gets when it is done.
-  private heldAcks: Map<string, Ack> | null = null
+  private heldAcks: AckHolder | null = null
 
   constructor(private readonly deps: ExecutorDeps) {
     this.sequencer = new Sequencer(deps.memory, {
@@ -79,24 +79,18 @@ export class Executor {
       for (const env of envelopes) this.sequencer.push(env)
       return
     }
-    const held = (this.heldAcks = new Map<string, Ack>())
+    const held = (this.heldAcks = new AckHolder((ack) => this.deps.sendAck(ack)))
     try {
       for (const env of envelopes) this.sequencer.push(env)
     } finally {
       this.heldAcks = null
-      for (const ack of held.values()) this.deps.sendAck(ack)
+      held.flush()
     }
   }
 
   private ack(ack: Ack) {
-    const held = this.heldAcks
-    if (!held) return this.deps.sendAck(ack)
-    let prev = held.get(ack.sessionId)
-    if (prev && prev.applied.length + ack.applied.length > MAX_ACKED_IDS) {
-      this.deps.sendAck(prev)
-      prev = undefined
-    }
-    held.set(ack.sessionId, prev ? { ...ack, seq: Math.max(prev.seq, ack.seq), applied: [...prev.applied, ...ack.applied], cumulative: true } : ack)
+    if (!this.heldAcks) return this.deps.sendAck(ack)
+    this.heldAcks.add(ack)
   }
 
   resyncAll() {
