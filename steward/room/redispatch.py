@@ -31,12 +31,18 @@ MAX_PERIOD_S = 1.0
 
 class Redispatcher:
     def __init__(
-        self, leases: RoomLeases, dispatcher: AgentDispatcher, *, steward_identity: str
+        self,
+        leases: RoomLeases,
+        dispatcher: AgentDispatcher,
+        *,
+        steward_identity: str,
+        runs: QueuedRuns,
     ) -> None:
         self.leases = leases
         self.dispatcher = dispatcher
         self.steward_identity = steward_identity
-        self.runs = QueuedRuns(leases.pool)
+        # HTTP runs waiting for a room keep it dispatched even with nobody in it.
+        self.runs = runs
         # A lapse is seen within a third of the lease, a dead owner within a second.
         self.period_s = min(leases.ttl_s / 3, MAX_PERIOD_S)
         # A dispatch no worker acted on (all full, a job that failed) is tried again.

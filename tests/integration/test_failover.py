@@ -48,6 +48,7 @@ async def test_two_watchers_dispatch_a_lapsed_or_drained_room_once_and_release_a
             RoomLeases(database.pool, f"w{i}", ttl_s=TTL),
             AgentDispatcher(livekit_server.url, key, secret, agent_name=agent),
             steward_identity="canvas-steward",
+            runs=QueuedRuns(database.pool),
         )
         for i in range(2)
     ]
