@@ -10,9 +10,11 @@
   made while a flush runs, or in the same loop turn, make the next one. Retransmits and
   replays go in batches too.
 - A partial envelope (a preview, superseded by the action's next version) is not sent while
-  the action's previous preview is still unacked by some participant: under load a room
-  sends fewer previews, clocked by its clients' acks; finals are always sent, so every
-  canvas ends the same. Skipped previews take no seq (the stream has no gaps).
+  the action's previous preview is still unacked by some participant (under load a room
+  sends fewer previews, clocked by its clients' acks), nor within `preview_interval_s` of
+  it (an action's shape updates at most that often while it streams; its first preview is
+  never held). Finals are always sent, so every canvas ends the same. Skipped previews take
+  no seq (the stream has no gaps).
 - Publishing never waits for acks, nor for LiveKit's completion of the previous packet: each
   packet is handed over in seq order and its completion is watched in the background (at
   most `MAX_IN_FLIGHT` per room); its retransmit timer starts when LiveKit has sent it.
@@ -66,6 +68,8 @@ CLOSE_FLUSH_S = 5.0
 # Envelopes queued for the flush beyond which a non-waiting send waits for it (backpressure).
 MAX_QUEUED = 256
 GIVE_UP_S = 60.0
+# An action's previews at most this often (its first at once; its final always).
+PREVIEW_INTERVAL_S = 0.2
 # Ack rows waiting for Postgres; acks only spare replays, so a long outage may drop some.
 MAX_ACK_ROWS_KEPT = 50_000
 
@@ -87,7 +91,8 @@ class StreamStats:
     actions: int = 0
     retransmits: int = 0
     resyncs: int = 0
-    previews_coalesced: int = 0
+    previews_coalesced: int = 0  # previews not sent: unacked predecessor, or paced
+    previews_paced: int = 0  # of those, held by `preview_interval_s` alone
     last_seq: int = 0
     acks: Counter[str] = field(default_factory=Counter)
     first_envelope_at: float | None = None
@@ -169,8 +174,10 @@ class Broadcaster:
         mirror: CanvasMirror | None = None,
         clock: Callable[[], float] = time.monotonic,
         fence: int | None = None,
+        preview_interval_s: float = PREVIEW_INTERVAL_S,
     ) -> None:
         self.room_id = room_id
+        self.preview_interval_s = preview_interval_s
         # The room lease's token: every append carries it, so a lost lease publishes nothing.
         self.fence = fence
         self._publish = publish
@@ -188,8 +195,8 @@ class Broadcaster:
         self._clocks: dict[str, _AckClock] = {}
         # participant → session → highest seq sent to it (acks above it are refused).
         self._sent_to: dict[str, dict[str, int]] = {}
-        # (session_id, action id) → seq of its last preview sent; dropped at its final.
-        self._previews: dict[tuple[str, str], int] = {}
+        # (session_id, action id) → (seq, clock) of its last preview sent; dropped at its final.
+        self._previews: dict[tuple[str, str], tuple[int, float]] = {}
         self._ack_rows: list[AckRow] = []
         # Envelopes numbered and waiting for the flush; the last one numbered.
         self._queue: list[_Queued] = []
@@ -259,8 +266,11 @@ class Broadcaster:
         self._raise_failed(session_id)
         if not actions:
             return seq
-        if partial and self._previews_unacked(session_id, actions):
-            self.stats(session_id).previews_coalesced += 1
+        held = self._held_preview(session_id, actions) if partial else None
+        if held is not None:
+            stats = self.stats(session_id)
+            stats.previews_coalesced += 1
+            stats.previews_paced += held == "paced"
             return seq
         last = self._number(session_id, actions, partial)
         if wait or len(self._queue) >= MAX_QUEUED:
@@ -277,12 +287,13 @@ class Broadcaster:
     def _number(self, session_id: str, actions: list[WireAction], partial: bool) -> _Queued:
         """Apply to the mirror, number, encode and queue every envelope of one send."""
         seq = self._seq[session_id]
+        now = self._clock()
         self.mirror.apply(actions, partial=partial, session=session_id)
         for group in pack(session_id, actions, partial=partial):
             seq += 1
             for action in group:
                 if partial:
-                    self._previews[(session_id, action.id)] = seq
+                    self._previews[(session_id, action.id)] = (seq, now)
                 else:
                     self._previews.pop((session_id, action.id), None)
             self._room_order += 1
@@ -383,7 +394,7 @@ class Broadcaster:
         for session_id in sessions:
             self._seq.pop(session_id, None)
         first = {q.session_id: q.seq for q in reversed(failed)}
-        for key, seq in list(self._previews.items()):
+        for key, (seq, _) in list(self._previews.items()):
             if key[0] in first and seq >= first[key[0]]:
                 del self._previews[key]
         waited = {q.session_id for q in failed if q.done is not None}
@@ -396,19 +407,26 @@ class Broadcaster:
         if err is not None:
             raise err
 
-    def _previews_unacked(self, session_id: str, actions: list[WireAction]) -> bool:
-        """Every action of a partial send has a previous preview still queued, or that some
-        participant has not acked (or LiveKit has not sent): this one would only queue
-        behind it."""
+    def _held_preview(self, session_id: str, actions: list[WireAction]) -> str | None:
+        """Why a partial send is not sent, or None: every action of it has a previous preview
+        numbered within `preview_interval_s` ("paced"), or still queued, unacked by some
+        participant or not yet sent by LiveKit ("unacked"): its successor (or the final)
+        carries everything it has."""
         handed = self._handed.get(session_id, 0)
+        now = self._clock()
+        reason = "paced"
         for action in actions:
-            seq = self._previews.get((session_id, action.id))
-            if seq is None:
-                return False
+            prev = self._previews.get((session_id, action.id))
+            if prev is None:
+                return None
+            seq, at = prev
+            if now - at < self.preview_interval_s:
+                continue
             key = (session_id, seq)
             if seq <= handed and not any(key in p for p in self._pending.values()):
-                return False
-        return True
+                return None
+            reason = "unacked"
+        return reason
 
     async def last_seq(self, session_id: str) -> int:
         """The session's highest seq sent (0 before any), from the outbox if not ours; what

@@ -170,6 +170,7 @@ class RoomRuntime:
             self._recipients,
             retransmit_after_s=s.steward_retransmit_after_ms / 1000,
             retransmit_attempts=s.steward_retransmit_attempts,
+            preview_interval_s=s.steward_preview_interval_ms / 1000,
             mirror=self.mirror,
             fence=fence,
         )

@@ -52,6 +52,35 @@ async def loop_lag(marks: Marks, period: float = 0.05) -> None:
         )
 
 
+async def pg_round_trips(marks: Marks, pool: Any, period: float = 0.05) -> None:
+    """Samples the outbox pool beside the run's INSERTs: how long a connection takes to
+    acquire (`pg_acquire_ms`) and a `SELECT 1` on it (`pg_select1_ms`: a round trip with no
+    row, no commit). An INSERT no slower than these waits for the round trip (the loop and
+    Postgres getting a core), not for its own work or its commit."""
+    while True:
+        await asyncio.sleep(period)
+        t0 = time.monotonic()
+        async with pool.acquire() as conn:
+            t1 = time.monotonic()
+            await conn.fetchval("SELECT 1")
+            marks.stage("pg_select1_ms", t1)
+        marks.stage("pg_acquire_ms", t0, t1)
+
+
+async def sampling(marks: Marks, pool: Any) -> Callable[[], Awaitable[None]]:
+    """Starts the loop-lag and Postgres round-trip samplers; returns the call that stops them."""
+    tasks = [asyncio.ensure_future(c) for c in (loop_lag(marks), pg_round_trips(marks, pool))]
+
+    async def stop() -> None:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    return stop
+
+
 def percentiles(values: list[float]) -> dict[str, float | int | None]:
     """{p50, p95, p99, n} by the nearest-rank method, in the values' unit, rounded to 0.01."""
     if not values:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import time
 import uuid
@@ -32,9 +31,10 @@ from steward_tools.bench.clients import canvas_hash
 from steward_tools.bench.harness import (
     ClientProcess,
     Marks,
+    Stack,
     bounded,
-    loop_lag,
     percentiles,
+    sampling,
     start_stack,
     wait_until,
 )
@@ -171,7 +171,9 @@ async def run_headless(
             lambda: len(runtime.participants.appliers()) == clients, 30, "clients seen"
         )
         probes = RawProbes(runtime.room.local_participant, marks, runtime.participants.appliers)
-        result = await _beside(cp.go(timeout=60 + len(plan) * (30 + typing_ms / 1000)), probes)
+        result = await _beside(
+            cp.go(timeout=60 + len(plan) * (30 + typing_ms / 1000)), probes, stack
+        )
         report = result["rooms"][room]
         applied = {cid: c["applied"] for cid, c in report["clients"].items()}
         e2e, missing = marks.e2e_ms(applied)
@@ -200,18 +202,17 @@ async def run_headless(
     return out
 
 
-async def _beside(run: Awaitable[T], probes: RawProbes) -> T:
-    """The clients' run with raw probes and loop-lag samples (`loop_lag_ms` in `breakdown`:
-    how late the steward's own loop wakes, a part of every stage) taken meanwhile."""
-    lag = asyncio.ensure_future(loop_lag(probes.marks))
+async def _beside(run: Awaitable[T], probes: RawProbes, stack: Stack) -> T:
+    """The clients' run with raw probes, loop-lag samples (`loop_lag_ms` in `breakdown`:
+    how late the steward's own loop wakes, a part of every stage) and Postgres round trips
+    on the outbox's pool (`pg_acquire_ms`, `pg_select1_ms`) taken meanwhile."""
+    stop_sampling = await sampling(probes.marks, stack.service.outbox.pool)
     probes.start()
     try:
         return await run
     finally:
         await probes.stop()
-        lag.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await lag
+        await stop_sampling()
 
 
 def _timing(
@@ -271,6 +272,7 @@ async def run_browsers(
                 typingMs=typing_ms,
             ),
             probes,
+            stack,
         )
         report = (await tabs.call("report", 60, room=room))["clients"]
         clock = await tabs.clock_check(opened["tabs"][0]["index"])

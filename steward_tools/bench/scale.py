@@ -27,9 +27,9 @@ from steward_tools.bench.harness import (
     Marks,
     Stack,
     bounded,
-    loop_lag,
     percentiles,
     process_tree_cpu_s,
+    sampling,
     self_cpu_s,
     self_rss_mb,
     start_stack,
@@ -102,7 +102,7 @@ async def run(
         cpu0 = self_cpu_s()
         t1 = time.monotonic()
         sampler = Sampler(profile, f"steward-{rooms}") if profile is not None else None
-        lag = asyncio.ensure_future(loop_lag(marks))
+        stop_sampling = await sampling(marks, stack.service.outbox.pool)
         try:
             parts = await asyncio.gather(*(c.go(timeout=180 + rooms * 3) for c in cps))
             result: dict[str, Any] = {
@@ -110,7 +110,7 @@ async def run(
                 "cpu_s": round(sum(part.get("cpu_s") or 0 for part in parts), 2),
             }
         finally:
-            lag.cancel()
+            await stop_sampling()
             # CPU figures are read before py-spy stops: writing its files is not the run.
             wall = time.monotonic() - t1
             cpu = self_cpu_s() - cpu0
@@ -191,6 +191,7 @@ async def run(
             "retransmits": sum(st.retransmits for st in streams),
             "resyncs": sum(st.resyncs for st in streams),
             "previews_coalesced": sum(st.previews_coalesced for st in streams),
+            "previews_paced": sum(st.previews_paced for st in streams),
             "degraded_contexts": sum(r.context.degraded_runs for r in runtimes),
             "target_overhead_p95_ms": TARGET_OVERHEAD_P95_MS,
             "errors": sorted({e for rep in reports.values() for e in rep["errors"]})[:5],

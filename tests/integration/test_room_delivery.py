@@ -96,41 +96,49 @@ async def test_injected_duplicates_reorders_drops_and_lost_acks(
         await close_all(clients)
 
 
+@pytest.mark.parametrize("held_by", ["acks", "pacing"])
 async def test_a_busy_room_sends_fewer_previews_and_ends_identical_to_the_outbox(
-    steward: StewardService, livekit_server: LiveKitServer, room_name: str
+    livekit_server: LiveKitServer, database: Database, room_name: str, held_by: str
 ) -> None:
-    """A preview still unacked is superseded by the next: a slow client gets fewer."""
-    runtime = await steward.join(room_name)
-    faults = {"bob": Faults(ack_delay_s=0.15)}
-    clients = await join_clients(
-        livekit_server, room_name, ["alice", "bob"], runtime, faults=faults
-    )
-    try:
-        reply = await clients[0].prompt("draw our signup flow")
-        assert reply.session_id
-        sid = reply.session_id
-        assert await clients[0].wait_status(sid) == "done"
-        await settle(runtime, clients, sid)
-        stream = runtime.broadcaster.stats(sid)
-        # The script streams 10 previews (one per envelope) and 7 finals;
-        # bob's slow acks held most previews.
-        assert stream.previews_coalesced >= 5, stream
-        rows = await runtime.deps.outbox.session_after(room_name, sid, 0)
-        assert [r.seq for r in rows] == list(range(1, stream.last_seq + 1))
-        previews = sum(1 for r in rows if ActionEnvelope.model_validate_json(r.payload).partial)
-        assert previews == 10 - stream.previews_coalesced
-        replayed = CanvasMirror()
-        for row in rows:
-            env = ActionEnvelope.model_validate_json(row.payload)
-            replayed.apply(env.actions, partial=bool(env.partial), session=sid)
-        for c in clients:
-            assert c.stats.actions_applied == 7
-            assert c.stats.partials_applied == previews
-            assert c.stats.duplicates_applied == c.stats.out_of_order_applied == 0
-            assert c.shapes == replayed.shapes == runtime.mirror.shapes
-        assert clients[0].shapes[next(iter(clients[0].shapes))]["props"]["text"] == "Sign up"
-    finally:
-        await close_all(clients)
+    """A preview is superseded by the next: one still unacked (a slow client, pacing off)
+    or numbered within the preview interval (prompt acks) is not sent."""
+    interval_ms = 0 if held_by == "acks" else 200
+    faults = {"bob": Faults(ack_delay_s=0.15)} if held_by == "acks" else None
+    async with fixed_script_steward(
+        livekit_server, database, http=False, steward_preview_interval_ms=interval_ms
+    ) as steward:
+        runtime = await steward.join(room_name)
+        clients = await join_clients(
+            livekit_server, room_name, ["alice", "bob"], runtime, faults=faults
+        )
+        try:
+            reply = await clients[0].prompt("draw our signup flow")
+            assert reply.session_id
+            sid = reply.session_id
+            assert await clients[0].wait_status(sid) == "done"
+            await settle(runtime, clients, sid)
+            stream = runtime.broadcaster.stats(sid)
+            # The script streams 10 previews of 3 actions (10 ms apart) and 7 finals.
+            if held_by == "acks":  # bob's slow acks held most previews
+                assert stream.previews_coalesced >= 5 and stream.previews_paced == 0, stream
+            else:  # each action's first preview goes; the next ones come too soon
+                assert stream.previews_paced >= 5, stream
+            rows = await runtime.deps.outbox.session_after(room_name, sid, 0)
+            assert [r.seq for r in rows] == list(range(1, stream.last_seq + 1))
+            envs = [ActionEnvelope.model_validate_json(r.payload) for r in rows]
+            previews = sum(1 for env in envs if env.partial)
+            assert 3 <= previews == 10 - stream.previews_coalesced
+            replayed = CanvasMirror()
+            for env in envs:
+                replayed.apply(env.actions, partial=bool(env.partial), session=sid)
+            for c in clients:
+                assert c.stats.actions_applied == 7
+                assert c.stats.partials_applied == previews
+                assert c.stats.duplicates_applied == c.stats.out_of_order_applied == 0
+                assert c.shapes == replayed.shapes == runtime.mirror.shapes
+            assert clients[0].shapes[next(iter(clients[0].shapes))]["props"]["text"] == "Sign up"
+        finally:
+            await close_all(clients)
 
 
 async def test_client_forced_to_reconnect_mid_stream_resyncs(

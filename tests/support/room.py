@@ -139,11 +139,11 @@ async def close_all(clients: list[HeadlessClient]) -> None:
 
 @contextlib.asynccontextmanager
 async def fixed_script_steward(
-    server: LiveKitServer, database: Database, *, http: bool
+    server: LiveKitServer, database: Database, *, http: bool, **overrides: Any
 ) -> AsyncIterator[StewardService]:
     """A started steward whose runner sends the fixed action script."""
     service = StewardService(
-        room_settings(server, database.url),
+        room_settings(server, database.url, **overrides),
         database=database,
         runner=lambda: FixedScriptRunner(),
     )

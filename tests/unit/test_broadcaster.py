@@ -236,3 +236,36 @@ async def test_a_cumulative_ack_covers_every_envelope_up_to_its_seq() -> None:
     assert b.on_ack("ann", ack) == "unsent_seq"
     assert b.on_ack("bob", Ack(session_id="s", seq=1, applied=[], applied_at=0)) is None
     assert b.unacked("bob") == 3  # a plain ack covers its own seq only
+
+
+async def test_an_actions_previews_are_paced_its_first_and_final_never_held() -> None:
+    now = [0.0]
+    seqs: list[tuple[int, bool]] = []
+
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        seqs.extend((e["seq"], bool(e.get("partial"))) for e in envelopes_in(topic, payload))
+
+    b = Broadcaster(
+        "r",
+        publish,
+        MemoryOutbox(),  # type: ignore[arg-type]
+        lambda: ["ann"],
+        clock=lambda: now[0],
+        preview_interval_s=0.2,
+    )
+    assert await b.send("s", [action(1)], partial=True) == 1  # the first preview: at once
+    b.on_ack("ann", Ack(session_id="s", seq=1, applied=["a1"], applied_at=0))
+    now[0] = 0.1
+    assert await b.send("s", [action(1)], partial=True) == 1  # acked, but 0.1 s after: held
+    assert await b.send("s", [action(2)], partial=True) == 2  # another action's first
+    b.on_ack("ann", Ack(session_id="s", seq=2, applied=["a2"], applied_at=0))
+    now[0] = 0.25
+    assert await b.send("s", [action(1)], partial=True) == 3  # the interval passed
+    now[0] = 0.26
+    assert await b.send("s", [action(1)]) == 4  # a final is never held
+    stats = b.stats("s")
+    assert stats.previews_coalesced == stats.previews_paced == 1
+    assert seqs == [(1, True), (2, True), (3, True), (4, False)]
+    # No pacing: an acked predecessor lets the next preview go at once.
+    b.preview_interval_s = 0.0
+    assert await b.send("s", [action(2)], partial=True) == 5
