@@ -223,7 +223,7 @@ class StewardService:
                 self._liveness = liveness = await Liveness(self.db.url).start()
             ttl = self.settings.steward_lease_seconds
             leases = RoomLeases(self.db.pool, self.owner, ttl_s=ttl, owner_key=liveness.key)
-            self.leases = LeaseKeeper(leases, on_lost=self._lease_lost)
+            self.leases = LeaseKeeper(leases, on_lost=self._lease_lost, liveness=liveness)
             self.leases.start()
         if self._bell is None:
             self._bell = RunBell(QueuedRuns(self.db.pool), self.settings.steward_queue_poll_seconds)

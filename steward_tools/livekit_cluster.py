@@ -53,6 +53,12 @@ class LiveKitCluster:
                 raise TimeoutError(f"node {node} published no stats within {timeout}s")
             time.sleep(0.1)
 
+    def wait_placed(self, room: str) -> None:
+        """Until the node hosting `room` republished its stats: LiveKit places a new room on
+        the node with the fewest rooms by those stats, so rooms created one after another,
+        each waited for, alternate between the nodes."""
+        self.wait_stats(self.room_nodes()[room])
+
     def stop(self) -> None:
         for node in self.nodes:
             with contextlib.suppress(Exception):

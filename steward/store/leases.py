@@ -22,7 +22,7 @@ from datetime import datetime
 import asyncpg
 
 from steward.obs.logging import get_logger
-from steward.store.liveness import owner_gone
+from steward.store.liveness import Liveness, owner_gone
 
 log = get_logger(__name__)
 
@@ -210,16 +210,25 @@ class LeaseKeeper:
 
     It also answers, cheaply, whether a room may still hear from this process (`confirm`):
     another steward can take a lease only after it expired in Postgres, which is at least a
-    lease time after the renewal request that last succeeded was sent; until then a local
-    clock check suffices. Past it (a frozen process, a stalled loop) one renewal decides."""
+    lease time after the renewal request that last succeeded was sent, or once the owner's
+    liveness lock is gone; until then a local check suffices. Past it (a frozen process, a
+    stalled loop, a lock that dropped) one renewal decides."""
 
-    def __init__(self, leases: RoomLeases, on_lost: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        leases: RoomLeases,
+        on_lost: Callable[[str], None],
+        *,
+        liveness: Liveness | None = None,
+    ) -> None:
         self.leases = leases
         self.held: dict[str, Lease] = {}
         self._on_lost = on_lost
         self._task: asyncio.Task[None] | None = None
-        # Per room: the monotonic time until which no other steward can hold its lease.
-        self._sure_until: dict[str, float] = {}
+        self._liveness = liveness
+        # Per room: the monotonic time until which no other steward can hold its lease, and
+        # the liveness epoch it assumes unbroken.
+        self._sure_until: dict[str, tuple[float, int]] = {}
 
     def start(self) -> None:
         if self._task is None:
@@ -228,10 +237,10 @@ class LeaseKeeper:
     async def claim(self, room_id: str) -> Lease:
         lease = self.held.get(room_id)
         if lease is None:
-            sent = time.monotonic()
+            sure = self._sure_from_now()
             lease = await self.leases.acquire(room_id)
             self.held[room_id] = lease
-            self._sure_until[room_id] = sent + self.leases.ttl_s
+            self._sure_until[room_id] = sure
         return lease
 
     async def release(self, room_id: str) -> None:
@@ -257,7 +266,10 @@ class LeaseKeeper:
         lease = self.held.get(room_id)
         if lease is None:
             return False
-        if time.monotonic() < self._sure_until.get(room_id, 0.0):
+        until, epoch = self._sure_until.get(room_id, (0.0, -1))
+        if time.monotonic() < until and (
+            self._liveness is None or self._liveness.unbroken_since(epoch)
+        ):
             return True
         return await self._renew(room_id, lease)
 
@@ -269,33 +281,40 @@ class LeaseKeeper:
 
     async def renew_all(self) -> None:
         held = list(self.held.items())
-        sent = time.monotonic()
+        sure = self._sure_from_now()
         try:  # one statement for every room (a round trip per room cost each idle room)
             kept = await self.leases.renew_many([lease for _, lease in held])
         except Exception as err:  # Postgres away: retried next beat; the fence guards
             log.warning("lease_renew_failed", rooms=len(held), error=str(err))
             return
         for room_id, lease in held:
-            self._renewed(room_id, lease, room_id in kept, sent)
+            self._renewed(room_id, lease, room_id in kept, sure)
 
     async def _renew(self, room_id: str, lease: Lease) -> bool:
-        sent = time.monotonic()
+        sure = self._sure_from_now()
         try:
             kept = await self.leases.renew(lease)
         except Exception as err:  # Postgres away: retried next beat; the fence guards
             log.warning("lease_renew_failed", room=room_id, error=str(err))
             return False
-        return self._renewed(room_id, lease, kept, sent)
+        return self._renewed(room_id, lease, kept, sure)
 
-    def _renewed(self, room_id: str, lease: Lease, kept: bool, sent: float) -> bool:
-        """Take a renewal's answer (requested at `sent`); True if the lease is still ours."""
+    def _renewed(self, room_id: str, lease: Lease, kept: bool, sure: tuple[float, int]) -> bool:
+        """Take a renewal's answer (`sure`: read as it was requested); True if the lease is
+        still ours."""
         if self.held.get(room_id) is not lease:
             return False
         if not kept:
             self._lose(room_id, lease)
             return False
-        self._sure_until[room_id] = sent + self.leases.ttl_s
+        self._sure_until[room_id] = sure
         return True
+
+    def _sure_from_now(self) -> tuple[float, int]:
+        """Read before a request: if it succeeds, the room is ours for a lease time from
+        now, as long as the liveness lock stays unbroken."""
+        epoch = 0 if self._liveness is None else self._liveness.epoch
+        return time.monotonic() + self.leases.ttl_s, epoch
 
     def _lose(self, room_id: str, lease: Lease) -> None:
         del self.held[room_id]

@@ -56,12 +56,23 @@ class Liveness:
         # Positive int4: pg_locks shows the halves as oid (unsigned).
         self.key = secrets.randbelow(2**31 - 2) + 1
         self._conn: asyncpg.Connection | None = None
+        # Bumped whenever the lock may have been lost; read by leases in other threads
+        # (`unbroken_since`): a lease cannot be taken before expiry while it stays the same.
+        self.epoch = 0
         self._dropped = asyncio.Event()
         self._tasks = TaskSet("liveness_crashed")
 
     @property
     def held(self) -> bool:
         return self._conn is not None and not self._conn.is_closed()
+
+    def unbroken_since(self, epoch: int) -> bool:
+        """Held all along since `epoch` was read."""
+        return self.epoch == epoch and self.held
+
+    def _on_drop(self) -> None:
+        self.epoch += 1
+        self._dropped.set()
 
     async def start(self) -> Liveness:
         """Take the lock (a fresh key on a collision) and keep it."""
@@ -93,7 +104,7 @@ class Liveness:
             conn.terminate()
             raise
         self._dropped.clear()
-        conn.add_termination_listener(lambda _c: self._dropped.set())
+        conn.add_termination_listener(lambda _c: self._on_drop())
         self._conn = conn
 
     async def _keep(self) -> None:
@@ -102,6 +113,7 @@ class Liveness:
                 await asyncio.wait_for(self._dropped.wait(), self.probe_s)
             if await self._alive():
                 continue
+            self.epoch += 1
             log.warning("liveness_lost", key=self.key)
             if self._conn is not None:
                 self._conn.terminate()

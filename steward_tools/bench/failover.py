@@ -1,13 +1,14 @@
 """`steward bench failover`: a worker dies mid-run; its rooms are served again elsewhere.
 
-`workers` `steward worker` processes register with one livekit-server under a fresh agent
-name; each of `rooms` rooms gets 2 headless clients and an agent dispatch. Every room runs a
-one-shot prompt (the scripted model, slow enough to be mid-stream) and a fairy project whose
-orchestrator and drones run on the real `anthropic:` provider against the local Messages
-server and its test model. Mid-run the worker holding the most rooms is SIGKILLed. The other
-workers' re-dispatch watcher (steward/room/redispatch.py) sees its liveness lock gone (or
-its leases lapse) with people still in the rooms and dispatches them again; the new steward
-resumes from Postgres.
+`workers` `steward worker` processes register with one livekit-server (with `nodes` > 1:
+with the nodes of a cluster on one Redis in turn, and each room's two clients signal through
+two different nodes) under a fresh agent name; each of `rooms` rooms gets 2 headless clients
+and an agent dispatch. Every room runs a one-shot prompt (the scripted model, slow enough to
+be mid-stream) and a fairy project whose orchestrator and drones run on the real `anthropic:`
+provider against the local Messages server and its test model. Mid-run the worker holding
+the most rooms is SIGKILLed. The other workers' re-dispatch watcher
+(steward/room/redispatch.py) sees its liveness lock gone (or its leases lapse) with people
+still in the rooms and dispatches them again; the new steward resumes from Postgres.
 
 Reported: the rooms of the killed worker and how many were served again, the recovery time
 of each (SIGKILL to the new steward's ready attribute in every client of the room),
@@ -49,6 +50,7 @@ from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.faults import converged, outbox_state, prompt_retrying
 from steward_tools.bench.harness import bounded, percentiles, wait_until
 from steward_tools.bench.responders import PlanResponder
+from steward_tools.livekit_cluster import LiveKitCluster
 from steward_tools.livekit_server import LiveKitServer
 
 log = get_logger(__name__)
@@ -223,9 +225,11 @@ async def _takeovers(db_url: str, rooms: list[str]) -> int:
     )
 
 
-async def _connect(server: LiveKitServer, name: str) -> Room:
+async def _connect(servers: list[LiveKitServer], name: str, i: int) -> Room:
+    """Room `i`'s two clients, through node i and node i + 1 (one node: both through it)."""
     clients = []
-    for who in ("ann", "bob"):
+    for j, who in enumerate(("ann", "bob")):
+        server = servers[(i + j) % len(servers)]
         made = TimedClient.create(
             server.url, server.api_key, server.api_secret, room=name, identity=who
         )
@@ -263,9 +267,12 @@ async def run(
     lease_s: float = DEFAULT_LEASE_S,
     tokens_per_s: float = 120.0,
     log_dir: Path | None = None,
+    nodes: int = 1,
 ) -> dict[str, Any]:
     started = time.monotonic()
-    server = await LiveKitServer().astart()
+    cluster = await LiveKitCluster(nodes).astart() if nodes > 1 else None
+    servers = cluster.nodes if cluster is not None else [await LiveKitServer().astart()]
+    server = servers[0]
     tmp = tempfile.TemporaryDirectory(prefix="steward-failover-")
     pg = EmbeddedPostgres(Path(tmp.name) / "pg")
     model = MessagesServer(responder=PlanResponder(seed=11))
@@ -298,9 +305,12 @@ async def run(
         }
         logs = log_dir or Path(os.environ.get("STEWARD_FAILOVER_LOG_DIR") or tmp.name)
         procs = Workers(env, logs)
-        procs.spawn(workers)
+        procs.spawn(workers, urls=[s.url for s in servers])
         names = [f"failover-{uuid.uuid4().hex[:6]}-{i}" for i in range(rooms)]
-        all_rooms = [await _connect(server, n) for n in names]
+        for i, name in enumerate(names):
+            all_rooms.append(await _connect(servers, name, i))
+            if cluster is not None:
+                await asyncio.to_thread(cluster.wait_placed, name)
         await wait_until(procs.registered, 180, "every worker registered")
         for r in all_rooms:
             # One at a time: an idle worker marks itself full while its first job starts,
@@ -367,6 +377,8 @@ async def run(
             "taken_before_expiry": await _taken_before_expiry(db_url, expiries),
             "projects_done": done,
             "lease_s": lease_s,
+            "nodes": nodes,
+            "rooms_per_node": _per_node(cluster, names),
             "unfinished": await _unfinished(db_url, names),
             "takeovers": await _takeovers(db_url, names),
             "seconds": round(time.monotonic() - started, 1),
@@ -393,7 +405,10 @@ async def run(
         await model.stop()
         pg.stop()
         tmp.cleanup()
-        server.stop()
+        if cluster is not None:
+            cluster.stop()
+        else:
+            server.stop()
 
 
 async def wait_until_async(probe: Any, want: int, timeout: float, what: str) -> None:
@@ -404,6 +419,14 @@ async def wait_until_async(probe: Any, want: int, timeout: float, what: str) -> 
         await asyncio.sleep(0.5)
 
 
+def _per_node(cluster: LiveKitCluster | None, rooms: list[str]) -> list[int]:
+    """How many of `rooms` each node hosts (LiveKit's room_node_map; one node: all)."""
+    if cluster is None:
+        return [len(rooms)]
+    hosts = cluster.room_nodes()
+    return [sum(hosts.get(r) == i for r in rooms) for i in range(len(cluster.nodes))]
+
+
 def _spread(times: list[float]) -> dict[str, float | None]:
     p = percentiles(times)
     return {"p50": p["p50"], "p95": p["p95"], "max": round(max(times), 2) if times else None}
@@ -412,7 +435,9 @@ def _spread(times: list[float]) -> dict[str, float | None]:
 def _handler(args: argparse.Namespace) -> int:
     configure_logging("error", "json")
     result = asyncio.run(
-        bounded(run(args.workers, args.rooms, lease_s=args.lease_s), 900, "failover")
+        bounded(
+            run(args.workers, args.rooms, lease_s=args.lease_s, nodes=args.nodes), 900, "failover"
+        )
     )
     print_json(result)
     return 0 if result["ok"] else 1
@@ -424,4 +449,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--workers", type=int, default=3)
     p.add_argument("--rooms", type=int, default=12)
     p.add_argument("--lease-s", type=float, default=DEFAULT_LEASE_S, help="STEWARD_LEASE_SECONDS")
+    p.add_argument("--nodes", type=int, default=1, help="livekit-server nodes on one Redis")
     p.set_defaults(handler=_handler)

@@ -18,7 +18,8 @@ import pytest
 from steward.fairies.fixed_script import FixedScriptRunner
 from steward.service import StewardService
 from steward.store.database import Database
-from steward.store.liveness import NAMESPACE
+from steward.store.leases import LeaseHeld, LeaseKeeper, RoomLeases
+from steward.store.liveness import NAMESPACE, Liveness
 from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.failover import Room
 from steward_tools.bench.faults import converged
@@ -57,6 +58,34 @@ async def _no_new_connections(database: Database) -> AsyncIterator[None]:
             await admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS true')
     finally:
         await admin.close()
+
+
+async def test_a_lease_whose_liveness_lock_dropped_is_confirmed_in_postgres_not_locally(
+    database: Database, room_name: str
+) -> None:
+    liveness = await Liveness(database.url).start()
+    lost: list[str] = []
+    mine = RoomLeases(database.pool, "mine", ttl_s=LEASE_S, owner_key=liveness.key)
+    keeper = LeaseKeeper(mine, on_lost=lost.append, liveness=liveness)
+    other = RoomLeases(database.pool, "other", ttl_s=LEASE_S, owner_key=None)
+    try:
+        await keeper.claim(room_name)
+        with pytest.raises(LeaseHeld):
+            await other.acquire(room_name)
+        assert await keeper.confirm(room_name)
+        epoch = liveness.epoch
+        async with _no_new_connections(database):
+            await _end_liveness(database, room_name)
+            await wait_for(lambda: liveness.epoch != epoch, 10)
+            taken = await other.acquire(room_name)  # 30 s before the lease expires
+        assert taken.token == 2
+        # The local deadline is still far: only the broken lock sends it to Postgres.
+        assert not await keeper.confirm(room_name)
+        assert lost == [room_name]
+        await wait_for(lambda: liveness.held, 10)  # the lock comes back, same key
+    finally:
+        await keeper.close()
+        await liveness.close()
 
 
 async def test_a_steward_whose_liveness_connection_ends_loses_its_room_and_publishes_nothing(

@@ -91,9 +91,7 @@ async def test_two_nodes_on_one_redis_serve_rooms_and_fail_over_across_nodes(
             for c in room.clients:
                 room.watch(c)
                 await c.connect()
-            # LiveKit places a new room on the node hosting the fewest rooms by the stats
-            # the nodes publish to Redis: wait for the host's next, so the rooms alternate.
-            await asyncio.to_thread(cluster.wait_stats, cluster.room_nodes()[name])
+            await asyncio.to_thread(cluster.wait_placed, name)  # the next room: the other node
         for r in rooms:  # one room, whichever node each client came through
             await wait_until(partial(_met, r), 20, f"{r.name}: ann and bob meet")
         hosts = cluster.room_nodes()
