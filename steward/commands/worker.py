@@ -27,6 +27,7 @@ from steward.service import Draining, StewardService
 from steward.store.database import Database, open_database
 from steward.store.leases import LeaseHeld, RoomLeases, worker_id
 from steward.store.liveness import Liveness, set_process_liveness
+from steward.store.queued_runs import QueuedRuns
 from steward.tokens import reissue_token
 
 log = get_logger(__name__)
@@ -160,7 +161,10 @@ async def _start_watcher(settings: Settings) -> _Watcher:
     set_process_liveness(liveness)
     leases = RoomLeases(db.pool, worker_id(), ttl_s=settings.steward_lease_seconds)
     redispatcher = Redispatcher(
-        leases, AgentDispatcher.from_settings(settings), steward_identity=settings.steward_identity
+        leases,
+        AgentDispatcher.from_settings(settings),
+        steward_identity=settings.steward_identity,
+        runs=QueuedRuns(db.pool),
     )
     redispatcher.start()
     return _Watcher(db, redispatcher, liveness)

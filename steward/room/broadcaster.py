@@ -32,6 +32,8 @@
 - An ack is taken only for an envelope that was sent to its sender (a session and seq it was
   never sent is dropped, counted, never written). A cumulative ack covers every unacked
   envelope of its session up to its seq; ack rows are written in one INSERT per flush.
+- An idle room runs no timer: the retransmit loop sleeps until something is pending, the ack
+  flush until an ack arrives.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ lease lapsed, whose owner process is gone (its liveness lock: steward/store/live
 that a draining worker released, while people are still in it, gets a new
 agent dispatch, which LiveKit hands to a live worker; that steward resumes the room from the
 outbox and the durable fairy state. One conditional UPDATE per lapse (`claim_lapse`) lets one
-worker act on it, so N workers create one dispatch, not N. A room nobody is in is released.
+worker act on it, so N workers create one dispatch, not N. A room nobody is in is released,
+unless an HTTP run waits for it (queued, or taken by the dead steward and never started).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import asyncio
 from steward.obs.logging import get_logger
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.store.leases import RoomLeases
+from steward.store.queued_runs import QueuedRuns
 from steward.tasks import TaskSet
 
 log = get_logger(__name__)
@@ -29,11 +31,18 @@ MAX_PERIOD_S = 1.0
 
 class Redispatcher:
     def __init__(
-        self, leases: RoomLeases, dispatcher: AgentDispatcher, *, steward_identity: str
+        self,
+        leases: RoomLeases,
+        dispatcher: AgentDispatcher,
+        *,
+        steward_identity: str,
+        runs: QueuedRuns,
     ) -> None:
         self.leases = leases
         self.dispatcher = dispatcher
         self.steward_identity = steward_identity
+        # HTTP runs waiting for a room keep it dispatched even with nobody in it.
+        self.runs = runs
         # A lapse is seen within a third of the lease, a dead owner within a second.
         self.period_s = min(leases.ttl_s / 3, MAX_PERIOD_S)
         # A dispatch no worker acted on (all full, a job that failed) is tried again.
@@ -57,7 +66,8 @@ class Redispatcher:
                 continue  # another worker has it, or a steward took the room meanwhile
             try:
                 people = await self.dispatcher.browsers(room)
-                if not people:
+                # An HTTP run queued for it needs a steward even with nobody in the room.
+                if not people and not await self.runs.waiting(room):
                     await self.leases.vacate(room, token)
                     log.info("room_vacated", room=room, token=token)
                     continue

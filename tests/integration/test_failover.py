@@ -1,7 +1,7 @@
 """Failover over the real stack: rooms whose worker died are dispatched again.
 
 - the re-dispatch watcher of two workers over one lapsed lease: one dispatch in LiveKit, not
-  two; a lapsed room nobody is in is released, not dispatched;
+  two; a lapsed room nobody is in is released, not dispatched, unless an HTTP run waits there;
 - `steward bench failover` at CI size: 3 `steward worker` processes, 6 rooms with 2 clients
   each running a one-shot prompt and a fairy project (the fairies on the `anthropic:`
   provider against the local test model); one worker SIGKILLed mid-run with a 30 s lease:
@@ -21,6 +21,7 @@ from steward.room.agent_dispatch import AgentDispatcher
 from steward.room.redispatch import Redispatcher
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
+from steward.store.queued_runs import QueuedRun, QueuedRuns
 from steward_tools.bench import failover
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
@@ -35,7 +36,7 @@ async def test_two_watchers_dispatch_a_lapsed_or_drained_room_once_and_release_a
 ) -> None:
     agent = f"agent-{uuid.uuid4().hex[:6]}"
     busy, empty = f"busy-{uuid.uuid4().hex[:6]}", f"empty-{uuid.uuid4().hex[:6]}"
-    drained = f"drained-{uuid.uuid4().hex[:6]}"
+    drained, waiting = f"drained-{uuid.uuid4().hex[:6]}", f"waiting-{uuid.uuid4().hex[:6]}"
     key, secret = livekit_server.api_key, livekit_server.api_secret
     clients = [
         HeadlessClient.create(livekit_server.url, key, secret, room=room, identity="ann")
@@ -47,30 +48,35 @@ async def test_two_watchers_dispatch_a_lapsed_or_drained_room_once_and_release_a
             RoomLeases(database.pool, f"w{i}", ttl_s=TTL),
             AgentDispatcher(livekit_server.url, key, secret, agent_name=agent),
             steward_identity="canvas-steward",
+            runs=QueuedRuns(database.pool),
         )
         for i in range(2)
     ]
     try:
         for c in clients:
             await c.connect()
-        for room in (busy, empty):
+        for room in (busy, empty, waiting):
             await dead.acquire(room)
+        # Nobody is in `waiting`, but an HTTP run waits for its steward there.
+        run = QueuedRun(f"s-{waiting}", waiting, "draw a box", None, None, asker="http")
+        await QueuedRuns(database.pool).put(run, ttl_s=60)
         assert await watchers[0].sweep() == []  # live leases: nothing to do
         # A draining worker released its room; the other holder died: its leases lapse.
         await dead.release(await RoomLeases(database.pool, "drainer", ttl_s=30).acquire(drained))
         await asyncio.sleep(TTL + 0.2)
-        assert set(await dead.unattended(60)) == {busy, empty, drained}
+        assert set(await dead.unattended(60)) == {busy, empty, drained, waiting}
         swept = await asyncio.gather(*(w.sweep() for w in watchers))
-        # One dispatch per room with people, not one per watcher.
-        assert sorted(r for rooms in swept for r in rooms) == sorted([busy, drained])
-        for room in (busy, drained):
+        # One dispatch per room with people or a run waiting, not one per watcher.
+        assert sorted(r for rooms in swept for r in rooms) == sorted([busy, drained, waiting])
+        for room in (busy, drained, waiting):
             listed = await watchers[0].dispatcher.dispatches(room)
             assert [d.agent_name for d in listed if d.agent_name == agent] == [agent]
         # Both lapses are handled: neither is looked at again before the claim runs out.
         assert await dead.unattended(60) == []
         row = await dead.get(empty)
         assert row is not None and row.expired
-        assert await dead.expired() == [busy]  # the empty room's lease counts as released
+        # The empty room's lease counts as released.
+        assert set(await dead.expired()) == {busy, waiting}
         # A worker taking the room clears the claim: its own lapse later is watched again.
         taken = await RoomLeases(database.pool, "next", ttl_s=TTL).acquire(busy)
         assert taken.token == 2

@@ -3,7 +3,9 @@
 in-process API service), two headless clients, the real `anthropic:` provider against the
 local Messages server. Each run is queued, the room dispatched, and the worker's steward runs
 the runs once each, in order, under the session ids their callers got. A run for a room
-another process serves is queued without a dispatch and taken by that room's steward."""
+another process serves is queued without a dispatch and taken by that room's steward. A run
+whose taker died before starting it, and a run queued behind a draining steward, are run by
+the room's next steward under the ids their callers got."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import asyncio
 import json
 import os
 import subprocess
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,8 @@ from steward.fairies.fixed_script import FixedScriptRunner
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.service import StewardService
 from steward.store.database import Database
+from steward.store.leases import RoomLeases
+from steward.store.queued_runs import QueuedRuns
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.responders import SchemaResponder
 from steward_tools.livekit_server import LiveKitServer
@@ -191,3 +196,141 @@ async def test_a_run_for_a_room_served_elsewhere_is_taken_by_its_steward_without
         await dispatcher.aclose()
         await accepting.close()
         await serving.close()
+
+
+@pytest.fixture
+async def model() -> AsyncIterator[MessagesServer]:
+    server = MessagesServer(responder=SchemaResponder(seed=11, max_actions=4))
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def accepting(
+    livekit_server: LiveKitServer, database: Database
+) -> AsyncIterator[StewardService]:
+    """An API service serving no room: every run it accepts is queued."""
+    settings = room_settings(livekit_server, database.url, steward_agent_name=AGENT)
+    service = await StewardService(settings, database=database, fairies=False).start()
+    yield service
+    await service.close()
+
+
+async def queue_run(
+    http: aiohttp.ClientSession, service: StewardService, room: str, prompt: str
+) -> str:
+    """POST the run to `service`; its session id (the run was queued)."""
+    body = {"roomId": room, "message": prompt}
+    url = f"http://127.0.0.1:{service.http_port}/api/canvas-agent/run"
+    async with http.post(url, json=body, headers=AUTH) as r:
+        answer = await r.json()
+        assert r.status == 202 and answer["status"] == "queued", answer
+        return str(answer["session"])
+
+
+async def model_steward(
+    server: LiveKitServer, database: Database, model: MessagesServer
+) -> StewardService:
+    """A steward (no room yet, no HTTP) whose model is `anthropic:` on the local server."""
+    settings = room_settings(
+        server,
+        database.url,
+        steward_model="anthropic:claude-queue-test",
+        anthropic_base_url=model.base_url,
+        steward_queue_poll_seconds=0.2,
+        steward_context_timeout_s=2.0,
+    )
+    return await StewardService(settings, database=database, fairies=False).start(http=False)
+
+
+async def read_state(http: aiohttp.ClientSession, base: str, sid: str) -> str:
+    async with http.get(f"{base}/api/canvas-agent/run/{sid}", headers=AUTH) as r:
+        assert r.status == 200
+        return str((await r.json())["status"])
+
+
+async def test_a_run_whose_steward_died_before_starting_it_is_run_by_the_next_one(
+    livekit_server: LiveKitServer,
+    database: Database,
+    room_name: str,
+    model: MessagesServer,
+    accepting: StewardService,
+) -> None:
+    serving = await model_steward(livekit_server, database, model)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"])
+    base = f"http://127.0.0.1:{accepting.http_port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            sid = await queue_run(http, accepting, room_name, PROMPTS[0])
+            # A steward takes the run and dies before starting its session.
+            dead = await RoomLeases(database.pool, "dead", ttl_s=0.5).acquire(room_name)
+            taken = await QueuedRuns(database.pool).take(room_name, owner="dead", token=dead.token)
+            assert taken is not None and taken.session_id == sid
+            seen = [await read_state(http, base, sid)]
+            for _ in range(50):  # its lease lapses: the run waits again
+                if seen[-1] != "taken":
+                    break
+                await asyncio.sleep(0.1)
+                seen.append(await read_state(http, base, sid))
+            assert seen[0] == "taken" and seen[-1] == "queued", seen
+            # The next steward of the room runs it, under the id its caller was given.
+            runtime = await serving.join(room_name)
+            for client in clients:
+                assert await client.wait_status(sid, timeout=60) == "done"
+            assert await final_state(http, base, sid) == "done"
+        assert list(runtime.dispatcher.sessions) == [sid]
+        row = await database.pool.fetchrow("SELECT taken_by, taken_token FROM queued_runs")
+        assert row is not None and row["taken_by"] == serving.owner
+        assert row["taken_token"] == dead.token + 1
+        assert await database.pool.fetchval("SELECT count(*) FROM agent_sessions") == 1
+        assert PROMPTS[0] in json.dumps(model.requests)
+        assert clients[0].shapes == clients[1].shapes
+    finally:
+        await close_all(clients)
+        await serving.close()
+
+
+async def test_runs_queued_behind_a_draining_steward_stay_queued_for_the_next_one(
+    livekit_server: LiveKitServer,
+    database: Database,
+    room_name: str,
+    model: MessagesServer,
+    accepting: StewardService,
+) -> None:
+    draining = await model_steward(livekit_server, database, model)
+    following = await model_steward(livekit_server, database, model)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"])
+    base = f"http://127.0.0.1:{accepting.http_port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            sids = [await queue_run(http, accepting, room_name, p) for p in PROMPTS]
+            first = await draining.join(room_name)  # takes the first run; the second waits
+            for _ in range(300):
+                if await read_state(http, base, sids[0]) != "queued":
+                    break
+                await asyncio.sleep(0.05)
+            # SIGTERM's path: the running run may finish, the waiting one is not started.
+            await draining.drain(timeout_s=60)
+            assert await read_state(http, base, sids[0]) == "done"
+            assert await read_state(http, base, sids[1]) == "queued"
+            assert list(first.dispatcher.sessions) == sids[:1]
+            # Released at once: the next steward takes the room and runs the second.
+            second = await following.join(room_name)
+            for client in clients:
+                assert await client.wait_status(sids[1], timeout=60) == "done"
+            assert await final_state(http, base, sids[1]) == "done"
+        assert list(second.dispatcher.sessions) == sids[1:]
+        owners = await database.pool.fetch(
+            "SELECT session_id, taken_by FROM queued_runs ORDER BY created_at"
+        )
+        assert [(r["session_id"], r["taken_by"]) for r in owners] == [
+            (sids[0], draining.owner),
+            (sids[1], following.owner),
+        ]
+        assert await database.pool.fetchval("SELECT count(*) FROM agent_sessions") == 2
+        assert all(p in json.dumps(model.requests) for p in PROMPTS)
+    finally:
+        await close_all(clients)
+        await following.close()
+        await draining.close()

@@ -30,6 +30,14 @@ class FakeLeases:
         self.vacated.append((room_id, token))
 
 
+class FakeRuns:
+    def __init__(self, rooms: set[str]) -> None:
+        self.rooms = rooms
+
+    async def waiting(self, room_id: str) -> bool:
+        return room_id in self.rooms
+
+
 class FakeLiveKit:
     def __init__(self, people: dict[str, list[str]], down: set[str]) -> None:
         self.people = people
@@ -54,17 +62,28 @@ class FakeLiveKit:
 
 
 async def test_a_sweep_acts_once_per_claimed_lapse_and_isolates_failures() -> None:
-    leases = FakeLeases(["failing", "elsewhere", "busy", "empty"], claimed_elsewhere={"elsewhere"})
+    rooms = ["failing", "elsewhere", "busy", "empty", "asked"]
+    leases = FakeLeases(rooms, claimed_elsewhere={"elsewhere"})
     livekit = FakeLiveKit(
         {"failing": ["ann"], "elsewhere": ["bob"], "busy": ["cy"], "empty": []}, down={"failing"}
     )
-    watcher = Redispatcher(leases, livekit, steward_identity="canvas-steward")  # type: ignore[arg-type]
+    watcher = Redispatcher(
+        leases,  # type: ignore[arg-type]
+        livekit,  # type: ignore[arg-type]
+        steward_identity="canvas-steward",
+        runs=FakeRuns({"asked"}),  # type: ignore[arg-type]
+    )
     with capture_logs() as logs:
         dispatched = await watcher.sweep()
-    assert dispatched == ["busy"]
-    assert livekit.dispatched == ["busy"]
+    # Nobody is in `asked`, but an HTTP run waits there: it is dispatched, not released.
+    assert dispatched == ["busy", "asked"]
+    assert livekit.dispatched == ["busy", "asked"]
     # The dead steward goes before the new dispatch; never in a room another worker claimed.
-    assert livekit.removed == [("failing", "canvas-steward"), ("busy", "canvas-steward")]
+    assert livekit.removed == [
+        ("failing", "canvas-steward"),
+        ("busy", "canvas-steward"),
+        ("asked", "canvas-steward"),
+    ]
     assert leases.vacated == [("empty", 7)]
     failed = [e for e in logs if e["event"] == "redispatch_failed"]
     assert [(e["room"], e["error"]) for e in failed] == [("failing", "livekit unreachable")]
@@ -73,8 +92,12 @@ async def test_a_sweep_acts_once_per_claimed_lapse_and_isolates_failures() -> No
 
 async def test_the_watch_period_is_a_third_of_the_lease_at_most_a_second() -> None:
     leases = FakeLeases([], set())
-    watcher = Redispatcher(leases, FakeLiveKit({}, set()), steward_identity="s")  # type: ignore[arg-type]
+    watcher = Redispatcher(
+        leases, FakeLiveKit({}, set()), steward_identity="s", runs=FakeRuns(set())
+    )  # type: ignore[arg-type]
     assert watcher.period_s == 1.0 and watcher.retry_s == 24.0  # a dead owner shows at once
     leases.ttl_s = 1.5
-    watcher = Redispatcher(leases, FakeLiveKit({}, set()), steward_identity="s")  # type: ignore[arg-type]
+    watcher = Redispatcher(
+        leases, FakeLiveKit({}, set()), steward_identity="s", runs=FakeRuns(set())
+    )  # type: ignore[arg-type]
     assert watcher.period_s == 0.5 and watcher.retry_s == 10.0
