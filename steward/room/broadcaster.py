@@ -108,6 +108,7 @@ class FlushStats:
     inserts: int = 0  # outbox INSERT statements (one per flush)
     packets: int = 0  # live packets handed to LiveKit (first sends)
     envelopes: int = 0  # envelopes in them
+    acks: int = 0  # ack packets taken (a cumulative one counts once)
 
 
 @dataclass
@@ -562,6 +563,7 @@ class Broadcaster:
             if stats.first_applied_at is None:
                 stats.first_applied_at = self._clock()
         metrics.ACKS.inc()
+        self.flush_stats.acks += 1
         # A row per envelope (late joiners' replays skip what a row says was applied); the
         # ids the ack lists go with its own seq.
         self._ack_rows.extend(

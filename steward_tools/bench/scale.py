@@ -169,6 +169,8 @@ async def run(
             # Batching: outbox INSERTs and live packets for those envelopes.
             "outbox_inserts": sum(r.broadcaster.flush_stats.inserts for r in runtimes),
             "live_packets": sum(r.broadcaster.flush_stats.packets for r in runtimes),
+            # Acks the steward took, per envelope copy sent live (2 clients: at most 2).
+            "ack_packets": sum(r.broadcaster.flush_stats.acks for r in runtimes),
             "run_wall_s": round(wall, 2),
             "join_s": round(join_s, 2),
             "rss_mb": round(rss_peak, 1),
