@@ -34,9 +34,12 @@ class AckCoalescer:
         self.delay_s = delay_s
         self._held: dict[str, Ack] = {}
         self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
 
     def add(self, ack: Ack) -> None:
         """Hold it (merged into the session's held ack); the first one held arms the timer."""
+        if self._closed:
+            return
         prev = self._held.get(ack.session_id)
         if prev is not None and len(prev.applied) + len(ack.applied) > MAX_ACKED_IDS:
             self._send(prev)
@@ -53,3 +56,12 @@ class AckCoalescer:
         held, self._held = self._held, {}
         for ack in held.values():
             self._send(ack)
+
+    def close(self) -> None:
+        """The client is leaving: drop what is held and hold nothing more, so no ack is sent
+        into a room already left (the steward resends what it never saw acked on rejoin)."""
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._held = {}

@@ -232,6 +232,8 @@ class HeadlessClient:
     async def disconnect(self, *, graceful: bool = True) -> None:
         """Leave. Graceful: first withdraw capabilities, which the steward sees at once (a
         leave itself may be announced seconds later), so a new host is elected quickly."""
+        if self._acks is not None:
+            self._acks.close()
         self._tasks.cancel()
         if graceful and self.room.isconnected():
             with contextlib.suppress(Exception):

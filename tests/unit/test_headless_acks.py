@@ -43,3 +43,14 @@ async def test_an_ack_past_the_id_limit_sends_the_held_one_first() -> None:
     assert [(a.seq, len(a.applied)) for a in sent] == [(1, MAX_ACKED_IDS - 1), (2, 2)]
     acks.flush()
     assert len(sent) == 2
+
+
+async def test_a_closed_coalescer_sends_nothing_more() -> None:
+    """A client leaving closes it: an armed timer must not send into the room it left."""
+    sent: list[Ack] = []
+    acks = AckCoalescer(sent.append, DELAY)
+    acks.add(ack("s", 1))
+    acks.close()
+    acks.add(ack("s", 2))  # an envelope applied while leaving
+    await asyncio.sleep(DELAY * 2)
+    assert sent == []
