@@ -402,6 +402,15 @@ class StewardService:
         await self._queue(run)
         return RunAccepted(run.session_id, "queued")
 
+    async def retire_dispatches(self, room_id: str, *, keep: str) -> None:
+        """The room is served through dispatch `keep`: LiveKit forgets the ones before it."""
+        if self._dispatcher is None:
+            self._dispatcher = AgentDispatcher.from_settings(self.settings)
+        try:
+            await self._dispatcher.retire(room_id, keep=keep)
+        except Exception as err:  # a leftover listing harms nobody: the room stays served
+            log.warning("agent_dispatch_retire_failed", room=room_id, error=str(err))
+
     async def _queue(self, run: QueuedRun) -> None:
         """Keep the run in Postgres; if no steward holds the room's lease, ask LiveKit to
         send the room to a worker (a steward that serves it takes the run within a poll)."""

@@ -1,6 +1,6 @@
 """LiveKit's server API as the steward needs it to hand a room to a worker: create an agent
-dispatch (AgentDispatchService), ask who is in a room and remove a dead steward from it
-(RoomService).
+dispatch (AgentDispatchService), delete the ones of stewards gone from the room, ask who is
+in a room and remove a dead steward from it (RoomService).
 
 One `AgentDispatcher` keeps one HTTP session; both the re-dispatch watcher and the HTTP run
 for a room no steward serves create their dispatches here.
@@ -22,6 +22,12 @@ log = get_logger(__name__)
 class Dispatched:
     room: str
     dispatch_id: str
+
+
+def superseded(listed: list[api.AgentDispatch], agent_name: str, keep: str) -> list[str]:
+    """Ids of the room's dispatches of `agent_name` other than `keep` (the one whose job
+    serves the room): a dead worker's job, or a job that found the room taken."""
+    return [d.id for d in listed if d.agent_name == agent_name and d.id != keep]
 
 
 class AgentDispatcher:
@@ -58,6 +64,16 @@ class AgentDispatcher:
     async def dispatches(self, room: str) -> list[api.AgentDispatch]:
         """The room's dispatches LiveKit still lists (a dead worker's stays listed)."""
         return list(await self._lk().agent_dispatch.list_dispatch(room))
+
+    async def retire(self, room: str, *, keep: str) -> list[str]:
+        """Delete the room's dispatches other than `keep`. A self-hosted livekit-server keeps
+        a dead worker's dispatch listed as active, so each failover would add one."""
+        gone = []
+        for dispatch_id in superseded(await self.dispatches(room), self.agent_name, keep):
+            await self._lk().agent_dispatch.delete_dispatch(dispatch_id, room)
+            log.info("agent_dispatch_deleted", room=room, dispatch=dispatch_id, kept=keep)
+            gone.append(dispatch_id)
+        return gone
 
     async def browsers(self, room: str) -> list[str]:
         """Identities of the room's people (not agents, e.g. a steward); [] if no such room."""

@@ -11,11 +11,24 @@ the most rooms is SIGKILLed. The other workers' re-dispatch watcher
 still in the rooms and dispatches them again; the new steward resumes from Postgres.
 
 Reported: the rooms of the killed worker and how many were served again, the recovery time
-of each (SIGKILL to the new steward's ready attribute in every client of the room),
-`taken_before_expiry` (rooms taken before the dead worker's lease, `lease_s`, would have
-expired), lost / duplicated / out-of-order actions over all clients, whether every canvas
-equals its room's outbox, and `stale_publishes`: envelopes a client got from a replaced
-steward after its successor had joined (the fence must make it 0).
+of each (SIGKILL to the new steward's ready attribute in every client of the room), and that
+time in phases (`phases_s`: SIGKILL to the new agent dispatch, to the new lease, to the new
+steward's join as LiveKit saw it, to every client seeing it ready), `taken_before_expiry`
+(rooms taken before the dead worker's lease, `lease_s`, would have expired), lost /
+duplicated / out-of-order actions over all clients, whether every canvas equals its room's
+outbox, `dispatches_per_room` (dispatches of our agent LiveKit still lists per moved room
+at the end: 1, the dead worker's is deleted) and `stale_publishes`: envelopes a client got
+that are not, field for field, their outbox row, i.e. published without passing the fenced
+append (steward/store/outbox.py) that refuses a steward which lost the room's lease.
+
+Why not count packets by the sender's participant SID: the SDK names a packet's sender by
+identity only (the client looks the participant up by identity when the packet arrives),
+and every steward has the same identity. Under load a client's LiveKit stream can lag
+several seconds; it then gets the dead steward's last packets (sent before the SIGKILL)
+and the new steward's first ones while it still lists the old participant, and counting
+by SID called those stale although the dead worker sent nothing after it died (docs/
+PERFORMANCE.md, failover). A live steward that lost its lease (frozen, stalled) is what the
+fence is for; tests/integration/test_room_leases.py freezes one and checks it says nothing.
 """
 
 from __future__ import annotations
@@ -37,12 +50,13 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from livekit import rtc
+from livekit import api, rtc
 
 from steward.commands.setup import print_json
 from steward.config import Settings, get_settings
 from steward.obs.logging import configure_logging, get_logger
-from steward.protocol.names import ATTR_READY
+from steward.protocol.messages import ActionEnvelope, EnvelopeBatch
+from steward.protocol.names import ATTR_READY, TOPIC_ACTION, TOPIC_ACTIONS
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.store.embedded import EmbeddedPostgres
 from steward_tools.bench.anthropic_server import MessagesServer
@@ -67,10 +81,8 @@ DEFAULT_LEASE_S = float(Settings.model_fields["steward_lease_seconds"].default)
 class Room:
     name: str
     clients: list[TimedClient]
-    # The steward participant each client saw last, and envelopes from one already replaced.
-    steward_sid: dict[str, str] = field(default_factory=dict)
-    replaced: set[str] = field(default_factory=set)
-    stale: int = 0
+    # Every envelope a client got from the steward identity: each must be its outbox row.
+    received: list[ActionEnvelope] = field(default_factory=list)
 
     def steward(self, c: TimedClient) -> rtc.RemoteParticipant | None:
         return c.room.remote_participants.get(get_settings().steward_identity)
@@ -84,20 +96,21 @@ class Room:
         return True
 
     def watch(self, c: TimedClient) -> None:
-        def on_data(packet: rtc.DataPacket) -> None:
-            if packet.participant is not None and packet.participant.sid in self.replaced:
-                self.stale += 1
+        steward = get_settings().steward_identity
 
-        def on_joined(p: rtc.RemoteParticipant) -> None:
-            # A steward joining under the same identity replaces the one before it.
-            old = self.steward_sid.get(c.identity)
-            if p.identity == get_settings().steward_identity and old and old != p.sid:
-                self.replaced.add(old)
-            if p.identity == get_settings().steward_identity:
-                self.steward_sid[c.identity] = p.sid
+        def on_data(packet: rtc.DataPacket) -> None:
+            # The SDK names a packet's sender by identity only, and every steward has the
+            # same one: which steward sent it is not knowable here (see `unfenced`).
+            if packet.participant is None or packet.participant.identity != steward:
+                return
+            with contextlib.suppress(ValueError):
+                if packet.topic == TOPIC_ACTION:
+                    self.received.append(ActionEnvelope.model_validate_json(packet.data))
+                elif packet.topic == TOPIC_ACTIONS:
+                    batch = EnvelopeBatch.model_validate_json(packet.data)
+                    self.received.extend(batch.envelopes)
 
         c.room.on("data_received", on_data)
-        c.room.on("participant_connected", on_joined)
 
 
 class Workers:
@@ -225,6 +238,67 @@ async def _takeovers(db_url: str, rooms: list[str]) -> int:
     )
 
 
+async def unfenced(db_url: str, room: Room) -> int:
+    """Envelopes clients got that are not their outbox row: published without the fenced
+    append (steward/store/outbox.py), so possibly by a steward that had lost the room."""
+    conn = await asyncpg.connect(db_url)
+    try:
+        rows = await conn.fetch(
+            "SELECT payload::text AS payload FROM outbox WHERE room_id = $1", room.name
+        )
+    finally:
+        await conn.close()
+    stored = {}
+    for row in rows:
+        env = ActionEnvelope.model_validate_json(row["payload"])
+        stored[(env.session_id, env.seq)] = env
+    return sum(1 for env in room.received if stored.get((env.session_id, env.seq)) != env)
+
+
+async def _phases(
+    server: LiveKitServer, db_url: str, rooms: list[str], killed_wall: float
+) -> dict[str, list[float]]:
+    """Per moved room, seconds from the SIGKILL to the new agent dispatch (the watcher saw
+    the dead owner), to the new lease (LiveKit assigned the job, the job started) and to
+    the new steward's join as LiveKit saw it."""
+    lk = api.LiveKitAPI(server.url, server.api_key, server.api_secret)
+    conn = await asyncpg.connect(db_url)
+    out: dict[str, list[float]] = {"dispatched": [], "lease_taken": [], "joined": []}
+    try:
+        sql = "SELECT room_id, acquired_at FROM room_leases WHERE room_id = ANY($1)"
+        taken = {
+            str(r["room_id"]): r["acquired_at"].timestamp() for r in await conn.fetch(sql, rooms)
+        }
+        for room in rooms:
+            made = [
+                d.state.created_at / 1e9  # ns
+                for d in await lk.agent_dispatch.list_dispatch(room)
+                if d.state.created_at / 1e9 > killed_wall
+            ]
+            if made:
+                out["dispatched"].append(min(made) - killed_wall)
+            if room in taken:
+                out["lease_taken"].append(taken[room] - killed_wall)
+            people = await lk.room.list_participants(api.ListParticipantsRequest(room=room))
+            for p in people.participants:
+                if p.identity == get_settings().steward_identity:
+                    out["joined"].append(p.joined_at_ms / 1000 - killed_wall)
+    finally:
+        await conn.close()
+        await lk.aclose()
+    return out
+
+
+async def our_dispatches(dispatcher: AgentDispatcher, rooms: list[str]) -> list[int]:
+    """How many dispatches of our agent LiveKit lists per room (its server-made one for
+    unnamed agents aside): the one serving it, once the dead worker's is deleted."""
+    counts = []
+    for room in rooms:
+        listed = await dispatcher.dispatches(room)
+        counts.append(sum(d.agent_name == dispatcher.agent_name for d in listed))
+    return counts
+
+
 async def _connect(servers: list[LiveKitServer], name: str, i: int) -> Room:
     """Room `i`'s two clients, through node i and node i + 1 (one node: both through it)."""
     clients = []
@@ -326,7 +400,7 @@ async def run(
         old_sid = {n: p.sid if p else None for n, p in before.items()}
         expiries = await _expiries(db_url, [r.name for r in of_killed])
         procs.kill(victim)
-        killed_at = time.monotonic()
+        killed_at, killed_wall = time.monotonic(), time.time()
         recovery: dict[str, float] = {}
         deadline = killed_at + 30 + 10 * lease_s
         while len(recovery) < len(of_killed) and time.monotonic() < deadline:
@@ -334,6 +408,7 @@ async def run(
                 if r.name not in recovery and r.served(old_sid[r.name]):
                     recovery[r.name] = time.monotonic() - killed_at
             await asyncio.sleep(0.05)
+        phases = await _phases(server, db_url, [r.name for r in of_killed], killed_wall)
         # Every session ends: the killed ones as after a restart, the others as usual.
         for r in all_rooms:
             for c, sid in zip(r.clients, sessions[r.name], strict=True):
@@ -360,7 +435,9 @@ async def run(
                 out_of_order += c.stats.out_of_order_applied
                 identical = identical and c.shapes == mirror
         times = list(recovery.values())
-        stale = sum(r.stale for r in all_rooms)
+        stale = 0
+        for r in all_rooms:
+            stale += await unfenced(db_url, r)
         result = {
             "workers": workers,
             "rooms": rooms,
@@ -373,6 +450,11 @@ async def run(
             "out_of_order": out_of_order,
             "canvases_identical": identical,
             "stale_publishes": stale,
+            "phases_s": {
+                **{k: _spread(v) for k, v in phases.items()},
+                "served": _spread(times),
+            },
+            "dispatches_per_room": await our_dispatches(dispatcher, [r.name for r in of_killed]),
             "served_again": again,
             "taken_before_expiry": await _taken_before_expiry(db_url, expiries),
             "projects_done": done,

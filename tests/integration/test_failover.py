@@ -5,7 +5,8 @@
 - `steward bench failover` at CI size: 3 `steward worker` processes, 6 rooms with 2 clients
   each running a one-shot prompt and a fairy project (the fairies on the `anthropic:`
   provider against the local test model); one worker SIGKILLed mid-run with a 30 s lease:
-  its rooms are taken before the lease expires (its liveness lock is gone). The bench's own
+  its rooms are taken before the lease expires (its liveness lock is gone), and LiveKit
+  lists one dispatch per room after (the dead worker's is deleted). The bench's own
   run is 3 workers x 12 rooms (docs/PERFORMANCE.md).
 """
 
@@ -100,5 +101,7 @@ async def test_a_killed_workers_rooms_are_served_again_with_nothing_lost(tmp_pat
     assert result["takeovers"] == result["rooms_of_killed"], result  # no room moved twice
     assert (result["lost"], result["duplicated"], result["out_of_order"]) == (0, 0, 0), result
     assert result["stale_publishes"] == 0, result
+    # The dead worker's dispatch is deleted once the room is served again: one stays listed.
+    assert result["dispatches_per_room"] == [1] * result["rooms_of_killed"], result
     assert result["canvases_identical"] is True, result
     assert result["projects_done"] == 6, result

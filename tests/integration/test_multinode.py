@@ -6,7 +6,8 @@ client on each node, so its two clients only meet if the nodes share the room th
 Rooms are placed on both nodes and dispatched through either node's API; every room is served
 (prompt -> done in both clients). Then the worker holding the most rooms is SIGKILLed: the
 other node's worker gets its rooms back through the re-dispatch watcher, serves prompts in
-them, and every canvas equals its room's outbox. What LiveKit did is printed
+them, LiveKit lists one dispatch per moved room (the dead worker's is deleted), and every
+canvas equals its room's outbox. What LiveKit did is printed
 (docs/DEPLOY.md, "Several livekit-server nodes").
 """
 
@@ -25,7 +26,14 @@ import pytest
 from steward.room.agent_dispatch import AgentDispatcher
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.clients import TimedClient
-from steward_tools.bench.failover import FAIRY_MODEL, Room, Workers, lease_owners
+from steward_tools.bench.failover import (
+    FAIRY_MODEL,
+    Room,
+    Workers,
+    lease_owners,
+    our_dispatches,
+    unfenced,
+)
 from steward_tools.bench.faults import converged, prompt_retrying
 from steward_tools.bench.harness import wait_until
 from steward_tools.bench.responders import PlanResponder
@@ -128,7 +136,10 @@ async def test_two_nodes_on_one_redis_serve_rooms_and_fail_over_across_nodes(
             assert await converged(r.clients, fresh_db_url, r.name, 30), r.name
             for c in r.clients:
                 assert c.stats.duplicates_applied == c.stats.out_of_order_applied == 0, c.stats
-        assert sum(r.stale for r in rooms) == 0
+        assert [await unfenced(fresh_db_url, r) for r in rooms] == [0] * len(rooms)
+        # The dead worker's dispatches are deleted (through the survivor's node).
+        moved = [r.name for r in of_killed]
+        assert await our_dispatches(dispatchers[0], moved) == [1] * len(moved)
         # What LiveKit did: the room's node, the nodes of its clients and of its workers.
         for i, r in enumerate(rooms):
             print(
