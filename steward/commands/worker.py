@@ -71,7 +71,7 @@ async def entrypoint(ctx: Any) -> None:
         await ctx.room.connect(settings.livekit_url, token, room_options(auto_subscribe=False))
         runtime = await service.attach(ctx.room)
         log.info("worker_job_started", room=runtime.room_id, job=ctx.job.id)
-        if ctx.job.dispatch_id:  # none for a job dispatched by a token's room config
+        if ctx.job.dispatch_id:  # a dead worker's dispatch stays listed as active otherwise
             await service.retire_dispatches(runtime.room_id, keep=ctx.job.dispatch_id)
         while not runtime.closed.is_set() and not _DRAINING.is_set():
             with contextlib.suppress(TimeoutError):

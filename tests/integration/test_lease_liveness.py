@@ -21,7 +21,7 @@ from steward.store.database import Database
 from steward.store.leases import LeaseHeld, LeaseKeeper, RoomLeases
 from steward.store.liveness import NAMESPACE, Liveness
 from steward_tools.bench.clients import TimedClient
-from steward_tools.bench.failover import Room
+from steward_tools.bench.failover import Room, unfenced
 from steward_tools.bench.faults import converged
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
@@ -147,7 +147,8 @@ async def test_a_steward_whose_liveness_connection_ends_loses_its_room_and_publi
         again = await prompt_until_accepted(room.clients[0], "draw a box")
         assert await room.clients[0].wait_status(again, timeout=30) == "done"
         assert await converged(room.clients, database.url, room_name, 30)
-        assert room.stale == 0
+        # Every envelope the clients got passed the fenced append (none from the old one).
+        assert await unfenced(database.url, room) == 0
     finally:
         if old.poll() is None:
             await stop_group(old)
