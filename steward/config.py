@@ -144,6 +144,9 @@ class Settings(BaseSettings):
     steward_log_level: Literal["debug", "info", "warning", "error"] = "info"
     # When true, logs include prompt text and image sizes/bytes instead of redacting them.
     steward_debug_payloads: bool = False
+    # When true, the LiveKit SDK's native log records cross into Python logging (the SDK's
+    # default, costly per packet); otherwise Rust writes those at RUST_LOG (warn) to stderr.
+    steward_native_log_capture: bool = False
 
     def grant_keys(self) -> list[str]:
         """Verification keys of prompt grants, the signing key first."""

@@ -227,7 +227,12 @@ class RoomRuntime:
         self.voice: RoomVoice | None = None
         if deps.speech is not None:
             self.voice = RoomVoice(
-                room, room_id, deps.speech, hearing=self._hearing, on_final=self._voice_final
+                room,
+                room_id,
+                deps.speech,
+                hearing=self._hearing,
+                on_final=self._voice_final,
+                may_speak=self._may_speak,
             )
             self.intake.on_transcribed_elsewhere = self.voice.transcribed_elsewhere
         self.composing = ComposingHints(
@@ -337,6 +342,8 @@ class RoomRuntime:
     async def _announce(self) -> None:
         """Browsers drop packets from a participant they do not know yet, and the SFU may
         batch a join for up to 3 s; an attribute change is announced at once."""
+        if not await self._may_speak(ATTR_READY):
+            return
         try:
             ready = str(int(time.time() * 1000))
             await self.room.local_participant.set_attributes({ATTR_READY: ready})

@@ -18,6 +18,7 @@ from livekit import rtc
 from livekit.agents import stt
 
 from steward.obs.logging import get_logger
+from steward.protocol.names import TOPIC_TRANSCRIPTION
 from steward.tasks import TaskSet
 from steward.voice.captions import new_segment_id, publish_caption
 from steward.voice.local_stt import SAMPLE_RATE
@@ -46,12 +47,15 @@ class RoomVoice:
         *,
         hearing: Callable[[str], Hearing],
         on_final: OnFinal,
+        may_speak: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         self.room = room
         self.room_id = room_id
         self._engine = engine
         self._hearing = hearing
         self._on_final = on_final
+        # The room's lease gate: a replaced steward publishes no caption either.
+        self._may_speak = may_speak
         self._listening: dict[str, asyncio.Task[None]] = {}  # track sid → its stream
         self._speaker_of: dict[str, str] = {}  # track sid → speaker
         self._elsewhere: set[str] = set()
@@ -166,14 +170,14 @@ class RoomVoice:
                 text = ev.alternatives[0].text.strip() if ev.alternatives else ""
                 if ev.type == stt.SpeechEventType.INTERIM_TRANSCRIPT and text:
                     segment = segment or new_segment_id()
-                    await self._caption(speaker, sid, segment, text, final=False)
+                    await self.caption(speaker, sid, segment, text, final=False)
                 elif ev.type == stt.SpeechEventType.FINAL_TRANSCRIPT and text:
                     segment, final_segment = None, segment or new_segment_id()
                     self.finals += 1
                     if hearing == "prompt":
                         ended = ev.speech_end_time or time.time()
                         self._spawn(self._on_final(speaker, text, ended))
-                    await self._caption(speaker, sid, final_segment, text, final=True)
+                    await self.caption(speaker, sid, final_segment, text, final=True)
         except asyncio.CancelledError:
             raise
         except Exception as err:  # one microphone's failure never stops the room
@@ -189,9 +193,11 @@ class RoomVoice:
                 self._listening.pop(sid, None)
                 self._speaker_of.pop(sid, None)
 
-    async def _caption(
+    async def caption(
         self, speaker: str, sid: str, segment: str, text: str, *, final: bool
     ) -> None:
+        if self._may_speak is not None and not await self._may_speak(TOPIC_TRANSCRIPTION):
+            return
         try:
             await publish_caption(
                 self.room.local_participant,

@@ -28,7 +28,7 @@ from livekit import rtc
 
 from steward.native_exit import exit_skipping_native_teardown
 from steward.protocol.messages import ActionEnvelope
-from steward_tools.bench.raw import RAW_TOPIC, probe_id
+from steward_tools.bench.raw import RAW_TOPIC, echo_payload, echo_wanted, probe_id
 from steward_tools.headless.client import Faults, HeadlessClient
 
 
@@ -50,6 +50,8 @@ class TimedClient(HeadlessClient):
             pid = probe_id(packet.data)
             if pid is not None:
                 self.raw_at.setdefault(pid, now)
+            if (echo := echo_wanted(packet.data)) is not None:
+                self._spawn(self._send(echo_payload(echo), RAW_TOPIC))
             return
         super()._on_data(packet)
 

@@ -6,6 +6,11 @@ envelope's size, on a bench topic the steward's logic never sees. No outbox, san
 ordering sits on the way; each client timestamps a probe in its data callback. Probes go out
 only while action envelopes are flowing, so both meet the same load; `against_raw` then says
 how far the steward's figures are from what LiveKit alone delivers.
+
+`cpu_floor` measures the other limit, CPU: the same participant publishes envelope-sized
+probes that ask for an echo, and each client answers one ack-sized packet, which is what an
+envelope costs the steward in LiveKit alone (one publish to the room's clients, one ack
+from each). Its CPU per probe is the floor under `steward_cpu_ms_per_envelope`.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from typing import Any
 from livekit import rtc
 
 from steward import ffi_router
-from steward_tools.bench.harness import Marks, percentiles
+from steward.protocol.messages import Ack
+from steward_tools.bench.harness import Marks, percentiles, self_cpu_s, thread_cpu_s
 
 RAW_TOPIC = "bench:raw"  # shaped like the protocol's topics; no client logic handles it
 PROBE_EVERY_S = 0.05
@@ -31,18 +37,40 @@ ENVELOPE_BYTES = 600  # the probe size until the run has published an envelope
 RATIO_TARGETS = {"e2e_over_raw": 1.5, "overhead_over_raw": 0.25}
 
 
-def probe_payload(probe_id: str, size: int) -> bytes:
-    """A JSON packet of `size` bytes (at least its id) carrying `probe_id`."""
-    bare = json.dumps({"probe": probe_id, "pad": ""})
-    return json.dumps({"probe": probe_id, "pad": "x" * max(0, size - len(bare))}).encode()
+# An echo is the size of a client's ack of one envelope.
+ECHO_BYTES = len(
+    Ack(session_id="s" * 32, seq=100, applied=["shape:" + "x" * 21], applied_at=1.8e9).to_wire()
+)
+
+
+def probe_payload(probe_id: str, size: int, *, echo: bool = False) -> bytes:
+    """A JSON packet of `size` bytes (at least its id) carrying `probe_id`; with `echo`
+    the client answers it (`echo_payload`)."""
+    head: dict[str, Any] = {"probe": probe_id, "echo": 1} if echo else {"probe": probe_id}
+    bare = json.dumps({**head, "pad": ""})
+    return json.dumps({**head, "pad": "x" * max(0, size - len(bare))}).encode()
+
+
+def echo_payload(probe_id: str) -> bytes:
+    return probe_payload(probe_id, ECHO_BYTES)
+
+
+def _probe(payload: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) and isinstance(value.get("probe"), str) else {}
 
 
 def probe_id(payload: bytes) -> str | None:
-    try:
-        value = json.loads(payload).get("probe")
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None
+    return _probe(payload).get("probe")
+
+
+def echo_wanted(payload: bytes) -> str | None:
+    """The probe id when the packet asks the client for an echo."""
+    probe = _probe(payload)
+    return probe.get("probe") if probe.get("echo") else None
 
 
 def slowest_delivery_ms(
@@ -140,3 +168,72 @@ def _drop_result(done: asyncio.Future[None]) -> None:
     # A failed probe shows as not delivered; retrieving the error keeps asyncio quiet.
     if not done.cancelled():
         done.exception()
+
+
+async def cpu_floor(
+    rooms: list[tuple[rtc.Room, list[str]]],
+    *,
+    probes: int,
+    every_s: float,
+    size: int = ENVELOPE_BYTES,
+    idle_share: float = 0.0,
+    timeout_s: float = 60.0,
+) -> dict[str, Any]:
+    """This process's CPU for `probes` echoed probes per room, all rooms at once (each room
+    one probe per `every_s`, staggered): `raw_cpu_ms_per_packet` is one probe's cost (its
+    publish to the room's clients and their echoes), above the rooms' idle cost
+    (`idle_share` cores, measured before) when given."""
+    echoes = [0]
+    wanted = sum(len(to) for _, to in rooms) * probes
+    got_all = asyncio.Event()
+
+    def on_data(packet: rtc.DataPacket) -> None:
+        if packet.topic == RAW_TOPIC and probe_id(packet.data) is not None:
+            echoes[0] += 1
+            if echoes[0] >= wanted:
+                got_all.set()
+
+    for room, _ in rooms:
+        room.on("data_received", on_data)
+    pending: list[asyncio.Future[None]] = []
+
+    async def send(k: int, room: rtc.Room, to: list[str]) -> None:
+        await asyncio.sleep(every_s * k / max(1, len(rooms)))
+        for n in range(probes):
+            payload = probe_payload(f"f{k}-{n}", size, echo=True)
+            pending.append(
+                ffi_router.publish(
+                    room.local_participant, payload, topic=RAW_TOPIC, destinations=to
+                )
+            )
+            await asyncio.sleep(every_s)
+
+    threads0, cpu0, t0 = thread_cpu_s(), self_cpu_s(), time.monotonic()
+    try:
+        await asyncio.gather(*(send(k, r, to) for k, (r, to) in enumerate(rooms)))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(got_all.wait(), timeout_s)
+        wall, cpu, threads = time.monotonic() - t0, self_cpu_s() - cpu0, thread_cpu_s()
+    finally:
+        for room, _ in rooms:
+            room.off("data_received", on_data)
+        for done in pending:
+            done.add_done_callback(_drop_result)
+    sent = probes * len(rooms)
+    busy = max(0.0, cpu - idle_share * wall)
+    return {
+        "raw_probes_sent": sent,
+        "raw_echoes": echoes[0],
+        "raw_echoes_wanted": wanted,
+        "raw_probe_bytes": size,
+        "raw_echo_bytes": ECHO_BYTES,
+        "raw_wall_s": round(wall, 2),
+        "raw_cpu_s": round(cpu, 2),
+        "raw_cpu_ms_per_packet": round(busy * 1000 / sent, 3) if sent else None,
+        "raw_cpu_s_by_thread": {
+            k: round(v - threads0.get(k, 0.0), 2)
+            for k, v in sorted(threads.items(), key=lambda kv: -(kv[1] - threads0.get(kv[0], 0.0)))[
+                :5
+            ]
+        },
+    }

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import statistics
 import time
 import uuid
 from collections import Counter
@@ -36,12 +37,16 @@ from steward_tools.bench.harness import (
     thread_cpu_s,
     wait_until,
 )
+from steward_tools.bench.raw import cpu_floor, ratio
 from steward_tools.bench.spy import Sampler
 
 TARGET_OVERHEAD_P95_MS = 10.0
 ROOMS_PER_CLIENT = 10
 PROFILE_TOP = 5
 IDLE_S = 5.0
+# Echoed probes per room for the raw CPU floor, at about the run's envelope rate per room.
+FLOOR_PROBES = 10
+FLOOR_EVERY_S = 0.4
 
 
 async def run(
@@ -96,6 +101,13 @@ async def run(
         idle_by_thread = _shares(idle_threads0, thread_cpu_s(), IDLE_S)
         if idle_spy is not None:
             extra["steward_idle_profile"] = idle_spy.stop().summary(PROFILE_TOP)
+        # LiveKit alone, same rooms and clients: the CPU floor under one envelope.
+        floor = await cpu_floor(
+            [(r.room, r.participants.appliers()) for r in runtimes],
+            probes=FLOOR_PROBES,
+            every_s=FLOOR_EVERY_S,
+            idle_share=idle_share,
+        )
         machine = _machine_pids(stack, cps)
         machine0 = {k: process_tree_cpu_s(pid) for k, pid in machine.items()}
         threads0 = thread_cpu_s()
@@ -141,6 +153,10 @@ async def run(
         streams = [st for r in runtimes for st in r.broadcaster.all_stats()]
         actions = len(overhead_samples)
         envelopes = sum(st.envelopes for st in streams)
+        busy = max(0.0, cpu - idle_share * wall)
+        per_envelope = busy * 1000 / envelopes if envelopes else None
+        raw_ms = floor["raw_cpu_ms_per_packet"]
+        envelope_bytes = [len(p) for _, _, p in marks.publishes]
         out: dict[str, Any] = {
             "rooms": rooms,
             "clients": rooms * 2,
@@ -161,6 +177,17 @@ async def run(
             "steward_cpu_ms_per_action": round(cpu * 1000 / actions, 2) if actions else None,
             "steward_cpu_ms_per_envelope": round(cpu * 1000 / envelopes, 3) if envelopes else None,
             "envelopes_per_action": round(envelopes / actions, 2) if actions else None,
+            # Against LiveKit alone (`raw_floor`: echoed probes measured before the run), both
+            # above the rooms' idle cost: what the steward adds to the SDK's cost per packet.
+            "raw_floor": floor,
+            "envelope_bytes_median": statistics.median(envelope_bytes) if envelope_bytes else None,
+            "steward_busy_cpu_ms_per_envelope": round(per_envelope, 3) if per_envelope else None,
+            "steward_over_raw_per_envelope": ratio(per_envelope, raw_ms),
+            # The SDK's share of one action at this run's envelope count: a floor for the
+            # steward's CPU per action whatever the steward itself does.
+            "raw_floor_ms_per_action": (
+                round(raw_ms * envelopes / actions, 2) if raw_ms and actions else None
+            ),
             # What the joined rooms cost doing nothing for IDLE_S right after the clients
             # joined (LiveKit connections' keepalives, the steward's timers), in cores.
             "steward_idle_cpu_share": round(idle_share, 3),

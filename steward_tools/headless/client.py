@@ -214,6 +214,7 @@ class HeadlessClient:
     async def connect(self, *, resync: bool = False) -> None:
         """Join. The steward replays the room's history to new browsers by itself; `resync`
         also asks for it explicitly (a full `*` resync)."""
+        ffi_router.keep_native_logs_native()  # as the steward does: a client's CPU is measured too
         self.room.on("data_received", self._on_data)
         self.room.on("reconnected", self._on_reconnected)
         self.room.on("participant_connected", self._on_participant_connected)

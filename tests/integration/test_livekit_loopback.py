@@ -125,3 +125,47 @@ async def test_300kb_byte_stream_with_request_id(pair: tuple[rtc.Room, rtc.Room]
     assert attrs[STREAM_ATTR_REQUEST_ID] == "req-1"
     assert sender == "alice"
     assert mime_type == "image/webp"  # the steward types the screenshot from this
+
+
+async def test_native_log_records_stay_native_unless_captured(
+    pair: tuple[rtc.Room, rtc.Room], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With capture on (the SDK's default) native debug records cross the FFI with every
+    packet; after `keep_native_logs_native()` none reach Python, and packets still flow."""
+    import livekit.rtc._ffi_client as ffi_client
+
+    from steward import ffi_router
+
+    crossed: list[int] = []
+    level_of = ffi_client.to_python_level
+
+    def count(level: int) -> int | None:
+        crossed.append(level)
+        return level_of(level)
+
+    monkeypatch.setattr(ffi_client, "to_python_level", count)
+    a, b = pair
+    got: list[bytes] = []
+    b.on("data_received", lambda p: got.append(p.data))
+
+    async def exchange(n: int) -> None:
+        start = len(got)
+        for i in range(n):
+            await ffi_router.publish(a.local_participant, b"x%d" % i, topic="t")
+        await wait_for(lambda: len(got) == start + n)
+        await asyncio.sleep(1.2)  # the native side ships its records once a second
+
+    try:
+        ffi_router.keep_native_logs_native(capture=True)
+        await asyncio.sleep(1.2)
+        crossed.clear()
+        await exchange(30)
+        assert len(crossed) >= 30  # debug records of the packets, dropped in Python
+        ffi_router.keep_native_logs_native()
+        await asyncio.sleep(1.2)  # records batched before the switch may still arrive
+        crossed.clear()
+        await exchange(30)
+        assert crossed == []
+        assert os.environ.get("RUST_LOG")  # Rust's own logger filters (warn unless set)
+    finally:
+        ffi_router.keep_native_logs_native()

@@ -4,7 +4,10 @@ delivery time per probe, and the p95-over-p95 ratios."""
 from __future__ import annotations
 
 from steward_tools.bench.raw import (
+    ECHO_BYTES,
     against_raw,
+    echo_payload,
+    echo_wanted,
     probe_id,
     probe_payload,
     ratio,
@@ -18,6 +21,15 @@ def test_a_probe_has_the_asked_size_and_carries_its_id() -> None:
     assert probe_id(payload) == "r7"
     assert len(probe_payload("r123456", 5)) > 5  # never shorter than its id needs
     assert probe_id(b"not json") is None
+
+
+def test_only_a_probe_that_asks_for_an_echo_gets_one_and_echoes_ask_for_none() -> None:
+    asking = probe_payload("f3-1", 600, echo=True)
+    assert len(asking) == 600 and echo_wanted(asking) == "f3-1"
+    assert echo_wanted(probe_payload("r1", 600)) is None
+    echo = echo_payload("f3-1")
+    assert len(echo) == ECHO_BYTES and probe_id(echo) == "f3-1" and echo_wanted(echo) is None
+    assert echo_wanted(b"[1, 2]") is None and echo_wanted(b'{"probe": 5, "echo": 1}') is None
     assert probe_id(b'{"probe": 3}') is None
     assert probe_id(b"[1, 2]") is None
 

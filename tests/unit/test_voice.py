@@ -142,3 +142,48 @@ async def test_local_engine_transcribes_real_speech(tmp_path: Path) -> None:
 async def test_local_engine_hears_the_wake_variants(tmp_path: Path, text: str) -> None:
     _, finals = await _transcribe(LocalSTT(vad=make_vad(0.4)), speak(text, tmp_path / "a.wav").path)
     assert len(finals) == 1 and addressed_text(finals[0], "steward"), finals
+
+
+class _Writer:
+    async def write(self, text: str) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class _Participant:
+    def __init__(self) -> None:
+        self.streams: list[dict[str, object]] = []
+
+    async def stream_text(self, **kw: object) -> _Writer:
+        self.streams.append(kw)
+        return _Writer()
+
+
+class _Room:
+    def __init__(self) -> None:
+        self.local_participant = _Participant()
+
+
+async def test_a_steward_without_the_rooms_lease_publishes_no_caption() -> None:
+    from steward.voice.listener import RoomVoice
+
+    held = [True]
+
+    async def may_speak(_topic: str) -> bool:
+        return held[0]
+
+    async def on_final(*_: object) -> None: ...
+
+    room = _Room()
+    voice = RoomVoice(
+        room,  # type: ignore[arg-type]
+        "r",
+        None,  # type: ignore[arg-type]
+        hearing=lambda _: "prompt",
+        on_final=on_final,
+        may_speak=may_speak,
+    )
+    await voice.caption("alice", "TR_1", "seg-1", "draw a", final=False)
+    held[0] = False  # another steward took the room
+    await voice.caption("alice", "TR_1", "seg-1", "draw a box", final=True)
+    assert [s["sender_identity"] for s in room.local_participant.streams] == ["alice"]
