@@ -269,3 +269,46 @@ async def test_an_actions_previews_are_paced_its_first_and_final_never_held() ->
     # No pacing: an acked predecessor lets the next preview go at once.
     b.preview_interval_s = 0.0
     assert await b.send("s", [action(2)], partial=True) == 5
+
+
+async def test_a_peer_whose_acks_lag_is_not_sent_every_envelope_again() -> None:
+    """Bob acks each envelope 1 s after it was sent (a loaded browser), ann at once. The
+    timeout must grow to his round trip: without Karn's backed-off timer every envelope
+    was resent to him 3 times before its ack came, so none was ever timed."""
+    now = [0.0]
+    resent: Counter[str] = Counter()
+    sent_at: dict[int, float] = {}
+
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        for env in envelopes_in(topic, payload):
+            if env["seq"] in sent_at:
+                resent.update(destinations)
+            else:
+                sent_at[env["seq"]] = now[0]
+
+    b = Broadcaster(
+        "r",
+        publish,
+        MemoryOutbox(),  # type: ignore[arg-type]
+        lambda: ["ann", "bob"],
+        retransmit_after_s=0.1,
+        retransmit_attempts=3,
+        clock=lambda: now[0],
+    )
+    acked: set[int] = set()
+    for tick in range(1500):  # 30 s in 20 ms ticks, an envelope every 100 ms for 20 s
+        now[0] = tick * 0.02
+        if tick % 5 == 0 and tick < 1000:
+            await b.send("s", [action(tick)])
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            b.on_ack("ann", Ack(session_id="s", seq=len(sent_at), applied=[], applied_at=0))
+        for seq, at in sent_at.items():
+            if seq not in acked and now[0] >= at + 1.0:
+                acked.add(seq)
+                b.on_ack("bob", Ack(session_id="s", seq=seq, applied=[], applied_at=0))
+        await b.retransmit_due()
+    assert len(sent_at) == 200 and len(acked) == 200
+    assert resent["ann"] == 0
+    assert resent["bob"] <= 20, resent  # the first few, while the timeout grows
+    assert b.unacked("bob") == 0
