@@ -172,7 +172,7 @@ class _AckClock:
 
     def timeout(self, floor: float) -> float:
         base = floor if self.srtt is None else max(floor, self.srtt + 4 * self.rttvar)
-        return min(MAX_BACKOFF_S, base * 2**self.backoff)
+        return min(MAX_BACKOFF_S, base * float(2**self.backoff))
 
 
 class Broadcaster:
