@@ -17,17 +17,22 @@ from tests.support.outbox_fakes import MemoryOutbox, StallingOutbox
 from tests.support.wire import text_action as action
 
 
-async def _two_sent(publish: Any, now: list[float]) -> Broadcaster:
-    """A broadcaster to ann and bob (RTO floor 0.1 s, 2 retransmits) that sent seq 1 and 2."""
-    b = Broadcaster(
+def _to_ann_and_bob(publish: Any, now: list[float], attempts: int = 2) -> Broadcaster:
+    """A broadcaster to ann and bob with a 0.1 s RTO floor, on the clock `now`."""
+    return Broadcaster(
         "r",
         publish,
         MemoryOutbox(),  # type: ignore[arg-type]
         lambda: ["ann", "bob"],
         retransmit_after_s=0.1,
-        retransmit_attempts=2,
+        retransmit_attempts=attempts,
         clock=lambda: now[0],
     )
+
+
+async def _two_sent(publish: Any, now: list[float]) -> Broadcaster:
+    """A broadcaster to ann and bob (RTO floor 0.1 s, 2 retransmits) that sent seq 1 and 2."""
+    b = _to_ann_and_bob(publish, now)
     await b.send("s", [action(1)])
     await b.send("s", [action(2)])
     await asyncio.sleep(0)  # a loop turn: LiveKit's completions settle (retransmit timers start)
@@ -286,15 +291,7 @@ async def test_a_peer_whose_acks_lag_is_not_sent_every_envelope_again() -> None:
             else:
                 sent_at[env["seq"]] = now[0]
 
-    b = Broadcaster(
-        "r",
-        publish,
-        MemoryOutbox(),  # type: ignore[arg-type]
-        lambda: ["ann", "bob"],
-        retransmit_after_s=0.1,
-        retransmit_attempts=3,
-        clock=lambda: now[0],
-    )
+    b = _to_ann_and_bob(publish, now, attempts=3)
     acked: set[int] = set()
     for tick in range(1500):  # 30 s in 20 ms ticks, an envelope every 100 ms for 20 s
         now[0] = tick * 0.02
