@@ -5,7 +5,9 @@ and each in-flight `publish_data` / `perform_rpc` waiter is woken for every even
 room in the process. With many rooms, or many envelopes in flight, that is O(subscribers)
 task wake-ups per event and it is what saturated one process at 50-100 rooms. Here:
 
-- `narrow_room_events(room)` restricts a connected room's listener to its own events;
+- `narrow_room_events(room)` takes a connected room's listener out of the SDK's subscriber
+  list and routes its events to it by handle, from one entry for all rooms (O(1) per event
+  instead of one filter call per room, which grew with the square of the rooms);
 - `publish(...)` and `perform_rpc(...)` issue the same FFI requests as the SDK, but their
   callbacks are matched by `async_id` through one dictionary per event loop. `publish`
   issues the request synchronously and returns a future, so a caller can keep envelopes in
@@ -187,8 +189,75 @@ def keep_native_logs_native(capture: bool = False) -> None:
     _native_capture = capture
 
 
+class _Nowhere:
+    """The queue and loop of the routing entry: the SDK never delivers to it (its filter
+    routes and returns False), so both only satisfy the entry's shape."""
+
+    def put_nowait(self, _item: Any) -> None:
+        return None
+
+    def call_soon_threadsafe(self, *_args: Any) -> None:
+        return None
+
+
+class _RoomRoutes:
+    """Every narrowed room's listener by its room handle (and local participant handle),
+    behind ONE entry of the SDK's subscriber list: an event costs one dictionary lookup,
+    not a filter call per room in the process. Everything here runs under the SDK queue's
+    lock (its `put` holds it on the FFI thread; `narrow_room_events` takes it)."""
+
+    def __init__(self) -> None:
+        self.by_room: dict[int, tuple[Any, Any]] = {}  # room handle -> (queue, loop)
+        self.room_of: dict[int, int] = {}  # local participant handle -> room handle
+        self.entry: tuple[Any, Any, Any] = (_Nowhere(), _Nowhere(), self.route)
+
+    def add(self, subscribers: list[Any], index: int, room: int, participant: int) -> None:
+        queue, loop, _ = subscribers.pop(index)
+        self.by_room[room] = (queue, loop)
+        self.room_of[participant] = room
+        if not any(e is self.entry for e in subscribers):
+            subscribers.append(self.entry)
+
+    def route(self, event: proto_ffi.FfiEvent) -> bool:
+        try:
+            which = event.WhichOneof("message")
+            if which == "room_event":
+                handle = event.room_event.room_handle
+                target = self.by_room.get(handle)
+                if target is not None and event.room_event.HasField("eos"):
+                    self._forget(handle)  # the listener's last event
+                self._deliver(target, event)
+            elif which == "rpc_method_invocation":
+                room = self.room_of.get(event.rpc_method_invocation.local_participant_handle)
+                self._deliver(self.by_room.get(room) if room is not None else None, event)
+            elif which in _FORWARDED:  # rare: (un)publish callbacks their waiters match
+                for target in list(self.by_room.values()):
+                    self._deliver(target, event)
+        except Exception as err:  # never let one event break delivery to the others
+            log.error("ffi_route_failed", error=repr(err))
+        return False
+
+    def _forget(self, handle: int) -> None:
+        self.by_room.pop(handle, None)
+        for participant in [p for p, r in self.room_of.items() if r == handle]:
+            del self.room_of[participant]
+
+    @staticmethod
+    def _deliver(target: tuple[Any, Any] | None, event: proto_ffi.FfiEvent) -> None:
+        if target is None:
+            return
+        queue, loop = target
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, event)
+        except RuntimeError:  # its loop closed without the room disconnecting first
+            pass
+
+
+_routes = _RoomRoutes()
+
+
 def narrow_room_events(room: rtc.Room) -> bool:
-    """Deliver only this room's events to its listener; True when the filter is in place."""
+    """Deliver only this room's events to its listener, routed by handle; True when done."""
     queue = getattr(room, "_ffi_queue", None)
     ffi = FfiClient.instance.queue
     subscribers = getattr(ffi, "_subscribers", None)
@@ -197,25 +266,26 @@ def narrow_room_events(room: rtc.Room) -> bool:
         lp_handle = room.local_participant._ffi_handle.handle
     except AttributeError:
         room_handle = lp_handle = None
-    if queue is None or not isinstance(subscribers, list) or room_handle is None:
+    if (
+        queue is None
+        or not isinstance(subscribers, list)
+        or room_handle is None
+        or lp_handle is None
+    ):
         log.warning("ffi_filter_unavailable", reason="unexpected SDK internals")
         return False
-
-    def mine(event: proto_ffi.FfiEvent) -> bool:
-        which = event.WhichOneof("message")
-        if which == "room_event":
-            return bool(event.room_event.room_handle == room_handle)
-        if which == "rpc_method_invocation":
-            return bool(event.rpc_method_invocation.local_participant_handle == lp_handle)
-        return which in _FORWARDED
-
     with ffi._lock:
         for i, entry in enumerate(subscribers):
             if entry[0] is queue:
-                subscribers[i] = (entry[0], entry[1], mine)
+                _routes.add(subscribers, i, room_handle, lp_handle)
                 return True
     log.warning("ffi_filter_unavailable", reason="room listener not subscribed")
     return False
+
+
+def routed_rooms() -> int:
+    """How many room listeners the routing entry serves (for tests and the rooms view)."""
+    return len(_routes.by_room)
 
 
 @dataclass

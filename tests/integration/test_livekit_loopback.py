@@ -169,3 +169,46 @@ async def test_native_log_records_stay_native_unless_captured(
         assert os.environ.get("RUST_LOG")  # Rust's own logger filters (warn unless set)
     finally:
         ffi_router.keep_native_logs_native()
+
+
+async def test_narrowed_rooms_are_routed_by_handle_from_one_entry(
+    livekit_server: LiveKitServer, token_for: Callable[..., str], room_name: str
+) -> None:
+    """Each narrowed room leaves the SDK's subscriber list for one routing entry; its data
+    and RPCs still reach it (and only it), and its route goes when it disconnects."""
+    from livekit.rtc._ffi_client import FfiClient
+
+    from steward import ffi_router
+
+    subscribers = FfiClient.instance.queue._subscribers
+    routed = ffi_router.routed_rooms()
+    pairs: list[tuple[rtc.Room, rtc.Room]] = []
+    try:
+        for i in range(3):
+            a, b = rtc.Room(), rtc.Room()
+            await a.connect(livekit_server.url, token_for(f"{room_name}-{i}", "alice"))
+            await b.connect(livekit_server.url, token_for(f"{room_name}-{i}", "bob"))
+            pairs.append((a, b))
+        listed = len(subscribers)
+        for a, b in pairs:
+            assert ffi_router.narrow_room_events(a) and ffi_router.narrow_room_events(b)
+        assert len(subscribers) <= listed - 6 + 1  # six listeners out, at most one entry in
+        assert ffi_router.routed_rooms() == routed + 6
+        got: list[list[bytes]] = [[] for _ in pairs]
+        for i, (a, b) in enumerate(pairs):
+            b.on("data_received", lambda p, i=i: got[i].append(p.data))
+            b.local_participant.register_rpc_method("echo", lambda d: d.payload)
+            await wait_for(lambda a=a: "bob" in a.remote_participants)
+        for i, (a, _) in enumerate(pairs):
+            await ffi_router.publish(a.local_participant, b"to %d" % i, topic="t")
+            reply = await ffi_router.perform_rpc(
+                a.local_participant, destination_identity="bob", method="echo", payload=f"r{i}"
+            )
+            assert reply == f"r{i}"
+        await wait_for(lambda: all(got))
+        assert got == [[b"to 0"], [b"to 1"], [b"to 2"]]
+    finally:
+        for a, b in pairs:
+            await a.disconnect()
+            await b.disconnect()
+    await wait_for(lambda: ffi_router.routed_rooms() == routed)
