@@ -288,6 +288,12 @@ def routed_rooms() -> int:
     return len(_routes.by_room)
 
 
+def sdk_subscribers() -> int:
+    """How many entries the SDK's event queue calls for every native event."""
+    with FfiClient.instance.queue._lock:
+        return len(FfiClient.instance.queue._subscribers)
+
+
 @dataclass
 class _Router:
     """One subscription per event loop; callbacks resolve futures by (kind, async_id)."""
