@@ -12,7 +12,7 @@ task wake-ups per event and it is what saturated one process at 50-100 rooms. He
   callbacks are matched by `async_id` through one dictionary per event loop. `publish`
   issues the request synchronously and returns a future, so a caller can keep envelopes in
   order without waiting for each one's completion;
-- `keep_native_logs_native()` stops the SDK from shipping every native log record (debug
+- `set_native_log_capture(False)` stops the SDK from shipping every native log record (debug
   ones included, about 3 per data packet and 13 per packet at 25 rooms) across the FFI only
   for Python to drop it: Rust's own logger filters them and writes what passes to stderr.
 
@@ -167,7 +167,7 @@ NATIVE_STDERR_LEVEL = "warn"
 _native_capture: bool | None = None
 
 
-def keep_native_logs_native(capture: bool = False) -> None:
+def set_native_log_capture(capture: bool) -> None:
     """Choose where the native SDK's log records go; call before any room connects.
 
     The SDK initializes the FFI with capture on: every record (debug and trace included)

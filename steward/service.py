@@ -207,7 +207,7 @@ class StewardService:
 
     async def start(self, *, http: bool = True) -> StewardService:
         ffi_router.require_sdk_internals()  # before any room relies on them
-        ffi_router.keep_native_logs_native(self.settings.steward_native_log_capture)
+        ffi_router.set_native_log_capture(self.settings.steward_native_log_capture)
         if self.db is None:
             self.db = await open_database(self.settings)
         if self._use_fairies and self.fairies is None:

@@ -55,8 +55,8 @@ from livekit import api, rtc
 from steward.commands.setup import print_json
 from steward.config import Settings, get_settings
 from steward.obs.logging import configure_logging, get_logger
-from steward.protocol.messages import ActionEnvelope, EnvelopeBatch
-from steward.protocol.names import ATTR_READY, TOPIC_ACTION, TOPIC_ACTIONS
+from steward.protocol.messages import ActionEnvelope
+from steward.protocol.names import ATTR_READY
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.store.embedded import EmbeddedPostgres
 from steward_tools.bench.anthropic_server import MessagesServer
@@ -96,21 +96,9 @@ class Room:
         return True
 
     def watch(self, c: TimedClient) -> None:
-        steward = get_settings().steward_identity
-
-        def on_data(packet: rtc.DataPacket) -> None:
-            # The SDK names a packet's sender by identity only, and every steward has the
-            # same one: which steward sent it is not knowable here (see `unfenced`).
-            if packet.participant is None or packet.participant.identity != steward:
-                return
-            with contextlib.suppress(ValueError):
-                if packet.topic == TOPIC_ACTION:
-                    self.received.append(ActionEnvelope.model_validate_json(packet.data))
-                elif packet.topic == TOPIC_ACTIONS:
-                    batch = EnvelopeBatch.model_validate_json(packet.data)
-                    self.received.extend(batch.envelopes)
-
-        c.room.on("data_received", on_data)
+        # The SDK names a packet's sender by identity only, and every steward has the same
+        # one: which steward sent an envelope is not knowable here (see `unfenced`).
+        c.on_arrival = self.received.append
 
 
 class Workers:

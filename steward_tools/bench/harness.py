@@ -419,6 +419,14 @@ def thread_cpu_s() -> dict[str, float]:
     return out
 
 
+def busiest_threads(
+    before: dict[str, float], after: dict[str, float], *, top: int, digits: int
+) -> dict[str, float]:
+    """CPU seconds per thread name between two `thread_cpu_s` readings, busiest first."""
+    spent = {k: round(v - before.get(k, 0.0), digits) for k, v in after.items()}
+    return dict(sorted(spent.items(), key=lambda kv: -kv[1])[:top])
+
+
 def self_cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime

@@ -27,7 +27,13 @@ from livekit import rtc
 
 from steward import ffi_router
 from steward.protocol.messages import Ack
-from steward_tools.bench.harness import Marks, percentiles, self_cpu_s, thread_cpu_s
+from steward_tools.bench.harness import (
+    Marks,
+    busiest_threads,
+    percentiles,
+    self_cpu_s,
+    thread_cpu_s,
+)
 
 RAW_TOPIC = "bench:raw"  # shaped like the protocol's topics; no client logic handles it
 PROBE_EVERY_S = 0.05
@@ -230,10 +236,5 @@ async def cpu_floor(
         "raw_wall_s": round(wall, 2),
         "raw_cpu_s": round(cpu, 2),
         "raw_cpu_ms_per_packet": round(busy * 1000 / sent, 3) if sent else None,
-        "raw_cpu_s_by_thread": {
-            k: round(v - threads0.get(k, 0.0), 2)
-            for k, v in sorted(threads.items(), key=lambda kv: -(kv[1] - threads0.get(kv[0], 0.0)))[
-                :5
-            ]
-        },
+        "raw_cpu_s_by_thread": busiest_threads(threads0, threads, top=5, digits=2),
     }

@@ -28,6 +28,7 @@ from steward_tools.bench.harness import (
     Marks,
     Stack,
     bounded,
+    busiest_threads,
     percentiles,
     process_tree_cpu_s,
     sampling,
@@ -138,7 +139,6 @@ async def run(
         # The client processes have exited by now: they report their own CPU.
         machine_cpu = {k: v for k, v in machine_cpu.items() if not k.startswith("clients")}
         machine_cpu["clients"] = round(result["cpu_s"], 1)
-        by_thread = {k: round(v - threads0.get(k, 0.0), 1) for k, v in threads.items()}
         rss_peak = self_rss_mb()
         await asyncio.sleep(0.3)
         reports = result["rooms"]
@@ -212,7 +212,7 @@ async def run(
                 k: round(v / wall, 2) if wall else None
                 for k, v in {"steward": cpu, **machine_cpu}.items()
             },
-            "steward_cpu_s_by_thread": dict(sorted(by_thread.items(), key=lambda kv: -kv[1])[:6]),
+            "steward_cpu_s_by_thread": busiest_threads(threads0, threads, top=6, digits=1),
             "canvases_identical": identical,
             "breakdown": marks.breakdown(),
             "overhead_split_ms": marks.overhead_split_ms(),

@@ -17,6 +17,7 @@ import json
 import time
 import uuid
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -159,6 +160,8 @@ class HeadlessClient:
     # Acks wait up to this long and leave as one cumulative ack per session (acks.py).
     ack_delay_s: float = ACK_DELAY_MS / 1000
     _acks: AckCoalescer | None = None
+    # Called with every envelope from the steward as it arrives (before faults and ordering).
+    on_arrival: Callable[[ActionEnvelope], None] | None = None
     _tasks: TaskSet = field(default_factory=lambda: TaskSet("headless_task_failed"))
     _status_event: asyncio.Event = field(default_factory=asyncio.Event)
     # Send the shapes JSON gzip-compressed (as browsers do); False: plain JSON.
@@ -214,7 +217,9 @@ class HeadlessClient:
     async def connect(self, *, resync: bool = False) -> None:
         """Join. The steward replays the room's history to new browsers by itself; `resync`
         also asks for it explicitly (a full `*` resync)."""
-        ffi_router.keep_native_logs_native()  # as the steward does: a client's CPU is measured too
+        ffi_router.set_native_log_capture(
+            False
+        )  # as the steward does: a client's CPU is measured too
         self.room.on("data_received", self._on_data)
         self.room.on("reconnected", self._on_reconnected)
         self.room.on("participant_connected", self._on_participant_connected)
@@ -385,6 +390,8 @@ class HeadlessClient:
     def _on_envelope_arrival(self, env: ActionEnvelope) -> None:
         """Fault injection sits between the network and the ordering layer."""
         self.stats.envelopes_received += 1
+        if self.on_arrival is not None:
+            self.on_arrival(env)
         key = (env.session_id, env.seq)
         first = key not in self._fault_seen
         self._fault_seen.add(key)

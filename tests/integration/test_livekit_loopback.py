@@ -131,7 +131,7 @@ async def test_native_log_records_stay_native_unless_captured(
     pair: tuple[rtc.Room, rtc.Room], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With capture on (the SDK's default) native debug records cross the FFI with every
-    packet; after `keep_native_logs_native()` none reach Python, and packets still flow."""
+    packet; after `set_native_log_capture(False)` none reach Python, and packets still flow."""
     import livekit.rtc._ffi_client as ffi_client
 
     from steward import ffi_router
@@ -156,19 +156,19 @@ async def test_native_log_records_stay_native_unless_captured(
         await asyncio.sleep(1.2)  # the native side ships its records once a second
 
     try:
-        ffi_router.keep_native_logs_native(capture=True)
+        ffi_router.set_native_log_capture(True)
         await asyncio.sleep(1.2)
         crossed.clear()
         await exchange(30)
         assert len(crossed) >= 30  # debug records of the packets, dropped in Python
-        ffi_router.keep_native_logs_native()
+        ffi_router.set_native_log_capture(False)
         await asyncio.sleep(1.2)  # records batched before the switch may still arrive
         crossed.clear()
         await exchange(30)
         assert crossed == []
         assert os.environ.get("RUST_LOG")  # Rust's own logger filters (warn unless set)
     finally:
-        ffi_router.keep_native_logs_native()
+        ffi_router.set_native_log_capture(False)
 
 
 async def test_narrowed_rooms_are_routed_by_handle_from_one_entry(
