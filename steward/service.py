@@ -522,7 +522,7 @@ class StewardService:
         the leases so another steward takes the rooms at once."""
         self.draining = True
         waits = [
-            asyncio.ensure_future(runtime.dispatcher.wait(sid))  # shielded: cancel stops the wait
+            asyncio.ensure_future(runtime.dispatcher.settled(sid))  # cancel stops only the wait
             for runtime in self.rooms.values()
             if not runtime.closed.is_set()
             for sid in runtime.dispatcher.running()

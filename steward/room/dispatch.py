@@ -78,6 +78,8 @@ class Dispatcher:
         self.sessions: dict[str, RoomSession] = {}
         self._tasks: dict[str, asyncio.Task[SessionResult]] = {}
         self.results: dict[str, SessionResult] = {}
+        # Sessions whose row is being written: running already for a drain or a waiter.
+        self._starting: dict[str, asyncio.Future[None]] = {}
         # Sessions a dead steward left running, ended by this one (see `end_interrupted`).
         self.interrupted: list[str] = []
 
@@ -95,17 +97,22 @@ class Dispatcher:
             messenger=self._messenger,
             context=self._context,
         )
-        await self._outbox.start_session(
-            session_id=session_id,
-            room_id=self.room_id,
-            source=prompt.source,
-            requester=prompt.requester,
-            model=prompt.model or self._model,
-            fairy_id=prompt.fairy,
-        )
-        self.sessions[session_id] = session
-        task = asyncio.create_task(self._run(session), name=f"session:{session_id}")
-        self._tasks[session_id] = task
+        started = self._starting[session_id] = asyncio.get_running_loop().create_future()
+        try:
+            await self._outbox.start_session(
+                session_id=session_id,
+                room_id=self.room_id,
+                source=prompt.source,
+                requester=prompt.requester,
+                model=prompt.model or self._model,
+                fairy_id=prompt.fairy,
+            )
+            self.sessions[session_id] = session
+            task = asyncio.create_task(self._run(session), name=f"session:{session_id}")
+            self._tasks[session_id] = task
+        finally:
+            del self._starting[session_id]
+            started.set_result(None)
         metrics.ACTIVE_SESSIONS.inc()
         log.info(
             "session_started",
@@ -118,7 +125,7 @@ class Dispatcher:
         return session_id
 
     def running(self) -> list[str]:
-        return [sid for sid, task in self._tasks.items() if not task.done()]
+        return [*self._starting, *(sid for sid, task in self._tasks.items() if not task.done())]
 
     def cancel(self, session_id: str) -> bool:
         session, task = self.sessions.get(session_id), self._tasks.get(session_id)
@@ -131,8 +138,16 @@ class Dispatcher:
     async def wait(self, session_id: str, timeout: float | None = None) -> SessionResult:
         if session_id in self.results:
             return self.results[session_id]
-        task = self._tasks[session_id]
-        return await asyncio.wait_for(asyncio.shield(task), timeout)
+        async with asyncio.timeout(timeout):
+            if session_id in self._starting:
+                await asyncio.shield(self._starting[session_id])
+            task = self._tasks[session_id]  # KeyError: unknown, or its start failed
+            return await asyncio.shield(task)
+
+    async def settled(self, session_id: str) -> None:
+        """Returns once the session has ended or has failed to start (what a drain awaits)."""
+        with contextlib.suppress(Exception):
+            await self.wait(session_id)
 
     async def close(self) -> None:
         for sid in list(self._tasks):

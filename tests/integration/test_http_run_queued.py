@@ -297,21 +297,35 @@ async def test_runs_queued_behind_a_draining_steward_stay_queued_for_the_next_on
     room_name: str,
     model: MessagesServer,
     accepting: StewardService,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     draining = await model_steward(livekit_server, database, model)
     following = await model_steward(livekit_server, database, model)
+    # The drain begins while the taken run's session row is being written: the widest
+    # moment for it to look neither queued nor running.
+    outbox = draining.outbox
+    starting, release = asyncio.Event(), asyncio.Event()
+    start_session = outbox.start_session
+
+    async def held_start(**row: Any) -> None:
+        starting.set()
+        await release.wait()
+        await start_session(**row)
+
+    monkeypatch.setattr(outbox, "start_session", held_start)
     clients = await join_clients(livekit_server, room_name, ["alice", "bob"])
     base = f"http://127.0.0.1:{accepting.http_port}"
     try:
         async with aiohttp.ClientSession() as http:
             sids = [await queue_run(http, accepting, room_name, p) for p in PROMPTS]
             first = await draining.join(room_name)  # takes the first run; the second waits
-            for _ in range(300):
-                if await read_state(http, base, sids[0]) != "queued":
-                    break
-                await asyncio.sleep(0.05)
+            await asyncio.wait_for(starting.wait(), timeout=15)
             # SIGTERM's path: the running run may finish, the waiting one is not started.
-            await draining.drain(timeout_s=60)
+            drain = asyncio.create_task(draining.drain(timeout_s=60))
+            await asyncio.sleep(0.3)
+            assert not drain.done()
+            release.set()
+            await drain
             assert await read_state(http, base, sids[0]) == "done"
             assert await read_state(http, base, sids[1]) == "queued"
             assert list(first.dispatcher.sessions) == sids[:1]
