@@ -45,6 +45,7 @@ from livekit.rtc._ffi_client import FfiClient, FfiQueue
 from livekit.rtc._proto import ffi_pb2 as proto_ffi
 from livekit.rtc.version import __version__ as sdk_version
 
+from steward.obs import metrics
 from steward.obs.logging import get_logger
 
 log = get_logger(__name__)
@@ -351,6 +352,7 @@ def publish(
 ) -> asyncio.Future[None]:
     """Issue a data packet now (in call order) and return a future for its completion."""
     router = _router()
+    metrics.PACKETS_PUBLISHED.labels(topic=topic).inc()
     buf = ctypes.create_string_buffer(payload, len(payload))
     req = proto_ffi.FfiRequest()
     req.publish_data.local_participant_handle = participant._ffi_handle.handle

@@ -29,9 +29,14 @@ class Publish(Protocol):
 class Messenger:
     """Publishes to every participant of the room; losing one is not fatal (UI only)."""
 
-    def __init__(self, room_id: str, publish: Publish) -> None:
+    def __init__(self, room_id: str, publish: Publish, *, partial_interval_s: float = 0.0) -> None:
         self.room_id = room_id
         self._publish = publish
+        # A streaming message's text goes out at most this often (its final always goes),
+        # as an action's previews do: one packet per parser snapshot is not worth sending.
+        self.partial_interval_s = partial_interval_s
+        self._partial_sent_at: dict[str, float] = {}
+        self.partials_paced = 0
 
     async def _send(self, payload: bytes, topic: str, to: list[str] | None = None) -> None:
         try:
@@ -55,6 +60,8 @@ class Messenger:
     ) -> str:
         """Long text goes as numbered parts, each its own message; returns the base id."""
         base = message_id or uuid.uuid4().hex[:12]
+        if self._paced(base, partial):
+            return base
         chunks = [text[i : i + CHAT_CHUNK_CHARS] for i in range(0, len(text), CHAT_CHUNK_CHARS)]
         safe_role = cast(ChatRole, role if role in ("user", "assistant", "system") else "assistant")
         for i, chunk in enumerate(chunks or [""]):
@@ -69,6 +76,19 @@ class Messenger:
             )
             await self._send(msg.to_wire(), TOPIC_CHAT)
         return base
+
+    def _paced(self, message_id: str, partial: bool) -> bool:
+        """True for a partial sent within `partial_interval_s` of the message's last one."""
+        if not partial:
+            self._partial_sent_at.pop(message_id, None)
+            return False
+        now = time.monotonic()
+        last = self._partial_sent_at.get(message_id)
+        if last is not None and now - last < self.partial_interval_s:
+            self.partials_paced += 1
+            return True
+        self._partial_sent_at[message_id] = now
+        return False
 
     async def status(
         self,

@@ -174,7 +174,9 @@ class RoomRuntime:
             mirror=self.mirror,
             fence=fence,
         )
-        self.messenger = Messenger(room_id, self._publish_all)
+        self.messenger = Messenger(
+            room_id, self._publish_all, partial_interval_s=s.steward_preview_interval_ms / 1000
+        )
         self.inbox = StreamInbox(self._reject)
         # Whose view a run sees: each participant's published viewport and own edits.
         self.views = Views()

@@ -53,6 +53,9 @@ class RoomSession:
         self._messenger = messenger
         self._context = context
         self._cancelled = asyncio.Event()
+        # The last status sent: the same one again (the agent's "done", then the
+        # dispatcher's) tells the room nothing new and is not sent.
+        self._last_status: tuple[SessionStatus, str | None] | None = None
         self.figures = SessionFigures()
 
     @property
@@ -132,6 +135,9 @@ class RoomSession:
         )
 
     async def send_status(self, status: SessionStatus, detail: str | None = None) -> None:
+        if (status, detail) == self._last_status:
+            return
+        self._last_status = (status, detail)
         self.figures.statuses.append(status)
         last_seq = None
         if status in FINAL_STATUSES:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from steward.commands.setup import print_json
+from steward.obs import metrics
 from steward.obs.logging import configure_logging
 from steward_tools.bench.clients import canvas_hash
 from steward_tools.bench.harness import (
@@ -112,6 +113,7 @@ async def run(
         machine = _machine_pids(stack, cps)
         machine0 = {k: process_tree_cpu_s(pid) for k, pid in machine.items()}
         threads0 = thread_cpu_s()
+        topics0 = metrics.packets_by_topic()
         cpu0 = self_cpu_s()
         t1 = time.monotonic()
         sampler = Sampler(profile, f"steward-{rooms}") if profile is not None else None
@@ -129,6 +131,7 @@ async def run(
             cpu = self_cpu_s() - cpu0
             machine1 = {k: process_tree_cpu_s(pid) for k, pid in machine.items()}
             threads = thread_cpu_s()
+            topics = metrics.packets_by_topic()
             if sampler is not None:
                 extra["steward_profile"] = {
                     "collapsed": str(sampler.collapsed),
@@ -196,6 +199,9 @@ async def run(
             # Batching: outbox INSERTs and live packets for those envelopes.
             "outbox_inserts": sum(r.broadcaster.flush_stats.inserts for r in runtimes),
             "live_packets": sum(r.broadcaster.flush_stats.packets for r in runtimes),
+            # Every packet the steward published during the run, actions or not, by topic.
+            "packets_by_topic": (by_topic := _topic_counts(topics0, topics)),
+            "packets_per_action": (round(sum(by_topic.values()) / actions, 2) if actions else None),
             # Acks the steward took, per envelope copy sent live (2 clients: at most 2).
             "ack_packets": sum(r.broadcaster.flush_stats.acks for r in runtimes),
             "run_wall_s": round(wall, 2),
@@ -279,3 +285,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="py-spy the steward (flame graph, phases) and pyinstrument the clients, into DIR",
     )
     p.set_defaults(handler=_handler)
+
+
+def _topic_counts(before: dict[str, float], after: dict[str, float]) -> dict[str, int]:
+    counts = {t: int(n - before.get(t, 0.0)) for t, n in after.items()}
+    return dict(sorted(((t, n) for t, n in counts.items() if n), key=lambda kv: -kv[1]))
