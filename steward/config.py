@@ -134,7 +134,8 @@ class Settings(BaseSettings):
     # Above the clients' ack delay, or every held ack would look lost.
     steward_retransmit_after_ms: int = Field(default=400, gt=ACK_DELAY_MS)
     steward_retransmit_attempts: int = Field(default=3, ge=0)
-    # An action's streamed previews at most this often (0: every parser snapshot is sent).
+    # An action's streamed previews, and a message's streamed text, at most this often (0:
+    # every parser snapshot is sent).
     steward_preview_interval_ms: int = Field(default=200, ge=0)
     steward_blurry_shape_cap: int = Field(default=300, ge=0)
     steward_room_daily_budget_usd: float = Field(default=5.0, ge=0)
