@@ -30,6 +30,7 @@ from steward.fairies.budget import RoomBudget
 from steward.fairies.orchestrator import FairyRuntime, models_from_settings
 from steward.fairies.prompt_router import PromptRouter
 from steward.fairies.roster import Publish
+from steward.obs.gc_pauses import watch_gc_pauses
 from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput, SessionPort
 from steward.protocol.messages import Box, FairiesMessage
@@ -208,6 +209,7 @@ class StewardService:
     async def start(self, *, http: bool = True) -> StewardService:
         ffi_router.require_sdk_internals()  # before any room relies on them
         ffi_router.set_native_log_capture(self.settings.steward_native_log_capture)
+        watch_gc_pauses()
         if self.db is None:
             self.db = await open_database(self.settings)
         if self._use_fairies and self.fairies is None:

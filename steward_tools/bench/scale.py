@@ -22,6 +22,7 @@ from typing import Any
 
 from steward.commands.setup import print_json
 from steward.obs import metrics
+from steward.obs.gc_pauses import watch_gc_pauses
 from steward.obs.logging import configure_logging
 from steward_tools.bench.clients import canvas_hash
 from steward_tools.bench.harness import (
@@ -114,6 +115,8 @@ async def run(
         machine0 = {k: process_tree_cpu_s(pid) for k, pid in machine.items()}
         threads0 = thread_cpu_s()
         topics0 = metrics.packets_by_topic()
+        gc_pauses = watch_gc_pauses()
+        gc_pauses.reset()
         cpu0 = self_cpu_s()
         t1 = time.monotonic()
         sampler = Sampler(profile, f"steward-{rooms}") if profile is not None else None
@@ -132,6 +135,7 @@ async def run(
             machine1 = {k: process_tree_cpu_s(pid) for k, pid in machine.items()}
             threads = thread_cpu_s()
             topics = metrics.packets_by_topic()
+            gc_during_run = gc_pauses.summary()
             if sampler is not None:
                 extra["steward_profile"] = {
                     "collapsed": str(sampler.collapsed),
@@ -218,6 +222,8 @@ async def run(
                 k: round(v / wall, 2) if wall else None
                 for k, v in {"steward": cpu, **machine_cpu}.items()
             },
+            # Stop-the-world pauses of the steward's process during the run, by generation.
+            "gc_pauses": gc_during_run,
             "steward_cpu_s_by_thread": busiest_threads(threads0, threads, top=6, digits=1),
             "canvases_identical": identical,
             "breakdown": marks.breakdown(),

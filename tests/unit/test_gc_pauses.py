@@ -1,0 +1,27 @@
+"""Collector pauses are timed per generation and reach /metrics."""
+
+from __future__ import annotations
+
+import gc
+
+from prometheus_client import REGISTRY
+
+from steward.obs.gc_pauses import watch_gc_pauses
+
+
+def test_a_full_collection_is_timed_and_counted_once() -> None:
+    pauses = watch_gc_pauses()
+    assert watch_gc_pauses() is pauses
+    assert gc.callbacks.count(pauses.callback) == 1
+    before = REGISTRY.get_sample_value("steward_gc_pause_seconds_count", {"generation": "2"}) or 0
+    pauses.reset()
+    junk = [[i] for i in range(50_000)]  # something for the pass to walk
+    gc.collect(2)
+    del junk
+    summary = pauses.summary()
+    assert summary["2"]["n"] == 1
+    assert 0 < summary["2"]["max_ms"] <= summary["2"]["total_ms"]
+    after = REGISTRY.get_sample_value("steward_gc_pause_seconds_count", {"generation": "2"})
+    assert after == before + 1
+    pauses.reset()
+    assert pauses.summary() == {}
