@@ -9,7 +9,7 @@ from prometheus_client import REGISTRY
 from steward.obs.gc_pauses import watch_gc_pauses
 
 
-def test_a_full_collection_is_timed_and_counted_once() -> None:
+def test_full_collections_are_timed_and_counted() -> None:
     pauses = watch_gc_pauses()
     assert watch_gc_pauses() is pauses
     assert gc.callbacks.count(pauses.callback) == 1
@@ -19,9 +19,10 @@ def test_a_full_collection_is_timed_and_counted_once() -> None:
     gc.collect(2)
     del junk
     summary = pauses.summary()
-    assert summary["2"]["n"] == 1
+    n = summary["2"]["n"]  # ours, and any the allocation above set off itself
+    assert n >= 1
     assert 0 < summary["2"]["max_ms"] <= summary["2"]["total_ms"]
     after = REGISTRY.get_sample_value("steward_gc_pause_seconds_count", {"generation": "2"})
-    assert after == before + 1
+    assert after == before + n
     pauses.reset()
     assert pauses.summary() == {}
