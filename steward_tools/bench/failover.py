@@ -44,6 +44,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -226,13 +227,14 @@ async def _takeovers(db_url: str, rooms: list[str]) -> int:
     )
 
 
-async def unfenced(db_url: str, room: Room) -> int:
-    """Envelopes clients got that are not their outbox row: published without the fenced
-    append (steward/store/outbox.py), so possibly by a steward that had lost the room."""
+async def unfenced(db_url: str, rooms: Sequence[Room]) -> list[int]:
+    """Per room, envelopes clients got that are not their outbox row: published without the
+    fenced append (steward/store/outbox.py), so possibly by a steward that had lost the room."""
     conn = await asyncpg.connect(db_url)
     try:
         rows = await conn.fetch(
-            "SELECT payload::text AS payload FROM outbox WHERE room_id = $1", room.name
+            "SELECT payload::text AS payload FROM outbox WHERE room_id = ANY($1)",
+            [r.name for r in rooms],
         )
     finally:
         await conn.close()
@@ -240,7 +242,10 @@ async def unfenced(db_url: str, room: Room) -> int:
     for row in rows:
         env = ActionEnvelope.model_validate_json(row["payload"])
         stored[(env.session_id, env.seq)] = env
-    return sum(1 for env in room.received if stored.get((env.session_id, env.seq)) != env)
+    return [
+        sum(1 for env in room.received if stored.get((env.session_id, env.seq)) != env)
+        for room in rooms
+    ]
 
 
 async def _phases(
@@ -423,9 +428,7 @@ async def run(
                 out_of_order += c.stats.out_of_order_applied
                 identical = identical and c.shapes == mirror
         times = list(recovery.values())
-        stale = 0
-        for r in all_rooms:
-            stale += await unfenced(db_url, r)
+        stale = sum(await unfenced(db_url, all_rooms))
         result = {
             "workers": workers,
             "rooms": rooms,

@@ -149,7 +149,7 @@ async def test_a_steward_whose_liveness_connection_ends_loses_its_room_and_publi
         assert await converged(room.clients, database.url, room_name, 30)
         # Every envelope the clients got passed the fenced append (none from the old one).
         assert room.received, "the clients' envelopes were not recorded"
-        assert await unfenced(database.url, room) == 0
+        assert await unfenced(database.url, [room]) == [0]
     finally:
         if old.poll() is None:
             await stop_group(old)

@@ -137,7 +137,7 @@ async def test_two_nodes_on_one_redis_serve_rooms_and_fail_over_across_nodes(
             for c in r.clients:
                 assert c.stats.duplicates_applied == c.stats.out_of_order_applied == 0, c.stats
         assert all(r.received for r in rooms), "the clients' envelopes were not recorded"
-        assert [await unfenced(fresh_db_url, r) for r in rooms] == [0] * len(rooms)
+        assert await unfenced(fresh_db_url, rooms) == [0] * len(rooms)
         # The dead worker's dispatches are deleted (through the survivor's node).
         moved = [r.name for r in of_killed]
         assert await our_dispatches(dispatchers[0], moved) == [1] * len(moved)
