@@ -252,11 +252,17 @@ async def _phases(
     server: LiveKitServer, db_url: str, rooms: list[str], killed_wall: float
 ) -> dict[str, list[float]]:
     """Per moved room, seconds from the SIGKILL to the new agent dispatch (the watcher saw
-    the dead owner), to the new lease (LiveKit assigned the job, the job started) and to
-    the new steward's join as LiveKit saw it."""
+    the dead owner), to the new lease (LiveKit assigned the job, the job started), to the
+    new steward's join as LiveKit saw it, and to its `ready` attribute (the time it set it,
+    which the attribute's value is: the room served from then on)."""
     lk = api.LiveKitAPI(server.url, server.api_key, server.api_secret)
     conn = await asyncpg.connect(db_url)
-    out: dict[str, list[float]] = {"dispatched": [], "lease_taken": [], "joined": []}
+    out: dict[str, list[float]] = {
+        "dispatched": [],
+        "lease_taken": [],
+        "joined": [],
+        "announced": [],
+    }
     try:
         sql = "SELECT room_id, acquired_at FROM room_leases WHERE room_id = ANY($1)"
         taken = {
@@ -276,6 +282,9 @@ async def _phases(
             for p in people.participants:
                 if p.identity == get_settings().steward_identity:
                     out["joined"].append(p.joined_at_ms / 1000 - killed_wall)
+                    ready = p.attributes.get(ATTR_READY, "")
+                    if ready.isdigit():
+                        out["announced"].append(int(ready) / 1000 - killed_wall)
     finally:
         await conn.close()
         await lk.aclose()
