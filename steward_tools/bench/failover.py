@@ -63,7 +63,7 @@ from steward.store.embedded import EmbeddedPostgres
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.faults import converged, outbox_state, prompt_retrying
-from steward_tools.bench.harness import bounded, percentiles, wait_until
+from steward_tools.bench.harness import Marks, bounded, loop_lag, percentiles, wait_until
 from steward_tools.bench.responders import PlanResponder
 from steward_tools.livekit_cluster import LiveKitCluster
 from steward_tools.livekit_server import LiveKitServer
@@ -401,6 +401,8 @@ async def run(
         before = {r.name: r.steward(r.clients[0]) for r in of_killed}
         old_sid = {n: p.sid if p else None for n, p in before.items()}
         expiries = await _expiries(db_url, [r.name for r in of_killed])
+        lag = Marks()  # how late this process (every client, the harness) wakes meanwhile
+        lagging = asyncio.ensure_future(loop_lag(lag))
         procs.kill(victim)
         killed_at, killed_wall = time.monotonic(), time.time()
         recovery: dict[str, float] = {}
@@ -410,6 +412,7 @@ async def run(
                 if r.name not in recovery and r.served(old_sid[r.name]):
                     recovery[r.name] = time.monotonic() - killed_at
             await asyncio.sleep(0.05)
+        lagging.cancel()
         phases = await _phases(server, db_url, [r.name for r in of_killed], killed_wall)
         # Every session ends: the killed ones as after a restart, the others as usual.
         for r in all_rooms:
@@ -453,6 +456,12 @@ async def run(
             "phases_s": {
                 **{k: _spread(v) for k, v in phases.items()},
                 "served": _spread(times),
+            },
+            # The clients' own event loop while the rooms moved: a late wake-up here is a
+            # client seeing the new steward late, whatever the steward did.
+            "clients_loop_lag_ms": {
+                **percentiles(lags := lag.stages.get("loop_lag_ms", [])),
+                "max": round(max(lags), 1) if lags else None,
             },
             "dispatches_per_room": await our_dispatches(dispatcher, [r.name for r in of_killed]),
             "served_again": again,
