@@ -39,6 +39,11 @@ def find_binary() -> Path:
     )
 
 
+# How livekit-server says a port is taken, and how often start() picks new ones for it.
+PORT_TAKEN = "address already in use"
+PORT_ATTEMPTS = 3
+
+
 def free_port(kind: int = socket.SOCK_STREAM) -> int:
     with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))
@@ -91,6 +96,23 @@ class LiveKitServer:
         return DEV_API_SECRET
 
     def start(self, timeout: float = 20.0) -> LiveKitServer:
+        """Start on the given ports, or on free ones. A port found free can be taken by
+        someone else's connection before livekit-server binds it: then new ones are tried."""
+        chosen = not (self.http_port or self.tcp_port or self.udp_port)
+        own_log = self.log_path is None
+        attempt = 1
+        while True:
+            try:
+                return self._start_once(timeout)
+            except RuntimeError as err:
+                if not chosen or attempt == PORT_ATTEMPTS or PORT_TAKEN not in str(err):
+                    raise
+            attempt += 1
+            self.http_port = self.tcp_port = self.udp_port = 0
+            if own_log:  # it was in the attempt's removed directory
+                self.log_path = None
+
+    def _start_once(self, timeout: float) -> LiveKitServer:
         binary = find_binary()
         self.http_port = self.http_port or free_port()
         self.tcp_port = self.tcp_port or free_port()
@@ -117,7 +139,9 @@ class LiveKitServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
-                raise RuntimeError(f"livekit-server exited early:\n{self.tail_log()}")
+                tail = self.tail_log()
+                self.stop()
+                raise RuntimeError(f"livekit-server exited early:\n{tail}")
             with (
                 contextlib.suppress(OSError),
                 socket.create_connection(("127.0.0.1", self.http_port), timeout=0.2) as s,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import socket
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -23,6 +24,7 @@ from steward.protocol import (
     decode,
 )
 from steward.protocol.limits import MAX_DATA_PACKET_BYTES, MAX_RPC_PAYLOAD_BYTES
+from steward_tools import livekit_server as livekit_server_module
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 
@@ -211,3 +213,34 @@ async def test_narrowed_rooms_are_routed_by_handle_from_one_entry(
             await a.disconnect()
             await b.disconnect()
     await wait_for(lambda: ffi_router.routed_rooms() == routed)
+
+
+def test_a_port_taken_before_livekit_server_binds_it_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A free port can be taken between being found and being bound (any connection may
+    get it as its local port): the server then starts on new ones instead of failing."""
+    taken = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    taken.bind(("0.0.0.0", 0))
+    taken.listen()
+    busy = int(taken.getsockname()[1])
+    picks: list[int] = []
+    real = livekit_server_module.free_port
+
+    def first_busy(kind: int = socket.SOCK_STREAM) -> int:
+        port = busy if not picks and kind == socket.SOCK_STREAM else real(kind)
+        picks.append(port)
+        return port
+
+    monkeypatch.setattr(livekit_server_module, "free_port", first_busy)
+    server = LiveKitServer()
+    try:
+        server.start()
+        assert picks[0] == busy and len(picks) == 6  # three ports, twice
+        assert busy not in (server.http_port, server.tcp_port)
+        with socket.create_connection(("127.0.0.1", server.http_port), timeout=2):
+            pass
+    finally:
+        server.stop()
+        taken.close()
