@@ -84,6 +84,8 @@ class Room:
     clients: list[TimedClient]
     # Every envelope a client got from the steward identity: each must be its outbox row.
     received: list[ActionEnvelope] = field(default_factory=list)
+    # When each client's SDK reported a steward joining (wall clock), by client identity.
+    joins: dict[str, list[float]] = field(default_factory=dict)
 
     def steward(self, c: TimedClient) -> rtc.RemoteParticipant | None:
         return c.room.remote_participants.get(get_settings().steward_identity)
@@ -100,6 +102,20 @@ class Room:
         # The SDK names a packet's sender by identity only, and every steward has the same
         # one: which steward sent an envelope is not knowable here (see `unfenced`).
         c.on_arrival = self.received.append
+        seen = self.joins.setdefault(c.identity, [])
+
+        def joined(p: rtc.RemoteParticipant) -> None:
+            if p.identity == get_settings().steward_identity:
+                seen.append(time.time())
+
+        c.room.on("participant_connected", joined)
+
+    def saw_join(self, after: float) -> float | None:
+        """When the last of its clients heard of a steward joining after `after`."""
+        firsts = [min((t for t in ts if t > after), default=None) for ts in self.joins.values()]
+        if not firsts or any(t is None for t in firsts):
+            return None
+        return max(t for t in firsts if t is not None)
 
 
 class Workers:
@@ -455,6 +471,14 @@ async def run(
             "stale_publishes": stale,
             "phases_s": {
                 **{k: _spread(v) for k, v in phases.items()},
+                # The clients' SDKs reporting the new steward's join (before its `ready`).
+                "clients_saw_join": _spread(
+                    [
+                        t - killed_wall
+                        for r in of_killed
+                        if (t := r.saw_join(killed_wall)) is not None
+                    ]
+                ),
                 "served": _spread(times),
             },
             # The clients' own event loop while the rooms moved: a late wake-up here is a
