@@ -11,8 +11,10 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import yaml
 
@@ -39,7 +41,8 @@ def find_binary() -> Path:
     )
 
 
-# How livekit-server says a port is taken, and how often start() picks new ones for it.
+_T = TypeVar("_T")
+# How a child server says a port is taken, and how often it is started on new ones then.
 PORT_TAKEN = "address already in use"
 PORT_ATTEMPTS = 3
 
@@ -48,6 +51,21 @@ def free_port(kind: int = socket.SOCK_STREAM) -> int:
     with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def start_on_free_ports(start_once: Callable[[], _T], pick_again: Callable[[], None]) -> _T:
+    """`start_once()` a child server on ports `free_port` found. A port found free can be
+    taken by any connection's local port before the child binds it: when the child exits
+    saying so (a RuntimeError naming it), `pick_again()` clears the ports and it is retried."""
+    attempt = 1
+    while True:
+        try:
+            return start_once()
+        except RuntimeError as err:
+            if attempt == PORT_ATTEMPTS or PORT_TAKEN not in str(err).lower():
+                raise
+        attempt += 1
+        pick_again()
 
 
 def render_config(http_port: int, tcp_port: int, udp_port: int, redis: str | None = None) -> str:
@@ -98,19 +116,16 @@ class LiveKitServer:
     def start(self, timeout: float = 20.0) -> LiveKitServer:
         """Start on the given ports, or on free ones. A port found free can be taken by
         someone else's connection before livekit-server binds it: then new ones are tried."""
-        chosen = not (self.http_port or self.tcp_port or self.udp_port)
+        if self.http_port or self.tcp_port or self.udp_port:  # the caller's: kept as given
+            return self._start_once(timeout)
         own_log = self.log_path is None
-        attempt = 1
-        while True:
-            try:
-                return self._start_once(timeout)
-            except RuntimeError as err:
-                if not chosen or attempt == PORT_ATTEMPTS or PORT_TAKEN not in str(err):
-                    raise
-            attempt += 1
+
+        def pick_again() -> None:
             self.http_port = self.tcp_port = self.udp_port = 0
-            if own_log:  # it was in the attempt's removed directory
+            if own_log:  # it was in the failed attempt's removed directory
                 self.log_path = None
+
+        return start_on_free_ports(lambda: self._start_once(timeout), pick_again)
 
     def _start_once(self, timeout: float) -> LiveKitServer:
         binary = find_binary()

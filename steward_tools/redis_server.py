@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from steward_tools.child_process import stop_child
-from steward_tools.livekit_server import free_port
+from steward_tools.livekit_server import free_port, start_on_free_ports
 
 
 class RedisNotInstalled(RuntimeError):
@@ -40,6 +40,16 @@ class RedisServer:
         return f"127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 10.0) -> RedisServer:
+        """On the given port, or on a free one (a new one if it is taken before binding)."""
+        if self.port:
+            return self._start_once(timeout)
+
+        def pick_again() -> None:
+            self.port = 0
+
+        return start_on_free_ports(lambda: self._start_once(timeout), pick_again)
+
+    def _start_once(self, timeout: float) -> RedisServer:
         binary = _binary("redis-server")
         self.port = self.port or free_port()
         self._tmp = tempfile.TemporaryDirectory(prefix="steward-redis-")
@@ -54,7 +64,9 @@ class RedisServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"redis-server exited early:\n{self.tail_log()}")
+                tail = self.tail_log()
+                self.stop()
+                raise RuntimeError(f"redis-server exited early:\n{tail}")
             if self.command("PING", check=False) == "PONG":
                 return self
             time.sleep(0.05)
