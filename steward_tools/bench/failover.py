@@ -112,10 +112,13 @@ class Room:
 
     def saw_join(self, after: float) -> float | None:
         """When the last of its clients heard of a steward joining after `after`."""
-        firsts = [min((t for t in ts if t > after), default=None) for ts in self.joins.values()]
-        if not firsts or any(t is None for t in firsts):
-            return None
-        return max(t for t in firsts if t is not None)
+        firsts = []
+        for ts in self.joins.values():
+            later = [t for t in ts if t > after]
+            if not later:  # a client that has not heard of it yet
+                return None
+            firsts.append(min(later))
+        return max(firsts, default=None)
 
 
 class Workers:

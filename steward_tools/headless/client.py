@@ -217,9 +217,8 @@ class HeadlessClient:
     async def connect(self, *, resync: bool = False) -> None:
         """Join. The steward replays the room's history to new browsers by itself; `resync`
         also asks for it explicitly (a full `*` resync)."""
-        ffi_router.set_native_log_capture(
-            False
-        )  # as the steward does: a client's CPU is measured too
+        # As the steward does: a client's CPU is measured too.
+        ffi_router.set_native_log_capture(False)
         self.room.on("data_received", self._on_data)
         self.room.on("reconnected", self._on_reconnected)
         self.room.on("participant_connected", self._on_participant_connected)
