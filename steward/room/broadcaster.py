@@ -450,6 +450,11 @@ class Broadcaster:
                 await self._flushed(self._tail)
         return await self._known_seq(session_id)
 
+    def new_session(self, session_id: str) -> None:
+        """A session id just minted here: it has no outbox rows, so its first send reads
+        none (that read was a round trip before the first envelope of every session)."""
+        self._seq.setdefault(session_id, 0)
+
     async def _known_seq(self, session_id: str) -> int:
         """The last seq numbered, read once from the outbox for a session that already has
         rows there (the room's relay session after a restart, an interrupted one)."""

@@ -88,6 +88,7 @@ class Dispatcher:
         return sum(1 for sid in self._tasks if sid not in self.results)
 
     async def start(self, prompt: PromptInput, session_id: str | None = None) -> str:
+        minted = session_id is None
         session_id = session_id or new_session_id()
         session = RoomSession(
             self.room_id,
@@ -107,6 +108,8 @@ class Dispatcher:
                 model=prompt.model or self._model,
                 fairy_id=prompt.fairy,
             )
+            if minted:
+                self._broadcaster.new_session(session_id)
             self.sessions[session_id] = session
             task = asyncio.create_task(self._run(session), name=f"session:{session_id}")
             self._tasks[session_id] = task

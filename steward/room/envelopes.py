@@ -82,6 +82,10 @@ def pack(
     max_actions: int = MAX_ACTIONS_PER_ENVELOPE,
 ) -> list[list[WireAction]]:
     """Groups of actions, in order, each fitting one envelope of at most `max_bytes`."""
+    # The common case, one encode: all of them fit one envelope (what the greedy fill gives).
+    if len(actions) <= max_actions:
+        if len(_envelope(session_id, actions, partial).to_wire()) <= max_bytes:
+            return [actions] if actions else []
     base = len(_envelope(session_id, [], partial).to_wire())  # ends with `"actions":[]...`
     budget = max_bytes - base
     groups: list[list[WireAction]] = []

@@ -309,3 +309,27 @@ async def test_a_peer_whose_acks_lag_is_not_sent_every_envelope_again() -> None:
     assert resent["ann"] == 0
     assert resent["bob"] <= 20, resent  # the first few, while the timeout grows
     assert b.unacked("bob") == 0
+
+
+async def test_a_session_minted_here_reads_no_seq_and_another_reads_it_once() -> None:
+    class CountingOutbox(MemoryOutbox):
+        def __init__(self) -> None:
+            super().__init__()
+            self.reads: list[str] = []
+
+        async def max_seq(self, session_id: str) -> int:
+            self.reads.append(session_id)
+            return await super().max_seq(session_id)
+
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        pass
+
+    outbox = CountingOutbox()
+    outbox.rows.append(OutboxRow("old", 7, 1, False, "{}"))  # a session a dead steward left
+    b = Broadcaster("r", publish, outbox, lambda: ["ann"])  # type: ignore[arg-type]
+    b.new_session("new")
+    assert await b.send("new", [action(1)]) == 1
+    assert await b.send("new", [action(2)]) == 2
+    assert await b.send("old", [action(3)]) == 8  # numbered after what the outbox holds
+    assert await b.send("old", [action(4)]) == 9
+    assert outbox.reads == ["old"]

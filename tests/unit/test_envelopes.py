@@ -19,6 +19,19 @@ def test_packing_keeps_order_and_every_envelope_fits() -> None:
         assert len(env.to_wire()) <= MAX_ENVELOPE_BYTES
 
 
+def test_actions_that_fit_together_take_one_envelope_and_one_more_splits_them() -> None:
+    actions = [action(i, text_len=200) for i in range(8)]
+    assert pack("s", actions) == [actions]
+    assert pack("s", []) == []
+    # Right at the limit: one envelope exactly as long as the budget; a byte more splits it.
+    worst = ActionEnvelope(session_id="s", seq=2**31 - 1, actions=actions, ts=9_999_999_999.999999)
+    size = len(worst.to_wire())
+    assert pack("s", actions, max_bytes=size) == [actions]
+    split = pack("s", actions, max_bytes=size - 1)
+    assert len(split) == 2 and [a for g in split for a in g] == actions
+    assert len(pack("s", actions, max_actions=3)) == 3
+
+
 def test_an_oversized_action_is_fragmented_never_dropped() -> None:
     big = action(1, text_len=20_000)  # ~80 KB of params with escapes and multi-byte chars
     groups = pack("s", [action(0), big, action(2)])
