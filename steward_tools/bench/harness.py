@@ -156,7 +156,9 @@ class Marks:
 
     def overhead_split_ms(self) -> dict[str, Any]:
         """The overhead in three parts: complete → the final envelope's outbox INSERT
-        starts (sanitize, resolve, earlier sends), the INSERT, INSERT done → handed over."""
+        starts (sanitize, resolve, earlier sends), the INSERT, INSERT done → handed over;
+        and `without_insert`, per action the first and last together (the steward's own
+        part, beside the Postgres round trip that persist-before-publish puts in the path)."""
         inserted: dict[str, tuple[float, float]] = {}
         for start, end, payload in self.appends:
             env = json.loads(payload)
@@ -164,7 +166,12 @@ class Marks:
                 for action in env.get("actions", []):
                     inserted.setdefault(action["id"], (start, end))
         published = self.handed_to_livekit()
-        parts: dict[str, list[float]] = {"before_insert": [], "insert": [], "after_insert": []}
+        parts: dict[str, list[float]] = {
+            "before_insert": [],
+            "insert": [],
+            "after_insert": [],
+            "without_insert": [],
+        }
         for base, t0 in self.action_complete.items():
             key = base if base in published else f"{base}.0"
             if key in published and key in inserted:
@@ -172,6 +179,7 @@ class Marks:
                 parts["before_insert"].append((start - t0) * 1000)
                 parts["insert"].append((end - start) * 1000)
                 parts["after_insert"].append((published[key] - end) * 1000)
+                parts["without_insert"].append((start - t0 + published[key] - end) * 1000)
         return {name: percentiles(v) for name, v in parts.items()}
 
     def e2e_ms(self, applied: dict[str, dict[str, float]]) -> tuple[list[float], int]:
