@@ -155,7 +155,7 @@ class Marks:
         return out
 
     def overhead_split_ms(self) -> dict[str, Any]:
-        """The overhead in three parts: complete → the final envelope's outbox INSERT
+        """The overhead in parts: complete → the final envelope's outbox INSERT
         starts (sanitize, resolve, earlier sends), the INSERT, INSERT done → handed over;
         and `without_insert`, per action the first and last together (the steward's own
         part, beside the Postgres round trip that persist-before-publish puts in the path)."""
