@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -119,6 +120,62 @@ class Room:
                 return None
             firsts.append(min(later))
         return max(firsts, default=None)
+
+
+class Observer:
+    """`steward_tools.bench.observer` in its own process: when a hidden participant with no
+    traffic of its own saw each room's steward ready (wall clock), beside the clients."""
+
+    def __init__(self, server: LiveKitServer, rooms: list[str]) -> None:
+        self.spec = {
+            "url": server.url,
+            "key": server.api_key,
+            "secret": server.api_secret,
+            "steward": get_settings().steward_identity,
+            "rooms": rooms,
+        }
+        self.sightings: dict[str, list[tuple[str, float]]] = {}
+        self.proc: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task[None] | None = None
+
+    async def start(self, timeout: float = 60) -> None:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "steward_tools.bench.observer",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write((json.dumps(self.spec) + "\n").encode())
+        await self.proc.stdin.drain()
+        ready = asyncio.get_running_loop().create_future()
+        self._reader = asyncio.ensure_future(self._read(ready))
+        await bounded(ready, timeout, "the observer connecting")
+
+    async def _read(self, ready: asyncio.Future[None]) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        while line := await self.proc.stdout.readline():
+            seen = json.loads(line)
+            if seen.get("event") == "ready":
+                ready.set_result(None)
+            else:  # the stewards already there are reported while it connects
+                self.sightings.setdefault(seen["room"], []).append((seen["sid"], seen["t"]))
+        if not ready.done():
+            ready.set_exception(RuntimeError("the observer exited before it was ready"))
+
+    def saw_ready(self, room: str, old_sid: str | None, after: float) -> float | None:
+        """When it first saw a steward other than `old_sid` ready after `after`."""
+        times = [t for sid, t in self.sightings.get(room, []) if sid != old_sid and t > after]
+        return min(times, default=None)
+
+    async def stop(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            with contextlib.suppress(Exception):
+                await self.proc.wait()
 
 
 class Workers:
@@ -373,6 +430,7 @@ async def run(
     model = MessagesServer(responder=PlanResponder(seed=11))
     await model.start()
     procs: Workers | None = None
+    observer: Observer | None = None
     all_rooms: list[Room] = []
     dispatcher = AgentDispatcher(
         server.url, server.api_key, server.api_secret, agent_name=f"failover-{uuid.uuid4().hex[:6]}"
@@ -412,6 +470,8 @@ async def run(
             # and a dispatch LiveKit finds no available worker for is not retried.
             await dispatcher.dispatch(r.name, reason="bench")
             await wait_until(r.served, 60, f"{r.name} served")
+        observer = Observer(server, names)
+        await observer.start()
         sessions = {r.name: await _start(r) for r in all_rooms}
         await asyncio.sleep(1.0)  # mid-run: one-shot streams and projects under way
         owners = await lease_owners(db_url)
@@ -482,6 +542,16 @@ async def run(
                         if (t := r.saw_join(killed_wall)) is not None
                     ]
                 ),
+                # A hidden participant in a process of its own, with no traffic: when
+                # LiveKit told someone not busy that the new steward was ready.
+                "observer_saw_ready": _spread(
+                    [
+                        t - killed_wall
+                        for r in of_killed
+                        if (t := observer.saw_ready(r.name, old_sid[r.name], killed_wall))
+                        is not None
+                    ]
+                ),
                 "served": _spread(times),
             },
             # The clients' own event loop while the rooms moved: a late wake-up here is a
@@ -513,6 +583,8 @@ async def run(
         )
         return result
     finally:
+        if observer is not None:
+            await observer.stop()
         for r in all_rooms:
             for c in r.clients:
                 with contextlib.suppress(Exception):
@@ -545,9 +617,10 @@ def _per_node(cluster: LiveKitCluster | None, rooms: list[str]) -> list[int]:
     return [sum(hosts.get(r) == i for r in rooms) for i in range(len(cluster.nodes))]
 
 
-def _spread(times: list[float]) -> dict[str, float | None]:
+def _spread(times: list[float]) -> dict[str, float | int | None]:
     p = percentiles(times)
-    return {"p50": p["p50"], "p95": p["p95"], "max": round(max(times), 2) if times else None}
+    top = round(max(times), 2) if times else None
+    return {"p50": p["p50"], "p95": p["p95"], "max": top, "n": len(times)}
 
 
 def _handler(args: argparse.Namespace) -> int:

@@ -105,3 +105,5 @@ async def test_a_killed_workers_rooms_are_served_again_with_nothing_lost(tmp_pat
     assert result["dispatches_per_room"] == [1] * result["rooms_of_killed"], result
     assert result["canvases_identical"] is True, result
     assert result["projects_done"] == 6, result
+    # The hidden observer in its own process saw every moved room's new steward ready.
+    assert result["phases_s"]["observer_saw_ready"]["n"] == result["rooms_of_killed"], result
