@@ -64,7 +64,16 @@ from steward.store.embedded import EmbeddedPostgres
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.faults import converged, outbox_state, prompt_retrying
-from steward_tools.bench.harness import Marks, bounded, loop_lag, percentiles, wait_until
+from steward_tools.bench.harness import (
+    Marks,
+    bounded,
+    kill_process,
+    loop_lag,
+    percentiles,
+    rooms_spec,
+    start_module,
+    wait_until,
+)
 from steward_tools.bench.responders import PlanResponder
 from steward_tools.livekit_cluster import LiveKitCluster
 from steward_tools.livekit_server import LiveKitServer
@@ -127,28 +136,13 @@ class Observer:
     traffic of its own saw each room's steward ready (wall clock), beside the clients."""
 
     def __init__(self, server: LiveKitServer, rooms: list[str]) -> None:
-        self.spec = {
-            "url": server.url,
-            "key": server.api_key,
-            "secret": server.api_secret,
-            "steward": get_settings().steward_identity,
-            "rooms": rooms,
-        }
+        self.spec = rooms_spec(server, get_settings().steward_identity, rooms)
         self.sightings: dict[str, list[tuple[str, float]]] = {}
         self.proc: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
 
     async def start(self, timeout: float = 60) -> None:
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "steward_tools.bench.observer",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write((json.dumps(self.spec) + "\n").encode())
-        await self.proc.stdin.drain()
+        self.proc = await start_module("steward_tools.bench.observer", self.spec)
         ready = asyncio.get_running_loop().create_future()
         self._reader = asyncio.ensure_future(self._read(ready))
         await bounded(ready, timeout, "the observer connecting")
@@ -172,10 +166,7 @@ class Observer:
     async def stop(self) -> None:
         if self._reader is not None:
             self._reader.cancel()
-        if self.proc is not None and self.proc.returncode is None:
-            self.proc.kill()
-            with contextlib.suppress(Exception):
-                await self.proc.wait()
+        await kill_process(self.proc)
 
 
 class Workers:

@@ -323,35 +323,54 @@ async def bounded(coro: Awaitable[Any], timeout: float, what: str) -> Any:
         raise TimeoutError(f"{what} did not finish within {timeout:.0f}s") from err
 
 
+def rooms_spec(server: LiveKitServer, steward: str, rooms: list[str]) -> dict[str, Any]:
+    """What a participant process of a bench needs to join `rooms` (clients, observer)."""
+    return {
+        "url": server.url,
+        "key": server.api_key,
+        "secret": server.api_secret,
+        "steward": steward,
+        "rooms": rooms,
+    }
+
+
+async def start_module(module: str, spec: dict[str, Any], **kw: Any) -> asyncio.subprocess.Process:
+    """`python -m module` with stdin and stdout piped, its JSON spec written as the first line."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        module,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        **kw,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write((json.dumps(spec) + "\n").encode())
+    await proc.stdin.drain()
+    return proc
+
+
+async def kill_process(proc: asyncio.subprocess.Process | None) -> None:
+    if proc is not None and proc.returncode is None:
+        proc.kill()
+        with contextlib.suppress(Exception):
+            await proc.wait()
+
+
 class ClientProcess:
     """The headless clients of a run, in their own process (see `steward_tools.bench.clients`), so
     the steward's CPU and memory are measured alone."""
 
     def __init__(self, stack: Stack, rooms: list[str], **spec: Any) -> None:
-        self.spec = {
-            "url": stack.server.url,
-            "key": stack.server.api_key,
-            "secret": stack.server.api_secret,
-            "steward": stack.settings.steward_identity,
-            "rooms": rooms,
-            **spec,
-        }
+        self.spec = {**rooms_spec(stack.server, stack.settings.steward_identity, rooms), **spec}
         self.proc: asyncio.subprocess.Process | None = None
         self.pid: int | None = None
 
     async def start(self, timeout: float) -> None:
-        self.proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "steward_tools.bench.clients",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            limit=256 * 1024 * 1024,
+        self.proc = await start_module(
+            "steward_tools.bench.clients", self.spec, limit=256 * 1024 * 1024
         )
         self.pid = self.proc.pid
-        assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps(self.spec) + "\n").encode())
-        await self.proc.stdin.drain()
         line = await bounded(self._line(), timeout, "connecting the clients")
         if line.get("event") != "ready":
             raise RuntimeError(f"client process: {line}")
@@ -377,10 +396,7 @@ class ClientProcess:
         return _proc_cpu_s(self.pid) if self.pid else None
 
     async def kill(self) -> None:
-        if self.proc is not None and self.proc.returncode is None:
-            self.proc.kill()
-            with contextlib.suppress(Exception):
-                await self.proc.wait()
+        await kill_process(self.proc)
 
 
 def _proc_cpu_s(pid: int) -> float | None:
