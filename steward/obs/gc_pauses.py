@@ -32,6 +32,15 @@ class GcPauses:
     _started_at: float | None = None
 
     def callback(self, phase: str, info: dict[str, Any]) -> None:
+        # A collection can start at any stack depth, even one frame short of the recursion
+        # limit; an exception here would only surface as an unraisable warning, so that
+        # sample is dropped instead.
+        try:
+            self._record(phase, info)
+        except RecursionError:
+            self._started_at = None
+
+    def _record(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
             self._started_at = time.perf_counter()
             return

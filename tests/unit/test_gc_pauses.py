@@ -6,7 +6,7 @@ import gc
 
 from prometheus_client import REGISTRY
 
-from steward.obs.gc_pauses import watch_gc_pauses
+from steward.obs.gc_pauses import GcPauses, watch_gc_pauses
 
 
 def test_full_collections_are_timed_and_counted() -> None:
@@ -26,3 +26,27 @@ def test_full_collections_are_timed_and_counted() -> None:
     assert after == before + n
     pauses.reset()
     assert pauses.summary() == {}
+
+
+def test_a_collection_at_the_edge_of_the_recursion_limit_raises_nothing() -> None:
+    # As in CI: a collection set off by a deep comparison ran the callback with one frame
+    # to spare, and `max()` inside it raised RecursionError into the interpreter.
+    pauses = GcPauses()
+    raised_at: list[int] = []
+
+    def descend(depth: int) -> None:
+        try:
+            descend(depth + 1)
+        except RecursionError:
+            pass
+        pauses.callback("start", {"generation": 2})
+        try:
+            pauses.callback("stop", {"generation": 2})
+        except RecursionError:
+            raised_at.append(depth)
+
+    descend(0)
+    # Only where not even the callback's own frame fits may a call fail, and there the
+    # "start" call fails first, so "stop" never raises.
+    assert raised_at == []
+    assert pauses.summary()["2"]["n"] >= 1
