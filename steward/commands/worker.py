@@ -11,8 +11,10 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import math
 import signal
 import threading
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from steward.commands.setup import setup
@@ -23,6 +25,7 @@ from steward.protocol.names import ATTR_ROLE
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.room.redispatch import Redispatcher
 from steward.room.runtime import room_options
+from steward.room.worker_capacity import WorkerCapacity
 from steward.service import Draining, StewardService
 from steward.store.database import Database, open_database
 from steward.store.leases import LeaseHeld, RoomLeases, worker_id
@@ -36,14 +39,23 @@ log = get_logger(__name__)
 _DRAINING = threading.Event()
 
 
-async def accept_job(req: Any) -> None:
-    """Join under the steward's fixed identity (browsers address it by name) as its role."""
-    settings = get_settings()
-    await req.accept(
-        identity=settings.steward_identity,
-        name="Canvas Steward",
-        attributes={ATTR_ROLE: "steward"},
-    )
+def job_acceptor(capacity: WorkerCapacity) -> Callable[[Any], Awaitable[None]]:
+    """Take a job while a slot is free, joining under the steward's fixed identity (browsers
+    address it by name) as its role; a full worker lets LiveKit offer it to another."""
+
+    async def accept_job(req: Any) -> None:
+        if not capacity.take(req.id):
+            log.info("worker_job_declined", room=req.room.name, max_rooms=capacity.max_rooms)
+            await req.reject(terminate=False)
+            return
+        settings = get_settings()
+        await req.accept(
+            identity=settings.steward_identity,
+            name="Canvas Steward",
+            attributes={ATTR_ROLE: "steward"},
+        )
+
+    return accept_job
 
 
 async def entrypoint(ctx: Any) -> None:
@@ -100,13 +112,19 @@ async def _worker(args: argparse.Namespace) -> int:
     agents_log = logging.getLogger("livekit.agents")
     agents_log.setLevel(logging.INFO)
     agents_log.addFilter(_OwnConnectNotice())
+    server: Any = None
+    capacity = WorkerCapacity(
+        settings.steward_worker_max_rooms,
+        lambda: {j.job.id for j in server.active_jobs} if server is not None else set(),
+    )
     options = agents.WorkerOptions(
         entrypoint_fnc=entrypoint,
-        request_fnc=accept_job,
+        request_fnc=job_acceptor(capacity),
         # The steward is I/O-bound: machine CPU load is a poor signal (the default marks the
-        # worker full on a busy 2-core box), so load is the share of room slots in use.
-        load_fnc=lambda server: len(server.active_jobs) / settings.steward_worker_max_rooms,
-        load_threshold=1.0,
+        # worker full on a busy 2-core box), so load is the share of room slots in use, and
+        # the slots are counted by `capacity` (livekit-agents' own check: worker_capacity.py).
+        load_fnc=lambda _server: capacity.load(),
+        load_threshold=math.inf,
         num_idle_processes=settings.steward_worker_idle_processes,
         # Jobs share the worker process (each with its own event loop and service): a room is
         # I/O-bound, and spawning a Python process per room costs seconds on small machines.
