@@ -456,10 +456,10 @@ async def run(
             if cluster is not None:
                 await asyncio.to_thread(cluster.wait_placed, name)
         await wait_until(procs.registered, 180, "every worker registered")
+        # All at once, as a burst reaches a fleet: idle workers take every room (before the
+        # worker counted its own slots, each took one and refused the rest; worker_capacity).
+        await asyncio.gather(*(dispatcher.dispatch(r.name, reason="bench") for r in all_rooms))
         for r in all_rooms:
-            # One at a time: an idle worker marks itself full while its first job starts,
-            # and a dispatch LiveKit finds no available worker for is not retried.
-            await dispatcher.dispatch(r.name, reason="bench")
             await wait_until(r.served, 60, f"{r.name} served")
         observer = Observer(server, names)
         await observer.start()
