@@ -35,6 +35,7 @@ import asyncio
 import ctypes
 import inspect
 import os
+import threading
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -166,6 +167,8 @@ def require_sdk_internals() -> None:
 # What Rust's logger writes to stderr while records are not captured (RUST_LOG, when set, wins).
 NATIVE_STDERR_LEVEL = "warn"
 _native_capture: bool | None = None
+# Process-wide set-up done by whichever job thread comes first (the capture flag, routers).
+_setup_lock = threading.Lock()
 
 
 def set_native_log_capture(capture: bool) -> None:
@@ -179,15 +182,16 @@ def set_native_log_capture(capture: bool) -> None:
     above go to stderr in the Rust logger's own format, as the SDK's Python records already
     do. Re-initializing the FFI with the same callback only changes the capture flag."""
     global _native_capture
-    if _native_capture is capture:
-        return
-    # Read once, when the native logger is built (at the FFI's first initialization).
-    os.environ.setdefault("RUST_LOG", NATIVE_STDERR_LEVEL)
-    client = FfiClient.instance
-    client._ffi_lib.livekit_ffi_initialize(
-        _ffi_client.ffi_event_callback, capture, b"python", sdk_version.encode()
-    )
-    _native_capture = capture
+    with _setup_lock:  # a worker's jobs start in threads of their own, often together
+        if _native_capture is capture:
+            return
+        # Read once, when the native logger is built (at the FFI's first initialization).
+        os.environ.setdefault("RUST_LOG", NATIVE_STDERR_LEVEL)
+        client = FfiClient.instance
+        client._ffi_lib.livekit_ffi_initialize(
+            _ffi_client.ffi_event_callback, capture, b"python", sdk_version.encode()
+        )
+        _native_capture = capture
 
 
 class _Nowhere:
@@ -335,9 +339,10 @@ def _router() -> _Router:
     loop = asyncio.get_running_loop()
     router = _routers.get(loop)
     if router is None or router.task is None or router.task.done():
-        for old in [lp for lp in _routers if lp.is_closed()]:
-            del _routers[old]
-        router = _routers[loop] = _Router(loop)
+        with _setup_lock:  # other threads' loops add and drop their own routers meanwhile
+            for old in [lp for lp in _routers if lp.is_closed()]:
+                del _routers[old]
+            router = _routers[loop] = _Router(loop)
         router.start()
     return router
 
