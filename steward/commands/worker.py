@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import faulthandler
 import logging
 import math
 import signal
@@ -108,6 +109,9 @@ async def _worker(args: argparse.Namespace) -> int:
     from livekit import agents
 
     settings = setup()
+    # `kill -USR1 <pid>`: every thread's Python stack to stderr, even from a process whose
+    # threads are stuck (a worker that stopped logging could not say where it was).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     # Operators need the worker's lifecycle (registered, job received, capacity) in the logs.
     agents_log = logging.getLogger("livekit.agents")
     agents_log.setLevel(logging.INFO)

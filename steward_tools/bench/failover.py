@@ -210,6 +210,10 @@ class Workers:
             try:
                 await asyncio.to_thread(p.wait, 20)
             except subprocess.TimeoutExpired:
+                # Not drained: its threads' stacks go to its log before it is killed.
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p.pid, signal.SIGUSR1)
+                await asyncio.sleep(1.0)
                 self.kill(p.pid)
                 await asyncio.to_thread(p.wait)
 

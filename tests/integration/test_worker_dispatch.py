@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -181,6 +182,11 @@ async def test_an_idle_worker_takes_every_room_dispatched_to_it_at_once(
             await wait_for(lambda: served() == len(rooms), 45.0)
         assert served() == len(rooms), log_path.read_text(errors="replace")[-3000:]
         assert worker.poll() is None, "worker exited"
+        # An operator's `kill -USR1`: every thread's stack in the log, and the worker goes on.
+        os.kill(worker.pid, signal.SIGUSR1)
+        await wait_for(lambda: b"most recent call first" in log_path.read_bytes(), 10.0, 0.1)
+        await asyncio.sleep(0.5)
+        assert worker.poll() is None, "worker exited on SIGUSR1"
     finally:
         await asyncio.gather(*(c.disconnect() for c in clients))
         await lk.aclose()
