@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import faulthandler
 import logging
 import math
 import signal
@@ -21,6 +20,7 @@ from typing import Any
 from steward.commands.setup import setup
 from steward.config import MODEL_ROLES, Settings, get_settings
 from steward.model.registry import preload
+from steward.obs import stack_dump
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE
 from steward.room.agent_dispatch import AgentDispatcher
@@ -109,9 +109,9 @@ async def _worker(args: argparse.Namespace) -> int:
     from livekit import agents
 
     settings = setup()
-    # `kill -USR1 <pid>`: every thread's Python stack to stderr, even from a process whose
-    # threads are stuck (a worker that stopped logging could not say where it was).
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # `kill -USR1 <pid>` (safe) or `-USR2` (last resort): every thread's stack to stderr, so a
+    # worker that stopped logging can still say where it is.
+    stack_dump.install()
     # Operators need the worker's lifecycle (registered, job received, capacity) in the logs.
     agents_log = logging.getLogger("livekit.agents")
     agents_log.setLevel(logging.INFO)

@@ -56,6 +56,7 @@ from livekit import api, rtc
 
 from steward.commands.setup import print_json
 from steward.config import Settings, get_settings
+from steward.obs import stack_dump
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope
 from steward.protocol.names import ATTR_READY
@@ -210,10 +211,12 @@ class Workers:
             try:
                 await asyncio.to_thread(p.wait, 20)
             except subprocess.TimeoutExpired:
-                # Not drained: its threads' stacks go to its log before it is killed.
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(p.pid, signal.SIGUSR1)
-                await asyncio.sleep(1.0)
+                # Not drained: its threads' stacks go to its log before it is killed, the
+                # safe way and then faulthandler's (which answers even with the GIL held).
+                for signum in (stack_dump.SAFE_SIGNAL, stack_dump.LAST_RESORT_SIGNAL):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(p.pid, signum)
+                    await asyncio.sleep(1.0)
                 self.kill(p.pid)
                 await asyncio.to_thread(p.wait)
 
