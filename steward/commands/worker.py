@@ -33,6 +33,7 @@ from steward.store.leases import LeaseHeld, RoomLeases, worker_id
 from steward.store.liveness import Liveness, set_process_liveness
 from steward.store.queued_runs import QueuedRuns
 from steward.tokens import reissue_token
+from steward.voice.engines import speech_engine
 
 log = get_logger(__name__)
 
@@ -143,6 +144,9 @@ async def _worker(args: argparse.Namespace) -> int:
     server = agents.AgentServer.from_server_options(options)
     log.info("worker_starting", agent_name=settings.steward_agent_name, url=settings.livekit_url)
     preload(settings.model_for_role(role) for role in MODEL_ROLES)
+    # Built here, once, so jobs starting together never create onnxruntime sessions at once
+    # (that wedged a worker); a bad STEWARD_STT stops the worker now, not each job.
+    speech_engine(settings)
     watcher = await _start_watcher(settings)
     # `--http`: the HTTP API in the worker's own process, serving no room itself: a run for
     # any room is queued in Postgres for the room's steward (dispatched if it has none).

@@ -6,11 +6,16 @@
 - `off`: the steward transcribes nobody (another voice agent may still send transcripts).
 
 The VAD and engine are made once per process and shared by every room: a stream per
-microphone holds the per-speaker state.
+microphone holds the per-speaker state. One thread builds them at a time: a worker's jobs
+start in threads together, and several onnxruntime sessions (the Silero VAD) created at once
+wedged a whole worker (docs/DEPLOY.md, "The wedged worker"); `steward worker` builds them
+before it registers, so its jobs find them made.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +24,7 @@ from livekit.agents.types import NOT_GIVEN
 from livekit.plugins import silero
 
 from steward.config import Settings
+from steward.obs.logging import get_logger
 from steward.voice.local_stt import LocalSTT
 
 
@@ -35,7 +41,10 @@ class _Key:
     openai_api_key: str | None
 
 
+log = get_logger(__name__)
+
 _engines: dict[_Key, stt.STT[Any]] = {}
+_building = threading.Lock()
 
 
 def _key(settings: Settings) -> _Key:
@@ -78,6 +87,13 @@ def speech_engine(settings: Settings) -> stt.STT[Any] | None:
         return None
     key = _key(settings)
     engine = _engines.get(key)
-    if engine is None:
-        engine = _engines[key] = _build(key)
+    if engine is not None:
+        return engine
+    with _building:
+        engine = _engines.get(key)
+        if engine is None:
+            started = time.perf_counter()
+            engine = _engines[key] = _build(key)
+            took_ms = round((time.perf_counter() - started) * 1000, 1)
+            log.info("speech_engine_built", engine=key.engine, took_ms=took_ms)
     return engine

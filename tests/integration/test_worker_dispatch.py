@@ -182,6 +182,11 @@ async def test_an_idle_worker_takes_every_room_dispatched_to_it_at_once(
             await wait_for(lambda: served() == len(rooms), 45.0)
         assert served() == len(rooms), log_path.read_text(errors="replace")[-3000:]
         assert worker.poll() is None, "worker exited"
+        # The speech engine (an onnxruntime session) was built once, before any job started:
+        # jobs that built their own together wedged a worker.
+        text = log_path.read_text(errors="replace")
+        assert text.count('"speech_engine_built"') == 1
+        assert text.index('"speech_engine_built"') < text.index('"lease_acquired"')
         # An operator's `kill -USR1`, even in a burst: every thread's stack in the log, and the
         # worker goes on serving (faulthandler here crashed a serving worker with SIGSEGV).
         for _ in range(20):
