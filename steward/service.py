@@ -131,8 +131,10 @@ class StewardService:
         database: Database | None = None,
         runner: RunnerFactory | None = None,
         fairies: bool = True,
+        pool_size: int = 10,
     ) -> None:
         self.settings = settings
+        self._pool_size = pool_size  # per pool, when the service opens its own database
         self._own_db = database is None
         self.db = database
         self.usage = LazyUsage(lambda: self.db.pool if self.db is not None else None)
@@ -211,7 +213,7 @@ class StewardService:
         ffi_router.set_native_log_capture(self.settings.steward_native_log_capture)
         watch_gc_pauses()
         if self.db is None:
-            self.db = await open_database(self.settings)
+            self.db = await open_database(self.settings, max_size=self._pool_size)
         if self._use_fairies and self.fairies is None:
             self.fairies = FairyRuntime(
                 store=FairyStore(self.db.pool),

@@ -60,11 +60,21 @@ def job_acceptor(capacity: WorkerCapacity) -> Callable[[Any], Awaitable[None]]:
     return accept_job
 
 
+def room_service(settings: Settings) -> StewardService:
+    """One service per job (each job has its own event loop), with pools sized for one room."""
+    return StewardService(settings, pool_size=settings.steward_worker_room_pool_size)
+
+
+def db_connections_needed(settings: Settings) -> int:
+    """Postgres connections a full worker may hold: two pools per room, the watcher's pool
+    (2) and the liveness connection."""
+    return 2 * settings.steward_worker_room_pool_size * settings.steward_worker_max_rooms + 3
+
+
 async def entrypoint(ctx: Any) -> None:
     """A plain job entrypoint (no AgentSession): the steward is a data-only participant."""
     settings = setup(get_settings())
-    # One service per job: each job may run in its own process and event loop.
-    service = StewardService(settings)
+    service = room_service(settings)
     await service.start(http=False)
     try:
         # The lease before the connection: joining would evict a steward still serving it.
@@ -195,6 +205,12 @@ async def _start_watcher(settings: Settings) -> _Watcher:
         runs=QueuedRuns(db.pool),
     )
     redispatcher.start()
+    # Each room has pools of its own (asyncpg pools belong to one event loop): say when a
+    # full worker could ask Postgres for more connections than it allows at all.
+    needed = db_connections_needed(settings)
+    allowed = int(await db.pool.fetchval("SHOW max_connections"))
+    report = log.warning if needed > allowed else log.info
+    report("worker_db_budget", connections_needed=needed, server_max_connections=allowed)
     return _Watcher(db, redispatcher, liveness)
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from livekit import api, rtc
 
+from steward.commands.worker import db_connections_needed, room_service
+from steward.config import Settings
 from steward.obs import stack_dump
 from steward.protocol.names import ATTR_READY, ATTR_ROLE, TOPIC_CONTEXT
 from steward.tokens import mint_token
@@ -187,6 +189,15 @@ async def test_an_idle_worker_takes_every_room_dispatched_to_it_at_once(
         text = log_path.read_text(errors="replace")
         assert text.count('"speech_engine_built"') == 1
         assert text.index('"speech_engine_built"') < text.index('"lease_acquired"')
+        # Its Postgres budget at the defaults (3 per pool, 25 rooms), against the server's.
+        budget = next(
+            json.loads(line)
+            for line in text.splitlines()
+            if line.startswith("{") and '"worker_db_budget"' in line
+        )
+        assert budget["connections_needed"] == 2 * 3 * 25 + 3
+        assert budget["server_max_connections"] >= 100
+        assert budget["level"] == "warning"  # 153 > the embedded Postgres' 100
         # An operator's `kill -USR1`, even in a burst: every thread's stack in the log, and the
         # worker goes on serving (faulthandler here crashed a serving worker with SIGSEGV).
         for _ in range(20):
@@ -201,3 +212,18 @@ async def test_an_idle_worker_takes_every_room_dispatched_to_it_at_once(
         await asyncio.gather(*(c.disconnect() for c in clients))
         await lk.aclose()
         await stop_group(worker)
+
+
+async def test_a_worker_rooms_service_opens_small_pools(fresh_db_url: str) -> None:
+    # Every room of a worker has a service with pools of its own; at the service's default
+    # (10 per pool) twelve rooms could ask for 240 connections, past Postgres' 100.
+    settings = Settings(database_url=fresh_db_url, steward_worker_room_pool_size=2)
+    service = room_service(settings)
+    await service.start(http=False)
+    try:
+        assert service.db is not None
+        assert service.db.pool.get_max_size() == 2
+        assert service.db.stream_pool.get_max_size() == 2
+    finally:
+        await service.close()
+    assert db_connections_needed(settings) == 2 * 2 * 25 + 3
