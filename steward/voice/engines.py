@@ -6,16 +6,19 @@
 - `off`: the steward transcribes nobody (another voice agent may still send transcripts).
 
 The VAD and engine are made once per process and shared by every room: a stream per
-microphone holds the per-speaker state. One thread builds them at a time: a worker's jobs
+microphone holds the per-speaker state. One thread builds the VAD at a time: a worker's jobs
 start in threads together, and several onnxruntime sessions (the Silero VAD) created at once
-wedged a whole worker (docs/DEPLOY.md, "The wedged worker"); `steward worker` builds them
-before it registers, so its jobs find them made.
+wedged a whole worker (docs/DEPLOY.md, "The wedged worker"); `steward worker` builds it
+before it registers, so its jobs find it made. The OpenAI engine is the exception to "once
+per process": its HTTP client belongs to one event loop, so each loop (room) has its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +46,13 @@ class _Key:
 
 log = get_logger(__name__)
 
+# Process-wide: the Silero VADs (an onnxruntime session each) and the local engines.
+_vads: dict[float, vad.VAD] = {}
 _engines: dict[_Key, stt.STT[Any]] = {}
+# Per event loop: the OpenAI plugin's HTTP client keeps connections and events of the loop
+# that used it first, and a worker runs one loop per room.
+_loop_engines: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[_Key, stt.STT[Any]]]
+_loop_engines = weakref.WeakKeyDictionary()
 _building = threading.Lock()
 
 
@@ -62,38 +71,55 @@ def make_vad(min_silence_s: float) -> vad.VAD:
     return silero.VAD.load(min_silence_duration=min_silence_s)
 
 
-def _build(key: _Key) -> stt.STT[Any]:
-    detector = make_vad(key.min_silence_s)
-    if key.engine == "local":
-        return LocalSTT(vad=detector)
-    if key.engine == "openai":
-        from livekit.plugins import openai
+def _shared_vad(key: _Key) -> vad.VAD:
+    detector = _vads.get(key.min_silence_s)
+    if detector is not None:
+        return detector
+    with _building:
+        detector = _vads.get(key.min_silence_s)
+        if detector is None:
+            started = time.perf_counter()
+            detector = _vads[key.min_silence_s] = make_vad(key.min_silence_s)
+            took_ms = round((time.perf_counter() - started) * 1000, 1)
+            log.info("speech_engine_built", engine=key.engine, took_ms=took_ms)
+    return detector
 
-        if not key.openai_api_key:
-            raise SttConfigError("STEWARD_STT=openai needs OPENAI_API_KEY")
-        engine = openai.STT(
-            model=key.openai_model,
-            use_realtime=False,
-            api_key=key.openai_api_key,
-            base_url=key.openai_base_url or NOT_GIVEN,
-        )
-        return stt.StreamAdapter(stt=engine, vad=detector)
-    raise SttConfigError(f"STEWARD_STT={key.engine!r}: choose local, openai or off")
+
+def _openai(key: _Key, detector: vad.VAD) -> stt.STT[Any]:
+    from livekit.plugins import openai
+
+    engine = openai.STT(
+        model=key.openai_model,
+        use_realtime=False,
+        api_key=key.openai_api_key or NOT_GIVEN,  # checked by speech_engine
+        base_url=key.openai_base_url or NOT_GIVEN,
+    )
+    return stt.StreamAdapter(stt=engine, vad=detector)
 
 
 def speech_engine(settings: Settings) -> stt.STT[Any] | None:
-    """The shared engine for these settings, or None when transcription is off."""
+    """The engine for these settings on the running loop, or None when transcription is
+    off. Raises SttConfigError for settings no engine can run."""
     if settings.steward_stt == "off":
         return None
     key = _key(settings)
-    engine = _engines.get(key)
-    if engine is not None:
-        return engine
-    with _building:
+    if key.engine not in ("local", "openai"):
+        raise SttConfigError(f"STEWARD_STT={key.engine!r}: choose local, openai or off")
+    if key.engine == "openai" and not key.openai_api_key:
+        raise SttConfigError("STEWARD_STT=openai needs OPENAI_API_KEY")
+    detector = _shared_vad(key)
+    if key.engine == "local":
         engine = _engines.get(key)
         if engine is None:
-            started = time.perf_counter()
-            engine = _engines[key] = _build(key)
-            took_ms = round((time.perf_counter() - started) * 1000, 1)
-            log.info("speech_engine_built", engine=key.engine, took_ms=took_ms)
+            with _building:
+                engine = _engines.setdefault(key, LocalSTT(vad=detector))
+        return engine
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no loop yet (a worker checking its settings): nothing to keep
+        return _openai(key, detector)
+    engines = _loop_engines.setdefault(loop, {})
+    engine = engines.get(key)
+    if engine is None:
+        engine = engines[key] = _openai(key, detector)
     return engine
