@@ -34,21 +34,24 @@ def format_stacks() -> str:
     return "".join(parts)
 
 
-_dumping = threading.Event()
+_dumping = False
 
 
 def _on_signal(_signum: int, _frame: FrameType | None) -> None:
-    # Signals sent while a dump is written would nest handlers without end: they are dropped.
-    if _dumping.is_set():
+    # Signals sent while a dump is written are dropped, or handlers would nest without end.
+    # A plain flag, not a threading.Event: the Event's own lock, taken by an interrupted
+    # handler, made the next one wait inside `acquire`, where more signals nested on it.
+    global _dumping
+    if _dumping:
         return
-    _dumping.set()
+    _dumping = True
     try:
         # os.write, not sys.stderr: the handler may interrupt a write in progress there.
         data = format_stacks().encode(errors="replace")
         while data:
             data = data[os.write(2, data) :]
     finally:
-        _dumping.clear()
+        _dumping = False
 
 
 def install() -> None:
