@@ -19,8 +19,9 @@ import asyncio
 import threading
 import time
 import weakref
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from livekit.agents import stt, vad
 from livekit.agents.types import NOT_GIVEN
@@ -45,6 +46,9 @@ class _Key:
 
 
 log = get_logger(__name__)
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 # Process-wide: the Silero VADs (an onnxruntime session each) and the local engines.
 _vads: dict[float, vad.VAD] = {}
@@ -71,17 +75,22 @@ def make_vad(min_silence_s: float) -> vad.VAD:
     return silero.VAD.load(min_silence_duration=min_silence_s)
 
 
-def _shared_vad(key: _Key) -> vad.VAD:
-    detector = _vads.get(key.min_silence_s)
-    if detector is not None:
-        return detector
-    with _building:
-        detector = _vads.get(key.min_silence_s)
-        if detector is None:
-            started = time.perf_counter()
-            detector = _vads[key.min_silence_s] = make_vad(key.min_silence_s)
-            took_ms = round((time.perf_counter() - started) * 1000, 1)
-            log.info("speech_engine_built", engine=key.engine, took_ms=took_ms)
+def _once(cache: MutableMapping[K, V], key: K, build: Callable[[], V]) -> V:
+    """`cache[key]`, built by one thread at a time (looked up again under the lock)."""
+    value = cache.get(key)
+    if value is None:
+        with _building:
+            value = cache.get(key)
+            if value is None:
+                value = cache[key] = build()
+    return value
+
+
+def _new_vad(key: _Key) -> vad.VAD:
+    started = time.perf_counter()
+    detector = make_vad(key.min_silence_s)
+    took_ms = round((time.perf_counter() - started) * 1000, 1)
+    log.info("speech_engine_built", engine=key.engine, took_ms=took_ms)
     return detector
 
 
@@ -99,27 +108,21 @@ def _openai(key: _Key, detector: vad.VAD) -> stt.STT[Any]:
 
 def speech_engine(settings: Settings) -> stt.STT[Any] | None:
     """The engine for these settings on the running loop, or None when transcription is
-    off. Raises SttConfigError for settings no engine can run."""
+    off. Raises SttConfigError for `openai` without a key."""
     if settings.steward_stt == "off":
         return None
     key = _key(settings)
-    if key.engine not in ("local", "openai"):
-        raise SttConfigError(f"STEWARD_STT={key.engine!r}: choose local, openai or off")
     if key.engine == "openai" and not key.openai_api_key:
         raise SttConfigError("STEWARD_STT=openai needs OPENAI_API_KEY")
-    detector = _shared_vad(key)
+    detector = _once(_vads, key.min_silence_s, lambda: _new_vad(key))
     if key.engine == "local":
-        engine = _engines.get(key)
-        if engine is None:
-            with _building:
-                engine = _engines.setdefault(key, LocalSTT(vad=detector))
-        return engine
+        return _once(_engines, key, lambda: LocalSTT(vad=detector))
     try:
         loop = asyncio.get_running_loop()
-    except RuntimeError:  # no loop yet (a worker checking its settings): nothing to keep
+    except RuntimeError:  # called outside any loop: an engine of its own, kept by nobody
         return _openai(key, detector)
-    engines = _loop_engines.setdefault(loop, {})
-    engine = engines.get(key)
+    per_loop = _once(_loop_engines, loop, dict)  # only this loop's thread reads it after
+    engine = per_loop.get(key)
     if engine is None:
-        engine = engines[key] = _openai(key, detector)
+        engine = per_loop[key] = _openai(key, detector)
     return engine

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -73,8 +74,6 @@ def test_a_burst_of_dump_signals_leaves_a_busy_process_running(tmp_path: Path) -
 
 
 def test_format_stacks_names_every_thread() -> None:
-    import threading
-
     stop = threading.Event()
     t = threading.Thread(target=stop.wait, name="sleeper")
     t.start()
