@@ -62,7 +62,7 @@ class Settings(BaseSettings):
     steward_worker_max_rooms: int = Field(default=25, ge=1)
     steward_worker_idle_processes: int = Field(default=0, ge=0)
     # `steward worker`: each room's service opens two Postgres pools of at most this many
-    # connections, so a full worker needs up to 2 × this × max rooms + 3 (docs/DEPLOY.md).
+    # connections, so a full worker needs up to 2 × this × max rooms + 5 (docs/DEPLOY.md).
     steward_worker_room_pool_size: int = Field(default=3, ge=1, le=20)
     # A room's lease (docs/DEPLOY.md): renewed every third of it; a steward silent this long
     # loses its rooms to another worker. Short: it bounds how long a dead worker's room waits.

@@ -39,7 +39,7 @@ from steward.room.agent_dispatch import AgentDispatcher
 from steward.room.dispatch import new_session_id, record_quality
 from steward.room.runtime import RoomDeps, RoomRuntime, connect_direct
 from steward.room.session import RoomSession
-from steward.store.database import Database, open_database
+from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.grants import GrantBindings
 from steward.store.leases import Lease, LeaseHeld, LeaseKeeper, RoomLeases, worker_id
@@ -131,7 +131,7 @@ class StewardService:
         database: Database | None = None,
         runner: RunnerFactory | None = None,
         fairies: bool = True,
-        pool_size: int = 10,
+        pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
         self.settings = settings
         self._pool_size = pool_size  # per pool, when the service opens its own database

@@ -28,7 +28,7 @@ from steward.room.redispatch import Redispatcher
 from steward.room.runtime import room_options
 from steward.room.worker_capacity import WorkerCapacity
 from steward.service import Draining, StewardService
-from steward.store.database import Database, open_database
+from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.leases import LeaseHeld, RoomLeases, worker_id
 from steward.store.liveness import Liveness, set_process_liveness
 from steward.store.queued_runs import QueuedRuns
@@ -65,10 +65,16 @@ def room_service(settings: Settings) -> StewardService:
     return StewardService(settings, pool_size=settings.steward_worker_room_pool_size)
 
 
-def db_connections_needed(settings: Settings) -> int:
-    """Postgres connections a full worker may hold: two pools per room, the watcher's pool
-    (2) and the liveness connection."""
-    return 2 * settings.steward_worker_room_pool_size * settings.steward_worker_max_rooms + 3
+# Connections per pool of the re-dispatch watcher (it opens two, as every database does).
+WATCHER_POOL_SIZE = 2
+
+
+def db_connections_needed(settings: Settings, *, http: bool = False) -> int:
+    """Postgres connections a full worker may hold: two pools per room, the watcher's two
+    pools, the liveness connection, and with `--http` the API service's two pools."""
+    rooms = 2 * settings.steward_worker_room_pool_size * settings.steward_worker_max_rooms
+    api = 2 * DEFAULT_POOL_SIZE if http else 0
+    return rooms + 2 * WATCHER_POOL_SIZE + 1 + api
 
 
 async def entrypoint(ctx: Any) -> None:
@@ -157,7 +163,7 @@ async def _worker(args: argparse.Namespace) -> int:
     # Built here, once, so jobs starting together never create onnxruntime sessions at once
     # (that wedged a worker); a bad STEWARD_STT stops the worker now, not each job.
     speech_engine(settings)
-    watcher = await _start_watcher(settings)
+    watcher = await _start_watcher(settings, http=args.http)
     # `--http`: the HTTP API in the worker's own process, serving no room itself: a run for
     # any room is queued in Postgres for the room's steward (dispatched if it has none).
     api = await StewardService(settings, fairies=False).start() if args.http else None
@@ -192,8 +198,8 @@ class _Watcher:
         await self.db.close()
 
 
-async def _start_watcher(settings: Settings) -> _Watcher:
-    db = await open_database(settings, max_size=2)
+async def _start_watcher(settings: Settings, *, http: bool) -> _Watcher:
+    db = await open_database(settings, max_size=WATCHER_POOL_SIZE)
     # Held before any job takes a lease: a lease whose key is not locked reads as lapsed.
     liveness = await Liveness(db.url).start()
     set_process_liveness(liveness)
@@ -207,7 +213,7 @@ async def _start_watcher(settings: Settings) -> _Watcher:
     redispatcher.start()
     # Each room has pools of its own (asyncpg pools belong to one event loop): say when a
     # full worker could ask Postgres for more connections than it allows at all.
-    needed = db_connections_needed(settings)
+    needed = db_connections_needed(settings, http=http)
     allowed = int(await db.pool.fetchval("SHOW max_connections"))
     report = log.warning if needed > allowed else log.info
     report("worker_db_budget", connections_needed=needed, server_max_connections=allowed)

@@ -61,8 +61,16 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
     locks), and an open transaction is still rolled back by asyncpg itself."""
 
 
+# Connections per pool when a caller names no size; `open_database` opens two pools.
+DEFAULT_POOL_SIZE = 10
+
+
 async def open_database(
-    settings: Settings, *, run_migrations: bool = True, min_size: int = 1, max_size: int = 10
+    settings: Settings,
+    *,
+    run_migrations: bool = True,
+    min_size: int = 1,
+    max_size: int = DEFAULT_POOL_SIZE,
 ) -> Database:
     url, embedded = await resolve_url(settings)
     pool = await _create_pool(url, min_size, max_size)

@@ -189,15 +189,16 @@ async def test_an_idle_worker_takes_every_room_dispatched_to_it_at_once(
         text = log_path.read_text(errors="replace")
         assert text.count('"speech_engine_built"') == 1
         assert text.index('"speech_engine_built"') < text.index('"lease_acquired"')
-        # Its Postgres budget at the defaults (3 per pool, 25 rooms), against the server's.
+        # Its Postgres budget at the defaults (3 per pool, 25 rooms; the watcher's two pools
+        # of 2 and the liveness connection), against the server's.
         budget = next(
             json.loads(line)
             for line in text.splitlines()
             if line.startswith("{") and '"worker_db_budget"' in line
         )
-        assert budget["connections_needed"] == 2 * 3 * 25 + 3
+        assert budget["connections_needed"] == 2 * 3 * 25 + 2 * 2 + 1
         assert budget["server_max_connections"] >= 100
-        assert budget["level"] == "warning"  # 153 > the embedded Postgres' 100
+        assert budget["level"] == "warning"  # 155 > the embedded Postgres' 100
         # An operator's `kill -USR1`, even in a burst: every thread's stack in the log, and the
         # worker goes on serving (faulthandler here crashed a serving worker with SIGSEGV).
         for _ in range(20):
@@ -226,4 +227,5 @@ async def test_a_worker_rooms_service_opens_small_pools(fresh_db_url: str) -> No
         assert service.db.stream_pool.get_max_size() == 2
     finally:
         await service.close()
-    assert db_connections_needed(settings) == 2 * 2 * 25 + 3
+    assert db_connections_needed(settings) == 2 * 2 * 25 + 2 * 2 + 1
+    assert db_connections_needed(settings, http=True) == 2 * 2 * 25 + 2 * 2 + 1 + 2 * 10
