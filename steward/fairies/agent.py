@@ -22,6 +22,7 @@ from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings, get_settings
 from steward.fairies.budget import RoomBudget, UsageRecorder
+from steward.fairies.memory import run_recorders
 from steward.fairies.modes import MODES, ModeDefinition
 from steward.fairies.notes import NoteCarry
 from steward.fairies.request_loop import LoopDecision
@@ -37,6 +38,7 @@ from steward.model.base import ModelError, ModelProvider, Usage
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
 from steward.ports import PromptInput, SessionPort
+from steward.prompt.parts.chat_history import keep_bounded, thread_for
 from steward.prompt.registry import build_request
 from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import Box
@@ -80,7 +82,7 @@ class _Run:
     progress: Callable[[], None] = lambda: None  # the watchdog's: output or context arrived
 
 
-# Chat items kept per room (the prompt shows the last `chat_history.MAX_ITEMS` of a level).
+# Chat items kept per room (the chat_history part bounds what the prompt shows).
 MAX_HISTORY_KEPT = 200
 
 
@@ -123,9 +125,11 @@ class CanvasAgent:
         ctx = RunState(shapes=session.canvas.shapes, todo=self.todo.setdefault(session.room_id, []))
         run = _Run(session, prompt, ctx)
         history = self.history.setdefault(session.room_id, [])
-        history.append(ChatItem("user", prompt.message))
-        # The prompt shows the last few; a long-lived room must not grow this without bound.
-        del history[:-MAX_HISTORY_KEPT]
+        # history: who asked, which run; bounded, but the room's first request stays.
+        history.append(
+            ChatItem("user", prompt.message, who=prompt.requester, run=session.session_id)
+        )
+        keep_bounded(history, MAX_HISTORY_KEPT)
         dog = Watchdog(settings.steward_watchdog_s, settings.steward_session_max_s)
         try:
             async with dog.guard():
@@ -199,7 +203,8 @@ class CanvasAgent:
             else None,
             screenshot=context.screenshot,
             screenshot_type=context.screenshot_type,
-            history=self.history.get(run.session.room_id, [])[:-1],
+            history=thread_for(self.history.get(run.session.room_id, []), run.session.session_id),
+            asker=p.requester,  # history: other askers' runs are summarised
             user_changes=list(context.user_changes or []),
             view_note=context.view_note,
             todo=run.ctx.todo,
@@ -215,11 +220,8 @@ class CanvasAgent:
         """The one-shot agent's turn hooks: its mode's actions, its room's chat history."""
         enabled = select(self.actions(run.prompt))
         history = self.history.setdefault(run.session.room_id, [])
-        return TurnHooks(
-            actions=lambda: enabled,
-            said=lambda text: history.append(ChatItem("assistant", text)),
-            mark=self.config.mark,
-        )
+        said, acted = run_recorders(history, run.prompt.requester, run.session.session_id)
+        return TurnHooks(actions=lambda: enabled, said=said, applied=acted, mark=self.config.mark)
 
     async def _request(
         self, run: _Run, model: ModelProvider, followup: Scheduled | None, bounds: Rect | None

@@ -12,11 +12,14 @@ what the filter will hide from now on (`task_end_items`, `project_end_items`).
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from steward.actions.registry import Outcome
+from steward.prompt.parts.chat_history import render_action
+from steward.prompt.state import ChatItem
 
 MemoryLevel = Literal["fairy", "project", "task"]
 MEMORY_LEVELS: tuple[MemoryLevel, ...] = ("fairy", "project", "task")
@@ -48,9 +51,69 @@ class HistoryItem:
     user_text: str | None = None  # what a person would be shown, when different
 
     def model_text(self) -> str:
+        """What the model reads: an action as it wrote it (the response format)."""
         if self.kind == "action" and self.action is not None:
-            return json.dumps(self.action, separators=(",", ":"), sort_keys=True)
+            return render_action(self.written())
         return self.text
+
+    def written(self) -> dict[str, Any]:
+        """An action item's action as the model writes it: {"_type": name, ...fields}."""
+        assert self.action is not None
+        params = self.action.get("params") or {}
+        return {**params, "_type": self.action.get("name", self.text)}
+
+
+# Actions that lay out the work: shown in full however long the history grows.
+PLAN_ACTIONS = frozenset(
+    {"start-project", "start-duo-project", "create-project-task", "create-duo-task", "create-task"}
+)
+
+
+def chat_items(items: Sequence[HistoryItem], level: MemoryLevel) -> list[ChatItem]:
+    """A fairy's remembered items for the chat_history part: actions in the response
+    format (the part groups and bounds them), the plan and the first user request pinned."""
+    first_user = next((i for i in items if i.kind == "prompt" and i.origin == "user"), None)
+    out: list[ChatItem] = []
+    for i in items:
+        if i.kind == "action" and i.action is not None:
+            name = str(i.action.get("name", i.text))
+            act = i.written()
+            said = str(act.get("text", "")) if name == "message" else name
+            out.append(ChatItem("assistant", said, level, action=act, pinned=name in PLAN_ACTIONS))
+        elif i.kind == "prompt":
+            # A self prompt is the fairy's own note ("I just finished the task").
+            role: Literal["user", "assistant", "system"] = (
+                "user" if i.origin == "user" else "assistant" if i.origin == "self" else "system"
+            )
+            out.append(ChatItem(role, i.text, level, pinned=i is first_user))
+        elif i.kind == "feedback":
+            out.append(ChatItem("system", i.text, level))
+        else:
+            out.append(ChatItem("assistant", i.text, level))
+    return out
+
+
+# Actions that change nothing worth remembering (thoughts are shown as they stream).
+_UNRECORDED = frozenset({"think", "message"})
+
+
+def run_recorders(
+    history: list[ChatItem], who: str, run: str
+) -> tuple[Callable[[str], None], Callable[[Outcome], Awaitable[None]]]:
+    """Turn hooks (`said`, `applied`) that keep a one-shot run's messages and actions in
+    its room's chat history, in the response format, with who asked and the run."""
+
+    def said(text: str) -> None:
+        history.append(
+            ChatItem("assistant", text, action={"_type": "message", "text": text}, who=who, run=run)
+        )
+
+    async def applied(out: Outcome) -> None:
+        if out.name not in _UNRECORDED:
+            action = {**out.data, "_type": out.name}
+            history.append(ChatItem("assistant", out.name, action=action, who=who, run=run))
+
+    return said, applied
 
 
 def filter_history(items: Sequence[HistoryItem], level: MemoryLevel) -> list[HistoryItem]:

@@ -47,6 +47,7 @@ from steward.fairies.memory import (
     HistoryItem,
     PromptOrigin,
     action_item,
+    chat_items,
     feedback_item,
     filter_history,
     history_tokens,
@@ -63,6 +64,7 @@ from steward.fairies.modes import (
     mode,
     model_role,
 )
+from steward.fairies.neighbours import neighbourhood_of
 from steward.fairies.notes import NoteCarry
 from steward.fairies.persistence import (
     fairy_from,
@@ -98,7 +100,7 @@ from steward.model.registry import get_model
 from steward.obs.logging import get_logger
 from steward.ports import CanvasSnapshot, PromptInput, SessionPort
 from steward.prompt.registry import build_request
-from steward.prompt.state import ChatItem, PromptState
+from steward.prompt.state import PromptState
 from steward.protocol.messages import Box, WireAction
 from steward.store.fairies import FairyStore
 from steward.tasks import TaskSet
@@ -817,10 +819,7 @@ class FairyRuntime:
         remembered = filter_history(view.history, current.memory)
         if remembered and remembered[-1].kind == "prompt" and remembered[-1].text == req.text:
             remembered = remembered[:-1]  # the request itself is the `messages` part
-        history = [
-            ChatItem("user" if i.kind == "prompt" else "assistant", i.model_text(), current.memory)
-            for i in remembered
-        ]
+        history = chat_items(remembered, current.memory)  # history: response format, pinned plan
         state = PromptState(
             message=req.text,
             model_name=run.model_name,
@@ -842,6 +841,7 @@ class FairyRuntime:
             mode=current.name,
             fairy=brief(view),
             notes=room.notes.take(fairy_id),
+            neighbourhood=neighbourhood_of(view.task, view.project_tasks),  # drones: neighbours
         )
         request = build_request(state, current)
         request.hints["fairy"] = self._hints(room, view)

@@ -18,6 +18,31 @@ class ChatItem:
     role: Literal["user", "assistant", "system"]
     text: str
     level: MemoryLevel = "fairy"
+    # An action the agent wrote, as the model writes it ({"_type": ..., ...}); `text` is
+    # then its name, or for a message (the agent's messages are actions too) its words.
+    action: dict[str, Any] | None = None
+    who: str | None = None  # who asked for the run it belongs to (participant identity)
+    run: str | None = None  # the run (session id) it belongs to
+    # The first request and the plan: shown in full however long the history grows.
+    pinned: bool = False
+
+
+@dataclass(frozen=True)
+class NeighbourTask:
+    """Another task of a working fairy's project, for the neighbours part."""
+
+    id: str
+    title: str
+    assigned_to: str | None
+    bounds: Rect
+
+
+@dataclass(frozen=True)
+class Neighbourhood:
+    """Around a working fairy's task area: what it may look at, not edit."""
+
+    area: Rect  # its own task area
+    tasks: tuple[NeighbourTask, ...] = ()  # the project's other tasks with an area
 
 
 @dataclass(frozen=True)
@@ -49,6 +74,9 @@ class PromptState:
     screenshot_type: str = "image/jpeg"  # its media type, as the host sent it
     history: list[ChatItem] = field(default_factory=list)
     memory_level: MemoryLevel = "fairy"
+    # Who asked for this run: history items of other askers' runs are summarised.
+    asker: str | None = None
+    neighbourhood: Neighbourhood | None = None
     user_changes: list[dict[str, Any]] = field(default_factory=list)
     todo: list[TodoItem] = field(default_factory=list)
     scheduled: list[Scheduled] = field(default_factory=list)

@@ -1,24 +1,286 @@
-"""Earlier chat, filtered by memory level (a fairy sees only its level's items)."""
+"""Earlier in this chat: the requests and what the agent did, in the response format.
+
+Items are rendered as the model writes them (an action is its JSON; a run of many actions of
+one kind becomes one line, "created 12 shapes: ids"); other askers' runs in the room are one
+line each (who asked what, what was done); and the whole is bounded: the newest items are
+shown in full, the first request and the plan always, and everything else between them as a
+compact digest, so a long history never loses its thread nor grows without limit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from steward.prompt.base import Block, PromptPart, text
 from steward.prompt.state import ChatItem, PromptState
 
-MAX_ITEMS = 20
+# What the history may take of the prompt (≈ 2,000 tokens), and any one line of it.
+BUDGET_CHARS = 8000
+LINE_CHARS = 600
+# Pinned lines beyond the first request (the plan's actions) are shown up to this many.
+MAX_PINNED = 8
+# A run of at least this many actions of one kind is summarised as one line.
+GROUP_MIN = 3
+_IDS_SHOWN = 24
+_QUOTE_CHARS = 80
+_VERBS = {
+    "create": "created",
+    "delete": "deleted",
+    "update": "updated",
+    "move": "moved",
+    "label": "labelled",
+    "resize": "resized",
+    "rotate": "rotated",
+    "pen": "drew",
+    "place": "placed",
+}
 
 
 def filter_history(items: list[ChatItem], level: str) -> list[ChatItem]:
-    return [i for i in items if i.level == level][-MAX_ITEMS:]
+    return [i for i in items if i.level == level]
+
+
+def thread_for(items: Sequence[ChatItem], run: str | None) -> list[ChatItem]:
+    """The history a run's request shows: all but its own request (the `messages` part)."""
+    return [i for i in items if not (run is not None and i.run == run and i.role == "user")]
+
+
+def keep_bounded(items: list[ChatItem], cap: int) -> None:
+    """Drop the oldest items beyond `cap`, in place, but never the first request."""
+    if len(items) <= cap:
+        return
+    first = next((i for i in items if i.role == "user"), None)
+    tail = items[-(cap - 1) :] if cap > 1 else []
+    items[:] = ([first] if first is not None and first not in tail else []) + tail
+
+
+# -- one item or group as a line ---------------------------------------------------------
+
+
+def _public(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: x for k, x in v.items() if not k.startswith("_") or k == "_type"}
+    return v
+
+
+def model_action(data: dict[str, Any]) -> dict[str, Any]:
+    """An action as the model wrote it: `_type` first, the steward's own `_` keys dropped."""
+    out: dict[str, Any] = {"_type": data.get("_type")}
+    out.update({k: _public(v) for k, v in data.items() if not k.startswith("_")})
+    return out
+
+
+def _kind(item: ChatItem) -> str | None:
+    return str(item.action.get("_type")) if item.action is not None else None
+
+
+def _clip(s: str, n: int) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _shorten(v: Any) -> Any:
+    if isinstance(v, str):
+        return _clip(v, _QUOTE_CHARS)
+    if isinstance(v, dict):
+        return {k: _shorten(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_shorten(x) for x in v[:12]]
+    return v
+
+
+def _ids(action: dict[str, Any]) -> list[str]:
+    shape = action.get("shape")
+    found: list[Any] = [
+        action.get("shapeId"),
+        shape.get("shapeId") if isinstance(shape, dict) else None,
+        *(action.get("shapeIds") or []),
+    ]
+    return [str(i) for i in found if isinstance(i, str | int) and str(i)]
+
+
+def _id_list(ids: Iterable[str]) -> str:
+    seen = list(dict.fromkeys(ids))
+    more = f" (+{len(seen) - _IDS_SHOWN} more)" if len(seen) > _IDS_SHOWN else ""
+    return ", ".join(seen[:_IDS_SHOWN]) + more
+
+
+def render_action(data: dict[str, Any]) -> str:
+    """One action as compact JSON; long strings clipped, and a still-long action summarised."""
+    action = model_action(data)
+    full = json.dumps(action, separators=(",", ":"), ensure_ascii=False)
+    if len(full) <= LINE_CHARS // 2:
+        return full
+    short = json.dumps(_shorten(action), separators=(",", ":"), ensure_ascii=False)
+    if len(short) <= LINE_CHARS:
+        return short
+    return summarise_actions([action])
+
+
+def summarise_actions(actions: Sequence[dict[str, Any]]) -> str:
+    """'created 12 shapes: a, b, …' for a run of actions of one kind (or a mixed bag)."""
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for a in actions:
+        kinds.setdefault(str(a.get("_type")), []).append(a)
+    parts = []
+    for kind, acts in kinds.items():
+        ids = [i for a in acts for i in _ids(a)]
+        verb = _VERBS.get(kind)
+        what = f"{verb} {len(ids)} shape(s)" if verb and ids else f"{len(acts)} × {kind}"
+        parts.append(f"{what}: {_id_list(ids)}" if ids else what)
+    return "; ".join(parts)
+
+
+@dataclass
+class _Line:
+    text: str
+    pinned: bool = False
+    request: str | None = None  # the request's words, for a digest
+    actions: tuple[dict[str, Any], ...] = ()
+    said: int = 0
+
+
+def _tag(item: ChatItem) -> str:
+    if item.role == "user":
+        return f"[user {item.who}]" if item.who else "[user]"
+    return "[system]" if item.role == "system" else "[you]"
+
+
+def _own_lines(items: Sequence[ChatItem]) -> list[_Line]:
+    lines: list[_Line] = []
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if item.action is None or item.action.get("_type") == "message":
+            said = item.action is not None
+            body = render_action(item.action) if item.action is not None else item.text
+            request = item.text if item.role == "user" else None
+            lines.append(_Line(f"{_tag(item)} {body}", item.pinned, request, said=int(said)))
+            i += 1
+            continue
+        j = i
+        while j < len(items) and _kind(items[j]) == _kind(item) and not items[j].pinned:
+            j += 1
+        if j - i >= GROUP_MIN:
+            acts = tuple(model_action(x.action) for x in items[i:j] if x.action is not None)
+            lines.append(_Line(f"[you, {j - i} actions] {summarise_actions(acts)}", actions=acts))
+            i = j
+        else:
+            act = model_action(item.action)
+            lines.append(_Line(f"[you] {render_action(act)}", item.pinned, actions=(act,)))
+            i += 1
+    return lines
+
+
+def _other_run(items: Sequence[ChatItem]) -> _Line:
+    """Another asker's run in one line: who asked what, what was done, what was said."""
+    who = next((i.who for i in items if i.who), "someone")
+    asked = [i.text for i in items if i.role == "user"]
+    acts = tuple(
+        model_action(i.action) for i in items if i.action and i.action["_type"] != "message"
+    )
+    said = [
+        str(i.action.get("text", "")) for i in items if i.action and i.action["_type"] == "message"
+    ]
+    bits = [f'asked "{_clip(asked[0], _QUOTE_CHARS)}"' if asked else "ran"]
+    if acts:
+        bits.append(summarise_actions(acts))
+    if said:
+        bits.append(f'said "{_clip(said[-1], _QUOTE_CHARS)}"')
+    return _Line(_clip(f"[{who}'s run] " + "; ".join(bits), LINE_CHARS), actions=acts)
+
+
+def history_lines(items: Sequence[ChatItem], asker: str | None) -> list[_Line]:
+    """Every item as a line, oldest first; other askers' runs one line each."""
+
+    def other(item: ChatItem) -> bool:
+        return asker is not None and item.who is not None and item.who != asker
+
+    lines: list[_Line] = []
+    k = 0
+    while k < len(items):
+        end = k + 1
+        if other(items[k]):
+            while end < len(items) and other(items[end]) and items[end].run == items[k].run:
+                end += 1
+            lines.append(_other_run(items[k:end]))
+        else:
+            while end < len(items) and not other(items[end]):
+                end += 1
+            lines.extend(_own_lines(items[k:end]))
+        k = end
+    # The first request (or, for a fairy told what to do by another, the first item).
+    first = next((ln for ln in lines if ln.request is not None), lines[0] if lines else None)
+    if first is not None:
+        first.pinned = True
+    return lines
+
+
+def _digest(lines: Sequence[_Line]) -> str:
+    asked = [ln.request for ln in lines if ln.request]
+    acts = [a for ln in lines for a in ln.actions]
+    said = sum(ln.said for ln in lines)
+    bits = []
+    if asked:
+        shown = ", ".join(f'"{_clip(a, 60)}"' for a in asked[-5:])
+        bits.append(f"{len(asked)} request(s), the last: {shown}")
+    if acts:
+        bits.append(summarise_actions(acts))
+    if said:
+        bits.append(f"{said} message(s) sent")
+    return _clip(f"[earlier, {len(lines)} items in brief] " + "; ".join(bits), LINE_CHARS)
+
+
+def bounded(lines: Sequence[_Line], budget: int = BUDGET_CHARS) -> list[str]:
+    """The newest lines in full within `budget`, the pinned ones always (the first request
+    and up to MAX_PINNED plan lines), every other older stretch as one digest line."""
+    texts = [_clip(ln.text, LINE_CHARS) for ln in lines]
+    keep = [False] * len(lines)
+    pinned = [n for n, ln in enumerate(lines) if ln.pinned][: MAX_PINNED + 1]
+    used = 0
+    for n in pinned:
+        keep[n] = True
+        used += len(texts[n]) + 1
+    for n in range(len(lines) - 1, -1, -1):
+        if keep[n]:
+            continue
+        if used + len(texts[n]) + 1 > budget:
+            break
+        keep[n] = True
+        used += len(texts[n]) + 1
+    out: list[str] = []
+    skipped: list[_Line] = []
+    for n, line in enumerate(lines):
+        if keep[n]:
+            if skipped:
+                out.append(_digest(skipped))
+                skipped = []
+            out.append(texts[n])
+        else:
+            skipped.append(line)
+    if skipped:
+        out.append(_digest(skipped))
+    return out
+
+
+def render_history(items: Sequence[ChatItem], asker: str | None = None) -> list[str]:
+    return bounded(history_lines(items, asker))
 
 
 def _build(state: PromptState) -> list[Block]:
     items = filter_history(state.history, state.memory_level)
     if not items:
         return []
-    return text("Earlier in this chat:", *(f"[{i.role}] {i.text}" for i in items))
+    return text("Earlier in this chat:", *render_history(items, state.asker))
 
 
-_GUIDE = """Earlier requests and what you did about them come first, as far as your memory reaches.
-Build on them: do not redo what is done, and stay consistent with what you told the user."""
+_GUIDE = """Earlier requests and what you did about them come first, as far as your memory reaches:
+[user …] is a request, [you] an action you wrote (as JSON, as you write it; many of one kind
+in one line), [system] a note from the steward, [name's run] another person's run in this
+room, [earlier …] older items in brief. Build on them: do not redo what is done, do not
+repeat a message you already sent, and stay consistent with what you told the user."""
 
 PART = PromptPart(
     "chat_history",

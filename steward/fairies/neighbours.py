@@ -1,0 +1,21 @@
+"""What a working fairy's `neighbours` prompt part is given: its task area and the other
+tasks of its project that have an area (the part picks the shapes around it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from steward.fairies.tasks import Task
+from steward.prompt.state import Neighbourhood, NeighbourTask
+
+
+def neighbourhood_of(task: Task | None, project_tasks: Iterable[Task]) -> Neighbourhood | None:
+    """None unless the fairy works a task with an area."""
+    if task is None or task.bounds is None:
+        return None
+    others = tuple(
+        NeighbourTask(t.id, t.title, t.assigned_to, t.bounds)
+        for t in project_tasks
+        if t.id != task.id and t.bounds is not None
+    )
+    return Neighbourhood(task.bounds, others)

@@ -1,0 +1,169 @@
+"""The chat history part: the response format, summaries, other askers' runs, the bound."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from steward.config import Settings
+from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.memory import (
+    HistoryItem,
+    action_item,
+    chat_items,
+    feedback_item,
+    prompt_item,
+)
+from steward.model.base import ModelRequest, Usage
+from steward.model.scripted import ScriptedModel
+from steward.ports import PromptInput
+from steward.prompt.parts.chat_history import (
+    BUDGET_CHARS,
+    LINE_CHARS,
+    keep_bounded,
+    render_history,
+    thread_for,
+)
+from steward.prompt.state import ChatItem
+from tests.support.fake_session import FakeSession
+
+
+def _create(sid: str, x: float = 0) -> dict[str, Any]:
+    """A create action as the steward keeps it after sanitizing (with its own `_id`)."""
+    return {
+        "_type": "create",
+        "intent": f"box {sid}",
+        "shape": {"_type": "rectangle", "shapeId": sid, "x": x, "y": 0, "w": 50, "h": 50},
+        "_id": sid,
+    }
+
+
+def _fairy_history(n: int) -> list[HistoryItem]:
+    items = [
+        prompt_item("draw a fenced farm with a barn", "project", "user"),
+        action_item(
+            "start-project",
+            {"title": "Farm", "description": "a farm", "plan": "barn left, fence around it"},
+            "project",
+        ),
+    ]
+    for k in range(n):
+        items.append(action_item("create", _create(f"s{k}", k * 60), "project"))
+        if k % 2 == 1:  # short runs: every action is a line of its own
+            items.append(
+                action_item("message", {"_type": "message", "text": f"row {k}"}, "project")
+            )
+        if k % 25 == 24:
+            items.append(feedback_item(f"Feedback: shape s{k} overlaps", "project"))
+    items.append(action_item("message", {"_type": "message", "text": "The barn is up."}, "project"))
+    return items
+
+
+def test_fairy_actions_read_as_the_model_writes_them_never_as_wire_json() -> None:
+    item = action_item("create", _create("barn"), "task")
+    assert item.model_text().startswith('{"_type":"create"')
+    assert '"_id"' not in item.model_text() and '"params"' not in item.model_text()
+    lines = render_history(chat_items([item], "task"))
+    assert lines == [
+        '[you] {"_type":"create","intent":"box barn","shape":{"_type":"rectangle",'
+        '"shapeId":"barn","x":0,"y":0,"w":50,"h":50}}'
+    ]
+
+
+def test_first_request_and_plan_survive_200_items_within_the_bound() -> None:
+    items = _fairy_history(200)
+    assert len(items) > 200
+    lines = render_history(chat_items(items, "project"))
+    body = "\n".join(lines)
+    assert lines[0] == "[user] draw a fenced farm with a barn"
+    assert lines[1].startswith('[you] {"_type":"start-project"') and "fence around it" in lines[1]
+    assert len(body) <= BUDGET_CHARS + 2 * LINE_CHARS  # the bound, plus a digest line
+    # The older middle is one digest; the newest items stay, in full, own messages included.
+    digest = [ln for ln in lines if ln.startswith("[earlier")]
+    assert len(digest) == 1 and "created" in digest[0] and "message(s) sent" in digest[0]
+    assert lines[-1] == '[you] {"_type":"message","text":"The barn is up."}'
+    assert '"_id"' not in body and '"params"' not in body and '"name":' not in body
+
+
+def test_many_actions_of_one_kind_are_one_line_with_their_ids() -> None:
+    items = [ChatItem("user", "draw twelve boxes", who="alice", run="r1")]
+    items += [
+        ChatItem("assistant", "create", action=_create(f"b{k}"), who="alice", run="r1")
+        for k in range(12)
+    ]
+    lines = render_history(items, "alice")
+    assert lines[1].startswith("[you, 12 actions] created 12 shape(s): b0, b1, b2")
+    assert lines[1].endswith("b11")
+
+
+def test_other_askers_runs_are_summarised_with_who_asked_what_and_what_was_done() -> None:
+    items = [
+        ChatItem("user", "draw a cat", who="bob", run="r1"),
+        ChatItem("assistant", "create", action=_create("cat"), who="bob", run="r1"),
+        ChatItem(
+            "assistant",
+            "message",
+            action={"_type": "message", "text": "Here is a cat."},
+            who="bob",
+            run="r1",
+        ),
+        ChatItem("user", "make it bigger", who="alice", run="r2"),
+    ]
+    lines = render_history(items, "alice")
+    assert (
+        lines[0]
+        == '[bob\'s run] asked "draw a cat"; created 1 shape(s): cat; said "Here is a cat."'
+    )
+    assert lines[1] == "[user alice] make it bigger"
+    # Seen by bob, the same run is his own: every action in full.
+    assert '{"_type":"create"' in "\n".join(render_history(items, "bob"))
+
+
+def test_a_run_sees_its_own_actions_and_messages_but_not_its_request_twice() -> None:
+    items = [
+        ChatItem("user", "draw a box", who="alice", run="r1"),
+        ChatItem("assistant", "create", action=_create("box"), who="alice", run="r1"),
+        ChatItem("assistant", "Done.", action={"_type": "message", "text": "Done."}, run="r1"),
+    ]
+    shown = thread_for(items, "r1")
+    assert [i.text for i in shown] == ["create", "Done."]
+
+
+def test_kept_history_drops_the_oldest_but_never_the_first_request() -> None:
+    items = [ChatItem("user", f"ask {k}") for k in range(300)]
+    keep_bounded(items, 200)
+    assert len(items) == 200
+    assert items[0].text == "ask 0" and items[1].text == "ask 101" and items[-1].text == "ask 299"
+
+
+class _Recording(ScriptedModel):
+    def __init__(self) -> None:
+        super().__init__(tokens_per_s=None)
+        self.requests: list[ModelRequest] = []
+
+    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+        self.requests.append(request)
+        async for chunk in super().stream(request, usage):
+            yield chunk
+
+
+def _history_text(request: ModelRequest) -> str:
+    return next(
+        (b["text"] for b in request.user if str(b.get("text", "")).startswith("Earlier")), ""
+    )
+
+
+async def test_a_review_follow_up_sees_what_the_run_did_and_said_before_it() -> None:
+    model = _Recording()
+    agent = CanvasAgent(AgentConfig(settings=Settings(steward_model="scripted"), model=model))
+    session = FakeSession()
+    said_first: list[str] = []
+    prompt = PromptInput(message="draw a flow chart of our signup", source="browser", requester="a")
+    assert await agent.run(session, prompt) == "done"
+    assert len(model.requests) == 2  # the request and its review follow-up
+    said_first = [t for _, t, partial in session.chats if not partial][:-1]
+    history = _history_text(model.requests[1])
+    assert "created" in history or '{"_type":"create"' in history
+    assert said_first and all(t in history for t in said_first)
+    assert "draw a flow chart of our signup" not in history  # the request is the messages part
+    assert _history_text(model.requests[0]) == ""

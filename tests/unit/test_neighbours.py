@@ -1,0 +1,101 @@
+"""A working fairy's neighbours: which shapes around its task area it is shown, and how."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from steward.canvas.bounds import Rect
+from steward.canvas.coords import CoordinateSpace
+from steward.fairies.modes import MODES
+from steward.fairies.neighbours import neighbourhood_of
+from steward.fairies.tasks import Task
+from steward.prompt.parts.neighbours import PART, surroundings
+from steward.prompt.registry import build_request
+from steward.prompt.state import PromptState
+
+
+def _box(
+    sid: str, x: float, y: float, w: float = 40, h: float = 40, **props: Any
+) -> dict[str, Any]:
+    return {
+        "id": sid,
+        "type": "geo",
+        "x": x,
+        "y": y,
+        "props": {"geo": "rectangle", "w": w, "h": h, **props},
+    }
+
+
+MINE = Task(
+    "t1", "room", "The barn", "a red barn", "in-progress", "p", "fairy-2", Rect(400, 0, 300, 300)
+)
+LEFT = Task(
+    "t0", "room", "The fence", "a fence", "in-progress", "p", "fairy-1", Rect(80, 0, 340, 300)
+)
+FAR = Task("t9", "room", "The pond", "a pond", "todo", "p", None, Rect(5000, 5000, 300, 300))
+SHAPES = {
+    s["id"]: s
+    for s in (
+        _box("t0-post", 300, 100, text="post"),  # in the fence's area, next to the barn
+        _box("t0-rail", 190, 320, w=30),  # outside every area, still near
+        _box("t1-wall", 450, 50),  # inside the drone's own area: not a neighbour
+        _box("far-away", 3000, 3000),  # beyond the margin
+    )
+}
+
+
+def test_neighbours_are_the_shapes_around_the_area_with_their_task_nearest_first() -> None:
+    hood = neighbourhood_of(MINE, [LEFT, MINE, FAR])
+    assert hood is not None and hood.area == MINE.bounds
+    assert [t.id for t in hood.tasks] == ["t0", "t9"]  # its own task is not a neighbour
+    seen = surroundings(SHAPES, hood, CoordinateSpace(100, 0))
+    assert [s["shapeId"] for s in seen.shapes] == ["t0-post", "t0-rail"]
+    post, rail = seen.shapes
+    # BlurryShape rows in the model's coordinates, with the task whose area holds them.
+    assert post == {
+        "shapeId": "t0-post",
+        "type": "rectangle",
+        "x": 200,
+        "y": 100,
+        "w": 40,
+        "h": 40,
+        "text": "post",
+        "task": "t0",
+    }
+    assert rail["task"] is None
+    assert [t["id"] for t in seen.tasks] == ["t0"]  # the pond is too far to matter
+    assert seen.tasks[0]["bounds"] == {"x": -20, "y": 0, "w": 340, "h": 300}
+
+
+def test_the_neighbour_list_is_capped_and_says_how_many_were_left_out() -> None:
+    hood = neighbourhood_of(MINE, [LEFT])
+    assert hood is not None
+    many = {f"n{k}": _box(f"n{k}", 400 + 3 * k, 350 + k) for k in range(80)}
+    seen = surroundings(many, hood, CoordinateSpace(0, 0), cap=60)
+    assert len(seen.shapes) == 60 and seen.more == 20
+
+
+def test_no_task_area_no_neighbourhood() -> None:
+    assert neighbourhood_of(None, [LEFT]) is None
+    assert neighbourhood_of(Task("t", "room", "x", "y"), [LEFT]) is None
+
+
+def test_a_drones_request_lists_its_neighbours_and_the_part_is_in_its_mode() -> None:
+    assert PART.name in MODES["working-drone"].parts
+    assert PART.name not in MODES["one-shotting"].parts
+    state = PromptState(
+        message="draw the barn",
+        model_name="scripted",
+        shapes=SHAPES,
+        viewport=MINE.bounds,  # type: ignore[arg-type]
+        coords=CoordinateSpace(0, 0),
+        enabled_actions=MODES["working-drone"].actions,
+        mode="working-drone",
+        neighbourhood=neighbourhood_of(MINE, [LEFT, MINE]),
+    )
+    req = build_request(state, MODES["working-drone"])
+    block = next(b["text"] for b in req.user if b["text"].startswith("Around your task area"))
+    rows = json.loads(block.split("Shapes next to your area:\n", 1)[1])
+    assert [r["shapeId"] for r in rows] == ["t0-post", "t0-rail"]
+    assert '"title":"The fence"' in block
