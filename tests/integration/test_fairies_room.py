@@ -4,6 +4,7 @@
   sessions inside their bounds, every client ends with the same canvas as the mirror;
 - two drones whose areas overlap: one cannot touch the other's shape, can draw in the
   overlap, and what it draws outside its area is clamped in;
+- a drone's request lists its neighbour's finished drawing as blurry shapes;
 - the steward (`uv run steward join ROOM`) is killed with SIGKILL mid-project, restarted,
   and the project finishes with no shape drawn twice.
 """
@@ -217,6 +218,77 @@ async def test_drones_with_overlapping_bounds_cannot_trample_each_other(
         feedback = " ".join(i.text for i in room.history["fairy-3"])
         assert feedback.count("outside your task bounds") >= 2
         assert clients[1].shapes == shapes == runtime.mirror.shapes
+    finally:
+        await close_all(clients)
+
+
+class Neighbourly(ScriptedProjectModel):
+    """The drone of part-2 holds its first turn until part-1 is done and leaves its task
+    open, so its nudged second request is built while part-1's drawing stands next to it."""
+
+    def __init__(self, part1_done: Callable[[], bool]) -> None:
+        super().__init__(tokens_per_s=None)
+        self.part1_done = part1_done
+        self.part2_requests: list[ModelRequest] = []
+
+    @staticmethod
+    def _part2(request: ModelRequest) -> bool:
+        fairy: dict[str, Any] = request.hints.get("fairy") or {}
+        return (
+            fairy.get("mode") == "working-drone" and (fairy.get("task") or {}).get("id") == "part-2"
+        )
+
+    def actions_for(self, hints: dict[str, Any]) -> list[dict[str, Any]]:
+        acts = super().actions_for(hints)
+        fairy = hints.get("fairy") or {}
+        first = (fairy.get("task") or {}).get("id") == "part-2" and len(self.part2_requests) == 1
+        return acts[:-1] if first and fairy.get("mode") == "working-drone" else acts
+
+    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+        if self._part2(request):
+            self.part2_requests.append(request)
+            if len(self.part2_requests) == 1:
+                await wait_for(self.part1_done, timeout=20)
+        async for chunk in super().stream(request, usage):
+            yield chunk
+
+
+async def test_a_drone_sees_its_neighbours_drawing_as_blurry_shapes(
+    steward: StewardService, livekit_server: LiveKitServer, room_name: str
+) -> None:
+    runtime = await steward.join(room_name)
+    fairies = _fairies(steward)
+
+    def part1_done() -> bool:
+        room = fairies.rooms.get(room_name)
+        task = room.board.tasks.get("part-1") if room is not None else None
+        return task is not None and task.status == "done"
+
+    model = Neighbourly(part1_done)
+    fairies.models = lambda *_: model
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+    try:
+        reply = await clients[0].prompt("draw a pond", fairy="orchestrator")
+        assert reply.error is None and reply.session_id
+        assert await clients[0].wait_status(reply.session_id, timeout=40) == "done"
+        await _settled(runtime, clients)
+        room = fairies.rooms[room_name]
+        assert all(t.status == "done" for t in room.board.tasks.values())
+        assert len(model.part2_requests) >= 2
+        part1 = sorted(_task_shapes(runtime.mirror.shapes, "part-1"), key=lambda s: s["id"])
+        assert part1
+        texts = [str(b.get("text", "")) for b in model.part2_requests[1].user]
+        around = next(t for t in texts if t.startswith("Around your task area"))
+        listed = json.loads(around.split("Shapes next to your area", 1)[1].split(":\n", 1)[1])
+        mine = {r["shapeId"]: r for r in listed if r["task"] == "part-1"}
+        assert set(mine) == {s["id"] for s in part1}  # drone 1's drawing, every shape
+        frame = mine["part-1-frame"]
+        ox, oy = room.origin or (0.0, 0.0)  # where it stands, in the model's coordinates
+        b = shape_bounds(runtime.mirror.shapes["part-1-frame"], runtime.mirror.shapes)
+        got = (frame["x"], frame["y"], frame["w"], frame["h"])
+        assert got == pytest.approx((b.x - ox, b.y - oy, b.w, b.h), abs=1)
+        assert not any(r["shapeId"].startswith("part-2-") for r in listed)  # its own: in view
+        assert '"id":"part-1"' in around  # the neighbouring task and its area
     finally:
         await close_all(clients)
 
