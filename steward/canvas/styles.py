@@ -91,7 +91,7 @@ FILL_ALIASES: Final = {
 }
 # How each fill and colour looks, for the system prompt.
 FILL_LOOKS: Final = {
-    "none": "no fill: only the outline, the canvas shows through",
+    "none": "only the outline; the canvas shows through",
     "tint": "a pale, pastel wash of the colour (a red tint looks pink)",
     "background": "the canvas's own colour (white, or black in dark mode), hiding what lies behind",
     "solid": "the full, saturated colour (a solid red shape is red)",

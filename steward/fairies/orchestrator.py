@@ -63,7 +63,6 @@ from steward.fairies.modes import (
     mode,
     model_role,
 )
-from steward.fairies.notes import NoteCarry
 from steward.fairies.persistence import (
     fairy_from,
     fairy_row,
@@ -79,6 +78,7 @@ from steward.fairies.persistence import (
 from steward.fairies.projects import ProjectBoard, task_completed_key
 from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.roster import Publish, Roster
+from steward.fairies.run_feedback import RunFeedback
 from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.fairies.task_bounds import BoundsGuard, shapes_in
 from steward.fairies.tasks import Task
@@ -228,8 +228,8 @@ class RoomFairies:
     origin: tuple[float, float] | None = None
     # Model requests per session, for wire ids `{session}.{request}.{index}`.
     requests: dict[str, int] = field(default_factory=dict)
-    # Per fairy: notes on its actions for its next prompt (lints part), in memory only.
-    notes: NoteCarry = field(default_factory=NoteCarry)
+    # [run-feedback hook] per run (session): notes and lints for its next request.
+    notes: RunFeedback = field(default_factory=RunFeedback)
 
     def next_request(self, session_id: str) -> int:
         n = self.requests.get(session_id, 0)
@@ -821,6 +821,8 @@ class FairyRuntime:
             ChatItem("user" if i.kind == "prompt" else "assistant", i.model_text(), current.memory)
             for i in remembered
         ]
+        # [run-feedback hook] this run's own notes and lints, never another run's
+        notes, lints = room.notes.take(session.session_id, session.canvas.shapes)
         state = PromptState(
             message=req.text,
             model_name=run.model_name,
@@ -841,7 +843,8 @@ class FairyRuntime:
             now_iso=datetime.now(UTC).isoformat(timespec="seconds"),
             mode=current.name,
             fairy=brief(view),
-            notes=room.notes.take(fairy_id),
+            notes=notes,
+            lints=lints,
         )
         request = build_request(state, current)
         request.hints["fairy"] = self._hints(room, view)
@@ -914,7 +917,7 @@ class FairyRuntime:
                         model=provider.name,
                         usage=usage,
                     )
-                room.notes.keep(fairy_id, ctx.notes[noted:])
+                room.notes.keep(session.session_id, ctx.notes[noted:], run.turn.drawn)
             await self._turn_feedback(room, fairy_id, run.turn.refusals)
             return end
 
