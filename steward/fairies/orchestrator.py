@@ -228,8 +228,9 @@ class RoomFairies:
     origin: tuple[float, float] | None = None
     # Model requests per session, for wire ids `{session}.{request}.{index}`.
     requests: dict[str, int] = field(default_factory=dict)
-    # [run-feedback hook] per run (session): notes and lints for its next request.
-    notes: RunFeedback = field(default_factory=RunFeedback)
+    # [run-feedback hook] per run (session and fairy: a session may be lent to another
+    # fairy): notes and lints for its next request.
+    feedback: RunFeedback = field(default_factory=RunFeedback)
 
     def next_request(self, session_id: str) -> int:
         n = self.requests.get(session_id, 0)
@@ -822,7 +823,7 @@ class FairyRuntime:
             for i in remembered
         ]
         # [run-feedback hook] this run's own notes and lints, never another run's
-        notes, lints = room.notes.take(session.session_id, session.canvas.shapes)
+        notes, lints = room.feedback.take(f"{session.session_id}:{fairy_id}", session.canvas.shapes)
         state = PromptState(
             message=req.text,
             model_name=run.model_name,
@@ -917,7 +918,9 @@ class FairyRuntime:
                         model=provider.name,
                         usage=usage,
                     )
-                room.notes.keep(session.session_id, ctx.notes[noted:], run.turn.drawn)
+                room.feedback.keep(
+                    f"{session.session_id}:{fairy_id}", ctx.notes[noted:], run.turn.drawn
+                )
             await self._turn_feedback(room, fairy_id, run.turn.refusals)
             return end
 
