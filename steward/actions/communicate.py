@@ -185,9 +185,10 @@ _MESSAGE = """Talk to the user; it is the only thing of yours they read.
 - Close each piece of work with a short message: what you did, or why you could not.
 - Do the work rather than offering to do it; do not end by asking whether they want more."""
 
-_THINK = """Reason privately before and between actions; use it freely to work through each step.
-- Nobody sees it: a reply made only of thoughts tells the user nothing, so pair it with a `message`
-  or with work on the canvas."""
+_THINK = """Reason before and between actions; use it freely to work through each step.
+- The users see your thoughts in the chat panel, collapsed under your messages: keep them about
+  the work. A reply made only of thoughts still tells the user nothing, so pair it with a
+  `message` or with work on the canvas."""
 
 _REVIEW = """Ask for another look at your work: the area to inspect (x, y, w, h: as tight as you
 can with a little padding around it) and what to check. After your reply you get a fresh view of
@@ -238,7 +239,7 @@ SPECS = (
         "think",
         family="communicate",
         schema=Think,
-        description="Describe your reasoning (not shown to the user).",
+        description="Describe your reasoning (shown to the users, collapsed, in the chat panel).",
         guide=_THINK,
         sanitize=_complete_only,
         resolve=_resolve_think,

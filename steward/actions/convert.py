@@ -14,7 +14,13 @@ from steward.actions.sanitize import (
     to_text,
 )
 from steward.canvas.bounds import text_extent
-from steward.canvas.styles import FILLS, GEO_ALIASES, GEO_KINDS, SHAPE_KINDS, size_for_font
+from steward.canvas.styles import (
+    GEO_ALIASES,
+    GEO_KINDS,
+    SHAPE_KINDS,
+    fill_to_tldraw,
+    size_for_font,
+)
 
 Record = dict[str, Any]
 
@@ -29,7 +35,7 @@ def _n(shape: dict[str, Any], key: str, default: float = 0.0) -> float:
 
 
 def _fill(shape: dict[str, Any]) -> str:
-    return FILLS.get(norm_enum(shape.get("fill"), FILLS) or "none", "none")
+    return fill_to_tldraw(shape.get("fill"))
 
 
 def simple_to_record(shape: dict[str, Any], sid: str) -> Record | None:

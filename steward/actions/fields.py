@@ -13,7 +13,6 @@ from typing import Any
 
 from steward.actions.sanitize import (
     norm_color,
-    norm_enum,
     norm_text_align,
     to_bool,
     to_number,
@@ -21,7 +20,7 @@ from steward.actions.sanitize import (
     to_text,
 )
 from steward.canvas.simple import SIMPLE_SHAPE_MODELS, SimpleGeoShape
-from steward.canvas.styles import COLORS, FILLS, GEO_KINDS, MODEL_FILLS
+from steward.canvas.styles import COLORS, GEO_KINDS, MODEL_FILLS, model_fill
 
 # What a check returns for a value it cannot use.
 _BAD = object()
@@ -48,7 +47,7 @@ CHECKS: dict[str, tuple[Check, str]] = {
     **dict.fromkeys(("x", "y", "x1", "y1", "x2", "y2", "bend"), _NUMBER),
     **dict.fromkeys(("w", "h", "width", "fontSize"), _SIZE),
     "color": (lambda v: _or_bad(norm_color(v)), f"is not a colour ({', '.join(COLORS)})"),
-    "fill": (lambda v: _or_bad(norm_enum(v, FILLS)), f"is not a fill ({', '.join(MODEL_FILLS)})"),
+    "fill": (lambda v: _or_bad(model_fill(v)), f"is not a fill ({', '.join(MODEL_FILLS)})"),
     "textAlign": (lambda v: _or_bad(norm_text_align(v)), "is not start, middle or end"),
     "text": _TEXT,
     "note": _TEXT,

@@ -27,7 +27,7 @@ from steward.canvas.simple import (
     model_type,
     to_simple,
 )
-from steward.canvas.styles import FILLS, MODEL_FILLS
+from steward.canvas.styles import COLOR_LOOKS, FILL_LOOKS, fill_to_tldraw
 
 CreatableShape = (
     SimpleGeoShape | SimpleTextShape | SimpleNoteShape | SimpleArrowShape | SimpleLineShape
@@ -232,7 +232,7 @@ def _sanitize_pen(
         "style": norm_enum(data.get("style"), ("smooth", "straight")) or "smooth",
         "closed": bool(to_bool(data.get("closed"))),
         "color": norm_color(data.get("color")) or "black",
-        "fill": FILLS.get(norm_enum(data.get("fill"), MODEL_FILLS) or "none", "none"),
+        "fill": fill_to_tldraw(data.get("fill")),
     }
 
 
@@ -297,10 +297,16 @@ Arrows and lines
 - An arrow's label sits on its middle: make the arrow long enough to hold the label.
 
 Colours and fills
-- Colours: black, grey, light-violet, violet, blue, light-blue, yellow, orange, green, light-green,
-  light-red, red, white. Fills: none, tint, background, solid, pattern.
-- Fill `background` takes the canvas's own colour (white, or black in dark mode). For a white shape
-  use fill `background` with colour `grey`, so its border stays visible."""
+- A shape's `color` is its outline, text and fill colour; its `fill` says how its inside is painted.
+"""
+_LOOKS = "\n".join(
+    [
+        *(f"- Fill `{name}`: {looks}." for name, looks in FILL_LOOKS.items()),
+        "- For a white shape use fill `background` with colour `grey`, so its outline stays "
+        "visible. A red barn is colour `red` with fill `solid`; fill `tint` would make it pink.",
+        *(f"- Colour `{name}`: {looks}." for name, looks in COLOR_LOOKS.items()),
+    ]
+)
 
 _UPDATE = """Change fields of a shape that exists: its `shapeId` and only the fields that change,
 one update per shape. The rules of `create` apply to the new values. Never change a position with
@@ -326,7 +332,7 @@ SPECS = (
         family="shapes",
         schema=Create,
         description="Create a shape.",
-        guide=_CREATE,
+        guide=_CREATE + _LOOKS,
         sanitize=_sanitize_create,
         resolve=_resolve_create,
         streams=True,

@@ -1,7 +1,7 @@
 """The quality report of a run, read off the canvas after it: what a careful drawer avoids.
 
-Six counts, each with the shapes at fault: unintended overlaps (two shapes overlapping with
-neither holding the other), text overflowing its shape, arrows with a loose end, shapes
+Six counts, each with the shapes at fault: unintended overlaps (see `_unintended`), text
+overflowing its shape, arrows with a loose end, shapes
 outside the run's task bounds, shapes outside the asker's viewport, and shapes left locked
 or partial. Only what the run touched is judged (everything when `touched` is None), against
 the whole canvas; only what it created counts as drawn outside the viewport. `lints()` words
@@ -22,6 +22,8 @@ MAX_LINTS = 20
 _CONNECTORS = ("arrow", "line")
 # Shapes that hold others by design and never overlap "by mistake".
 _CONTAINERS = ("frame", "group")
+# How far (page px) an inner shape may stick out of its holder and still count as inside.
+_NEST_SLACK = 2.0
 
 
 class _Box(Protocol):
@@ -55,7 +57,9 @@ class QualityReport:
 
     def lints(self) -> list[str]:
         out = [
-            f"shapes {a!r} and {b!r} overlap; move one into free space" for a, b in self.overlaps
+            f"shapes {a!r} and {b!r} overlap and are not parts of one drawing; move yours into"
+            " free space"
+            for a, b in self.overlaps
         ]
         out += [
             f"the text of {s!r} overflows it; make it bigger or shorten the text"
@@ -63,7 +67,11 @@ class QualityReport:
         ]
         out += [f"arrow {s!r} has a loose end; bind both ends to shapes" for s in self.loose_arrows]
         out += [f"{s!r} is outside your task's bounds" for s in self.outside_bounds]
-        out += [f"{s!r} is outside the user's viewport" for s in self.outside_viewport]
+        out += [
+            f"{s!r} is outside the asker's view; unless they asked for it there, move it into"
+            " view, else say in your message where it is"
+            for s in self.outside_viewport
+        ]
         out += [f"{s!r} is still locked or partial" for s in self.locked_or_partial]
         return out[:MAX_LINTS]
 
@@ -174,7 +182,36 @@ def _loose(shape: Mapping[str, Any], shapes: Mapping[str, Any]) -> bool:
 def _overlap(a: Rect, b: Rect) -> bool:
     w = min(a.max_x, b.max_x) - max(a.x, b.x)
     h = min(a.max_y, b.max_y) - max(a.y, b.y)
-    return w > 1.0 and h > 1.0 and not a.contains(b) and not b.contains(a)
+    return w > 1.0 and h > 1.0
+
+
+def _contains(outer: Rect, inner: Rect) -> bool:
+    return outer.expand(_NEST_SLACK).contains(inner)
+
+
+def _has_text(shape: Mapping[str, Any]) -> bool:
+    text = (shape.get("props") or {}).get("text")
+    return isinstance(text, str) and bool(text.strip())
+
+
+def _unintended(
+    a: str, b: str, boxes: Mapping[str, Rect], shapes: Mapping[str, Any], one_run: set[str]
+) -> bool:
+    """Whether the overlap of `a` and `b` is a mistake rather than one drawing's parts.
+
+    Not a mistake: one shape inside the other (a window in a wall, a label on a box), and
+    two shapes the same run created when at most one of them carries text: a run places
+    both of its own shapes knowingly, so where they meet they form one object (a crown on a
+    trunk, a roof on a wall). A mistake: any other overlap (with another run's or a user's
+    shape, which the run did not place), and two texts of one run over each other, which
+    hide each other's words whatever was meant.
+    """
+    ba, bb = boxes[a], boxes[b]
+    if not _overlap(ba, bb) or _contains(ba, bb) or _contains(bb, ba):
+        return False
+    if a in one_run and b in one_run:
+        return _has_text(shapes[a]) and _has_text(shapes[b])
+    return True
 
 
 def quality_report(
@@ -188,6 +225,8 @@ def quality_report(
 ) -> QualityReport:
     judged = list(shapes) if touched is None else [i for i in dict.fromkeys(touched) if i in shapes]
     judged_set = set(judged)
+    # Shapes of this one run (their overlaps may be one drawing's parts); unknown: none.
+    one_run = set(created) if created is not None else set()
     report = QualityReport()
     boxes = {
         sid: shape_bounds(s, shapes)
@@ -201,11 +240,11 @@ def quality_report(
             bb = boxes[b]
             if bb.x >= ba.max_x:
                 break
-            if (a in judged_set or b in judged_set) and _overlap(ba, bb):
+            if (a in judged_set or b in judged_set) and _unintended(a, b, boxes, shapes, one_run):
                 report.overlaps.append((a, b) if a < b else (b, a))
     view = _rect(viewport) if viewport is not None else None
     # Drawn outside the view: what the run made (when known), not what it only changed.
-    made = set(judged if created is None else created)
+    made = set(judged) if created is None else one_run
     areas = [_rect(b) for b in task_bounds or []]
     in_flight = set(partial)
     for sid in judged:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from steward.canvas.bounds import font_size, num, shape_bounds
-from steward.canvas.styles import FILL_TO_MODEL, GEO_KINDS, GEO_TO_MODEL, Color
+from steward.canvas.styles import GEO_KINDS, GEO_TO_MODEL, Color, fill_to_model
 
 GeoType = Literal[
     "rectangle",
@@ -156,7 +156,7 @@ def to_simple(record: dict[str, Any], shapes: dict[str, Any] | None = None) -> d
             "w": num(props.get("w"), 1.0),
             "h": num(props.get("h"), 1.0) + num(props.get("growY")),
             "color": props.get("color", "black"),
-            "fill": FILL_TO_MODEL.get(str(props.get("fill", "none")), "none"),
+            "fill": fill_to_model(props.get("fill")),
         }
         if _text(props):
             out["text"] = _text(props)
@@ -212,7 +212,7 @@ def to_simple(record: dict[str, Any], shapes: dict[str, Any] | None = None) -> d
             "w": b.w,
             "h": b.h,
             "color": props.get("color", "black"),
-            "fill": FILL_TO_MODEL.get(str(props.get("fill", "none")), "none"),
+            "fill": fill_to_model(props.get("fill")),
         }
     else:
         b = shape_bounds(record, shapes)

@@ -54,26 +54,86 @@ COLOR_ALIASES: Final = {
     "beige": "yellow",
 }
 
-# The model's fill names → tldraw's `fill`.
-FILLS: Final = {
-    "none": "none",
-    "tint": "semi",
-    "background": "semi",
-    "semi": "semi",
-    "solid": "solid",
-    "pattern": "pattern",
-    "fill": "fill",
-    "lined-fill": "lined-fill",
-}
-FILL_TO_MODEL: Final = {
-    "none": "none",
-    "semi": "tint",
-    "solid": "solid",
-    "pattern": "pattern",
-    "fill": "solid",
-    "lined-fill": "pattern",
-}
+# The model's fills and how each maps to tldraw's `fill`, as tldraw's agent kit teaches them:
+# tldraw's own `solid` is a pale tint of the colour, its `lined-fill` the saturated colour.
+# The one home of the mapping: shapes the model writes go through `fill_to_tldraw`, shapes
+# the model is shown through `fill_to_model` (browsers apply the tldraw records as sent).
 MODEL_FILLS: Final = ("none", "tint", "background", "solid", "pattern")
+_TO_TLDRAW: Final = {
+    "none": "none",
+    "solid": "lined-fill",
+    "background": "semi",
+    "tint": "solid",
+    "pattern": "pattern",
+}
+_TO_MODEL: Final = {
+    "none": "none",
+    "fill": "solid",
+    "lined-fill": "solid",
+    "semi": "background",
+    "solid": "tint",
+    "pattern": "pattern",
+}
+# What models write instead of the model names (tldraw's own names included).
+FILL_ALIASES: Final = {
+    "semi": "background",
+    "fill": "solid",
+    "lined-fill": "solid",
+    "filled": "solid",
+    "full": "solid",
+    "transparent": "none",
+    "empty": "none",
+    "light": "tint",
+    "pastel": "tint",
+    "hatch": "pattern",
+    "hatched": "pattern",
+    "striped": "pattern",
+}
+# How each fill and colour looks, for the system prompt.
+FILL_LOOKS: Final = {
+    "none": "only the outline; the canvas shows through",
+    "tint": "a pale, pastel wash of the colour (a red tint looks pink)",
+    "background": "the canvas's own colour (white, or black in dark mode), hiding what lies behind",
+    "solid": "the full, saturated colour (a solid red shape is red)",
+    "pattern": "diagonal hatching in the colour over the canvas colour",
+}
+COLOR_LOOKS: Final = {
+    "black": "black (white in dark mode)",
+    "grey": "mid grey",
+    "light-violet": "lilac, a pale purple",
+    "violet": "purple",
+    "blue": "strong blue",
+    "light-blue": "sky blue",
+    "yellow": "golden yellow",
+    "orange": "orange (use it for browns and wood)",
+    "green": "grass green",
+    "light-green": "pale lime green",
+    "light-red": "pink",
+    "red": "red",
+    "white": "white (invisible on a white canvas without a grey outline)",
+}
+
+
+def model_fill(value: object) -> str | None:
+    """The model fill a written value means (a model name or an alias), or None."""
+    if not isinstance(value, str):
+        return None
+    v = value.strip().lower().replace("_", "-").replace(" ", "-")
+    if v in _TO_TLDRAW:
+        return v
+    return FILL_ALIASES.get(v) or FILL_ALIASES.get(v.replace("-", ""))
+
+
+def fill_to_tldraw(value: object, default: str = "none") -> str:
+    """tldraw's `fill` for a fill the model wrote (`default` when it names none)."""
+    fill = model_fill(value)
+    return _TO_TLDRAW[fill] if fill is not None else default
+
+
+def fill_to_model(value: object) -> str:
+    """The model's name for a tldraw `fill` (shapes shown to the model)."""
+    return _TO_MODEL.get(value, "none") if isinstance(value, str) else "none"
+
 
 # Model `_type` for geo shapes → tldraw `geo`.
 GEO_KINDS: Final = {

@@ -24,8 +24,8 @@ from steward.config import Settings, get_settings
 from steward.fairies.budget import RoomBudget, UsageRecorder
 from steward.fairies.memory import run_recorders
 from steward.fairies.modes import MODES, ModeDefinition
-from steward.fairies.notes import NoteCarry
 from steward.fairies.request_loop import LoopDecision
+from steward.fairies.run_feedback import RunFeedback
 from steward.fairies.turn import (
     Turn,
     TurnDriver,
@@ -93,8 +93,8 @@ class CanvasAgent:
         self.config = config or AgentConfig()
         self.history: dict[str, list[ChatItem]] = {}
         self._driver = TurnDriver()
-        # Per room: notes on the agent's actions not yet shown to the model (lints part).
-        self.notes = NoteCarry()
+        # [run-feedback hook] per run: notes and lints for its next request (run_feedback.py)
+        self.feedback = RunFeedback()
         self.todo: dict[str, list[TodoItem]] = {}
 
     # -- hooks for modes built on top ----------------------------------------------------
@@ -190,6 +190,8 @@ class CanvasAgent:
             context.viewport.x, context.viewport.y, context.viewport.w, context.viewport.h
         )
         p = run.prompt
+        # [run-feedback hook] this run's own notes and lints, never another run's
+        notes, lints = self.feedback.take(run.session.session_id, run.session.canvas.shapes)
         return PromptState(
             message=p.message,
             model_name=p.model or self.config.settings.model_for_role("one-shot"),
@@ -213,7 +215,8 @@ class CanvasAgent:
             now_iso=self.config.clock().isoformat(timespec="seconds"),
             blurry_cap=self.config.settings.steward_blurry_shape_cap,
             mode=self.mode_for(p).name,
-            notes=self.notes.take(run.session.room_id),
+            notes=notes,
+            lints=lints,
         )
 
     def hooks(self, run: _Run) -> TurnHooks:
@@ -247,8 +250,9 @@ class CanvasAgent:
             self._keep_notes(run)
 
     def _keep_notes(self, run: _Run) -> None:
-        """This request's notes wait for the next prompt of the room (follow-up or not)."""
-        self.notes.keep(run.session.room_id, run.ctx.notes[run.notes_kept :])
+        """This request's notes and shapes wait for the run's next request (follow-up or not)."""
+        drawn = run.turn.drawn if run.turn is not None else None  # [run-feedback hook]
+        self.feedback.keep(run.session.session_id, run.ctx.notes[run.notes_kept :], drawn)
         run.notes_kept = len(run.ctx.notes)
 
     async def _revert_inflight(self, run: _Run, why: str) -> None:

@@ -65,7 +65,6 @@ from steward.fairies.modes import (
     model_role,
 )
 from steward.fairies.neighbours import neighbourhood_of
-from steward.fairies.notes import NoteCarry
 from steward.fairies.persistence import (
     fairy_from,
     fairy_row,
@@ -81,6 +80,7 @@ from steward.fairies.persistence import (
 from steward.fairies.projects import ProjectBoard, task_completed_key
 from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.roster import Publish, Roster
+from steward.fairies.run_feedback import RunFeedback
 from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.fairies.task_bounds import BoundsGuard, shapes_in
 from steward.fairies.tasks import Task
@@ -230,8 +230,9 @@ class RoomFairies:
     origin: tuple[float, float] | None = None
     # Model requests per session, for wire ids `{session}.{request}.{index}`.
     requests: dict[str, int] = field(default_factory=dict)
-    # Per fairy: notes on its actions for its next prompt (lints part), in memory only.
-    notes: NoteCarry = field(default_factory=NoteCarry)
+    # [run-feedback hook] per run (session and fairy: a session may be lent to another
+    # fairy): notes and lints for its next request.
+    feedback: RunFeedback = field(default_factory=RunFeedback)
 
     def next_request(self, session_id: str) -> int:
         n = self.requests.get(session_id, 0)
@@ -820,6 +821,8 @@ class FairyRuntime:
         if remembered and remembered[-1].kind == "prompt" and remembered[-1].text == req.text:
             remembered = remembered[:-1]  # the request itself is the `messages` part
         history = chat_items(remembered, current.memory)  # history: response format, pinned plan
+        # [run-feedback hook] this run's own notes and lints, never another run's
+        notes, lints = room.feedback.take(f"{session.session_id}:{fairy_id}", session.canvas.shapes)
         state = PromptState(
             message=req.text,
             model_name=run.model_name,
@@ -840,7 +843,8 @@ class FairyRuntime:
             now_iso=datetime.now(UTC).isoformat(timespec="seconds"),
             mode=current.name,
             fairy=brief(view),
-            notes=room.notes.take(fairy_id),
+            notes=notes,
+            lints=lints,
             neighbourhood=neighbourhood_of(view.task, view.project_tasks),  # drones: neighbours
         )
         request = build_request(state, current)
@@ -914,7 +918,9 @@ class FairyRuntime:
                         model=provider.name,
                         usage=usage,
                     )
-                room.notes.keep(fairy_id, ctx.notes[noted:])
+                room.feedback.keep(
+                    f"{session.session_id}:{fairy_id}", ctx.notes[noted:], run.turn.drawn
+                )
             await self._turn_feedback(room, fairy_id, run.turn.refusals)
             return end
 

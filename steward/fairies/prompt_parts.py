@@ -7,6 +7,7 @@ fairy's view is its task area.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,7 @@ from steward.canvas.bounds import Rect
 from steward.fairies.memory import HistoryItem
 from steward.fairies.modes import ModeDefinition
 from steward.fairies.projects import Project
-from steward.fairies.roster import Fairy
+from steward.fairies.roster import Fairy, default_personality
 from steward.fairies.tasks import Task
 from steward.prompt.state import FairyBrief
 
@@ -87,7 +88,8 @@ def _working_tasks(v: FairyView) -> str | None:
 def brief(v: FairyView) -> FairyBrief:
     """What the fairy parts of the prompt registry show (personality, other_fairies,
     project, tasks); each mode lists the parts it sees."""
-    personality = v.fairy.personality or "curious, tidy and brief"
+    # Fairies stored before personalities were handed out have none: a stable one by id.
+    personality = v.fairy.personality or default_personality(zlib.crc32(v.fairy.id.encode()))
     others = tuple(
         f"- {f.id} ({f.name}, {f.role}): {f.mode} at ({f.x:g}, {f.y:g})" for f in v.others
     )

@@ -26,6 +26,20 @@ DEFAULT_NAMES = (
     "Thistle",
     "Wren",
 )
+# One character per default name, so fairies of one room do not all sound alike; a fairy
+# created with a name of its own gets the one at its position in the room.
+DEFAULT_PERSONALITIES = (
+    "steady and practical; plans before drawing and explains in plain words",
+    "cheerful and encouraging; keeps messages warm and short",
+    "precise and tidy; lines things up and counts what it made",
+    "calm and thorough; checks its work and says plainly what it could not do",
+    "quiet and patient; says little and lets the drawing speak",
+    "brisk and direct; gets to the point without pleasantries",
+    "playful and quick; likes bold colours and a touch of humour",
+    "curious and careful; works out what the asker meant before acting",
+    "sharp-eyed; spots overlaps and loose ends and fixes them",
+    "a light-hearted storyteller; describes its work vividly but briefly",
+)
 DEFAULT_COLORS = (
     "violet",
     "green",
@@ -38,6 +52,12 @@ DEFAULT_COLORS = (
     "light-blue",
     "light-red",
 )
+
+
+def default_personality(position: int) -> str:
+    """The personality of the room's fairy at `position` (0-based) when it was given none."""
+    return DEFAULT_PERSONALITIES[position % len(DEFAULT_PERSONALITIES)]
+
 
 Publish = Callable[[FairiesMessage], Awaitable[None]]
 
@@ -90,7 +110,7 @@ class Roster:
             name=name or DEFAULT_NAMES[n % len(DEFAULT_NAMES)],
             color=color or DEFAULT_COLORS[n % len(DEFAULT_COLORS)],
             role=role,
-            personality=personality,
+            personality=personality or default_personality(n),
             x=100.0 + 60.0 * n,
             y=60.0,
         )

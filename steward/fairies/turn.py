@@ -24,6 +24,7 @@ from typing import Any, Literal
 from steward.actions.base import ActionSpec, RunState, Scheduled, WireOp
 from steward.actions.ordering import CreateOrder
 from steward.actions.registry import ACTIONS, Outcome, normalize_name, process
+from steward.canvas.quality import RunShapes
 from steward.fairies.request_loop import LoopDecision, next_step
 from steward.fairies.task_bounds import BoundsGuard
 from steward.model.base import ModelProvider, ModelRequest, Usage
@@ -83,6 +84,7 @@ class Turn:
     actions_done: int = 0  # complete actions handled (sent, said or with an effect)
     ops_sent: int = 0
     refusals: list[str] = field(default_factory=list)
+    drawn: RunShapes = field(default_factory=RunShapes)  # for the run's lints (run_feedback)
     progress: Callable[[], None] = lambda: None  # the watchdog's: output arrived
     order: CreateOrder = field(init=False)
 
@@ -297,6 +299,8 @@ class TurnDriver:
             actions.append(revert_action(partial_id, "refused"))
         if actions:
             turn.ops_sent += len(actions)
+            for a in actions:
+                turn.drawn.note(a.name, a.params)
             await turn.session.send_actions(actions, wait=False)
         return refused
 

@@ -58,6 +58,10 @@ PARTS: dict[str, PromptPart] = {
         tasks,
     )
 }
+# What only a fairy has (a name, a personality, other fairies, a project, tasks): a request
+# with no fairy behind it leaves these parts and their guides out, so the system prompt
+# promises nothing the request does not send.
+FAIRY_PARTS = frozenset({"personality", "other_fairies", "project", "tasks"})
 ALL_PART_NAMES: tuple[str, ...] = tuple(sorted(PARTS, key=lambda n: PARTS[n].priority))
 
 
@@ -87,8 +91,11 @@ def build_blocks(state: PromptState, parts: Iterable[str]) -> list[Block]:
 def build_request(state: PromptState, mode: PromptMode) -> ModelRequest:
     """System prompt (static prefix, cacheable) first, then the dynamic parts in priority order."""
     actions = tuple(a for a in mode.actions if a in state.enabled_actions) or mode.actions
-    static = system_prompt(actions, (PARTS[p] for p in mode.parts if p in PARTS), mode.name)
-    user = build_blocks(state, [p for p in mode.parts if not PARTS[p].static])
+    names = [p for p in mode.parts if p in PARTS]
+    if state.fairy is None:
+        names = [p for p in names if p not in FAIRY_PARTS]
+    static = system_prompt(actions, (PARTS[p] for p in names), mode.name)
+    user = build_blocks(state, [p for p in names if not PARTS[p].static])
     hints = {
         "message": state.message,
         # What a model reads off the canvas (model coordinates), for the scripted model.

@@ -88,3 +88,5 @@ class PromptState:
     # What the steward changed or refused in the agent's previous actions (dropped fields,
     # missing shapes, renamed ids), told back so the model can correct itself.
     notes: list[str] = field(default_factory=list)
+    # Canvas problems the same run's previous request caused (quality report lints).
+    lints: list[str] = field(default_factory=list)

@@ -11,9 +11,9 @@ def _build(state: PromptState) -> list[Block]:
     return text(f"You are {f.name} (id {f.id}), a fairy. Personality: {f.personality}.")
 
 
-_GUIDE = """You are one of the fairies of this room: your name, id and personality come first in the
-request. Speak and act in that character, briefly; the other fairies and the users know you by
-that name."""
+_GUIDE = """You are one of the fairies of this room: the request gives your name, id and
+personality. Speak and act in that character, briefly; the other fairies and the users know you
+by that name."""
 
 PART = PromptPart(
     "personality",

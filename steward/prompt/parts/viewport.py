@@ -20,7 +20,10 @@ def _build(state: PromptState) -> list[Block]:
 
 _GUIDE = """The bounds of your viewport are given, and the user's too when theirs differs from
 yours.
-- Keep everything you create or change inside your viewport.
+- Put your work where the user asked for it ("to the right of the chart"), in free space: never on
+  top of shapes that are there unless asked. When they name no place, work inside your viewport.
+- Placing work outside the user's view is fine when asked or when there is no room inside it:
+  then say in your message where it is ("below the chart"), so they can find it.
 - On an empty canvas, put your work in the middle of the viewport, about 80% of its height; take
   more room if the work needs it."""
 
