@@ -194,7 +194,7 @@ test('a shape half inside the requested bounds is drawn (clipped) and listed', a
   assert.ok(red(pixels.at[0]) && red(pixels.at[1]), `the inside half is drawn red: ${JSON.stringify(pixels.at)}`)
   assert.ok(!red(pixels.at[2]), `empty canvas stays blank: ${JSON.stringify(pixels.at[2])}`)
   // Leave the canvas as it was for the tests that follow.
-  await t1.page.evaluate((ids) => window.__steward.editor.deleteShapes(ids), shapes.map(([id]) => id))
+  await t1.page.evaluate((ids) => void window.__steward.editor.deleteShapes(ids), shapes.map(([id]) => id))
   for (const n of ['t2', 't3']) {
     await tabs[n].page.waitForFunction(() => !window.__steward.editor.getShape('shape:half-in'), null, { timeout: WAIT })
   }
@@ -294,6 +294,54 @@ test('a prompt from tab 1 leaves all three canvases identical, using the host sc
   assert.ok(shot.shapes >= 1, 'the host sent its shapes') // gzip-compressed: a failed inflate would degrade the context
   assert.ok(shot.screenshotBytes <= 64000, `the screenshot keeps the default byte budget: ${shot.screenshotBytes}`)
   await tabs.t1.page.screenshot({ path: join(results, 'e2e-after-run.png') })
+})
+
+test("every tab's chat shows the prompt with who asked, then the run; a run out of view offers show", async () => {
+  const { t2, t3 } = tabs
+  const asker = await t2.page.evaluate(() => window.__steward.identity)
+  const sid = await prompt(t2, 'draw a flow chart of our signup for the chat')
+  for (const tab of [t2, t3]) await waitStatus(tab, sid)
+  for (const tab of [t2, t3]) {
+    const run = await tab.page.waitForFunction(
+      (s) => {
+        const el = document.querySelector(`[data-testid=run][data-session="${s}"]`)
+        return el && el.dataset.state === 'done' && el.querySelector('[data-testid=run-message]') ? el.outerHTML : null
+      },
+      sid,
+      { timeout: WAIT },
+    )
+    const seen = await tab.page.evaluate((s) => {
+      const el = document.querySelector(`[data-testid=run][data-session="${s}"]`)
+      return {
+        order: [...el.children].map((c) => c.dataset.testid),
+        asker: el.querySelector('[data-testid=run-prompt]')?.dataset.asker,
+        text: el.querySelector('[data-testid=run-prompt]')?.textContent,
+      }
+    }, sid)
+    assert.ok(run, 'the run is shown')
+    assert.equal(seen.order[0], 'run-prompt', `the prompt comes first: ${seen.order}`)
+    assert.equal(seen.order.at(-1), 'run-status', `the status comes last: ${seen.order}`)
+    assert.equal(seen.asker, asker, "the asker is the prompting tab's identity")
+    assert.match(seen.text, /draw a flow chart of our signup for the chat/)
+  }
+  // Tab 3 looks elsewhere: the run offers "show", which brings its drawing into view.
+  await t3.page.evaluate(() => void window.__steward.editor.setCamera({ x: 60000, y: 60000, z: 1 }, { immediate: true }))
+  const show = t3.page.locator(`[data-testid=run][data-session="${sid}"] [data-testid=run-show]`)
+  await show.waitFor({ timeout: WAIT })
+  await show.click()
+  await t3.page.waitForFunction(
+    (s) => {
+      const h = window.__steward.handle
+      const b = h.runBounds(s)
+      const v = window.__steward.editor.getViewportPageBounds()
+      return b && b.x >= v.x && b.y >= v.y && b.x + b.w <= v.x + v.w && b.y + b.h <= v.y + v.h
+    },
+    sid,
+    { timeout: WAIT },
+  )
+  await t3.page.locator(`[data-testid=run][data-session="${sid}"] [data-testid=run-show]`).waitFor({ state: 'detached', timeout: WAIT })
+  await t3.page.screenshot({ path: join(results, 'e2e-chat-runs.png') })
+  await t3.page.evaluate(() => void window.__steward.editor.setCamera({ x: 0, y: 0, z: 1 }, { immediate: true }))
 })
 
 test('a spoken request: tab 1 holds the microphone, every tab shows the caption and ends with the drawing', async () => {
