@@ -8,6 +8,8 @@ import uuid
 from collections.abc import Awaitable
 from typing import Literal, Protocol, cast
 
+from pydantic import ValidationError
+
 from steward.obs.logging import get_logger
 from steward.protocol.limits import MAX_ID_CHARS
 from steward.protocol.messages import ChatMessage, PromptNotice, SessionStatus, StatusMessage
@@ -101,8 +103,10 @@ class Messenger:
                 fairy=fairy,
                 ts=time.time(),
             )
-        except ValueError as err:  # UI only: the run goes on without it
-            log.warning("prompt_notice_invalid", room=self.room_id, error=str(err)[:300])
+        except ValidationError as err:  # UI only: the run goes on without it
+            # The fields only: an error's text quotes the input, which may be the prompt.
+            fields = sorted({".".join(map(str, e["loc"])) for e in err.errors()})
+            log.warning("prompt_notice_invalid", room=self.room_id, fields=fields)
             return
         await self._send(msg.to_wire(), TOPIC_PROMPT)
 
