@@ -16,6 +16,8 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
   const chatEnd = useRef<HTMLDivElement>(null)
+  // Fairies by the names their overlay shows, not their ids.
+  const names = useMemo(() => Object.fromEntries((state?.fairies ?? []).map((f) => [f.id, f.name])), [state?.fairies])
   const runs = useMemo(() => (state ? timeline(state) : []), [state?.prompts, state?.chat, state?.thoughts, state?.sessions])
   // This tab's view, followed as the user pans and zooms (it decides where "show" is offered).
   const view = useValue(
@@ -58,7 +60,7 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
 
       <section className="steward-chat" data-testid="chat">
         {runs.map((run) => (
-          <RunView key={run.sessionId} run={run} me={identity} view={view} handle={handle} drawn={state.drawn[run.sessionId]?.length ?? 0} />
+          <RunView key={run.sessionId} run={run} me={identity} view={view} handle={handle} drawn={state.drawn[run.sessionId]?.length ?? 0} names={names} />
         ))}
         <div ref={chatEnd} />
       </section>
@@ -114,7 +116,8 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
   )
 }
 
-function RunView({ run, me, view, handle, drawn }: { run: Run; me?: string; view: Box | null; handle: StewardHandle; drawn: number }) {
+function RunView({ run, me, view, handle, drawn, names }: { run: Run; me?: string; view: Box | null; handle: StewardHandle; drawn: number; names: Record<string, string> }) {
+  const fairy = (id?: string | null) => (id ? `${names[id] ?? id}: ` : '')
   // Recomputed when the view moves or the run draws more (`drawn`).
   const box = useMemo(() => (drawn > 0 ? handle.runBounds(run.sessionId) : null), [handle, run.sessionId, drawn, view])
   const hidden = !!view && outOfView(view, box)
@@ -123,7 +126,10 @@ function RunView({ run, me, view, handle, drawn }: { run: Run; me?: string; view
     <div className="run" data-testid="run" data-session={run.sessionId} data-state={status?.status ?? ''}>
       {run.prompt && (
         <div className="msg msg-prompt" data-testid="run-prompt" data-asker={run.prompt.asker}>
-          <b className="asker">{run.prompt.asker === me ? `you (${run.prompt.asker})` : run.prompt.asker}: </b>
+          <b className="asker">
+            {run.prompt.asker === me ? `you (${run.prompt.asker})` : run.prompt.asker}
+            {run.prompt.fairy ? ` → ${names[run.prompt.fairy] ?? run.prompt.fairy}` : ''}:{' '}
+          </b>
           {run.prompt.text}
           {run.prompt.truncated ? '…' : ''}
         </div>
@@ -131,7 +137,7 @@ function RunView({ run, me, view, handle, drawn }: { run: Run; me?: string; view
       {run.entries.map((e) =>
         e.kind === 'message' ? (
           <div key={e.message.id} className={`msg msg-${e.message.role}`} data-testid="run-message" data-partial={e.message.partial ? 'yes' : 'no'}>
-            {e.message.fairy && <b>{e.message.fairy}: </b>}
+            {e.message.fairy && <b>{fairy(e.message.fairy)}</b>}
             {e.message.text}
           </div>
         ) : (
@@ -142,7 +148,7 @@ function RunView({ run, me, view, handle, drawn }: { run: Run; me?: string; view
         <div className="run-status" data-testid="run-status">
           {status && (
             <span>
-              {status.fairy ? `${status.fairy}: ` : ''}
+              {fairy(status.fairy)}
               {status.status}
               {status.detail ? ` — ${status.detail}` : ''}
             </span>
