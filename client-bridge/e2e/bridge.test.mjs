@@ -153,6 +153,53 @@ test('the first tab is the host and every tab announces its capabilities', async
   assert.equal(caps, 'context,screenshot,apply')
 })
 
+// The screenshot of an area draws every shape that overlaps it, clipped to it, and the model's
+// list of shapes in view names the same shapes.
+test('a shape half inside the requested bounds is drawn (clipped) and listed', async () => {
+  const { t1 } = tabs
+  const area = { x: 20000, y: 20000, w: 400, h: 300 }
+  const shapes = [
+    // Left half inside, right half past the area's right edge.
+    ['shape:half-in', 20300, 20050, 'red'],
+    ['shape:all-out', 20600, 20050, 'blue'],
+  ]
+  await t1.page.evaluate((list) => {
+    for (const [id, x, y, color] of list) {
+      window.__steward.editor.createShape({ id, type: 'geo', x, y, props: { w: 200, h: 150, geo: 'rectangle', color, fill: 'fill' } })
+    }
+  }, shapes)
+  const asker = await t1.page.evaluate(() => window.__steward.identity)
+  const res = await fetch(stackInfo.context, { method: 'POST', body: JSON.stringify({ bounds: area, asker }) })
+  assert.equal(res.status, 200, await res.clone().text())
+  const got = await res.json()
+  assert.equal(got.source, asker, "the asker's own tab answered")
+  assert.ok(got.screenshot.length > 0, 'a screenshot came back')
+  const bare = got.inView.map((id) => id.replace(/^shape:/, ''))
+  assert.ok(bare.includes('half-in'), `the half-inside shape is listed: ${JSON.stringify(got.inView)}`)
+  assert.ok(!bare.includes('all-out'), 'a shape outside the area is not listed')
+  // Decode the image in the page; the area is under 800 px, so image pixels are page units.
+  const pixels = await t1.page.evaluate(
+    async ({ b64, type, points }) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))
+      const bitmap = await createImageBitmap(new Blob([bytes], { type }))
+      const canvas = new OffscreenCanvas(bitmap.width, bitmap.height)
+      const ctx = canvas.getContext('2d')
+      ctx.drawImage(bitmap, 0, 0)
+      return { w: bitmap.width, h: bitmap.height, at: points.map(([x, y]) => Array.from(ctx.getImageData(x, y, 1, 1).data)) }
+    },
+    { b64: got.screenshot, type: got.screenshotType, points: [[350, 125], [390, 200], [100, 150]] },
+  )
+  assert.deepEqual([pixels.w, pixels.h], [400, 300])
+  const red = ([r, g, b]) => r > 150 && r > g + 60 && r > b + 60
+  assert.ok(red(pixels.at[0]) && red(pixels.at[1]), `the inside half is drawn red: ${JSON.stringify(pixels.at)}`)
+  assert.ok(!red(pixels.at[2]), `empty canvas stays blank: ${JSON.stringify(pixels.at[2])}`)
+  // Leave the canvas as it was for the tests that follow.
+  await t1.page.evaluate((ids) => void window.__steward.editor.deleteShapes(ids), shapes.map(([id]) => id))
+  for (const n of ['t2', 't3']) {
+    await tabs[n].page.waitForFunction(() => !window.__steward.editor.getShape('shape:half-in'), null, { timeout: WAIT })
+  }
+})
+
 test("a user's edit in tab 2 appears in tabs 1 and 3", async () => {
   await tabs.t2.page.evaluate(() => {
     window.__steward.editor.createShape({ id: 'shape:user-box', type: 'geo', x: 40, y: 500, props: { w: 160, h: 90, geo: 'ellipse', color: 'orange' } })
@@ -247,6 +294,54 @@ test('a prompt from tab 1 leaves all three canvases identical, using the host sc
   assert.ok(shot.shapes >= 1, 'the host sent its shapes') // gzip-compressed: a failed inflate would degrade the context
   assert.ok(shot.screenshotBytes <= 64000, `the screenshot keeps the default byte budget: ${shot.screenshotBytes}`)
   await tabs.t1.page.screenshot({ path: join(results, 'e2e-after-run.png') })
+})
+
+test("every tab's chat shows the prompt with who asked, then the run; a run out of view offers show", async () => {
+  const { t2, t3 } = tabs
+  const asker = await t2.page.evaluate(() => window.__steward.identity)
+  const sid = await prompt(t2, 'draw a flow chart of our signup for the chat')
+  for (const tab of [t2, t3]) await waitStatus(tab, sid)
+  for (const tab of [t2, t3]) {
+    const run = await tab.page.waitForFunction(
+      (s) => {
+        const el = document.querySelector(`[data-testid=run][data-session="${s}"]`)
+        return el && el.dataset.state === 'done' && el.querySelector('[data-testid=run-message]') ? el.outerHTML : null
+      },
+      sid,
+      { timeout: WAIT },
+    )
+    const seen = await tab.page.evaluate((s) => {
+      const el = document.querySelector(`[data-testid=run][data-session="${s}"]`)
+      return {
+        order: [...el.children].map((c) => c.dataset.testid),
+        asker: el.querySelector('[data-testid=run-prompt]')?.dataset.asker,
+        text: el.querySelector('[data-testid=run-prompt]')?.textContent,
+      }
+    }, sid)
+    assert.ok(run, 'the run is shown')
+    assert.equal(seen.order[0], 'run-prompt', `the prompt comes first: ${seen.order}`)
+    assert.equal(seen.order.at(-1), 'run-status', `the status comes last: ${seen.order}`)
+    assert.equal(seen.asker, asker, "the asker is the prompting tab's identity")
+    assert.match(seen.text, /draw a flow chart of our signup for the chat/)
+  }
+  // Tab 3 looks elsewhere: the run offers "show", which brings its drawing into view.
+  await t3.page.evaluate(() => void window.__steward.editor.setCamera({ x: 60000, y: 60000, z: 1 }, { immediate: true }))
+  const show = t3.page.locator(`[data-testid=run][data-session="${sid}"] [data-testid=run-show]`)
+  await show.waitFor({ timeout: WAIT })
+  await show.click()
+  await t3.page.waitForFunction(
+    (s) => {
+      const h = window.__steward.handle
+      const b = h.runBounds(s)
+      const v = window.__steward.editor.getViewportPageBounds()
+      return b && b.x >= v.x && b.y >= v.y && b.x + b.w <= v.x + v.w && b.y + b.h <= v.y + v.h
+    },
+    sid,
+    { timeout: WAIT },
+  )
+  await t3.page.locator(`[data-testid=run][data-session="${sid}"] [data-testid=run-show]`).waitFor({ state: 'detached', timeout: WAIT })
+  await t3.page.screenshot({ path: join(results, 'e2e-chat-runs.png') })
+  await t3.page.evaluate(() => void window.__steward.editor.setCamera({ x: 0, y: 0, z: 1 }, { immediate: true }))
 })
 
 test('a spoken request: tab 1 holds the microphone, every tab shows the caption and ends with the drawing', async () => {

@@ -3,13 +3,16 @@
 Started by the e2e tests inside the network namespace; prints one JSON line with its URLs
 and runs until stdin closes (or SIGTERM). The steward runs as a child process: its own HTTP
 API serves the built demo page and the dev token endpoint, plus `/e2e/contexts` (what each
-agent run received from `request_context`: whose view, from which tab, with which screenshot).
+agent run received from `request_context`: whose view, from which tab, with which screenshot)
+and `POST /e2e/context` (one context fetch of given bounds for an asker: the image and the shape
+ids the model's "in view" list would name).
 `POST /e2e/crash` SIGKILLs that steward and starts `steward join ROOM` in its place.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import signal
@@ -20,8 +23,11 @@ from typing import Any
 
 from aiohttp import web
 
+from steward.canvas.bounds import Rect
 from steward.config import DEV_API_SECRET, Settings
 from steward.ports import AgentRunner, CanvasSnapshot, PromptInput, SessionPort
+from steward.prompt.parts.blurry_shapes import in_view
+from steward.prompt.state import PromptState
 from steward.protocol.images import sniff
 from steward.protocol.messages import Box
 from steward.service import StewardService, default_runner
@@ -94,13 +100,40 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
     async def contexts(_: web.Request) -> web.Response:
         return web.json_response(CONTEXTS)
 
-    # Only the test's debug route lives here; everything a browser uses is the steward's.
+    async def context(request: web.Request) -> web.Response:
+        body = await request.json()
+        bounds = Box.model_validate(body["bounds"])
+        runtime = service.rooms[room]
+        ctx = await runtime.context.fetch(bounds=bounds, asker=body["asker"], source="browser")
+        shapes = {str(s["id"]): s for s in ctx.shapes}
+        view = Rect(bounds.x, bounds.y, bounds.w, bounds.h)
+        state = PromptState(  # only what the "in view" list reads
+            message="",
+            model_name="e2e",
+            shapes=shapes,
+            viewport=view,
+            coords=None,  # type: ignore[arg-type]
+            enabled_actions=(),
+        )
+        shot = ctx.screenshot or b""
+        return web.json_response(
+            {
+                "source": ctx.source_identity,
+                "screenshot": base64.b64encode(shot).decode(),
+                "screenshotType": ctx.screenshot_type if shot else None,
+                "inView": in_view(state),
+            }
+        )
+
+    # Only the test's debug routes live here; everything a browser uses is the steward's.
     app = web.Application()
     app.router.add_get("/e2e/contexts", contexts)
+    app.router.add_post("/e2e/context", context)
     port = await _serve(app)
     info = {
         "page": f"http://127.0.0.1:{service.http_port}",
         "contexts": f"http://127.0.0.1:{port}/e2e/contexts",
+        "context": f"http://127.0.0.1:{port}/e2e/context",
     }
     print(json.dumps(info), flush=True)
     await _until_stopped()

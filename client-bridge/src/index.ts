@@ -1,5 +1,6 @@
 export { connectSteward } from './steward'
-export type { ApplyMode, ConnectionStatus, StewardHandle, StewardOptions, StewardState, ThoughtItem } from './steward'
+export type { ApplyMode, ChatItem, ConnectionStatus, PromptItem, StewardHandle, StewardOptions, StewardState, ThoughtItem } from './steward'
+export { timeline, type Run, type RunEntry } from './ui/timeline'
 export { Executor } from './executor/executor'
 export type { TodoItem, UiSink } from './executor/executor'
 export { ReloadMemory } from './executor/memory'

@@ -45,6 +45,7 @@ export const TOPIC_COMPOSING = "steward:composing" as const;
 export const TOPIC_CONTEXT = "agent:context" as const;
 export const TOPIC_EDIT = "canvas:edit" as const;
 export const TOPIC_FAIRIES = "agent:fairies" as const;
+export const TOPIC_PROMPT = "agent:prompt" as const;
 export const TOPIC_RESYNC = "steward:resync" as const;
 export const TOPIC_SCREENSHOT = "agent:screenshot" as const;
 export const TOPIC_STATUS = "agent:status" as const;
@@ -159,6 +160,17 @@ export interface FairyPresence {
 export interface Point {
   x: number;
   y: number;
+}
+
+/** steward → browsers on `agent:prompt`: a run started, for what and for whom. `asker` is the participant identity the prompt came from (the API client's name over HTTP), as the steward saw it; never a field of the prompt's payload. */
+export interface PromptNotice {
+  sessionId: string;
+  asker: string;
+  source: "browser" | "voice" | "http";
+  text: string;
+  truncated?: boolean | null;
+  fairy?: string | null;
+  ts: number;
 }
 
 export interface PromptReply {

@@ -3,7 +3,7 @@
 // user's edits; executors apply the steward's action envelopes; the handle exposes the
 // steward's status, fairies, todos and chat for the UI.
 import { ConnectionState, RoomEvent, RpcError, type Participant, type RemoteParticipant, type Room } from 'livekit-client'
-import type { Editor } from 'tldraw'
+import { Box as TlBox, type Editor, type TLShapeId } from 'tldraw'
 import { ComposingThrottle } from './connectors/composing'
 import { answerContext, renderScreenshot, viewportBox } from './connectors/context'
 import { pageEncoding } from './connectors/image-encoding'
@@ -15,6 +15,7 @@ import { Executor, type TodoItem } from './executor/executor'
 import { ReloadMemory } from './executor/memory'
 import { envelopesIn } from './executor/packets'
 import { electHost } from './host'
+import { unionBox, type ChatItem, type PromptItem, type ThoughtItem } from './ui/timeline'
 import {
   ATTR_CAPABILITIES,
   MAX_RPC_PAYLOAD_BYTES,
@@ -29,6 +30,7 @@ import {
   TOPIC_COMPOSING,
   TOPIC_EDIT,
   TOPIC_FAIRIES,
+  TOPIC_PROMPT,
   TOPIC_RESYNC,
   TOPIC_STATUS,
   TOPIC_VIEWPORT,
@@ -38,6 +40,7 @@ import {
   type ContextRequest,
   type FairiesMessage,
   type FairyPresence,
+  type PromptNotice,
   type PromptReply,
   type PromptRequest,
   type StatusMessage,
@@ -62,11 +65,7 @@ export interface StewardOptions {
   log?: (msg: string, extra?: unknown) => void
 }
 
-export interface ThoughtItem {
-  sessionId: string
-  kind: 'think' | 'detail'
-  text: string
-}
+export type { ChatItem, PromptItem, ThoughtItem } from './ui/timeline'
 
 export interface StewardState {
   status: ConnectionStatus
@@ -79,8 +78,12 @@ export interface StewardState {
   activeSession: string | null
   fairies: FairyPresence[]
   todos: TodoItem[]
-  chat: ChatMessage[]
+  /** Each run's prompt and who asked, as the steward told the room. */
+  prompts: PromptItem[]
+  chat: ChatItem[]
   thoughts: ThoughtItem[]
+  /** Shape ids each run drew or changed in this tab (what "show" zooms to). */
+  drawn: Record<string, string[]>
 }
 
 export interface StewardHandle {
@@ -90,6 +93,7 @@ export interface StewardHandle {
   readonly todos: TodoItem[]
   readonly chat: ChatMessage[]
   readonly executor: Executor
+  readonly editor: Editor
   /** The host's pre-rendered screenshot cache (stats for diagnostics and benches). */
   readonly screenshots: ScreenshotCache
   subscribe(listener: (state: StewardState) => void): () => void
@@ -99,6 +103,10 @@ export interface StewardHandle {
    * hint per 2 s; returns whether a hint was sent. */
   composing(bounds?: Box | null): boolean
   cancel(sessionId?: string): Promise<CancelReply>
+  /** The page bounds of what run `sessionId` drew that is still on the canvas (null: none). */
+  runBounds(sessionId: string): Box | null
+  /** Zooms this tab's camera to what run `sessionId` drew; false when nothing of it is left. */
+  show(sessionId: string): boolean
   disconnect(): Promise<void>
 }
 
@@ -106,6 +114,9 @@ const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 const MAX_CHAT = 200
 const MAX_THOUGHTS = 50
+const MAX_PROMPTS = 100
+const MAX_DRAWN_RUNS = 100
+const MAX_DRAWN_PER_RUN = 2000
 
 function parse<T>(payload: Uint8Array): T | null {
   try {
@@ -148,10 +159,26 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     activeSession: null,
     fairies: [],
     todos: [],
+    prompts: [],
     chat: [],
     thoughts: [],
+    drawn: {},
   }
   const listeners = new Set<(s: StewardState) => void>()
+  // Arrival order of what the panel shows: it interleaves a run's messages and thoughts.
+  let arrivals = 0
+  const arrived = () => ++arrivals
+  const thought = (sessionId: string, kind: ThoughtItem['kind'], text: string) =>
+    set({ thoughts: [...state.thoughts, { sessionId, kind, text, n: arrived() }].slice(-MAX_THOUGHTS) })
+  const noteDrawn = (sessionId: string, ids: string[]) => {
+    const had = state.drawn[sessionId] ?? []
+    const fresh = ids.filter((id) => !had.includes(id))
+    if (fresh.length === 0) return
+    const drawn = { ...state.drawn, [sessionId]: [...had, ...fresh].slice(-MAX_DRAWN_PER_RUN) }
+    const runs = Object.keys(drawn)
+    for (const old of runs.slice(0, Math.max(0, runs.length - MAX_DRAWN_RUNS))) delete drawn[old]
+    set({ drawn })
+  }
   const set = (patch: Partial<StewardState>) => {
     state = { ...state, ...patch }
     for (const l of listeners) l(state)
@@ -176,8 +203,11 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     log,
     ui: {
       todo: (_sid, items) => set({ todos: items }),
-      think: (sessionId, text) => set({ thoughts: [...state.thoughts, { sessionId, kind: 'think' as const, text }].slice(-MAX_THOUGHTS) }),
-      addDetail: (sessionId, text) => set({ thoughts: [...state.thoughts, { sessionId, kind: 'detail' as const, text }].slice(-MAX_THOUGHTS) }),
+      think: (sessionId, text) => thought(sessionId, 'think', text),
+      addDetail: (sessionId, text) => thought(sessionId, 'detail', text),
+      drew: (sessionId, ids) => {
+        if (!sessionId.startsWith('relay:')) noteDrawn(sessionId, ids)
+      },
       setViewport: (box: Box) => editor.zoomToBounds(box, { animation: { duration: 200 } }),
     },
   })
@@ -246,8 +276,16 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
         // A streamed message replaces its own previous partial version.
         const last = state.chat[state.chat.length - 1]
         if (i < 0 && last?.partial && last.sessionId === msg.sessionId && last.role === msg.role && last.fairy === msg.fairy) i = state.chat.length - 1
-        const chat = i >= 0 ? state.chat.map((m, j) => (j === i ? msg : m)) : [...state.chat, msg].slice(-MAX_CHAT)
+        // A new version keeps its place in the run.
+        const chat = i >= 0 ? state.chat.map((m, j) => (j === i ? { ...msg, n: m.n } : m)) : [...state.chat, { ...msg, n: arrived() }].slice(-MAX_CHAT)
         set({ chat })
+        break
+      }
+      case TOPIC_PROMPT: {
+        const msg = parse<PromptNotice>(payload)
+        if (!msg || typeof msg.sessionId !== 'string' || typeof msg.asker !== 'string' || typeof msg.text !== 'string') return
+        if (state.prompts.some((p) => p.sessionId === msg.sessionId)) return
+        set({ prompts: [...state.prompts, { ...msg, n: arrived() }].slice(-MAX_PROMPTS) })
         break
       }
       case TOPIC_STATUS: {
@@ -357,6 +395,14 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     }
   }
 
+  const runBounds = (sessionId: string): Box | null =>
+    unionBox(
+      (state.drawn[sessionId] ?? []).map((id) => {
+        const b = editor.getShape(id as TLShapeId) ? editor.getShapePageBounds(id as TLShapeId) : undefined
+        return b ? { x: b.x, y: b.y, w: b.w, h: b.h } : null
+      }),
+    )
+
   const handle: StewardHandle = {
     get state() {
       return state
@@ -374,6 +420,7 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       return state.chat
     },
     executor,
+    editor,
     screenshots,
     subscribe(listener) {
       listeners.add(listener)
@@ -394,6 +441,15 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       const sid = sessionId ?? state.activeSession
       if (!sid) return { ok: false, error: 'no session to cancel' }
       return rpc<CancelReply>(RPC_CANCEL, { sessionId: sid })
+    },
+    runBounds,
+    show(sessionId) {
+      const box = runBounds(sessionId)
+      if (!box) return false
+      // A margin around the drawing, so its edges are not under the panel or the toolbar.
+      const pad = Math.max(box.w, box.h, 1) * 0.1
+      editor.zoomToBounds(new TlBox(box.x - pad, box.y - pad, box.w + 2 * pad, box.h + 2 * pad), { animation: { duration: 200 } })
+      return true
     },
     async disconnect() {
       clearInterval(retryTimer)

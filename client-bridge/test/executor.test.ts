@@ -14,6 +14,21 @@ class MemStorage implements Storage {
 
 const move = (id: string, dx: number, ids = ['a']) => ({ name: 'move' as const, id, params: { ids, dx, dy: 0 } })
 
+describe('executor: what each run drew', () => {
+  it('reports the shapes a final action created or changed, not previews', () => {
+    const rig = makeRig()
+    rig.executor.receive(env('s', 1, [geo('a', 0, 0)], true)) // a preview
+    expect(rig.drawn).toEqual([])
+    rig.executor.receive(env('s', 2, [geo('a', 0, 0), geo('b', 200, 0)]))
+    rig.executor.receive(env('t', 1, [move('m1', 10, ['b'])]))
+    expect(rig.drawn.map(([s, ids]) => [s, [...ids].sort()])).toEqual([
+      ['s', ['shape:a']],
+      ['s', ['shape:b']],
+      ['t', ['shape:b']],
+    ])
+  })
+})
+
 describe('executor: exactly once, in order', () => {
   it('applies each action once when envelopes are duplicated', () => {
     const rig = makeRig()

@@ -35,6 +35,8 @@ export interface Rig {
   resyncs: Resync[]
   todos: unknown[]
   viewports: unknown[]
+  /** What each `drew` callback reported: [sessionId, shape ids]. */
+  drawn: Array<[string, string[]]>
   host: { value: boolean }
 }
 
@@ -45,6 +47,7 @@ export function makeRig(opts: { storage?: Storage; key?: string; editor?: Editor
   const resyncs: Resync[] = []
   const todos: unknown[] = []
   const viewports: unknown[] = []
+  const drawn: Array<[string, string[]]> = []
   const host = { value: true }
   const executor = new Executor({
     editor,
@@ -53,10 +56,10 @@ export function makeRig(opts: { storage?: Storage; key?: string; editor?: Editor
     isHost: () => host.value,
     sendAck: (a) => acks.push(a),
     sendResync: (r) => resyncs.push(r),
-    ui: { todo: (_s, items) => todos.push(items), setViewport: (b) => viewports.push(b) },
+    ui: { todo: (_s, items) => todos.push(items), setViewport: (b) => viewports.push(b), drew: (s, ids) => drawn.push([s, ids]) },
     now: opts.now,
   })
-  return { editor, memory, executor, acks, resyncs, todos, viewports, host }
+  return { editor, memory, executor, acks, resyncs, todos, viewports, drawn, host }
 }
 
 let counter = 0

@@ -237,6 +237,21 @@ class ChatMessage(WireModel):
     ts: float
 
 
+class PromptNotice(WireModel):
+    """steward → browsers on `agent:prompt`: a run started, for what and for whom. `asker` is
+    the participant identity the prompt came from (the API client's name over HTTP), as the
+    steward saw it; never a field of the prompt's payload."""
+
+    session_id: str = Id
+    asker: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    source: Literal["browser", "voice", "http"]
+    text: str = Field(max_length=MAX_PROMPT_CHARS)
+    # Set when the text was cut to fit one packet.
+    truncated: bool | None = None
+    fairy: str | None = None
+    ts: float
+
+
 class StatusMessage(WireModel):
     """steward → browsers on `agent:status`."""
 
@@ -292,6 +307,7 @@ ALL_MESSAGES: dict[str, type[WireModel]] = {
         CancelReply,
         Resync,
         ChatMessage,
+        PromptNotice,
         StatusMessage,
         CanvasEdit,
         FairiesMessage,

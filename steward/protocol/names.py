@@ -16,6 +16,8 @@ TOPIC_RESYNC: Final = "steward:resync"
 TOPIC_COMPOSING: Final = "steward:composing"
 TOPIC_CHAT: Final = "agent:chat"
 TOPIC_STATUS: Final = "agent:status"
+# steward → browsers: a run started for this prompt, asked by this participant.
+TOPIC_PROMPT: Final = "agent:prompt"
 TOPIC_EDIT: Final = "canvas:edit"
 TOPIC_FAIRIES: Final = "agent:fairies"
 TOPIC_TRANSCRIPTION: Final = "lk.transcription"

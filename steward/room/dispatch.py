@@ -163,6 +163,7 @@ class Dispatcher:
         sid = session.session_id
         outcome = "error: unknown"
         try:
+            await session.announce_prompt()
             await session.send_status("waiting_context")
             async with asyncio.timeout(self._max_s):
                 outcome = await self._runner().run(session, session.prompt)

@@ -1,4 +1,5 @@
-"""Chat and status messages of sessions, on `agent:chat` and `agent:status`."""
+"""Chat, prompt and status messages of sessions, on `agent:chat`, `agent:prompt` and
+`agent:status`."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import uuid
 from collections.abc import Awaitable
 from typing import Literal, Protocol, cast
 
+from pydantic import ValidationError
+
 from steward.obs.logging import get_logger
-from steward.protocol.messages import ChatMessage, SessionStatus, StatusMessage
-from steward.protocol.names import TOPIC_CHAT, TOPIC_STATUS
+from steward.protocol.limits import MAX_ID_CHARS
+from steward.protocol.messages import ChatMessage, PromptNotice, SessionStatus, StatusMessage
+from steward.protocol.names import TOPIC_CHAT, TOPIC_PROMPT, TOPIC_STATUS
 
 log = get_logger(__name__)
 
@@ -76,6 +80,35 @@ class Messenger:
             )
             await self._send(msg.to_wire(), TOPIC_CHAT)
         return base
+
+    async def prompt(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        asker: str,
+        source: Literal["browser", "voice", "http"],
+        fairy: str | None = None,
+    ) -> None:
+        """Tells every browser which prompt a run answers and who asked (one packet: a longer
+        text is cut, and says so)."""
+        cut = len(text) > CHAT_CHUNK_CHARS
+        try:
+            msg = PromptNotice(
+                session_id=session_id,
+                asker=asker[:MAX_ID_CHARS],
+                source=source,
+                text=text[:CHAT_CHUNK_CHARS],
+                truncated=cut or None,
+                fairy=fairy,
+                ts=time.time(),
+            )
+        except ValidationError as err:  # UI only: the run goes on without it
+            # The fields only: an error's text quotes the input, which may be the prompt.
+            fields = sorted({".".join(map(str, e["loc"])) for e in err.errors()})
+            log.warning("prompt_notice_invalid", room=self.room_id, fields=fields)
+            return
+        await self._send(msg.to_wire(), TOPIC_PROMPT)
 
     def _paced(self, message_id: str, partial: bool) -> bool:
         """True for a partial sent within `partial_interval_s` of the message's last one."""

@@ -134,6 +134,17 @@ class RoomSession:
             message_id=message_id,
         )
 
+    async def announce_prompt(self) -> None:
+        """Tells the room what this run was asked and by whom (the requester is the sender's
+        participant identity, or the API client's name). Runs the steward starts itself
+        (a fairy waking) have no prompt to show."""
+        p = self.prompt
+        if p.source == "system" or not p.message:
+            return
+        await self._messenger.prompt(
+            self._session_id, p.message, asker=p.requester, source=p.source, fairy=p.fairy
+        )
+
     async def send_status(self, status: SessionStatus, detail: str | None = None) -> None:
         if (status, detail) == self._last_status:
             return

@@ -1,4 +1,5 @@
-"""Chat and status packets: a streaming message's text is paced, a repeated status not sent."""
+"""Chat, prompt and status packets: a streaming message's text is paced, a repeated status not
+sent, each run's prompt told to the room with its asker."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import asyncio
 from typing import Any, cast
 
 from steward.ports import PromptInput
-from steward.protocol.messages import ChatMessage, SessionStatus, StatusMessage
-from steward.protocol.names import TOPIC_CHAT, TOPIC_STATUS
+from steward.protocol.messages import ChatMessage, PromptNotice, SessionStatus, StatusMessage
+from steward.protocol.names import TOPIC_CHAT, TOPIC_PROMPT, TOPIC_STATUS
 from steward.room.broadcaster import Broadcaster
 from steward.room.messenger import Messenger
 from steward.room.session import RoomSession
@@ -25,6 +26,9 @@ class Sent:
 
     def chats(self) -> list[ChatMessage]:
         return [ChatMessage.model_validate_json(p) for p, t in self.packets if t == TOPIC_CHAT]
+
+    def prompts(self) -> list[PromptNotice]:
+        return [PromptNotice.model_validate_json(p) for p, t in self.packets if t == TOPIC_PROMPT]
 
     def statuses(self) -> list[str]:
         return [
@@ -96,3 +100,45 @@ async def test_a_status_repeated_with_nothing_new_is_not_sent_again() -> None:
         "done",
     ]
     assert session.figures.statuses == sent.statuses()
+
+
+def _session(sent: Sent, prompt: PromptInput, session_id: str = "s1") -> RoomSession:
+    return RoomSession(
+        "room",
+        session_id,
+        prompt,
+        broadcaster=cast(Broadcaster, LastSeq()),
+        messenger=Messenger("room", sent),
+        context=cast(SnapshotFetcher, cast(Any, None)),
+    )
+
+
+async def test_a_runs_prompt_goes_to_the_room_with_the_requester_as_asker() -> None:
+    sent = Sent()
+    asked = PromptInput(message="draw a barn", source="browser", requester="ann", fairy="f1")
+    await _session(sent, asked).announce_prompt()
+    spoken = PromptInput(message="and a fence", source="voice", requester="bob")
+    await _session(sent, spoken, "s2").announce_prompt()
+    # A run the steward starts itself (a fairy waking) has nothing to show.
+    woken = PromptInput(message="", source="system", requester="f1", fairy="f1")
+    await _session(sent, woken, "s3").announce_prompt()
+    got = [(p.session_id, p.asker, p.source, p.text, p.fairy) for p in sent.prompts()]
+    assert got == [
+        ("s1", "ann", "browser", "draw a barn", "f1"),
+        ("s2", "bob", "voice", "and a fence", None),
+    ]
+    assert all(t == TOPIC_PROMPT for _, t in sent.packets)
+
+
+async def test_a_long_prompt_is_cut_to_one_packet_and_says_so() -> None:
+    sent = Sent()
+    messenger = Messenger("room", sent)
+    await messenger.prompt("s1", "x" * 7_000, asker="ann", source="http")
+    (notice,) = sent.prompts()
+    assert len(notice.text) == 3_000 and notice.truncated is True
+    assert len(sent.packets[0][0]) < 15 * 1024
+    await messenger.prompt("s2", "short", asker="ann", source="browser")
+    assert sent.prompts()[1].truncated is None
+    # An asker the message cannot carry is logged and dropped, never raised into the run.
+    await messenger.prompt("s3", "hi", asker="", source="browser")
+    assert len(sent.prompts()) == 2

@@ -48,15 +48,18 @@ export function selectionIds(editor: Editor): string[] {
   return editor.getSelectedShapeIds().map(fromTlId)
 }
 
-const inside = (outer: Box, inner: { x: number; y: number; w: number; h: number }) =>
-  inner.x >= outer.x && inner.y >= outer.y && inner.x + inner.w <= outer.x + outer.w && inner.y + inner.h <= outer.y + outer.h
+/** Whether two boxes overlap (the steward's `Rect.intersects`: a shape only touching the
+ * edge adds no pixels); a box inside the other overlaps it too. */
+export const overlaps = (a: Box, b: { x: number; y: number; w: number; h: number }) =>
+  a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h
 
-/** Shapes whose page bounds lie fully inside `bounds` (measured by the editor). */
-export function shapesFullyInside(editor: Editor, bounds: Box): TLShapeId[] {
+/** Top-level shapes whose page bounds overlap `bounds` (measured by the editor): the shapes
+ * the screenshot of `bounds` draws, clipped to it, and the steward lists as in view. */
+export function shapesInBounds(editor: Editor, bounds: Box): TLShapeId[] {
   // Top-level shapes only: a group's image already contains its children.
   return Array.from(editor.getCurrentPageShapeIds()).filter((id) => {
     const pb = editor.getShapePageBounds(id)
-    return !!pb && inside(bounds, pb) && !editor.getShape(id)?.parentId.startsWith('shape:')
+    return !!pb && overlaps(bounds, pb) && !editor.getShape(id)?.parentId.startsWith('shape:')
   })
 }
 
@@ -78,7 +81,7 @@ export async function renderScreenshot(
   log?: (msg: string, extra?: unknown) => void,
   opts: RenderOptions = {},
 ): Promise<Screenshot | null> {
-  const ids = shapesFullyInside(editor, bounds)
+  const ids = shapesInBounds(editor, bounds)
   const longest = Math.max(bounds.w, bounds.h, 1)
   const scale = Math.min(1, maxSize / longest)
   // An empty area is still a valid answer: a blank image of the requested size.
@@ -136,7 +139,7 @@ export async function answerContext(deps: ContextDeps, caller: string, req: Cont
   const bounds = req.bounds ?? viewport
   const page = readPage(editor)
   const shapes: StewardShape[] = [...page.values()]
-  const inBounds = shapesFullyInside(editor, bounds).length
+  const inBounds = shapesInBounds(editor, bounds).length
   const streams: Array<'screenshot' | 'shapes'> = []
   const attrs = { [STREAM_ATTR_REQUEST_ID]: req.requestId }
   const sends: Promise<unknown>[] = []

@@ -29,6 +29,8 @@ export interface UiSink {
   addDetail?(sessionId: string, text: string): void
   todo?(sessionId: string, items: TodoItem[]): void
   setViewport?(box: Box): void
+  /** A run's final (not preview) action created or changed these shapes in this tab. */
+  drew?(sessionId: string, shapeIds: string[]): void
 }
 
 export interface ExecutorDeps {
@@ -191,6 +193,12 @@ export class Executor {
           const diff = editor.store.extractingChanges(() => {
             applyToEditor(editor, action)
           }) as unknown as Diff
+          if (!partial && this.deps.ui?.drew) {
+            const ids = [...Object.values(diff.added), ...Object.values(diff.updated).map(([, to]) => to)]
+              .filter((r) => r.typeName === 'shape')
+              .map((r) => r.id as string)
+            if (ids.length) this.deps.ui.drew(sessionId, ids)
+          }
           if (partial) {
             const lockedDiff = editor.store.extractingChanges(() => {
               const added = Object.values(diff.added).filter((r) => r.typeName === 'shape') as TLShape[]

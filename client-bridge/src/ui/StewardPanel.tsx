@@ -1,8 +1,11 @@
-// The steward side panel: connection/host indicator, chat with a prompt box, streamed
-// status, the todo list and a cancel button.
-import { useEffect, useRef, useState, type FormEvent } from 'react'
-import { MAX_PROMPT_CHARS } from '../protocol.gen'
+// The steward side panel: connection/host indicator, the chat as runs (each prompt with who
+// asked, then the run's messages, collapsed thoughts and status; "show" when what it drew is
+// out of view), a prompt box, the todo list and a cancel button.
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
+import { useValue } from 'tldraw'
+import { MAX_PROMPT_CHARS, type Box } from '../protocol.gen'
 import type { StewardHandle } from '../steward'
+import { outOfView, timeline, type Run, type ThoughtItem } from './timeline'
 import { useStewardState } from './useSteward'
 
 const DONE = new Set(['done', 'canceled', 'error'])
@@ -13,9 +16,21 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
   const chatEnd = useRef<HTMLDivElement>(null)
+  // Fairies by the names their overlay shows, not their ids.
+  const names = useMemo(() => Object.fromEntries((state?.fairies ?? []).map((f) => [f.id, f.name])), [state?.fairies])
+  const runs = useMemo(() => (state ? timeline(state) : []), [state?.prompts, state?.chat, state?.thoughts, state?.sessions])
+  // This tab's view, followed as the user pans and zooms (it decides where "show" is offered).
+  const view = useValue(
+    'steward panel view',
+    () => {
+      const b = handle?.editor.getViewportPageBounds()
+      return b ? { x: b.x, y: b.y, w: b.w, h: b.h } : null
+    },
+    [handle],
+  )
   useEffect(() => {
     chatEnd.current?.scrollIntoView({ block: 'end' })
-  }, [state?.chat.length])
+  }, [state?.chat.length, state?.prompts.length, state?.thoughts.length])
 
   if (!handle || !state) return <aside className="steward-panel">connecting…</aside>
   const active = state.activeSession ? state.sessions[state.activeSession] : undefined
@@ -44,17 +59,8 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
       </header>
 
       <section className="steward-chat" data-testid="chat">
-        {state.chat.map((m) => (
-          <div key={m.id} className={`msg msg-${m.role}`} data-partial={m.partial ? 'yes' : 'no'}>
-            {m.fairy && <b>{m.fairy}: </b>}
-            {m.text}
-          </div>
-        ))}
-        {state.thoughts.slice(-3).map((t, i) => (
-          <div key={`t${i}`} className="msg msg-thought">
-            {t.kind === 'think' ? '💭 ' : 'ℹ️ '}
-            {t.text}
-          </div>
+        {runs.map((run) => (
+          <RunView key={run.sessionId} run={run} me={identity} view={view} handle={handle} drawn={state.drawn[run.sessionId]?.length ?? 0} names={names} />
         ))}
         <div ref={chatEnd} />
       </section>
@@ -107,5 +113,69 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
         {error && <div className="steward-error" role="alert">{error}</div>}
       </form>
     </aside>
+  )
+}
+
+function RunView({ run, me, view, handle, drawn, names }: { run: Run; me?: string; view: Box | null; handle: StewardHandle; drawn: number; names: Record<string, string> }) {
+  const fairy = (id?: string | null) => (id ? `${names[id] ?? id}: ` : '')
+  // Recomputed when the view moves or the run draws more (`drawn`).
+  const box = useMemo(() => (drawn > 0 ? handle.runBounds(run.sessionId) : null), [handle, run.sessionId, drawn, view])
+  const hidden = !!view && outOfView(view, box)
+  const status = run.status
+  return (
+    <div className="run" data-testid="run" data-session={run.sessionId} data-state={status?.status ?? ''}>
+      {run.prompt && (
+        <div className="msg msg-prompt" data-testid="run-prompt" data-asker={run.prompt.asker}>
+          <b className="asker">
+            {run.prompt.asker === me ? `you (${run.prompt.asker})` : run.prompt.asker}
+            {run.prompt.fairy ? ` → ${names[run.prompt.fairy] ?? run.prompt.fairy}` : ''}:{' '}
+          </b>
+          {run.prompt.text}
+          {run.prompt.truncated ? '…' : ''}
+        </div>
+      )}
+      {run.entries.map((e) =>
+        e.kind === 'message' ? (
+          <div key={e.message.id} className={`msg msg-${e.message.role}`} data-testid="run-message" data-partial={e.message.partial ? 'yes' : 'no'}>
+            {e.message.fairy && <b>{fairy(e.message.fairy)}</b>}
+            {e.message.text}
+          </div>
+        ) : (
+          <Thoughts key={`t${e.thoughts[0]!.n}`} thoughts={e.thoughts} />
+        ),
+      )}
+      {(status || hidden) && (
+        <div className="run-status" data-testid="run-status">
+          {status && (
+            <span>
+              {fairy(status.fairy)}
+              {status.status}
+              {status.detail ? ` — ${status.detail}` : ''}
+            </span>
+          )}
+          {hidden && (
+            <button type="button" className="show" data-testid="run-show" title="Zoom to what this run drew" onClick={() => handle.show(run.sessionId)}>
+              show
+            </button>
+          )}
+        </div>
+      )}
+    </div>
+  )
+}
+
+/** Consecutive thoughts, collapsed to one line until opened. */
+function Thoughts({ thoughts }: { thoughts: ThoughtItem[] }) {
+  const label = thoughts.length === 1 ? '1 thought' : `${thoughts.length} thoughts`
+  return (
+    <details className="msg msg-thought" data-testid="run-thoughts">
+      <summary>💭 {label}</summary>
+      {thoughts.map((t) => (
+        <div key={t.n}>
+          {t.kind === 'think' ? '' : 'ℹ️ '}
+          {t.text}
+        </div>
+      ))}
+    </details>
   )
 }
