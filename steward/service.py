@@ -47,7 +47,7 @@ from steward.store.liveness import Liveness, process_liveness
 from steward.store.outbox import Outbox
 from steward.store.queued_runs import QueuedRun, QueuedRuns, RunBell
 from steward.store.usage import LazyUsage, UsageRepo
-from steward.tasks import TaskSet
+from steward.tasks import TaskSet, close_within
 from steward.tokens import mint_token
 from steward.voice.engines import speech_engine
 
@@ -541,29 +541,30 @@ class StewardService:
         await self.close()
 
     async def close(self) -> None:
+        # Each step bounded: one stuck room, peer or pool must not keep the rest open.
         if self.fairies is not None:
-            await self.fairies.close()  # their open requests stay in Postgres for a resume
+            # Their open requests stay in Postgres for a resume.
+            await close_within(self.fairies.close(), "fairies")
         for name in list(self.rooms):
-            await self.leave(name)
-        await self._lost.wait()
+            await close_within(self.leave(name), "room", timeout_s=60.0, room=name)
+        await close_within(self._lost.wait(), "rooms_given_up")
         if self._bell_task is not None:
             self._bell_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._bell_task
+            await close_within(asyncio.gather(self._bell_task, return_exceptions=True), "bell")
             self._bell, self._bell_task = None, None
         if self.leases is not None:
-            await self.leases.close()
+            await close_within(self.leases.close(), "leases")
             self.leases = None
         if self._liveness is not None:
-            await self._liveness.close()
+            await close_within(self._liveness.close(), "liveness")
             self._liveness = None
         if self._http is not None:
-            await self._http.cleanup()
+            await close_within(self._http.cleanup(), "http")
             self._http = None
         if self._dispatcher is not None:
-            await self._dispatcher.aclose()
+            await close_within(self._dispatcher.aclose(), "agent_dispatch")
             self._dispatcher = None
         self._outbox = None
         if self._own_db and self.db is not None:
-            await self.db.close()
+            await close_within(self.db.close(), "database")
             self.db = None

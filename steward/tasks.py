@@ -18,7 +18,29 @@ log = get_logger(__name__)
 
 T = TypeVar("T")
 
-__all__ = ["TaskSet"]
+__all__ = ["TaskSet", "close_within"]
+
+# How long one part of a shutdown may take before the rest goes on without it.
+CLOSE_TIMEOUT_S = 10.0
+
+
+async def close_within(
+    aw: Awaitable[Any], what: str, timeout_s: float = CLOSE_TIMEOUT_S, **context: Any
+) -> bool:
+    """Await one step of a shutdown for at most `timeout_s`, then go on to the next step.
+
+    A close that waits on a peer, a native SDK or a stuck task must not hold the rest of the
+    shutdown (nor a test's teardown) forever, and one that fails must not skip the steps
+    after it: both are logged with `what` and `context`, and False is returned."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            await aw
+        return True
+    except TimeoutError:
+        log.warning("close_timed_out", what=what, timeout_s=timeout_s, **context)
+    except Exception as err:
+        log.warning("close_failed", what=what, error=repr(err), **context)
+    return False
 
 
 class TaskSet:

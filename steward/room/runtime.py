@@ -69,7 +69,7 @@ from steward.room.user_edits import UserEdits
 from steward.room.views import Views
 from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox
-from steward.tasks import TaskSet
+from steward.tasks import TaskSet, close_within
 from steward.tokens import mint_token
 from steward.voice.listener import Hearing, RoomVoice
 
@@ -329,16 +329,17 @@ class RoomRuntime:
         if self.closed.is_set():
             return
         self.closed.set()
+        room = self.room_id
         if self.voice is not None:
-            await self.voice.close()
-        await self.dispatcher.close()
-        await self.context.close()
-        await self.broadcaster.close()
+            await close_within(self.voice.close(), "voice", room=room)
+        await close_within(self.dispatcher.close(), "sessions", room=room)
+        await close_within(self.context.close(), "context", room=room)
+        await close_within(self.broadcaster.close(), "broadcaster", room=room)
         self.participants.close()
         self._tasks.cancel()
         metrics.CONNECTED_ROOMS.dec()
         if disconnect:
-            await self.room.disconnect()
+            await close_within(self.room.disconnect(), "disconnect", room=room)
         log.info("room_closed", room=self.room_id)
 
     async def _announce(self) -> None:

@@ -12,6 +12,11 @@ from steward_tools.voice.speech import read_pcm
 
 FRAME_MS = 20
 _FRAME_SAMPLES = SAMPLE_RATE * FRAME_MS // 1000
+# The native source plays its queue out in real time whatever the event loop does. A queue as
+# long as any file we play means a busy loop (the steward under test shares it) can fall
+# behind by seconds without starving the track: with 200 ms, a stall of the loop became a
+# gap in the speech, which split an utterance and made the recogniser hear other words.
+QUEUE_MS = 15_000
 
 
 class WavMicrophone:
@@ -19,7 +24,7 @@ class WavMicrophone:
 
     def __init__(self, room: rtc.Room) -> None:
         self.room = room
-        self.source = rtc.AudioSource(SAMPLE_RATE, 1, queue_size_ms=200)
+        self.source = rtc.AudioSource(SAMPLE_RATE, 1, queue_size_ms=QUEUE_MS)
         self.track = rtc.LocalAudioTrack.create_audio_track("microphone", self.source)
         self.publication: rtc.LocalTrackPublication | None = None
 
@@ -43,7 +48,7 @@ class WavMicrophone:
             chunk = pcm[i : i + step].ljust(step, b"\0")
             await self.source.capture_frame(rtc.AudioFrame(chunk, SAMPLE_RATE, 1, _FRAME_SAMPLES))
             if end_byte is not None and ended_at is None and i + step >= end_byte:
-                # capture_frame returns once the frame is queued; the queue holds ≤ 200 ms.
+                # capture_frame returns once the frame is queued: it goes out after the queue.
                 ended_at = time.monotonic() + self.source.queued_duration
         await self.source.wait_for_playout()
         return ended_at
