@@ -156,13 +156,17 @@ class TurnDriver:
             if first:
                 await session.send_status("streaming")
                 first = False
-            if await self.handle(turn, parser.feed(chunk)):
+            events = parser.feed(chunk)
+            turn.ctx.notes.extend(parser.take_notes())  # entries skipped: the model is told
+            if await self.handle(turn, events):
                 await self.revert_inflight(turn, "the turn ended")
                 await self.finish_chats(turn)
                 await self.read_tail(turn, stream, parser)
                 return "ended"
         # The parser's end reports only a cut-off action; then whatever was held.
-        ended = await self.handle(turn, parser.finish())
+        events = parser.finish()
+        turn.ctx.notes.extend(parser.take_notes())
+        ended = await self.handle(turn, events)
         for ev in [] if ended else turn.order.finish():
             if await self._one(turn, ev):
                 ended = True
