@@ -214,6 +214,9 @@ class TurnDriver:
         try:
             async with asyncio.timeout(TAIL_TIMEOUT_S):
                 async for chunk in stream:
+                    if turn.session.cancelled():
+                        cut = "canceled"
+                        break
                     turn.progress()
                     chars += len(chunk)
                     self._ignore(turn, parser.feed(chunk))

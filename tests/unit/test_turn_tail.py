@@ -16,7 +16,7 @@ from steward.actions.base import RunState
 from steward.actions.registry import Outcome, select
 from steward.fairies import turn as turn_module
 from steward.fairies.turn import Turn, TurnDriver, TurnHooks
-from steward.model.base import ModelRequest, Usage
+from steward.model.base import ModelError, ModelRequest, Usage
 from tests.support.fake_session import FakeSession
 
 
@@ -30,6 +30,7 @@ class TailStream:
     chunk: int = 6
     hang: bool = False
     endless: bool = False
+    fail: bool = False
     name: str = "test"
     sent: int = 0
     finished: bool = False
@@ -49,6 +50,8 @@ class TailStream:
                 yield " " * 1000
             if self.hang:
                 await asyncio.Event().wait()
+            if self.fail:
+                raise ModelError("connection: ReadError", started=True)
             usage.output_tokens += self.output_tokens
             self.finished = True
         finally:
@@ -147,3 +150,28 @@ async def test_a_turn_not_ended_by_an_action_logs_no_tail() -> None:
     assert end == "done" and usage.output_tokens == 321 and turn.ignored == []
     assert "late" in session.browser.shapes
     assert not [e for e in logs if e["event"] == "turn_tail_ignored"]
+
+
+async def test_a_tail_that_fails_does_not_fail_the_ended_turn() -> None:
+    session = FakeSession(session_id="s")
+    model = TailStream(body(ENDING, BOX), fail=True)
+    end, turn, _, logs = await run(model, session)
+    assert end == "ended" and model.closed and turn.ignored == ["create"]
+    assert [e["cut"] for e in logs if e["event"] == "turn_tail_ignored"] == ["error"]
+    assert session.browser.shapes == {}
+
+
+async def test_a_tail_stops_when_the_session_is_cancelled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(turn_module, "TAIL_MAX_CHARS", 10**12)
+    session = FakeSession(session_id="s")
+    model = TailStream(body(ENDING), endless=True)
+    # The user stops the run while the tail streams (the session's flag, as its port sets it).
+    cancel = asyncio.get_running_loop().call_later(0.05, setattr, session, "_cancelled", True)
+    try:
+        end, _, _, logs = await run(model, session)
+    finally:
+        cancel.cancel()
+    assert end == "ended" and model.closed and not model.finished
+    assert [e["cut"] for e in logs if e["event"] == "turn_tail_ignored"] == ["canceled"]
