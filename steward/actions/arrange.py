@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
 from steward.actions.convert import record_diff
-from steward.actions.sanitize import norm_enum, to_number, to_size
+from steward.actions.sanitize import norm_enum, to_number
 from steward.canvas import layout
 from steward.canvas.bounds import shape_bounds, union
 from steward.canvas.simple import to_simple
@@ -194,10 +194,11 @@ def _resolve_rotate(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
 
 def _sanitize_resize(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
     out = _with_ids(data, ctx)
-    sx, sy = to_size(data.get("scaleX")), to_size(data.get("scaleY"))
+    # A negative scale is a flip: the shapes are mirrored across that axis.
+    sx, sy = to_number(data.get("scaleX"), limit=100.0), to_number(data.get("scaleY"), limit=100.0)
     if out is None or not sx or not sy:
         return None
-    return {**out, "scaleX": min(sx, 100.0), "scaleY": min(sy, 100.0)}
+    return {**out, "scaleX": sx, "scaleY": sy}
 
 
 def _resolve_resize(data: dict[str, Any], ctx: RunState) -> list[WireOp]:

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
 from steward.actions.convert import norm_kind, record_diff, simple_to_record
-from steward.actions.fields import clean_fields
+from steward.actions.fields import FIELDS, clean_fields
 from steward.actions.sanitize import (
     MAX_COORD,
     clean_id,
@@ -189,6 +189,15 @@ def _sanitize_label(
         if complete:  # partial versions come back complete; say it once
             what = "missing shape" if sid is None else "shape, without text"
             ctx.notes.append(f"label of {what} {str(data.get('shapeId'))[:60]!r}")
+        return None
+    kind = model_type(ctx.shapes[sid])
+    if "text" not in FIELDS.get(kind, frozenset()):
+        # Browsers would drop the text of a shape that cannot show one; the mirror would not.
+        if complete:
+            ctx.notes.append(
+                f"label of {sid!r} refused: a {kind} shape cannot show text; label a geometric "
+                "shape, note or arrow, or create a text shape beside it"
+            )
         return None
     return {**data, "_id": sid, "text": text}
 

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from steward.canvas import layout
-from steward.canvas.bounds import num, rotate_point, shape_bounds, union
+from steward.canvas.bounds import local_box, num, rotate_point, shape_bounds, union
 from steward.protocol.messages import WireAction
 
 Shape = dict[str, Any]
@@ -123,7 +123,15 @@ def _scale_point(p: Any, sx: float, sy: float) -> Any:
     return out
 
 
+# Geo kinds that are each other's mirror image, across a vertical and a horizontal axis.
+_MIRROR_X = {"arrow-right": "arrow-left", "arrow-left": "arrow-right", "rhombus": "rhombus-2"}
+_MIRROR_Y = {"arrow-up": "arrow-down", "arrow-down": "arrow-up", "rhombus": "rhombus-2"}
+for _m in (_MIRROR_X, _MIRROR_Y):
+    _m["rhombus-2"] = "rhombus"
+
+
 def _resize_shape(s: Shape, sx: float, sy: float, ox: float, oy: float) -> None:
+    """Scale about (ox, oy); a negative scale mirrors the shape across that axis (a flip)."""
     s["x"] = ox + (num(s.get("x")) - ox) * sx
     s["y"] = oy + (num(s.get("y")) - oy) * sy
     props = s.get("props")
@@ -132,11 +140,11 @@ def _resize_shape(s: Shape, sx: float, sy: float, ox: float, oy: float) -> None:
     kind = s.get("type")
     if kind == "note":
         props["scale"] = num(props.get("scale"), 1.0) * math.sqrt(abs(sx * sy))
-        return
-    if "w" in props:
-        props["w"] = num(props["w"]) * abs(sx)
-    if "h" in props:
-        props["h"] = num(props["h"]) * abs(sy)
+    else:
+        if "w" in props:
+            props["w"] = num(props["w"]) * abs(sx)
+        if "h" in props:
+            props["h"] = num(props["h"]) * abs(sy)
     if kind == "arrow":
         for key in ("start", "end"):
             if key in props:
@@ -150,6 +158,32 @@ def _resize_shape(s: Shape, sx: float, sy: float, ox: float, oy: float) -> None:
             else seg
             for seg in props["segments"]
         ]
+    if sx < 0 or sy < 0:
+        _flip(s, props, sx < 0, sy < 0)
+
+
+def _flip(s: Shape, props: dict[str, Any], fx: bool, fy: bool) -> None:
+    """Finish a mirrored resize. Point-based shapes are mirrored by their scaled points; a
+    box keeps positive sizes, so its origin moves to the mirrored box's corner. One flip
+    reverses the sense of a rotation."""
+    angle = num(s.get("rotation"))
+    if fx != fy:
+        angle = -angle % (2 * math.pi)
+        s["rotation"] = angle
+    if s.get("type") not in ("arrow", "line", "draw"):
+        _, _, w, h = local_box(s)
+        cos, sin = math.cos(angle), math.sin(angle)
+        if fx:
+            s["x"] = num(s.get("x")) - w * cos
+            s["y"] = num(s.get("y")) - w * sin
+        if fy:
+            s["x"] = num(s.get("x")) + h * sin
+            s["y"] = num(s.get("y")) - h * cos
+    if s.get("type") == "geo":
+        geo = str(props.get("geo"))
+        for flipped, mirror in ((fx, _MIRROR_X), (fy, _MIRROR_Y)):
+            if flipped and geo in mirror:
+                geo = props["geo"] = mirror[geo]
 
 
 def _reorder(shapes: Shapes, ids: list[str], to: str) -> None:

@@ -12,12 +12,17 @@ One wire-id scheme: `{session}.{request}.{index}[.k]` (k > 0 for the extra ops o
 action), so partial versions of an action keep one id. One revert scheme: a final `think`
 under the id of the in-flight partial; every receiver undoes the partial before applying it.
 `run_requests` is the follow-up loop (review, add-detail, setMyView, data, todo).
+
+A turn ended by an action (await-tasks-completion, mark-my-task-done, end-project, a fairy
+mistake) still reads its stream to the end, bounded in time and size: the provider learns the
+output token count only at the end of a reply, so a dropped stream would under-count usage and
+cost. Nothing read after the end is applied; what it held is logged as ignored (names only).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,7 +32,7 @@ from steward.actions.registry import ACTIONS, Outcome, normalize_name, process
 from steward.canvas.quality import RunShapes
 from steward.fairies.request_loop import LoopDecision, next_step
 from steward.fairies.task_bounds import BoundsGuard
-from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.model.base import ModelError, ModelProvider, ModelRequest, Usage
 from steward.model.parser import ActionStreamParser, ParsedAction
 from steward.obs import metrics
 from steward.obs.logging import get_logger
@@ -43,6 +48,11 @@ NO_ACTION_NOTICE = (
 )
 
 TurnEnd = Literal["done", "canceled", "ended"]
+
+# Reading the rest of a stream after an action ended the turn stops after this long or this
+# many characters (a reply of max_tokens is about 4 characters a token).
+TAIL_TIMEOUT_S = 30.0
+TAIL_MAX_CHARS = 256_000
 
 
 def _no_refusal(name: str) -> str:
@@ -85,6 +95,8 @@ class Turn:
     ops_sent: int = 0
     refusals: list[str] = field(default_factory=list)
     drawn: RunShapes = field(default_factory=RunShapes)  # for the run's lints (run_feedback)
+    # Names of complete actions that came after an action ended the turn (never applied).
+    ignored: list[str] = field(default_factory=list)
     progress: Callable[[], None] = lambda: None  # the watchdog's: output arrived
     order: CreateOrder = field(init=False)
 
@@ -137,7 +149,8 @@ class TurnDriver:
         if turn.hooks.mark is not None:
             turn.hooks.mark("model_request", session.session_id)
         first = True
-        async for chunk in model.stream(request, usage):
+        stream = model.stream(request, usage)
+        async for chunk in stream:
             turn.progress()
             if session.cancelled():
                 await self.revert_inflight(turn, "canceled")
@@ -145,12 +158,17 @@ class TurnDriver:
             if first:
                 await session.send_status("streaming")
                 first = False
-            if await self.handle(turn, parser.feed(chunk)):
+            events = parser.feed(chunk)
+            turn.ctx.notes.extend(parser.take_notes())  # entries skipped: the model is told
+            if await self.handle(turn, events):
                 await self.revert_inflight(turn, "the turn ended")
                 await self.finish_chats(turn)
+                await self.read_tail(turn, stream, parser)
                 return "ended"
         # The parser's end reports only a cut-off action; then whatever was held.
-        ended = await self.handle(turn, parser.finish())
+        events = parser.finish()
+        turn.ctx.notes.extend(parser.take_notes())
+        ended = await self.handle(turn, events)
         for ev in [] if ended else turn.order.finish():
             if await self._one(turn, ev):
                 ended = True
@@ -171,14 +189,63 @@ class TurnDriver:
     async def handle(self, turn: Turn, events: list[ParsedAction]) -> bool:
         """Handle one parser batch; True when an action ended the turn."""
         mark = turn.hooks.mark
-        for event in events:
+        for i, event in enumerate(events):
             if mark is not None and event.complete:
                 mark("action_complete", turn.wire_id(event.index))
             # One at a time, creates before what names them (see CreateOrder).
-            for ev in turn.order.push(event):
+            released = turn.order.push(event)
+            for k, ev in enumerate(released):
                 if await self._one(turn, ev):
+                    rest = [*released[k + 1 :], *events[i + 1 :]]
+                    self._ignore(turn, [*rest, *turn.order.finish()])
                     return True
         return False
+
+    @staticmethod
+    def _ignore(turn: Turn, events: list[ParsedAction]) -> None:
+        for ev in events:
+            if ev.complete:
+                turn.ignored.append(str(normalize_name(ev.data.get("_type")) or "?")[:40])
+
+    async def read_tail(
+        self, turn: Turn, stream: AsyncIterator[str], parser: ActionStreamParser
+    ) -> None:
+        """Read what the model sent after the action that ended the turn, apply none of it,
+        and log it as ignored: the stream's end carries the reply's output token count."""
+        chars, cut = 0, ""
+        try:
+            async with asyncio.timeout(TAIL_TIMEOUT_S):
+                async for chunk in stream:
+                    if turn.session.cancelled():
+                        cut = "canceled"
+                        break
+                    turn.progress()
+                    chars += len(chunk)
+                    self._ignore(turn, parser.feed(chunk))
+                    if chars > TAIL_MAX_CHARS:
+                        cut = "size"
+                        break
+        except TimeoutError:
+            cut = "time"
+        except ModelError as err:
+            cut = "error"
+            log.info("turn_tail_failed", session=turn.session.session_id, reason=str(err)[:200])
+        finally:
+            closing = getattr(stream, "aclose", None)
+            if closing is not None:
+                await closing()
+        self._ignore(turn, parser.finish())  # a cut-off action is not complete: not counted
+        if turn.ignored or chars:
+            log.info(
+                "turn_tail_ignored",
+                room=turn.session.room_id,
+                session=turn.session.session_id,
+                request=turn.request_no,
+                actions=len(turn.ignored),
+                names=turn.ignored[:20],
+                chars=chars,
+                cut=cut or None,
+            )
 
     async def _one(self, turn: Turn, ev: ParsedAction) -> bool:
         enabled = turn.hooks.actions()

@@ -12,6 +12,12 @@ object without actions before the real one, a comma missing between actions, esc
 quotes, \\uXXXX escapes (also split across chunks, and surrogate pairs, whose first half
 never shows alone in a partial), NaN/Infinity literals, and output cut off mid-action
 (`finish()` reports the unfinished action as `truncated`).
+
+An entry of the actions array that is not an object (`"oops"`, `3`, `null`, `[]`) is skipped
+with a note for the model (`take_notes()`), also when it comes first: it is told from prose
+restarting the answer by looking at what follows it (a comma or the array's end). An array
+or an actions object that held no action at all (a `[]` in prose) does not end the answer:
+reading goes on as prose, so the real JSON after it still counts.
 """
 
 from __future__ import annotations
@@ -54,6 +60,61 @@ class _Frame:
 # Parser states. _FIRST: just inside the actions array, looking ahead at what comes first.
 _PROSE, _MAYBE, _VALUE, _KEY, _COLON, _AFTER, _STRING, _TOKEN, _DONE, _FIRST = range(10)
 _OPENING_KEY = '"actions"'
+# How far the look-ahead at a first entry that is not an object may go before it is prose.
+_MAX_LOOK = 4096
+_LITERALS = frozenset({"null", "true", "false", "NaN", "Infinity", "-Infinity"})
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    return "a string" if isinstance(value, str) else "not an object"
+
+
+def _value_end(text: str) -> int | None:
+    """Where the JSON value `text` starts with ends: an index, None while it may still be
+    arriving, -1 when it is no JSON value (then the text is prose)."""
+    c = text[0]
+    if c in '"[':
+        depth, i, in_str = 0, 0, False
+        while i < len(text):
+            ch = text[i]
+            if in_str:
+                if ch == "\\":
+                    i += 1
+                elif ch == '"':
+                    in_str = False
+                    if depth == 0:
+                        return i + 1
+            elif ch == '"':
+                in_str = True
+            elif ch in "[{":
+                depth += 1
+            elif ch in "]}":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return None
+    j = 0
+    while j < len(text) and text[j] not in _DELIMS:
+        j += 1
+    if j == len(text):
+        return None
+    word = text[:j]
+    if word in _LITERALS:
+        return j
+    try:
+        float(word)
+    except ValueError:
+        return -1
+    return j
 
 
 def _is_high_surrogate(ch: str) -> bool:
@@ -93,6 +154,9 @@ class ActionStreamParser:
     _maybe: str = ""
     _look: str = ""  # text held in _FIRST until it shows an action or a restart
     _seen_actions: bool = False  # an actions array was found (later JSON is trailing noise)
+    _bare: bool = False  # the actions array is a bare top-level array (not `{"actions": [`)
+    _pending: list[str] = field(default_factory=list)  # notes held until the array is real
+    _notes: list[str] = field(default_factory=list)
     _dirty: bool = False
     count: int = 0  # complete actions so far
 
@@ -122,12 +186,20 @@ class ActionStreamParser:
             if snap is not None:
                 snap.truncated = True
                 out.append(snap)
+        if self._actions_depth >= 0 and not self._bare:
+            self._notes.extend(self._pending)
+        self._pending = []
         self.state = _DONE
         return out
 
     @property
     def done(self) -> bool:
         return self.state == _DONE
+
+    def take_notes(self) -> list[str]:
+        """Notes for the model about entries skipped since the last call."""
+        notes, self._notes = self._notes, []
+        return notes
 
     # -- internals ---------------------------------------------------------------------
     def _in_action(self) -> bool:
@@ -197,9 +269,12 @@ class ActionStreamParser:
         if is_actions:
             self._actions_depth = depth
             self._seen_actions = True
+            self._bare = depth == 0
             if self._action_index < 0:
                 self.state = _FIRST
         if parent_is_actions and isinstance(container, dict):
+            self._notes.extend(self._pending)
+            self._pending = []
             self._action_index += 1
             self._action_start = self.chars
             self._last_snapshot = self.chars
@@ -212,14 +287,34 @@ class ActionStreamParser:
                 self.count += 1
                 out.append(ParsedAction(self._action_index, frame.container, True))
                 self._dirty = False
+            else:
+                self._skipped(frame.container, attached=True)
         if depth == self._actions_depth:
             self._actions_depth = -1
+            if not self._bare or self._action_index >= 0:
+                self._notes.extend(self._pending)
+            self._pending = []
         if self._stack:
             self.state = _AFTER
-        else:  # a JSON object before the real answer is skipped like prose
-            self.state = _DONE if self._seen_actions else _PROSE
+        elif self._seen_actions and self._action_index >= 0:
+            self.state = _DONE
+        else:
+            # A JSON object before the real answer, or an array of no action (a `[]` in
+            # prose, an empty actions array), is skipped like prose.
+            self._seen_actions = False
+            self.state = _PROSE
+
+    def _skipped(self, value: Any, *, attached: bool = False) -> None:
+        """An entry of the actions array that is not an action object."""
+        position = len(self._stack[self._actions_depth].container) - int(attached)
+        self._pending.append(
+            f"entry {position} of the actions array is {_kind_of(value)}, not an action "
+            "object; it was skipped"
+        )
 
     def _end_value(self, value: Any) -> None:
+        if self._actions_depth >= 0 and len(self._stack) == self._actions_depth + 1:
+            self._skipped(value)
         self._attach(value)
         self.state = _AFTER if self._stack else _DONE
         self._dirty = True
@@ -242,12 +337,40 @@ class ActionStreamParser:
         if look[0] == "{" and look[1:] != _OPENING_KEY:
             self._look = look  # still a prefix of the opening: wait for more
             return
+        if look[0] != "{" and len(look) <= _MAX_LOOK:
+            # A value that is not an object: an entry to skip when a comma or the array's
+            # end follows it, else the first word of prose.
+            ends = len(look) == 1 or c in '"]}' or c in _DELIMS
+            verdict = self._entry_or_prose(look) if ends else None
+            if verdict is None:
+                self._look = look
+                return
+            if verdict:
+                self._look = ""
+                self.state = _VALUE
+                self._run(look, out)
+                return
         self._look = ""
         self._stack.clear()
         self._actions_depth = -1
         self._seen_actions = False
         self.state = _PROSE
         self._run(look, out)
+
+    @staticmethod
+    def _entry_or_prose(look: str) -> bool | None:
+        """True: `look` opens with a JSON value then `,` or `]`; False: prose; None: wait."""
+        if look[0] not in '"[-0123456789' and not look[0].isalpha():
+            return False
+        end = _value_end(look)
+        if end is None:
+            return None
+        if end < 0:
+            return False
+        rest = look[end:].lstrip(_WS)
+        if not rest:
+            return None
+        return rest[0] in ",]"
 
     def _end_token(self, out: list[ParsedAction]) -> None:
         raw = "".join(self._token)

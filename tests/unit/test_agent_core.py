@@ -224,3 +224,14 @@ async def test_a_fairy_gets_its_follow_ups_and_moves_only_its_own_view() -> None
     sent = [a.name for *_, actions in browser.sent for a in actions]
     assert "set_viewport" not in sent
     assert browser.chat[-1] == "Nothing over there."
+
+
+async def test_entries_that_are_no_action_are_skipped_and_the_model_is_told() -> None:
+    session = FakeSession(session_id="s")
+    text = '"oops", null, ' + body(box("a"), {"_type": "message", "text": "Done."})
+    end, turn, said = await drive(session, text)
+    assert end == "done" and set(session.browser.shapes) == {"a"} and said == ["Done."]
+    assert [n for n in turn.ctx.notes if "not an action object" in n] == [
+        "entry 0 of the actions array is a string, not an action object; it was skipped",
+        "entry 1 of the actions array is null, not an action object; it was skipped",
+    ]

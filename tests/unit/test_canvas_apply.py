@@ -6,6 +6,8 @@ import copy
 import math
 from typing import Any
 
+import pytest
+
 from steward.canvas.apply import apply_wire_action
 from steward.canvas.bounds import shape_bounds
 from steward.canvas.mirror import CanvasMirror
@@ -166,3 +168,65 @@ def test_normalize_record_strips_prefix_and_bad_numbers() -> None:
         "rotation": 0.0,
         "props": {"w": 1},
     }
+
+
+def _corners(s: dict[str, Any]) -> set[tuple[float, float]]:
+    """The page corners of a box shape, rounded (its mirror image must have the same set)."""
+    x, y, a = s["x"], s["y"], s.get("rotation", 0.0)
+    w, h = s["props"]["w"], s["props"]["h"]
+    cos, sin = math.cos(a), math.sin(a)
+    local = [(0, 0), (w, 0), (0, h), (w, h)]
+    return {(round(x + u * cos - v * sin, 6), round(y + u * sin + v * cos, 6)) for u, v in local}
+
+
+@pytest.mark.parametrize("rotation", [0.0, math.pi / 6, 2.0])
+@pytest.mark.parametrize(("sx", "sy"), [(-1, 1), (1, -1), (-1, -1), (-2, 0.5), (0.5, -3)])
+def test_a_negative_scale_mirrors_a_box(rotation: float, sx: float, sy: float) -> None:
+    shapes = {"b": {**box("b", 40, 10, 120, 60), "rotation": rotation}}
+    before = copy.deepcopy(shapes["b"])
+    apply_wire_action(shapes, act("resize", ids=["b"], scaleX=sx, scaleY=sy, originX=7, originY=3))
+    after = shapes["b"]
+    assert after["props"]["w"] == pytest.approx(120 * abs(sx))
+    assert after["props"]["h"] == pytest.approx(60 * abs(sy))
+    if abs(sx) == abs(sy) == 1:
+        # Every corner lands on the mirror image of a corner: the box covers its mirror image.
+        mirrored = {
+            (round(7 + (px - 7) * sx, 6), round(3 + (py - 3) * sy, 6))
+            for px, py in _corners(before)
+        }
+        assert _corners(after) == mirrored
+    if rotation == 0.0:  # scaled too: the page box is the scaled box, wherever it flipped to
+        b = shape_bounds(after)
+        xs = sorted(7 + (v - 7) * sx for v in (40, 160))
+        ys = sorted(3 + (v - 3) * sy for v in (10, 70))
+        assert (b.x, b.max_x, b.y, b.max_y) == pytest.approx((xs[0], xs[1], ys[0], ys[1]))
+    if rotation and abs(sx) != abs(sy):
+        return  # a rotated box scaled unevenly is no box: only approximated, not reversible
+    # Flipping back restores the shape.
+    apply_wire_action(
+        shapes, act("resize", ids=["b"], scaleX=1 / sx, scaleY=1 / sy, originX=7, originY=3)
+    )
+    for key in ("x", "y"):
+        assert shapes["b"][key] == pytest.approx(before[key])
+    assert math.cos(shapes["b"]["rotation"]) == pytest.approx(math.cos(rotation))
+    assert math.sin(shapes["b"]["rotation"]) == pytest.approx(math.sin(rotation))
+
+
+def test_a_flip_mirrors_points_and_asymmetric_geo_kinds() -> None:
+    line = {
+        "id": "ln",
+        "type": "line",
+        "x": 0.0,
+        "y": 300.0,
+        "rotation": 0.0,
+        "props": {"points": [{"x": 0, "y": 0}, {"x": 60, "y": 30}, {"x": 100, "y": 0}]},
+    }
+    arrow = {**box("f", 0, 0), "props": {"geo": "arrow-right", "w": 100, "h": 50}}
+    slant = {**box("r", 0, 0), "props": {"geo": "rhombus", "w": 100, "h": 50}}
+    shapes = {"ln": line, "f": arrow, "r": slant}
+    apply_wire_action(shapes, act("resize", ids=["ln", "f"], scaleX=-1, scaleY=1, originX=50))
+    pts = [(line["x"] + p["x"], line["y"] + p["y"]) for p in line["props"]["points"]]
+    assert pts == [(100, 300), (40, 330), (0, 300)]
+    assert arrow["props"]["geo"] == "arrow-left" and (arrow["x"], arrow["y"]) == (0, 0)
+    apply_wire_action(shapes, act("resize", ids=["r"], scaleX=1, scaleY=-1, originY=25))
+    assert slant["props"]["geo"] == "rhombus-2" and (slant["x"], slant["y"]) == (0, 0)

@@ -241,3 +241,85 @@ def test_layout_actions_become_update_shape() -> None:
 def test_todo_status_alias_and_missing_id() -> None:
     out, ctx = run({"_type": "update-todo-list", "status": "Completed", "text": "a"})
     assert out is not None and ctx.todo[0].status == "done" and ctx.todo[0].id == 1
+
+
+def _with(shape: dict[str, Any]) -> RunState:
+    return RunState(shapes={**base_shapes(), shape["id"]: shape})
+
+
+LINE = {
+    "id": "ln",
+    "type": "line",
+    "x": 0.0,
+    "y": 0.0,
+    "rotation": 0.0,
+    "props": {"points": [{"x": 0, "y": 0}, {"x": 90, "y": 0}]},
+}
+DRAW = {**LINE, "id": "dr", "type": "draw", "props": {"segments": []}}
+FRAME = {**LINE, "id": "fr", "type": "frame", "props": {"w": 200, "h": 200, "name": "F"}}
+
+
+@pytest.mark.parametrize("shape", [LINE, DRAW, FRAME], ids=lambda s: str(s["type"]))
+def test_a_label_on_a_shape_that_shows_no_text_is_refused_with_a_note(
+    shape: dict[str, Any],
+) -> None:
+    ctx = _with(shape)
+    action = {"_type": "label", "intent": "t", "shapeId": shape["id"], "text": "Road"}
+    for complete in (False, True):
+        out = process(
+            action, index=0, complete=complete, incomplete_path=None, ctx=ctx, enabled=ACTIONS
+        )
+        assert out is None
+    (note,) = ctx.notes  # said once, when complete
+    assert f"label of {shape['id']!r} refused" in note and "cannot show text" in note
+    assert "Road" not in note
+
+
+@pytest.mark.parametrize("kind", ["geo", "note", "text", "arrow"])
+def test_a_label_on_a_shape_with_text_is_applied(kind: str) -> None:
+    props: dict[str, Any] = {"text": ""}
+    if kind == "geo":
+        props.update(geo="rectangle", w=100, h=50)
+    shape = {"id": "s", "type": kind, "x": 0.0, "y": 0.0, "rotation": 0.0, "props": props}
+    ctx = _with(shape)
+    action = {"_type": "label", "intent": "t", "shapeId": "s", "text": "Road"}
+    out = process(action, index=0, complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)
+    assert out is not None and ctx.notes == []
+    assert out.ops[0].params == {"id": "s", "props": {"text": "Road"}}
+
+
+@pytest.mark.parametrize(
+    ("sx", "sy", "want"),
+    [
+        (-1, 1, {"x": -100.0}),
+        (1, "-0.5", {"y": -25.0, "props": {"h": 25.0}}),
+        (-2.0, -3, {"x": -200.0, "y": -150.0, "props": {"w": 200.0, "h": 150.0}}),
+    ],
+)
+def test_a_negative_scale_flips_instead_of_growing(sx: Any, sy: Any, want: Any) -> None:
+    # The 100 x 50 box at 0, 0 mirrored across x = 0 and/or y = 0 (not scaled up in place).
+    action = {
+        "_type": "resize",
+        "intent": "t",
+        "shapeIds": ["box"],
+        "scaleX": sx,
+        "scaleY": sy,
+        "originX": 0,
+        "originY": 0,
+    }
+    out, _ = run(action)
+    (op,) = out.ops
+    assert op.name == "update_shape" and op.params == {"id": "box", **want}
+
+
+@pytest.mark.parametrize(("sx", "sy"), [(0, 1), (1, "flat"), (None, 2)])
+def test_a_scale_of_zero_or_no_number_is_refused(sx: Any, sy: Any) -> None:
+    action = {"_type": "resize", "intent": "t", "shapeIds": ["box"], "scaleX": sx, "scaleY": sy}
+    out, _ = run(action)
+    assert out is None
+
+
+def test_a_huge_scale_is_clamped_keeping_its_sign() -> None:
+    action = {"_type": "resize", "intent": "t", "shapeIds": ["box"], "scaleX": -1e9, "scaleY": 1e9}
+    out, _ = run(action)
+    assert out.ops[0].params["props"] == {"w": 10_000.0, "h": 5000.0}

@@ -155,3 +155,118 @@ def test_split_surrogate_pair_never_shows_a_replacement_character() -> None:
         texts = [e.data["text"] for e in events if "text" in e.data]
         assert texts and all("\ufffd" not in t for t in texts)
         assert texts[-1] == "a long enough text 😀 and more"
+
+
+# -- entries that are not actions, and empty arrays in prose ------------------------------
+
+ACTION = {"_type": "create", "shape": {"_type": "rectangle", "shapeId": "a", "x": 1, "y": 2}}
+THINK = {"_type": "think", "text": 'then a label, [with] brackets, "quotes" and {braces}'}
+
+
+def parse_with_notes(text: str, chunk: int = 0) -> tuple[list[dict[str, Any]], list[str]]:
+    parser = ActionStreamParser()
+    events = []
+    step = chunk or len(text) or 1
+    for i in range(0, len(text), step):
+        events += parser.feed(text[i : i + step])
+    events += parser.finish()
+    return [e.data for e in events if e.complete], parser.take_notes()
+
+
+@pytest.mark.parametrize(
+    ("entry", "kind"),
+    [
+        ('"oops"', "a string"),
+        ("3", "a number"),
+        ("-2.5e1", "a number"),
+        ("null", "null"),
+        ("true", "true or false"),
+        ("[]", "an array"),
+        ('[1, {"a": "]"}]', "an array"),
+        ('"a \\" ] , quote"', "a string"),
+    ],
+)
+@pytest.mark.parametrize("chunk", [0, 1, 3])
+def test_a_first_entry_that_is_no_object_is_skipped_with_a_note(
+    entry: str, kind: str, chunk: int
+) -> None:
+    text = f"{PREFILL}{entry}, {json.dumps(ACTION)},{entry},{json.dumps(THINK)}]}}"
+    actions, notes = parse_with_notes(text, chunk)
+    assert actions == [ACTION, THINK]
+    assert notes == [
+        f"entry {i} of the actions array is {kind}, not an action object; it was skipped"
+        for i in (0, 2)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'{PREFILL}Sure! I will draw it. {{"actions": [{json.dumps(ACTION)}]}}',
+        f'{PREFILL}3 boxes coming up: {{"actions": [{json.dumps(ACTION)}]}}',
+        f'{PREFILL}null of these exist yet. {{"actions": [{json.dumps(ACTION)}]}}',
+        f'{PREFILL}"Boxes" they said. {{"actions": [{json.dumps(ACTION)}]}}',
+        f'{PREFILL}\n```json\n{{"actions": [{json.dumps(ACTION)}]}}\n```',
+    ],
+)
+def test_prose_after_the_prefill_still_restarts(text: str) -> None:
+    for chunk in (0, 1, 4):
+        actions, notes = parse_with_notes(text, chunk)
+        assert actions == [ACTION] and notes == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'Nothing here [] yet; the answer: {{"actions": [{json.dumps(ACTION)}]}}',
+        'A list [1, 2] and {"actions": []} as an example, then '
+        f'{{"actions": [{json.dumps(ACTION)}]}}',
+        f'{PREFILL}I start with [] and then: {{"actions": [{json.dumps(ACTION)}]}}',
+        f'[] {{"actions": [{json.dumps(ACTION)}]}}',
+    ],
+)
+def test_an_array_of_no_action_in_prose_does_not_end_the_answer(text: str) -> None:
+    for chunk in (0, 1, 5):
+        actions, notes = parse_with_notes(text, chunk)
+        assert actions == [ACTION] and notes == []
+
+
+def test_after_a_real_action_later_json_is_still_trailing_noise() -> None:
+    text = f'{PREFILL}{json.dumps(ACTION)}]}} and also {{"actions": [{json.dumps(THINK)}]}}'
+    assert parse_with_notes(text)[0] == [ACTION]
+
+
+def test_an_actions_array_of_only_junk_tells_the_model() -> None:
+    actions, notes = parse_with_notes(f'{PREFILL}"oops", 4]}}')
+    assert actions == [] and len(notes) == 2
+
+
+_JUNK = st.one_of(
+    st.text(max_size=8).map(json.dumps),
+    st.integers(-999, 999).map(str),
+    st.sampled_from(["null", "true", "false", "[]", "[[]]", '["x", 1]', "[{}]", "-0.5"]),
+)
+_VALID = st.fixed_dictionaries(
+    {
+        "_type": st.sampled_from(["create", "message", "think", "move"]),
+        "text": st.text(max_size=20),
+        "n": st.integers(-5, 5),
+    }
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    entries=st.lists(st.one_of(_VALID, _JUNK), max_size=8),
+    cuts=st.lists(st.integers(0, 400), max_size=20),
+    prefilled=st.booleans(),
+)
+def test_valid_actions_are_never_lost(
+    entries: list[dict[str, Any] | str], cuts: list[int], prefilled: bool
+) -> None:
+    body = ", ".join(e if isinstance(e, str) else json.dumps(e) for e in entries)
+    text = (PREFILL if prefilled else 'Here you go [] {"actions": [') + body + "]}"
+    got = run_chunks(text, [c for c in cuts if c <= len(text)])
+    assert got == [e for e in entries if isinstance(e, dict)]
+    _, notes = parse_with_notes(text)
+    assert len(notes) == sum(isinstance(e, str) for e in entries)  # each skipped entry told

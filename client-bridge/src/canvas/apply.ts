@@ -1,7 +1,7 @@
 // The wire verbs on an ordered map of steward records: a translation of
 // steward/canvas/apply.py (the reference). Map insertion order is the z-order, like the
 // Python dict, so reorder/create/delete land identically in Python and in the browser.
-import { num, rotatePoint, shapeBounds, union, type Rect } from './bounds'
+import { localBox, num, rotatePoint, shapeBounds, union, type Rect } from './bounds'
 import type { JsonMap, StewardShape } from './record'
 
 export type Shapes = Map<string, StewardShape>
@@ -142,6 +142,11 @@ function scalePoint(p: unknown, sx: number, sy: number): unknown {
   return { ...q, x: num(q.x) * sx, y: num(q.y) * sy }
 }
 
+// Geo kinds that are each other's mirror image, across a vertical and a horizontal axis.
+const MIRROR_X = new Map([['arrow-right', 'arrow-left'], ['arrow-left', 'arrow-right'], ['rhombus', 'rhombus-2'], ['rhombus-2', 'rhombus']])
+const MIRROR_Y = new Map([['arrow-up', 'arrow-down'], ['arrow-down', 'arrow-up'], ['rhombus', 'rhombus-2'], ['rhombus-2', 'rhombus']])
+
+/** Scale about (ox, oy); a negative scale mirrors the shape across that axis (a flip). */
 function resizeShape(s: StewardShape, sx: number, sy: number, ox: number, oy: number) {
   s.x = ox + (num(s.x) - ox) * sx
   s.y = oy + (num(s.y) - oy) * sy
@@ -149,10 +154,10 @@ function resizeShape(s: StewardShape, sx: number, sy: number, ox: number, oy: nu
   if (!props || typeof props !== 'object') return
   if (s.type === 'note') {
     props.scale = num(props.scale, 1) * Math.sqrt(Math.abs(sx * sy))
-    return
+  } else {
+    if ('w' in props) props.w = num(props.w) * Math.abs(sx)
+    if ('h' in props) props.h = num(props.h) * Math.abs(sy)
   }
-  if ('w' in props) props.w = num(props.w) * Math.abs(sx)
-  if ('h' in props) props.h = num(props.h) * Math.abs(sy)
   if (s.type === 'arrow') {
     for (const key of ['start', 'end']) if (key in props) props[key] = scalePoint(props[key], sx, sy)
   } else if (s.type === 'line' && Array.isArray(props.points)) {
@@ -163,6 +168,39 @@ function resizeShape(s: StewardShape, sx: number, sy: number, ox: number, oy: nu
         ? { ...(seg as JsonMap), points: (((seg as JsonMap).points as unknown[]) ?? []).map((p) => scalePoint(p, sx, sy)) }
         : seg,
     )
+  }
+  if (sx < 0 || sy < 0) flip(s, props as JsonMap, sx < 0, sy < 0)
+}
+
+/** A mirrored resize, as the reference does it: point-based shapes are mirrored by their
+ * scaled points; a box keeps positive sizes, so its origin moves to the mirrored box's
+ * corner; one flip reverses the sense of a rotation. */
+function flip(s: StewardShape, props: JsonMap, fx: boolean, fy: boolean) {
+  let angle = num(s.rotation)
+  if (fx !== fy) {
+    const t = 2 * Math.PI
+    angle = ((-angle % t) + t) % t
+    s.rotation = angle
+  }
+  if (s.type !== 'arrow' && s.type !== 'line' && s.type !== 'draw') {
+    const [, , w, h] = localBox(s)
+    const cos = Math.cos(angle)
+    const sin = Math.sin(angle)
+    if (fx) {
+      s.x = num(s.x) - w * cos
+      s.y = num(s.y) - w * sin
+    }
+    if (fy) {
+      s.x = num(s.x) + h * sin
+      s.y = num(s.y) - h * cos
+    }
+  }
+  if (s.type === 'geo') {
+    let geo = String(props.geo)
+    for (const [flipped, mirror] of [[fx, MIRROR_X], [fy, MIRROR_Y]] as const) {
+      const other = flipped ? mirror.get(geo) : undefined
+      if (other !== undefined) geo = props.geo = other
+    }
   }
 }
 

@@ -111,6 +111,38 @@ SCRIPTS = {
         ("rotate", {"ids": ["a"], "angle": math.pi / 2, "originX": 0, "originY": 0}),
         ("rotate", {"ids": ["a"], "angle": -math.pi / 4, "originX": 50, "originY": 50}),
     ],
+    "flips": [
+        ("create_shape", geo("a", 0, 0, 120, 60, geo="arrow-right")),
+        ("create_shape", geo("b", 200, 100, 80, 40, geo="rhombus")),
+        (
+            "create_shape",
+            {
+                "id": "n",
+                "type": "note",
+                "x": 400,
+                "y": 0,
+                "props": {"color": "yellow", "text": "", "scale": 1},
+            },
+        ),
+        (
+            "create_shape",
+            {
+                "id": "ln",
+                "type": "line",
+                "x": 0,
+                "y": 300,
+                "props": {
+                    "points": [{"x": 0, "y": 0}, {"x": 60, "y": 30}, {"x": 100, "y": 0}],
+                    "color": "green",
+                },
+            },
+        ),
+        ("resize", {"ids": ["a", "ln"], "scaleX": -1, "scaleY": 1, "originX": 60, "originY": 0}),
+        ("resize", {"ids": ["b", "n"], "scaleX": 1, "scaleY": -0.5, "originX": 0, "originY": 100}),
+        ("rotate", {"ids": ["a"], "angle": math.pi / 6, "originX": 0, "originY": 0}),
+        ("resize", {"ids": ["a"], "scaleX": -2, "scaleY": 1, "originX": 50, "originY": 50}),
+        ("resize", {"ids": ["a", "b"], "scaleX": -1, "scaleY": -1, "originX": 0, "originY": 0}),
+    ],
     "layout": [
         ("create_shape", geo("a", 0, 0, 100, 50)),
         ("create_shape", geo("b", 150, 80, 60, 60)),
