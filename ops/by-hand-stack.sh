@@ -30,8 +30,15 @@ uv run --frozen steward by-hand serve --dir "$dir" --port 8765 --timeout "$timeo
   >"$dir/model.log" 2>&1 &
 pids+=($!)
 # A person answers in minutes: the run watchdog and the session cap wait as long as the server.
+# One model name per role, so each parked folder says which role asks (NNN-drone, ...); a
+# STEWARD_MODEL given (e.g. replay:FILE) serves every role.
+given="${STEWARD_MODEL:-}"
 ANTHROPIC_BASE_URL=http://127.0.0.1:8765 ANTHROPIC_API_KEY=by-hand \
-  STEWARD_MODEL="${STEWARD_MODEL:-anthropic:by-hand}" \
+  STEWARD_MODEL="${given:-anthropic:by-hand}" \
+  STEWARD_MODEL_ONE_SHOT="${STEWARD_MODEL_ONE_SHOT:-${given:-anthropic:one-shot}}" \
+  STEWARD_MODEL_ORCHESTRATOR="${STEWARD_MODEL_ORCHESTRATOR:-${given:-anthropic:orchestrator}}" \
+  STEWARD_MODEL_DUO="${STEWARD_MODEL_DUO:-${given:-anthropic:duo}}" \
+  STEWARD_MODEL_DRONE="${STEWARD_MODEL_DRONE:-${given:-anthropic:drone}}" \
   STEWARD_WATCHDOG_S="$((timeout + 60))" STEWARD_SESSION_MAX_S="$((timeout * 4))" \
   uv run --frozen steward dev --room "$room" >"$dir/steward.log" 2>&1 &
 pids+=($!)
