@@ -78,6 +78,14 @@ def park(root: Path, number: int, body: dict[str, Any]) -> Parked:
         raise ValueError("the request has no messages")
     folder = root / f"{number:03d}-{label_for(body)}"
     folder.mkdir(parents=True)
+    try:
+        return _write(folder, body, messages)
+    except ValueError as err:
+        set_status(folder, f"refused: {err}")
+        raise
+
+
+def _write(folder: Path, body: dict[str, Any], messages: list[Any]) -> Parked:
     system = "\n\n".join(b.get("text", "") for b in _blocks(body.get("system")))
     (folder / "system.txt").write_text(system, encoding="utf-8")
     tokens = estimate_tokens(system)

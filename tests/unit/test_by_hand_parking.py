@@ -30,7 +30,7 @@ def test_a_whole_answer_loses_its_copy_of_the_prefill_and_a_continuation_is_kept
     rest = '{"_type": "message", "text": "hi"}]}'
     assert parking.continuation(BODY, "\n" + PREFILL + rest) == rest
     assert parking.continuation(BODY, rest) == rest
-    no_prefill = BODY | {"messages": BODY["messages"][:1]}  # type: ignore[index]
+    no_prefill = BODY | {"messages": BODY["messages"][:1]}
     assert parking.continuation(no_prefill, PREFILL + rest) == PREFILL + rest
 
 
@@ -53,3 +53,6 @@ def test_a_body_without_messages_or_with_a_broken_image_is_refused(tmp_path: Pat
     bad = {"model": "m", "messages": [{"role": "user", "content": [image]}]}
     with pytest.raises(ValueError, match=r"image-1\.png cannot be decoded"):
         parking.park(tmp_path, 2, bad)
+    status = (tmp_path / "002-m" / parking.STATUS).read_text()
+    assert status.startswith("refused: image image-1.png cannot be decoded")
+    assert parking.pending(tmp_path) == []
