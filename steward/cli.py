@@ -13,7 +13,18 @@ from collections.abc import Sequence
 from steward.native_exit import exit_skipping_native_teardown
 
 # Modules under steward.commands, in the order `--help` lists them.
-COMMANDS = ("dev", "join", "worker", "demo", "rooms", "db", "protocol", "livekit", "bench")
+COMMANDS = (
+    "dev",
+    "join",
+    "worker",
+    "demo",
+    "rooms",
+    "db",
+    "protocol",
+    "livekit",
+    "bench",
+    "by_hand",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

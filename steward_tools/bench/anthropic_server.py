@@ -57,6 +57,56 @@ def sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
+# The frames of one streamed message, shared by every local server that speaks the protocol.
+def message_start(model: str, usage: dict[str, int], message_id: str = "msg_1") -> bytes:
+    message: dict[str, Any] = {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "content": [],
+        "model": model,
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    return sse("message_start", {"type": "message_start", "message": message})
+
+
+def text_block_start(index: int = 0) -> bytes:
+    block = {"type": "text", "text": ""}
+    return sse(
+        "content_block_start",
+        {"type": "content_block_start", "index": index, "content_block": block},
+    )
+
+
+def text_delta(piece: str, index: int = 0) -> bytes:
+    delta = {"type": "text_delta", "text": piece}
+    return sse(
+        "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+    )
+
+
+def block_stop(index: int = 0) -> bytes:
+    return sse("content_block_stop", {"type": "content_block_stop", "index": index})
+
+
+def message_end(output_tokens: int, stop_reason: str = "end_turn") -> bytes:
+    end = {
+        "type": "message_delta",
+        "usage": {"output_tokens": output_tokens},
+        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+    }
+    return sse("message_delta", end) + sse("message_stop", {"type": "message_stop"})
+
+
+def error_event(error_type: str, message: str) -> bytes:
+    return sse("error", {"type": "error", "error": {"type": error_type, "message": message}})
+
+
+PING = sse("ping", {"type": "ping"})
+
+
 # The image media types the Messages API accepts, with the signature their bytes start with.
 IMAGE_SIGNATURES: dict[str, Callable[[bytes], bool]] = {
     "image/jpeg": lambda b: b[:2] == b"\xff\xd8",
@@ -143,55 +193,26 @@ class MessagesServer:
             )
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        start = {
-            "type": "message_start",
-            "message": {
-                "id": "msg_1",
-                "type": "message",
-                "role": "assistant",
-                "content": [],
-                "model": body.get("model", "x"),
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {
-                    "input_tokens": 100,
-                    "output_tokens": 1,
-                    "cache_creation_input_tokens": 50,
-                    "cache_read_input_tokens": 20,
-                },
-            },
+        usage = {
+            "input_tokens": 100,
+            "output_tokens": 1,
+            "cache_creation_input_tokens": 50,
+            "cache_read_input_tokens": 20,
         }
-        await resp.write(sse("message_start", start))
+        await resp.write(message_start(body.get("model", "x"), usage))
         if scenario == "error_event":
-            error = {"type": "overloaded_error", "message": "Overloaded"}
-            await resp.write(sse("error", {"type": "error", "error": error}))
+            await resp.write(error_event("overloaded_error", "Overloaded"))
             return resp
-        block = {
-            "type": "content_block_start",
-            "index": 0,
-            "content_block": {"type": "text", "text": ""},
-        }
-        await resp.write(sse("content_block_start", block))
-        await resp.write(sse("ping", {"type": "ping"}))
+        await resp.write(text_block_start())
+        await resp.write(PING)
         reply = self.responder(body)
         chunks = reply.first_half() if scenario == "cut" else reply.chunks
         for piece in chunks:
-            delta = {
-                "type": "content_block_delta",
-                "index": 0,
-                "delta": {"type": "text_delta", "text": piece},
-            }
-            await resp.write(sse("content_block_delta", delta))
+            await resp.write(text_delta(piece))
         if scenario == "cut":
             assert request.transport is not None
             request.transport.abort()  # the connection drops mid-stream
             return resp
-        await resp.write(sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
-        end = {
-            "type": "message_delta",
-            "usage": {"output_tokens": reply.output_tokens},
-            "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
-        }
-        await resp.write(sse("message_delta", end))
-        await resp.write(sse("message_stop", {"type": "message_stop"}))
+        await resp.write(block_stop())
+        await resp.write(message_end(reply.output_tokens, reply.stop_reason))
         return resp
