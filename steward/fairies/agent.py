@@ -22,6 +22,7 @@ from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings, get_settings
 from steward.fairies.budget import RoomBudget, UsageRecorder
+from steward.fairies.look import Gaze, Look
 from steward.fairies.modes import MODES, ModeDefinition
 from steward.fairies.notes import NoteCarry
 from steward.fairies.request_loop import LoopDecision
@@ -77,6 +78,9 @@ class _Run:
     ops_sent: int = 0
     notes_kept: int = 0  # how many of ctx.notes were handed on to the next prompt
     usage: Usage = field(default_factory=Usage)
+    # The asker's selection when the run began: follow-ups keep it, later edits by anyone
+    # else never ride along.
+    selection: list[str] | None = None
     progress: Callable[[], None] = lambda: None  # the watchdog's: output or context arrived
 
 
@@ -161,13 +165,11 @@ class CanvasAgent:
         return outcome
 
     async def _loop(self, run: _Run, model: ModelProvider) -> str:
-        view: list[Rect | None] = [None]
+        gaze = Gaze(Look(None, "asker"))
 
         async def request(request_no: int, followup: Scheduled | None) -> TurnEnd:
             run.request_no = request_no
-            if followup is not None and followup.bounds is not None:
-                view[0] = followup.bounds
-            return await self._request(run, model, followup, view[0])
+            return await self._request(run, model, followup, gaze.next(followup))
 
         async def on_followup(decision: LoopDecision) -> None:
             await run.session.send_status("scheduled", decision.reason)
@@ -181,19 +183,28 @@ class CanvasAgent:
         )
         return "canceled" if end == "canceled" else "done"
 
-    def prompt_state(self, run: _Run, context: Any, followup: Scheduled | None) -> PromptState:
-        viewport = Rect(
-            context.viewport.x, context.viewport.y, context.viewport.w, context.viewport.h
-        )
+    def prompt_state(
+        self, run: _Run, context: Any, followup: Scheduled | None, look: Look | None = None
+    ) -> PromptState:
+        asker = Rect(context.viewport.x, context.viewport.y, context.viewport.w, context.viewport.h)
+        look = look or Look(None, "asker")
+        # The area the screenshot shows is the one the text names: the asker's view, or the
+        # agent's own (setMyView) or a review area, with the asker's view beside it.
+        shown = look.area or asker
+        kind = look.kind if look.area is not None or context.view_note is None else "room"
         p = run.prompt
+        if run.selection is None:
+            run.selection = list(context.selection or p.selection)
         return PromptState(
             message=p.message,
             model_name=p.model or self.config.settings.model_for_role("one-shot"),
             shapes=run.session.canvas.shapes,
-            viewport=viewport,
+            viewport=shown,
+            view_kind=kind,
+            user_viewport=asker if look.area is not None else None,
             coords=run.ctx.coords,
             enabled_actions=self.actions(p),
-            selection=list(context.selection or p.selection),
+            selection=list(run.selection),
             context_bounds=Rect(p.bounds.x, p.bounds.y, p.bounds.w, p.bounds.h)
             if p.bounds
             else None,
@@ -222,9 +233,10 @@ class CanvasAgent:
         )
 
     async def _request(
-        self, run: _Run, model: ModelProvider, followup: Scheduled | None, bounds: Rect | None
+        self, run: _Run, model: ModelProvider, followup: Scheduled | None, look: Look
     ) -> TurnEnd:
         session = run.session
+        bounds = look.area
         await session.send_status("waiting_context")
         box = Box(x=bounds.x, y=bounds.y, w=bounds.w, h=bounds.h) if bounds is not None else None
         context = await session.request_context(bounds=box or run.prompt.bounds)
@@ -233,7 +245,7 @@ class CanvasAgent:
         if run.request_no == 0 and run.ctx.coords.fresh:
             run.ctx.coords = CoordinateSpace(context.viewport.x, context.viewport.y)
         mode = self.mode_for(run.prompt)
-        request = build_request(self.prompt_state(run, context, followup), mode)
+        request = build_request(self.prompt_state(run, context, followup, look), mode)
         run.ctx.id_map.clear()
         run.ctx.claimed.clear()
         turn = Turn(session, run.ctx, run.request_no, self.hooks(run), progress=run.progress)

@@ -43,6 +43,7 @@ from steward.fairies.actions.effects import (
 )
 from steward.fairies.budget import RoomBudget
 from steward.fairies.interrupts import Interrupt, decide, feedback
+from steward.fairies.look import Gaze, Look
 from steward.fairies.memory import (
     HistoryItem,
     PromptOrigin,
@@ -188,6 +189,9 @@ class _FairyRun:
     model_name: str
     turn: Turn | None = None
     ops_sent: int = 0
+    # What the model is shown as selected: the asker's selection when a user's prompt began
+    # the turn (kept for its follow-ups); nothing in turns nobody asked for just now.
+    selection: list[str] | None = None
 
 
 @dataclass
@@ -720,12 +724,28 @@ class FairyRuntime:
             return task.bounds
         return room.views.get(fairy_id, room.viewport)
 
+    def _look_of(
+        self, room: RoomFairies, fairy_id: str, req: Request, session: SessionPort
+    ) -> Look:
+        """Where a turn starts looking: its task area, else its own view (setMyView), else
+        the asker's view when a user's prompt in the asker's own session began the turn,
+        else the room's."""
+        task = room.board.working_task_of(fairy_id)
+        if task is not None and task.bounds is not None:
+            return Look(task.bounds, "task")
+        own = room.views.get(fairy_id)
+        if own is not None:
+            return Look(own, "own")
+        if req.origin == "user" and session is room.lent.get(fairy_id):
+            return Look(None, "asker")
+        return Look(room.viewport, "room")
+
     async def _context(
-        self, room: RoomFairies, fairy_id: str, session: SessionPort, view: Rect | None
+        self, room: RoomFairies, fairy_id: str, session: SessionPort, area: Rect | None
     ) -> CanvasSnapshot:
-        look = view or self._view_of(room, fairy_id)
+        """The context of `area` (None: the asker's view, as the session's browser reports)."""
         sees = "screenshot" in mode(room.roster.get(fairy_id).mode).parts
-        box = Box(x=look.x, y=look.y, w=look.w, h=look.h)
+        box = Box(x=area.x, y=area.y, w=area.w, h=area.h) if area is not None else None
         ctx = await session.request_context(bounds=box, want_screenshot=sees)
         if ctx.viewport.w > 0 and ctx.viewport.h > 0 and not ctx.degraded:
             room.viewport = Rect(ctx.viewport.x, ctx.viewport.y, ctx.viewport.w, ctx.viewport.h)
@@ -802,9 +822,16 @@ class FairyRuntime:
         run: _FairyRun,
         context: CanvasSnapshot,
         followup: Scheduled | None,
+        look: Look,
     ) -> ModelRequest:
         session = run.session
         view = self._fairy_view(room, fairy_id, req.text, session.canvas.shapes)
+        # The area this request shows (image and shape lists alike), named for what it is.
+        asker = Rect(context.viewport.x, context.viewport.y, context.viewport.w, context.viewport.h)
+        view.viewport = look.area or asker
+        if run.selection is None:
+            asked = req.origin == "user" and session is room.lent.get(fairy_id)
+            run.selection = list(context.selection) if asked else []
         current = view.mode
         if view.fairy.role in ("orchestrator", "duo-orchestrator") and view.project is not None:
             room.stats.history_tokens_orchestrator += history_tokens(
@@ -826,9 +853,10 @@ class FairyRuntime:
             model_name=run.model_name,
             shapes=session.canvas.shapes,
             viewport=view.viewport,
+            view_kind=look.kind,
             coords=run.ctx.coords,
             enabled_actions=current.actions,
-            selection=list(context.selection),
+            selection=list(run.selection),
             screenshot=context.screenshot,
             screenshot_type=context.screenshot_type,
             history=history,
@@ -883,19 +911,20 @@ class FairyRuntime:
         ctx.task_bounds = task.bounds if task is not None else None
         run = _FairyRun(session, ctx, provider.name)
         hooks = self._hooks(room, fairy_id, guard)
-        view: list[Rect | None] = [None]
+        gaze = Gaze(self._look_of(room, fairy_id, req, session))
 
         async def request(_: int, followup: Scheduled | None) -> TurnEnd:
+            look = gaze.next(followup)
             if followup is not None and followup.kind == "view" and followup.bounds is not None:
-                room.views[fairy_id] = view[0] = followup.bounds
+                room.views[fairy_id] = followup.bounds
             await session.send_status("waiting_context")
-            context = await self._context(room, fairy_id, session, view[0])
+            context = await self._context(room, fairy_id, session, look.area)
             if ctx.coords.fresh and room.origin is not None:
                 ctx.coords = CoordinateSpace(*room.origin)
             ctx.shapes = session.canvas.shapes
             ctx.id_map.clear()
             ctx.claimed.clear()
-            model_request = self._prompt(room, fairy_id, req, run, context, followup)
+            model_request = self._prompt(room, fairy_id, req, run, context, followup, look)
             run.turn = Turn(session, ctx, room.next_request(session.session_id), hooks)
             refusal = await self.budget.refusal(room.room_id) if self.budget else None
             if refusal is not None:
