@@ -26,15 +26,15 @@ from steward.fairies.look import Gaze, Look
 from steward.fairies.modes import MODES, ModeDefinition
 from steward.fairies.notes import NoteCarry
 from steward.fairies.request_loop import LoopDecision
+from steward.fairies.run import AgentRun
 from steward.fairies.turn import (
-    Turn,
     TurnDriver,
     TurnEnd,
     TurnHooks,
     run_requests,
     shielded_revert,
 )
-from steward.model.base import ModelError, ModelProvider, Usage
+from steward.model.base import ModelError, ModelProvider
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
 from steward.ports import PromptInput, SessionPort
@@ -66,22 +66,11 @@ class AgentConfig:
     mark: Callable[[str, str], None] | None = None
 
 
-@dataclass
-class _Run:
-    """State of one run (one prompt, all its follow-up requests)."""
+@dataclass(kw_only=True)
+class _Run(AgentRun):
+    """A one-shot run: the agents' run state, and the prompt it answers."""
 
-    session: SessionPort
     prompt: PromptInput
-    ctx: RunState
-    request_no: int = 0
-    turn: Turn | None = None
-    ops_sent: int = 0
-    notes_kept: int = 0  # how many of ctx.notes were handed on to the next prompt
-    usage: Usage = field(default_factory=Usage)
-    # The asker's selection when the run began: follow-ups keep it, later edits by anyone
-    # else never ride along.
-    selection: list[str] | None = None
-    progress: Callable[[], None] = lambda: None  # the watchdog's: output or context arrived
 
 
 # Chat items kept per room (the prompt shows the last `chat_history.MAX_ITEMS` of a level).
@@ -125,7 +114,7 @@ class CanvasAgent:
             await session.send_status("error", "budget exceeded")
             return "error: budget exceeded"
         ctx = RunState(shapes=session.canvas.shapes, todo=self.todo.setdefault(session.room_id, []))
-        run = _Run(session, prompt, ctx)
+        run = _Run(session=session, ctx=ctx, model_name=model.name, prompt=prompt)
         history = self.history.setdefault(session.room_id, [])
         history.append(ChatItem("user", prompt.message))
         # The prompt shows the last few; a long-lived room must not grow this without bound.
@@ -241,15 +230,11 @@ class CanvasAgent:
         box = Box(x=bounds.x, y=bounds.y, w=bounds.w, h=bounds.h) if bounds is not None else None
         context = await session.request_context(bounds=box or run.prompt.bounds)
         run.progress()
-        run.ctx.shapes = session.canvas.shapes
         if run.request_no == 0 and run.ctx.coords.fresh:
             run.ctx.coords = CoordinateSpace(context.viewport.x, context.viewport.y)
         mode = self.mode_for(run.prompt)
         request = build_request(self.prompt_state(run, context, followup, look), mode)
-        run.ctx.id_map.clear()
-        run.ctx.claimed.clear()
-        turn = Turn(session, run.ctx, run.request_no, self.hooks(run), progress=run.progress)
-        run.turn = turn
+        turn = run.new_turn(run.request_no, self.hooks(run))
         try:
             return await self._driver.drive(turn, model, request, run.usage)
         finally:
@@ -258,8 +243,7 @@ class CanvasAgent:
 
     def _keep_notes(self, run: _Run) -> None:
         """This request's notes wait for the next prompt of the room (follow-up or not)."""
-        self.notes.keep(run.session.room_id, run.ctx.notes[run.notes_kept :])
-        run.notes_kept = len(run.ctx.notes)
+        self.notes.keep(run.session.room_id, run.fresh_notes())
 
     async def _revert_inflight(self, run: _Run, why: str) -> None:
         if run.turn is not None:
