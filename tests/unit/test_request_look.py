@@ -173,3 +173,26 @@ async def test_a_fairy_after_set_my_view_is_shown_its_own_view() -> None:
     listed = second.split("Shapes in your view", 1)[1].split("Shapes outside", 1)[0]
     assert '"shapeId":"far"' in listed and "near" not in listed
     assert lent.context_requests[1] == Box(x=2800, y=0, w=800, h=600)
+
+
+async def test_a_fairys_review_shows_the_review_area_then_its_view_again() -> None:
+    area = {"x": 2900, "y": 50, "w": 400, "h": 300}
+    model = Scripted(
+        [
+            body({"_type": "review", "intent": "check", **area}),
+            body({"_type": "count", "expression": "all"}),
+            body({"_type": "message", "text": "Checked."}),
+        ]
+    )
+    runtime = FairyRuntime(models=lambda *_: model, crew=(("fairy-1", "drone"),))
+    lent = FakeSession(shapes=[NEAR, FAR], room_id="review-room")
+    prompt = PromptInput(message="check", source="browser", requester="alice", fairy="fairy-1")
+    assert await runtime.run(lent, prompt) == "done"
+    reviewed, after = texts(model.requests[1]), texts(model.requests[2])
+    assert line("Your viewport (the area you asked to review): ", reviewed) == area
+    listed = reviewed.split("Shapes in your view", 1)[1].split("Shapes outside", 1)[0]
+    assert '"shapeId":"far"' in listed and "near" not in listed
+    assert lent.context_requests[1] == Box(x=2900, y=50, w=400, h=300)
+    # The review was for that request only: the next one looks where the turn began.
+    assert "Your viewport (the asker's view of the canvas): " in after
+    assert lent.context_requests[2] is None
