@@ -22,7 +22,7 @@ from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings, get_settings
 from steward.fairies.budget import RoomBudget, UsageRecorder
-from steward.fairies.look import Gaze, Look
+from steward.fairies.look import Gaze, Look, shown
 from steward.fairies.modes import MODES, ModeDefinition
 from steward.fairies.notes import NoteCarry
 from steward.fairies.request_loop import LoopDecision
@@ -175,25 +175,20 @@ class CanvasAgent:
     def prompt_state(
         self, run: _Run, context: Any, followup: Scheduled | None, look: Look | None = None
     ) -> PromptState:
-        asker = Rect(context.viewport.x, context.viewport.y, context.viewport.w, context.viewport.h)
-        look = look or Look(None, "asker")
         # The area the screenshot shows is the one the text names: the asker's view, or the
         # agent's own (setMyView) or a review area, with the asker's view beside it.
-        shown = look.area or asker
-        kind = look.kind if look.area is not None or context.view_note is None else "room"
+        view = shown(look or Look(None, "asker"), context, askers=True)
         p = run.prompt
-        if run.selection is None:
-            run.selection = list(context.selection or p.selection)
         return PromptState(
             message=p.message,
             model_name=p.model or self.config.settings.model_for_role("one-shot"),
             shapes=run.session.canvas.shapes,
-            viewport=shown,
-            view_kind=kind,
-            user_viewport=asker if look.area is not None else None,
+            viewport=view.viewport,
+            view_kind=view.kind,
+            user_viewport=view.asker_view,
             coords=run.ctx.coords,
             enabled_actions=self.actions(p),
-            selection=list(run.selection),
+            selection=run.selection_for(context.selection or list(p.selection), asked=True),
             context_bounds=Rect(p.bounds.x, p.bounds.y, p.bounds.w, p.bounds.h)
             if p.bounds
             else None,

@@ -14,7 +14,7 @@ from steward.actions.base import Scheduled
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
-from steward.fairies.look import Look
+from steward.fairies.look import Look, shown
 from steward.fairies.memory import filter_history, history_tokens
 from steward.fairies.modes import mode
 from steward.fairies.prompt_parts import FairyView, brief
@@ -138,12 +138,12 @@ def prompt(
 ) -> ModelRequest:
     session = run.session
     view = fairy_view(room, fairy_id, req.text, session.canvas.shapes)
-    # The area this request shows (image and shape lists alike), named for what it is.
-    asker = Rect(context.viewport.x, context.viewport.y, context.viewport.w, context.viewport.h)
-    view.viewport = look.area or asker
-    if run.selection is None:
-        asked = req.origin == "user" and session is room.fairy(fairy_id).lent
-        run.selection = list(context.selection) if asked else []
+    # The area this request shows (image and shape lists alike), named for what it is; the
+    # selection only in a turn a user's prompt began, in the asker's own session.
+    lent = session is room.fairy(fairy_id).lent
+    area = shown(look, context, askers=lent)
+    view.viewport = area.viewport
+    selection = run.selection_for(context.selection, asked=lent and req.origin == "user")
     current = view.mode
     if view.fairy.role in ("orchestrator", "duo-orchestrator") and view.project is not None:
         room.stats.history_tokens_orchestrator += history_tokens(
@@ -165,10 +165,11 @@ def prompt(
         model_name=run.model_name,
         shapes=session.canvas.shapes,
         viewport=view.viewport,
-        view_kind=look.kind,
+        view_kind=area.kind,
+        user_viewport=area.asker_view,
         coords=run.ctx.coords,
         enabled_actions=current.actions,
-        selection=list(run.selection),
+        selection=selection,
         screenshot=context.screenshot,
         screenshot_type=context.screenshot_type,
         history=history,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from steward.actions.base import Scheduled
 from steward.canvas.bounds import Rect
+from steward.ports import CanvasSnapshot
 from steward.prompt.state import ViewKind
 
 
@@ -39,3 +40,24 @@ class Gaze:
         if followup.kind == "review":
             return Look(followup.bounds, "review")
         return self.own
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What one request shows, as the prompt state takes it."""
+
+    viewport: Rect  # the area of the screenshot and the shape tiers
+    kind: ViewKind
+    asker_view: Rect | None  # the asker's viewport, listed beside it when it is another
+
+
+def shown(look: Look, context: CanvasSnapshot, *, askers: bool) -> Shown:
+    """The area `look` showed in `context`. `askers`: the context is the asker's (a prompt's
+    session), so its viewport is the asker's view; a context with a `view_note` is the
+    host's view instead (no browser behind the prompt)."""
+    reported = Rect(context.viewport.x, context.viewport.y, context.viewport.w, context.viewport.h)
+    if look.area is None:
+        kind = look.kind if askers and context.view_note is None else "room"
+        return Shown(reported, kind, None)
+    theirs = reported if askers and context.view_note is None else None
+    return Shown(look.area, look.kind, theirs)

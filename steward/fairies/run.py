@@ -42,6 +42,13 @@ class AgentRun:
         self.turn = Turn(self.session, self.ctx, request_no, hooks, progress=self.progress)
         return self.turn
 
+    def selection_for(self, selected: list[str], *, asked: bool) -> list[str]:
+        """What the run shows as selected: `selected` as the run's first context had it when
+        someone asked for this run (kept for its follow-ups), else nothing."""
+        if self.selection is None:
+            self.selection = list(selected) if asked else []
+        return list(self.selection)
+
     def fresh_notes(self) -> list[str]:
         """The notes of this run's requests not handed on yet (they go to the next prompt)."""
         fresh = self.ctx.notes[self.notes_kept :]
