@@ -27,8 +27,9 @@ from steward.api.app import RunAccepted, RunRefused, create_app
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.budget import RoomBudget
-from steward.fairies.orchestrator import FairyRuntime, models_from_settings
+from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.prompt_router import PromptRouter
+from steward.fairies.role_models import models_from_settings
 from steward.fairies.roster import Publish
 from steward.obs.gc_pauses import watch_gc_pauses
 from steward.obs.logging import get_logger
@@ -508,8 +509,9 @@ class StewardService:
             return []
         listed = set(runtime.dispatcher.sessions)
         views = []
-        for fairy_id, session in room.sessions.items():
-            if session.session_id in listed:
+        for fairy_id, state in room.fairies.items():
+            session = state.session
+            if session is None or session.session_id in listed:
                 continue
             fairy = room.roster.fairies.get(fairy_id)
             mode = fairy.mode if fairy is not None else None

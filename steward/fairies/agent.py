@@ -22,19 +22,20 @@ from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings, get_settings
 from steward.fairies.budget import RoomBudget, UsageRecorder
+from steward.fairies.look import Gaze, Look, shown
 from steward.fairies.memory import run_recorders
 from steward.fairies.modes import MODES, ModeDefinition
 from steward.fairies.request_loop import LoopDecision
+from steward.fairies.run import AgentRun
 from steward.fairies.run_feedback import RunFeedback
 from steward.fairies.turn import (
-    Turn,
     TurnDriver,
     TurnEnd,
     TurnHooks,
     run_requests,
     shielded_revert,
 )
-from steward.model.base import ModelError, ModelProvider, Usage
+from steward.model.base import ModelError, ModelProvider
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
 from steward.ports import PromptInput, SessionPort
@@ -67,19 +68,11 @@ class AgentConfig:
     mark: Callable[[str, str], None] | None = None
 
 
-@dataclass
-class _Run:
-    """State of one run (one prompt, all its follow-up requests)."""
+@dataclass(kw_only=True)
+class _Run(AgentRun):
+    """A one-shot run: the agents' run state, and the prompt it answers."""
 
-    session: SessionPort
     prompt: PromptInput
-    ctx: RunState
-    request_no: int = 0
-    turn: Turn | None = None
-    ops_sent: int = 0
-    notes_kept: int = 0  # how many of ctx.notes were handed on to the next prompt
-    usage: Usage = field(default_factory=Usage)
-    progress: Callable[[], None] = lambda: None  # the watchdog's: output or context arrived
 
 
 # Chat items kept per room (the chat_history part bounds what the prompt shows).
@@ -123,7 +116,7 @@ class CanvasAgent:
             await session.send_status("error", "budget exceeded")
             return "error: budget exceeded"
         ctx = RunState(shapes=session.canvas.shapes, todo=self.todo.setdefault(session.room_id, []))
-        run = _Run(session, prompt, ctx)
+        run = _Run(session=session, ctx=ctx, model_name=model.name, prompt=prompt)
         history = self.history.setdefault(session.room_id, [])
         # history: who asked, which run; bounded, but the room's first request stays.
         history.append(
@@ -165,13 +158,11 @@ class CanvasAgent:
         return outcome
 
     async def _loop(self, run: _Run, model: ModelProvider) -> str:
-        view: list[Rect | None] = [None]
+        gaze = Gaze(Look(None, "asker"))
 
         async def request(request_no: int, followup: Scheduled | None) -> TurnEnd:
             run.request_no = request_no
-            if followup is not None and followup.bounds is not None:
-                view[0] = followup.bounds
-            return await self._request(run, model, followup, view[0])
+            return await self._request(run, model, followup, gaze.next(followup))
 
         async def on_followup(decision: LoopDecision) -> None:
             await run.session.send_status("scheduled", decision.reason)
@@ -185,10 +176,12 @@ class CanvasAgent:
         )
         return "canceled" if end == "canceled" else "done"
 
-    def prompt_state(self, run: _Run, context: Any, followup: Scheduled | None) -> PromptState:
-        viewport = Rect(
-            context.viewport.x, context.viewport.y, context.viewport.w, context.viewport.h
-        )
+    def prompt_state(
+        self, run: _Run, context: Any, followup: Scheduled | None, look: Look | None = None
+    ) -> PromptState:
+        # The area the screenshot shows is the one the text names: the asker's view, or the
+        # agent's own (setMyView) or a review area, with the asker's view beside it.
+        view = shown(look or Look(None, "asker"), context, askers=True)
         p = run.prompt
         # [run-feedback hook] this run's own notes and lints, never another run's
         notes, lints = self.feedback.take(run.session.session_id, run.session.canvas.shapes)
@@ -196,10 +189,12 @@ class CanvasAgent:
             message=p.message,
             model_name=p.model or self.config.settings.model_for_role("one-shot"),
             shapes=run.session.canvas.shapes,
-            viewport=viewport,
+            viewport=view.viewport,
+            view_kind=view.kind,
+            user_viewport=view.asker_view,
             coords=run.ctx.coords,
             enabled_actions=self.actions(p),
-            selection=list(context.selection or p.selection),
+            selection=run.selection_for(context.selection or list(p.selection), asked=True),
             context_bounds=Rect(p.bounds.x, p.bounds.y, p.bounds.w, p.bounds.h)
             if p.bounds
             else None,
@@ -227,22 +222,19 @@ class CanvasAgent:
         return TurnHooks(actions=lambda: enabled, said=said, applied=acted, mark=self.config.mark)
 
     async def _request(
-        self, run: _Run, model: ModelProvider, followup: Scheduled | None, bounds: Rect | None
+        self, run: _Run, model: ModelProvider, followup: Scheduled | None, look: Look
     ) -> TurnEnd:
         session = run.session
+        bounds = look.area
         await session.send_status("waiting_context")
         box = Box(x=bounds.x, y=bounds.y, w=bounds.w, h=bounds.h) if bounds is not None else None
         context = await session.request_context(bounds=box or run.prompt.bounds)
         run.progress()
-        run.ctx.shapes = session.canvas.shapes
         if run.request_no == 0 and run.ctx.coords.fresh:
             run.ctx.coords = CoordinateSpace(context.viewport.x, context.viewport.y)
         mode = self.mode_for(run.prompt)
-        request = build_request(self.prompt_state(run, context, followup), mode)
-        run.ctx.id_map.clear()
-        run.ctx.claimed.clear()
-        turn = Turn(session, run.ctx, run.request_no, self.hooks(run), progress=run.progress)
-        run.turn = turn
+        request = build_request(self.prompt_state(run, context, followup, look), mode)
+        turn = run.new_turn(run.request_no, self.hooks(run))
         try:
             return await self._driver.drive(turn, model, request, run.usage)
         finally:
@@ -252,8 +244,7 @@ class CanvasAgent:
     def _keep_notes(self, run: _Run) -> None:
         """This request's notes and shapes wait for the run's next request (follow-up or not)."""
         drawn = run.turn.drawn if run.turn is not None else None  # [run-feedback hook]
-        self.feedback.keep(run.session.session_id, run.ctx.notes[run.notes_kept :], drawn)
-        run.notes_kept = len(run.ctx.notes)
+        self.feedback.keep(run.session.session_id, run.fresh_notes(), drawn)
 
     async def _revert_inflight(self, run: _Run, why: str) -> None:
         if run.turn is not None:

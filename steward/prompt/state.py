@@ -11,6 +11,10 @@ from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 
 MemoryLevel = Literal["fairy", "project", "task"]
+# What the viewport (and the screenshot and shape lists of the same area) of a request is:
+# the asker's view, the agent's own view (moved by setMyView), an area under review, the
+# agent's task area, or the room's view (no asker: the view a browser last reported).
+ViewKind = Literal["asker", "own", "review", "task", "room"]
 
 
 @dataclass
@@ -62,10 +66,11 @@ class PromptState:
     message: str
     model_name: str
     shapes: Shapes
-    viewport: Rect  # the agent's view, page coordinates
+    viewport: Rect  # the area this request shows (image and shape lists), page coordinates
     coords: CoordinateSpace
     enabled_actions: tuple[str, ...]
-    user_viewport: Rect | None = None
+    view_kind: ViewKind = "asker"
+    user_viewport: Rect | None = None  # the asker's, when the area shown is another
     # Set when the view is not the asker's (no browser behind the prompt): whose it is.
     view_note: str | None = None
     selection: list[str] = field(default_factory=list)

@@ -170,7 +170,7 @@ async def _idle(
     room = fairies.rooms.get(runtime.room_id) if fairies is not None else None
     await wait_until(
         lambda: (
-            (room is None or not room.workers)
+            (room is None or not room.working())
             and runtime.broadcaster.total_unacked() == 0
             and all(c.shapes == runtime.mirror.shapes for c in clients)
         ),

@@ -107,7 +107,7 @@ async def test_a_project_run_by_a_model_that_reads_only_its_requests(
         assert all(finals.count(f"Drew the box for {t.id}.") == 1 for t in tasks), finals
         for t in tasks:
             assert t.assigned_to is not None
-            mine = [i.model_text() for i in room.history[t.assigned_to]]
+            mine = [i.model_text() for i in room.history_of(t.assigned_to)]
             assert any(f"Drew the box for {t.id}." in text for text in mine), t.assigned_to
     finally:
         await close_all(clients)

@@ -15,9 +15,11 @@ import pytest
 
 from steward.canvas.bounds import Rect
 from steward.config import Settings
-from steward.fairies.orchestrator import FairyRuntime, models_from_settings
+from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.persistence import fairy_row, project_row, task_row
 from steward.fairies.projects import task_completed_key
+from steward.fairies.resume import revert_in_flight
+from steward.fairies.role_models import models_from_settings
 from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.fairies.tasks import Task
 from steward.model.base import ModelProvider, ModelRequest, Usage
@@ -80,9 +82,9 @@ async def test_project_resumes_after_the_steward_dies(database: Database) -> Non
     assert in_flight, "a partial action should be in flight when the steward dies"
     # "kill": every task of the first steward stops; nothing is cleaned up or saved.
     room = first.rooms["farm"]
-    for t in [run, *room.workers.values()]:
+    for t in [run, *room.working()]:
         t.cancel()
-    await asyncio.gather(run, *room.workers.values(), return_exceptions=True)
+    await asyncio.gather(run, *room.working(), return_exceptions=True)
     before = dict(browser.canvas.shapes)
 
     second = FairyRuntime(store=store, sessions=BrowserSessions(browser))
@@ -90,7 +92,7 @@ async def test_project_resumes_after_the_steward_dies(database: Database) -> Non
     # The drones still work for who started the project (their cancel rights), after a restart.
     resumed = second.rooms["farm"]
     drones = [fid for fid, f in resumed.roster.fairies.items() if f.role == "drone"]
-    assert drones and {resumed.askers.get(d) for d in drones} == {"u"}
+    assert drones and {resumed.fairy(d).asker for d in drones} == {"u"}
     await second.wait_settled(second.rooms["farm"])
     board = second.rooms["farm"].board
     (project,) = board.projects.values()
@@ -130,7 +132,7 @@ async def test_resume_reverts_any_half_sent_verb_exactly(database: Database) -> 
     runtime = FairyRuntime(store=store, sessions=BrowserSessions(browser))
     room = await runtime.room("yard")
     now = BrowserSession(browser, "yard", "fairy-2")
-    await runtime.revert_in_flight(room, "fairy-2", now, "dead-1")
+    await revert_in_flight(runtime, room, "fairy-2", now, "dead-1")
 
     assert browser.canvas.shapes == original
     assert not browser.canvas.in_flight()

@@ -215,7 +215,7 @@ async def test_drones_with_overlapping_bounds_cannot_trample_each_other(
         assert belongs(seam, area1) and belongs(seam, area2)  # drawn in the overlap
         stray = shape_bounds(shapes["part-2-stray"], shapes)
         assert belongs(stray, area2) and stray.x == area2.x  # clamped: smallest shift inside
-        feedback = " ".join(i.text for i in room.history["fairy-3"])
+        feedback = " ".join(i.text for i in room.history_of("fairy-3"))
         assert feedback.count("outside your task bounds") >= 2
         assert clients[1].shapes == shapes == runtime.mirror.shapes
     finally:

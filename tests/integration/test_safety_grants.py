@@ -207,7 +207,9 @@ async def test_a_projects_sessions_belong_to_who_started_it(
             room = fairies.rooms.get(room_name)
             if room is None:
                 return []
-            return sorted(s.session_id for f, s in room.sessions.items() if f not in room.lent)
+            return sorted(
+                f.session.session_id for f in room.fairies.values() if f.session and not f.lent
+            )
 
         with capture_logs() as logs:
             reply = await ann.prompt("project: draw our team as boxes side by side")

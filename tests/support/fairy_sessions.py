@@ -48,6 +48,7 @@ class Browser:
     opened: list[str] = field(default_factory=list)
     closed: list[str] = field(default_factory=list)
     outbox: Outbox | None = None  # when set, envelopes are written like the room runtime does
+    selection: list[str] = field(default_factory=list)  # what this browser has selected
 
 
 class BrowserSession:
@@ -80,7 +81,10 @@ class BrowserSession:
     ) -> CanvasSnapshot:
         shapes: list[dict[str, Any]] = self.browser.canvas.snapshot()
         return CanvasSnapshot(
-            viewport=Box(x=0, y=0, w=1600, h=900), selection=[], doc_version=0, shapes=shapes
+            viewport=Box(x=0, y=0, w=1600, h=900),
+            selection=list(self.browser.selection),
+            doc_version=0,
+            shapes=shapes,
         )
 
     async def flush_actions(self) -> None:

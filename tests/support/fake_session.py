@@ -39,8 +39,9 @@ class FakeSession:
         self, *, bounds: Box | None = None, want_screenshot: bool = True
     ) -> CanvasSnapshot:
         self.context_requests.append(bounds)
+        # As a real browser answers: its reply's viewport is its own, whatever it rendered.
         return CanvasSnapshot(
-            viewport=bounds or self.viewport,
+            viewport=self.viewport,
             selection=list(self.selection),
             user_changes=list(self.user_changes),
             view_note=self.view_note,

@@ -220,7 +220,7 @@ async def test_a_fairy_gets_its_follow_ups_and_moves_only_its_own_view() -> None
     assert all('"const":"setMyView"' in r.system[0] for r in model.requests)
     later = json.dumps(second.user)
     assert "count(all) = 0" in later and "You moved your view" in later
-    assert room.views["fairy-1"] == Rect(2000, 0, 800, 600)
+    assert room.fairy("fairy-1").view == Rect(2000, 0, 800, 600)
     sent = [a.name for *_, actions in browser.sent for a in actions]
     assert "set_viewport" not in sent
     assert browser.chat[-1] == "Nothing over there."

@@ -57,4 +57,4 @@ async def test_a_repeated_mistake_is_fed_back_a_bounded_number_of_times() -> Non
     assert events.count("fairy_mistake") > MAX_FEEDBACK
     assert "fairy_feedback_capped" in events
     assert model.calls <= 2 * MAX_FEEDBACK + 2, model.calls
-    assert not room.workers
+    assert not room.working()

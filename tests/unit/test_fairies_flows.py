@@ -9,7 +9,9 @@ from typing import Any
 
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.config import ModelRole, Settings
-from steward.fairies.orchestrator import FairyRuntime, RoomFairies, models_from_settings
+from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.role_models import models_from_settings
+from steward.fairies.room_fairies import RoomFairies
 from steward.fairies.scripted_project import (
     TASK_OVERLAP,
     ScriptedProjectModel,
@@ -28,7 +30,7 @@ def _prompt(text: str, **kw: Any) -> PromptInput:
 
 
 def _feedback(room: RoomFairies) -> list[str]:
-    return [i.text for items in room.history.values() for i in items if i.kind == "feedback"]
+    return [i.text for f in room.fairies.values() for i in f.history if i.kind == "feedback"]
 
 
 def _inside(browser: Browser, room: RoomFairies, prefix: str) -> int:
@@ -135,7 +137,7 @@ async def test_a_user_stopping_a_drone_puts_its_task_back_and_tells_the_lead() -
     (project,) = room.board.projects.values()
     assert project.status == "done"
     assert [t.status for t in room.board.project_tasks(project.id)] == ["done", "done"]
-    lead_prompts = [i.text for i in room.history["fairy-1"] if i.kind == "prompt"]
+    lead_prompts = [i.text for i in room.history_of("fairy-1") if i.kind == "prompt"]
     assert any("stopped by a user" in p for p in lead_prompts)
     assert not browser.canvas.in_flight()
     assert len(browser.canvas.shapes) == planned_per_task(room.board).total()
@@ -182,7 +184,7 @@ async def test_awaiting_a_task_that_just_finished_is_not_a_mistake() -> None:
     assert await asyncio.wait_for(run, 10) == "done"
     (project,) = room.board.projects.values()
     assert project.status == "done"
-    awaits = [i for i in room.history["fairy-1"] if i.text == "await-tasks-completion"]
+    awaits = [i for i in room.history_of("fairy-1") if i.text == "await-tasks-completion"]
     assert len(awaits) == 2  # the second named part-2 after it had finished …
     assert _feedback(room) == []  # … and was taken as "review now", not as a mistake
 

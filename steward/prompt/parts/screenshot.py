@@ -1,6 +1,7 @@
-"""The host's screenshot (JPEG or WebP) of the agent's viewport."""
+"""The host's screenshot (JPEG or WebP) of the area the request shows (its viewport)."""
 
 from steward.prompt.base import Block, PromptPart
+from steward.prompt.parts.viewport import VIEW_WORDS
 from steward.prompt.state import PromptState
 
 
@@ -8,7 +9,8 @@ def _build(state: PromptState) -> list[Block]:
     if not state.screenshot:
         return []
     image = {"type": "image", "media_type": state.screenshot_type, "data": state.screenshot}
-    return [{"type": "text", "text": "Your view of the canvas:"}, image]
+    what = VIEW_WORDS[state.view_kind]
+    return [{"type": "text", "text": f"Your view of the canvas ({what}):"}, image]
 
 
 _GUIDE = """An image of the part of the canvas you are looking at (your viewport). It shows how

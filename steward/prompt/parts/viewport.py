@@ -1,18 +1,28 @@
-"""The agent's and the user's viewport bounds, in the model's coordinates, and whose view
-the agent sees when it is not the asker's."""
+"""The bounds of the area the request shows, named for what it is (the asker's view, the
+agent's own, a review area, a task area), the asker's view when it is another, and whose
+view the agent sees when it is not the asker's; in the model's coordinates."""
 
 import json
 
 from steward.prompt.base import Block, PromptPart, text
-from steward.prompt.state import PromptState
+from steward.prompt.state import PromptState, ViewKind
+
+# What the image and the shape lists of a request show, by the kind of its view.
+VIEW_WORDS: dict[ViewKind, str] = {
+    "asker": "the asker's view of the canvas",
+    "own": "your own view, where you moved it with setMyView",
+    "review": "the area you asked to review",
+    "task": "your task area",
+    "room": "the room's view of the canvas",
+}
 
 
 def _build(state: PromptState) -> list[Block]:
     view = state.coords.box_to_model("viewport", state.viewport.to_dict())
-    lines = [f"Your viewport: {json.dumps(view)}"]
+    lines = [f"Your viewport ({VIEW_WORDS[state.view_kind]}): {json.dumps(view)}"]
     if state.user_viewport is not None and state.user_viewport != state.viewport:
         user = state.coords.box_to_model("user-viewport", state.user_viewport.to_dict())
-        lines.append(f"The user's viewport (different from yours): {json.dumps(user)}")
+        lines.append(f"The asker's viewport (not the area shown): {json.dumps(user)}")
     if state.view_note:
         lines.append(f"Whose view this is: {state.view_note}")
     return text(*lines)

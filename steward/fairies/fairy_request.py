@@ -1,0 +1,191 @@
+"""The request of one fairy turn: where it looks, the context it fetches there, and the
+prompt state built from the room's fairy state, its mode's parts and that context.
+
+The area a request shows is one `Look` (`look.py`): the screenshot is fetched for it, and
+the viewport text and shape tiers describe it, named for what it is.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from steward.actions.base import Scheduled
+from steward.canvas.apply import Shapes
+from steward.canvas.bounds import Rect
+from steward.canvas.coords import CoordinateSpace
+from steward.fairies.look import Look, shown
+from steward.fairies.memory import chat_items, filter_history, history_tokens
+from steward.fairies.modes import mode
+from steward.fairies.neighbours import neighbourhood_of
+from steward.fairies.prompt_parts import FairyView, brief
+from steward.fairies.room_fairies import Request, RoomFairies
+from steward.fairies.run import AgentRun
+from steward.fairies.task_bounds import shapes_in
+from steward.fairies.tasks import Task
+from steward.model.base import ModelRequest
+from steward.model.canvas_view import shapes_for_model
+from steward.ports import CanvasSnapshot, SessionPort
+from steward.prompt.registry import build_request
+from steward.prompt.state import PromptState
+from steward.protocol.messages import Box
+
+
+def view_of(room: RoomFairies, fairy_id: str) -> Rect:
+    """Where the fairy looks: its task area while it works one, else its own view
+    (moved by setMyView), else the room's."""
+    task = room.board.working_task_of(fairy_id)
+    if task is not None and task.bounds is not None:
+        return task.bounds
+    return room.fairy(fairy_id).view or room.viewport
+
+
+def look_of(room: RoomFairies, fairy_id: str, req: Request, session: SessionPort) -> Look:
+    """Where a turn starts looking: its task area, else its own view (setMyView), else
+    the asker's view when a user's prompt in the asker's own session began the turn,
+    else the room's."""
+    task = room.board.working_task_of(fairy_id)
+    if task is not None and task.bounds is not None:
+        return Look(task.bounds, "task")
+    own = room.fairy(fairy_id).view
+    if own is not None:
+        return Look(own, "own")
+    if req.origin == "user" and session is room.fairy(fairy_id).lent:
+        return Look(None, "asker")
+    return Look(room.viewport, "room")
+
+
+async def context(
+    room: RoomFairies, fairy_id: str, session: SessionPort, area: Rect | None
+) -> CanvasSnapshot:
+    """The context of `area` (None: the asker's view, as the session's browser reports)."""
+    sees = "screenshot" in mode(room.roster.get(fairy_id).mode).parts
+    box = Box(x=area.x, y=area.y, w=area.w, h=area.h) if area is not None else None
+    ctx = await session.request_context(bounds=box, want_screenshot=sees)
+    if ctx.viewport.w > 0 and ctx.viewport.h > 0 and not ctx.degraded:
+        room.viewport = Rect(ctx.viewport.x, ctx.viewport.y, ctx.viewport.w, ctx.viewport.h)
+    if room.origin is None:
+        # One origin for the room's fairies, so areas one plans mean the same to all.
+        room.origin = (float(round(room.viewport.x)), float(round(room.viewport.y)))
+    return ctx
+
+
+def fairy_view(room: RoomFairies, fairy_id: str, request: str, shapes: Shapes) -> FairyView:
+    fairy = room.roster.get(fairy_id)
+    project = room.board.active_project_of(fairy_id)
+    return FairyView(
+        fairy=fairy,
+        mode=mode(fairy.mode),
+        others=[f for f in room.roster.fairies.values() if f.id != fairy_id],
+        project=project,
+        project_tasks=room.board.project_tasks(project.id) if project else [],
+        task=room.board.working_task_of(fairy_id),
+        own_tasks=room.board.solo_tasks_of(fairy_id),
+        history=room.history_of(fairy_id),
+        shapes=shapes,
+        viewport=view_of(room, fairy_id),
+        request=request,
+        origin=room.origin or (0.0, 0.0),
+    )
+
+
+def hints(room: RoomFairies, view: FairyView) -> dict[str, Any]:
+    """Facts for the scripted project model, in the model's coordinates."""
+    ox, oy = view.origin
+
+    def box(r: Rect) -> dict[str, float]:
+        return {"x": r.x - ox, "y": r.y - oy, "w": r.w, "h": r.h}
+
+    def t(task: Task) -> dict[str, Any]:
+        return {
+            "id": task.id,
+            "title": task.title,
+            "status": task.status,
+            "assigned_to": task.assigned_to,
+            "bounds": box(task.bounds) if task.bounds else None,
+        }
+
+    area = view.area
+    visible = shapes_in(view.shapes, area) if area else list(view.shapes.values())
+    free = [
+        f.id
+        for f in view.others
+        if f.role == "drone" and room.board.active_project_of(f.id) is None
+    ]
+    return {
+        "mode": view.fairy.mode,
+        "fairy_id": view.fairy.id,
+        "message": view.request,
+        "viewport": box(view.viewport),
+        "project": {"id": view.project.id, "title": view.project.title} if view.project else None,
+        "tasks": [t(x) for x in view.project_tasks],
+        "own_tasks": [t(x) for x in view.own_tasks],
+        "task": t(view.task) if view.task else None,
+        "free_drones": free,
+        "existing_ids": [s["id"] for s in visible],
+        # What is on the canvas, for scripted plans in free space.
+        "canvas": shapes_for_model(view.shapes, CoordinateSpace(ox, oy)),
+    }
+
+
+def prompt(
+    room: RoomFairies,
+    fairy_id: str,
+    req: Request,
+    run: AgentRun,
+    context: CanvasSnapshot,
+    followup: Scheduled | None,
+    look: Look,
+) -> ModelRequest:
+    session = run.session
+    view = fairy_view(room, fairy_id, req.text, session.canvas.shapes)
+    # The area this request shows (image and shape lists alike), named for what it is; the
+    # selection only in a turn a user's prompt began, in the asker's own session.
+    lent = session is room.fairy(fairy_id).lent
+    area = shown(look, context, askers=lent)
+    view.viewport = area.viewport
+    selection = run.selection_for(context.selection, asked=lent and req.origin == "user")
+    current = view.mode
+    if view.fairy.role in ("orchestrator", "duo-orchestrator") and view.project is not None:
+        room.stats.history_tokens_orchestrator += history_tokens(
+            filter_history(view.history, current.memory)
+        )
+        crew = (view.project.orchestrator, *view.project.members)
+        room.stats.history_tokens_unfiltered += sum(
+            history_tokens(room.history_of(f)) for f in crew
+        )
+    remembered = filter_history(view.history, current.memory)
+    if remembered and remembered[-1].kind == "prompt" and remembered[-1].text == req.text:
+        remembered = remembered[:-1]  # the request itself is the `messages` part
+    history = chat_items(remembered, current.memory)  # history: response format, pinned plan
+    # [run-feedback hook] this run's own notes and lints, never another run's
+    notes, lints = room.feedback.take(f"{session.session_id}:{fairy_id}", session.canvas.shapes)
+    state = PromptState(
+        message=req.text,
+        model_name=run.model_name,
+        shapes=session.canvas.shapes,
+        viewport=view.viewport,
+        view_kind=area.kind,
+        user_viewport=area.asker_view,
+        coords=run.ctx.coords,
+        enabled_actions=current.actions,
+        selection=selection,
+        screenshot=context.screenshot,
+        screenshot_type=context.screenshot_type,
+        history=history,
+        memory_level=current.memory,
+        user_changes=list(context.user_changes),
+        view_note=context.view_note,
+        todo=run.ctx.todo,
+        scheduled=list(run.ctx.scheduled),
+        followup=followup,
+        now_iso=datetime.now(UTC).isoformat(timespec="seconds"),
+        mode=current.name,
+        fairy=brief(view),
+        notes=notes,
+        lints=lints,
+        neighbourhood=neighbourhood_of(view.task, view.project_tasks),  # drones: neighbours
+    )
+    request = build_request(state, current)
+    request.hints["fairy"] = hints(room, view)
+    return request

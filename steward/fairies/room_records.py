@@ -1,0 +1,94 @@
+"""The durable state of a room's fairies: what the runtime writes to Postgres as it happens
+(`FairyStore`), and the room it loads back. Without a store (unit tests, benchmarks) the
+runtime keeps everything in memory only."""
+
+from __future__ import annotations
+
+from steward.fairies.memory import HistoryItem
+from steward.fairies.persistence import (
+    fairy_from,
+    fairy_row,
+    history_from,
+    history_row,
+    project_from,
+    project_row,
+    task_from,
+    task_row,
+    wait_from,
+    wait_row,
+)
+from steward.fairies.room_fairies import Request, RoomFairies
+from steward.fairies.tasks import Task
+from steward.fairies.waits import WaitCondition
+from steward.store.fairies import FairyStore
+
+
+class RoomRecords:
+    def __init__(self, store: FairyStore | None) -> None:
+        self.store = store
+
+    async def load(self, room: RoomFairies) -> None:
+        """The room's fairies, their history, projects, tasks and waits, as last written."""
+        if self.store is None:
+            return
+        room_id = room.room_id
+        for row in await self.store.load_fairies(room_id):
+            fairy, cont = fairy_from(row)
+            room.roster.fairies[fairy.id] = fairy
+            state = room.fairy(fairy.id)
+            state.continuations = cont
+            state.asker = row.get("asker") or None
+            state.model = row.get("model")
+            state.history = [
+                history_from(r) for r in await self.store.load_history(room_id, fairy.id)
+            ]
+        room.board.load(
+            [project_from(r) for r in await self.store.load_projects(room_id)],
+            [task_from(r) for r in await self.store.load_tasks(room_id)],
+        )
+        room.waits.load([wait_from(r) for r in await self.store.load_waits(room_id)])
+
+    async def enqueue(self, room: RoomFairies, fairy_id: str, req: Request) -> None:
+        if self.store is not None:
+            req.request_id = await self.store.enqueue(room.room_id, fairy_id, req.text, req.origin)
+
+    async def set_request(self, req: Request, state: str, session_id: str | None = None) -> None:
+        if self.store is not None and req.request_id is not None:
+            await self.store.set_request(req.request_id, state, session_id)
+
+    async def remember(self, room: RoomFairies, fairy_id: str, items: list[HistoryItem]) -> None:
+        room.fairy(fairy_id).history.extend(items)
+        if self.store is not None:
+            await self.store.append_history(room.room_id, fairy_id, [history_row(i) for i in items])
+
+    async def save_fairy(self, room: RoomFairies, fairy_id: str) -> None:
+        if self.store is not None:
+            state = room.fairy(fairy_id)
+            fairy = room.roster.get(fairy_id)
+            row = fairy_row(fairy, state.continuations, asker=state.asker, model=state.model)
+            await self.store.save_fairy(room.room_id, row)
+
+    async def save_board(self, room: RoomFairies) -> None:
+        """The projects and tasks that changed since the last save."""
+        changed, deleted = room.board.drain()
+        if self.store is None:
+            return
+        for obj in changed:
+            if isinstance(obj, Task):
+                await self.store.save_task(task_row(obj))
+            else:
+                await self.store.save_project(project_row(obj))
+        for tid in deleted:
+            await self.store.delete_task(tid)
+
+    async def add_waits(self, room: RoomFairies, added: list[WaitCondition]) -> None:
+        if self.store is not None:
+            await self.store.add_waits(room.room_id, [wait_row(w) for w in added])
+
+    async def remove_waits(self, room: RoomFairies, key: str) -> None:
+        if self.store is not None:
+            await self.store.remove_waits(room.room_id, key)
+
+    async def clear_waits(self, room: RoomFairies, fairy_id: str) -> None:
+        if self.store is not None:
+            await self.store.clear_waits(room.room_id, fairy_id)
