@@ -211,6 +211,7 @@ class RoomRuntime:
             usage_of=deps.usage_of,
         )
         self.grants = GrantBook(room_id, s.grant_keys(), deps.grant_bindings)
+        self._caption_agents = s.caption_agents()
         self.intake = Intake(
             room_id,
             self.participants,
@@ -225,6 +226,7 @@ class RoomRuntime:
             owner_of=self._session_owner,
             running=self.dispatcher.running,
             track_owner=self._track_owner,
+            trusted_captioner=self._trusted_captioner,
         )
         self.voice: RoomVoice | None = None
         if deps.speech is not None:
@@ -451,6 +453,12 @@ class RoomRuntime:
             if track_sid in p.track_publications:
                 return p.identity
         return None
+
+    def _trusted_captioner(self, identity: str) -> bool:
+        if identity not in self._caption_agents:
+            return False
+        p = self.room.remote_participants.get(identity)
+        return p is not None and p.kind == rtc.ParticipantKind.PARTICIPANT_KIND_AGENT
 
     def _cancel(self, session_id: str, requester: str) -> bool:
         owner = self._session_owner(session_id)  # before the cancel ends the session

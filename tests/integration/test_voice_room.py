@@ -75,7 +75,9 @@ class CaptionLog:
 async def voice_steward(
     livekit_server: LiveKitServer, database: Database
 ) -> AsyncIterator[StewardService]:
-    service, _ = await recording_steward(livekit_server, database, steward_stt="local")
+    service, _ = await recording_steward(
+        livekit_server, database, steward_stt="local", steward_caption_agents="other-voice-agent"
+    )
     yield service
     await service.close()
 
