@@ -254,19 +254,18 @@ async def dev_token(request: web.Request) -> web.Response:
 class _RefusedRequestsQuietly(logging.Filter):
     """aiohttp logs a request its own parser refused (a header line over its limit, a
     malformed request line) with a traceback, then answers it 4xx. That is the client's
-    error, not ours: one warning line with the status and the kind of fault instead."""
+    error, not ours: one `http_rejected` line with the status and the kind of fault instead
+    (the class, not the message: it quotes the header, which may hold a key)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        if isinstance(exc, HttpProcessingError) and 400 <= exc.code < 500:
-            said = record.getMessage()
-            record.msg = "%s: refused %s (%s)"
-            # The class, not the message: it quotes the header, which may hold a key.
-            record.args = (said, exc.code, type(exc).__name__)
-            record.exc_info = None
-            record.exc_text = None
-            record.levelno, record.levelname = logging.WARNING, "WARNING"
-        return True
+        if not (isinstance(exc, HttpProcessingError) and 400 <= exc.code < 500):
+            return True
+        reason = type(exc).__name__
+        metrics.REJECTED_INBOUND.labels(topic="unparsed", reason=reason).inc()
+        peer = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        log.warning("http_rejected", peer=peer, reason=reason, status=exc.code)
+        return False
 
 
 def _quiet_parser_refusals() -> None:

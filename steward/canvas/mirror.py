@@ -32,8 +32,6 @@ def normalize_record(raw: Mapping[str, Any]) -> Shape | None:
     sid = raw.get("id")
     if not isinstance(sid, str) or not sid or len(sid) > MAX_ID_CHARS:
         return None
-    if geometry_problem(raw) is not None:
-        return None
     if sid.startswith("shape:"):
         sid = sid[len("shape:") :]
 
@@ -62,7 +60,7 @@ def normalize_record(raw: Mapping[str, Any]) -> Shape | None:
             str(k): (v.removeprefix("shape:") if isinstance(v, str) else None)
             for k, v in binds.items()
         }
-    return record
+    return record if geometry_problem(record) is None else None
 
 
 @dataclass

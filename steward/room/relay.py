@@ -33,16 +33,15 @@ def edit_to_actions(
     edit: CanvasEdit, sender: str, exists: Callable[[str], bool] = lambda _sid: False
 ) -> list[WireAction]:
     """The edit's actions; raises ValueError naming the first record that may not be relayed
-    (`steward.canvas.guard.relay_problem`; a parent or binding may name a shape put earlier
-    in the same edit)."""
+    (`steward.canvas.guard.relay_problem`; a parent or binding may name any shape the same
+    edit puts, in whatever order tldraw listed them)."""
     prefix = f"edit-{uuid.uuid4().hex[:10]}"
     actions: list[WireAction] = []
-    earlier: set[str] = set()
+    batch = {sid for r in edit.put if (sid := shape_id(r.get("id"))) is not None}
     for i, record in enumerate(edit.put):
-        problem = relay_problem(record, lambda sid: sid in earlier or exists(sid))
+        problem = relay_problem(record, lambda sid: sid in batch or exists(sid))
         if problem is not None:
             raise ValueError(f"put[{i}]: {problem}")
-        earlier.add(str(shape_id(record["id"])))
         params: dict[str, Any] = dict(record)
         actions.append(WireAction(id=f"{prefix}-{i}", name="create_shape", params=params))
     if edit.remove:
