@@ -22,7 +22,7 @@ from steward.config import Settings
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.protocol.limits import MAX_ID_CHARS, MAX_PROMPT_CHARS
-from steward.protocol.messages import Box
+from steward.protocol.messages import Box, bounded_box
 
 log = get_logger(__name__)
 
@@ -78,6 +78,7 @@ class RunRequest(BaseModel):
     viewport: Box | None = None
 
     _room_id = field_validator("room_id")(_plain_id)
+    _viewport = field_validator("viewport")(bounded_box)
     _texts = field_validator("message", "model")(_storable_text)
 
 

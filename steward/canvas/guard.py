@@ -4,7 +4,8 @@ user's relayed record passes before it is sequenced.
 Geometry sums and multiplies coordinates and sizes; finite numbers near the float limit
 (`x=1e308`, `w=1e308`) overflow to infinity there and then to NaN. So records and actions
 enter the steward's canvas (the relay, the outbox replay, browsers' context replies, and
-every envelope the mirror applies) only with every number finite and within:
+every envelope the mirror applies; a box a sender names is held to the same bounds by
+`steward.protocol.messages.bounded_box`) only with every number finite and within:
 
 - coordinates, offsets, points, angles and factors: |v| <= `MAX_COORD` (1e7, a thousand
   screens of 10,000 px in any direction);
@@ -21,8 +22,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-MAX_COORD = 1e7
-MAX_SIZE = 1e6
+from steward.protocol.limits import MAX_COORD, MAX_SIZE
+
 # A relayed record's shape: nesting (props.segments[i].points[j].x is 5 deep), how many
 # JSON values it holds, and how long any string may be.
 MAX_DEPTH = 6

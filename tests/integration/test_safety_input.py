@@ -300,6 +300,7 @@ async def test_bad_input_is_a_4xx_with_a_reason_and_no_traceback(
         '{"roomId": "lobby", "message": "draw\\u0000 a cat"}',
         '{"roomId": "lobby", "message": "draw \\udfff a cat"}',
         '{"roomId": "lobby\\n", "message": "draw a cat"}',
+        '{"roomId": "lobby", "message": "draw", "viewport": {"x": 1e308, "y": 0, "w": 1, "h": 1}}',
     ]
     caplog.set_level(logging.DEBUG, logger="aiohttp")
     async with aiohttp.ClientSession() as http:
