@@ -116,7 +116,7 @@ def relay_problem(record: Mapping[str, Any], exists: Callable[[str], bool]) -> s
     if sid is None:
         return "id is not a shape id"
     kind = record.get("type")
-    if kind not in SHAPE_TYPES:
+    if not isinstance(kind, str) or kind not in SHAPE_TYPES:
         return f"unknown shape type {str(kind)[:32]!r}"
     if not _is_number(record.get("x")) or not _is_number(record.get("y")):
         return "x and y must be numbers"

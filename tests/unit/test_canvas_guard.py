@@ -41,6 +41,7 @@ def test_bounds_are_inclusive_and_meta_is_not_geometry() -> None:
         (_shape(typeName="binding"), "not a shape record"),
         (_shape("page:p"), "id is not a shape id"),
         (_shape(type="page"), "unknown shape type 'page'"),
+        (_shape(type=["geo"]), "unknown shape type \"['geo']\""),
         (_shape(index="a1"), "unknown fields ['index']"),
         (_shape(props={"w": 0, "h": 1}), "props.w must be a positive number"),
         (_shape(parentId="gone"), "parentId 'gone' is not a shape on the canvas"),
