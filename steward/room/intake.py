@@ -98,6 +98,17 @@ def addressed_text(text: str, wake_phrase: str) -> str | None:
     return text.strip()
 
 
+def trusted_agents(room: rtc.Room, identities: frozenset[str]) -> Callable[[str], bool]:
+    """Whether a sender may caption others: one of `identities`, joined as LiveKit kind agent
+    (a token the deployment minted for its voice agent, not a browser's)."""
+
+    def trusted(identity: str) -> bool:
+        p = room.remote_participants.get(identity) if identity in identities else None
+        return p is not None and p.kind == rtc.ParticipantKind.PARTICIPANT_KIND_AGENT
+
+    return trusted
+
+
 @dataclass
 class IntakeDecision:
     allowed: bool

@@ -59,7 +59,7 @@ from steward.room.composing import ComposingHints
 from steward.room.dispatch import Dispatcher
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.grants import GrantBook
-from steward.room.intake import Intake, RateLimiter
+from steward.room.intake import Intake, RateLimiter, trusted_agents
 from steward.room.messenger import Messenger
 from steward.room.participants import Participants
 from steward.room.relay import Relay
@@ -211,7 +211,6 @@ class RoomRuntime:
             usage_of=deps.usage_of,
         )
         self.grants = GrantBook(room_id, s.grant_keys(), deps.grant_bindings)
-        self._caption_agents = s.caption_agents()
         self.intake = Intake(
             room_id,
             self.participants,
@@ -226,7 +225,7 @@ class RoomRuntime:
             owner_of=self._session_owner,
             running=self.dispatcher.running,
             track_owner=self._track_owner,
-            trusted_captioner=self._trusted_captioner,
+            trusted_captioner=trusted_agents(room, s.caption_agents()),
         )
         self.voice: RoomVoice | None = None
         if deps.speech is not None:
@@ -453,12 +452,6 @@ class RoomRuntime:
             if track_sid in p.track_publications:
                 return p.identity
         return None
-
-    def _trusted_captioner(self, identity: str) -> bool:
-        if identity not in self._caption_agents:
-            return False
-        p = self.room.remote_participants.get(identity)
-        return p is not None and p.kind == rtc.ParticipantKind.PARTICIPANT_KIND_AGENT
 
     def _cancel(self, session_id: str, requester: str) -> bool:
         owner = self._session_owner(session_id)  # before the cancel ends the session
