@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 PROMPT = "draw a flow chart of our signup"
 # Requests to GET with random session ids: each was once a new metric series.
 LABEL_PROBES = 500
+_REJECTIONS = "steward_rejected_inbound_total"
 
 
 def _record(sid: str, **over: Any) -> dict[str, Any]:
@@ -150,7 +151,8 @@ async def owner_attack(a: Abuse, base: str, auth: dict[str, str]) -> None:
 
 
 def _series(metrics_text: str) -> int:
-    return sum(1 for line in metrics_text.splitlines() if not line.startswith("#"))
+    """Series of the counter HTTP refusals go to (the rest of /metrics moves on its own)."""
+    return sum(1 for line in metrics_text.splitlines() if line.startswith(f"{_REJECTIONS}{{"))
 
 
 async def http_input_attacks(a: Abuse) -> None:
