@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     # that ends an utterance (the floor of end-of-speech → prompt latency).
     steward_stt: Literal["off", "local", "openai"] = "local"
     steward_stt_unprivileged: Literal["captions", "ignore"] = "captions"
+    # Agents (LiveKit participants of kind `agent`) whose `lk.transcription` captions of
+    # another participant's track count as that participant's words (comma list of
+    # identities). Anyone else's caption speaks only for its sender.
+    steward_caption_agents: str = ""
     steward_vad_min_silence_s: float = Field(default=0.4, ge=0.1, le=3.0)
     steward_openai_stt_model: str = "gpt-4o-mini-transcribe"
     openai_api_key: SecretStr | None = None
@@ -157,6 +161,9 @@ class Settings(BaseSettings):
         raw = self.steward_grant_secrets.get_secret_value() if self.steward_grant_secrets else ""
         keys = [k.strip() for k in raw.split(",") if k.strip()]
         return keys or [self.livekit_api_secret.get_secret_value()]
+
+    def caption_agents(self) -> frozenset[str]:
+        return frozenset(a.strip() for a in self.steward_caption_agents.split(",") if a.strip())
 
     def models_allowed(self) -> frozenset[str]:
         """What a caller may pick: the list, plus every model the operator gave a role."""

@@ -38,6 +38,7 @@ from steward.protocol.messages import Box, FairiesMessage
 from steward.protocol.names import TOPIC_FAIRIES
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.room.dispatch import new_session_id, record_quality
+from steward.room.owners import HTTP_OWNER, fairy_owner, queued_owner
 from steward.room.runtime import RoomDeps, RoomRuntime, connect_direct
 from steward.room.session import RoomSession
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
@@ -78,7 +79,9 @@ class FairySessions:
         if runtime is None or runtime.closed.is_set():
             raise RuntimeError(f"this steward does not serve room {room_id!r}")
         session_id = resume or f"s-{fairy_id}-{uuid.uuid4().hex[:12]}"
-        prompt = PromptInput(message="", source="system", requester=fairy_id, fairy=fairy_id)
+        prompt = PromptInput(
+            message="", source="system", requester=fairy_owner(fairy_id), fairy=fairy_id
+        )
         session = RoomSession(
             room_id,
             session_id,
@@ -92,7 +95,7 @@ class FairySessions:
                 session_id=session_id,
                 room_id=room_id,
                 source="system",
-                requester=fairy_id,
+                requester=fairy_owner(fairy_id),
                 model=self.service.settings.steward_model,
                 fairy_id=fairy_id,
             )
@@ -349,7 +352,7 @@ class StewardService:
             prompt = PromptInput(
                 message=run.prompt,
                 source="http",
-                requester=run.asker,
+                requester=queued_owner(run.asker),
                 bounds=run.viewport,
                 model=run.model,
             )
@@ -401,10 +404,10 @@ class StewardService:
         runtime = self.rooms.get(room_id)
         if runtime is not None and not runtime.closed.is_set():
             prompt = PromptInput(
-                message=message, source="http", requester="http", bounds=viewport, model=model
+                message=message, source="http", requester=HTTP_OWNER, bounds=viewport, model=model
             )
             return RunAccepted(await runtime.run_prompt(prompt), "running")
-        run = QueuedRun(new_session_id(), room_id, message, model, viewport, asker="http")
+        run = QueuedRun(new_session_id(), room_id, message, model, viewport, asker=HTTP_OWNER)
         await self._queue(run)
         return RunAccepted(run.session_id, "queued")
 
@@ -517,7 +520,7 @@ class StewardService:
             mode = fairy.mode if fairy is not None else None
             views.append(
                 runtime.session_view(
-                    session.session_id, fairy=fairy_id, mode=mode, requester=fairy_id
+                    session.session_id, fairy=fairy_id, mode=mode, requester=fairy_owner(fairy_id)
                 )
             )
         return views

@@ -7,20 +7,22 @@ whether the process is live and ready, so it may stay open to load balancers."""
 from __future__ import annotations
 
 import hmac
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from steward.config import Settings
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.protocol.limits import MAX_ID_CHARS, MAX_PROMPT_CHARS
-from steward.protocol.messages import Box
+from steward.protocol.messages import Box, bounded_box
 
 log = get_logger(__name__)
 
@@ -37,6 +39,36 @@ class RunRefused(Exception):
         self.reason = reason
 
 
+# Control characters (NUL above all: Postgres text cannot hold it) and lone surrogates (no
+# UTF-8 encoding) have no place in an id or a prompt.
+_UNSTORABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+_BAD_ID = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+
+
+def _id_problem(value: str) -> str | None:
+    if len(value) > MAX_ID_CHARS:
+        return f"over {MAX_ID_CHARS} characters"
+    if _BAD_ID.search(value):
+        return "control characters and unpaired surrogates are not allowed"
+    return None
+
+
+def _plain_id(value: str) -> str:
+    problem = _id_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+def _storable_text(value: str) -> str:
+    if _UNSTORABLE.search(value):
+        raise ValueError(
+            "NUL, other control characters but tab and newline, and unpaired"
+            " surrogates are not allowed"
+        )
+    return value
+
+
 class RunRequest(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
@@ -44,6 +76,10 @@ class RunRequest(BaseModel):
     message: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
     model: str | None = Field(default=None, max_length=128)
     viewport: Box | None = None
+
+    _room_id = field_validator("room_id")(_plain_id)
+    _viewport = field_validator("viewport")(bounded_box)
+    _texts = field_validator("message", "model")(_storable_text)
 
 
 @dataclass(frozen=True)
@@ -77,11 +113,23 @@ def _error(status: int, reason: str) -> web.Response:
     return web.json_response({"error": reason}, status=status)
 
 
+def _route(request: web.Request) -> str:
+    """The route template (`/api/rooms/{room}`), never the path a caller chose: a metric
+    label per path would grow /metrics with every request."""
+    resource = request.match_info.route.resource
+    return resource.canonical if resource is not None else "unmatched"
+
+
 def _rejected(request: web.Request, status: int, reason: str, message: str) -> web.Response:
     """A refused API request: counted, logged with its reason, answered with the message."""
-    metrics.REJECTED_INBOUND.labels(topic=request.path[:64], reason=reason).inc()
+    metrics.REJECTED_INBOUND.labels(topic=_route(request), reason=reason).inc()
     log.warning(
-        "http_rejected", path=request.path[:200], peer=request.remote, reason=reason, status=status
+        "http_rejected",
+        path=request.path[:200],
+        route=_route(request),
+        peer=request.remote,
+        reason=reason,
+        status=status,
     )
     return _error(status, message)
 
@@ -148,8 +196,9 @@ async def run_state(request: web.Request) -> web.Response:
     if refusal is not None:
         return refusal
     session_id = request.match_info["session"]
-    if len(session_id) > MAX_ID_CHARS:
-        return _rejected(request, 400, "schema", f"session id over {MAX_ID_CHARS} characters")
+    problem = _id_problem(session_id)
+    if problem is not None:
+        return _rejected(request, 400, "schema", f"session id: {problem}")
     found = await request.app[BACKEND].run_state(session_id)
     if found is None:
         return _error(404, f"no run with session id {session_id!r}")
@@ -174,6 +223,9 @@ async def room(request: web.Request) -> web.Response:
     if refusal is not None:
         return refusal
     room_id = request.match_info["room"]
+    problem = _id_problem(room_id)
+    if problem is not None:
+        return _rejected(request, 400, "schema", f"room id: {problem}")
     found = await request.app[BACKEND].rooms_overview(room_id)
     if not found:
         return _error(404, f"this steward does not serve room {room_id[:MAX_ID_CHARS]!r}")
@@ -200,7 +252,31 @@ async def dev_token(request: web.Request) -> web.Response:
         return _error(err.status, err.reason)
 
 
+class _RefusedRequestsQuietly(logging.Filter):
+    """aiohttp logs a request its own parser refused (a header line over its limit, a
+    malformed request line) with a traceback, then answers it 4xx. That is the client's
+    error, not ours: one `http_rejected` line with the status and the kind of fault instead
+    (the class, not the message: it quotes the header, which may hold a key)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if not (isinstance(exc, HttpProcessingError) and 400 <= exc.code < 500):
+            return True
+        reason = type(exc).__name__
+        metrics.REJECTED_INBOUND.labels(topic="unparsed", reason=reason).inc()
+        peer = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        log.warning("http_rejected", peer=peer, reason=reason, status=exc.code)
+        return False
+
+
+def _quiet_parser_refusals() -> None:
+    server = logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, _RefusedRequestsQuietly) for f in server.filters):
+        server.addFilter(_RefusedRequestsQuietly())
+
+
 def create_app(backend: Backend) -> web.Application:
+    _quiet_parser_refusals()
     # aiohttp refuses a body over `client_max_size` bytes, as we do.
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app[BACKEND] = backend

@@ -3,8 +3,10 @@
 The room owns one `CanvasMirror`: every envelope it sends is applied here, through the one
 reference applier (`apply_wire_action`), with the browsers' partial-action semantics: a newer
 version of an action id (within its session) first reverts what the previous partial version
-changed. Agents read it through `steward.ports.CanvasView`; the headless client and the
-benches use the same class as a client replica, so all of them compute the same canvas.
+changed. Records and actions enter only past the numeric guard (`steward.canvas.guard`): the
+relay, the outbox replay and browsers' context replies all pass through here. Agents read
+it through `steward.ports.CanvasView`; the headless client and the benches use the same
+class as a client replica, so all of them compute the same canvas.
 """
 
 from __future__ import annotations
@@ -16,12 +18,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.canvas.apply import Shape, Shapes, affected_ids, apply_wire_action
+from steward.canvas.guard import geometry_problem
+from steward.obs.logging import get_logger
 from steward.protocol.limits import MAX_ID_CHARS
 from steward.protocol.messages import WireAction
 
+log = get_logger(__name__)
+
 
 def normalize_record(raw: Mapping[str, Any]) -> Shape | None:
-    """A shape record from untrusted JSON, or None when it has no usable id."""
+    """A shape record from untrusted JSON, or None when it has no usable id or numbers
+    geometry cannot take (`steward.canvas.guard`)."""
     sid = raw.get("id")
     if not isinstance(sid, str) or not sid or len(sid) > MAX_ID_CHARS:
         return None
@@ -53,7 +60,7 @@ def normalize_record(raw: Mapping[str, Any]) -> Shape | None:
             str(k): (v.removeprefix("shape:") if isinstance(v, str) else None)
             for k, v in binds.items()
         }
-    return record
+    return record if geometry_problem(record) is None else None
 
 
 @dataclass
@@ -68,6 +75,8 @@ class CanvasMirror:
 
     shapes: Shapes = field(default_factory=dict)
     version: int = 0
+    # Actions left out because their numbers cannot enter geometry.
+    refused: int = 0
     _partials: dict[tuple[str, str], _Undo] = field(default_factory=dict)
 
     # -- loading -----------------------------------------------------------------------
@@ -109,6 +118,11 @@ class CanvasMirror:
             self.apply_one(action, partial=partial, session=session)
 
     def apply_one(self, action: WireAction, *, partial: bool = False, session: str = "") -> None:
+        problem = geometry_problem(action.params)
+        if problem is not None:  # an outbox written before the guard, or a model's slip
+            self.refused += 1
+            log.warning("action_not_applied", action=action.name, id=action.id, reason=problem)
+            return
         key = (session, action.id)
         undo = self._partials.pop(key, None)
         if undo is not None:

@@ -17,6 +17,10 @@ MAX_PROMPT_CHARS: Final = 8_000
 MAX_ID_CHARS: Final = 128
 MAX_ACTIONS_PER_ENVELOPE: Final = 200
 MAX_EDIT_RECORDS: Final = 500
+# Geometry's bounds (steward.canvas.guard): page coordinates, offsets and angles within
+# ±MAX_COORD, sizes within 0..MAX_SIZE, so no sum or product overflows to inf and NaN.
+MAX_COORD: Final = 1e7
+MAX_SIZE: Final = 1e6
 # Action ids one cumulative ack lists; a client starts another ack past it.
 MAX_ACKED_IDS: Final = 100
 # Clients hold an ack at most this long, then send one cumulative ack per session for all

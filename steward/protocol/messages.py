@@ -14,12 +14,14 @@ from pydantic.alias_generators import to_camel
 
 from steward.protocol.limits import (
     MAX_ACTIONS_PER_ENVELOPE,
+    MAX_COORD,
     MAX_EDIT_RECORDS,
     MAX_ENVELOPES_PER_BATCH,
     MAX_FAIRIES_PER_ROOM,
     MAX_ID_CHARS,
     MAX_PROMPT_CHARS,
     MAX_SCREENSHOT_BYTES,
+    MAX_SIZE,
     MIN_SCREENSHOT_MAX_BYTES,
 )
 from steward.protocol.names import PROTOCOL_VERSION
@@ -93,6 +95,16 @@ class Box(WireModel):
     y: float
     w: float = Field(ge=0)
     h: float = Field(ge=0)
+
+
+def bounded_box(box: Box | None) -> Box | None:
+    """A box a browser or an API caller sent, within geometry's bounds (`MAX_COORD`,
+    `MAX_SIZE`): past them, sums and products of finite numbers overflow to NaN."""
+    if box is None:
+        return None
+    if max(abs(box.x), abs(box.y)) > MAX_COORD or max(box.w, box.h) > MAX_SIZE:
+        raise ValueError(f"a box must lie within ±{MAX_COORD:g} and measure at most {MAX_SIZE:g}")
+    return box
 
 
 class Point(WireModel):
@@ -175,6 +187,7 @@ class ContextReply(WireModel):
     user_changes: list[dict[str, JsonValue]] | None = None
 
     _finite = field_validator("user_changes")(finite_json)
+    _viewport = field_validator("viewport")(bounded_box)
 
 
 class ViewportUpdate(WireModel):
@@ -183,6 +196,8 @@ class ViewportUpdate(WireModel):
     viewport: Box
     selection: list[str] = Field(default_factory=list, max_length=10_000)
     ts: float
+
+    _viewport = field_validator("viewport")(bounded_box)
 
 
 class PromptRequest(WireModel):
@@ -194,6 +209,8 @@ class PromptRequest(WireModel):
     selection: list[str] | None = None
     fairy: str | None = Field(default=None, max_length=MAX_ID_CHARS)
 
+    _bounds = field_validator("bounds")(bounded_box)
+
 
 class ComposingHint(WireModel):
     """browser → steward on `steward:composing`: a user is composing a prompt (at most every
@@ -202,6 +219,8 @@ class ComposingHint(WireModel):
 
     bounds: Box | None = None
     ts: float
+
+    _bounds = field_validator("bounds")(bounded_box)
 
 
 class PromptReply(WireModel):

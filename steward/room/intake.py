@@ -6,9 +6,12 @@ Only participants whose token carries a valid signed grant in `steward.can_promp
 or a moderator (a `pm` grant), or by anyone allowed to prompt under the cancel policy
 `everyone`. Final voice segments that address the steward by its wake phrase become
 prompts of their speaker: the steward's own transcription (`steward.voice`) and
-`lk.transcription` streams of another voice agent, attributed through
-`lk.transcribed_track_id` to the owner of that track. "Steward, stop" cancels the room's
-running sessions the speaker may cancel.
+`lk.transcription` streams. A caption speaks for its sender, or, when it names another
+participant's track in `lk.transcribed_track_id`, for that track's owner only if its sender
+is an agent the deployment trusts (`STEWARD_CAPTION_AGENTS`, of LiveKit kind agent); any
+other caption of someone else's track is refused unread and counted as a strike, so it can
+neither prompt, nor cancel, nor stop the steward hearing the real speaker. "Steward, stop"
+cancels the room's running sessions the speaker may cancel.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_PROMPT_CHARS, MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import CancelReply, CancelRequest, PromptReply, PromptRequest
 from steward.protocol.names import RPC_CANCEL, RPC_PROMPT
+from steward.room.owners import RESERVED_PREFIX, is_reserved
 from steward.room.participants import Member, Participants
 from steward.tasks import TaskSet
 from steward.tokens import Grant
@@ -94,6 +98,17 @@ def addressed_text(text: str, wake_phrase: str) -> str | None:
     return text.strip()
 
 
+def trusted_agents(room: rtc.Room, identities: frozenset[str]) -> Callable[[str], bool]:
+    """Whether a sender may caption others: one of `identities`, joined as LiveKit kind agent
+    (a token the deployment minted for its voice agent, not a browser's)."""
+
+    def trusted(identity: str) -> bool:
+        p = room.remote_participants.get(identity) if identity in identities else None
+        return p is not None and p.kind == rtc.ParticipantKind.PARTICIPANT_KIND_AGENT
+
+    return trusted
+
+
 @dataclass
 class IntakeDecision:
     allowed: bool
@@ -125,6 +140,7 @@ class Intake:
         owner_of: OwnerOf = lambda _session_id: None,
         running: Callable[[], list[str]] = list,
         track_owner: Callable[[str], str | None] = lambda _sid: None,
+        trusted_captioner: Callable[[str], bool] = lambda _identity: False,
         on_transcribed_elsewhere: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -145,6 +161,8 @@ class Intake:
         # Session ids "steward, stop" cancels.
         self._running = running
         self._track_owner = track_owner
+        # Whether a sender may caption other participants' tracks (a trusted voice agent).
+        self._trusted_captioner = trusted_captioner
         # Told who another voice agent transcribes, so the steward stops hearing them.
         self.on_transcribed_elsewhere = on_transcribed_elsewhere
         self._clock = clock
@@ -153,6 +171,8 @@ class Intake:
         self._tasks = TaskSet("transcription_task_failed", room=room_id)
 
     def may_prompt(self, member: Member) -> bool:
+        if is_reserved(member.identity):  # the name space of owners that are not people
+            return False
         if self.policy == "everyone":
             return True
         return self._verify_grant(member) is not None
@@ -171,6 +191,8 @@ class Intake:
         member = self._participants.get(identity)
         if member is None:
             return IntakeDecision(False, "unknown participant")
+        if is_reserved(identity):
+            return IntakeDecision(False, f"identities starting {RESERVED_PREFIX!r} are reserved")
         if not self.may_prompt(member):
             return IntakeDecision(False, "not allowed to prompt in this room")
         if not self.limiter.allow(identity):
@@ -267,9 +289,32 @@ class Intake:
                 return None
         return text
 
+    def caption_speaker(self, sender: str, track: str | None) -> str | None:
+        """Whose words a caption from `sender` naming `track` are; None: refused (logged and
+        a strike when it claims someone else's track)."""
+        if not track:
+            return sender
+        owner = self._track_owner(track)
+        if owner == sender:
+            return sender
+        trusted = self._trusted_captioner(sender)
+        if owner is not None and trusted:
+            return owner
+        if trusted:  # the track went away while the agent captioned it: nobody to hear
+            log.info("caption_track_gone", room=self.room_id, participant=sender)
+            return None
+        reason = f"captions track {track[:64]!r} of {owner or 'nobody'}; sender is not trusted"
+        err = ProtocolError(kind="spoofed_caption", topic="lk.transcription", size=0, reason=reason)
+        self._bad_input("lk.transcription", sender, err)
+        return None
+
     def on_transcription(self, reader: rtc.TextStreamReader, sender: str) -> None:
         track = (reader.info.attributes or {}).get(TRANSCRIBED_TRACK_ATTR)
-        sender = (self._track_owner(track) if track else None) or sender
+        speaker = self.caption_speaker(sender, track)
+        if speaker is None:
+            reader.close()  # an abandoned reader stays subscribed to every SDK event
+            return
+        sender = speaker
         if self.on_transcribed_elsewhere is not None:
             self.on_transcribed_elsewhere(sender)
         if self.on_speaking is not None:

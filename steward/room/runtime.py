@@ -59,7 +59,7 @@ from steward.room.composing import ComposingHints
 from steward.room.dispatch import Dispatcher
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.grants import GrantBook
-from steward.room.intake import Intake, RateLimiter
+from steward.room.intake import Intake, RateLimiter, trusted_agents
 from steward.room.messenger import Messenger
 from steward.room.participants import Participants
 from steward.room.relay import Relay
@@ -225,6 +225,7 @@ class RoomRuntime:
             owner_of=self._session_owner,
             running=self.dispatcher.running,
             track_owner=self._track_owner,
+            trusted_captioner=trusted_agents(room, s.caption_agents()),
         )
         self.voice: RoomVoice | None = None
         if deps.speech is not None:

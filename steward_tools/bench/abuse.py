@@ -6,8 +6,10 @@ One steward (real livekit-server, real Postgres, scripted model) serves a room w
 ambiguous and re-set prompt grants; cancelling another's run; model and file picks, bad
 bearer tokens and an oversized body over HTTP, and what `/healthz` tells; bogus acks (which
 also get the sender muted); unsolicited text and byte streams (four of 5 MiB among them);
-whole-room resync floods; and a gzip bomb from a host in a second room. Optionally the live
-fuzzer of `steward bench fuzz --live` runs after them.
+whole-room resync floods; spoofed captions, poisoned relayed records, a participant
+named like the HTTP API's runs, caller-chosen metric labels and unstorable ids
+(`steward_tools.bench.abuse_input`); and a gzip bomb from a host in a second room.
+Optionally the live fuzzer of `steward bench fuzz --live` runs after them.
 
 Each attempt is *refused and logged* when the steward refused it and wrote a refusal log
 line for it, or *accepted wrongly* when the attack got what it wanted. `crashes` counts
@@ -412,6 +414,9 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         assert stack.service.db is not None
         await storage_attacks(a, stack.service.db.pool)
         compressed_growth = await compressed_stream_attack(a)
+        from steward_tools.bench.abuse_input import input_attacks
+
+        await input_attacks(a)
         ok_base = [t for t in base_runs if t is not None]
         bomb_s = await bomb_attack(a, statistics.median(ok_base) if ok_base else None)
         after_runs = [await honest_run(ann) for _ in range(3)]

@@ -75,7 +75,9 @@ class CaptionLog:
 async def voice_steward(
     livekit_server: LiveKitServer, database: Database
 ) -> AsyncIterator[StewardService]:
-    service, _ = await recording_steward(livekit_server, database, steward_stt="local")
+    service, _ = await recording_steward(
+        livekit_server, database, steward_stt="local", steward_caption_agents="other-voice-agent"
+    )
     yield service
     await service.close()
 
@@ -207,6 +209,8 @@ async def test_a_speaker_another_agent_transcribes_is_not_transcribed_twice(
     )
     await other.connect(livekit_server.url, token)
     try:
+        # A caption speaks for alice only once the steward knows its sender is a trusted agent.
+        await wait_for(lambda: runtime.participants.get("other-voice-agent") is not None)
 
         async def transcript(text: str, *, final: bool) -> None:
             attributes = caption_attributes("SG_other", sid, final=final)
