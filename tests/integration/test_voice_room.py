@@ -18,7 +18,7 @@ from livekit import rtc
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
-from steward.tasks import TaskSet
+from steward.tasks import TaskSet, close_within
 from steward.tokens import mint_token
 from steward.voice.captions import caption_attributes
 from steward_tools.bench.responders import PlanResponder
@@ -310,6 +310,8 @@ async def test_a_spoken_request_through_the_anthropic_provider(
     )
     service = StewardService(settings, database=database)
     await service.start(http=False)
+    clients: list[HeadlessClient] = []
+    mic: WavMicrophone | None = None
     try:
         runtime = await service.join(room_name)
         clients = await join_clients(livekit_server, room_name, ["alice", "bob", "carol"], runtime)
@@ -324,7 +326,8 @@ async def test_a_spoken_request_through_the_anthropic_provider(
         assert "flow chart of our sign" in asked and "steward" not in asked.split("flow")[0]
         assert clients[0].shapes and all(c.shapes == clients[0].shapes for c in clients)
         assert clients[0].shapes == runtime.mirror.shapes
-        await mic.close()
-        await close_all(clients)
     finally:
+        if mic is not None:
+            await close_within(mic.close(), "test_microphone")
+        await close_all(clients)
         await service.close()

@@ -16,6 +16,7 @@ from steward.fairies.fixed_script import FixedScriptRunner
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
+from steward.tasks import close_within
 from steward_tools.headless.client import Faults, HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
@@ -136,8 +137,9 @@ async def settle(runtime: RoomRuntime, clients: list[HeadlessClient], session_id
 
 
 async def close_all(clients: list[HeadlessClient]) -> None:
+    """Disconnect every client, each within a bound: a teardown must never hang a test."""
     for c in clients:
-        await c.disconnect()
+        await close_within(c.disconnect(), "test_client", identity=c.identity)
 
 
 @contextlib.asynccontextmanager
