@@ -47,6 +47,16 @@ log = get_logger(__name__)
 
 LOSSY = Faults(drop_every=5, duplicate_every=7, reorder_every=6, drop_ack_every=4)
 STEPS = ("lossy+reconnect", "host_leaves", "steward_sigkill", "postgres_restart")
+# The long mode: at least this many actions through every fault, within this time.
+LONG_ACTIONS = 10_000
+LONG_MINUTES = 30.0
+FLOW_CHART = "draw a flow chart of our signup"
+# The long mode sends these at every step, so each fault lands on several runs at once.
+LONG_PROMPTS = (
+    FLOW_CHART,
+    "add 12 sticky notes about goals",
+    "draw 12 blue circles in a row",
+)
 
 
 @dataclass
@@ -175,9 +185,7 @@ async def converged(clients: list[TimedClient], db_url: str, room: str, timeout:
     return False
 
 
-async def prompt_retrying(
-    prompter: TimedClient, message: str = "draw a flow chart of our signup"
-) -> Any:
+async def prompt_retrying(prompter: TimedClient, message: str = FLOW_CHART) -> Any:
     """Prompt; a participant the steward has not seen yet (joins are announced in batches,
     and a restarted steward relearns the room; a steward just joined may not answer RPCs
     yet) is retried for a while."""
@@ -203,6 +211,7 @@ async def one_run(
     *,
     steps: tuple[str, ...] = STEPS,
     tokens_per_s: float = 150.0,
+    prompts: tuple[str, ...] = (FLOW_CHART,),
 ) -> None:
     room = f"bench-faults-{uuid.uuid4().hex[:6]}"
     env = {
@@ -243,9 +252,14 @@ async def one_run(
         prompter = clients[1]
         for step in steps:
             tally.steps += 1
-            reply = await prompt_retrying(prompter)
-            if reply.session_id is None:
-                tally.notes.append(f"{step}: prompt refused: {reply.error}")
+            sessions = []
+            for message in prompts:  # runs at once (or queued behind each other)
+                reply = await prompt_retrying(prompter, message)
+                if reply.session_id is None:
+                    tally.notes.append(f"{step}: prompt refused: {reply.error}")
+                else:
+                    sessions.append(reply.session_id)
+            if not sessions:
                 continue
             await asyncio.sleep(0.6)  # mid-stream
             if step == "lossy+reconnect":
@@ -265,8 +279,9 @@ async def one_run(
                 await asyncio.to_thread(pg.stop)
                 await asyncio.sleep(0.5)
                 await pg.astart()
-            with contextlib.suppress(TimeoutError):
-                await prompter.wait_status(reply.session_id, timeout=30)
+            for session_id in sessions:
+                with contextlib.suppress(TimeoutError):
+                    await prompter.wait_status(session_id, timeout=30)
             if not await converged(clients, db_url, room, 30):
                 tally.notes.append(f"{step}: clients did not converge within 30 s")
         finals, mirror = await outbox_state(db_url, room)
@@ -287,16 +302,25 @@ async def one_run(
         await steward.stop()
 
 
-async def run(runs: int = 2) -> dict[str, Any]:
+async def run(runs: int = 2, *, actions: int = 0, minutes: float = 0.0) -> dict[str, Any]:
+    """`runs` runs, or (with `actions`) runs until that many actions went through every
+    fault, within `minutes`: the long mode, which no CI runs."""
     server = await LiveKitServer().astart()
     tmp = tempfile.TemporaryDirectory(prefix="steward-faults-pg-")
     pg = EmbeddedPostgres(Path(tmp.name))
     tally = Tally()
     started = time.monotonic()
+    deadline = started + minutes * 60
     try:
         db_url = await pg.astart()
-        for _ in range(runs):
-            await one_run(server, pg, db_url, tally)
+        if actions:
+            runs = 0
+            while tally.actions < actions and time.monotonic() < deadline:
+                runs += 1
+                await one_run(server, pg, db_url, tally, prompts=LONG_PROMPTS)
+        else:
+            for _ in range(runs):
+                await one_run(server, pg, db_url, tally)
     finally:
         pg.stop()
         tmp.cleanup()
@@ -312,8 +336,9 @@ async def run(runs: int = 2) -> dict[str, Any]:
         "faults": list(STEPS),
         "notes": tally.notes[:20],
         "seconds": round(time.monotonic() - started, 1),
+        "target_actions": actions,
         "ok": tally.runs == runs
-        and tally.actions > 0
+        and tally.actions >= max(actions, 1)
         and not tally.notes
         and tally.lost == tally.duplicated == tally.out_of_order == 0
         and tally.canvases_identical,
@@ -322,7 +347,15 @@ async def run(runs: int = 2) -> dict[str, Any]:
 
 def _handler(args: argparse.Namespace) -> int:
     configure_logging("error", "json")
-    result = asyncio.run(bounded(run(args.runs), 60 + args.runs * 240, "faults"))
+    if args.long:
+        args.actions, args.minutes = args.actions or LONG_ACTIONS, args.minutes or LONG_MINUTES
+    if args.actions:
+        work = run(actions=args.actions, minutes=args.minutes or LONG_MINUTES)
+        # The last run starts before the deadline and may take its whole bound.
+        limit = 60 + (args.minutes or LONG_MINUTES) * 60 + 240
+    else:
+        work, limit = run(args.runs), 60 + args.runs * 240
+    result = asyncio.run(bounded(work, limit, "faults"))
     print_json(result)
     return 0 if result["ok"] else 1
 
@@ -331,4 +364,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("faults", help="delivery under drops, reconnects, kills and restarts")
     p.add_argument("--json", action="store_true")
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--actions", type=int, default=0, help="run until this many actions")
+    p.add_argument("--minutes", type=float, default=0.0, help="time limit with --actions")
+    p.add_argument(
+        "--long",
+        action="store_true",
+        help=f"--actions {LONG_ACTIONS} --minutes {LONG_MINUTES:g} (not for CI)",
+    )
     p.set_defaults(handler=_handler)
