@@ -187,8 +187,9 @@ _MESSAGE = """Talk to the user; it is the only thing of yours they read.
 
 _THINK = """Reason before and between actions; use it freely to work through each step.
 - The users see your thoughts in the chat panel, collapsed under your messages: keep them about
-  the work. A reply made only of thoughts still tells the user nothing, so pair it with a
-  `message` or with work on the canvas."""
+  the work. A reply made only of thoughts tells the user nothing new. That is right after a review
+  that found nothing to fix (your message before it closed the work); otherwise pair thoughts with
+  a `message` or with work on the canvas."""
 
 _REVIEW = """Ask for another look at your work: the area to inspect (x, y, w, h: as tight as you
 can with a little padding around it) and what to check. After your reply you get a fresh view of
@@ -199,6 +200,8 @@ that area and can fix what you find.
   sit inside their shapes, well placed? Do any shapes or labels overlap (then move the shapes, the
   labels, or both)? Is anything floating that should touch another shape? Do arrows cross other
   shapes? Is the whole balanced, like a good photo or a tidy graph?
+- Write your closing message before the `review`. If the review finds nothing to fix, do not say
+  it again: reply with a thought only. If you fix something, say briefly what.
 - Fix what the review finds. Review again only after larger fixes, not after simple ones or when
   nothing changed. It also suits checking your todo list.
 - Work you leave unfinished only continues if you schedule it: while more remains, review. When the

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from steward.canvas.bounds import Rect
+from steward.canvas.coords import CoordinateSpace
 from steward.model.anthropic_model import AnthropicModel
 from steward.model.base import ModelRequest
 from steward.prompt.parts.screenshot import PART
@@ -74,8 +76,8 @@ def _state(shot: bytes | None, media_type: str) -> PromptState:
         message="m",
         model_name="x",
         shapes=None,
-        viewport=None,  # type: ignore[arg-type]
-        coords=None,
+        viewport=Rect(0, 0, 800, 600),
+        coords=CoordinateSpace(0, 0),
         enabled_actions=(),
         screenshot=shot,  # type: ignore[arg-type]
         screenshot_type=media_type,
@@ -86,6 +88,9 @@ def test_the_prompt_part_and_the_anthropic_request_carry_the_media_type() -> Non
     blocks = PART.build(_state(WEBP, "image/webp"))
     image: dict[str, Any] = blocks[-1]
     assert image == {"type": "image", "media_type": "image/webp", "data": WEBP}
+    # The caption says how the image maps to the canvas: the viewport's bounds, scaled to fit.
+    assert "x 0 to 800, y 0 to 600" in blocks[0]["text"]
+    assert "top-left corner is (0, 0)" in blocks[0]["text"]
     assert PART.build(_state(None, "image/webp")) == []
     params = AnthropicModel("m", api_key="k").build_params(ModelRequest(system=["s"], user=blocks))
     source = params["messages"][0]["content"][1]["source"]

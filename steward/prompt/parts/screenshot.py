@@ -10,7 +10,14 @@ def _build(state: PromptState) -> list[Block]:
         return []
     image = {"type": "image", "media_type": state.screenshot_type, "data": state.screenshot}
     what = VIEW_WORDS[state.view_kind]
-    return [{"type": "text", "text": f"Your view of the canvas ({what}):"}, image]
+    # Models had to guess how image pixels map to the canvas: say it.
+    view = state.coords.box_to_model("viewport", state.viewport.to_dict())
+    where = (
+        f"Your view of the canvas ({what}): the image shows exactly the viewport above, "
+        f"x {view['x']} to {view['x'] + view['w']}, y {view['y']} to {view['y'] + view['h']}, "
+        f"scaled to fit; its top-left corner is ({view['x']}, {view['y']})."
+    )
+    return [{"type": "text", "text": where}, image]
 
 
 _GUIDE = """An image of the part of the canvas you are looking at (your viewport). It shows how

@@ -21,7 +21,7 @@ answer by acting on it.
 - Give every required field, and no field the schema does not list.
 - Shape ids are yours to choose: short, readable and unique (`signup-box`). Use the same id
   whenever a later action refers to that shape.
-- Say in each `intent` field, in a few words, why you take that action.
+- Where an action has an `intent` field, say in it, in a few words, why you take that action.
 
 ## Coordinates
 - As on a web page: x grows to the right, y grows downward. A shape's x, y is its top-left corner
