@@ -1,0 +1,49 @@
+"""Log lines for refusals that repeat: the first of a kind at once, then at most one line per
+`interval_s` carrying how many happened since (`count`), so a flood of thousands of the same
+refusal costs a few lines, not thousands."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+# Kinds remembered at once; past this the oldest are forgotten (their next line comes early).
+MAX_KEYS = 4096
+
+
+class SampledLog:
+    def __init__(
+        self,
+        logger: Any,  # a structlog logger (steward.obs.logging.get_logger)
+        *,
+        interval_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._log = logger
+        self.interval_s = interval_s
+        self._clock = clock
+        self._last: dict[tuple[str, ...], tuple[float, int]] = {}  # key -> (logged at, unlogged)
+        self.lines = 0
+
+    def warning(self, key: tuple[str, ...], event: str, **fields: Any) -> None:
+        self._emit(self._log.warning, key, event, fields)
+
+    def info(self, key: tuple[str, ...], event: str, **fields: Any) -> None:
+        self._emit(self._log.info, key, event, fields)
+
+    def _emit(
+        self, write: Callable[..., Any], key: tuple[str, ...], event: str, fields: dict[str, Any]
+    ) -> None:
+        now = self._clock()
+        seen = self._last.get(key)
+        if seen is not None and now - seen[0] < self.interval_s:
+            self._last[key] = (seen[0], seen[1] + 1)
+            return
+        count = 1 + (seen[1] if seen is not None else 0)
+        self._last.pop(key, None)  # re-inserted last: the oldest keys are evicted first
+        self._last[key] = (now, 0)
+        while len(self._last) > MAX_KEYS:
+            del self._last[next(iter(self._last))]
+        self.lines += 1
+        write(event, count=count, **fields)
