@@ -115,7 +115,7 @@ class Settings(BaseSettings):
     # What one participant may send the steward in 10 s, on any topic, streams included
     # (those it asked for count a packet, no bytes); past it every arrival is strikes, one
     # per 4 KiB (steward.room.inbound_budget).
-    steward_inbound_budget_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024)
+    steward_inbound_budget_bytes: int = Field(default=2 * 1024 * 1024, ge=64 * 1024)
     steward_inbound_budget_packets: int = Field(default=2000, ge=100)
 
     steward_max_followups: int = Field(default=3, ge=0, le=20)

@@ -107,6 +107,7 @@ class Faults:
     duplicate_every: int = 0  # deliver every Nth envelope twice
     reorder_every: int = 0  # hold every Nth envelope back until the next one has arrived
     drop_ack_every: int = 0  # lose the ack of every Nth applied envelope
+    never_ack: bool = False  # a peer that acks nothing, not even retransmits
     ack_delay_s: float = 0.0  # a busy browser: every ack leaves this long after the apply
     context_mode: ContextMode = "ok"
     # Every Nth context request is answered honestly whatever `context_mode` says (a hostile
@@ -453,6 +454,9 @@ class HeadlessClient:
 
     def _ack(self, env: ActionEnvelope, applied: list[str]) -> None:
         f = self.faults
+        if f.never_ack:
+            self.stats.acks_dropped += 1
+            return
         if applied:
             self._fault_count["acks"] += 1
             if f.drop_ack_every and self._fault_count["acks"] % f.drop_ack_every == 0:
