@@ -6,7 +6,10 @@ One steward (real livekit-server, real Postgres, scripted model) serves a room w
 ambiguous and re-set prompt grants; cancelling another's run; model and file picks, bad
 bearer tokens and an oversized body over HTTP, and what `/healthz` tells; bogus acks (which
 also get the sender muted); unsolicited text and byte streams (four of 5 MiB among them);
-whole-room resync floods; and a gzip bomb from a host in a second room. Optionally the live
+whole-room resync floods; 5 MiB streams and 60 kB packets on a topic the steward has no handler
+for (`app:*`), a flood of refused prompts, and a peer that never acks but asks for whole-room
+replays; a gzip bomb from a host in a second room, and in a third a host that answers late
+but honestly one time in three. Optionally the live
 fuzzer of `steward bench fuzz --live` runs after them.
 
 Each attempt is *refused and logged* when the steward refused it and wrote a refusal log
@@ -34,6 +37,7 @@ import structlog
 from steward.api.app import MAX_BODY_BYTES, RUN_PATH
 from steward.protocol.names import (
     ATTR_CAN_PROMPT,
+    RESYNC_ALL_SESSIONS,
     TOPIC_ACK,
     TOPIC_CONTEXT,
     TOPIC_RESYNC,
@@ -57,6 +61,7 @@ REFUSALS = frozenset(
         "session_cancel_refused",
         "model_refused",
         "participant_muted",
+        "inbound_over_budget",
     }
 )
 
@@ -349,6 +354,112 @@ async def storage_attacks(a: Abuse, pool: Any) -> None:
     await a.attempt("whole_room_resync_flood", resync_flood)
 
 
+def _muted(c: HeadlessClient) -> bool:
+    return c.room.local_participant.permissions.can_publish_data is False
+
+
+async def _flood(c: HeadlessClient, topic: str, count: int, size: int, *, stream: bool) -> int:
+    """`count` streams (or packets) of `size` bytes to the steward until muted; how many left."""
+    lp = c.room.local_participant
+    to = ["canvas-steward"]
+    sent = 0
+    for _ in range(count):
+        if _muted(c):
+            break
+        try:
+            async with asyncio.timeout(20):
+                if stream:
+                    await lp.send_bytes(b"\1" * size, topic=topic, destination_identities=to)
+                else:
+                    await lp.publish_data(
+                        b"\1" * size, topic=topic, reliable=True, destination_identities=to
+                    )
+            sent += 1
+        except Exception:  # muted mid-send, or LiveKit pushing back: the flood goes on
+            continue
+    return sent
+
+
+async def flow_attacks(a: Abuse) -> None:
+    """Traffic the steward never reads, refused prompts and a peer that never acks."""
+    uma, ugo = await a.client("uma", can_prompt=False), await a.client("ugo", can_prompt=False)
+
+    async def unread_topic_floods() -> tuple[bool, bool, str]:
+        sent = await asyncio.gather(
+            _flood(uma, "app:files", 22, 5 << 20, stream=True),
+            _flood(ugo, "app:cursor", 2000, 60_000, stream=False),
+        )
+        await _until(lambda: {"uma", "ugo"} <= a.runtime.abuse.muted, 20)
+        return True, False, f"sent_before_mute={sent}"
+
+    await a.attempt("unread_topic_floods", unread_topic_floods)
+    pam = await a.client("pam", can_prompt=False)
+
+    async def prompt_flood() -> tuple[bool, bool, str]:
+        refused = granted = 0
+        for _ in range(400):
+            if _muted(pam):
+                break
+            try:
+                async with asyncio.timeout(2):
+                    reply = await pam.prompt(PROMPT)
+            except Exception:
+                continue
+            granted += reply.session_id is not None
+            refused += reply.session_id is None
+        await _until(lambda: "pam" in a.runtime.abuse.muted, 10)
+        lines = a.recorder.refusals["prompt_refused"]
+        return granted == 0, granted > 0 or refused > 60, f"refused={refused} log_lines={lines}"
+
+    await a.attempt("refused_prompt_flood", prompt_flood)
+    nick = await a.client("nick", faults=Faults(never_ack=True))
+
+    async def never_acker() -> tuple[bool, bool, str]:
+        rt = a.runtime
+        first = await honest_run(a.ann)
+        await _until(lambda: rt.broadcaster.gate.owes_ack("nick"), 15)
+        reply = await a.ann.prompt(PROMPT)
+        if reply.session_id:
+            await a.ann.wait_status(reply.session_id)
+        for _ in range(4):
+            payload = {"sessionId": RESYNC_ALL_SESSIONS, "lastSeq": 0}
+            await nick.send_raw(json.dumps(payload).encode(), TOPIC_RESYNC)
+        await asyncio.sleep(2.0)  # several retransmit timeouts
+        withheld = sum(1 for t, w, r in rt.rejected if (w, r) == ("nick", "unacked_resync"))
+        retransmits = rt.broadcaster.stats(reply.session_id).retransmits if reply.session_id else 0
+        detail = f"withheld={withheld} retransmits_after={retransmits} first_run_s={first}"
+        return withheld >= 4, withheld < 4 or retransmits > 0, detail
+
+    await a.attempt("never_acking_peer_resyncs", never_acker)
+
+
+async def hostile_host_attack(a: Abuse) -> list[float | None]:
+    """A room whose host answers `steward.context` never in time, honestly one time in three:
+    bob's runs must not wait on her twice, and she must lose the host role."""
+    room = a.room + "-host"
+    runtime = await a.stack.service.join(room)
+    faults = Faults(context_mode="hang", honest_every=3)
+    hostile = await a.client("hostile", room=room, faults=faults)
+    await a.client("alice", room=room)
+    bob = await a.client("bob", room=room, capabilities=("apply",))
+    took: list[float | None] = []
+
+    async def late_host() -> tuple[bool, bool, str]:
+        asked = []
+        for _ in range(5):
+            before = hostile.stats.context_requests
+            took.append(await honest_run(bob, timeout=30))
+            asked.append(hostile.stats.context_requests - before)
+        demoted = runtime.participants.host != "hostile"
+        slow = any(t is None or t > 15.0 for t in took)
+        runs = [None if t is None else round(t, 2) for t in took]
+        detail = f"asked={asked} run_s={runs} host={runtime.participants.host}"
+        return demoted, not demoted or slow or max(asked) > 1, detail
+
+    await a.attempt("late_host_one_in_three_honest", late_host)
+    return took
+
+
 async def compressed_stream_attack(a: Abuse) -> float:
     """256 MiB of zeros, SDK-compressed, unasked on agent:context from a participant with no
     rights, sent from another process; returns the steward's peak RSS growth in MB."""
@@ -411,9 +522,11 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         await http_attacks(a)
         assert stack.service.db is not None
         await storage_attacks(a, stack.service.db.pool)
+        await flow_attacks(a)
         compressed_growth = await compressed_stream_attack(a)
         ok_base = [t for t in base_runs if t is not None]
         bomb_s = await bomb_attack(a, statistics.median(ok_base) if ok_base else None)
+        host_runs = await hostile_host_attack(a)
         after_runs = [await honest_run(ann) for _ in range(3)]
         rss_growth = self_rss_mb() - rss_before
         fuzz: dict[str, Any] | None = None
@@ -447,6 +560,8 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         "honest_latency_ratio": round(after_med / base_med, 2) if base_med and after_med else None,
         "compressed_stream_rss_mb": round(compressed_growth, 1),
         "gzip_bomb_run_s": None if bomb_s is None else round(bomb_s, 2),
+        "late_host_runs_s": [None if t is None else round(t, 2) for t in host_runs],
+        "targets": {"honest_latency_ratio": 1.5, "rss_mb_growth": 32},
         "muted": muted,
         "results": [r.__dict__ for r in results],
         **({"live_fuzz": fuzz} if fuzz is not None else {}),

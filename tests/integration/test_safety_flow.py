@@ -13,7 +13,6 @@ import pytest
 from structlog.testing import capture_logs
 
 from steward.protocol.names import RESYNC_ALL_SESSIONS, TOPIC_RESYNC, TOPIC_SCREENSHOT
-from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.headless.client import Faults, HeadlessClient
@@ -164,7 +163,7 @@ async def test_a_late_host_is_asked_once_per_fetch_and_loses_the_role_despite_ho
         await close_all([hostile, ann, bob])
 
 
-async def _replays_to(runtime: RoomRuntime, logs: list[dict[str, object]], who: str) -> int:
+def _replays_to(logs: list[dict[str, object]], who: str) -> int:
     return sum(1 for e in logs if e["event"] == "resynced" and e["participant"] == who)
 
 
@@ -182,7 +181,7 @@ async def test_a_participant_that_never_acks_is_resynced_once_and_not_retransmit
             assert first.session_id and await ann.wait_status(first.session_id) == "done"
             sid = first.session_id
             # Its retransmits run out, then one replay.
-            await wait_for(lambda: runtime.broadcaster.stats(sid).resyncs >= 1, timeout=15)
+            await wait_for(lambda: runtime.broadcaster.stats(sid).resyncs >= 1, timeout=30)
             later = []
             for _ in range(2):
                 reply = await ann.prompt("draw our signup flow")
@@ -191,16 +190,17 @@ async def test_a_participant_that_never_acks_is_resynced_once_and_not_retransmit
             for _ in range(4):  # whole-room resyncs, as many as the rate limit allows
                 payload = {"sessionId": RESYNC_ALL_SESSIONS, "lastSeq": 0}
                 await nacker.send_raw(json.dumps(payload).encode(), TOPIC_RESYNC)
+            # Each withheld (now), or replayed (as the steward once did: the test fails).
             await wait_for(
                 lambda: (
                     sum(1 for t, w, _ in runtime.rejected if (t, w) == (TOPIC_RESYNC, "nacker"))
                     >= 4
-                    or runtime.broadcaster.unacked("nacker") > 400
+                    or _replays_to(logs, "nacker") >= 3
                 ),
                 timeout=15,
             )
             await asyncio.sleep(3.0)  # several retransmit timeouts
-        replays = await _replays_to(runtime, logs, "nacker")
+        replays = _replays_to(logs, "nacker")
         retransmits = [runtime.broadcaster.stats(s).retransmits for s in later]
         print(f"replays={replays} retransmits={retransmits} got={nacker.stats.envelopes_received}")
         assert replays <= 1, replays
