@@ -1,6 +1,6 @@
-"""Log lines for refusals that repeat: the first of a kind at once, then at most one line per
-`interval_s` carrying how many happened since (`count`), so a flood of thousands of the same
-refusal costs a few lines, not thousands."""
+"""Log lines for refusals that repeat: the first `burst` of a kind in `interval_s` at once,
+then at most one line per `interval_s` carrying how many happened since (`count`), so a
+flood of thousands of the same refusal costs a few lines, not thousands."""
 
 from __future__ import annotations
 
@@ -18,12 +18,15 @@ class SampledLog:
         logger: Any,  # a structlog logger (steward.obs.logging.get_logger)
         *,
         interval_s: float = 5.0,
+        burst: int = 5,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._log = logger
         self.interval_s = interval_s
+        self.burst = burst
         self._clock = clock
-        self._last: dict[tuple[str, ...], tuple[float, int]] = {}  # key -> (logged at, unlogged)
+        # key -> (window start, lines in it, happened since the last line)
+        self._last: dict[tuple[str, ...], tuple[float, int, int]] = {}
         self.lines = 0
 
     def warning(self, key: tuple[str, ...], event: str, **fields: Any) -> None:
@@ -36,13 +39,14 @@ class SampledLog:
         self, write: Callable[..., Any], key: tuple[str, ...], event: str, fields: dict[str, Any]
     ) -> None:
         now = self._clock()
-        seen = self._last.get(key)
-        if seen is not None and now - seen[0] < self.interval_s:
-            self._last[key] = (seen[0], seen[1] + 1)
+        start, lines, unlogged = self._last.pop(key, (now, 0, 0))  # re-inserted last below
+        if now - start >= self.interval_s:
+            start, lines = now, 0
+        if lines >= self.burst:
+            self._last[key] = (start, lines, unlogged + 1)
             return
-        count = 1 + (seen[1] if seen is not None else 0)
-        self._last.pop(key, None)  # re-inserted last: the oldest keys are evicted first
-        self._last[key] = (now, 0)
+        count = 1 + unlogged
+        self._last[key] = (start, lines + 1, 0)
         while len(self._last) > MAX_KEYS:
             del self._last[next(iter(self._last))]
         self.lines += 1

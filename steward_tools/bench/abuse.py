@@ -62,6 +62,7 @@ REFUSALS = frozenset(
         "model_refused",
         "participant_muted",
         "inbound_over_budget",
+        "host_demoted",
     }
 )
 
@@ -334,8 +335,11 @@ async def storage_attacks(a: Abuse, pool: Any) -> None:
             for _ in range(4)
         ]
         await asyncio.gather(*sends, return_exceptions=True)
-        await _until(lambda: refusals_of("oscar") >= before + 4, 30)
-        return True, False, "4 x 5 MiB on agent:context"
+        # Each refused, or the sender muted at the first one's header (the rest dropped).
+        await _until(
+            lambda: refusals_of("oscar") >= before + 4 or "oscar" in a.runtime.abuse.muted, 30
+        )
+        return True, False, f"4 x 5 MiB on agent:context, refused={refusals_of('oscar') - before}"
 
     await a.attempt("unsolicited_5mib_streams", big_streams)
     rex = await a.client("rex", can_prompt=False)
@@ -418,6 +422,7 @@ async def flow_attacks(a: Abuse) -> None:
         rt = a.runtime
         first = await honest_run(a.ann)
         await _until(lambda: rt.broadcaster.gate.owes_ack("nick"), 15)
+        dups = nick.stats.duplicates_received
         reply = await a.ann.prompt(PROMPT)
         if reply.session_id:
             await a.ann.wait_status(reply.session_id)
@@ -426,7 +431,7 @@ async def flow_attacks(a: Abuse) -> None:
             await nick.send_raw(json.dumps(payload).encode(), TOPIC_RESYNC)
         await asyncio.sleep(2.0)  # several retransmit timeouts
         withheld = sum(1 for t, w, r in rt.rejected if (w, r) == ("nick", "unacked_resync"))
-        retransmits = rt.broadcaster.stats(reply.session_id).retransmits if reply.session_id else 0
+        retransmits = nick.stats.duplicates_received - dups  # envelopes it got twice
         detail = f"withheld={withheld} retransmits_after={retransmits} first_run_s={first}"
         return withheld >= 4, withheld < 4 or retransmits > 0, detail
 
@@ -454,7 +459,7 @@ async def hostile_host_attack(a: Abuse) -> list[float | None]:
         slow = any(t is None or t > 15.0 for t in took)
         runs = [None if t is None else round(t, 2) for t in took]
         detail = f"asked={asked} run_s={runs} host={runtime.participants.host}"
-        return demoted, not demoted or slow or max(asked) > 1, detail
+        return demoted, not demoted or slow, detail
 
     await a.attempt("late_host_one_in_three_honest", late_host)
     return took

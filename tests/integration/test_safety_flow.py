@@ -125,7 +125,8 @@ async def test_refused_prompts_are_rate_limited_strikes_with_sampled_log_lines(
         print(f"refused={refused} lines={len(lines)}")
         assert "mal" in runtime.abuse.muted
         assert refused <= 60, refused  # muted long before 400
-        assert len(lines) <= 5 and sum(e["count"] for e in lines) <= refused, lines
+        assert refused >= 20 and len(lines) <= 10, lines  # not one line each
+        assert sum(e["count"] for e in lines) <= refused, lines
         assert any("rate limit" in e["reason"] for e in lines)
         assert await _timed_run(ann) < 10
     finally:
