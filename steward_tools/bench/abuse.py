@@ -348,10 +348,11 @@ async def storage_attacks(a: Abuse, pool: Any) -> None:
         for _ in range(20):
             await rex.send_raw(json.dumps({"sessionId": "*", "lastSeq": 0}).encode(), TOPIC_RESYNC)
         await asyncio.sleep(1.0)
+        # Rate limited, or withheld until rex acks the replay it was sent.
         limited = sum(
             1
             for t, w, r in a.runtime.rejected
-            if (t, w, r) == (TOPIC_RESYNC, "rex", "rate_limited")
+            if (t, w) == (TOPIC_RESYNC, "rex") and r in ("rate_limited", "unacked_resync")
         )
         return limited >= 15, limited < 15, f"rate_limited={limited}/20"
 
@@ -366,6 +367,7 @@ async def _flood(c: HeadlessClient, topic: str, count: int, size: int, *, stream
     """`count` streams (or packets) of `size` bytes to the steward until muted; how many left."""
     lp = c.room.local_participant
     to = ["canvas-steward"]
+    blob = b"\1" * size
     sent = 0
     for _ in range(count):
         if _muted(c):
@@ -373,10 +375,10 @@ async def _flood(c: HeadlessClient, topic: str, count: int, size: int, *, stream
         try:
             async with asyncio.timeout(20):
                 if stream:
-                    await lp.send_bytes(b"\1" * size, topic=topic, destination_identities=to)
+                    await lp.send_bytes(blob, topic=topic, destination_identities=to)
                 else:
                     await lp.publish_data(
-                        b"\1" * size, topic=topic, reliable=True, destination_identities=to
+                        blob, topic=topic, reliable=True, destination_identities=to
                     )
             sent += 1
         except Exception:  # muted mid-send, or LiveKit pushing back: the flood goes on
@@ -527,7 +529,9 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         await http_attacks(a)
         assert stack.service.db is not None
         await storage_attacks(a, stack.service.db.pool)
+        rss_flow = self_rss_mb()
         await flow_attacks(a)
+        rss_flow = self_rss_mb() - rss_flow
         compressed_growth = await compressed_stream_attack(a)
         ok_base = [t for t in base_runs if t is not None]
         bomb_s = await bomb_attack(a, statistics.median(ok_base) if ok_base else None)
@@ -560,6 +564,9 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         "not_logged": [r.name for r in results if r.refused and not r.logged],
         "crashes": len(recorder.crashes) + fuzz_crashes,
         "rss_mb_growth": round(rss_growth, 1),
+        # Of which during the unread-topic floods, prompt flood and never-acker (the attackers'
+        # clients run in this process too).
+        "rss_mb_growth_flow_attacks": round(rss_flow, 1),
         "honest_prompt_ok": len(ok_after) == len(after_runs) and len(ok_base) == len(base_runs),
         "honest_latency_s": {"before": base_med, "after": after_med},
         "honest_latency_ratio": round(after_med / base_med, 2) if base_med and after_med else None,
