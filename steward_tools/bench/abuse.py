@@ -6,7 +6,7 @@ One steward (real livekit-server, real Postgres, scripted model) serves a room w
 ambiguous and re-set prompt grants; cancelling another's run; model and file picks, bad
 bearer tokens and an oversized body over HTTP, and what `/healthz` tells; bogus acks (which
 also get the sender muted); unsolicited text and byte streams (four of 5 MiB among them);
-whole-room resync floods; 5 MiB streams and 60 kB packets on a topic the steward has no handler
+whole-room resync floods; 3 MiB streams and 60 kB packets on a topic the steward has no handler
 for (`app:*`), a flood of refused prompts, and a peer that never acks but asks for whole-room
 replays; a gzip bomb from a host in a second room, and in a third a host that answers late
 but honestly one time in three. Optionally the live
@@ -392,7 +392,7 @@ async def flow_attacks(a: Abuse) -> None:
 
     async def unread_topic_floods() -> tuple[bool, bool, str]:
         sent = await asyncio.gather(
-            _flood(uma, "app:files", 22, 5 << 20, stream=True),
+            _flood(uma, "app:files", 22, 3 << 20, stream=True),  # each over the budget
             _flood(ugo, "app:cursor", 2000, 60_000, stream=False),
         )
         await _until(lambda: {"uma", "ugo"} <= a.runtime.abuse.muted, 20)
