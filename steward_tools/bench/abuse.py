@@ -386,9 +386,23 @@ async def _flood(c: HeadlessClient, topic: str, count: int, size: int, *, stream
     return sent
 
 
-async def flow_attacks(a: Abuse) -> None:
+async def flow_attackers(a: Abuse) -> dict[str, HeadlessClient]:
+    """The flow attacks' participants, connected before the baseline RSS is taken: each is an
+    rtc connection in this process, a cost of the rig, not of the steward under attack."""
+    clients = {who: await a.client(who, can_prompt=False) for who in ("uma", "ugo", "pam")}
+    clients["nick"] = await a.client("nick", faults=Faults(never_ack=True))
+    room = a.room + "-host"
+    await a.stack.service.join(room)
+    faults = Faults(context_mode="hang", honest_every=3)
+    clients["hostile"] = await a.client("hostile", room=room, faults=faults)
+    clients["alice"] = await a.client("alice", room=room)
+    clients["bob"] = await a.client("bob", room=room, capabilities=("apply",))
+    return clients
+
+
+async def flow_attacks(a: Abuse, clients: dict[str, HeadlessClient]) -> None:
     """Traffic the steward never reads, refused prompts and a peer that never acks."""
-    uma, ugo = await a.client("uma", can_prompt=False), await a.client("ugo", can_prompt=False)
+    uma, ugo = clients["uma"], clients["ugo"]
 
     async def unread_topic_floods() -> tuple[bool, bool, str]:
         sent = await asyncio.gather(
@@ -399,7 +413,7 @@ async def flow_attacks(a: Abuse) -> None:
         return True, False, f"sent_before_mute={sent}"
 
     await a.attempt("unread_topic_floods", unread_topic_floods)
-    pam = await a.client("pam", can_prompt=False)
+    pam = clients["pam"]
 
     async def prompt_flood() -> tuple[bool, bool, str]:
         refused = granted = 0
@@ -418,7 +432,7 @@ async def flow_attacks(a: Abuse) -> None:
         return granted == 0, granted > 0 or refused > 60, f"refused={refused} log_lines={lines}"
 
     await a.attempt("refused_prompt_flood", prompt_flood)
-    nick = await a.client("nick", faults=Faults(never_ack=True))
+    nick = clients["nick"]
 
     async def never_acker() -> tuple[bool, bool, str]:
         rt = a.runtime
@@ -440,15 +454,11 @@ async def flow_attacks(a: Abuse) -> None:
     await a.attempt("never_acking_peer_resyncs", never_acker)
 
 
-async def hostile_host_attack(a: Abuse) -> list[float | None]:
+async def hostile_host_attack(a: Abuse, clients: dict[str, HeadlessClient]) -> list[float | None]:
     """A room whose host answers `steward.context` never in time, honestly one time in three:
     bob's runs must not wait on her twice, and she must lose the host role."""
-    room = a.room + "-host"
-    runtime = await a.stack.service.join(room)
-    faults = Faults(context_mode="hang", honest_every=3)
-    hostile = await a.client("hostile", room=room, faults=faults)
-    await a.client("alice", room=room)
-    bob = await a.client("bob", room=room, capabilities=("apply",))
+    runtime = a.stack.service.rooms[a.room + "-host"]
+    hostile, bob = clients["hostile"], clients["bob"]
     took: list[float | None] = []
 
     async def late_host() -> tuple[bool, bool, str]:
@@ -523,6 +533,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         await _until(lambda: runtime.participants.get("ann") is not None, 10)
         a = Abuse(stack, runtime, ann, recorder, clients=[ann])
         base_runs = [await honest_run(ann) for _ in range(3)]
+        flow_clients = await flow_attackers(a)
         rss_before = self_rss_mb()
         await grant_attacks(a)
         await cancel_attack(a)
@@ -530,12 +541,12 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         assert stack.service.db is not None
         await storage_attacks(a, stack.service.db.pool)
         rss_flow = self_rss_mb()
-        await flow_attacks(a)
+        await flow_attacks(a, flow_clients)
         rss_flow = self_rss_mb() - rss_flow
         compressed_growth = await compressed_stream_attack(a)
         ok_base = [t for t in base_runs if t is not None]
         bomb_s = await bomb_attack(a, statistics.median(ok_base) if ok_base else None)
-        host_runs = await hostile_host_attack(a)
+        host_runs = await hostile_host_attack(a, flow_clients)
         after_runs = [await honest_run(ann) for _ in range(3)]
         rss_growth = self_rss_mb() - rss_before
         fuzz: dict[str, Any] | None = None
