@@ -363,14 +363,18 @@ def _muted(c: HeadlessClient) -> bool:
     return c.room.local_participant.permissions.can_publish_data is False
 
 
-async def _flood(c: HeadlessClient, topic: str, count: int, size: int, *, stream: bool) -> int:
-    """`count` streams (or packets) of `size` bytes to the steward until muted; how many left."""
+async def _flood(
+    c: HeadlessClient, topic: str, count: int, size: int, *, stream: bool, muted: set[str]
+) -> int:
+    """`count` streams (or packets) of `size` bytes to the steward until the steward muted
+    the sender (`muted`: from then LiveKit drops them, so what the attacker's client would
+    still queue is only this process's memory, not the steward's); how many left."""
     lp = c.room.local_participant
     to = ["canvas-steward"]
     blob = b"\1" * size
     sent = 0
     for _ in range(count):
-        if _muted(c):
+        if _muted(c) or c.identity in muted:
             break
         try:
             async with asyncio.timeout(20):
@@ -406,8 +410,8 @@ async def flow_attacks(a: Abuse, clients: dict[str, HeadlessClient]) -> None:
 
     async def unread_topic_floods() -> tuple[bool, bool, str]:
         sent = await asyncio.gather(
-            _flood(uma, "app:files", 22, 3 << 20, stream=True),  # each over the budget
-            _flood(ugo, "app:cursor", 2000, 60_000, stream=False),
+            _flood(uma, "app:files", 22, 3 << 20, stream=True, muted=a.runtime.abuse.muted),
+            _flood(ugo, "app:cursor", 2000, 60_000, stream=False, muted=a.runtime.abuse.muted),
         )
         await _until(lambda: {"uma", "ugo"} <= a.runtime.abuse.muted, 20)
         return True, False, f"sent_before_mute={sent}"
