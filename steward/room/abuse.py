@@ -1,12 +1,14 @@
 """A participant that keeps sending what the steward refuses loses its right to publish data.
 
-Each refusal is a strike (an unsolicited byte or text stream weighs `STREAM_STRIKE`: it costs
-the room's shared data channel far more than a bad packet); more than `limit` strikes in a
-minute and the steward revokes the participant's `can_publish_data` through LiveKit's own
-`UpdateParticipant`, so the SFU drops its packets before they reach anyone. Logged
-(`participant_muted`), counted, and listed in the operator's view. The mute outlives the
-connection: the identity rejoining within `mute_s` (a fresh token, a reload) is muted again.
-"""
+Each refusal is a strike; an unsolicited byte or text stream weighs by its size (one strike
+per `STREAM_BYTES_PER_STRIKE`, at least `STREAM_STRIKE`: it costs the room's shared data
+channel far more than a bad packet, so a 5 MiB one is over the default limit at its header);
+data over the participant's inbound budget (`inbound_budget`) weighs likewise. More than
+`limit` strikes in a minute and the steward revokes the participant's `can_publish_data`
+through LiveKit's own `UpdateParticipant`, so the SFU drops its packets before they reach
+anyone. Logged (`participant_muted`), counted, and listed in the operator's view. The mute
+outlives the connection: the identity rejoining within `mute_s` (a fresh token, a reload) is
+muted again."""
 
 from __future__ import annotations
 
@@ -23,11 +25,18 @@ from steward.tasks import TaskSet
 log = get_logger(__name__)
 
 STREAM_STRIKE = 10
+STREAM_BYTES_PER_STRIKE = 16 * 1024
 # Refusals that are the steward's own doing or no one's in particular, never strikes
-# (a late stream answers a request the steward gave up on).
-_NOT_STRIKES = frozenset({"no_sender", "late_stream"})
+# (a late stream answers a request the steward gave up on; a browser may ask for the replay
+# the steward already sent it on joining).
+_NOT_STRIKES = frozenset({"no_sender", "late_stream", "unacked_resync"})
 
 Revoke = Callable[[str], Awaitable[None]]
+
+
+def stream_weight(size: int | None) -> int:
+    """The strikes an unsolicited stream of `size` bytes (None: not announced) weighs."""
+    return max(STREAM_STRIKE, (size or 0) // STREAM_BYTES_PER_STRIKE)
 
 
 class AbuseGuard:
@@ -50,12 +59,12 @@ class AbuseGuard:
         self._muted_until: dict[str, float] = {}  # kept after leaving, for a rejoin
         self._tasks = TaskSet("participant_mute_crashed", room=room_id)
 
-    def strike(self, identity: str, reason: str, *, stream: bool = False) -> None:
+    def strike(self, identity: str, reason: str, *, weight: int = 1) -> None:
         if reason in _NOT_STRIKES or identity in self.muted:
             return
         now = self._clock()
         window = self._strikes.setdefault(identity, deque())
-        window.append((now, STREAM_STRIKE if stream else 1))
+        window.append((now, max(1, weight)))
         while window and now - window[0][0] > 60.0:
             window.popleft()
         total = sum(w for _, w in window)

@@ -31,6 +31,9 @@
   `steward:resync` itself. A participant that acked nothing for `GIVE_UP_S` since its
   oldest unacked envelope was first sent is logged and dropped (it resyncs itself when it
   comes back); time spent idle with nothing to ack never counts.
+- A participant sent a replay that has acked nothing since gets no other replay and no
+  retransmits until it acks (`resync_gate`): a never-acking peer costs one replay, not one
+  per request.
 - An ack is taken only for an envelope that was sent to its sender (a session and seq it was
   never sent is dropped, counted, never written). A cumulative ack covers every unacked
   envelope of its session up to its seq; ack rows are written in one INSERT per flush.
@@ -57,6 +60,7 @@ from steward.obs.stage_hooks import Stage, StageHooks
 from steward.protocol.messages import Ack, ActionEnvelope, WireAction
 from steward.protocol.names import TOPIC_ACTION, TOPIC_ACTIONS
 from steward.room.envelopes import frames, pack
+from steward.room.resync_gate import ResyncGate
 from steward.store.outbox import TRANSIENT, AckRow, Outbox, OutboxRow
 from steward.tasks import TaskSet
 
@@ -228,6 +232,7 @@ class Broadcaster:
         # sleep on these instead of ticking (a tick per room costs CPU at hundreds of rooms).
         self._pending_added = asyncio.Event()
         self._acks_added = asyncio.Event()
+        self.gate = ResyncGate()
 
     # --- lifecycle -----------------------------------------------------------------------
     async def start(self) -> None:
@@ -589,6 +594,7 @@ class Broadcaster:
             AckRow(ack.session_id, ack.seq, participant, json.dumps(ack.applied), ack.applied_at)
         )
         self._acks_added.set()
+        self.gate.acked(participant)
         return None
 
     def unacked(self, participant: str) -> int:
@@ -606,10 +612,13 @@ class Broadcaster:
         self._pending.pop(participant, None)
         self._clocks.pop(participant, None)
         self._sent_to.pop(participant, None)
+        self.gate.forget(participant)
 
     # --- resync --------------------------------------------------------------------------
     async def resync(self, participant: str, session_id: str, last_seq: int) -> int:
         """Replay one session after `last_seq` to one participant; returns envelopes sent."""
+        if self._withheld(participant, "requested"):
+            return 0
         rows = await self.outbox.session_after(self.room_id, session_id, last_seq)
         if rows:
             self.stats(session_id).resyncs += 1
@@ -617,11 +626,21 @@ class Broadcaster:
 
     async def resync_room(self, participant: str, *, skip_acked: bool) -> int:
         """Replay the room's history in room order (late joiners, full reconnects)."""
+        if self._withheld(participant, "room"):
+            return 0
         await self.flush_acks()
         rows = await self.outbox.room_history(
             self.room_id, skip_acked_by=participant if skip_acked else ""
         )
         return await self._replay(participant, rows, "room")
+
+    def _withheld(self, participant: str, reason: str) -> bool:
+        if not self.gate.owes_ack(participant):
+            return False
+        self.gate.refused += 1
+        metrics.RESYNCS.labels(reason="withheld").inc()
+        log.info("resync_withheld", room=self.room_id, participant=participant, reason=reason)
+        return True
 
     async def _replay(
         self, participant: str, rows: list[OutboxRow], reason: str, *, track: bool = True
@@ -635,6 +654,7 @@ class Broadcaster:
                 self._mark_sent(participant, session_id, seq)
         await self._publish_frames(payloads, [participant], "replay", keys if track else None)
         if rows:
+            self.gate.replayed(participant)
             metrics.RESYNCS.labels(reason=reason).inc()
             log.info(
                 "resynced",
@@ -670,6 +690,8 @@ class Broadcaster:
             clock = self._clocks.setdefault(participant, _AckClock(last_ack_at=now))
             if entries and now - self._waiting_since(clock, entries) > GIVE_UP_S:
                 self._give_up(participant, entries)
+                continue
+            if self.gate.owes_ack(participant):  # replayed to, silent since: no more
                 continue
             rto = clock.timeout(self.retransmit_after_s)
             resent = False

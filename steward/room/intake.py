@@ -2,10 +2,11 @@
 
 Only participants whose token carries a valid signed grant in `steward.can_prompt` (see
 `steward.tokens`, bound to their session by `steward.room.grants`), or everyone under the
-`everyone` policy, may prompt; each is rate limited. A run is cancelled by who asked for it
-or a moderator (a `pm` grant), or by anyone allowed to prompt under the cancel policy
-`everyone`. Final voice segments that address the steward by its wake phrase become
-prompts of their speaker: the steward's own transcription (`steward.voice`) and
+`everyone` policy, may prompt; each is rate limited. A refused prompt is a strike (past
+`REFUSED_PER_MIN` a minute, ten), its log line sampled (`SampledLog`). A run is cancelled by
+who asked for it or a moderator (a `pm` grant), or by anyone allowed to prompt under the
+cancel policy `everyone`. Final voice segments that address the steward by its wake phrase
+become prompts of their speaker: the steward's own transcription (`steward.voice`) and
 `lk.transcription` streams. A caption speaks for its sender, or, when it names another
 participant's track in `lk.transcribed_track_id`, for that track's owner only if its sender
 is an agent the deployment trusts (`STEWARD_CAPTION_AGENTS`, of LiveKit kind agent); any
@@ -26,6 +27,7 @@ from livekit import rtc
 
 from steward.obs import metrics
 from steward.obs.logging import get_logger
+from steward.obs.sampled_log import SampledLog
 from steward.obs.stage_hooks import Stage, StageHooks
 from steward.ports import PromptInput, PromptSource
 from steward.protocol import ProtocolError, decode
@@ -52,6 +54,10 @@ STOP_WORDS = frozenset(
 WAKE_ARMED_S = 6.0
 # The same words from the same speaker this soon again are one utterance heard twice.
 VOICE_DUPLICATE_S = 5.0
+# Refused `steward.prompt` calls per participant a minute; past it each weighs more strikes.
+REFUSED_PER_MIN = 10
+REFUSAL_PAST_LIMIT_STRIKES = 10
+REFUSED_RATE_LIMIT = "rate limit: too many refused prompts, try again in a minute"
 
 
 class RateLimiter:
@@ -142,6 +148,8 @@ class Intake:
         track_owner: Callable[[str], str | None] = lambda _sid: None,
         trusted_captioner: Callable[[str], bool] = lambda _identity: False,
         on_transcribed_elsewhere: Callable[[str], None] | None = None,
+        on_strike: Callable[[str, str, int], None] | None = None,
+        refused_per_min: int = REFUSED_PER_MIN,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.room_id = room_id
@@ -169,6 +177,10 @@ class Intake:
         self._armed: dict[str, float] = {}
         self._recent_voice: dict[str, tuple[str, float]] = {}
         self._tasks = TaskSet("transcription_task_failed", room=room_id)
+        # Refused prompts: each a strike (identity, reason, weight) for the abuse guard.
+        self.on_strike = on_strike
+        self._refused_limit = RateLimiter(refused_per_min, clock)
+        self._refusals_log = SampledLog(log, clock=clock)
 
     def may_prompt(self, member: Member) -> bool:
         if is_reserved(member.identity):  # the name space of owners that are not people
@@ -201,8 +213,14 @@ class Intake:
 
     def _refuse(self, identity: str, reason: str, source: str) -> None:
         metrics.PROMPTS_REFUSED.labels(reason=reason.split(":")[0]).inc()
-        log.info(
-            "prompt_refused", room=self.room_id, participant=identity, source=source, reason=reason
+        # Sampled: a flood of refusals is a line with a count every few seconds.
+        self._refusals_log.info(
+            (identity, source, reason),
+            "prompt_refused",
+            room=self.room_id,
+            participant=identity,
+            source=source,
+            reason=reason,
         )
 
     def _bad_input(self, topic: str, sender: str, err: ProtocolError) -> None:
@@ -227,8 +245,17 @@ class Intake:
             return PromptReply(error=f"invalid prompt: {req}").to_wire().decode()
         decision = self.authorize(caller)
         if not decision.allowed:
-            self._refuse(caller, decision.reason, "browser")
-            return PromptReply(error=decision.reason).to_wire().decode()
+            reason = decision.reason
+            if not self._refused_limit.allow(caller):  # the strikes weigh more, the mute nears
+                reason = REFUSED_RATE_LIMIT
+            self._refuse(caller, reason, "browser")
+            if self.on_strike is not None:
+                self.on_strike(
+                    caller,
+                    "prompt_refused",
+                    REFUSAL_PAST_LIMIT_STRIKES if reason == REFUSED_RATE_LIMIT else 1,
+                )
+            return PromptReply(error=reason).to_wire().decode()
         member = self._participants.get(caller)
         source: PromptSource = (
             "voice" if member is not None and member.role == "voice" else "browser"

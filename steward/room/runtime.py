@@ -22,6 +22,7 @@ from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.obs import metrics
 from steward.obs.logging import get_logger
+from steward.obs.sampled_log import SampledLog
 from steward.ports import AgentRunner, PromptInput
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_DATA_PACKET_BYTES, MAX_ENVELOPE_BYTES
@@ -53,18 +54,19 @@ from steward.protocol.names import (
     TOPIC_TRANSCRIPTION,
     TOPIC_VIEWPORT,
 )
-from steward.room.abuse import AbuseGuard, livekit_revoker
+from steward.room.abuse import AbuseGuard, livekit_revoker, stream_weight
 from steward.room.broadcaster import Broadcaster
 from steward.room.composing import ComposingHints
 from steward.room.dispatch import Dispatcher
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.grants import GrantBook
+from steward.room.inbound_budget import InboundBudget
 from steward.room.intake import Intake, RateLimiter, trusted_agents
 from steward.room.messenger import Messenger
 from steward.room.participants import Participants
 from steward.room.relay import Relay
 from steward.room.snapshot_fetcher import SnapshotFetcher
-from steward.room.stream_inbox import STREAM_CAPS, StreamInbox
+from steward.room.stream_inbox import STREAM_CAPS, StreamInbox, StreamMeter
 from steward.room.user_edits import UserEdits
 from steward.room.views import Views
 from steward.store.grants import GrantBindings
@@ -177,7 +179,7 @@ class RoomRuntime:
         self.messenger = Messenger(
             room_id, self._publish_all, partial_interval_s=s.steward_preview_interval_ms / 1000
         )
-        self.inbox = StreamInbox(self._reject)
+        self.inbox = StreamInbox(self._reject, StreamMeter(self._is_muted, self._charge))
         # Whose view a run sees: each participant's published viewport and own edits.
         self.views = Views()
         self.user_edits = UserEdits()
@@ -226,6 +228,7 @@ class RoomRuntime:
             running=self.dispatcher.running,
             track_owner=self._track_owner,
             trusted_captioner=trusted_agents(room, s.caption_agents()),
+            on_strike=self._strike,
         )
         self.voice: RoomVoice | None = None
         if deps.speech is not None:
@@ -264,6 +267,13 @@ class RoomRuntime:
             limit_per_min=s.steward_abuse_strikes_per_min,
             mute_s=s.steward_abuse_mute_seconds,
         )
+        # Everything each participant sends, on any topic, read or not (inbound_budget).
+        self.budget = InboundBudget(
+            self._over_budget,
+            bytes_per_window=s.steward_inbound_budget_bytes,
+            packets_per_window=s.steward_inbound_budget_packets,
+        )
+        self._sampled = SampledLog(log)
         self._tasks = TaskSet("room_task_failed", room=room_id)
         self._handlers: dict[
             str, tuple[type[WireModel], int, Callable[[str, Any], Awaitable[None] | None]]
@@ -307,6 +317,8 @@ class RoomRuntime:
                 room.register_byte_stream_handler(topic, self.inbox.refuse(topic, "byte"))
             if topic != TOPIC_TRANSCRIPTION:
                 room.register_text_stream_handler(topic, self.inbox.refuse(topic, "text"))
+        # Last: streams on every other topic are metered and closed unread.
+        self.inbox.catch_unhandled(room)
         # Ready means ready: a browser that sees the attribute may call our RPC methods at once;
         # and before the participants, so what we send them is not dropped as from a stranger.
         await self._announce()
@@ -546,14 +558,41 @@ class RoomRuntime:
     def _on_left(self, identity: str) -> None:
         self.broadcaster.forget(identity)
         self.abuse.forget(identity)
+        self.budget.forget(identity)
         self.context.participant_left(identity)
         self.views.forget(identity)
         self.user_edits.forget(identity)
 
     # --- inbound data --------------------------------------------------------------------
-    def _reject(self, topic: str, sender: str, reason: str, detail: str = "") -> None:
+    def _is_muted(self, identity: str) -> bool:
+        return identity in self.abuse.muted
+
+    def _charge(self, identity: str, nbytes: int) -> bool:
+        return self.budget.charge(identity, nbytes)
+
+    def _strike(self, identity: str, reason: str, weight: int) -> None:
+        self.abuse.strike(identity, reason, weight=weight)
+
+    def _over_budget(self, identity: str, reason: str, weight: int) -> None:
+        metrics.REJECTED_INBOUND.labels(topic="*", reason=reason).inc()
+        self.abuse.strike(identity, reason, weight=weight)
+        used, packets = self.budget.usage(identity)
+        self._sampled.warning(
+            (identity, reason),
+            "inbound_over_budget",
+            room=self.room_id,
+            participant=identity,
+            reason=reason,
+            window_bytes=used,
+            window_packets=packets,
+        )
+
+    def _reject(
+        self, topic: str, sender: str, reason: str, detail: str = "", *, size: int | None = None
+    ) -> None:
         metrics.REJECTED_INBOUND.labels(topic=topic, reason=reason).inc()
-        self.abuse.strike(sender, reason, stream=reason == "unexpected_stream")
+        weight = stream_weight(size) if reason == "unexpected_stream" else 1
+        self.abuse.strike(sender, reason, weight=weight)
         self.rejected.append((topic, sender, reason))
         del self.rejected[:-100]
         log.warning(
@@ -567,12 +606,19 @@ class RoomRuntime:
 
     def _on_data(self, packet: rtc.DataPacket) -> None:
         topic = packet.topic or ""
+        sender = packet.participant.identity if packet.participant is not None else None
+        if sender is not None:
+            # Every packet counts, on any topic (the app's own included), before anything
+            # else (over the budget: strikes); a muted sender's, in flight while LiveKit is
+            # told, are dropped unread.
+            if sender in self.abuse.muted:
+                return
+            self.budget.charge(sender, len(packet.data))
         if not topic.startswith(_OWN_PREFIXES):
             return
-        if packet.participant is None:
+        if sender is None:
             self._reject(topic, "<server>", "no_sender")
             return
-        sender = packet.participant.identity
         self.last_activity_at = time.time()
         entry = self._handlers.get(topic)
         if entry is None:
@@ -614,6 +660,9 @@ class RoomRuntime:
     async def _on_resync(self, sender: str, req: Resync) -> None:
         if self.mode == "host" and sender != self.participants.host:
             return  # in host mode only the host applies envelopes
+        if self.broadcaster.gate.owes_ack(sender):  # replayed to already, acked nothing since
+            self._reject(TOPIC_RESYNC, sender, "unacked_resync")
+            return
         if not self._resync_limit.allow(sender):
             self._reject(TOPIC_RESYNC, sender, "rate_limited")
             return

@@ -4,11 +4,15 @@
 Whose view: a prompt's context is the asker's. The asker's own browser is asked first when
 it offers context; else the host renders the asker's last published viewport (`Views`), and
 the asker's published selection stands; then the other capable browsers. Each browser gets
-bounded retries (tenacity, exponential backoff); when none delivers, the run goes on
-text-only with the steward's mirror of the canvas and is logged as degraded. A prompt with
-no browser behind it (HTTP, voice with no canvas open) gets the host's view, no selection,
-and a `view_note` telling the model so. The asker's own edits since the agent last looked
-ride along (`UserEdits` in relay mode; the asker's browser reports them in host mode).
+bounded retries (tenacity, exponential backoff) for quick failures only: one that answered
+late (an RPC or stream timeout) or sent what was refused is not asked again in that fetch,
+the next browser is. A browser failing `DEMOTE_AFTER` fetches within `DEMOTE_WINDOW_S` loses
+the host role for `DEMOTE_S`, however many it answered in between. When none delivers, the
+run goes on text-only with the steward's mirror of the canvas and is logged as degraded. A
+prompt with no browser behind it (HTTP, voice with no canvas open) gets the host's view, no
+selection, and a `view_note` telling the model so. The asker's own edits since the agent
+last looked ride along (`UserEdits` in relay mode; the asker's browser reports them in host
+mode).
 
 `prefetch` starts the same fetch in the background while a user composes a prompt (a
 `steward:composing` hint): it never degrades, raises or counts as a run.
@@ -44,6 +48,7 @@ from steward.room.participants import Participants
 from steward.room.snapshot_cache import FlightKey, SnapshotCache, view_for
 from steward.room.stream_inbox import (
     ContextFailure,
+    ContextLate,
     ContextRefused,
     Received,
     StreamInbox,
@@ -59,8 +64,10 @@ DEFAULT_VIEWPORT = Box(x=0, y=0, w=1280, h=800)
 PerformRpc = Callable[..., Awaitable[str]]
 # A whole fetch (every candidate, every attempt) ends after this many `timeout_s`.
 TOTAL_TIMEOUTS = 4
-# A browser whose answers failed this many fetches in a row loses the host role for a while.
+# A browser whose answers failed this many fetches within the window (answered ones in
+# between notwithstanding) loses the host role for a while.
 DEMOTE_AFTER = 3
+DEMOTE_WINDOW_S = 300.0
 DEMOTE_S = 120.0
 
 
@@ -119,7 +126,7 @@ class SnapshotFetcher:
         max_size: int | None = None,
         max_bytes: int | None = None,
         on_reject: Callable[..., None] | None = None,
-        clock: Callable[[], float] = time.monotonic,  # of cache ages only
+        clock: Callable[[], float] = time.monotonic,  # of cache ages and failed fetches
         adopt_shapes: bool = False,
         views: Views | None = None,
         edits: UserEdits | None = None,
@@ -152,7 +159,8 @@ class SnapshotFetcher:
         )
         self._inflight: dict[str, set[asyncio.Task[str]]] = {}
         self.degraded_runs = 0
-        self._failures: dict[str, int] = {}
+        self._clock = clock
+        self._failures: dict[str, list[float]] = {}  # identity -> times of failed fetches
 
     def participant_left(self, identity: str) -> None:
         """Fail requests to a browser that left at once, instead of waiting for a timeout."""
@@ -342,7 +350,6 @@ class SnapshotFetcher:
                 ):
                     with attempt:
                         got = await self._ask(ask, want_screenshot, best)
-                self._failures.pop(identity, None)
                 return got
             except ContextFailure as err:
                 best.errors.append(f"{identity}: {err}")
@@ -351,10 +358,13 @@ class SnapshotFetcher:
         return None
 
     def _failed(self, identity: str) -> None:
-        """One more fetch this browser failed; at DEMOTE_AFTER in a row it is demoted."""
-        count = self._failures.get(identity, 0) + 1
-        self._failures[identity] = count
-        if count >= DEMOTE_AFTER:
+        """One more fetch this browser failed; at DEMOTE_AFTER within DEMOTE_WINDOW_S it is
+        demoted (successes do not reset the count: honest one time in three is not enough)."""
+        now = self._clock()
+        times = [t for t in self._failures.get(identity, []) if now - t < DEMOTE_WINDOW_S]
+        times.append(now)
+        self._failures[identity] = times
+        if len(times) >= DEMOTE_AFTER:
             self._failures.pop(identity, None)
             self._participants.demote(identity, DEMOTE_S)
 
@@ -406,7 +416,9 @@ class SnapshotFetcher:
             try:
                 raw = await call
             except rtc.RpcError as err:
-                raise ContextFailure(f"rpc {err.code}: {err.message}") from err
+                late = err.code in _LATE_RPC_CODES
+                failure = ContextLate if late else ContextFailure
+                raise failure(f"rpc {err.code}: {err.message}") from err
             except asyncio.CancelledError:
                 if call.cancelled() and not _current_cancelling():
                     raise ContextFailure("participant left") from None
@@ -442,7 +454,7 @@ class SnapshotFetcher:
                                 best.shapes = got.shapes
             except TimeoutError as err:
                 missing = [k for k, f in waits.items() if not f.done()]
-                raise ContextFailure(f"stream timeout: {','.join(missing)}") from err
+                raise ContextLate(f"stream timeout: {','.join(missing)}") from err
             if shot and got.screenshot is None:
                 raise ContextFailure("screenshot announced but not sent")
             return got
@@ -474,8 +486,14 @@ class SnapshotFetcher:
         )
 
 
+# RPC errors that mean the browser was too slow, not that the request could not be made.
+_LATE_RPC_CODES = frozenset(
+    {rtc.RpcError.ErrorCode.RESPONSE_TIMEOUT, rtc.RpcError.ErrorCode.CONNECTION_TIMEOUT}
+)
+
+
 def _retryable(err: BaseException) -> bool:
-    return isinstance(err, ContextFailure) and not isinstance(err, ContextRefused)
+    return isinstance(err, ContextFailure) and not isinstance(err, ContextRefused | ContextLate)
 
 
 def _current_cancelling() -> bool:

@@ -1,6 +1,11 @@
 """Byte streams from browsers on `agent:screenshot` / `agent:context`, matched to context
 requests by id: the inbox, its capped gzip inflater, and the errors an attempt fails with.
 
+Every stream that reaches the steward, on any topic, is metered against its sender's inbound
+budget (`inbound_budget`): by its announced size, or chunk by chunk while it is drained when
+it announced none; a muted sender's streams are closed at their header, unread. Streams on
+topics nobody registered (another app's) are caught too (`catch_unhandled`), never read.
+
 The fuzzers drive `Inflater` and `parse_shapes` directly, so their names are public.
 """
 
@@ -16,6 +21,7 @@ from typing import Any
 
 from livekit import rtc
 
+from steward.obs.logging import get_logger
 from steward.obs.stage_hooks import Stage, StageHooks
 from steward.protocol.images import matches, screenshot_type
 from steward.protocol.limits import MAX_SCREENSHOT_BYTES, MAX_SHAPES_JSON_BYTES
@@ -28,6 +34,8 @@ from steward.protocol.names import (
 )
 from steward.tasks import TaskSet
 
+log = get_logger(__name__)
+
 STREAM_KINDS = {TOPIC_SCREENSHOT: "screenshot", TOPIC_CONTEXT: "shapes"}
 STREAM_CAPS = {"screenshot": MAX_SCREENSHOT_BYTES, "shapes": MAX_SHAPES_JSON_BYTES}
 
@@ -39,6 +47,11 @@ class ContextFailure(Exception):
 class ContextRefused(ContextFailure):
     """The browser sent what no retry would fix (over its byte budget, a corrupt or bomb
     gzip, the wrong image type): that browser is not asked again for this run."""
+
+
+class ContextLate(ContextFailure):
+    """The browser did not answer (or stream) in time: asking it again would spend the
+    fetch's budget on the slowest browser while another could answer."""
 
 
 # Refusals of a stream's content (not of its timing): never retried at the same browser.
@@ -111,6 +124,34 @@ def shapes_encoding(mime_type: str) -> str:
     return "gzip" if base == SHAPES_TYPE_GZIP else "json"
 
 
+class StreamMeter:
+    """What the inbox asks of the room about a stream's sender: whether it is muted, and to
+    count an arrival against its inbound budget (False: over it)."""
+
+    def __init__(
+        self,
+        muted: Callable[[str], bool] = lambda _sender: False,
+        charge: Callable[[str, int], bool] = lambda _sender, _nbytes: True,
+    ) -> None:
+        self.muted = muted
+        self.charge = charge
+
+
+AnyReader = rtc.ByteStreamReader | rtc.TextStreamReader
+
+
+class _WithFallback(dict[str, Any]):
+    """A room's stream handlers by topic, answering `fallback` for every topic no one
+    registered (the SDK looks handlers up with `.get` and drops the rest unseen)."""
+
+    def __init__(self, handlers: dict[str, Any], fallback: Any) -> None:
+        super().__init__(handlers)
+        self.fallback = fallback
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return super().get(key, self.fallback)
+
+
 class StreamInbox:
     """Byte streams on `agent:screenshot` / `agent:context`, matched to requests by id.
 
@@ -120,7 +161,8 @@ class StreamInbox:
     inflated as it arrives, capped at MAX_SHAPES_JSON_BYTES inflated (`oversize`), a corrupt
     one refused (`corrupt_gzip`); either fails the attempt like invalid shapes JSON."""
 
-    def __init__(self, on_reject: Callable[..., None]) -> None:
+    def __init__(self, on_reject: Callable[..., None], meter: StreamMeter | None = None) -> None:
+        self.meter = meter if meter is not None else StreamMeter()
         self._expected: dict[str, _Expected] = {}
         # Requests given up on (timed out, superseded), by id: their sender's late streams
         # are closed unread but are no one's fault, so they are not strikes. Bounded.
@@ -142,11 +184,60 @@ class StreamInbox:
     ) -> Callable[[rtc.ByteStreamReader | rtc.TextStreamReader, str], None]:
         """A handler that refuses every stream of `kind` on `topic` unread, with a log line."""
 
-        def on_stream(reader: rtc.ByteStreamReader | rtc.TextStreamReader, sender: str) -> None:
-            self._on_reject(topic, sender, "unexpected_stream", f"{kind} stream")
-            reader.close()
+        def on_stream(reader: AnyReader, sender: str) -> None:
+            if self.meter.muted(sender):
+                reader.close()
+                return
+            self._refuse_stream(topic, reader, sender, "unexpected_stream", f"{kind} stream")
 
         return on_stream
+
+    def unhandled(self, reader: AnyReader, sender: str) -> None:
+        """A stream on a topic the steward does not speak (another app's): never read, never
+        a refusal, but metered like everything else its sender sends."""
+        if self.meter.muted(sender):
+            reader.close()
+            return
+        self._meter_unread(reader, sender, "app_stream")
+
+    def catch_unhandled(self, room: rtc.Room) -> None:
+        """Route streams on every topic no handler was registered for to `unhandled` (after
+        the last registration: the SDK refuses to register a topic that has a handler)."""
+        for attr in ("_byte_stream_handlers", "_text_stream_handlers"):
+            handlers = getattr(room, attr, None)
+            if not isinstance(handlers, dict):
+                log.warning("unhandled_streams_uncounted", attribute=attr)
+                continue
+            setattr(room, attr, _WithFallback(handlers, self.unhandled))
+
+    def _refuse_stream(
+        self, topic: str, reader: AnyReader, sender: str, reason: str, detail: str = ""
+    ) -> None:
+        size = reader.info.size or None
+        self._on_reject(topic, sender, reason, detail, size=size)
+        self._meter_unread(reader, sender, "stream")
+
+    def _meter_unread(self, reader: AnyReader, sender: str, what: str) -> None:
+        """Charge a stream that is not read to its sender: its announced size, closed at
+        once; or, announcing none, drained chunk by chunk until it ends, its sender goes over
+        budget or is muted (its bytes reach the steward either way: they must count)."""
+        size = reader.info.size or 0
+        if size > 0:
+            self.meter.charge(sender, size)
+            reader.close()
+            return
+        self._tasks.spawn(self._drain(reader, sender))
+
+    async def _drain(self, reader: AnyReader, sender: str) -> None:
+        try:
+            async for chunk in reader:
+                nbytes = len(chunk) if isinstance(chunk, bytes) else len(chunk.encode())
+                if not self.meter.charge(sender, nbytes) or self.meter.muted(sender):
+                    break
+        except Exception:  # aborted by the sender or the room: nothing more to count
+            pass
+        finally:
+            reader.close()
 
     def discard(self, request_id: str) -> None:
         expected = self._expected.pop(request_id, None)
@@ -166,6 +257,9 @@ class StreamInbox:
         kind = STREAM_KINDS[topic]
 
         def on_stream(reader: rtc.ByteStreamReader, sender: str) -> None:
+            if self.meter.muted(sender):
+                reader.close()
+                return
             request_id = (reader.info.attributes or {}).get(STREAM_ATTR_REQUEST_ID, "")
             read = self._read(kind, topic, reader, sender)
             self._tasks.spawn(
@@ -180,9 +274,12 @@ class StreamInbox:
         fut = expected.futures.get(kind) if expected is not None else None
         if expected is None or fut is None or expected.sender != sender:
             late = expected is None and self._given_up.get(request_id) == sender
-            self._on_reject(topic, sender, "late_stream" if late else "unexpected_stream")
-            reader.close()  # not read at all; closing also ends its SDK subscription
+            # Not read at all; closing also ends its SDK subscription.
+            self._refuse_stream(
+                topic, reader, sender, "late_stream" if late else "unexpected_stream"
+            )
             return
+        self.meter.charge(sender, 0)  # asked for: bounded by its own cap, one packet
         mime_type = reader.info.mime_type or ""
         if kind == "screenshot":
             media_type = screenshot_type(mime_type)

@@ -8,8 +8,11 @@ bearer tokens and an oversized body over HTTP, and what `/healthz` tells; bogus 
 also get the sender muted); unsolicited text and byte streams (four of 5 MiB among them);
 whole-room resync floods; spoofed captions, poisoned relayed records, a participant
 named like the HTTP API's runs, caller-chosen metric labels and unstorable ids
-(`steward_tools.bench.abuse_input`); and a gzip bomb from a host in a second room.
-Optionally the live fuzzer of `steward bench fuzz --live` runs after them.
+(`steward_tools.bench.abuse_input`); 3 MiB streams and 60 kB packets on a topic the steward
+has no handler for (`app:*`), a flood of refused prompts, and a peer that never acks but asks
+for whole-room replays; a gzip bomb from a host in a second room, and in a third a host that
+answers late but honestly one time in three. Optionally the live fuzzer of
+`steward bench fuzz --live` runs after them.
 
 Each attempt is *refused and logged* when the steward refused it and wrote a refusal log
 line for it, or *accepted wrongly* when the attack got what it wanted. `crashes` counts
@@ -36,6 +39,7 @@ import structlog
 from steward.api.app import MAX_BODY_BYTES, RUN_PATH
 from steward.protocol.names import (
     ATTR_CAN_PROMPT,
+    RESYNC_ALL_SESSIONS,
     TOPIC_ACK,
     TOPIC_CONTEXT,
     TOPIC_RESYNC,
@@ -59,6 +63,8 @@ REFUSALS = frozenset(
         "session_cancel_refused",
         "model_refused",
         "participant_muted",
+        "inbound_over_budget",
+        "host_demoted",
     }
 )
 
@@ -331,8 +337,11 @@ async def storage_attacks(a: Abuse, pool: Any) -> None:
             for _ in range(4)
         ]
         await asyncio.gather(*sends, return_exceptions=True)
-        await _until(lambda: refusals_of("oscar") >= before + 4, 30)
-        return True, False, "4 x 5 MiB on agent:context"
+        # Each refused, or the sender muted at the first one's header (the rest dropped).
+        await _until(
+            lambda: refusals_of("oscar") >= before + 4 or "oscar" in a.runtime.abuse.muted, 30
+        )
+        return True, False, f"4 x 5 MiB on agent:context, refused={refusals_of('oscar') - before}"
 
     await a.attempt("unsolicited_5mib_streams", big_streams)
     rex = await a.client("rex", can_prompt=False)
@@ -341,14 +350,137 @@ async def storage_attacks(a: Abuse, pool: Any) -> None:
         for _ in range(20):
             await rex.send_raw(json.dumps({"sessionId": "*", "lastSeq": 0}).encode(), TOPIC_RESYNC)
         await asyncio.sleep(1.0)
+        # Rate limited, or withheld until rex acks the replay it was sent.
         limited = sum(
             1
             for t, w, r in a.runtime.rejected
-            if (t, w, r) == (TOPIC_RESYNC, "rex", "rate_limited")
+            if (t, w) == (TOPIC_RESYNC, "rex") and r in ("rate_limited", "unacked_resync")
         )
         return limited >= 15, limited < 15, f"rate_limited={limited}/20"
 
     await a.attempt("whole_room_resync_flood", resync_flood)
+
+
+def _muted(c: HeadlessClient) -> bool:
+    return c.room.local_participant.permissions.can_publish_data is False
+
+
+async def _flood(
+    c: HeadlessClient, topic: str, count: int, size: int, *, stream: bool, muted: set[str]
+) -> int:
+    """`count` streams (or packets) of `size` bytes to the steward until the steward muted
+    the sender (`muted`: from then LiveKit drops them, so what the attacker's client would
+    still queue is only this process's memory, not the steward's); how many left."""
+    lp = c.room.local_participant
+    to = ["canvas-steward"]
+    blob = b"\1" * size
+    sent = 0
+    for _ in range(count):
+        if _muted(c) or c.identity in muted:
+            break
+        try:
+            async with asyncio.timeout(20):
+                if stream:
+                    await lp.send_bytes(blob, topic=topic, destination_identities=to)
+                else:
+                    await lp.publish_data(
+                        blob, topic=topic, reliable=True, destination_identities=to
+                    )
+            sent += 1
+        except Exception:  # muted mid-send, or LiveKit pushing back: the flood goes on
+            continue
+    return sent
+
+
+async def flow_attackers(a: Abuse) -> dict[str, HeadlessClient]:
+    """The flow attacks' participants, connected before the baseline RSS is taken: each is an
+    rtc connection in this process, a cost of the rig, not of the steward under attack."""
+    clients = {who: await a.client(who, can_prompt=False) for who in ("uma", "ugo", "pam")}
+    clients["nick"] = await a.client("nick", faults=Faults(never_ack=True))
+    room = a.room + "-host"
+    await a.stack.service.join(room)
+    faults = Faults(context_mode="hang", honest_every=3)
+    clients["hostile"] = await a.client("hostile", room=room, faults=faults)
+    clients["alice"] = await a.client("alice", room=room)
+    clients["bob"] = await a.client("bob", room=room, capabilities=("apply",))
+    return clients
+
+
+async def flow_attacks(a: Abuse, clients: dict[str, HeadlessClient]) -> None:
+    """Traffic the steward never reads, refused prompts and a peer that never acks."""
+    uma, ugo = clients["uma"], clients["ugo"]
+
+    async def unread_topic_floods() -> tuple[bool, bool, str]:
+        sent = await asyncio.gather(
+            _flood(uma, "app:files", 22, 3 << 20, stream=True, muted=a.runtime.abuse.muted),
+            _flood(ugo, "app:cursor", 2000, 60_000, stream=False, muted=a.runtime.abuse.muted),
+        )
+        await _until(lambda: {"uma", "ugo"} <= a.runtime.abuse.muted, 20)
+        return True, False, f"sent_before_mute={sent}"
+
+    await a.attempt("unread_topic_floods", unread_topic_floods)
+    pam = clients["pam"]
+
+    async def prompt_flood() -> tuple[bool, bool, str]:
+        refused = granted = 0
+        for _ in range(400):
+            if _muted(pam):
+                break
+            try:
+                async with asyncio.timeout(2):
+                    reply = await pam.prompt(PROMPT)
+            except Exception:
+                continue
+            granted += reply.session_id is not None
+            refused += reply.session_id is None
+        await _until(lambda: "pam" in a.runtime.abuse.muted, 10)
+        lines = a.recorder.refusals["prompt_refused"]
+        return granted == 0, granted > 0 or refused > 60, f"refused={refused} log_lines={lines}"
+
+    await a.attempt("refused_prompt_flood", prompt_flood)
+    nick = clients["nick"]
+
+    async def never_acker() -> tuple[bool, bool, str]:
+        rt = a.runtime
+        first = await honest_run(a.ann)
+        await _until(lambda: rt.broadcaster.gate.owes_ack("nick"), 15)
+        dups = nick.stats.duplicates_received
+        reply = await a.ann.prompt(PROMPT)
+        if reply.session_id:
+            await a.ann.wait_status(reply.session_id)
+        for _ in range(4):
+            payload = {"sessionId": RESYNC_ALL_SESSIONS, "lastSeq": 0}
+            await nick.send_raw(json.dumps(payload).encode(), TOPIC_RESYNC)
+        await asyncio.sleep(2.0)  # several retransmit timeouts
+        withheld = sum(1 for t, w, r in rt.rejected if (w, r) == ("nick", "unacked_resync"))
+        retransmits = nick.stats.duplicates_received - dups  # envelopes it got twice
+        detail = f"withheld={withheld} retransmits_after={retransmits} first_run_s={first}"
+        return withheld >= 4, withheld < 4 or retransmits > 0, detail
+
+    await a.attempt("never_acking_peer_resyncs", never_acker)
+
+
+async def hostile_host_attack(a: Abuse, clients: dict[str, HeadlessClient]) -> list[float | None]:
+    """A room whose host answers `steward.context` never in time, honestly one time in three:
+    bob's runs must not wait on her twice, and she must lose the host role."""
+    runtime = a.stack.service.rooms[a.room + "-host"]
+    hostile, bob = clients["hostile"], clients["bob"]
+    took: list[float | None] = []
+
+    async def late_host() -> tuple[bool, bool, str]:
+        asked = []
+        for _ in range(5):
+            before = hostile.stats.context_requests
+            took.append(await honest_run(bob, timeout=30))
+            asked.append(hostile.stats.context_requests - before)
+        demoted = runtime.participants.host != "hostile"
+        slow = any(t is None or t > 15.0 for t in took)
+        runs = [None if t is None else round(t, 2) for t in took]
+        detail = f"asked={asked} run_s={runs} host={runtime.participants.host}"
+        return demoted, not demoted or slow, detail
+
+    await a.attempt("late_host_one_in_three_honest", late_host)
+    return took
 
 
 async def compressed_stream_attack(a: Abuse) -> float:
@@ -407,18 +539,23 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         await _until(lambda: runtime.participants.get("ann") is not None, 10)
         a = Abuse(stack, runtime, ann, recorder, clients=[ann])
         base_runs = [await honest_run(ann) for _ in range(3)]
+        flow_clients = await flow_attackers(a)
         rss_before = self_rss_mb()
         await grant_attacks(a)
         await cancel_attack(a)
         await http_attacks(a)
         assert stack.service.db is not None
         await storage_attacks(a, stack.service.db.pool)
+        rss_flow = self_rss_mb()
+        await flow_attacks(a, flow_clients)
+        rss_flow = self_rss_mb() - rss_flow
         compressed_growth = await compressed_stream_attack(a)
         from steward_tools.bench.abuse_input import input_attacks
 
         await input_attacks(a)
         ok_base = [t for t in base_runs if t is not None]
         bomb_s = await bomb_attack(a, statistics.median(ok_base) if ok_base else None)
+        host_runs = await hostile_host_attack(a, flow_clients)
         after_runs = [await honest_run(ann) for _ in range(3)]
         rss_growth = self_rss_mb() - rss_before
         fuzz: dict[str, Any] | None = None
@@ -447,11 +584,16 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         "not_logged": [r.name for r in results if r.refused and not r.logged],
         "crashes": len(recorder.crashes) + fuzz_crashes,
         "rss_mb_growth": round(rss_growth, 1),
+        # Of which during the unread-topic floods, prompt flood and never-acker (the attackers'
+        # clients run in this process too).
+        "rss_mb_growth_flow_attacks": round(rss_flow, 1),
         "honest_prompt_ok": len(ok_after) == len(after_runs) and len(ok_base) == len(base_runs),
         "honest_latency_s": {"before": base_med, "after": after_med},
         "honest_latency_ratio": round(after_med / base_med, 2) if base_med and after_med else None,
         "compressed_stream_rss_mb": round(compressed_growth, 1),
         "gzip_bomb_run_s": None if bomb_s is None else round(bomb_s, 2),
+        "late_host_runs_s": [None if t is None else round(t, 2) for t in host_runs],
+        "targets": {"honest_latency_ratio": 1.5, "rss_mb_growth": 32},
         "muted": muted,
         "results": [r.__dict__ for r in results],
         **({"live_fuzz": fuzz} if fuzz is not None else {}),

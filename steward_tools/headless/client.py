@@ -107,8 +107,12 @@ class Faults:
     duplicate_every: int = 0  # deliver every Nth envelope twice
     reorder_every: int = 0  # hold every Nth envelope back until the next one has arrived
     drop_ack_every: int = 0  # lose the ack of every Nth applied envelope
+    never_ack: bool = False  # a peer that acks nothing, not even retransmits
     ack_delay_s: float = 0.0  # a busy browser: every ack leaves this long after the apply
     context_mode: ContextMode = "ok"
+    # Every Nth context request is answered honestly whatever `context_mode` says (a hostile
+    # host keeping up appearances).
+    honest_every: int = 0
 
 
 @functools.cache
@@ -450,6 +454,9 @@ class HeadlessClient:
 
     def _ack(self, env: ActionEnvelope, applied: list[str]) -> None:
         f = self.faults
+        if f.never_ack:
+            self.stats.acks_dropped += 1
+            return
         if applied:
             self._fault_count["acks"] += 1
             if f.drop_ack_every and self._fault_count["acks"] % f.drop_ack_every == 0:
@@ -478,6 +485,9 @@ class HeadlessClient:
         req = ContextRequest.model_validate_json(inv.payload)
         self.context_bounds.append(req.bounds)
         mode = self.faults.context_mode
+        honest = self.faults.honest_every
+        if honest and self.stats.context_requests % honest == 0:
+            mode = "ok"
         if mode == "error":
             raise rtc.RpcError(1500, "context unavailable (injected)")
         if mode == "hang":
@@ -503,11 +513,13 @@ class HeadlessClient:
             ]
             reply = reply.model_copy(update={"user_changes": changes})
             self.user_changes = {}
-        self._spawn(self._send_context_streams(inv.caller_identity, req, want_shot, want_shapes))
+        self._spawn(
+            self._send_context_streams(inv.caller_identity, req, want_shot, want_shapes, mode)
+        )
         return reply.to_wire().decode()
 
     async def _send_context_streams(
-        self, caller: str, req: ContextRequest, shot: bool, shapes: bool
+        self, caller: str, req: ContextRequest, shot: bool, shapes: bool, mode: ContextMode
     ) -> None:
         attrs = {STREAM_ATTR_REQUEST_ID: req.request_id}
         lp = self.room.local_participant
@@ -517,7 +529,7 @@ class HeadlessClient:
             mime_type, name = SHAPES_TYPE_JSON, "shapes.json"
             if self.shapes_gzip:
                 data, mime_type, name = gzip.compress(data, 6), SHAPES_TYPE_GZIP, "shapes.json.gz"
-            if self.faults.context_mode == "gzip_bomb":
+            if mode == "gzip_bomb":
                 data, mime_type, name = _gzip_bomb(), SHAPES_TYPE_GZIP, "shapes.json.gz"
             sends.append(
                 lp.send_bytes(
@@ -532,11 +544,11 @@ class HeadlessClient:
         if shot:
             image = self.screenshot(req.max_size, req.max_bytes)
             mime_type, name = SCREENSHOT_TYPE_JPEG, "canvas.jpg"
-            if self.faults.context_mode == "png_screenshot":
+            if mode == "png_screenshot":
                 image, mime_type, name = _PNG_SIGNATURE + image, "image/png", "canvas.png"
-            elif self.faults.context_mode == "mislabelled_screenshot":
+            elif mode == "mislabelled_screenshot":
                 mime_type, name = SCREENSHOT_TYPE_WEBP, "canvas.webp"
-            elif self.faults.context_mode == "oversized_screenshot":
+            elif mode == "oversized_screenshot":
                 budget = req.max_bytes or DEFAULT_SCREENSHOT_MAX_BYTES
                 image += b"\0" * max(0, 4 * budget - len(image))
             sends.append(

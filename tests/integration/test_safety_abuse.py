@@ -172,7 +172,9 @@ async def test_a_gzip_bomb_degrades_the_run_at_once_and_a_failing_host_is_demote
 
         await wait_for(lambda: answered() >= bomber.stats.context_requests)
         assert answered() == bomber.stats.context_requests
-        assert refused("oversize") >= DEMOTE_AFTER
+        # Each fetch failed at her once: the bomb refused, or (a slow machine) her streams
+        # late, which is not retried at her either.
+        assert refused("oversize") >= 1 and answered() >= DEMOTE_AFTER
         assert max(took) < 5.0, took
         # Demoted: the next prompt's context comes from ann at once.
         assert runtime.participants.host == "ann"
@@ -198,12 +200,14 @@ async def test_endless_whole_room_resyncs_are_rate_limited(
                 await eve.send_raw(
                     json.dumps({"sessionId": "*", "lastSeq": 0}).encode(), TOPIC_RESYNC
                 )
+            # Refused for the rate, or withheld until she acks the replay she was sent.
             await wait_for(
                 lambda: (
                     sum(
                         1
                         for t, w, r in runtime.rejected
-                        if (t, w, r) == (TOPIC_RESYNC, "eve", "rate_limited")
+                        if (t, w) == (TOPIC_RESYNC, "eve")
+                        and r in ("rate_limited", "unacked_resync")
                     )
                     >= 16
                 )

@@ -32,7 +32,7 @@ async def test_strikes_over_the_limit_in_a_minute_mute_once() -> None:
     for _ in range(5):
         guard.strike("eve", "bad_ack")
     assert "eve" not in guard.muted
-    guard.strike("eve", "unexpected_stream", stream=True)  # weighs STREAM_STRIKE
+    guard.strike("eve", "unexpected_stream", weight=STREAM_STRIKE)  # weighs STREAM_STRIKE
     assert STREAM_STRIKE > 5 and "eve" in guard.muted
     guard.strike("eve", "bad_ack")
     await asyncio.sleep(0)
@@ -42,7 +42,7 @@ async def test_strikes_over_the_limit_in_a_minute_mute_once() -> None:
 async def test_a_muted_identity_that_rejoins_is_muted_again_until_the_mute_runs_out() -> None:
     clock, revoked = Clock(), []
     guard = await _guard(clock, revoked)
-    guard.strike("eve", "unexpected_stream", stream=True)
+    guard.strike("eve", "unexpected_stream", weight=STREAM_STRIKE)
     guard.forget("eve")  # left the room
     assert "eve" not in guard.muted
     clock.now += 300

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.protocol.names import STREAM_ATTR_REQUEST_ID, TOPIC_CONTEXT
-from steward.room.abuse import AbuseGuard
+from steward.room.abuse import STREAM_STRIKE, AbuseGuard
 from steward.room.stream_inbox import GIVEN_UP_KEPT, StreamInbox
 
 
@@ -16,6 +16,7 @@ from steward.room.stream_inbox import GIVEN_UP_KEPT, StreamInbox
 class Info:
     attributes: dict[str, str]
     mime_type: str = "application/json"
+    size: int = 100
 
 
 @dataclass
@@ -40,9 +41,11 @@ async def test_late_streams_of_given_up_requests_are_not_strikes() -> None:
 
     guard = AbuseGuard("r", revoke, limit_per_min=1)
 
-    def on_reject(topic: str, sender: str, reason: str, detail: str = "") -> None:
+    def on_reject(
+        topic: str, sender: str, reason: str, detail: str = "", size: int | None = None
+    ) -> None:
         rejected.append((topic, sender, reason))
-        guard.strike(sender, reason, stream=True)
+        guard.strike(sender, reason, weight=STREAM_STRIKE)
 
     inbox = StreamInbox(on_reject)
     inbox.expect("q1", "ann", ["shapes"])
@@ -65,7 +68,7 @@ async def test_late_streams_of_given_up_requests_are_not_strikes() -> None:
 
 async def test_given_up_requests_are_remembered_boundedly() -> None:
     reasons: list[str] = []
-    inbox = StreamInbox(lambda topic, sender, reason, detail="": reasons.append(reason))
+    inbox = StreamInbox(lambda topic, sender, reason, detail="", size=None: reasons.append(reason))
     for i in range(GIVEN_UP_KEPT + 10):
         inbox.expect(f"q{i}", "ann", ["shapes"])
         inbox.discard(f"q{i}")

@@ -1,0 +1,78 @@
+"""The inbound budget and the sampled refusal log, on a fake clock."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from steward.obs.sampled_log import SampledLog
+from steward.room.inbound_budget import BYTES_PER_STRIKE, InboundBudget
+from steward.room.resync_gate import ResyncGate
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_over_the_budget_every_arrival_strikes_by_its_size_and_the_window_slides() -> None:
+    clock = Clock()
+    strikes: list[tuple[str, str, int]] = []
+    budget = InboundBudget(
+        lambda who, why, weight: strikes.append((who, why, weight)),
+        bytes_per_window=100_000,
+        packets_per_window=10,
+        clock=clock,
+    )
+    assert budget.charge("eve", 60_000) and budget.charge("eve", 40_000)
+    assert not budget.charge("eve", 5 << 20)
+    assert strikes == [("eve", "over_budget_data", 1 + (5 << 20) // BYTES_PER_STRIKE)]
+    assert budget.charge("ann", 1_000)  # another participant's budget is her own
+    clock.now = 11.0  # the window slid past all of it
+    assert budget.charge("eve", 1)
+    for _ in range(9):
+        budget.charge("eve", 0)
+    assert not budget.charge("eve", 0)  # the 11th packet in 10 s
+    assert strikes[-1] == ("eve", "over_budget_data", 1)
+    budget.forget("eve")
+    assert budget.usage("eve") == (0, 0)
+
+
+class Lines:
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+
+    def info(self, event: str, **fields: Any) -> None:
+        self.lines.append({"event": event, **fields})
+
+    warning = info
+
+
+def test_repeated_refusals_are_a_burst_then_one_line_with_a_count_per_interval() -> None:
+    clock, out = Clock(), Lines()
+    sampled = SampledLog(out, interval_s=5.0, burst=2, clock=clock)
+    for _ in range(1000):
+        sampled.info(("mal", "no grant"), "prompt_refused", participant="mal")
+    sampled.info(("eve", "no grant"), "prompt_refused", participant="eve")
+    assert [(x["participant"], x["count"]) for x in out.lines] == [
+        ("mal", 1),
+        ("mal", 1),
+        ("eve", 1),
+    ]
+    clock.now = 6.0
+    sampled.info(("mal", "no grant"), "prompt_refused", participant="mal")
+    assert out.lines[-1]["count"] == 999  # the 998 unlogged and this one
+
+
+def test_a_replayed_participant_owes_an_ack_before_the_next_replay() -> None:
+    gate = ResyncGate()
+    assert not gate.owes_ack("nick")
+    gate.replayed("nick")
+    assert gate.owes_ack("nick")
+    gate.acked("nick")
+    assert not gate.owes_ack("nick")
+    gate.replayed("nick")
+    gate.forget("nick")
+    assert not gate.owes_ack("nick")
