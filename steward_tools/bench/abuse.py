@@ -540,24 +540,47 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         a = Abuse(stack, runtime, ann, recorder, clients=[ann])
         base_runs = [await honest_run(ann) for _ in range(3)]
         flow_clients = await flow_attackers(a)
-        rss_before = self_rss_mb()
+        rss_before, rss_before_untrimmed = self_rss_mb(trim=True), self_rss_mb()
+        phases: dict[str, float] = {}  # RSS growth (MB, in use) of each group of attacks
+        last = rss_before
+
+        def phase(name: str) -> None:
+            nonlocal last
+            now = self_rss_mb(trim=True)
+            phases[name], last = round(now - last, 1), now
+
         await grant_attacks(a)
         await cancel_attack(a)
+        phase("grants_cancel")
         await http_attacks(a)
         assert stack.service.db is not None
         await storage_attacks(a, stack.service.db.pool)
+        phase("http_storage")
         rss_flow = self_rss_mb()
         await flow_attacks(a, flow_clients)
         rss_flow = self_rss_mb() - rss_flow
+        phase("flow")
         compressed_growth = await compressed_stream_attack(a)
+        phase("compressed_stream")
         from steward_tools.bench.abuse_input import input_attacks
 
         await input_attacks(a)
+        phase("input")
         ok_base = [t for t in base_runs if t is not None]
         bomb_s = await bomb_attack(a, statistics.median(ok_base) if ok_base else None)
+        phase("gzip_bomb")
         host_runs = await hostile_host_attack(a, flow_clients)
+        phase("late_host")
         after_runs = [await honest_run(ann) for _ in range(3)]
-        rss_growth = self_rss_mb() - rss_before
+        # Before anyone leaves: the steward forgets a participant's strikes and mute on leaving.
+        muted = sorted(runtime.abuse.muted)
+        # The flooders run in this process: what their SDK still holds of the floods is theirs,
+        # not the steward's, so they leave before the steward's memory is measured.
+        for c in flow_clients.values():
+            await c.disconnect()
+        await asyncio.sleep(1.0)
+        rss_growth_untrimmed = self_rss_mb() - rss_before_untrimmed
+        rss_growth = self_rss_mb(trim=True) - rss_before
         fuzz: dict[str, Any] | None = None
         if fuzz_per_path > 0:
             from steward_tools.bench.fuzz_live import fuzz_live
@@ -566,10 +589,9 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
             fuzz = await fuzz_live(
                 stack.service, stack.server, per_path=fuzz_per_path, seed=1, limit_s=60
             )
-        # Before anyone leaves: the steward forgets a participant's strikes and mute on leaving.
-        muted = sorted(runtime.abuse.muted)
         for c in a.clients:
-            await c.disconnect()
+            if c not in flow_clients.values():
+                await c.disconnect()
     finally:
         structlog.configure(**previous)
     ok_after = [t for t in after_runs if t is not None]
@@ -583,7 +605,9 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         "accepted_wrongly": sum(1 for r in results if r.accepted_wrongly),
         "not_logged": [r.name for r in results if r.refused and not r.logged],
         "crashes": len(recorder.crashes) + fuzz_crashes,
-        "rss_mb_growth": round(rss_growth, 1),
+        "rss_mb_growth": round(rss_growth, 1),  # in use (after gc and malloc_trim)
+        "rss_mb_growth_untrimmed": round(rss_growth_untrimmed, 1),
+        "rss_mb_growth_by_phase": phases,
         # Of which during the unread-topic floods, prompt flood and never-acker (the attackers'
         # clients run in this process too).
         "rss_mb_growth_flow_attacks": round(rss_flow, 1),
