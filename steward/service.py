@@ -59,8 +59,9 @@ RunnerFactory = Callable[[], AgentRunner]
 
 
 def default_runner(settings: Settings, usage: LazyUsage | None = None) -> RunnerFactory:
-    """The canvas agent (one per process, so it keeps each room's chat history), checking the
-    room's daily budget and recording usage when given `usage`."""
+    """The canvas agent (one per process; its one-shotting fairies live on the service's fairy
+    runtime once it starts), checking the room's daily budget and recording usage when given
+    `usage`."""
     agent = CanvasAgent(AgentConfig(settings=settings, usage=usage))
     return lambda: agent
 
@@ -226,6 +227,9 @@ class StewardService:
                 publish=self._fairy_presence,
                 budget=RoomBudget(self.usage, self.settings.steward_room_daily_budget_usd),
             )
+            one_shot = self._one_shot()
+            if isinstance(one_shot, CanvasAgent):
+                one_shot.use(self.fairies)  # its one-shotting fairies: durable, one runtime
         if self.leases is None:
             liveness = process_liveness()
             if liveness is None:

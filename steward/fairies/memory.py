@@ -12,6 +12,7 @@ what the filter will hide from now on (`task_end_items`, `project_end_items`).
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,8 @@ class HistoryItem:
     origin: PromptOrigin | None = None  # prompts only
     action: dict[str, Any] | None = None  # actions only: {name, params}
     user_text: str | None = None  # what a person would be shown, when different
+    run: str | None = None  # the run (session id) it belongs to, when kept per run
+    created: float = field(default_factory=time.time)  # when it was made (orders askers' runs)
 
     def model_text(self) -> str:
         """What the model reads: an action as it wrote it (the response format)."""
@@ -69,9 +72,12 @@ PLAN_ACTIONS = frozenset(
 )
 
 
-def chat_items(items: Sequence[HistoryItem], level: MemoryLevel) -> list[ChatItem]:
+def chat_items(
+    items: Sequence[HistoryItem], level: MemoryLevel, who: str | None = None
+) -> list[ChatItem]:
     """A fairy's remembered items for the chat_history part: actions in the response
-    format (the part groups and bounds them), the plan and the first user request pinned."""
+    format (the part groups and bounds them), the plan and the first user request pinned.
+    `who`: the participant the fairy works for, so the part can tell askers' runs apart."""
     first_user = next((i for i in items if i.kind == "prompt" and i.origin == "user"), None)
     out: list[ChatItem] = []
     for i in items:
@@ -79,17 +85,20 @@ def chat_items(items: Sequence[HistoryItem], level: MemoryLevel) -> list[ChatIte
             name = str(i.action.get("name", i.text))
             act = i.written()
             said = str(act.get("text", "")) if name == "message" else name
-            out.append(ChatItem("assistant", said, level, action=act, pinned=name in PLAN_ACTIONS))
+            pinned = name in PLAN_ACTIONS
+            out.append(
+                ChatItem("assistant", said, level, action=act, who=who, run=i.run, pinned=pinned)
+            )
         elif i.kind == "prompt":
             # A self prompt is the fairy's own note ("I just finished the task").
             role: Literal["user", "assistant", "system"] = (
                 "user" if i.origin == "user" else "assistant" if i.origin == "self" else "system"
             )
-            out.append(ChatItem(role, i.text, level, pinned=i is first_user))
+            out.append(ChatItem(role, i.text, level, who=who, run=i.run, pinned=i is first_user))
         elif i.kind == "feedback":
-            out.append(ChatItem("system", i.text, level))
+            out.append(ChatItem("system", i.text, level, who=who, run=i.run))
         else:
-            out.append(ChatItem("assistant", i.text, level))
+            out.append(ChatItem("assistant", i.text, level, who=who, run=i.run))
     return out
 
 
