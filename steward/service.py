@@ -177,7 +177,11 @@ class StewardService:
     def runner(self) -> AgentRunner:
         """The runner of one prompt: the router once the fairies exist, else the one-shot."""
         one_shot = self._one_shot()
-        return one_shot if self.fairies is None else PromptRouter(self.fairies, one_shot)
+        if self.fairies is None:
+            return one_shot
+        if isinstance(one_shot, CanvasAgent):
+            one_shot.use(self.fairies)  # its one-shotting fairies: one runtime, durable
+        return PromptRouter(self.fairies, one_shot)
 
     def _deps(self) -> RoomDeps:
         return RoomDeps(
@@ -227,9 +231,6 @@ class StewardService:
                 publish=self._fairy_presence,
                 budget=RoomBudget(self.usage, self.settings.steward_room_daily_budget_usd),
             )
-            one_shot = self._one_shot()
-            if isinstance(one_shot, CanvasAgent):
-                one_shot.use(self.fairies)  # its one-shotting fairies: durable, one runtime
         if self.leases is None:
             liveness = process_liveness()
             if liveness is None:

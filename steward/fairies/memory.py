@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from steward.actions.registry import Outcome
 from steward.prompt.parts.chat_history import render_action
 from steward.prompt.state import ChatItem
 
@@ -100,29 +99,6 @@ def chat_items(
         else:
             out.append(ChatItem("assistant", i.text, level, who=who, run=i.run))
     return out
-
-
-# Actions that change nothing worth remembering (thoughts are shown as they stream).
-_UNRECORDED = frozenset({"think", "message"})
-
-
-def run_recorders(
-    history: list[ChatItem], who: str, run: str
-) -> tuple[Callable[[str], None], Callable[[Outcome], Awaitable[None]]]:
-    """Turn hooks (`said`, `applied`) that keep a one-shot run's messages and actions in
-    its room's chat history, in the response format, with who asked and the run."""
-
-    def said(text: str) -> None:
-        history.append(
-            ChatItem("assistant", text, action={"_type": "message", "text": text}, who=who, run=run)
-        )
-
-    async def applied(out: Outcome) -> None:
-        if out.name not in _UNRECORDED:
-            action = {**out.data, "_type": out.name}
-            history.append(ChatItem("assistant", out.name, action=action, who=who, run=run))
-
-    return said, applied
 
 
 def filter_history(items: Sequence[HistoryItem], level: MemoryLevel) -> list[HistoryItem]:

@@ -18,11 +18,15 @@ from steward.actions.registry import Outcome
 from steward.fairies.memory import HistoryItem, MemoryLevel, action_item, chat_items, prompt_item
 from steward.fairies.room_fairies import FairyState, RoomFairies, is_one_shot, one_shot_id
 from steward.fairies.room_records import RoomRecords
+from steward.obs.logging import get_logger
 from steward.ports import SessionPort
 from steward.prompt.state import ChatItem
 
-# What a one-shotting fairy keeps of what it streamed: thoughts are shown as they stream.
-_UNRECORDED = frozenset({"think"})
+log = get_logger(__name__)
+
+# Not kept as applied actions: thoughts are shown as they stream; a message is kept by the
+# turn's `said` hook, with its final text.
+_UNRECORDED = frozenset({"think", "message"})
 
 
 def one_shot_fairy(room: RoomFairies, asker: str) -> FairyState:
@@ -77,7 +81,7 @@ class OneShotRecorder:
             self._action("message", {"text": text}, run)
 
         async def applied(out: Outcome) -> None:
-            if out.name not in _UNRECORDED and out.name != "message":
+            if out.name not in _UNRECORDED:
                 self._action(out.name, dict(out.data), run)
 
         return said, applied
@@ -88,4 +92,9 @@ class OneShotRecorder:
     async def flush(self) -> None:
         """Write what this run added to the fairy's history since the last flush."""
         unsaved, self._unsaved = self._unsaved, []
-        await self.records.save_history(self.room, self.state.fairy_id, unsaved)
+        try:
+            await self.records.save_history(self.room, self.state.fairy_id, unsaved)
+        except Exception:
+            # The run goes on (its history is in memory); the next flush tries these again.
+            log.exception("one_shot_history_write_failed", room=self.room.room_id)
+            self._unsaved[:0] = unsaved
