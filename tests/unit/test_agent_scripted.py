@@ -116,7 +116,6 @@ async def test_a_one_shot_prompt_runs_as_its_askers_one_shotting_fairy() -> None
     assert fairy.lent is None and fairy.session is None  # the prompt's session is given back
 
 
-
 async def test_make_this_blue_recolours_the_askers_selection_only() -> None:
     boxes = [
         {
