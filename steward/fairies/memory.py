@@ -50,7 +50,9 @@ class HistoryItem:
     action: dict[str, Any] | None = None  # actions only: {name, params}
     user_text: str | None = None  # what a person would be shown, when different
     run: str | None = None  # the run (session id) it belongs to, when kept per run
-    created: float = field(default_factory=time.time)  # when it was made (orders askers' runs)
+    # When it was made (epoch seconds): orders the runs of several askers. Not part of an
+    # item's identity (Postgres keeps it to the microsecond).
+    created: float = field(default_factory=time.time, compare=False)
 
     def model_text(self) -> str:
         """What the model reads: an action as it wrote it (the response format)."""

@@ -66,6 +66,7 @@ def history_row(i: HistoryItem) -> Row:
         "action": i.action,
         "user_text": i.user_text,
         "run": i.run,
+        "created": i.created,
     }
 
 

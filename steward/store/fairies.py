@@ -85,7 +85,8 @@ class FairyStore:
             return
         await self.pool.executemany(
             "INSERT INTO fairy_history (room_id, fairy_id, item_id, kind, memory_level, text,"
-            " origin, action, user_text, run) VALUES ($1,$2,$3,$4,$5,$6,$7,$8::jsonb,$9,$10)"
+            " origin, action, user_text, run, created_at)"
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8::jsonb,$9,$10,coalesce(to_timestamp($11),now()))"
             " ON CONFLICT DO NOTHING",
             [
                 (
@@ -99,6 +100,7 @@ class FairyStore:
                     _json(i.get("action")),
                     i.get("user_text"),
                     i.get("run"),
+                    i.get("created"),
                 )
                 for i in items
             ],
