@@ -59,8 +59,9 @@ RunnerFactory = Callable[[], AgentRunner]
 
 
 def default_runner(settings: Settings, usage: LazyUsage | None = None) -> RunnerFactory:
-    """The canvas agent (one per process, so it keeps each room's chat history), checking the
-    room's daily budget and recording usage when given `usage`."""
+    """The canvas agent (one per process; its one-shotting fairies live on the service's fairy
+    runtime once it starts), checking the room's daily budget and recording usage when given
+    `usage`."""
     agent = CanvasAgent(AgentConfig(settings=settings, usage=usage))
     return lambda: agent
 
@@ -176,7 +177,11 @@ class StewardService:
     def runner(self) -> AgentRunner:
         """The runner of one prompt: the router once the fairies exist, else the one-shot."""
         one_shot = self._one_shot()
-        return one_shot if self.fairies is None else PromptRouter(self.fairies, one_shot)
+        if self.fairies is None:
+            return one_shot
+        if isinstance(one_shot, CanvasAgent):
+            one_shot.use(self.fairies)  # its one-shotting fairies: one runtime, durable
+        return PromptRouter(self.fairies, one_shot)
 
     def _deps(self) -> RoomDeps:
         return RoomDeps(

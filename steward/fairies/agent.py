@@ -1,4 +1,7 @@
-"""The one-shot canvas agent: an `AgentRunner` that turns a prompt into canvas actions.
+"""The one-shot canvas agent: an `AgentRunner` that answers a one-shot prompt as its asker's
+one-shotting fairy on the fairy runtime (`one_shot.py`: its history, todo list and run
+feedback are that fairy's, durable like every fairy's), inside the session the room opened
+for the prompt, with the prompt's guards (watchdog, budget, statuses).
 
 For each request of the loop it asks the session for context, builds the prompt, streams the
 model, parses actions incrementally, and for each (partial or complete) action sanitizes and
@@ -16,18 +19,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from steward.actions.base import RunState, Scheduled, TodoItem
+from steward.actions.base import RunState, Scheduled
 from steward.actions.registry import ACTIONS, select
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings, get_settings
 from steward.fairies.budget import RoomBudget, UsageRecorder
 from steward.fairies.look import Gaze, Look, shown
-from steward.fairies.memory import run_recorders
 from steward.fairies.modes import MODES, ModeDefinition
+from steward.fairies.one_shot import OneShotRecorder, one_shot_fairy, room_thread
+from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.request_loop import LoopDecision
+from steward.fairies.room_fairies import FairyState, RoomFairies
 from steward.fairies.run import AgentRun
-from steward.fairies.run_feedback import RunFeedback
 from steward.fairies.turn import (
     TurnDriver,
     TurnEnd,
@@ -39,9 +43,9 @@ from steward.model.base import ModelError, ModelProvider
 from steward.model.registry import get_model
 from steward.obs.logging import get_logger
 from steward.ports import PromptInput, SessionPort
-from steward.prompt.parts.chat_history import keep_bounded, thread_for
+from steward.prompt.parts.chat_history import thread_for
 from steward.prompt.registry import build_request
-from steward.prompt.state import ChatItem, PromptState
+from steward.prompt.state import PromptState
 from steward.protocol.messages import Box
 from steward.watchdog import Watchdog
 
@@ -66,17 +70,24 @@ class AgentConfig:
     # "model_request" (key: session id) and "action_complete" (key: the action's wire id
     # base). None costs one comparison per parser event.
     mark: Callable[[str, str], None] | None = None
+    # The runtime the one-shotting fairies live on (the service's, with its store); None:
+    # one of its own, in memory (tests, benchmarks).
+    fairies: FairyRuntime | None = None
 
 
 @dataclass(kw_only=True)
 class _Run(AgentRun):
-    """A one-shot run: the agents' run state, and the prompt it answers."""
+    """A one-shot run: the agents' run state, the prompt it answers, and its fairy."""
 
     prompt: PromptInput
+    room: RoomFairies
+    fairy: FairyState
+    recorder: OneShotRecorder
 
-
-# Chat items kept per room (the chat_history part bounds what the prompt shows).
-MAX_HISTORY_KEPT = 200
+    @property
+    def feedback_key(self) -> str:
+        """[run-feedback hook] the run's key in the room's feedback, as a fairy's run."""
+        return f"{self.session.session_id}:{self.fairy.fairy_id}"
 
 
 class CanvasAgent:
@@ -84,11 +95,18 @@ class CanvasAgent:
 
     def __init__(self, config: AgentConfig | None = None) -> None:
         self.config = config or AgentConfig()
-        self.history: dict[str, list[ChatItem]] = {}
+        self.fairies = self.config.fairies or FairyRuntime(
+            max_followups=self.config.settings.steward_max_followups
+        )
         self._driver = TurnDriver()
-        # [run-feedback hook] per run: notes and lints for its next request (run_feedback.py)
-        self.feedback = RunFeedback()
-        self.todo: dict[str, list[TodoItem]] = {}
+
+    def use(self, fairies: FairyRuntime) -> None:
+        """Keep the one-shotting fairies on `fairies` (the service's, once it has a store)."""
+        self.fairies = fairies
+
+    async def fairy(self, room_id: str, asker: str) -> FairyState:
+        """`asker`'s one-shotting fairy in the room."""
+        return one_shot_fairy(await self.fairies.room(room_id), asker)
 
     # -- hooks for modes built on top ----------------------------------------------------
     def mode_for(self, prompt: PromptInput) -> ModeDefinition:
@@ -115,14 +133,22 @@ class CanvasAgent:
             await session.send_chat(refusal, role="system")
             await session.send_status("error", "budget exceeded")
             return "error: budget exceeded"
-        ctx = RunState(shapes=session.canvas.shapes, todo=self.todo.setdefault(session.room_id, []))
-        run = _Run(session=session, ctx=ctx, model_name=model.name, prompt=prompt)
-        history = self.history.setdefault(session.room_id, [])
-        # history: who asked, which run; bounded, but the room's first request stays.
-        history.append(
-            ChatItem("user", prompt.message, who=prompt.requester, run=session.session_id)
+        room = await self.fairies.room(session.room_id)
+        fairy = one_shot_fairy(room, prompt.requester)
+        # The fairy streams into the session the room opened for the prompt (lent to it).
+        fairy.lent = fairy.session = session
+        ctx = RunState(shapes=session.canvas.shapes, todo=fairy.todo)
+        recorder = OneShotRecorder(self.fairies.records, room, fairy, self.mode_for(prompt).memory)
+        run = _Run(
+            session=session,
+            ctx=ctx,
+            model_name=model.name,
+            prompt=prompt,
+            room=room,
+            fairy=fairy,
+            recorder=recorder,
         )
-        keep_bounded(history, MAX_HISTORY_KEPT)
+        recorder.request(prompt.message, session)  # history: who asked, which run
         dog = Watchdog(settings.steward_watchdog_s, settings.steward_session_max_s)
         try:
             async with dog.guard():
@@ -141,6 +167,9 @@ class CanvasAgent:
             await session.send_status("error", str(err)[:200])
             outcome = f"error: {err}"
         finally:
+            if fairy.lent is session:
+                fairy.lent = fairy.session = None
+            await recorder.flush()
             await self._record_usage(run, model)
         if outcome == "done":
             await session.send_status("done")
@@ -184,7 +213,7 @@ class CanvasAgent:
         view = shown(look or Look(None, "asker"), context, askers=True)
         p = run.prompt
         # [run-feedback hook] this run's own notes and lints, never another run's
-        notes, lints = self.feedback.take(run.session.session_id, run.session.canvas.shapes)
+        notes, lints = run.room.feedback.take(run.feedback_key, run.session.canvas.shapes)
         return PromptState(
             message=p.message,
             model_name=p.model or self.config.settings.model_for_role("one-shot"),
@@ -200,7 +229,9 @@ class CanvasAgent:
             else None,
             screenshot=context.screenshot,
             screenshot_type=context.screenshot_type,
-            history=thread_for(self.history.get(run.session.room_id, []), run.session.session_id),
+            history=thread_for(
+                room_thread(run.room, self.mode_for(p).memory), run.session.session_id
+            ),
             asker=p.requester,  # history: other askers' runs are summarised
             user_changes=list(context.user_changes or []),
             view_note=context.view_note,
@@ -215,10 +246,9 @@ class CanvasAgent:
         )
 
     def hooks(self, run: _Run) -> TurnHooks:
-        """The one-shot agent's turn hooks: its mode's actions, its room's chat history."""
+        """The one-shot agent's turn hooks: its mode's actions, its fairy's history."""
         enabled = select(self.actions(run.prompt))
-        history = self.history.setdefault(run.session.room_id, [])
-        said, acted = run_recorders(history, run.prompt.requester, run.session.session_id)
+        said, acted = run.recorder.hooks(run.session)
         return TurnHooks(actions=lambda: enabled, said=said, applied=acted, mark=self.config.mark)
 
     async def _request(
@@ -240,11 +270,12 @@ class CanvasAgent:
         finally:
             run.ops_sent += turn.ops_sent
             self._keep_notes(run)
+            await run.recorder.flush()
 
     def _keep_notes(self, run: _Run) -> None:
         """This request's notes and shapes wait for the run's next request (follow-up or not)."""
         drawn = run.turn.drawn if run.turn is not None else None  # [run-feedback hook]
-        self.feedback.keep(run.session.session_id, run.fresh_notes(), drawn)
+        run.room.feedback.keep(run.feedback_key, run.fresh_notes(), drawn)
 
     async def _revert_inflight(self, run: _Run, why: str) -> None:
         if run.turn is not None:

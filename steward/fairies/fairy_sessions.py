@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from steward.fairies.room_fairies import RoomFairies
+from steward.fairies.room_fairies import RoomFairies, is_one_shot
 from steward.obs.logging import get_logger
 from steward.ports import SessionPort
 
@@ -42,7 +42,8 @@ async def session_of(
     if session is None and factory is not None:
         session = await factory.open_session(room.room_id, fairy_id)
     if session is None:  # no factory (tests): borrow any caller's session
-        session = next((f.lent for f in room.fairies.values() if f.lent), None)
+        lent = (f.lent for f in room.fairies.values() if not is_one_shot(f.fairy_id))
+        session = next((s for s in lent if s is not None), None)
     if session is None:
         raise RuntimeError("no session available for fairy " + fairy_id)
     state.session = session

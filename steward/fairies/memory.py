@@ -12,12 +12,12 @@ what the filter will hide from now on (`task_end_items`, `project_end_items`).
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from steward.actions.registry import Outcome
 from steward.prompt.parts.chat_history import render_action
 from steward.prompt.state import ChatItem
 
@@ -49,6 +49,10 @@ class HistoryItem:
     origin: PromptOrigin | None = None  # prompts only
     action: dict[str, Any] | None = None  # actions only: {name, params}
     user_text: str | None = None  # what a person would be shown, when different
+    run: str | None = None  # the run (session id) it belongs to, when kept per run
+    # When it was made (epoch seconds): orders the runs of several askers. Not part of an
+    # item's identity (Postgres keeps it to the microsecond).
+    created: float = field(default_factory=time.time, compare=False)
 
     def model_text(self) -> str:
         """What the model reads: an action as it wrote it (the response format)."""
@@ -69,9 +73,12 @@ PLAN_ACTIONS = frozenset(
 )
 
 
-def chat_items(items: Sequence[HistoryItem], level: MemoryLevel) -> list[ChatItem]:
+def chat_items(
+    items: Sequence[HistoryItem], level: MemoryLevel, who: str | None = None
+) -> list[ChatItem]:
     """A fairy's remembered items for the chat_history part: actions in the response
-    format (the part groups and bounds them), the plan and the first user request pinned."""
+    format (the part groups and bounds them), the plan and the first user request pinned.
+    `who`: the participant the fairy works for, so the part can tell askers' runs apart."""
     first_user = next((i for i in items if i.kind == "prompt" and i.origin == "user"), None)
     out: list[ChatItem] = []
     for i in items:
@@ -79,41 +86,21 @@ def chat_items(items: Sequence[HistoryItem], level: MemoryLevel) -> list[ChatIte
             name = str(i.action.get("name", i.text))
             act = i.written()
             said = str(act.get("text", "")) if name == "message" else name
-            out.append(ChatItem("assistant", said, level, action=act, pinned=name in PLAN_ACTIONS))
+            pinned = name in PLAN_ACTIONS
+            out.append(
+                ChatItem("assistant", said, level, action=act, who=who, run=i.run, pinned=pinned)
+            )
         elif i.kind == "prompt":
             # A self prompt is the fairy's own note ("I just finished the task").
             role: Literal["user", "assistant", "system"] = (
                 "user" if i.origin == "user" else "assistant" if i.origin == "self" else "system"
             )
-            out.append(ChatItem(role, i.text, level, pinned=i is first_user))
+            out.append(ChatItem(role, i.text, level, who=who, run=i.run, pinned=i is first_user))
         elif i.kind == "feedback":
-            out.append(ChatItem("system", i.text, level))
+            out.append(ChatItem("system", i.text, level, who=who, run=i.run))
         else:
-            out.append(ChatItem("assistant", i.text, level))
+            out.append(ChatItem("assistant", i.text, level, who=who, run=i.run))
     return out
-
-
-# Actions that change nothing worth remembering (thoughts are shown as they stream).
-_UNRECORDED = frozenset({"think", "message"})
-
-
-def run_recorders(
-    history: list[ChatItem], who: str, run: str
-) -> tuple[Callable[[str], None], Callable[[Outcome], Awaitable[None]]]:
-    """Turn hooks (`said`, `applied`) that keep a one-shot run's messages and actions in
-    its room's chat history, in the response format, with who asked and the run."""
-
-    def said(text: str) -> None:
-        history.append(
-            ChatItem("assistant", text, action={"_type": "message", "text": text}, who=who, run=run)
-        )
-
-    async def applied(out: Outcome) -> None:
-        if out.name not in _UNRECORDED:
-            action = {**out.data, "_type": out.name}
-            history.append(ChatItem("assistant", out.name, action=action, who=who, run=run))
-
-    return said, applied
 
 
 def filter_history(items: Sequence[HistoryItem], level: MemoryLevel) -> list[HistoryItem]:

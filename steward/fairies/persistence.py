@@ -65,6 +65,8 @@ def history_row(i: HistoryItem) -> Row:
         "origin": i.origin,
         "action": i.action,
         "user_text": i.user_text,
+        "run": i.run,
+        "created": i.created,
     }
 
 
@@ -77,6 +79,8 @@ def history_from(row: Mapping[str, Any]) -> HistoryItem:
         origin=row.get("origin"),
         action=row.get("action"),
         user_text=row.get("user_text"),
+        run=row.get("run"),
+        created=float(row.get("created") or 0.0),
     )
 
 

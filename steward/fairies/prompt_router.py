@@ -5,7 +5,8 @@ The rule (also in docs/FAIRIES.md):
   room's roster reaches that fairy; any other name (`"orchestrator"`, `"lead"`, …) reaches
   the room's lead, which starts a project;
 - a message that starts with `project:` goes to the room's lead, without the prefix;
-- everything else is a one-shot request for the canvas agent.
+- everything else is a one-shot request for the canvas agent, which answers it as the
+  asker's one-shotting fairy on the same fairy runtime (`one_shot.py`).
 """
 
 from __future__ import annotations

@@ -27,6 +27,18 @@ from steward.tasks import TaskSet
 
 DEFAULT_VIEW = Rect(0, 0, 1600, 900)
 
+# The one-shotting fairies (one per asker) are kept off the roster: no presence, no crew.
+ONE_SHOT_PREFIX = "one-shot:"
+
+
+def one_shot_id(asker: str) -> str:
+    """The id of the one-shotting fairy that answers `asker`'s one-shot prompts."""
+    return ONE_SHOT_PREFIX + asker
+
+
+def is_one_shot(fairy_id: str) -> bool:
+    return fairy_id.startswith(ONE_SHOT_PREFIX)
+
 
 @dataclass
 class Request:

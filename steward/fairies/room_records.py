@@ -17,7 +17,7 @@ from steward.fairies.persistence import (
     wait_from,
     wait_row,
 )
-from steward.fairies.room_fairies import Request, RoomFairies
+from steward.fairies.room_fairies import ONE_SHOT_PREFIX, Request, RoomFairies
 from steward.fairies.tasks import Task
 from steward.fairies.waits import WaitCondition
 from steward.store.fairies import FairyStore
@@ -42,6 +42,11 @@ class RoomRecords:
             state.history = [
                 history_from(r) for r in await self.store.load_history(room_id, fairy.id)
             ]
+        # The one-shotting fairies: history only, kept off the roster (no fairies row).
+        for r in await self.store.load_histories(room_id, ONE_SHOT_PREFIX):
+            state = room.fairy(r["fairy_id"])
+            state.asker = r["fairy_id"].removeprefix(ONE_SHOT_PREFIX)
+            state.history.append(history_from(r))
         room.board.load(
             [project_from(r) for r in await self.store.load_projects(room_id)],
             [task_from(r) for r in await self.store.load_tasks(room_id)],
@@ -58,7 +63,13 @@ class RoomRecords:
 
     async def remember(self, room: RoomFairies, fairy_id: str, items: list[HistoryItem]) -> None:
         room.fairy(fairy_id).history.extend(items)
-        if self.store is not None:
+        await self.save_history(room, fairy_id, items)
+
+    async def save_history(
+        self, room: RoomFairies, fairy_id: str, items: list[HistoryItem]
+    ) -> None:
+        """Write items already in the fairy's history in memory."""
+        if self.store is not None and items:
             await self.store.append_history(room.room_id, fairy_id, [history_row(i) for i in items])
 
     async def save_fairy(self, room: RoomFairies, fairy_id: str) -> None:

@@ -31,6 +31,12 @@ def _rows(records: Iterable[asyncpg.Record], *json_cols: str) -> list[Row]:
     return out
 
 
+_HISTORY_COLUMNS = (
+    "item_id, kind, memory_level, text, origin, action::text AS action, user_text, run,"
+    " extract(epoch FROM created_at)::float8 AS created"
+)
+
+
 class FairyStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
@@ -79,7 +85,8 @@ class FairyStore:
             return
         await self.pool.executemany(
             "INSERT INTO fairy_history (room_id, fairy_id, item_id, kind, memory_level, text,"
-            " origin, action, user_text) VALUES ($1,$2,$3,$4,$5,$6,$7,$8::jsonb,$9)"
+            " origin, action, user_text, run, created_at)"
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8::jsonb,$9,$10,coalesce(to_timestamp($11),now()))"
             " ON CONFLICT DO NOTHING",
             [
                 (
@@ -92,6 +99,8 @@ class FairyStore:
                     i.get("origin"),
                     _json(i.get("action")),
                     i.get("user_text"),
+                    i.get("run"),
+                    i.get("created"),
                 )
                 for i in items
             ],
@@ -99,10 +108,21 @@ class FairyStore:
 
     async def load_history(self, room_id: str, fairy_id: str) -> list[Row]:
         rows = await self.pool.fetch(
-            "SELECT item_id, kind, memory_level, text, origin, action::text AS action, user_text"
-            " FROM fairy_history WHERE room_id = $1 AND fairy_id = $2 ORDER BY ordinal",
+            f"SELECT {_HISTORY_COLUMNS} FROM fairy_history"
+            " WHERE room_id = $1 AND fairy_id = $2 ORDER BY ordinal",
             room_id,
             fairy_id,
+        )
+        return _rows(rows, "action")
+
+    async def load_histories(self, room_id: str, prefix: str) -> list[Row]:
+        """The history of every fairy of the room whose id starts with `prefix` (fairies kept
+        off the roster), each row with its `fairy_id`, in the order they were written."""
+        rows = await self.pool.fetch(
+            f"SELECT fairy_id, {_HISTORY_COLUMNS} FROM fairy_history"
+            " WHERE room_id = $1 AND starts_with(fairy_id, $2) ORDER BY ordinal",
+            room_id,
+            prefix,
         )
         return _rows(rows, "action")
 

@@ -157,7 +157,6 @@ def _shape(sid: str, x: float, y: float, text: str) -> dict[str, Any]:
         "x": x,
         "y": y,
         "rotation": 0,
-        "isLocked": False,
         "props": {"geo": "rectangle", "w": 180, "h": 90, "text": text, "color": "black"},
     }
 

@@ -18,7 +18,8 @@ import pytest
 
 from steward.config import Settings
 from steward.fairies.budget import RoomBudget
-from steward.fairies.orchestrator import FairyRuntime, models_from_settings
+from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.role_models import models_from_settings
 from steward.ports import PromptInput
 from steward.store.database import Database
 from steward.store.usage import UsageRepo

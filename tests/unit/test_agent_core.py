@@ -187,7 +187,8 @@ async def test_count_answers_as_data_in_the_next_request() -> None:
     assert await a.run(session, ask("how many shapes?")) == "done"
     second = json.dumps(model.requests[1].user)
     assert "count(all) = 2" in second
-    assert a.history["room-1"][-1].text == "There are two."
+    last = (await a.fairy("room-1", "alice")).history[-1]
+    assert last.action == {"name": "message", "params": {"text": "There are two."}}
 
 
 async def test_a_fairy_gets_its_follow_ups_and_moves_only_its_own_view() -> None:

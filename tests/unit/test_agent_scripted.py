@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.config import Settings
-from steward.fairies.agent import MAX_HISTORY_KEPT, AgentConfig, CanvasAgent
+from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.ports import PromptInput
-from steward.prompt.state import ChatItem
 from tests.support.fake_session import FakeSession
 
 
@@ -95,17 +94,26 @@ async def test_a_second_drawing_goes_into_free_space_in_the_viewport() -> None:
     assert not any(a.intersects(b) for a in first.values() for b in second)
 
 
-async def test_a_long_lived_room_keeps_a_bounded_chat_history() -> None:
+async def test_a_one_shot_prompt_runs_as_its_askers_one_shotting_fairy() -> None:
     a = agent()
-    a.history["room"] = [ChatItem("user", f"old {i}") for i in range(MAX_HISTORY_KEPT + 50)]
     session = FakeSession()
     session.room_id = "room"
-    await a.run(session, prompt("draw a blue circle"))
-    history = a.history["room"]
-    assert MAX_HISTORY_KEPT <= len(history) <= MAX_HISTORY_KEPT + 5  # + this run's replies
-    assert any(i.text == "draw a blue circle" for i in history)
-    # The oldest went first, but the room's first request stays.
-    assert history[0].text == "old 0" and history[1].text == "old 52"
+    await a.run(session, prompt("draw a flow chart of our signup"))
+    room = await a.fairies.room("room")
+    fairy = await a.fairy("room", "alice")
+    assert fairy.fairy_id == "one-shot:alice" and fairy.asker == "alice"
+    # Off the roster: no presence, never part of the crew.
+    assert fairy.fairy_id not in room.roster.fairies
+    # Its history, in the response format, each item with its run; its todo list.
+    first = fairy.history[0]
+    assert (first.kind, first.origin) == ("prompt", "user")
+    assert first.text == "draw a flow chart of our signup"
+    assert first.run == session.session_id
+    names = [i.action["name"] for i in fairy.history if i.action is not None]
+    assert "create" in names and "message" in names
+    assert all(i.run == session.session_id for i in fairy.history)
+    assert fairy.todo and all(t.status == "done" for t in fairy.todo)
+    assert fairy.lent is None and fairy.session is None  # the prompt's session is given back
 
 
 async def test_make_this_blue_recolours_the_askers_selection_only() -> None:

@@ -1,0 +1,100 @@
+"""The one-shotting fairies: one per asker, in `one-shotting` mode, on the fairy runtime.
+
+A one-shot prompt (not for the room's crew) is answered by its asker's one-shotting fairy:
+its state is a `FairyState` of the room's `RoomFairies` (history, todo list, lent session),
+and its history is written through `RoomRecords` like every fairy's, in the response format.
+It is kept off the roster (`room_fairies.ONE_SHOT_PREFIX`): it has no presence, is never
+part of the crew, and cannot be directed. Its run is driven by the prompt's own session
+(the dispatcher queues and cancels one asker's prompts), so two askers' prompts run at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+from steward.actions.registry import Outcome
+from steward.fairies.memory import HistoryItem, MemoryLevel, action_item, chat_items, prompt_item
+from steward.fairies.room_fairies import FairyState, RoomFairies, is_one_shot, one_shot_id
+from steward.fairies.room_records import RoomRecords
+from steward.obs.logging import get_logger
+from steward.ports import SessionPort
+from steward.prompt.state import ChatItem
+
+log = get_logger(__name__)
+
+# Not kept as applied actions: thoughts are shown as they stream; a message is kept by the
+# turn's `said` hook, with its final text.
+_UNRECORDED = frozenset({"think", "message"})
+
+
+def one_shot_fairy(room: RoomFairies, asker: str) -> FairyState:
+    """`asker`'s one-shotting fairy in the room (made on first use)."""
+    state = room.fairy(one_shot_id(asker))
+    state.asker = asker
+    return state
+
+
+def room_thread(room: RoomFairies, level: MemoryLevel) -> list[ChatItem]:
+    """What the room's one-shotting fairies did, oldest first, each item with who asked and
+    its run, so the chat_history part shows other askers' runs one line each."""
+    stamped: list[tuple[float, int, ChatItem]] = []
+    for state in room.fairies.values():
+        if not is_one_shot(state.fairy_id):
+            continue
+        for item, chat in zip(
+            state.history, chat_items(state.history, level, state.asker), strict=True
+        ):
+            stamped.append((item.created, len(stamped), chat))
+    stamped.sort(key=lambda t: (t[0], t[1]))
+    return [chat for _, _, chat in stamped]
+
+
+class OneShotRecorder:
+    """Keeps one run's request, messages and actions in its fairy's history (memory now,
+    Postgres at `flush`: the turn's `said` hook cannot wait on a write)."""
+
+    def __init__(
+        self, records: RoomRecords, room: RoomFairies, state: FairyState, level: MemoryLevel
+    ) -> None:
+        self.records = records
+        self.room = room
+        self.state = state
+        self.level = level
+        self._unsaved: list[HistoryItem] = []
+
+    def _keep(self, item: HistoryItem) -> None:
+        self.state.history.append(item)
+        self._unsaved.append(item)
+
+    def request(self, text: str, session: SessionPort) -> None:
+        self._keep(replace(prompt_item(text, self.level, "user"), run=session.session_id))
+
+    def hooks(
+        self, session: SessionPort
+    ) -> tuple[Callable[[str], None], Callable[[Outcome], Awaitable[None]]]:
+        """Turn hooks (`said`, `applied`) recording into the fairy's history."""
+        run = session.session_id
+
+        def said(text: str) -> None:
+            self._action("message", {"text": text}, run)
+
+        async def applied(out: Outcome) -> None:
+            if out.name not in _UNRECORDED:
+                self._action(out.name, dict(out.data), run)
+
+        return said, applied
+
+    def _action(self, name: str, params: dict[str, Any], run: str) -> None:
+        self._keep(replace(action_item(name, params, self.level), run=run))
+
+    async def flush(self) -> None:
+        """Write what this run added to the fairy's history since the last flush."""
+        unsaved, self._unsaved = self._unsaved, []
+        try:
+            await self.records.save_history(self.room, self.state.fairy_id, unsaved)
+        except Exception:
+            # The run goes on (its history is in memory); the next flush tries these again.
+            log.exception("one_shot_history_write_failed", room=self.room.room_id)
+            self._unsaved[:0] = unsaved
