@@ -13,6 +13,7 @@ from typing import Any
 
 from steward.canvas.bounds import Rect, shape_bounds, union
 from steward.canvas.simple import model_type
+from steward.canvas.styles import fill_to_model
 
 CLUSTER_PADDING = 75.0
 _CELL = 600.0
@@ -21,7 +22,9 @@ _MAX_CELLS = 64
 
 
 def to_blurry(record: Mapping[str, Any], shapes: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """{shapeId, type, x, y, w, h, text?}: enough to refer to a shape by id."""
+    """{shapeId, type, x, y, w, h, text?, color?, fill?}: enough to refer to a shape by id,
+    and to answer "make the blue boxes red" without guessing colours from the image (in the
+    model's fill names)."""
     b = shape_bounds(record, shapes)
     out: dict[str, Any] = {
         "shapeId": record["id"],
@@ -31,9 +34,15 @@ def to_blurry(record: Mapping[str, Any], shapes: Mapping[str, Any] | None = None
         "w": b.w,
         "h": b.h,
     }
-    text = (record.get("props") or {}).get("text")
+    props = record.get("props") or {}
+    text = props.get("text")
     if isinstance(text, str) and text:
         out["text"] = text
+    color, fill = props.get("color"), props.get("fill")
+    if isinstance(color, str):
+        out["color"] = color
+    if isinstance(fill, str) and fill != "none":
+        out["fill"] = fill_to_model(fill)
     return out
 
 

@@ -278,9 +278,10 @@ def _build(state: PromptState) -> list[Block]:
 
 _GUIDE = """Earlier requests and what you did about them come first, as far as your memory reaches:
 [user …] is a request, [you] an action you wrote (as JSON, as you write it; many of one kind
-in one line), [system] a note from the steward, [name's run] another person's run in this
-room, [earlier …] older items in brief. Build on them: do not redo what is done, do not
-repeat a message you already sent, and stay consistent with what you told the user."""
+in one line), [system] a note from the steward, [name's run] a run another person asked for
+in this room (its work may be yours, done for them), [earlier …] older items in brief.
+Build on them: do not redo what is done, do not repeat a message you already sent, and stay
+consistent with what you told the user."""
 
 PART = PromptPart(
     "chat_history",
