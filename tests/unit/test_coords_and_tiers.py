@@ -95,3 +95,18 @@ def test_blurry_shape() -> None:
         "h": 40,
         "text": "hi",
     }
+
+
+def test_blurry_shape_names_colour_and_fill_as_the_model_writes_them() -> None:
+    rec = {
+        "id": "barn",
+        "type": "geo",
+        "x": 0,
+        "y": 0,
+        "rotation": 0,
+        "props": {"geo": "rectangle", "w": 10, "h": 10, "color": "red", "fill": "lined-fill"},
+    }
+    blurry = to_blurry(rec)
+    assert (blurry["color"], blurry["fill"]) == ("red", "solid")  # tldraw lined-fill = solid
+    rec["props"]["fill"] = "none"
+    assert "fill" not in to_blurry(rec)
