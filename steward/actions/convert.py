@@ -14,6 +14,7 @@ from steward.actions.sanitize import (
     to_text,
 )
 from steward.canvas.bounds import text_extent
+from steward.canvas.draw import draw_segments
 from steward.canvas.styles import (
     GEO_ALIASES,
     GEO_KINDS,
@@ -138,7 +139,7 @@ def simple_to_record(shape: dict[str, Any], sid: str) -> Record | None:
             {"x": 0.0, "y": 0.0},
         ]
         props = {
-            "segments": [{"type": "straight", "points": pts}],
+            "segments": draw_segments(pts, straight=True),
             "color": color or "black",
             "fill": _fill(shape),
             "dash": "draw",

@@ -18,6 +18,7 @@ from steward.actions.sanitize import (
     to_number,
     to_text,
 )
+from steward.canvas.draw import draw_segments
 from steward.canvas.simple import (
     SimpleArrowShape,
     SimpleGeoShape,
@@ -251,9 +252,8 @@ def _resolve_pen(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     rel = [{"x": x - x0, "y": y - y0, "z": 0.5} for x, y in pts]
     if data["closed"]:
         rel.append(dict(rel[0]))
-    seg_type = "straight" if data["style"] == "straight" else "free"
     props = {
-        "segments": [{"type": seg_type, "points": rel}],
+        "segments": draw_segments(rel, straight=data["style"] == "straight"),
         "color": data["color"],
         "fill": data["fill"],
         "dash": "draw",

@@ -35,6 +35,7 @@ from typing import Any
 
 from steward.canvas import layout
 from steward.canvas.bounds import local_box, num, rotate_point, shape_bounds, union
+from steward.canvas.draw import split_straight
 from steward.protocol.messages import WireAction
 
 Shape = dict[str, Any]
@@ -233,7 +234,13 @@ def _create(shapes: Shapes, p: dict[str, Any]) -> None:
         record["bindings"] = {
             k: v if isinstance(v, str) else None for k, v in p["bindings"].items()
         }
+    _split_draw_edges(record)
     shapes[sid] = record
+
+
+def _split_draw_edges(s: Shape) -> None:
+    if s.get("type") == "draw" and "segments" in s["props"]:
+        s["props"]["segments"] = split_straight(s["props"]["segments"])
 
 
 def _update(shapes: Shapes, p: dict[str, Any]) -> None:
@@ -258,6 +265,7 @@ def _update(shapes: Shapes, p: dict[str, Any]) -> None:
                 props.pop(k, None)
             else:
                 props[k] = copy.deepcopy(v)
+        _split_draw_edges(s)
     if isinstance(p.get("meta"), dict):
         meta = s.setdefault("meta", {})
         for k, v in p["meta"].items():

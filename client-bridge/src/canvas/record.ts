@@ -126,12 +126,14 @@ export function toTlProps(type: string, props: JsonMap, base: JsonMap): JsonMap 
       continue
     }
     if (type === 'draw' && key === 'segments' && Array.isArray(value)) {
-      const segs = value.map((s) => {
+      const segs = value.flatMap((s) => {
         const seg = s as { type?: string; points?: Array<{ x?: unknown; y?: unknown; z?: unknown }> }
-        return {
-          type: seg.type === 'straight' ? ('straight' as const) : ('free' as const),
-          points: (seg.points ?? []).map((p) => ({ x: numOr(p.x), y: numOr(p.y), z: typeof p.z === 'number' ? p.z : 0.5 })),
-        }
+        const type = seg.type === 'straight' ? ('straight' as const) : ('free' as const)
+        const points = (seg.points ?? []).map((p) => ({ x: numOr(p.x), y: numOr(p.y), z: typeof p.z === 'number' ? p.z : 0.5 }))
+        // tldraw draws a straight segment from its first point to its second only, so a
+        // straight polyline becomes one segment per edge (as steward/canvas/draw.py does).
+        if (type === 'straight' && points.length > 2) return points.slice(1).map((p, i) => ({ type, points: [points[i]!, p] }))
+        return [{ type, points }]
       })
       out.segments = compressLegacySegments(segs)
       continue

@@ -174,6 +174,64 @@ SCRIPTS = {
         ("group", {"id": "g2", "ids": ["a", "d"]}),
         ("delete_shape", {"ids": ["g2"]}),
     ],
+    "pens": [
+        # A straight polyline in one segment is held as one straight segment per edge.
+        (
+            "create_shape",
+            {
+                "id": "rail",
+                "type": "draw",
+                "x": 45,
+                "y": 305,
+                "props": {
+                    "segments": [
+                        {
+                            "type": "straight",
+                            "points": [
+                                {"x": 0, "y": 0},
+                                {"x": 360, "y": 0},
+                                {"x": 360, "y": 380},
+                                {"x": 0, "y": 380},
+                            ],
+                        }
+                    ],
+                    "isPen": True,
+                },
+            },
+        ),
+        (
+            "create_shape",
+            {
+                "id": "wave",
+                "type": "draw",
+                "x": 0,
+                "y": 0,
+                "props": {
+                    "segments": [
+                        {
+                            "type": "free",
+                            "points": [{"x": i, "y": (i * 7) % 50} for i in range(120)],
+                        }
+                    ],
+                },
+            },
+        ),
+        (
+            "update_shape",
+            {
+                "id": "wave",
+                "props": {
+                    "segments": [
+                        {
+                            "type": "straight",
+                            "points": [{"x": 0, "y": 0}, {"x": 40, "y": 30}, {"x": 80, "y": 0}],
+                        }
+                    ]
+                },
+            },
+        ),
+        ("resize", {"ids": ["rail"], "scaleX": 0.5, "scaleY": 2, "originX": 45, "originY": 305}),
+    ],
 }
 
 

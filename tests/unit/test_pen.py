@@ -1,0 +1,89 @@
+"""Pens become tldraw draw shapes that draw every point: tldraw draws a `straight` segment from
+its first point to its second only, so a straight polyline is one straight segment per edge."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Any
+
+from steward.actions.base import RunState
+from steward.actions.convert import simple_to_record
+from steward.actions.registry import ACTIONS, process
+from steward.canvas.apply import apply_wire_action
+from steward.canvas.bounds import Rect, shape_bounds
+from steward.protocol.messages import WireAction
+
+FENCE = [{"x": 45, "y": 305}, {"x": 405, "y": 305}, {"x": 405, "y": 685}, {"x": 45, "y": 685}]
+
+
+def _pen(**fields: Any) -> dict[str, Any]:
+    ctx = RunState(shapes={})
+    action = {"_type": "pen", "shapeId": "rail", "points": FENCE, **fields}
+    out = process(action, index=0, complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)
+    assert out is not None
+    (op,) = out.ops
+    assert op.name == "create_shape"
+    rec: dict[str, Any] = op.params
+    return rec
+
+
+def _edges(rec: dict[str, Any]) -> list[list[tuple[float, float]]]:
+    return [
+        [(rec["x"] + p["x"], rec["y"] + p["y"]) for p in seg["points"]]
+        for seg in rec["props"]["segments"]
+    ]
+
+
+def _mirrored(rec: dict[str, Any]) -> dict[str, Any]:
+    shapes: dict[str, dict[str, Any]] = {}
+    apply_wire_action(shapes, WireAction(id="c", name="create_shape", params=rec))
+    return shapes[rec["id"]]
+
+
+def test_a_straight_pen_is_one_straight_segment_per_edge() -> None:
+    rec = _pen(style="straight")
+    segs = rec["props"]["segments"]
+    assert [s["type"] for s in segs] == ["straight"] * 3
+    pts = [(p["x"], p["y"]) for p in FENCE]
+    assert _edges(rec) == [[pts[0], pts[1]], [pts[1], pts[2]], [pts[2], pts[3]]]
+    assert shape_bounds(_mirrored(rec)) == Rect(45, 305, 360, 380)
+
+
+def test_a_closed_straight_pen_returns_to_its_start() -> None:
+    rec = _pen(style="straight", closed=True)
+    edges = _edges(rec)
+    assert len(edges) == 4 and edges[-1] == [(45, 685), (45, 305)]
+    assert rec["props"]["isClosed"] is True
+
+
+def test_a_smooth_pen_keeps_every_point_in_one_free_segment() -> None:
+    wave = [{"x": i, "y": (i * 7) % 50} for i in range(300)]
+    ctx = RunState(shapes={})
+    action = {"_type": "pen", "shapeId": "w", "points": wave}
+    out = process(action, index=0, complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)
+    assert out is not None
+    segs = out.ops[0].params["props"]["segments"]
+    assert [s["type"] for s in segs] == ["free"] and len(segs[0]["points"]) == 300
+
+
+def test_a_created_draw_box_draws_all_four_sides() -> None:
+    rec = simple_to_record({"_type": "draw", "x": 10, "y": 20, "w": 30, "h": 40}, "d")
+    assert rec is not None
+    corners = [(10, 20), (40, 20), (40, 60), (10, 60), (10, 20)]
+    assert _edges(rec) == [[a, b] for a, b in pairwise(corners)]
+
+
+def test_the_mirror_splits_a_straight_polyline_from_any_producer() -> None:
+    # A record with one straight segment of many points (as older stewards sent) is held as the
+    # edges tldraw draws; client-bridge/src/canvas/record.ts splits it the same way.
+    one = {"type": "straight", "points": [{"x": 0, "y": 0}, {"x": 10, "y": 0}, {"x": 10, "y": 5}]}
+    rec = {"id": "d", "type": "draw", "x": 0, "y": 0, "props": {"segments": [one]}}
+    shapes: dict[str, dict[str, Any]] = {}
+    apply_wire_action(shapes, WireAction(id="c", name="create_shape", params=rec))
+    edges = [[(0, 0), (10, 0)], [(10, 0), (10, 5)]]
+    assert _edges(shapes["d"]) == edges
+    free = {"type": "free", "points": one["points"]}
+    upd = {"id": "d", "props": {"segments": [free, one]}}
+    apply_wire_action(shapes, WireAction(id="u", name="update_shape", params=upd))
+    assert [s["type"] for s in shapes["d"]["props"]["segments"]] == ["free", "straight", "straight"]
+    assert _edges(shapes["d"])[1:] == edges
