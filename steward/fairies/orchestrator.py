@@ -240,6 +240,9 @@ class FairyRuntime:
         if fairy.mode == new:
             return
         mode(fairy.mode).on_exit(room.facts(fairy_id))
+        starts_task = mode(new).memory == "task" and mode(fairy.mode).memory != "task"
+        if starts_task and fairy.role != "solo":
+            room.fairy(fairy_id).todo.clear()  # a new task: the last task's todo list is done
         task = room.board.working_task_of(fairy_id)
         bounds = task.bounds if task is not None and new.startswith("working") else None
         room.roster.update(fairy_id, mode=new, task_bounds=bounds)

@@ -167,3 +167,13 @@ async def test_a_review_follow_up_sees_what_the_run_did_and_said_before_it() -> 
     assert said_first and all(t in history for t in said_first)
     assert "draw a flow chart of our signup" not in history  # the request is the messages part
     assert _history_text(model.requests[0]) == ""
+
+
+def test_a_long_id_list_cut_in_one_action_says_how_many_more() -> None:
+    ids = [f"fence-post-number-{k}" for k in range(17)]
+    item = action_item("bringToFront", {"shapeIds": ids}, "task")
+    line = item.model_text()
+    assert '"fence-post-number-11"' in line and '"fence-post-number-12"' not in line
+    assert '"… +5 more"' in line
+    short = action_item("bringToFront", {"shapeIds": ids[:12]}, "task").model_text()
+    assert "more" not in short

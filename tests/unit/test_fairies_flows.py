@@ -246,3 +246,85 @@ def test_models_from_settings_picks_the_roles_model() -> None:
     assert make(None, "drone").name == "replay:/tmp/drone.jsonl"
     assert make(None, "orchestrator").name == "replay:/tmp/default.jsonl"
     assert make("replay:/tmp/asked.jsonl", "drone").name == "replay:/tmp/asked.jsonl"
+
+
+class RecordingProjectModel(ScriptedProjectModel):
+    """Keeps each request's text by fairy and mode; the lead directs one task at a time (for
+    its one drone), and the drone adds one todo item per task."""
+
+    def __init__(self) -> None:
+        super().__init__(tokens_per_s=None)
+        self.seen: list[tuple[str, str, str]] = []
+
+    def actions_for(self, hints: dict[str, Any]) -> list[dict[str, Any]]:
+        acts = super().actions_for(hints)
+        fairy: dict[str, Any] = hints.get("fairy") or {}
+        if fairy.get("mode") == "orchestrating-active":  # one drone: one task at a time
+            busy = any(t["status"] == "in-progress" for t in fairy.get("tasks") or [])
+            directs = [a for a in acts if a["_type"] == "direct-to-start-project-task"]
+            acts = [a for a in acts if a not in (directs if busy else directs[1:])]
+            started = {a["taskId"] for a in acts if a["_type"] == "direct-to-start-project-task"}
+            started |= {t["id"] for t in fairy.get("tasks") or [] if t["status"] == "in-progress"}
+            for a in acts:
+                if a["_type"] == "await-tasks-completion":
+                    a["taskIds"] = [t for t in a["taskIds"] if t in started]
+        task = fairy.get("task") or {}
+        if fairy.get("mode") == "working-drone" and task:
+            step = {"_type": "update-todo-list", "id": 1, "status": "done"}
+            acts.insert(0, step | {"text": f"Draw all of {task['id']}"})
+        return acts
+
+    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+        fairy: dict[str, Any] = request.hints.get("fairy") or {}
+        said = "\n".join(str(b.get("text", "")) for b in request.user if b.get("type") == "text")
+        self.seen.append((str(fairy.get("fairy_id")), str(fairy.get("mode")), said))
+        async for chunk in super().stream(request, usage):
+            yield chunk
+
+
+def _history_part(said: str) -> str:
+    start = said.find("Earlier in this chat:")
+    assert start >= 0, "no history in the request"
+    return said[start : said.find("\nUser request:", start)]
+
+
+async def test_every_orchestrator_review_carries_the_request_and_the_plan() -> None:
+    """One drone works both tasks in turn: after the second task, the lead's review still
+    shows the user's request and its plan; the drone starts its second task with an empty
+    todo list (the first task's items are gone)."""
+    browser = Browser()
+    model = RecordingProjectModel()
+    crew = (("fairy-1", "orchestrator"), ("fairy-2", "drone"))
+    runtime = FairyRuntime(
+        sessions=BrowserSessions(browser), models=lambda _n, _r: model, crew=crew
+    )
+    asked = "draw a farm: a red barn with a fenced paddock around it"
+    lead = BrowserSession(browser, "review", "lead")
+    assert await asyncio.wait_for(runtime.run(lead, _prompt(asked)), 20) == "done"
+    reviews = [
+        said
+        for fid, mode, said in model.seen
+        if fid == "fairy-1" and mode == "orchestrating-active" and "Review it." in said
+    ]
+    assert len(reviews) >= 2
+    for said in reviews:
+        history = _history_part(said)
+        assert f"[user] {asked}" in history
+        assert '[you] {"_type":"start-project"' in history
+        assert history.count('"_type":"create-project-task"') == 2
+    assert "by fairy-2 is done" in _history_part(reviews[-1])  # the first task's review
+    firsts = [
+        said
+        for i, (fid, mode, said) in enumerate(model.seen)
+        if fid == "fairy-2"
+        and mode == "working-drone"
+        and (i == 0 or model.seen[i - 1][:2] != (fid, mode))
+    ]
+    tasks = sorted({t.id for t in room_tasks(runtime, "review")})
+    assert len(tasks) == 2 and len(firsts) >= 2
+    assert f"Draw all of {tasks[0]}" not in firsts[-1]  # the last task's todo list is gone
+    assert runtime.rooms["review"].fairy("fairy-2").todo[0].text == f"Draw all of {tasks[1]}"
+
+
+def room_tasks(runtime: FairyRuntime, room_id: str) -> list[Any]:
+    return list(runtime.rooms[room_id].board.tasks.values())

@@ -65,3 +65,21 @@ def test_work_goes_where_asked_and_is_located_in_the_message() -> None:
     assert "Keep everything you create or change inside your viewport" not in system
     assert "where the user asked for it" in system
     assert "say in your message where it is" in system
+
+
+def test_a_drones_view_of_its_task_area_is_captioned_once() -> None:
+    m = mode("working-drone")
+    state = PromptState(
+        message="draw the pond",
+        model_name="test",
+        shapes={},
+        viewport=Rect(440, 400, 240, 300),
+        view_kind="task",
+        coords=CoordinateSpace(0, 0),
+        enabled_actions=m.actions,
+        screenshot=b"RIFF0000WEBPVP8 ",
+        screenshot_type="image/webp",
+    )
+    said = _user_text(build_request(state, m))
+    assert said.count("Your view of the canvas (your task area)") == 1
+    assert said.count("Your view of the canvas") == 1

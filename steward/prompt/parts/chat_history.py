@@ -26,6 +26,9 @@ MAX_PINNED = 8
 GROUP_MIN = 3
 _IDS_SHOWN = 24
 _QUOTE_CHARS = 80
+# A long list in one action (e.g. the ids of a bringToFront) keeps this many entries, then
+# says how many more there were, so a cut list never reads as the whole.
+_LIST_SHOWN = 12
 _VERBS = {
     "create": "created",
     "delete": "deleted",
@@ -87,7 +90,8 @@ def _shorten(v: Any) -> Any:
     if isinstance(v, dict):
         return {k: _shorten(x) for k, x in v.items()}
     if isinstance(v, list):
-        return [_shorten(x) for x in v[:12]]
+        more = [f"… +{len(v) - _LIST_SHOWN} more"] if len(v) > _LIST_SHOWN else []
+        return [_shorten(x) for x in v[:_LIST_SHOWN]] + more
     return v
 
 
