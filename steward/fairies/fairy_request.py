@@ -162,6 +162,7 @@ def prompt(
     notes, lints = room.feedback.take(f"{session.session_id}:{fairy_id}", session.canvas.shapes)
     state = PromptState(
         message=req.text,
+        request_from="user" if req.origin == "user" else "steward",
         model_name=run.model_name,
         shapes=session.canvas.shapes,
         viewport=view.viewport,

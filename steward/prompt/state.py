@@ -70,6 +70,9 @@ class PromptState:
     coords: CoordinateSpace
     enabled_actions: tuple[str, ...]
     view_kind: ViewKind = "asker"
+    # Who the request comes from: a person ("user"), or the steward waking the agent (a task
+    # done, a wait met, feedback): then the request line must not say a user wrote it.
+    request_from: str = "user"
     user_viewport: Rect | None = None  # the asker's, when the area shown is another
     # Set when the view is not the asker's (no browser behind the prompt): whose it is.
     view_note: str | None = None

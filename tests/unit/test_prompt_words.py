@@ -83,3 +83,21 @@ def test_a_drones_view_of_its_task_area_is_captioned_once() -> None:
     said = _user_text(build_request(state, m))
     assert said.count("Your view of the canvas (your task area)") == 1
     assert said.count("Your view of the canvas") == 1
+
+
+def test_a_wake_is_not_called_a_user_request() -> None:
+    m = mode("orchestrating-active")
+    state = PromptState(
+        message='Task "pond" by fairy-3 is done. Review it.',
+        model_name="test",
+        shapes={},
+        viewport=Rect(0, 0, 800, 600),
+        coords=CoordinateSpace(0, 0),
+        enabled_actions=m.actions,
+        request_from="steward",
+    )
+    said = _user_text(build_request(state, m))
+    assert "User request:" not in said
+    assert 'From the steward (not a user): Task "pond"' in said
+    state.request_from = "user"
+    assert "User request: Task" in _user_text(build_request(state, m))

@@ -7,6 +7,8 @@ from steward.prompt.state import PromptState
 def _build(state: PromptState) -> list[Block]:
     f = state.followup
     if f is None:
+        if state.request_from != "user":  # a wake (a task done, a wait met): not a person's words
+            return text(f"From the steward (not a user): {state.message}")
         return text(f"User request: {state.message}")
     lines = [f"Original request: {state.message}"]
     if f.kind == "review":
@@ -25,7 +27,9 @@ def _build(state: PromptState) -> list[Block]:
 
 
 _GUIDE = """The request comes last. When you are called again on your own (a review, more detail, a
-new view, unfinished todos) it says why and repeats the original request."""
+new view, unfinished todos) it says why and repeats the original request. When the steward
+wakes you (a task is done, what you waited for happened), the request says it comes from the
+steward; the user's own words are in the history and the project."""
 
 PART = PromptPart(
     "messages",
