@@ -4,6 +4,7 @@ flood of thousands of the same refusal costs a few lines, not thousands."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -44,6 +45,8 @@ class SampledLog:
             start, lines = now, 0
         if lines >= self.burst:
             self._last[key] = (start, lines, unlogged + 1)
+            if not unlogged:  # the first held back: its count goes out when the window ends
+                self._flush_later(start + self.interval_s - now, write, key, event, fields)
             return
         count = 1 + unlogged
         self._last[key] = (start, lines + 1, 0)
@@ -51,3 +54,30 @@ class SampledLog:
             del self._last[next(iter(self._last))]
         self.lines += 1
         write(event, count=count, **fields)
+
+    def _flush_later(
+        self,
+        delay: float,
+        write: Callable[..., Any],
+        key: tuple[str, ...],
+        event: str,
+        fields: dict[str, Any],
+    ) -> None:
+        """Without this, refusals held back in a window that no later refusal follows would
+        never reach the log: every refusal must be counted in some line."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (plain unit use): the next line carries the count
+            return
+        loop.call_later(max(0.0, delay), self._flush, write, key, event, fields)
+
+    def _flush(
+        self, write: Callable[..., Any], key: tuple[str, ...], event: str, fields: dict[str, Any]
+    ) -> None:
+        state = self._last.get(key)
+        if state is None or not state[2]:
+            return  # a later line already carried the count, or the key was forgotten
+        start, lines, unlogged = state
+        self._last[key] = (start, lines, 0)
+        self.lines += 1
+        write(event, count=unlogged, **fields)

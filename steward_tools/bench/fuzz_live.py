@@ -103,7 +103,9 @@ DATA_TOPICS: dict[str, type[WireModel]] = {
 DATA_CAP = MAX_DATA_PACKET_BYTES - 1_000
 RPC_CAP = MAX_RPC_PAYLOAD_BYTES - 100
 # Log events that record a refusal; each must carry a `reason`.
-REJECTION_EVENTS = frozenset({"inbound_rejected", "prompt_refused", "http_rejected"})
+REJECTION_EVENTS = frozenset(
+    {"inbound_rejected", "inbound_over_budget", "prompt_refused", "http_rejected"}
+)
 GOOD_PROMPT = "draw a flow chart of our signup"
 # Over the RPC response timeout below: a send still unanswered after it is hung.
 SEND_TIMEOUT_S = 15.0
@@ -193,8 +195,8 @@ class Observer:
         name = str(event.get("event", ""))
         if name in REJECTION_EVENTS:
             reason = event.get("reason")
-            if reason:
-                self.logged_rejections[str(reason)] += 1
+            if reason:  # a sampled line stands for `count` refusals (steward.obs.sampled_log)
+                self.logged_rejections[str(reason)] += int(event.get("count", 1))
             else:
                 self.unreasoned.append(name)
         if event.get("level") in ("error", "critical") or event.get("exc_info"):
