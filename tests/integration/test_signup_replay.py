@@ -7,7 +7,6 @@ on every client as in the steward's mirror, with clean quality reports."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import uuid
 from pathlib import Path
@@ -23,6 +22,7 @@ from steward.store.database import Database
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.recorded_canvas import assert_same_canvas, facts
 from tests.support.room import close_all, join_clients, room_settings, settle
 
 pytestmark = pytest.mark.integration
@@ -51,76 +51,6 @@ STEPS = [
     ("bob", "what is on the canvas right now?", 1),
     ("alice", "make the flow chart boxes blue and move the barn a bit further right", 2),
 ]
-
-
-def _text(node: Any) -> str:
-    """The plain text of a tldraw rich-text document (or a plain string)."""
-    if isinstance(node, str):
-        return node
-    if isinstance(node, dict):
-        own = node.get("text")
-        return (own if isinstance(own, str) else "") + "".join(
-            _text(c) for c in node.get("content") or []
-        )
-    return ""
-
-
-def _facts(shape: dict[str, Any]) -> dict[str, Any]:
-    """What a user sees of a shape: kind, colour, fill, text (positions are compared apart)."""
-    p = shape.get("props") or {}
-    text = _text(p.get("richText")) or _text(p.get("text"))
-    return {
-        "type": shape["type"],
-        "geo": p.get("geo"),
-        "color": p.get("color"),
-        "fill": p.get("fill"),
-        "text": text,
-    }
-
-
-def _expected() -> tuple[dict[str, dict[str, Any]], set[tuple[str, str, str]]]:
-    records = json.loads((SIGNUP / "final-canvas.json").read_text(encoding="utf-8"))
-    shapes = {r["id"].removeprefix("shape:"): r for r in records if r.get("typeName") == "shape"}
-    bindings = {
-        (
-            r["fromId"].removeprefix("shape:"),
-            r["props"]["terminal"],
-            r["toId"].removeprefix("shape:"),
-        )
-        for r in records
-        if r.get("typeName") == "binding"
-    }
-    return shapes, bindings
-
-
-def _close(a: float, b: float) -> bool:
-    return abs(float(a) - float(b)) <= 1.0
-
-
-def _assert_same_canvas(shapes: dict[str, dict[str, Any]]) -> None:
-    """The replayed canvas is the recorded one: same ids, kinds, styles, texts, places (1 px)."""
-    want, want_bindings = _expected()
-    assert list(shapes) and set(shapes) == set(want), sorted(set(shapes) ^ set(want))
-    for sid, w in want.items():
-        got = shapes[sid]
-        assert _facts(got) == _facts(w), sid
-        assert _close(got["x"], w["x"]) and _close(got["y"], w["y"]), (sid, got, w)
-        gp, wp = got["props"], w["props"]
-        # Auto-sized text is as wide as the browser measured it; the rest is as written.
-        sizes = ("h",) if wp.get("autoSize") else ("w", "h")
-        for f in sizes:
-            if f in wp:
-                assert _close(gp[f], wp[f]), (sid, f, gp[f], wp[f])
-        for end in ("start", "end"):
-            if end in wp:
-                assert _close(gp[end]["x"], wp[end]["x"]) and _close(gp[end]["y"], wp[end]["y"])
-    got_bindings = {
-        (sid, terminal, to)
-        for sid, s in shapes.items()
-        for terminal, to in (s.get("bindings") or {}).items()
-        if to
-    }
-    assert got_bindings == want_bindings
 
 
 async def _run(
@@ -178,12 +108,12 @@ async def test_the_signup_transcript_replays_to_the_same_canvas(
                     barn_x = float(runtime.mirror.shapes["barn-body"]["x"])
             # Every replayed answer was taken: a tenth request would have found no turn.
             shapes = runtime.mirror.shapes
-            _assert_same_canvas(shapes)
+            assert_same_canvas(shapes, SIGNUP / "final-canvas.json")
             chart = ("landing-page", "signup-form", "verify-email", "welcome")
             assert {shapes[k]["props"]["color"] for k in chart} == {"blue"}
             arrows = [s for s in shapes.values() if s["type"] == "arrow"]
             assert len(arrows) == 3 and all(len(a.get("bindings") or {}) == 2 for a in arrows)
-            assert _facts(shapes["chart-title"])["text"] == "Signup flow"
+            assert facts(shapes["chart-title"])["text"] == "Signup flow"
             body = shapes["barn-body"]["props"]
             assert (body["color"], fill_to_model(body["fill"])) == ("red", "solid")
             assert barn_x is not None and shapes["barn-body"]["x"] == barn_x + 100
