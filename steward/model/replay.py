@@ -4,8 +4,8 @@ A transcript (JSON lines of {"turn": n, "text": response}, as the model by hand 
 holds one whole response per line: the calls of one process take them in order, one each.
 A line may also name the fairy that asked ({"fairy": "fairy-2"}): a call from that fairy
 (its request's hints say which) then takes the first line not yet taken that names it or
-names no fairy, so a project's drones, which ask in whatever order they finish, each get
-their own answers.
+names no fairy (a call from no fairy takes only lines naming none), so a project's drones,
+which ask in whatever order they finish, each get their own answers.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class ReplayModel:
             if i in taken:
                 continue
             fairy = item.get("fairy")
-            if fairy is None or asker is None or fairy == asker:
+            if fairy is None or fairy == asker:
                 taken.add(i)
                 return str(item.get("text", ""))
         who = f" for {asker}" if asker else ""

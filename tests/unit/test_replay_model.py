@@ -53,6 +53,7 @@ async def test_a_transcript_naming_fairies_answers_each_fairy_in_its_own_order(
         {"turn": 3, "fairy": "fairy-3", "text": "house"},
         {"turn": 4, "fairy": "fairy-2", "text": "fence review"},
         {"turn": 5, "text": "anyone"},
+        {"turn": 6, "fairy": "fairy-3", "text": "house review"},
     ]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
 
@@ -67,7 +68,10 @@ async def test_a_transcript_naming_fairies_answers_each_fairy_in_its_own_order(
     assert await ask("fairy-3") == "house"
     assert await ask("fairy-2") == "fence"
     assert await ask("fairy-2") == "fence review"
-    # A line naming no fairy answers whoever asks next; then nothing is left for anyone.
-    assert await ask("fairy-3") == "anyone"
-    with pytest.raises(ModelError, match="no turn 6 for fairy-2"):
+    # A line naming no fairy answers whoever asks next; a call naming none skips the others.
+    assert await ask(None) == "anyone"
+    with pytest.raises(ModelError, match=r"no turn 6$"):
+        await ask(None)
+    assert await ask("fairy-3") == "house review"
+    with pytest.raises(ModelError, match="no turn 7 for fairy-2"):
         await ask("fairy-2")
