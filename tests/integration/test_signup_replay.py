@@ -106,7 +106,9 @@ async def test_the_signup_transcript_replays_to_the_same_canvas(
                 assert all(quality[k] == 0 for k in (*CLEAN, "outside_bounds")), (step, quality)
                 if step == 1:
                     barn_x = float(runtime.mirror.shapes["barn-body"]["x"])
-            # Every replayed answer was taken: a tenth request would have found no turn.
+            # The runs made as many requests as the transcript has answers: every one played.
+            answers = (SIGNUP / "transcript.jsonl").read_text(encoding="utf-8").splitlines()
+            assert sum(r for *_, r in STEPS) == len(answers) == 9
             shapes = runtime.mirror.shapes
             assert_same_canvas(shapes, SIGNUP / "final-canvas.json")
             chart = ("landing-page", "signup-form", "verify-email", "welcome")
