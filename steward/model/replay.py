@@ -2,6 +2,10 @@
 
 A transcript (JSON lines of {"turn": n, "text": response}, as the model by hand writes it)
 holds one whole response per line: the calls of one process take them in order, one each.
+A line may also name the fairy that asked ({"fairy": "fairy-2"}): a call from that fairy
+(its request's hints say which) then takes the first line not yet taken that names it or
+names no fairy (a call from no fairy takes only lines naming none), so a project's drones,
+which ask in whatever order they finish, each get their own answers.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ from pathlib import Path
 
 from steward.model.base import ModelError, ModelRequest, Usage, estimate_tokens
 
-# How many turns of each transcript this process has replayed: runs build a model each.
-_turns_taken: dict[Path, int] = {}
+# Which turns (line indexes) of each transcript this process has replayed: runs build a
+# model each, so the count lives here.
+_turns_taken: dict[Path, set[int]] = {}
 
 
 class ReplayModel:
@@ -21,7 +26,7 @@ class ReplayModel:
         self.path = Path(path)
         self.name = f"replay:{self.path}"
 
-    def chunks(self) -> list[str]:
+    def chunks(self, request: ModelRequest | None = None) -> list[str]:
         try:
             raw = self.path.read_text(encoding="utf-8")
         except OSError as err:
@@ -29,20 +34,24 @@ class ReplayModel:
         if self.path.suffix == ".jsonl":
             items = [json.loads(line) for line in raw.splitlines() if line.strip()]
             if items and all(isinstance(i, dict) and "turn" in i for i in items):
-                return [self._next_turn(items)]
+                return [self._next_turn(items, _asker(request))]
             return [str(i.get("text", "")) if isinstance(i, dict) else str(i) for i in items]
         return [raw[i : i + 16] for i in range(0, len(raw), 16)]
 
-    def _next_turn(self, items: list[dict[str, object]]) -> str:
-        key = self.path.resolve()
-        taken = _turns_taken.get(key, 0)
-        if taken >= len(items):
-            raise ModelError(f"replay transcript {self.path} has no turn {taken + 1}")
-        _turns_taken[key] = taken + 1
-        return str(items[taken].get("text", ""))
+    def _next_turn(self, items: list[dict[str, object]], asker: str | None) -> str:
+        taken = _turns_taken.setdefault(self.path.resolve(), set())
+        for i, item in enumerate(items):
+            if i in taken:
+                continue
+            fairy = item.get("fairy")
+            if fairy is None or fairy == asker:
+                taken.add(i)
+                return str(item.get("text", ""))
+        who = f" for {asker}" if asker else ""
+        raise ModelError(f"replay transcript {self.path} has no turn {len(taken) + 1}{who}")
 
     async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
-        chunks = self.chunks()
+        chunks = self.chunks(request)
         # A recording may include the prefill; the caller feeds the prefill itself.
         if chunks and "".join(chunks).lstrip().startswith(request.prefill):
             text = "".join(chunks).lstrip()[len(request.prefill) :]
@@ -51,3 +60,10 @@ class ReplayModel:
         for chunk in chunks:
             usage.output_tokens += estimate_tokens(chunk)
             yield chunk
+
+
+def _asker(request: ModelRequest | None) -> str | None:
+    """The fairy a request comes from, as the fairies' requests name it in their hints."""
+    fairy = request.hints.get("fairy") if request is not None else None
+    asker = fairy.get("fairy_id") if isinstance(fairy, dict) else None
+    return asker if isinstance(asker, str) and asker else None

@@ -4,13 +4,15 @@ stream open with pings while a person writes the answer, then streams it back.
 The stream opens at once (message_start, then a ping every few seconds) so the caller's read
 timeout never fires while the person reads; a request nobody answers within `timeout_s` ends
 with an `error` event naming the folder. Each answered request is appended to the transcript
-(`transcript.jsonl` in the root), which `replay:` plays back in the same order.
+(`transcript.jsonl` in the root), which `replay:` plays back in the same order; a line names
+the fairy that asked when the request says who it is, so each fairy replays its own lines.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +37,31 @@ from steward_tools.by_hand import parking
 log = get_logger(__name__)
 
 TRANSCRIPT = "transcript.jsonl"
+# How a fairy's prompt introduces it ("You are Clover (id fairy-2), a fairy. ...").
+_FAIRY_ID = re.compile(r"\(id ([^()\s]+)\), a fairy\.")
+
+
+def asking_fairy(body: dict[str, Any]) -> str | None:
+    """The id of the fairy a Messages request comes from, if its prompt says who it is."""
+    texts: list[str] = []
+
+    def collect(content: Any) -> None:
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and isinstance(block.get("text"), str):
+                    texts.append(block["text"])
+
+    collect(body.get("system"))
+    for message in body.get("messages") or []:
+        if isinstance(message, dict):
+            collect(message.get("content"))
+    for text in texts:
+        found = _FAIRY_ID.search(text)
+        if found:
+            return found.group(1)
+    return None
 
 
 def append_transcript(root: Path, entry: dict[str, Any]) -> None:
@@ -107,7 +134,11 @@ class HandServer:
         output_tokens = estimate_tokens(answer)
         await resp.write(message_end(output_tokens))
         parking.set_status(folder, f"answered ({output_tokens} output tokens)")
-        entry = {"turn": number, "folder": folder.name, "model": body.get("model"), "text": answer}
+        entry: dict[str, Any] = {"turn": number, "folder": folder.name, "model": body.get("model")}
+        fairy = asking_fairy(body)
+        if fairy is not None:
+            entry["fairy"] = fairy
+        entry["text"] = answer
         await asyncio.to_thread(append_transcript, self.root, entry)
         log.info("by_hand_answered", folder=str(folder), output_tokens=output_tokens)
         return resp

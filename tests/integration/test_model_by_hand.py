@@ -122,8 +122,12 @@ async def test_nobody_answering_ends_the_stream_with_a_clear_error(tmp_path: Pat
 async def test_concurrent_requests_park_separately_and_get_their_own_answers(
     server: HandServer,
 ) -> None:
+    # Bob's prompt says which fairy he is (as fairies' prompts do); alice's does not.
+    intro = {"alice": "", "bob": "You are Bob (id fairy-7), a fairy. "}
     calls = {
-        name: asyncio.create_task(_collect(_model(server, name), _request(f"I am {name}"), Usage()))
+        name: asyncio.create_task(
+            _collect(_model(server, name), _request(f"{intro[name]}I am {name}"), Usage())
+        )
         for name in ("alice", "bob")
     }
     folders = await _parked(server.root, 2)
@@ -138,6 +142,8 @@ async def test_concurrent_requests_park_separately_and_get_their_own_answers(
             assert f"for {who}" in await call
     turns = [json.loads(x) for x in (server.root / TRANSCRIPT).read_text().splitlines()]
     assert len(turns) == 2 and all(f"for {t['model']}" in t["text"] for t in turns)
+    # A turn names the fairy that asked, so `replay:` gives each fairy its own turns.
+    assert {t["model"]: t.get("fairy") for t in turns} == {"alice": None, "bob": "fairy-7"}
 
 
 async def test_a_half_written_temporary_answer_is_not_read(server: HandServer) -> None:

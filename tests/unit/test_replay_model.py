@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.model.base import PREFILL, ModelRequest, Usage
+from steward.model.base import PREFILL, ModelError, ModelRequest, Usage
 from steward.model.registry import get_model
 from steward.ports import PromptInput
 from tests.support.fake_session import FakeSession
@@ -39,3 +41,37 @@ async def test_agent_runs_a_replay(tmp_path: Path) -> None:
     prompt = PromptInput(message="x", source="http", requester="t", model=f"replay:{path}")
     assert await agent.run(session, prompt) == "done"
     assert session.browser.shapes["n"]["type"] == "note"
+
+
+async def test_a_transcript_naming_fairies_answers_each_fairy_in_its_own_order(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.jsonl"
+    lines = [
+        {"turn": 1, "fairy": "fairy-1", "text": "plan"},
+        {"turn": 2, "fairy": "fairy-2", "text": "fence"},
+        {"turn": 3, "fairy": "fairy-3", "text": "house"},
+        {"turn": 4, "fairy": "fairy-2", "text": "fence review"},
+        {"turn": 5, "text": "anyone"},
+        {"turn": 6, "fairy": "fairy-3", "text": "house review"},
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+    async def ask(fairy: str | None) -> str:
+        hints = {"fairy": {"fairy_id": fairy}} if fairy else {}
+        req = ModelRequest(system=["s"], user=[], hints=hints)
+        model = get_model(f"replay:{path}", Settings())  # a model per run, as fairies build them
+        return "".join([c async for c in model.stream(req, Usage())])
+
+    # The drones ask out of the recorded order; each still gets its own lines, in order.
+    assert await ask("fairy-1") == "plan"
+    assert await ask("fairy-3") == "house"
+    assert await ask("fairy-2") == "fence"
+    assert await ask("fairy-2") == "fence review"
+    # A line naming no fairy answers whoever asks next; a call naming none skips the others.
+    assert await ask(None) == "anyone"
+    with pytest.raises(ModelError, match=r"no turn 6$"):
+        await ask(None)
+    assert await ask("fairy-3") == "house review"
+    with pytest.raises(ModelError, match="no turn 7 for fairy-2"):
+        await ask("fairy-2")
