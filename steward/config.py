@@ -52,6 +52,10 @@ class Settings(BaseSettings):
     steward_model_temperature: float | None = Field(default=0.0, ge=0.0, le=1.0)
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
+    # `openai:<model>`: any server speaking OpenAI's Chat Completions (OpenAI, vLLM, Ollama,
+    # llama.cpp's server, a gateway); the base URL ends in `/v1`. Local servers need no key.
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str = "https://api.openai.com/v1"
     # Tokens per second the scripted model streams at.
     steward_scripted_tokens_per_s: float = Field(default=400.0, gt=0)
 
