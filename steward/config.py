@@ -52,10 +52,6 @@ class Settings(BaseSettings):
     steward_model_temperature: float | None = Field(default=0.0, ge=0.0, le=1.0)
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
-    # `openai:<model>`: any server speaking OpenAI's Chat Completions (OpenAI, vLLM, Ollama,
-    # llama.cpp's server, a gateway); the base URL ends in `/v1`. Local servers need no key.
-    openai_api_key: SecretStr | None = None
-    openai_base_url: str = "https://api.openai.com/v1"
     # Tokens per second the scripted model streams at.
     steward_scripted_tokens_per_s: float = Field(default=400.0, gt=0)
 
@@ -96,6 +92,8 @@ class Settings(BaseSettings):
     steward_caption_agents: str = ""
     steward_vad_min_silence_s: float = Field(default=0.4, ge=0.1, le=3.0)
     steward_openai_stt_model: str = "gpt-4o-mini-transcribe"
+    # OpenAI's API, or any server speaking it (`openai:<model>` models and the `openai` speech
+    # engine): the base URL ends in `/v1`, unset is OpenAI's. Local servers need no key.
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None
     # Dev only (`steward dev` turns these on): hand out room tokens to anyone who can reach

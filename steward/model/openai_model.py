@@ -33,6 +33,7 @@ from steward.model.opening import Opening
 from steward.obs.logging import get_logger
 
 log = get_logger(__name__)
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 # Statuses worth asking again: timeouts, rate limits, conflicts and every server-side failure
 # (529 is how some gateways say overloaded).
@@ -97,7 +98,7 @@ class OpenAIModel:
         model: str,
         *,
         api_key: str | None,
-        base_url: str,
+        base_url: str | None = None,
         attempts: int = 4,
         wait_max_s: float = 8.0,
         timeout_s: float = 120.0,
@@ -105,7 +106,7 @@ class OpenAIModel:
     ) -> None:
         self.model = model
         self.name = f"openai:{model}"
-        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.url = (base_url or DEFAULT_BASE_URL).rstrip("/") + "/chat/completions"
         self.api_key = api_key
         self.temperature = temperature
         self.refused: set[str] = set()  # optional features this server refused
