@@ -197,29 +197,32 @@ class OpenAIModel:
             ):
                 if resp.status != 200:
                     raise self._status_error(resp.status, await resp.text(), features)
-                reported = False
+                reported = finished = False
                 chars = 0
                 async for frame in _frames(resp.content):
                     if frame == "[DONE]":
-                        if not reported:  # the server keeps no count: estimate one
-                            usage.input_tokens += estimate_tokens(json.dumps(body["messages"]))
-                            usage.output_tokens += max(1, chars // 4)
-                        return
+                        break
                     chunk = _chunk(self.name, frame, started)
                     if "usage" in chunk and isinstance(chunk["usage"], dict):
                         reported = True
                         _count(chunk["usage"], usage)
                     for choice in chunk.get("choices") or []:
+                        finished = finished or bool((choice or {}).get("finish_reason"))
                         text = ((choice or {}).get("delta") or {}).get("content")
                         if isinstance(text, str) and text:
                             started = True
                             chars += len(text)
                             yield text
-                raise ModelError(
-                    f"{self.name}: the stream ended before it was complete",
-                    retryable=True,
-                    started=started,
-                )
+                else:  # closed without [DONE]: complete only if the choice said it finished
+                    if not finished:
+                        raise ModelError(
+                            f"{self.name}: the stream ended before it was complete",
+                            retryable=True,
+                            started=started,
+                        )
+                if not reported:  # the server keeps no count: estimate one
+                    usage.input_tokens += estimate_tokens(_prompt_text(body))
+                    usage.output_tokens += max(1, chars // 4)
         except ModelError as err:
             log.warning("model_stream_failed", model=self.name, reason=str(err), started=started)
             raise
@@ -272,6 +275,18 @@ def _chunk(name: str, frame: str, started: bool) -> dict[str, Any]:
     if not isinstance(chunk.get("choices", []), list):
         raise _garbage(name, f"a chunk without choices: {_snippet(frame)}", started)
     return chunk
+
+
+def _prompt_text(body: dict[str, Any]) -> str:
+    """The request's text (images left out), for estimating its tokens."""
+    parts: list[str] = []
+    for message in body["messages"]:
+        content = message["content"]
+        if isinstance(content, str):
+            parts.append(content)
+        else:
+            parts.extend(str(p.get("text", "")) for p in content if p.get("type") == "text")
+    return "\n".join(parts)
 
 
 def _count(reported: dict[str, Any], usage: Usage) -> None:

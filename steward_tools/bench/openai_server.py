@@ -10,7 +10,8 @@ a system message it has seen before as `prompt_tokens_details.cached_tokens`.
 A queue of scenarios injects failures: HTTP 429/529/500/503, an `error` frame before any text,
 a connection cut after some text, a stream that stops without `[DONE]` (`truncated`, after
 some text; `empty`, before any), and two kinds of
-garbage (a 200 whose body is an HTML page; a `data:` frame that is not JSON). Images must be
+garbage (a 200 whose body is an HTML page; a `data:` frame that is not JSON); `no_usage` ends
+after the finish with no usage and no `[DONE]`, as some servers do. Images must be
 `data:` URLs of an accepted type whose bytes match it, else 400. With `refuse_temperature` /
 `refuse_max_tokens` it refuses those fields, as some OpenAI models do; with `context_tokens`
 it refuses a prompt plus output limit longer than that, as vLLM does.
@@ -167,6 +168,8 @@ class ChatCompletionsServer:
         if scenario == "truncated":
             return resp  # closes cleanly, but without a finish or [DONE]
         await resp.write(frame(delta_chunk(model, None, "stop")))
+        if scenario == "no_usage":
+            return resp  # a server that counts nothing and closes after the finish
         await resp.write(frame(self._usage(body, model, reply)))
         await resp.write(frame("[DONE]"))
         return resp

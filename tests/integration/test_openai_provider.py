@@ -128,6 +128,17 @@ async def test_a_stream_that_ends_early_is_retried_only_before_text(
     assert len(server.requests) == 3
 
 
+async def test_a_server_without_usage_or_done_is_complete_after_its_finish(
+    server: ChatCompletionsServer,
+) -> None:
+    server.scenarios = ["no_usage"]
+    usage = Usage()
+    assert await collect(model(server), usage) == AFTER_PREFILL
+    assert len(server.requests) == 1
+    # Estimated from the text alone: the screenshot's base64 is not counted as prompt.
+    assert 100 < usage.input_tokens < 400 and usage.output_tokens == len(ANSWER) // 4
+
+
 async def test_a_stream_cut_mid_way_is_not_retried(server: ChatCompletionsServer) -> None:
     server.responder = Fixed('{"actions": [{"_type": "think", "text": "' + "z" * 300 + '"}]}')
     server.scenarios = ["cut"]
