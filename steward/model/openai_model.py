@@ -196,7 +196,7 @@ class OpenAIModel:
                 http.post(self.url, json=body, headers=headers) as resp,
             ):
                 if resp.status != 200:
-                    raise self._status_error(resp.status, await resp.text(), features)
+                    raise self._status_error(resp.status, await _head(resp), features)
                 reported = finished = False
                 chars = 0
                 async for frame in _frames(resp.content):
@@ -241,6 +241,14 @@ class OpenAIModel:
             return _Refused(refused)
         retryable = status in _RETRY_STATUS or status >= 500
         return ModelError(f"{self.name}: HTTP {status}: {message}", retryable=retryable)
+
+
+async def _head(resp: aiohttp.ClientResponse, limit: int = 16384) -> str:
+    """The start of an error body: enough for its message, bounded whatever the server sends."""
+    raw = b""
+    while len(raw) < limit and (piece := await resp.content.read(limit - len(raw))):
+        raw += piece
+    return raw.decode("utf-8", errors="replace")
 
 
 async def _frames(content: aiohttp.StreamReader) -> AsyncIterator[str]:
