@@ -92,6 +92,8 @@ class Settings(BaseSettings):
     steward_caption_agents: str = ""
     steward_vad_min_silence_s: float = Field(default=0.4, ge=0.1, le=3.0)
     steward_openai_stt_model: str = "gpt-4o-mini-transcribe"
+    # OpenAI's API, or any server speaking it (`openai:<model>` models and the `openai` speech
+    # engine): the base URL ends in `/v1`, unset is OpenAI's. Local servers need no key.
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None
     # Dev only (`steward dev` turns these on): hand out room tokens to anyone who can reach

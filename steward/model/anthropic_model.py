@@ -16,7 +16,6 @@ cut here, so callers still get the text after the prefill.
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -31,11 +30,11 @@ from tenacity import (
 )
 
 from steward.model.base import ModelError, ModelRequest, Usage
+from steward.model.opening import Opening
 from steward.obs.logging import get_logger
 
 log = get_logger(__name__)
 _RETRY_TYPES = {"overloaded_error", "api_error", "rate_limit_error"}
-_NO_SPACE = re.compile(r"\s+")
 
 
 # Words of the 400 message by which the API refuses each optional feature.
@@ -176,7 +175,7 @@ class AnthropicModel:
     async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
         while True:
             features = self.features(request)
-            opening = _Opening("" if "prefill" in features else request.prefill)
+            opening = Opening("" if "prefill" in features else request.prefill)
             try:
                 async for text in self._retrying(request, features, usage):
                     if out := opening.strip(text):
@@ -208,39 +207,3 @@ class AnthropicModel:
                     return
         except RetryError as err:  # pragma: no cover - reraise=True makes this unusual
             raise ModelError(f"{self.name}: gave up after retries") from err
-
-
-class _Opening:
-    """Drops the model's own copy of the prefill (spaces ignored, a ```json fence allowed)
-    from the start of a stream, so the text reads as if it followed the prefill."""
-
-    def __init__(self, prefill: str) -> None:
-        self._target = _NO_SPACE.sub("", prefill)
-        self._forms = (self._target, "```json" + self._target, "```" + self._target)
-        self._held = ""
-        self._done = not self._target
-
-    def strip(self, text: str) -> str:
-        if self._done:
-            return text
-        self._held += text
-        squeezed = _NO_SPACE.sub("", self._held)
-        for form in self._forms:
-            if squeezed.startswith(form):
-                self._done = True
-                # Cut after the character that completes the opening.
-                seen = 0
-                for i, ch in enumerate(self._held):
-                    if not ch.isspace():
-                        seen += 1
-                        if seen == len(form):
-                            rest, self._held = self._held[i + 1 :], ""
-                            return rest
-        if any(form.startswith(squeezed) for form in self._forms):
-            return ""  # could still be the opening: hold it
-        return self.flush()
-
-    def flush(self) -> str:
-        self._done = True
-        held, self._held = self._held, ""
-        return held

@@ -1,4 +1,5 @@
-"""Pick a provider from a model spec: `scripted`, `anthropic:<model>`, `replay:<file>`."""
+"""Pick a provider from a model spec: `scripted`, `anthropic:<model>`, `openai:<model>`,
+`replay:<file>`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from steward.model.base import ModelError, ModelProvider
 _PROVIDERS = {
     "scripted": "steward.model.scripted",
     "anthropic": "steward.model.anthropic_model",
+    "openai": "steward.model.openai_model",
     "replay": "steward.model.replay",
 }
 
@@ -42,8 +44,20 @@ def get_model(spec: str, settings: Settings, *, tokens_per_s: float | None = Non
             base_url=settings.anthropic_base_url,
             temperature=settings.steward_model_temperature,
         )
+    if kind == "openai" and arg:
+        from steward.model.openai_model import OpenAIModel
+
+        secret = settings.openai_api_key
+        return OpenAIModel(
+            arg,
+            api_key=secret.get_secret_value() if secret else None,
+            base_url=settings.openai_base_url,
+            temperature=settings.steward_model_temperature,
+        )
     if kind == "replay" and arg:
         from steward.model.replay import ReplayModel
 
         return ReplayModel(arg)
-    raise ModelError(f"unknown model {spec!r}: use scripted, anthropic:<model> or replay:<file>")
+    raise ModelError(
+        f"unknown model {spec!r}: use scripted, anthropic:<model>, openai:<model> or replay:<file>"
+    )

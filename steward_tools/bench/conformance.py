@@ -1,11 +1,13 @@
 """`steward bench conformance --json`: every mode answered by a model that knows only the
-request, through the real `anthropic:` provider and a real room.
+request, through a real provider (`anthropic:` by default, `openai:` with `--provider openai`)
+and a real room.
 
 One steward (real livekit-server, embedded Postgres) serves a room with three headless
-clients (the host renders real screenshots). The model is the local Messages server with
-`ConformanceModel`: each request is read as a model would read it (`read_request`), and
-answered with actions sampled from the request's own response schema (ids of shapes it was
-shown, coordinates inside the bounds it was given, random stream chunkings); the steps that
+clients (the host renders real screenshots). The model is the local Messages (or Chat
+Completions) server with `ConformanceModel`: each request is read as a model would read it
+(`read_request`), and answered with actions sampled from the request's own response schema
+(ids of shapes it was shown, coordinates inside the bounds it was given, random stream
+chunkings); the steps that
 steer a fairy project (plan, direct, mark done, end) come from `PlanResponder`, also read off
 the request, so every role's mode is reached. Prompts rotate over one-shot requests from each
 client, `project:` runs, a drone prompted directly, a solo fairy and a duo lead.
@@ -49,6 +51,7 @@ from steward_tools.bench.anthropic_server import MessagesServer, Reply
 from steward_tools.bench.clients import canvas_hash
 from steward_tools.bench.fuzz_live import Observer, observing
 from steward_tools.bench.harness import bounded, start_stack, wait_until
+from steward_tools.bench.openai_server import ChatCompletionsServer
 from steward_tools.bench.request_text import RequestView, read_request
 from steward_tools.bench.responders import (
     PlanResponder,
@@ -317,18 +320,29 @@ async def exercise(
     }
 
 
-async def run(seed: int, target: int, progress: bool = False) -> dict[str, Any]:
+def model_server(provider: str, model: ConformanceModel) -> MessagesServer | ChatCompletionsServer:
+    """A local server answering with `model` in `provider`'s protocol."""
+    return ChatCompletionsServer(model) if provider == "openai" else MessagesServer(model)
+
+
+def model_settings(provider: str, base_url: str) -> dict[str, Any]:
+    """The settings that make the steward's model the local server at `base_url`."""
+    if provider == "openai":
+        return {"steward_model": "openai:conformance", "openai_base_url": base_url}
+    return {"steward_model": "anthropic:claude-conformance", "anthropic_base_url": base_url}
+
+
+async def run(
+    seed: int, target: int, progress: bool = False, provider: str = "anthropic"
+) -> dict[str, Any]:
     model = ConformanceModel(seed=seed)
-    server = MessagesServer(model)
-    await server.start()
+    server = model_server(provider, model)
+    settings = model_settings(provider, await server.start())
     try:
-        stack = await start_stack(
-            steward_model="anthropic:claude-conformance",
-            anthropic_base_url=server.base_url,
-            steward_context_timeout_s=3.0,
-        )
+        stack = await start_stack(**settings, steward_context_timeout_s=3.0)
         try:
-            return await exercise(stack.service, stack.server, model, target, progress=progress)
+            result = await exercise(stack.service, stack.server, model, target, progress=progress)
+            return {**result, "provider": provider}
         finally:
             await stack.close()
     finally:
@@ -337,7 +351,7 @@ async def run(seed: int, target: int, progress: bool = False) -> dict[str, Any]:
 
 def _handler(args: argparse.Namespace) -> int:
     configure_logging("error", "json")
-    work = run(args.seed, args.outputs, args.progress)
+    work = run(args.seed, args.outputs, args.progress, args.provider)
     result = asyncio.run(bounded(work, args.timeout, "conformance"))
     print_json(result)
     return 0
@@ -352,4 +366,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--outputs", type=int, default=TARGET_OUTPUTS, help="sampled actions to reach")
     p.add_argument("--timeout", type=float, default=1500.0)
     p.add_argument("--progress", action="store_true", help="a line per round on stderr")
+    p.add_argument(
+        "--provider",
+        choices=("anthropic", "openai"),
+        default="anthropic",
+        help="the protocol the local model server speaks (Messages or Chat Completions)",
+    )
     p.set_defaults(handler=_handler)

@@ -1,5 +1,6 @@
 """Conformance over the real stack: every mode answered by a model that knows only what its
-request says, through the real `anthropic:` provider and the local Messages server.
+request says, through the real `anthropic:` and `openai:` providers and local servers speaking
+their protocols (Messages, Chat Completions).
 
 Property: schema-valid outputs drawn from each request's own response schema (ids of shapes
 it was shown, coordinates inside the bounds it was given, random chunkings) are each applied
@@ -11,14 +12,20 @@ and a screenshot in every mode that may see.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
 from steward.fairies.modes import MODES, WORKING_MODES
 from steward.service import StewardService
 from steward.store.database import Database
-from steward_tools.bench.anthropic_server import MessagesServer
-from steward_tools.bench.conformance import ConformanceModel, exercise, may_see
+from steward_tools.bench.conformance import (
+    ConformanceModel,
+    exercise,
+    may_see,
+    model_server,
+    model_settings,
+)
 from steward_tools.livekit_server import LiveKitServer
 from tests.support.room import room_settings
 
@@ -27,27 +34,26 @@ pytestmark = pytest.mark.integration
 TARGET = 150
 
 
-@pytest.fixture
-async def model_server() -> AsyncIterator[tuple[ConformanceModel, MessagesServer]]:
+@pytest.fixture(params=["anthropic", "openai"])
+async def served(
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[tuple[ConformanceModel, dict[str, Any]]]:
+    """The model, behind a local server speaking each provider's protocol."""
     model = ConformanceModel(seed=11)
-    server = MessagesServer(model)
-    await server.start()
-    yield model, server
+    server = model_server(request.param, model)
+    settings = model_settings(request.param, await server.start())
+    yield model, settings
     await server.stop()
 
 
 async def test_every_mode_answers_from_its_own_request(
     livekit_server: LiveKitServer,
     database: Database,
-    model_server: tuple[ConformanceModel, MessagesServer],
+    served: tuple[ConformanceModel, dict[str, Any]],
 ) -> None:
-    model, server = model_server
+    model, model_env = served
     settings = room_settings(
-        livekit_server,
-        database.url,
-        steward_model="anthropic:claude-conformance-test",
-        anthropic_base_url=server.base_url,
-        steward_context_timeout_s=3.0,
+        livekit_server, database.url, steward_context_timeout_s=3.0, **model_env
     )
     service = StewardService(settings, database=database)
     await service.start(http=False)
