@@ -662,6 +662,12 @@ class RoomRuntime:
             return  # in host mode only the host applies envelopes
         if self.broadcaster.gate.owes_ack(sender):  # replayed to already, acked nothing since
             self._reject(TOPIC_RESYNC, sender, "unacked_resync")
+            # No second replay, but the statuses of sessions a dead steward left (a few small
+            # packets, within the whole-room rate) still reach a browser that just joined and
+            # asks right after the replay we sent it on our own.
+            whole = req.session_id == RESYNC_ALL_SESSIONS
+            if whole and self._resync_all_limit.allow(sender):
+                await self.dispatcher.resend_interrupted(sender)
             return
         if not self._resync_limit.allow(sender):
             self._reject(TOPIC_RESYNC, sender, "rate_limited")
