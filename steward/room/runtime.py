@@ -180,6 +180,8 @@ class RoomRuntime:
             room_id, self._publish_all, partial_interval_s=s.steward_preview_interval_ms / 1000
         )
         self.inbox = StreamInbox(self._reject, StreamMeter(self._is_muted, self._charge))
+        # Packets of muted senders dropped unread (LiveKit forwards what it had in flight).
+        self.dropped_from_muted = 0
         # Whose view a run sees: each participant's published viewport and own edits.
         self.views = Views()
         self.user_edits = UserEdits()
@@ -612,6 +614,7 @@ class RoomRuntime:
             # else (over the budget: strikes); a muted sender's, in flight while LiveKit is
             # told, are dropped unread.
             if sender in self.abuse.muted:
+                self.dropped_from_muted += 1
                 return
             self.budget.charge(sender, len(packet.data))
         if not topic.startswith(_OWN_PREFIXES):

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 from structlog.testing import capture_logs
@@ -43,6 +43,17 @@ async def _timed_run(client: HeadlessClient) -> float:
     reply = await client.prompt("draw our signup flow")
     assert reply.session_id and await client.wait_status(reply.session_id) == "done"
     return time.monotonic() - started
+
+
+async def _quiet(read: Callable[[], object], still_s: float, timeout: float) -> None:
+    """Wait until `read()` has not changed for `still_s` seconds (at most `timeout`)."""
+    async with asyncio.timeout(timeout):
+        last, since = read(), time.monotonic()
+        while time.monotonic() - since < still_s:
+            await asyncio.sleep(0.05)
+            now = read()
+            if now != last:
+                last, since = now, time.monotonic()
 
 
 async def _flood(client: HeadlessClient, topic: str, count: int, *, stream: bool) -> int:
@@ -88,6 +99,9 @@ async def test_floods_on_any_topic_are_budgeted_and_muted_before_they_slow_an_ho
         await wait_for(lambda: _muted(eve) and _muted(mal) and _muted(ivy), timeout=20)
         async with asyncio.timeout(60):
             sent = await asyncio.gather(*attacks)
+        # "After the attacks": once what LiveKit had already forwarded before the mute has
+        # arrived (the steward stops dropping muted senders' packets), bounded.
+        await _quiet(lambda: runtime.dropped_from_muted, 0.5, 30)
         after = await _timed_run(ann)
         print(f"baseline={baseline:.2f}s during={during:.2f}s after={after:.2f}s sent={sent}")
         assert {"eve", "mal", "ivy"} <= runtime.abuse.muted
