@@ -21,16 +21,9 @@ from typing import Any
 
 import anthropic
 import httpx2
-from tenacity import (
-    AsyncRetrying,
-    RetryError,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_exponential,
-)
 
 from steward.model.base import ModelError, ModelRequest, Usage
-from steward.model.opening import Opening
+from steward.model.retries import Attempt, FeatureRefused, stream_with_retries
 from steward.obs.logging import get_logger
 
 log = get_logger(__name__)
@@ -44,12 +37,6 @@ _REFUSALS = {
 }
 
 
-class _Refused(Exception):
-    def __init__(self, feature: str) -> None:
-        super().__init__(feature)
-        self.feature = feature
-
-
 def _refused_feature(err: BaseException, sent: set[str]) -> str | None:
     """Which optional feature of the request a 400 refuses, if any."""
     if not isinstance(err, anthropic.BadRequestError):
@@ -60,12 +47,6 @@ def _refused_feature(err: BaseException, sent: set[str]) -> str | None:
         if any(word in message for word in _REFUSALS[feature]):
             return feature
     return None
-
-
-def is_retryable(err: BaseException) -> bool:
-    if isinstance(err, ModelError):
-        return err.retryable and not err.started
-    return False
 
 
 def _classify(err: BaseException) -> tuple[str, bool]:
@@ -165,7 +146,7 @@ class AnthropicModel:
         except (anthropic.APIError, httpx2.TransportError) as err:
             refused = None if started else _refused_feature(err, features)
             if refused is not None:
-                raise _Refused(refused) from err
+                raise FeatureRefused(refused) from err
             reason, retryable = _classify(err)
             log.warning("model_stream_failed", model=self.name, reason=reason, started=started)
             raise ModelError(
@@ -173,37 +154,17 @@ class AnthropicModel:
             ) from err
 
     async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
-        while True:
-            features = self.features(request)
-            opening = Opening("" if "prefill" in features else request.prefill)
-            try:
-                async for text in self._retrying(request, features, usage):
-                    if out := opening.strip(text):
-                        yield out
-            except _Refused as refusal:
-                # Nothing streamed yet: drop the feature and ask again (once per feature).
-                self.refused.add(refusal.feature)
-                log.warning("model_feature_refused", model=self.name, feature=refusal.feature)
-                continue
-            if rest := opening.flush():
-                yield rest
-            return
+        def attempt_for(features: set[str]) -> Attempt:
+            params = self.build_params(request, features)
+            return lambda: self._attempt(params, usage, features)
 
-    async def _retrying(
-        self, request: ModelRequest, features: set[str], usage: Usage
-    ) -> AsyncIterator[str]:
-        params = self.build_params(request, features)
-        retrying = AsyncRetrying(
-            retry=retry_if_exception(is_retryable),
-            wait=wait_exponential(multiplier=0.2, max=self.wait_max_s),
-            stop=stop_after_attempt(self.attempts),
-            reraise=True,
-        )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    async for text in self._attempt(params, usage, features):
-                        yield text
-                    return
-        except RetryError as err:  # pragma: no cover - reraise=True makes this unusual
-            raise ModelError(f"{self.name}: gave up after retries") from err
+        async for text in stream_with_retries(
+            self.name,
+            refused=self.refused,
+            features=lambda: self.features(request),
+            prefill=lambda features: "" if "prefill" in features else request.prefill,
+            attempt_for=attempt_for,
+            attempts=self.attempts,
+            wait_max_s=self.wait_max_s,
+        ):
+            yield text

@@ -26,10 +26,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from steward.model.base import ModelError, ModelRequest, Usage, estimate_tokens
-from steward.model.opening import Opening
+from steward.model.retries import Attempt, FeatureRefused, stream_with_retries
 from steward.obs.logging import get_logger
 
 log = get_logger(__name__)
@@ -47,16 +46,6 @@ _REFUSALS = {
 }
 # Words of an error frame's type or code that mean "busy, ask again".
 _BUSY_WORDS = ("rate_limit", "overloaded", "server_error", "unavailable", "timeout")
-
-
-class _Refused(Exception):
-    def __init__(self, feature: str) -> None:
-        super().__init__(feature)
-        self.feature = feature
-
-
-def _retryable(err: BaseException) -> bool:
-    return isinstance(err, ModelError) and err.retryable and not err.started
 
 
 def _error_text(raw: str) -> str:
@@ -151,37 +140,20 @@ class OpenAIModel:
         return body
 
     async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
-        while True:
-            features = self.features()
-            opening = Opening(request.prefill)
-            try:
-                async for text in self._retrying(request, features, usage):
-                    if out := opening.strip(text):
-                        yield out
-            except _Refused as refusal:
-                # Nothing streamed yet: drop the feature and ask again (once per feature).
-                self.refused.add(refusal.feature)
-                log.warning("model_feature_refused", model=self.name, feature=refusal.feature)
-                continue
-            if rest := opening.flush():
-                yield rest
-            return
+        def attempt_for(features: set[str]) -> Attempt:
+            body = self.build_body(request, features)
+            return lambda: self._attempt(body, usage, features)
 
-    async def _retrying(
-        self, request: ModelRequest, features: set[str], usage: Usage
-    ) -> AsyncIterator[str]:
-        body = self.build_body(request, features)
-        retrying = AsyncRetrying(
-            retry=retry_if_exception(_retryable),
-            wait=wait_exponential(multiplier=0.2, max=self.wait_max_s),
-            stop=stop_after_attempt(self.attempts),
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
-                async for text in self._attempt(body, usage, features):
-                    yield text
-                return
+        async for text in stream_with_retries(
+            self.name,
+            refused=self.refused,
+            features=self.features,
+            prefill=lambda _features: request.prefill,  # no prefill: the opening is cut
+            attempt_for=attempt_for,
+            attempts=self.attempts,
+            wait_max_s=self.wait_max_s,
+        ):
+            yield text
 
     async def _attempt(
         self, body: dict[str, Any], usage: Usage, features: set[str]
@@ -238,7 +210,7 @@ class OpenAIModel:
     def _status_error(self, status: int, raw: str, features: set[str]) -> Exception:
         message = _error_text(raw)
         if status == 400 and (refused := _refused_feature(message, features)) is not None:
-            return _Refused(refused)
+            return FeatureRefused(refused)
         retryable = status in _RETRY_STATUS or status >= 500
         return ModelError(f"{self.name}: HTTP {status}: {message}", retryable=retryable)
 
