@@ -102,7 +102,9 @@ async def test_floods_on_any_topic_are_budgeted_and_muted_before_they_slow_an_ho
         # "After the attacks": once what LiveKit had already forwarded before the mute has
         # arrived (the steward stops dropping muted senders' packets), bounded.
         await _quiet(lambda: runtime.dropped_from_muted, 0.5, 30)
-        after = await _timed_run(ann)
+        # Timed as the baseline is (the best of three), so a busy machine's noise does not
+        # decide the comparison.
+        after = min([await _timed_run(ann) for _ in range(3)])
         print(f"baseline={baseline:.2f}s during={during:.2f}s after={after:.2f}s sent={sent}")
         assert {"eve", "mal", "ivy"} <= runtime.abuse.muted
         # Muted at their first stream's header / the first packets past the budget, not at
