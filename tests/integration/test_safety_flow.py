@@ -112,7 +112,10 @@ async def test_floods_on_any_topic_are_budgeted_and_muted_before_they_slow_an_ho
         # what their clients queued before they saw it; LiveKit dropped what came after).
         counted = {who: runtime.budget.usage(who)[0] for who in ("eve", "mal", "ivy")}
         print(f"counted before the mute: {counted}")
-        assert counted["eve"] <= 2 * 5 * MIB and counted["mal"] <= 2 * 5 * MIB, counted
+        # Their clients' own small packets (acks of the runs before, viewport updates: a few
+        # hundred bytes each) count too: at most two streams' worth plus those.
+        own = 64 * 1024
+        assert counted["eve"] <= 2 * 5 * MIB + own and counted["mal"] <= 2 * 5 * MIB + own, counted
         assert counted["ivy"] <= 2 * runtime.budget.bytes_per_window, counted
         # The honest run after the attacks is back to its own time (the one during them pays
         # for what the attackers had in flight before LiveKit dropped their packets).
