@@ -283,6 +283,7 @@ SPECS = (
     ActionSpec(
         "move",
         family="arrange",
+        kind="canvas",
         schema=Move,
         description="Move a shape so its x/y is the given position.",
         guide=_MOVE,
@@ -292,6 +293,7 @@ SPECS = (
     ActionSpec(
         "place",
         family="arrange",
+        kind="canvas",
         schema=Place,
         description="Place a shape beside another shape.",
         guide=_PLACE,
@@ -301,6 +303,7 @@ SPECS = (
     ActionSpec(
         "bringToFront",
         family="arrange",
+        kind="canvas",
         schema=Ids,
         description="Bring shapes to the front.",
         guide=_TO_FRONT,
@@ -310,6 +313,7 @@ SPECS = (
     ActionSpec(
         "sendToBack",
         family="arrange",
+        kind="canvas",
         schema=Ids,
         description="Send shapes to the back.",
         guide=_TO_BACK,
@@ -319,6 +323,7 @@ SPECS = (
     ActionSpec(
         "rotate",
         family="arrange",
+        kind="canvas",
         schema=Rotate,
         description="Rotate shapes by degrees about an origin.",
         guide=_ROTATE,
@@ -328,6 +333,7 @@ SPECS = (
     ActionSpec(
         "resize",
         family="arrange",
+        kind="canvas",
         schema=Resize,
         description="Scale shapes about an origin.",
         guide=_RESIZE,
@@ -337,6 +343,7 @@ SPECS = (
     ActionSpec(
         "align",
         family="arrange",
+        kind="canvas",
         schema=Align,
         description="Align shapes to each other.",
         guide=_ALIGN,
@@ -346,6 +353,7 @@ SPECS = (
     ActionSpec(
         "distribute",
         family="arrange",
+        kind="canvas",
         schema=Distribute,
         description="Space shapes evenly.",
         guide=_DISTRIBUTE,
@@ -355,6 +363,7 @@ SPECS = (
     ActionSpec(
         "stack",
         family="arrange",
+        kind="canvas",
         schema=Stack,
         description="Stack shapes with a fixed gap.",
         guide=_STACK,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from steward.actions.effect import ActionEffect
+from steward.actions.agent import ActionEffect
 from steward.actions.sanitize import bump_id, clean_id
 from steward.canvas.apply import Shapes, apply_wire_action
 from steward.canvas.bounds import Rect
@@ -106,17 +106,23 @@ class RunState:
         return shapes
 
 
+# What an action may touch, which decides the modes that offer it: `canvas` edits the canvas,
+# `talk` talks or plans and never changes the canvas, `fairy` changes the fairies' board
+# (offered by name, per mode).
+ActionKind = Literal["canvas", "talk", "fairy"]
+
 Sanitize = Callable[[dict[str, Any], RunState, int, bool], dict[str, Any] | None]
 Resolve = Callable[[dict[str, Any], RunState], list[WireOp]]
 
 
 @dataclass(frozen=True)
 class ActionSpec:
-    """A self-describing action: name, schema, its system-prompt section, sanitize, resolve
-    and, for an action that acts beyond the canvas, its effect."""
+    """A self-describing action: name, kind, schema, its system-prompt section, sanitize,
+    resolve and, for an action that acts beyond the canvas, its effect."""
 
     name: str
     family: str
+    kind: ActionKind
     schema: type[ActionModel]
     description: str  # one line, in the response schema
     guide: str  # its section of the system prompt: how and when to use it (see docs/PROMPT.md)
@@ -130,3 +136,7 @@ class ActionSpec:
     continues: bool = False
     # What a complete version does beyond the canvas (fairy actions); None: canvas/chat only.
     effect: ActionEffect | None = None
+    # What the user reads in the chat from a sanitized version (None: nothing).
+    chat: Callable[[dict[str, Any]], str] | None = None
+    # False for the catch-all no mode offers (the model may still name it).
+    offered: bool = True

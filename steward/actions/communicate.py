@@ -91,6 +91,10 @@ def _resolve_message(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     return []
 
 
+def _chat_text(data: dict[str, Any]) -> str:
+    return str(data.get("text", ""))
+
+
 def _resolve_think(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     return [WireOp("think", {"text": str(data.get("text", ""))})]
 
@@ -231,16 +235,19 @@ SPECS = (
     ActionSpec(
         "message",
         family="communicate",
+        kind="talk",
         schema=Message,
         description="Send a message to the user.",
         guide=_MESSAGE,
         sanitize=_text_field("text"),
         resolve=_resolve_message,
         streams=True,
+        chat=_chat_text,
     ),
     ActionSpec(
         "think",
         family="communicate",
+        kind="talk",
         schema=Think,
         description="Describe your reasoning (shown to the users, collapsed, in the chat panel).",
         guide=_THINK,
@@ -250,6 +257,7 @@ SPECS = (
     ActionSpec(
         "review",
         family="communicate",
+        kind="talk",
         schema=Review,
         description="Schedule a follow-up look at an area of the canvas to check your work.",
         guide=_REVIEW,
@@ -260,6 +268,7 @@ SPECS = (
     ActionSpec(
         "add-detail",
         family="communicate",
+        kind="talk",
         schema=AddDetail,
         description="Plan further work to add detail.",
         guide=_ADD_DETAIL,
@@ -270,6 +279,7 @@ SPECS = (
     ActionSpec(
         "update-todo-list",
         family="communicate",
+        kind="talk",
         schema=UpdateTodo,
         description="Create or update one item of your todo list.",
         guide=_TODO,
@@ -280,6 +290,7 @@ SPECS = (
     ActionSpec(
         "setMyView",
         family="communicate",
+        kind="talk",
         schema=SetMyView,
         description="Move your own viewport; you get a new look at the canvas afterwards.",
         guide=_SET_MY_VIEW,
@@ -290,6 +301,7 @@ SPECS = (
     ActionSpec(
         "count",
         family="communicate",
+        kind="talk",
         schema=Count,
         description="Count shapes; the answer arrives as data.",
         guide=_COUNT,
@@ -300,10 +312,12 @@ SPECS = (
     ActionSpec(
         "unknown",
         family="communicate",
+        kind="talk",
         schema=Unknown,
         description="Anything not covered (ignored).",
         guide="",
         sanitize=_complete_only,
         resolve=_resolve_unknown,
+        offered=False,
     ),
 )

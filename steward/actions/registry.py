@@ -99,5 +99,5 @@ def process(
     if clean is None:
         return None
     ops = spec.resolve(clean, ctx)
-    chat = str(clean.get("text", "")) if spec.name == "message" else None
+    chat = spec.chat(clean) if spec.chat is not None else None
     return Outcome(index, spec.name, complete, ops, chat, clean, spec)

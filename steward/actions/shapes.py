@@ -340,6 +340,7 @@ SPECS = (
     ActionSpec(
         "create",
         family="shapes",
+        kind="canvas",
         schema=Create,
         description="Create a shape.",
         guide=_CREATE + _LOOKS,
@@ -359,6 +360,7 @@ SPECS = (
     ActionSpec(
         "update",
         family="shapes",
+        kind="canvas",
         schema=Update,
         description="Change properties of a shape (not its position).",
         guide=_UPDATE,
@@ -368,6 +370,7 @@ SPECS = (
     ActionSpec(
         "delete",
         family="shapes",
+        kind="canvas",
         schema=Delete,
         description="Delete a shape.",
         guide=_DELETE,
@@ -377,6 +380,7 @@ SPECS = (
     ActionSpec(
         "label",
         family="shapes",
+        kind="canvas",
         schema=Label,
         description="Set the text of a shape.",
         guide=_LABEL,
@@ -388,6 +392,7 @@ SPECS = (
     ActionSpec(
         "clear",
         family="shapes",
+        kind="canvas",
         schema=Clear,
         description="Delete every shape on the canvas.",
         guide=_CLEAR,
@@ -397,6 +402,7 @@ SPECS = (
     ActionSpec(
         "pen",
         family="shapes",
+        kind="canvas",
         schema=Pen,
         description="Draw a freehand or polyline shape through points.",
         guide=_PEN,

@@ -6,9 +6,10 @@ Hooks are pure: they read `ModeFacts` (a snapshot of the fairy's situation) and 
 `Transition` (switch mode, schedule a self prompt, or refuse a cancel). The fairy runtime
 applies the transition, so the whole machine is testable without a model or a room.
 
-Actions are checked by kind: `canvas` (edits the canvas: create, update, move, …),
-`talk` (message, think, review, todo, …; never changes the canvas) and `fairy` (the fairy
-actions, listed by name per mode).
+Actions are checked by the kind on their spec (`ActionSpec.kind`): `canvas` (edits the
+canvas: create, update, move, …), `talk` (message, think, review, todo, …; never changes the
+canvas) and `fairy` (the fairy actions, listed by name per mode). The modes' names are
+`steward.actions.agent.ModeName`, the vocabulary fairy actions speak too.
 """
 
 from __future__ import annotations
@@ -17,25 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from steward.actions.agent import ModeName as ModeName
+from steward.actions.base import ActionKind
 from steward.actions.registry import ACTIONS
 from steward.config import ModelRole
 from steward.fairies.memory import MemoryLevel
 
-ModeName = Literal[
-    "idling",
-    "sleeping",
-    "one-shotting",
-    "soloing",
-    "working-solo",
-    "standing-by",
-    "orchestrating-active",
-    "orchestrating-waiting",
-    "duo-orchestrating-active",
-    "duo-orchestrating-waiting",
-    "working-drone",
-    "working-orchestrator",
-]
-ActionKind = Literal["canvas", "talk", "fairy"]
 Role = Literal["solo", "orchestrator", "duo-orchestrator", "drone"]
 CancelSource = Literal["user", "system", "self"]
 
@@ -144,7 +132,7 @@ class ModeDefinition:
         return tuple(
             n
             for n, s in ACTIONS.items()
-            if n != "unknown" and n not in self.withheld and self.allows(n, kind_of(s.family))
+            if s.offered and n not in self.withheld and self.allows(n, s.kind)
         )
 
     def allows(self, name: str, kind: ActionKind) -> bool:
@@ -167,12 +155,6 @@ class ModeDefinition:
         usable = sorted(self.fairy_actions)
         extra = f" Available fairy actions: {', '.join(usable)}." if usable else ""
         return f"[{self.name}] {why}{extra}"
-
-
-def kind_of(family: str) -> ActionKind:
-    if family in ("shapes", "arrange"):
-        return "canvas"
-    return "fairy" if family == "fairy" else "talk"
 
 
 # -- hooks -------------------------------------------------------------------------------

@@ -24,25 +24,13 @@ from steward.actions.base import RunState, Scheduled
 from steward.actions.registry import ACTIONS, Outcome, select
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
-from steward.fairies import fairy_request, fairy_sessions, resume
-from steward.fairies.actions.effects import (
-    BoardOps,
-    Effect,
-    Moved,
-    Notify,
-    Remember,
-    Review,
-    SwitchFairy,
-    WaitFor,
-    abort_effects,
-)
+from steward.fairies import acting, fairy_request, fairy_sessions, resume
 from steward.fairies.budget import RoomBudget
 from steward.fairies.fairy_sessions import SessionFactory
-from steward.fairies.interrupts import Interrupt, decide, feedback
+from steward.fairies.interrupts import Interrupt, decide
 from steward.fairies.look import Gaze
-from steward.fairies.memory import PromptOrigin, action_item, feedback_item, prompt_item
-from steward.fairies.mistakes import FairyMistake
-from steward.fairies.modes import ModeDefinition, ModeName, Role, kind_of, mode, model_role
+from steward.fairies.memory import PromptOrigin, action_item, prompt_item
+from steward.fairies.modes import ModeDefinition, ModeName, Role, mode, model_role
 from steward.fairies.projects import ProjectBoard, task_completed_key
 from steward.fairies.role_models import ModelFactory, default_models
 from steward.fairies.room_fairies import Request, RoomFairies
@@ -54,7 +42,6 @@ from steward.fairies.turn import (
     TurnDriver,
     TurnEnd,
     TurnHooks,
-    record_outcome,
     run_requests,
     shielded_revert,
 )
@@ -235,7 +222,7 @@ class FairyRuntime:
         await self.records.set_request(req, state)
 
     # -- modes ---------------------------------------------------------------------------
-    async def _set_mode(self, room: RoomFairies, fairy_id: str, new: ModeName) -> None:
+    async def set_mode(self, room: RoomFairies, fairy_id: str, new: ModeName) -> None:
         fairy = room.roster.get(fairy_id)
         if fairy.mode == new:
             return
@@ -313,7 +300,7 @@ class FairyRuntime:
         task = room.board.release(fairy_id)
         await self.records.save_board(room)
         if switch_to is not None:
-            await self._set_mode(room, fairy_id, switch_to)
+            await self.set_mode(room, fairy_id, switch_to)
         if task is None:
             return
         key = task_completed_key(task.id)
@@ -340,7 +327,7 @@ class FairyRuntime:
             if turn is not None and turn is not asyncio.current_task():
                 turn.cancel()
         if d.switch_to is not None:
-            await self._set_mode(room, fairy_id, d.switch_to)
+            await self.set_mode(room, fairy_id, d.switch_to)
         if d.schedule is not None:
             await self.submit(room, fairy_id, d.schedule, interrupt.source)
         return d.refused
@@ -348,14 +335,12 @@ class FairyRuntime:
     async def abort(self, room_id: str, project_id: str) -> None:
         """System abort (disband): allowed even mid-project."""
         room = await self.room(room_id)
-        ctx = BoardOps(room_id, "system", room.board, room.roster)
-        abort_effects(ctx, project_id)
+        project, _ = room.board.abort_project(project_id)
         await self.records.save_board(room)
-        for eff in ctx.effects:
-            if isinstance(eff, SwitchFairy):
-                room.waits.clear(eff.fairy_id)
-                await self.records.clear_waits(room, eff.fairy_id)
-                await self.interrupt(room, eff.fairy_id, Interrupt("system", mode=eff.mode))
+        for fairy_id in (project.orchestrator, *project.members):
+            room.waits.clear(fairy_id)
+            await self.records.clear_waits(room, fairy_id)
+            await self.interrupt(room, fairy_id, Interrupt("system", mode="idling"))
 
     # -- one turn ------------------------------------------------------------------------
     async def _turn(self, room: RoomFairies, fairy_id: str, req: Request) -> None:
@@ -367,7 +352,7 @@ class FairyRuntime:
             return
         start = mode(fairy.mode).on_prompt_start(room.facts(fairy_id))
         if start.mode is not None:
-            await self._set_mode(room, fairy_id, start.mode)
+            await self.set_mode(room, fairy_id, start.mode)
         current = mode(room.roster.get(fairy_id).mode)
         if req.resume_session is None:
             await self.records.remember(
@@ -393,7 +378,7 @@ class FairyRuntime:
         current = mode(room.roster.get(fairy_id).mode)
         end = current.on_prompt_end(room.facts(fairy_id))
         if end.mode is not None:
-            await self._set_mode(room, fairy_id, end.mode)
+            await self.set_mode(room, fairy_id, end.mode)
         if end.schedule is not None:
             room.fairy(fairy_id).continuations += 1
             await self.records.save_fairy(room, fairy_id)
@@ -404,10 +389,10 @@ class FairyRuntime:
             return mode(room.roster.get(fairy_id).mode)
 
         def refusal(name: str) -> str:
-            return current().refusal(name, kind_of(ACTIONS[name].family))
+            return current().refusal(name, ACTIONS[name].kind)
 
         async def effect(out: Outcome) -> bool:
-            return await self._fairy_action(room, fairy_id, out) == "end"
+            return await acting.carry_out(self, room, fairy_id, out)
 
         async def applied(out: Outcome) -> None:
             if out.spec is not None and out.spec.effect is None:
@@ -490,11 +475,11 @@ class FairyRuntime:
         state = room.fairy(fairy_id)
         mistaken, state.mistaken = state.mistaken, False
         if refusals:
-            await self._feed_back(room, fairy_id, "Feedback: " + " ".join(refusals[:10]))
+            await self.feed_back(room, fairy_id, "Feedback: " + " ".join(refusals[:10]))
         elif not mistaken:
             state.feedback_streak = 0  # a clean turn: the model got it
 
-    async def _feed_back(self, room: RoomFairies, fairy_id: str, text: str) -> None:
+    async def feed_back(self, room: RoomFairies, fairy_id: str, text: str) -> None:
         """Feedback is another model turn: a model that keeps repeating its mistake gets
         MAX_FEEDBACK of them in a row, then none (its mode's own nudges are capped too)."""
         state = room.fairy(fairy_id)
@@ -504,77 +489,6 @@ class FairyRuntime:
             log.warning("fairy_feedback_capped", room=room.room_id, fairy=fairy_id, streak=streak)
             return
         await self.submit(room, fairy_id, text, "system")
-
-    @staticmethod
-    def _session_id(room: RoomFairies, fairy_id: str) -> str:
-        session = room.fairy(fairy_id).session
-        return session.session_id if session is not None else ""
-
-    async def _fairy_action(self, room: RoomFairies, fairy_id: str, out: Outcome) -> str | None:
-        """Carry out a complete action's effect (its spec's) on the room's fairies."""
-        name, data = out.name, out.data
-        assert out.spec is not None and out.spec.effect is not None
-        current = mode(room.roster.get(fairy_id).mode)
-        ctx = BoardOps(room.room_id, fairy_id, room.board, room.roster)
-        try:
-            out.spec.effect(ctx, data)
-        except FairyMistake as mistake:
-            log.info("fairy_mistake", room=room.room_id, fairy=fairy_id, action=name)
-            record_outcome(room.room_id, self._session_id(room, fairy_id), name, mistake.feedback)
-            await self.records.save_board(room)
-            await self.records.remember(
-                room,
-                fairy_id,
-                [
-                    action_item(name, data, current.memory),
-                    feedback_item(mistake.feedback, current.memory),
-                ],
-            )
-            # Feedback through an interrupt: the rest of this turn is dropped.
-            fb = feedback(mistake.feedback)
-            d = decide(current.name, room.facts(fairy_id, "system"), fb)
-            room.fairy(fairy_id).mistaken = True
-            if d.schedule is not None:
-                await self._feed_back(room, fairy_id, d.schedule)
-            return "end"
-        record_outcome(room.room_id, self._session_id(room, fairy_id), name)
-        room.count(fairy_id, 1)
-        await self.records.remember(room, fairy_id, [action_item(name, data, current.memory)])
-        await self.records.save_board(room)
-        for eff in ctx.effects:
-            await self._apply_effect(room, fairy_id, eff)
-        return "end" if ctx.end_turn else None
-
-    async def _apply_effect(self, room: RoomFairies, actor: str, eff: Effect) -> None:
-        if isinstance(eff, SwitchFairy):
-            if eff.fairy_id == actor:
-                await self._set_mode(room, actor, eff.mode)
-                if eff.input:
-                    room.fairy(actor).self_interrupted = True
-                    await self.submit(room, actor, eff.input, "self")
-            else:
-                lead, drone = room.fairy(actor), room.fairy(eff.fairy_id)
-                drone.model = lead.model  # drones use their lead's
-                if lead.asker is not None:
-                    drone.asker = lead.asker
-                await self.records.save_fairy(room, eff.fairy_id)
-                await self.interrupt(
-                    room, eff.fairy_id, Interrupt("system", mode=eff.mode, input=eff.input)
-                )
-        elif isinstance(eff, WaitFor):
-            added = room.waits.wait(eff.fairy_id, eff.keys)
-            await self.records.add_waits(room, added)
-        elif isinstance(eff, Notify):
-            await self.notify(room, eff.key)
-        elif isinstance(eff, Remember):
-            await self.records.remember(room, eff.fairy_id, eff.items)
-        elif isinstance(eff, Review):
-            room.fairy(eff.fairy_id).self_interrupted = True  # the next prompt is set: no nudge
-            if not room.fairy(eff.fairy_id).queue:  # a queued wake already says the same
-                await self.submit(room, eff.fairy_id, eff.message, "system")
-        elif isinstance(eff, Moved):
-            await self.records.save_fairy(room, eff.fairy_id)
-            await room.roster.announce()
 
     async def notify(self, room: RoomFairies, key: str) -> None:
         """Wake whoever waits on `key`."""

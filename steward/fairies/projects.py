@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from steward.actions.agent import ProjectKind as ProjectKind
+from steward.actions.mistakes import FairyMistake
 from steward.canvas.bounds import Rect
-from steward.fairies.mistakes import FairyMistake
 from steward.fairies.tasks import Task, new_task_id
 
-ProjectKind = Literal["orchestrated", "duo"]
 ProjectStatus = Literal["active", "done", "aborted"]
 
 

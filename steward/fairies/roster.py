@@ -7,8 +7,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
+from steward.actions.mistakes import FairyMistake
 from steward.canvas.bounds import Rect
-from steward.fairies.mistakes import FairyMistake
 from steward.fairies.modes import ModeName, Role
 from steward.protocol.limits import MAX_FAIRIES_PER_ROOM
 from steward.protocol.messages import Box, FairiesMessage, FairyPresence, Point

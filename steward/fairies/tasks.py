@@ -10,8 +10,8 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from steward.actions.mistakes import FairyMistake
 from steward.canvas.bounds import Rect
-from steward.fairies.mistakes import FairyMistake
 
 TaskStatus = Literal["todo", "in-progress", "done"]
 
@@ -20,9 +20,6 @@ _ALLOWED: dict[TaskStatus, frozenset[TaskStatus]] = {
     "in-progress": frozenset({"done", "todo"}),
     "done": frozenset(),
 }
-
-# Smallest sensible task area: a model asking for less gets this much.
-MIN_TASK_SIDE = 50.0
 
 
 def new_task_id() -> str:
@@ -57,8 +54,3 @@ class Task:
             where = f" bounds=(x={x:g}, y={y:g}, w={b.w:g}, h={b.h:g})"
         who = f" assigned to {self.assigned_to}" if self.assigned_to else " unassigned"
         return f'[{self.id}] "{self.title}" ({self.status},{who}){where}: {self.text}'
-
-
-def task_bounds(x: float, y: float, w: float, h: float) -> Rect:
-    """Model-supplied bounds, made sane (positive, not tiny)."""
-    return Rect(float(x), float(y), max(float(w), MIN_TASK_SIDE), max(float(h), MIN_TASK_SIDE))

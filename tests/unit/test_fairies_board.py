@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from steward.actions.mistakes import FairyMistake
 from steward.canvas.bounds import Rect
-from steward.fairies.mistakes import FairyMistake
 from steward.fairies.projects import ProjectBoard
 from steward.fairies.roster import Roster
 from steward.fairies.tasks import Task
