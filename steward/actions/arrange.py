@@ -279,95 +279,101 @@ vertically; the outermost shapes stay where they are."""
 _STACK = """Put shapes one after another in a row (horizontal) or a column (vertical), `gap` pixels
 apart."""
 
-SPECS = (
-    ActionSpec(
-        "move",
-        family="arrange",
-        kind="canvas",
-        schema=Move,
-        description="Move a shape so its x/y is the given position.",
-        guide=_MOVE,
-        sanitize=_complete(_sanitize_move),
-        resolve=_resolve_move,
-    ),
-    ActionSpec(
-        "place",
-        family="arrange",
-        kind="canvas",
-        schema=Place,
-        description="Place a shape beside another shape.",
-        guide=_PLACE,
-        sanitize=_complete(_sanitize_place),
-        resolve=_resolve_place,
-    ),
-    ActionSpec(
-        "bringToFront",
-        family="arrange",
-        kind="canvas",
-        schema=Ids,
-        description="Bring shapes to the front.",
-        guide=_TO_FRONT,
-        sanitize=_complete(_with_ids),
-        resolve=_reorder("front"),
-    ),
-    ActionSpec(
-        "sendToBack",
-        family="arrange",
-        kind="canvas",
-        schema=Ids,
-        description="Send shapes to the back.",
-        guide=_TO_BACK,
-        sanitize=_complete(_with_ids),
-        resolve=_reorder("back"),
-    ),
-    ActionSpec(
-        "rotate",
-        family="arrange",
-        kind="canvas",
-        schema=Rotate,
-        description="Rotate shapes by degrees about an origin.",
-        guide=_ROTATE,
-        sanitize=_complete(_sanitize_rotate),
-        resolve=_resolve_rotate,
-    ),
-    ActionSpec(
-        "resize",
-        family="arrange",
-        kind="canvas",
-        schema=Resize,
-        description="Scale shapes about an origin.",
-        guide=_RESIZE,
-        sanitize=_complete(_sanitize_resize),
-        resolve=_resolve_resize,
-    ),
-    ActionSpec(
-        "align",
-        family="arrange",
-        kind="canvas",
-        schema=Align,
-        description="Align shapes to each other.",
-        guide=_ALIGN,
-        sanitize=_complete(_sanitize_layout("alignment", ALIGNMENTS, ALIGN_ALIASES)),
-        resolve=_resolve_align,
-    ),
-    ActionSpec(
-        "distribute",
-        family="arrange",
-        kind="canvas",
-        schema=Distribute,
-        description="Space shapes evenly.",
-        guide=_DISTRIBUTE,
-        sanitize=_complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
-        resolve=_resolve_distribute,
-    ),
-    ActionSpec(
-        "stack",
-        family="arrange",
-        kind="canvas",
-        schema=Stack,
-        description="Stack shapes with a fixed gap.",
-        guide=_STACK,
-        sanitize=_complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
-        resolve=_resolve_stack,
-    ),
+MOVE = ActionSpec(
+    "move",
+    family="arrange",
+    kind="canvas",
+    schema=Move,
+    description="Move a shape so its x/y is the given position.",
+    guide=_MOVE,
+    sanitize=_complete(_sanitize_move),
+    resolve=_resolve_move,
+)
+
+PLACE = ActionSpec(
+    "place",
+    family="arrange",
+    kind="canvas",
+    schema=Place,
+    description="Place a shape beside another shape.",
+    guide=_PLACE,
+    sanitize=_complete(_sanitize_place),
+    resolve=_resolve_place,
+)
+
+BRING_TO_FRONT = ActionSpec(
+    "bringToFront",
+    family="arrange",
+    kind="canvas",
+    schema=Ids,
+    description="Bring shapes to the front.",
+    guide=_TO_FRONT,
+    sanitize=_complete(_with_ids),
+    resolve=_reorder("front"),
+)
+
+SEND_TO_BACK = ActionSpec(
+    "sendToBack",
+    family="arrange",
+    kind="canvas",
+    schema=Ids,
+    description="Send shapes to the back.",
+    guide=_TO_BACK,
+    sanitize=_complete(_with_ids),
+    resolve=_reorder("back"),
+)
+
+ROTATE = ActionSpec(
+    "rotate",
+    family="arrange",
+    kind="canvas",
+    schema=Rotate,
+    description="Rotate shapes by degrees about an origin.",
+    guide=_ROTATE,
+    sanitize=_complete(_sanitize_rotate),
+    resolve=_resolve_rotate,
+)
+
+RESIZE = ActionSpec(
+    "resize",
+    family="arrange",
+    kind="canvas",
+    schema=Resize,
+    description="Scale shapes about an origin.",
+    guide=_RESIZE,
+    sanitize=_complete(_sanitize_resize),
+    resolve=_resolve_resize,
+)
+
+ALIGN = ActionSpec(
+    "align",
+    family="arrange",
+    kind="canvas",
+    schema=Align,
+    description="Align shapes to each other.",
+    guide=_ALIGN,
+    sanitize=_complete(_sanitize_layout("alignment", ALIGNMENTS, ALIGN_ALIASES)),
+    resolve=_resolve_align,
+)
+
+DISTRIBUTE = ActionSpec(
+    "distribute",
+    family="arrange",
+    kind="canvas",
+    schema=Distribute,
+    description="Space shapes evenly.",
+    guide=_DISTRIBUTE,
+    sanitize=_complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
+    resolve=_resolve_distribute,
+)
+
+STACK = ActionSpec(
+    "stack",
+    family="arrange",
+    kind="canvas",
+    schema=Stack,
+    description="Stack shapes with a fixed gap.",
+    guide=_STACK,
+    sanitize=_complete(_sanitize_layout("direction", DIRECTIONS, DIRECTION_ALIASES)),
+    resolve=_resolve_stack,
 )

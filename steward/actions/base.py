@@ -138,5 +138,10 @@ class ActionSpec:
     effect: ActionEffect | None = None
     # What the user reads in the chat from a sanitized version (None: nothing).
     chat: Callable[[dict[str, Any]], str] | None = None
+    # Where it names the shape it creates (`shapeId` or `shape.shapeId`): the actions that
+    # name that shape wait for it (`ordering.py`). None: it creates none.
+    creates: str | None = None
+    # True for the plan (projects and tasks): kept in the fairy's chat history however long.
+    plans: bool = False
     # False for the catch-all no mode offers (the model may still name it).
     offered: bool = True

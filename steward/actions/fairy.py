@@ -92,7 +92,13 @@ def _no_ops(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
 
 
 def _spec(
-    name: str, schema: type[ActionModel], description: str, guide: str, effect: ActionEffect
+    name: str,
+    schema: type[ActionModel],
+    description: str,
+    guide: str,
+    effect: ActionEffect,
+    *,
+    plans: bool = False,
 ) -> ActionSpec:
     return ActionSpec(
         name,
@@ -104,6 +110,7 @@ def _spec(
         sanitize=_complete_only,
         resolve=_no_ops,
         effect=effect,
+        plans=plans,
     )
 
 
@@ -296,155 +303,175 @@ finished; tell the user why."""
 _DONE = """Say your task is finished, once everything it asks for is drawn inside its area
 and you have checked it. Do not mark it done before the work is there."""
 
-SPECS: tuple[ActionSpec, ...] = (
-    # solo
-    _spec(
-        "create-task",
-        schema=SoloTask,
-        description="Create a task for yourself (optionally with an area).",
-        guide="""Split the request into tasks for yourself: a short id, a title, what to do, and
+# solo
+CREATE_TASK = _spec(
+    "create-task",
+    schema=SoloTask,
+    description="Create a task for yourself (optionally with an area).",
+    guide="""Split the request into tasks for yourself: a short id, a title, what to do, and
 optionally the canvas area (x, y, w, h) it covers. Then start the first with `start-task`.""",
-        effect=_create_solo_task,
-    ),
-    _spec(
-        "start-task",
-        schema=TaskRef,
-        description="Start one of your own tasks; you then work inside its area.",
-        guide="""Begin one of your tasks: until it is done you see and edit only inside its
+    effect=_create_solo_task,
+    plans=True,
+)
+
+START_TASK = _spec(
+    "start-task",
+    schema=TaskRef,
+    description="Start one of your own tasks; you then work inside its area.",
+    guide="""Begin one of your tasks: until it is done you see and edit only inside its
 area.""",
-        effect=_start_own_task("working-solo"),
-    ),
-    _spec(
-        "mark-task-done",
-        schema=Nothing,
-        description="Mark your current solo task done.",
-        guide=_DONE,
-        effect=_mark_done("soloing"),
-    ),
-    # project (orchestrator)
-    _spec(
-        "start-project",
-        schema=Project,
-        description="Start a project: title, description and a brief plan.",
-        guide=_PLAN,
-        effect=_start_project("orchestrated"),
-    ),
-    _spec(
-        "create-project-task",
-        schema=ProjectTask,
-        description=(
-            "Create a task with its canvas area (x, y, w, h) and the member who will do it."
-        ),
-        guide=_TASK_AREAS,
-        effect=_create_project_task,
-    ),
-    _spec(
-        "delete-project-task",
-        schema=TaskRef,
-        description="Delete a task that has not started.",
-        guide="""Remove a task that has not started, when the plan changes.""",
-        effect=_delete_project_task,
-    ),
-    _spec(
-        "direct-to-start-project-task",
-        schema=Direct,
-        description="Tell a member to start a task now.",
-        guide=_DIRECT,
-        effect=_direct,
-    ),
-    _spec(
-        "await-tasks-completion",
-        schema=Await,
-        description="Wait until these tasks are done; you are woken as each one completes.",
-        guide=_AWAIT,
-        effect=_await_tasks("orchestrating-waiting"),
-    ),
-    _spec(
-        "end-project",
-        schema=Nothing,
-        description="End the project once every task is done and reviewed.",
-        guide=_END,
-        effect=_end_project,
-    ),
-    _spec(
-        "abort-project",
-        schema=Nothing,
-        description="Abort the project; running tasks stop.",
-        guide=_ABORT,
-        effect=_abort_project,
-    ),
-    # duo
-    _spec(
-        "start-duo-project",
-        schema=Project,
-        description="Start a project with your partner.",
-        guide=_PLAN,
-        effect=_start_project("duo"),
-    ),
-    _spec(
-        "create-duo-task",
-        schema=ProjectTask,
-        description="Create a task for yourself or your partner.",
-        guide=_TASK_AREAS,
-        effect=_create_project_task,
-    ),
-    _spec(
-        "direct-to-start-duo-task",
-        schema=Direct,
-        description="Tell your partner to start a task now.",
-        guide=_DIRECT,
-        effect=_direct,
-    ),
-    _spec(
-        "start-duo-task",
-        schema=TaskRef,
-        description="Work one of the duo tasks yourself.",
-        guide="""Work one of the project's tasks yourself: until it is done you see and edit
+    effect=_start_own_task("working-solo"),
+)
+
+MARK_TASK_DONE = _spec(
+    "mark-task-done",
+    schema=Nothing,
+    description="Mark your current solo task done.",
+    guide=_DONE,
+    effect=_mark_done("soloing"),
+)
+
+# project (orchestrator)
+START_PROJECT = _spec(
+    "start-project",
+    schema=Project,
+    description="Start a project: title, description and a brief plan.",
+    guide=_PLAN,
+    effect=_start_project("orchestrated"),
+    plans=True,
+)
+
+CREATE_PROJECT_TASK = _spec(
+    "create-project-task",
+    schema=ProjectTask,
+    description=("Create a task with its canvas area (x, y, w, h) and the member who will do it."),
+    guide=_TASK_AREAS,
+    effect=_create_project_task,
+    plans=True,
+)
+
+DELETE_PROJECT_TASK = _spec(
+    "delete-project-task",
+    schema=TaskRef,
+    description="Delete a task that has not started.",
+    guide="""Remove a task that has not started, when the plan changes.""",
+    effect=_delete_project_task,
+)
+
+DIRECT_TO_START_PROJECT_TASK = _spec(
+    "direct-to-start-project-task",
+    schema=Direct,
+    description="Tell a member to start a task now.",
+    guide=_DIRECT,
+    effect=_direct,
+)
+
+AWAIT_TASKS_COMPLETION = _spec(
+    "await-tasks-completion",
+    schema=Await,
+    description="Wait until these tasks are done; you are woken as each one completes.",
+    guide=_AWAIT,
+    effect=_await_tasks("orchestrating-waiting"),
+)
+
+END_PROJECT = _spec(
+    "end-project",
+    schema=Nothing,
+    description="End the project once every task is done and reviewed.",
+    guide=_END,
+    effect=_end_project,
+)
+
+ABORT_PROJECT = _spec(
+    "abort-project",
+    schema=Nothing,
+    description="Abort the project; running tasks stop.",
+    guide=_ABORT,
+    effect=_abort_project,
+)
+
+# duo
+START_DUO_PROJECT = _spec(
+    "start-duo-project",
+    schema=Project,
+    description="Start a project with your partner.",
+    guide=_PLAN,
+    effect=_start_project("duo"),
+    plans=True,
+)
+
+CREATE_DUO_TASK = _spec(
+    "create-duo-task",
+    schema=ProjectTask,
+    description="Create a task for yourself or your partner.",
+    guide=_TASK_AREAS,
+    effect=_create_project_task,
+    plans=True,
+)
+
+DIRECT_TO_START_DUO_TASK = _spec(
+    "direct-to-start-duo-task",
+    schema=Direct,
+    description="Tell your partner to start a task now.",
+    guide=_DIRECT,
+    effect=_direct,
+)
+
+START_DUO_TASK = _spec(
+    "start-duo-task",
+    schema=TaskRef,
+    description="Work one of the duo tasks yourself.",
+    guide="""Work one of the project's tasks yourself: until it is done you see and edit
 only inside its area.""",
-        effect=_start_own_task("working-orchestrator"),
-    ),
-    _spec(
-        "mark-duo-task-done",
-        schema=Nothing,
-        description="Mark the duo task you are working on done.",
-        guide=_DONE,
-        effect=_mark_done("duo-orchestrating-active"),
-    ),
-    _spec(
-        "await-duo-tasks-completion",
-        schema=Await,
-        description="Wait until these duo tasks are done.",
-        guide=_AWAIT,
-        effect=_await_tasks("duo-orchestrating-waiting"),
-    ),
-    _spec(
-        "end-duo-project",
-        schema=Nothing,
-        description="End the duo project.",
-        guide=_END,
-        effect=_end_project,
-    ),
-    _spec(
-        "abort-duo-project",
-        schema=Nothing,
-        description="Abort the duo project.",
-        guide=_ABORT,
-        effect=_abort_project,
-    ),
-    # drone, any
-    _spec(
-        "mark-my-task-done",
-        schema=Nothing,
-        description="Mark the task you were given done.",
-        guide=_DONE,
-        effect=_mark_done("standing-by"),
-    ),
-    _spec(
-        "fly-to-bounds",
-        schema=FlyTo,
-        description="Fly to an area of the canvas (others see you move).",
-        guide="""Fly to an area of the canvas; the others see you go there. It changes where you
+    effect=_start_own_task("working-orchestrator"),
+)
+
+MARK_DUO_TASK_DONE = _spec(
+    "mark-duo-task-done",
+    schema=Nothing,
+    description="Mark the duo task you are working on done.",
+    guide=_DONE,
+    effect=_mark_done("duo-orchestrating-active"),
+)
+
+AWAIT_DUO_TASKS_COMPLETION = _spec(
+    "await-duo-tasks-completion",
+    schema=Await,
+    description="Wait until these duo tasks are done.",
+    guide=_AWAIT,
+    effect=_await_tasks("duo-orchestrating-waiting"),
+)
+
+END_DUO_PROJECT = _spec(
+    "end-duo-project",
+    schema=Nothing,
+    description="End the duo project.",
+    guide=_END,
+    effect=_end_project,
+)
+
+ABORT_DUO_PROJECT = _spec(
+    "abort-duo-project",
+    schema=Nothing,
+    description="Abort the duo project.",
+    guide=_ABORT,
+    effect=_abort_project,
+)
+
+# drone, any
+MARK_MY_TASK_DONE = _spec(
+    "mark-my-task-done",
+    schema=Nothing,
+    description="Mark the task you were given done.",
+    guide=_DONE,
+    effect=_mark_done("standing-by"),
+)
+
+FLY_TO_BOUNDS = _spec(
+    "fly-to-bounds",
+    schema=FlyTo,
+    description="Fly to an area of the canvas (others see you move).",
+    guide="""Fly to an area of the canvas; the others see you go there. It changes where you
 are, not what you may edit.""",
-        effect=_fly_to,
-    ),
+    effect=_fly_to,
 )

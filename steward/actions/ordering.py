@@ -22,28 +22,35 @@ from steward.actions.registry import ACTIONS, normalize_name
 from steward.actions.sanitize import clean_id
 from steward.model.parser import ParsedAction
 
-_CREATES = ("create", "pen")
 # Where the other actions name the shapes they act on.
 _REF_KEYS = ("shapeId", "referenceShapeId")
 _REF_LIST_KEYS = ("shapeIds",)
 _NESTED_REF_KEYS = ("shapeId", "fromId", "toId")
 
 
+def _creates(data: Mapping[str, Any]) -> str | None:
+    name = normalize_name(data.get("_type"))
+    return ACTIONS[name].creates if name is not None else None
+
+
 def created_id(data: Mapping[str, Any]) -> str | None:
     """The id a create or pen action asks for, as the model wrote it (cleaned)."""
-    name = normalize_name(data.get("_type"))
-    if name == "pen":
-        return clean_id(data.get("shapeId"))
-    shape = data.get("shape")
-    if name == "create" and isinstance(shape, Mapping):
-        return clean_id(shape.get("shapeId"))
-    return None
+    path = _creates(data)
+    if path is None:
+        return None
+    *outer, key = path.split(".")
+    node: Any = data
+    for part in outer:
+        node = node.get(part)
+        if not isinstance(node, Mapping):
+            return None
+    return clean_id(node.get(key))
 
 
 def named_ids(data: Mapping[str, Any], skip: Sequence[str | int] | None = None) -> set[str]:
     """The ids of shapes an action (other than a create) acts on; `skip` is the key path of
     a string still streaming, which is not an id yet."""
-    if normalize_name(data.get("_type")) in _CREATES:
+    if _creates(data) is not None:
         return set()
     skipped = tuple(skip) if skip else None
     raw: list[Any] = [data.get(key) for key in _REF_KEYS if skipped != (key,)]

@@ -1,4 +1,5 @@
-"""Every action by name, and the step from a parsed action to resolved wire ops."""
+"""Every action by name (one line each), and the step from a parsed action to resolved wire
+ops."""
 
 from __future__ import annotations
 
@@ -10,15 +11,66 @@ from typing import Any
 from steward.actions import arrange, communicate, fairy, shapes
 from steward.actions.base import ActionSpec, RunState, WireOp
 
-ACTIONS: dict[str, ActionSpec] = {
-    spec.name: spec for family in (communicate, shapes, arrange, fairy) for spec in family.SPECS
-}
+# Every action, one line each, in the order prompts and response schemas list them. An
+# action is whole in its family's module (schema, guide, sanitize, resolve, kind, effect).
+_REGISTERED: tuple[ActionSpec, ...] = (
+    communicate.MESSAGE,
+    communicate.THINK,
+    communicate.REVIEW,
+    communicate.ADD_DETAIL,
+    communicate.UPDATE_TODO_LIST,
+    communicate.SET_MY_VIEW,
+    communicate.COUNT,
+    communicate.UNKNOWN,
+    shapes.CREATE,
+    shapes.UPDATE,
+    shapes.DELETE,
+    shapes.LABEL,
+    shapes.CLEAR,
+    shapes.PEN,
+    arrange.MOVE,
+    arrange.PLACE,
+    arrange.BRING_TO_FRONT,
+    arrange.SEND_TO_BACK,
+    arrange.ROTATE,
+    arrange.RESIZE,
+    arrange.ALIGN,
+    arrange.DISTRIBUTE,
+    arrange.STACK,
+    fairy.CREATE_TASK,
+    fairy.START_TASK,
+    fairy.MARK_TASK_DONE,
+    fairy.START_PROJECT,
+    fairy.CREATE_PROJECT_TASK,
+    fairy.DELETE_PROJECT_TASK,
+    fairy.DIRECT_TO_START_PROJECT_TASK,
+    fairy.AWAIT_TASKS_COMPLETION,
+    fairy.END_PROJECT,
+    fairy.ABORT_PROJECT,
+    fairy.START_DUO_PROJECT,
+    fairy.CREATE_DUO_TASK,
+    fairy.DIRECT_TO_START_DUO_TASK,
+    fairy.START_DUO_TASK,
+    fairy.MARK_DUO_TASK_DONE,
+    fairy.AWAIT_DUO_TASKS_COMPLETION,
+    fairy.END_DUO_PROJECT,
+    fairy.ABORT_DUO_PROJECT,
+    fairy.MARK_MY_TASK_DONE,
+    fairy.FLY_TO_BOUNDS,
+)
+
+
+def _by_name(specs: Iterable[ActionSpec]) -> dict[str, ActionSpec]:
+    out: dict[str, ActionSpec] = {}
+    for spec in specs:
+        if spec.name in out:
+            raise ValueError(f"action {spec.name!r} is registered twice")
+        out[spec.name] = spec
+    return out
+
+
+ACTIONS: dict[str, ActionSpec] = _by_name(_REGISTERED)
 ALL_ACTION_NAMES: tuple[str, ...] = tuple(ACTIONS)
-
-
-def names_of(*families: str) -> tuple[str, ...]:
-    """Action names of these families (`communicate`, `shapes`, `arrange`, `fairy`)."""
-    return tuple(n for n, s in ACTIONS.items() if s.family in families)
 
 
 _BY_LOWER = {name.lower().replace("-", "").replace("_", ""): name for name in ACTIONS}

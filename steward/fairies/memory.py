@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from steward.actions.registry import ACTIONS
 from steward.prompt.parts.chat_history import render_action
 from steward.prompt.state import ChatItem
 
@@ -67,12 +68,6 @@ class HistoryItem:
         return {**params, "_type": self.action.get("name", self.text)}
 
 
-# Actions that lay out the work: shown in full however long the history grows.
-PLAN_ACTIONS = frozenset(
-    {"start-project", "start-duo-project", "create-project-task", "create-duo-task", "create-task"}
-)
-
-
 def chat_items(
     items: Sequence[HistoryItem], level: MemoryLevel, who: str | None = None
 ) -> list[ChatItem]:
@@ -85,8 +80,9 @@ def chat_items(
         if i.kind == "action" and i.action is not None:
             name = str(i.action.get("name", i.text))
             act = i.written()
-            said = str(act.get("text", "")) if name == "message" else name
-            pinned = name in PLAN_ACTIONS
+            spec = ACTIONS.get(name)
+            said = spec.chat(act) if spec is not None and spec.chat is not None else name
+            pinned = spec is not None and spec.plans  # the plan: in full however long
             out.append(
                 ChatItem("assistant", said, level, action=act, who=who, run=i.run, pinned=pinned)
             )

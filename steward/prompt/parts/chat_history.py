@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from steward.actions.registry import ACTIONS
 from steward.prompt.base import Block, PromptPart, text
 from steward.prompt.state import ChatItem, PromptState
 
@@ -152,12 +153,18 @@ def _tag(item: ChatItem) -> str:
     return "[system]" if item.role == "system" else "[you]"
 
 
+def _said(action: dict[str, Any]) -> str | None:
+    """What an action said in the chat (its spec's `chat`), or None for any other action."""
+    spec = ACTIONS.get(str(action.get("_type")))
+    return spec.chat(action) if spec is not None and spec.chat is not None else None
+
+
 def _own_lines(items: Sequence[ChatItem]) -> list[_Line]:
     lines: list[_Line] = []
     i = 0
     while i < len(items):
         item = items[i]
-        if item.action is None or item.action.get("_type") == "message":
+        if item.action is None or _said(item.action) is not None:
             said = item.action is not None
             body = render_action(item.action) if item.action is not None else item.text
             request = item.text if item.role == "user" else None
@@ -182,12 +189,8 @@ def _other_run(items: Sequence[ChatItem]) -> _Line:
     """Another asker's run in one line: who asked what, what was done, what was said."""
     who = next((i.who for i in items if i.who), "someone")
     asked = [i.text for i in items if i.role == "user"]
-    acts = tuple(
-        model_action(i.action) for i in items if i.action and i.action["_type"] != "message"
-    )
-    said = [
-        str(i.action.get("text", "")) for i in items if i.action and i.action["_type"] == "message"
-    ]
+    acts = tuple(model_action(i.action) for i in items if i.action and _said(i.action) is None)
+    said = [text for i in items if i.action and (text := _said(i.action)) is not None]
     bits = [f'asked "{_clip(asked[0], _QUOTE_CHARS)}"' if asked else "ran"]
     if acts:
         bits.append(summarise_actions(acts))
