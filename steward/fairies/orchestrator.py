@@ -226,7 +226,10 @@ class FairyRuntime:
             queue = state.queue
             while queue:
                 req = queue.popleft()
-                running = asyncio.create_task(self.runner.run_request(room, fairy_id, req))
+                running = asyncio.create_task(
+                    self.runner.run_request(room, fairy_id, req),
+                    name=f"fairy-request:{room.room_id}:{fairy_id}",
+                )
                 state.turn, state.current = running, req
                 try:
                     await running

@@ -60,6 +60,8 @@ def crew_runs(room: RoomFairies, level: MemoryLevel) -> list[Stamped]:
     for created, _, item, state in made:
         if item.kind == "prompt" and item.origin == "user":
             run += 1
+        if item.action is not None and item.action.get("name") == "think":
+            continue  # what the crew thought is not what it did
         (chat,) = chat_items([item], level, crew_label(state.asker))
         out.append((created, len(out), replace(chat, run=f"crew-{run}")))
     return out
