@@ -37,6 +37,9 @@ from steward.prompt.registry import build_request
 from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import Box
 
+# The crew's cap on blurry shapes (the runtime has no settings: the settings' default).
+_CREW_BLURRY_CAP = 300
+
 
 def view_of(room: RoomFairies, fairy_id: str) -> Rect:
     """Where the fairy looks: its task area while it works one, else its own view
@@ -228,7 +231,7 @@ def prompt(
         now_iso=(job.clock() if job is not None else datetime.now(UTC)).isoformat(
             timespec="seconds"
         ),
-        blurry_cap=job.settings.steward_blurry_shape_cap if job is not None else 300,
+        blurry_cap=job.settings.steward_blurry_shape_cap if job is not None else _CREW_BLURRY_CAP,
         mode=current.name,
         fairy=brief(view) if view is not None else None,
         notes=notes,
