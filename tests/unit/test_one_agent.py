@@ -177,3 +177,34 @@ async def test_the_crew_sees_one_shot_runs_and_one_shot_runs_see_the_crews() -> 
     assert len(crew_lines) == 1, seen
     assert 'asked "draw a farm"' in crew_lines[0] and "created" in crew_lines[0]
     assert any(ln.startswith("[bob's run]") for ln in seen)
+
+
+async def test_cancelling_a_one_shot_prompt_stops_its_request_and_reverts_its_partials() -> None:
+    streaming = asyncio.Event()
+
+    class Stalls(Scripted):
+        async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+            async for chunk in super().stream(request, usage):
+                yield chunk
+            streaming.set()
+            await asyncio.sleep(30)  # never finishes: the prompt is cancelled first
+
+    runtime = FairyRuntime()
+    half = body(box("r1"), close=False)[:-1]  # the box's text still streaming
+    agent = CanvasAgent(AgentConfig(settings=Settings(), model=Stalls([half]), fairies=runtime))
+    session = FakeSession(room_id="stop", session_id="s-stop")
+    run = asyncio.create_task(agent.run(session, ask("draw a box")))
+    await asyncio.wait_for(streaming.wait(), 5)
+    assert any(partial for partial, _ in session.envelopes)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(run, 5)
+    # Its request stopped before the caller heard so: the partial is undone (a final
+    # `think` under its id), the session is no longer lent, and the worker is free.
+    partial_ids = {a.id for partial, acts in session.envelopes if partial for a in acts}
+    finals = [a for partial, acts in session.envelopes if not partial for a in acts]
+    assert any(a.name == "think" and a.id in partial_ids for a in finals)
+    state = runtime.rooms["stop"].fairy("one-shot:alice")
+    assert state.lent is None and state.turn is None
+    await asyncio.wait_for(asyncio.gather(*runtime.rooms["stop"].working()), 5)
+    assert state.worker is None
