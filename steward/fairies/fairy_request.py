@@ -1,8 +1,12 @@
-"""The request of one fairy turn: where it looks, the context it fetches there, and the
-prompt state built from the room's fairy state, its mode's parts and that context.
+"""The one request builder of every fairy, crew or one-shotting: where a request looks, the
+context it fetches there, and the prompt state built from the room's fairy state, its mode's
+parts and that context.
 
 The area a request shows is one `Look` (`look.py`): the screenshot is fetched for it, and
-the viewport text and shape tiers describe it, named for what it is.
+the viewport text and shape tiers describe it, named for what it is. A one-shot prompt's
+request (`Request.job`) takes from the prompt what a crew fairy takes from the room: its
+mode, its actions (no fairy actions), the asker's selection and bounds, the clock; its
+history is the room's one-shot runs (its asker's own in full) with the crew's runs beside.
 """
 
 from __future__ import annotations
@@ -15,20 +19,26 @@ from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.look import Look, shown
-from steward.fairies.memory import chat_items, filter_history, history_tokens
+from steward.fairies.memory import filter_history, history_tokens
 from steward.fairies.modes import mode
 from steward.fairies.neighbours import neighbourhood_of
+from steward.fairies.one_shot_job import OneShotJob
 from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.room_fairies import Request, RoomFairies
+from steward.fairies.room_runs import crew_runs, one_shot_runs, own_items, thread
 from steward.fairies.run import AgentRun
 from steward.fairies.task_bounds import shapes_in
 from steward.fairies.tasks import Task
 from steward.model.base import ModelRequest
 from steward.model.canvas_view import shapes_for_model
 from steward.ports import CanvasSnapshot, SessionPort
+from steward.prompt.parts.chat_history import thread_for
 from steward.prompt.registry import build_request
-from steward.prompt.state import PromptState
+from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import Box
+
+# The crew's cap on blurry shapes (the runtime has no settings: the settings' default).
+_CREW_BLURRY_CAP = 300
 
 
 def view_of(room: RoomFairies, fairy_id: str) -> Rect:
@@ -43,7 +53,9 @@ def view_of(room: RoomFairies, fairy_id: str) -> Rect:
 def look_of(room: RoomFairies, fairy_id: str, req: Request, session: SessionPort) -> Look:
     """Where a turn starts looking: its task area, else its own view (setMyView), else
     the asker's view when a user's prompt in the asker's own session began the turn,
-    else the room's."""
+    else the room's. A one-shot prompt starts where its asker looks, every time."""
+    if req.job is not None:
+        return Look(None, "asker")
     task = room.board.working_task_of(fairy_id)
     if task is not None and task.bounds is not None:
         return Look(task.bounds, "task")
@@ -56,12 +68,19 @@ def look_of(room: RoomFairies, fairy_id: str, req: Request, session: SessionPort
 
 
 async def context(
-    room: RoomFairies, fairy_id: str, session: SessionPort, area: Rect | None
+    room: RoomFairies, fairy_id: str, req: Request, session: SessionPort, area: Rect | None
 ) -> CanvasSnapshot:
-    """The context of `area` (None: the asker's view, as the session's browser reports)."""
-    sees = "screenshot" in mode(room.roster.get(fairy_id).mode).parts
+    """The context of `area` (None: the asker's view, as the session's browser reports, or
+    the bounds a one-shot prompt gave). A one-shot prompt's context is its asker's alone:
+    the room's view and origin stay the crew's."""
+    job = req.job
+    current = job.mode if job is not None else mode(room.roster.get(fairy_id).mode)
     box = Box(x=area.x, y=area.y, w=area.w, h=area.h) if area is not None else None
-    ctx = await session.request_context(bounds=box, want_screenshot=sees)
+    if job is not None:
+        box = box or job.prompt.bounds
+    ctx = await session.request_context(bounds=box, want_screenshot="screenshot" in current.parts)
+    if job is not None:
+        return ctx
     if ctx.viewport.w > 0 and ctx.viewport.h > 0 and not ctx.degraded:
         room.viewport = Rect(ctx.viewport.x, ctx.viewport.y, ctx.viewport.w, ctx.viewport.h)
     if room.origin is None:
@@ -128,23 +147,10 @@ def hints(room: RoomFairies, view: FairyView) -> dict[str, Any]:
     }
 
 
-def prompt(
-    room: RoomFairies,
-    fairy_id: str,
-    req: Request,
-    run: AgentRun,
-    context: CanvasSnapshot,
-    followup: Scheduled | None,
-    look: Look,
-) -> ModelRequest:
-    session = run.session
-    view = fairy_view(room, fairy_id, req.text, session.canvas.shapes)
-    # The area this request shows (image and shape lists alike), named for what it is; the
-    # selection only in a turn a user's prompt began, in the asker's own session.
-    lent = session is room.fairy(fairy_id).lent
-    area = shown(look, context, askers=lent)
-    view.viewport = area.viewport
-    selection = run.selection_for(context.selection, asked=lent and req.origin == "user")
+def _crew_history(
+    room: RoomFairies, fairy_id: str, req: Request, view: FairyView
+) -> list[ChatItem]:
+    """A crew fairy's remembered items, the plan pinned, with the room's one-shot runs."""
     current = view.mode
     if view.fairy.role in ("orchestrator", "duo-orchestrator") and view.project is not None:
         room.stats.history_tokens_orchestrator += history_tokens(
@@ -157,36 +163,83 @@ def prompt(
     remembered = filter_history(view.history, current.memory)
     if remembered and remembered[-1].kind == "prompt" and remembered[-1].text == req.text:
         remembered = remembered[:-1]  # the request itself is the `messages` part
-    history = chat_items(remembered, current.memory)  # history: response format, pinned plan
+    # history: response format, pinned plan; other people's one-shot runs one line each
+    return thread(own_items(remembered, current.memory), one_shot_runs(room, current.memory))
+
+
+def _one_shot_history(room: RoomFairies, job: OneShotJob) -> list[ChatItem]:
+    """The room's one-shot runs (its asker's own in full) and the crew's runs beside them,
+    without this run's own request (the `messages` part)."""
+    level = job.mode.memory
+    runs = thread(one_shot_runs(room, level), crew_runs(room, level))
+    return thread_for(runs, job.session.session_id)
+
+
+def prompt(
+    room: RoomFairies,
+    fairy_id: str,
+    req: Request,
+    run: AgentRun,
+    context: CanvasSnapshot,
+    followup: Scheduled | None,
+    look: Look,
+) -> ModelRequest:
+    session = run.session
+    job = req.job
+    # The area this request shows (image and shape lists alike), named for what it is; the
+    # selection only in a run a user's prompt began, in the asker's own session.
+    lent = session is room.fairy(fairy_id).lent
+    area = shown(look, context, askers=lent)
+    view: FairyView | None = None
+    if job is None:
+        view = fairy_view(room, fairy_id, req.text, session.canvas.shapes)
+        view.viewport = area.viewport
+        current = view.mode
+        selected = context.selection
+        history = _crew_history(room, fairy_id, req, view)
+    else:
+        current = job.mode
+        # The asker's selection at prompt time (the browser's, else the prompt's own).
+        selected = context.selection or list(job.prompt.selection)
+        history = _one_shot_history(room, job)
+    selection = run.selection_for(selected, asked=lent and req.origin == "user")
+    bounds = job.prompt.bounds if job is not None else None
     # [run-feedback hook] this run's own notes and lints, never another run's
     notes, lints = room.feedback.take(f"{session.session_id}:{fairy_id}", session.canvas.shapes)
     state = PromptState(
         message=req.text,
         request_from="user" if req.origin == "user" else "steward",
-        model_name=run.model_name,
+        model_name=job.model_spec if job is not None else run.model_name,
         shapes=session.canvas.shapes,
-        viewport=view.viewport,
+        viewport=area.viewport,
         view_kind=area.kind,
         user_viewport=area.asker_view,
         coords=run.ctx.coords,
-        enabled_actions=current.actions,
+        enabled_actions=job.actions() if job is not None else current.actions,
         selection=selection,
+        context_bounds=Rect(bounds.x, bounds.y, bounds.w, bounds.h) if bounds else None,
         screenshot=context.screenshot,
         screenshot_type=context.screenshot_type,
         history=history,
         memory_level=current.memory,
+        asker=job.prompt.requester if job is not None else None,
         user_changes=list(context.user_changes),
         view_note=context.view_note,
         todo=run.ctx.todo,
         scheduled=list(run.ctx.scheduled),
         followup=followup,
-        now_iso=datetime.now(UTC).isoformat(timespec="seconds"),
+        now_iso=(job.clock() if job is not None else datetime.now(UTC)).isoformat(
+            timespec="seconds"
+        ),
+        blurry_cap=job.settings.steward_blurry_shape_cap if job is not None else _CREW_BLURRY_CAP,
         mode=current.name,
-        fairy=brief(view),
+        fairy=brief(view) if view is not None else None,
         notes=notes,
         lints=lints,
-        neighbourhood=neighbourhood_of(view.task, view.project_tasks),  # drones: neighbours
+        # drones: neighbours
+        neighbourhood=neighbourhood_of(view.task, view.project_tasks) if view else None,
     )
     request = build_request(state, current)
-    request.hints["fairy"] = hints(room, view)
+    if view is not None:
+        request.hints["fairy"] = hints(room, view)
     return request

@@ -4,8 +4,9 @@ A one-shot prompt (not for the room's crew) is answered by its asker's one-shott
 its state is a `FairyState` of the room's `RoomFairies` (history, todo list, lent session),
 and its history is written through `RoomRecords` like every fairy's, in the response format.
 It is kept off the roster (`room_fairies.ONE_SHOT_PREFIX`): it has no presence, is never
-part of the crew, and cannot be directed. Its run is driven by the prompt's own session
-(the dispatcher queues and cancels one asker's prompts), so two askers' prompts run at once.
+part of the crew, and cannot be directed. A prompt is a request queued to that fairy with the
+prompt's session lent to it (`one_shot_job`), run by its worker like any fairy's request;
+each asker's fairy has its own worker, so two askers' prompts run at once.
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ from dataclasses import replace
 from typing import Any
 
 from steward.actions.registry import Outcome
-from steward.fairies.memory import HistoryItem, MemoryLevel, action_item, chat_items, prompt_item
-from steward.fairies.room_fairies import FairyState, RoomFairies, is_one_shot, one_shot_id
+from steward.fairies.memory import HistoryItem, MemoryLevel, action_item, prompt_item
+from steward.fairies.room_fairies import FairyState, RoomFairies, one_shot_id
 from steward.fairies.room_records import RoomRecords
 from steward.obs.logging import get_logger
 from steward.ports import SessionPort
-from steward.prompt.state import ChatItem
 
 log = get_logger(__name__)
 
@@ -34,21 +34,6 @@ def one_shot_fairy(room: RoomFairies, asker: str) -> FairyState:
     state = room.fairy(one_shot_id(asker))
     state.asker = asker
     return state
-
-
-def room_thread(room: RoomFairies, level: MemoryLevel) -> list[ChatItem]:
-    """What the room's one-shotting fairies did, oldest first, each item with who asked and
-    its run, so the chat_history part shows other askers' runs one line each."""
-    stamped: list[tuple[float, int, ChatItem]] = []
-    for state in room.fairies.values():
-        if not is_one_shot(state.fairy_id):
-            continue
-        for item, chat in zip(
-            state.history, chat_items(state.history, level, state.asker), strict=True
-        ):
-            stamped.append((item.created, len(stamped), chat))
-    stamped.sort(key=lambda t: (t[0], t[1]))
-    return [chat for _, _, chat in stamped]
 
 
 class OneShotRecorder:

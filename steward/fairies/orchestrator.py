@@ -1,17 +1,18 @@
-"""`FairyRuntime`: the room-level fairy agent behind the `AgentRunner` port.
+"""`FairyRuntime`: the room-level fairy agent behind the `AgentRunner` port: the rooms'
+fairies, their queues and workers, their modes, cancels and interrupts, and the effects of
+fairy actions.
 
-A prompt goes to one fairy (the room's orchestrator unless `PromptInput.fairy` names one).
-Each fairy (its state: `room_fairies.FairyState`) has a queue of requests and, while it has
-work, one worker task that runs its turns in order. A turn asks the room for context,
-builds the prompt from the parts its mode lists, streams the model, and handles each
-action: canvas and talk actions go through the agent-core registry (sanitize, resolve)
-and, for a fairy working a task, the bounds guard, then out through the fairy's session;
-fairy actions change the board and produce effects (interrupt, wait, notify, remember).
+A prompt for the crew goes to one fairy (the room's orchestrator unless `PromptInput.fairy`
+names one); a one-shot prompt goes to its asker's one-shotting fairy (`one_shot`) with its
+session lent. Each fairy (its state: `room_fairies.FairyState`) has a queue of requests and,
+while it has work, one worker task that runs them in order (`request_runner`: each request
+with its follow-ups; feedback, wakes and continuations are queued requests too). Fairy
+actions change the board and produce effects (interrupt, wait, notify, remember).
 
-Drones run in parallel, each in its own session (`fairy_sessions`). A turn's request is built
-by `fairy_request`; every request, history item, project, task, wait and mode is written to
-Postgres as it happens (`room_records`); `resume()` after a restart reverts what the dead
-process left half-streamed, then re-runs the interrupted requests and the queue (`resume`).
+Drones run in parallel, each in its own session (`fairy_sessions`). Every crew request,
+history item, project, task, wait and mode is written to Postgres as it happens
+(`room_records`); `resume()` after a restart reverts what the dead process left
+half-streamed, then re-runs the interrupted requests and the queue (`resume`).
 """
 
 from __future__ import annotations
@@ -20,41 +21,31 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from steward.actions.base import RunState, Scheduled
-from steward.actions.registry import ACTIONS, Outcome, select
 from steward.canvas.bounds import Rect
-from steward.canvas.coords import CoordinateSpace
-from steward.fairies import acting, fairy_request, fairy_sessions, resume
+from steward.fairies import fairy_sessions, resume
 from steward.fairies.budget import RoomBudget
 from steward.fairies.fairy_sessions import SessionFactory
 from steward.fairies.interrupts import Interrupt, decide
-from steward.fairies.look import Gaze
-from steward.fairies.memory import PromptOrigin, action_item, prompt_item
-from steward.fairies.modes import ModeDefinition, ModeName, Role, mode, model_role
+from steward.fairies.modes import ModeName, Role, mode
+from steward.fairies.one_shot import one_shot_fairy
+from steward.fairies.one_shot_job import OneShotJob
 from steward.fairies.projects import ProjectBoard, task_completed_key
+from steward.fairies.request_runner import MAX_FEEDBACK, RequestRunner
 from steward.fairies.role_models import ModelFactory, default_models
-from steward.fairies.room_fairies import Request, RoomFairies
+from steward.fairies.room_fairies import Request, RoomFairies, is_one_shot
 from steward.fairies.room_records import RoomRecords
 from steward.fairies.roster import Publish, Roster
-from steward.fairies.run import AgentRun
-from steward.fairies.task_bounds import BoundsGuard
-from steward.fairies.turn import (
-    TurnDriver,
-    TurnEnd,
-    TurnHooks,
-    run_requests,
-    shielded_revert,
-)
 from steward.fairies.waits import mode_transition_key
-from steward.model.base import Usage
 from steward.obs.logging import get_logger
 from steward.ports import PromptInput, SessionPort
 from steward.store.fairies import FairyStore
 
 log = get_logger(__name__)
 
-# Feedback turns in a row a fairy gets for refused actions or mistakes.
-MAX_FEEDBACK = 3
+__all__ = ["DEFAULT_CREW", "MAX_FEEDBACK", "FairyRuntime"]
+
+# How long a cancelled one-shot prompt waits for its request to stop (revert its partials).
+_STOP_S = 10.0
 
 # The default crew of a room with no fairies yet: one orchestrator and two drones.
 DEFAULT_CREW: tuple[tuple[str, Role], ...] = (
@@ -84,7 +75,7 @@ class FairyRuntime:
         self.budget = budget
         # Follow-up requests one turn may run (review, add-detail, setMyView, data, todo).
         self.max_followups = max_followups
-        self._driver = TurnDriver()
+        self.runner = RequestRunner(self)
         self.sessions = sessions
         self.models = models
         self.publish = publish
@@ -117,6 +108,27 @@ class FairyRuntime:
             if state.lent is session:
                 state.lent = None
                 state.session = None
+
+    async def one_shot(self, job: OneShotJob) -> str:
+        """A one-shot prompt: a request queued to its asker's one-shotting fairy with the
+        prompt's session lent to it, run by that fairy's worker. Returns the run's outcome."""
+        room = await self.room(job.session.room_id)
+        fairy_id = one_shot_fairy(room, job.prompt.requester).fairy_id
+        state = room.fairy(fairy_id)
+        req = Request(job.prompt.message, "user", job=job)
+        state.queue.append(req)
+        self._ensure_worker(room, fairy_id)
+        try:
+            return await job.outcome
+        except asyncio.CancelledError:
+            # The prompt was cancelled: its request leaves the queue, or stops running
+            # (its partials reverted) before the caller hears it stopped.
+            if req in state.queue:
+                state.queue.remove(req)
+            elif state.turn is not None and state.current is req:
+                state.turn.cancel()
+                await asyncio.shield(asyncio.wait({state.turn}, timeout=_STOP_S))
+            raise
 
     async def close(self) -> None:
         """Stop every fairy's work without finishing its requests: a later `resume()` (this
@@ -170,7 +182,7 @@ class FairyRuntime:
         while True:
             await room.settled.wait()
             await asyncio.sleep(0)
-            if room.settled.is_set() and not room.working():
+            if room.settled.is_set() and not room.crew_working():
                 return
 
     # -- requests and workers ------------------------------------------------------------
@@ -187,7 +199,8 @@ class FairyRuntime:
         state = room.fairy(fairy_id)
         if state.worker is not None or not state.queue:
             return
-        room.settled.clear()
+        if not is_one_shot(fairy_id):
+            room.settled.clear()
         state.worker = asyncio.create_task(
             self._worker(room, fairy_id), name=f"fairy:{room.room_id}:{fairy_id}"
         )
@@ -198,10 +211,13 @@ class FairyRuntime:
             queue = state.queue
             while queue:
                 req = queue.popleft()
-                turn = asyncio.create_task(self._turn(room, fairy_id, req))
-                state.turn = turn
+                running = asyncio.create_task(
+                    self.runner.run_request(room, fairy_id, req),
+                    name=f"fairy-request:{room.room_id}:{fairy_id}",
+                )
+                state.turn, state.current = running, req
                 try:
-                    await turn
+                    await running
                 except asyncio.CancelledError:
                     me = asyncio.current_task()
                     if me is not None and me.cancelling():
@@ -211,11 +227,17 @@ class FairyRuntime:
                     log.exception("fairy_turn_failed", room=room.room_id, fairy=fairy_id)
                     await self._finish_request(req, "done")
                 finally:
-                    state.turn = None
+                    state.turn, state.current = None, None
+                    if req.job is not None:  # stopped before it could answer: say so
+                        req.job.settle(asyncio.CancelledError())
         finally:
+            for req in [r for r in state.queue if r.job is not None]:
+                state.queue.remove(req)  # a one-shot prompt's session ends with this process
+                if req.job is not None:
+                    req.job.settle(asyncio.CancelledError())
             state.worker = None
             await fairy_sessions.release(room, fairy_id, self.sessions)
-            if not room.working():
+            if not room.crew_working():
                 room.settled.set()
 
     async def _finish_request(self, req: Request, state: str) -> None:
@@ -342,153 +364,9 @@ class FairyRuntime:
             await self.records.clear_waits(room, fairy_id)
             await self.interrupt(room, fairy_id, Interrupt("system", mode="idling"))
 
-    # -- one turn ------------------------------------------------------------------------
-    async def _turn(self, room: RoomFairies, fairy_id: str, req: Request) -> None:
-        fairy = room.roster.get(fairy_id)
-        stale = req.origin == "wake" and room.board.active_project_of(fairy_id) is None
-        if stale or (fairy.mode in ("idling", "sleeping") and req.origin != "user"):
-            # A wake for an ended project, or feedback/nudges that outlived their work.
-            await self._finish_request(req, "done")
-            return
-        start = mode(fairy.mode).on_prompt_start(room.facts(fairy_id))
-        if start.mode is not None:
-            await self.set_mode(room, fairy_id, start.mode)
-        current = mode(room.roster.get(fairy_id).mode)
-        if req.resume_session is None:
-            await self.records.remember(
-                room, fairy_id, [prompt_item(req.text, current.memory, _origin(req.origin))]
-            )
-        if not current.generates:
-            await self._finish_request(req, "done")
-            return
-        session = await fairy_sessions.session_of(room, fairy_id, self.sessions)
-        await self.records.set_request(req, "running", session.session_id)
-        if req.resume_session is not None:
-            await resume.revert_in_flight(self, room, fairy_id, session, req.resume_session)
-        state = room.fairy(fairy_id)
-        state.self_interrupted = False
-        await self._stream_turn(room, fairy_id, req, session)
-        await self._finish_request(req, "done")
-        if state.self_interrupted:
-            state.self_interrupted = False
-        else:
-            await self._after_turn(room, fairy_id)
-
-    async def _after_turn(self, room: RoomFairies, fairy_id: str) -> None:
-        current = mode(room.roster.get(fairy_id).mode)
-        end = current.on_prompt_end(room.facts(fairy_id))
-        if end.mode is not None:
-            await self.set_mode(room, fairy_id, end.mode)
-        if end.schedule is not None:
-            room.fairy(fairy_id).continuations += 1
-            await self.records.save_fairy(room, fairy_id)
-            await self.submit(room, fairy_id, end.schedule, "self")
-
-    def _hooks(self, room: RoomFairies, fairy_id: str, guard: BoundsGuard | None) -> TurnHooks:
-        def current() -> ModeDefinition:
-            return mode(room.roster.get(fairy_id).mode)
-
-        def refusal(name: str) -> str:
-            return current().refusal(name, ACTIONS[name].kind)
-
-        async def effect(out: Outcome) -> bool:
-            return await acting.carry_out(self, room, fairy_id, out)
-
-        async def applied(out: Outcome) -> None:
-            if out.spec is not None and out.spec.effect is None:
-                room.count(fairy_id, 1)
-                item = action_item(out.name, out.data, current().memory)
-                await self.records.remember(room, fairy_id, [item])
-
-        return TurnHooks(
-            actions=lambda: select(current().actions),
-            refusal=refusal,
-            effect=effect,
-            applied=applied,
-            guard=guard,
-        )
-
-    async def _stream_turn(
-        self, room: RoomFairies, fairy_id: str, req: Request, session: SessionPort
-    ) -> bool:
-        """Returns True when an action ended the turn early."""
-        role = model_role(room.roster.get(fairy_id).mode)
-        provider = self.models(room.fairy(fairy_id).model, role)
-        task = room.board.working_task_of(fairy_id)
-        guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
-        ctx = RunState(shapes=session.canvas.shapes, todo=room.fairy(fairy_id).todo)
-        ctx.task_bounds = task.bounds if task is not None else None
-        run = AgentRun(session, ctx, provider.name)
-        hooks = self._hooks(room, fairy_id, guard)
-        gaze = Gaze(fairy_request.look_of(room, fairy_id, req, session))
-
-        async def request(_: int, followup: Scheduled | None) -> TurnEnd:
-            look = gaze.next(followup)
-            if followup is not None and followup.kind == "view" and followup.bounds is not None:
-                room.fairy(fairy_id).view = followup.bounds
-            await session.send_status("waiting_context")
-            context = await fairy_request.context(room, fairy_id, session, look.area)
-            if ctx.coords.fresh and room.origin is not None:
-                ctx.coords = CoordinateSpace(*room.origin)
-            model_request = fairy_request.prompt(room, fairy_id, req, run, context, followup, look)
-            turn = run.new_turn(room.next_request(session.session_id), hooks)
-            refusal = await self.budget.refusal(room.room_id) if self.budget else None
-            if refusal is not None:
-                await session.send_chat(refusal, role="system")
-                return "ended"
-            usage = Usage()
-            try:
-                end = await self._driver.drive(turn, provider, model_request, usage)
-            finally:
-                run.ops_sent += turn.ops_sent
-                if self.budget is not None:
-                    await self.budget.record(
-                        session_id=session.session_id,
-                        room_id=room.room_id,
-                        model=provider.name,
-                        usage=usage,
-                    )
-                room.feedback.keep(
-                    f"{session.session_id}:{fairy_id}", run.fresh_notes(), turn.drawn
-                )
-            await self._turn_feedback(room, fairy_id, turn.refusals)
-            return end
-
-        try:
-            end = await run_requests(
-                request,
-                ctx,
-                max_followups=self.max_followups,
-                made_progress=lambda: run.ops_sent > 0,
-            )
-        except asyncio.CancelledError:
-            if room.fairy(fairy_id).user_cancelled:
-                # A user stopped this fairy: its half-streamed actions end as no-ops (their
-                # partial changes are undone). A dying process leaves them for resume().
-                await shielded_revert(self._driver, run.turn, "canceled")
-            raise
-        # No "done" status per turn: it is terminal for browsers, and a session carries many
-        # turns. The dispatcher (prompt sessions) or close_session (fairy sessions) sends it.
-        return end == "ended"
-
-    async def _turn_feedback(self, room: RoomFairies, fairy_id: str, refusals: list[str]) -> None:
-        state = room.fairy(fairy_id)
-        mistaken, state.mistaken = state.mistaken, False
-        if refusals:
-            await self.feed_back(room, fairy_id, "Feedback: " + " ".join(refusals[:10]))
-        elif not mistaken:
-            state.feedback_streak = 0  # a clean turn: the model got it
-
+    # -- requests -----------------------------------------------------------------------
     async def feed_back(self, room: RoomFairies, fairy_id: str, text: str) -> None:
-        """Feedback is another model turn: a model that keeps repeating its mistake gets
-        MAX_FEEDBACK of them in a row, then none (its mode's own nudges are capped too)."""
-        state = room.fairy(fairy_id)
-        state.feedback_streak += 1
-        streak = state.feedback_streak
-        if streak > MAX_FEEDBACK:
-            log.warning("fairy_feedback_capped", room=room.room_id, fairy=fairy_id, streak=streak)
-            return
-        await self.submit(room, fairy_id, text, "system")
+        await self.runner.feed_back(room, fairy_id, text)
 
     async def notify(self, room: RoomFairies, key: str) -> None:
         """Wake whoever waits on `key`."""
@@ -505,7 +383,3 @@ class FairyRuntime:
         """The `project` key of `steward demo --headless --json` (latest project)."""
         room = self.rooms.get(room_id)
         return None if room is None else room.project_summary()
-
-
-def _origin(origin: str) -> PromptOrigin:
-    return origin if origin in ("user", "system", "self", "fairy") else "system"  # type: ignore[return-value]

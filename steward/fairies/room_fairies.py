@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from steward.actions.base import TodoItem
 from steward.canvas.bounds import Rect
@@ -24,6 +24,9 @@ from steward.fairies.run_feedback import RunFeedback
 from steward.fairies.waits import WaitBoard
 from steward.ports import SessionPort
 from steward.tasks import TaskSet
+
+if TYPE_CHECKING:
+    from steward.fairies.one_shot_job import OneShotJob
 
 DEFAULT_VIEW = Rect(0, 0, 1600, 900)
 
@@ -48,6 +51,9 @@ class Request:
     origin: str  # user | system | self | wake
     request_id: int | None = None
     resume_session: str | None = None  # a request a dead process left running
+    # A one-shot prompt's request: its session, model, guards and the outcome awaited.
+    # Not written to Postgres (its session dies with the process: nothing to resume).
+    job: OneShotJob | None = None
 
 
 @dataclass
@@ -70,7 +76,8 @@ class FairyState:
     continuations: int = 0
     queue: deque[Request] = field(default_factory=deque)
     worker: asyncio.Task[None] | None = None  # runs the queue, one request at a time
-    turn: asyncio.Task[None] | None = None  # the request being run
+    turn: asyncio.Task[None] | None = None  # the request being run (with its follow-ups)
+    current: Request | None = None  # which request that is
     session: SessionPort | None = None  # the session its turns stream into
     lent: SessionPort | None = None  # a caller's session (a user's prompt), not its own
     # The model its turns use: the one its user's prompt named, passed on to the fairies it
@@ -121,6 +128,14 @@ class RoomFairies:
     def working(self) -> list[asyncio.Task[None]]:
         """The workers running now."""
         return [f.worker for f in self.fairies.values() if f.worker is not None]
+
+    def crew_working(self) -> list[asyncio.Task[None]]:
+        """The crew's workers running now (a one-shot run never holds up the crew's prompt)."""
+        return [
+            f.worker
+            for f in self.fairies.values()
+            if f.worker is not None and not is_one_shot(f.fairy_id)
+        ]
 
     def history_of(self, fairy_id: str) -> list[HistoryItem]:
         state = self.fairies.get(fairy_id)

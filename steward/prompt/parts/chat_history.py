@@ -202,8 +202,8 @@ def _other_run(items: Sequence[ChatItem]) -> _Line:
 def history_lines(items: Sequence[ChatItem], asker: str | None) -> list[_Line]:
     """Every item as a line, oldest first; other askers' runs one line each."""
 
-    def other(item: ChatItem) -> bool:
-        return asker is not None and item.who is not None and item.who != asker
+    def other(item: ChatItem) -> bool:  # a crew fairy (no asker) sees every asker's as other
+        return item.who is not None and item.who != asker
 
     lines: list[_Line] = []
     k = 0

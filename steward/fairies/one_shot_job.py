@@ -1,0 +1,58 @@
+"""What a one-shot prompt hands its asker's one-shotting fairy with the request it queues:
+the prompt's session (lent to the fairy for the run), the prompt itself, the model that
+answers it and the run's guards (watchdog limits, the room's budget, the measurement hook,
+the clock), and the outcome the prompt's caller waits for.
+
+The request is run by the fairy's worker like any fairy request (`request_runner`); the job
+only says how this one is answered and where its outcome goes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from steward.actions.registry import ACTIONS
+from steward.config import Settings
+from steward.fairies.budget import RoomBudget
+from steward.fairies.modes import ModeDefinition
+from steward.model.base import ModelProvider
+from steward.ports import PromptInput, SessionPort
+
+
+@dataclass(kw_only=True)
+class OneShotJob:
+    session: SessionPort
+    prompt: PromptInput
+    provider: ModelProvider
+    mode: ModeDefinition
+    settings: Settings
+    budget: RoomBudget | None = None
+    clock: Callable[[], datetime]
+    # `steward bench latency`: mark(kind, key) at "model_request" and "action_complete".
+    mark: Callable[[str, str], None] | None = None
+    outcome: asyncio.Future[str] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    def actions(self) -> tuple[str, ...]:
+        """Its mode's actions but the fairy ones: a one-shotting fairy has no crew to move."""
+        return tuple(n for n in self.mode.actions if ACTIONS[n].family != "fairy")
+
+    @property
+    def model_spec(self) -> str:
+        """The model the prompt's words name (the prompt's, else the one-shot role's)."""
+        return self.prompt.model or self.settings.model_for_role("one-shot")
+
+    def settle(self, outcome: str | BaseException) -> None:
+        """Hand the caller the run's outcome (or what stopped it), once."""
+        if self.outcome.done():
+            return
+        if isinstance(outcome, asyncio.CancelledError):
+            self.outcome.cancel()
+        elif isinstance(outcome, BaseException):
+            self.outcome.set_exception(outcome)
+        else:
+            self.outcome.set_result(outcome)
