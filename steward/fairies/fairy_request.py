@@ -24,7 +24,7 @@ from steward.fairies.run import AgentRun
 from steward.fairies.task_bounds import shapes_in
 from steward.fairies.tasks import Task
 from steward.model.base import ModelRequest
-from steward.model.canvas_view import shapes_for_model
+from steward.model.scripted.seen import shapes_for_model
 from steward.ports import CanvasSnapshot, SessionPort
 from steward.prompt.registry import build_request
 from steward.prompt.state import PromptState

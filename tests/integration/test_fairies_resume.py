@@ -20,9 +20,9 @@ from steward.fairies.persistence import fairy_row, project_row, task_row
 from steward.fairies.projects import task_completed_key
 from steward.fairies.resume import revert_in_flight
 from steward.fairies.role_models import models_from_settings
-from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.fairies.tasks import Task
 from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.model.scripted.project import ScriptedProjectModel
 from steward.ports import PromptInput
 from steward.protocol.messages import WireAction
 from steward.store.database import Database

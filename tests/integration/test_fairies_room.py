@@ -27,9 +27,9 @@ import pytest
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.canvas.mirror import CanvasMirror
 from steward.fairies.orchestrator import FairyRuntime
-from steward.fairies.scripted_project import ScriptedProjectModel, drone_drawing
 from steward.fairies.task_bounds import belongs
 from steward.model.base import ModelRequest, Usage
+from steward.model.scripted.project import ScriptedProjectModel, drone_drawing
 from steward.protocol.messages import ActionEnvelope
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService

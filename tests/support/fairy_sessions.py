@@ -13,7 +13,7 @@ from typing import Any
 
 from steward.canvas.mirror import CanvasMirror
 from steward.fairies.projects import ProjectBoard
-from steward.fairies.scripted_project import drone_drawing
+from steward.model.scripted.project import drone_drawing
 from steward.ports import CanvasSnapshot, SessionPort
 from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction
 from steward.store.outbox import Outbox

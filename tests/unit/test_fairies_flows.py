@@ -12,14 +12,14 @@ from steward.config import ModelRole, Settings
 from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.role_models import models_from_settings
 from steward.fairies.room_fairies import RoomFairies
-from steward.fairies.scripted_project import (
+from steward.fairies.task_bounds import belongs
+from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.model.scripted.project import (
     TASK_OVERLAP,
     ScriptedProjectModel,
     plan_areas,
     task_titles,
 )
-from steward.fairies.task_bounds import belongs
-from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.ports import PromptInput
 from tests.conftest import wait_for
 from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions, planned_per_task

@@ -15,8 +15,8 @@ from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.look import Gaze, Look
 from steward.fairies.orchestrator import FairyRuntime
-from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.model.base import ModelRequest, Usage
+from steward.model.scripted.project import ScriptedProjectModel
 from steward.ports import PromptInput
 from steward.protocol.messages import Box
 from tests.support.fairy_sessions import Browser, BrowserSessions
