@@ -38,7 +38,7 @@ from steward.store.outbox import Outbox
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.support.fairy_sessions import by_task, planned_per_task
+from tests.support.drone_counts import by_task, planned_per_task
 from tests.support.room import close_all, join_clients, room_settings
 
 pytestmark = pytest.mark.integration
