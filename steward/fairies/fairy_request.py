@@ -18,11 +18,11 @@ from steward.fairies.look import Look, shown
 from steward.fairies.memory import chat_items, filter_history, history_tokens
 from steward.fairies.modes import mode
 from steward.fairies.neighbours import neighbourhood_of
+from steward.fairies.project_task import Task
 from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.room_fairies import Request, RoomFairies
 from steward.fairies.run import AgentRun
 from steward.fairies.task_bounds import shapes_in
-from steward.fairies.tasks import Task
 from steward.model.base import ModelRequest
 from steward.model.scripted.seen import shapes_for_model
 from steward.ports import CanvasSnapshot, SessionPort

@@ -14,7 +14,7 @@ from typing import Literal
 
 from steward.canvas.bounds import Rect
 from steward.fairies.mistakes import FairyMistake
-from steward.fairies.tasks import Task, new_task_id
+from steward.fairies.project_task import Task, new_task_id
 
 ProjectKind = Literal["orchestrated", "duo"]
 ProjectStatus = Literal["active", "done", "aborted"]

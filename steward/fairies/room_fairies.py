@@ -23,7 +23,7 @@ from steward.fairies.roster import Roster
 from steward.fairies.run_feedback import RunFeedback
 from steward.fairies.waits import WaitBoard
 from steward.ports import SessionPort
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 
 DEFAULT_VIEW = Rect(0, 0, 1600, 900)
 

@@ -17,10 +17,10 @@ from steward.canvas.bounds import Rect
 from steward.config import Settings
 from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.persistence import fairy_row, project_row, task_row
+from steward.fairies.project_task import Task
 from steward.fairies.projects import task_completed_key
 from steward.fairies.resume import revert_in_flight
 from steward.fairies.role_models import models_from_settings
-from steward.fairies.tasks import Task
 from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.model.scripted.project import ScriptedProjectModel
 from steward.ports import PromptInput

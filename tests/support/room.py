@@ -15,7 +15,7 @@ from steward.config import Settings
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
-from steward.tasks import close_within
+from steward.task_set import close_within
 from steward_tools.headless.client import Faults, HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for

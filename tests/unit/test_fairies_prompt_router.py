@@ -32,7 +32,7 @@ def test_routing_rule(message: str, fairy: str | None, routed: str | None) -> No
         assert out.fairy == fairy
 
 
-class Recorder:
+class RecordingRunner:
     def __init__(self, name: str, seen: list[str]) -> None:
         self.name, self.seen = name, seen
 
@@ -43,7 +43,7 @@ class Recorder:
 
 async def test_router_hands_prompts_to_the_chosen_runner() -> None:
     seen: list[str] = []
-    router = PromptRouter(Recorder("fairies", seen), Recorder("one-shot", seen))
+    router = PromptRouter(RecordingRunner("fairies", seen), RecordingRunner("one-shot", seen))
     session = MemorySession(MemoryRoom(), room_id="r", fairy="x")
     await router.run(session, _p("draw a cat"))
     await router.run(session, _p("project: draw a farm"))

@@ -16,9 +16,9 @@ from steward.canvas.bounds import Rect
 from steward.fairies.memory import HistoryItem, MemoryLevel, project_end_items, task_end_items
 from steward.fairies.mistakes import FairyMistake
 from steward.fairies.modes import ModeName
+from steward.fairies.project_task import Task, task_bounds
 from steward.fairies.projects import ProjectBoard, ProjectKind, task_completed_key
 from steward.fairies.roster import Roster
-from steward.fairies.tasks import Task, task_bounds
 
 
 @dataclass(frozen=True)
