@@ -49,7 +49,7 @@ from steward.store.liveness import Liveness, process_liveness
 from steward.store.outbox import Outbox
 from steward.store.queued_runs import QueuedRun, QueuedRuns, RunBell
 from steward.store.usage import LazyUsage, UsageRepo
-from steward.tasks import TaskSet, close_within
+from steward.task_set import TaskSet, close_within
 from steward.tokens import mint_token
 from steward.voice.engines import speech_engine
 

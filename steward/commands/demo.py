@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Any
 from steward.canvas.bounds import Rect
 from steward.canvas.quality import add_counts, quality_report
 from steward.commands.setup import print_json, setup
-from steward.fairies.fixed_script import FixedScriptRunner
-from steward.model.reading import read
+from steward.model.scripted.reading import read
 from steward.protocol.messages import Box
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService, default_runner
@@ -175,8 +174,9 @@ async def run_demo(
                 "database_url": db_url,
             }
         )
-        factory = (lambda: FixedScriptRunner()) if runner == "fixed" else default_runner(settings)
-        service = StewardService(settings, runner=factory)
+        if runner == "fixed":  # the prompts on the deterministic scripted model, no key needed
+            settings = settings.model_copy(update={"steward_model_one_shot": "scripted"})
+        service = StewardService(settings, runner=default_runner(settings))
         await service.start(http=False)
         room = f"demo-{uuid.uuid4().hex[:6]}"
         runtime = await service.join(room)
@@ -319,7 +319,8 @@ def register(sub: Any) -> None:
         "--runner",
         choices=("agent", "fixed"),
         default="agent",
-        help="agent: the canvas agent with the configured model; fixed: a fixed action script",
+        help="agent: the canvas agent with the configured model; fixed: the canvas agent with the "
+        "scripted model (deterministic, no key)",
     )
     p.add_argument("--timeout", type=float, default=60.0)
     p.add_argument("--project", default=DEFAULT_PROJECT, help="the fairy project to run after")

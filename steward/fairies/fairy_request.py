@@ -23,14 +23,14 @@ from steward.fairies.memory import filter_history, history_tokens
 from steward.fairies.modes import mode
 from steward.fairies.neighbours import neighbourhood_of
 from steward.fairies.one_shot_job import OneShotJob
+from steward.fairies.project_task import Task
 from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.room_fairies import Request, RoomFairies
 from steward.fairies.room_runs import crew_runs, one_shot_runs, own_items, thread
 from steward.fairies.run import AgentRun
 from steward.fairies.task_bounds import shapes_in
-from steward.fairies.tasks import Task
 from steward.model.base import ModelRequest
-from steward.model.canvas_view import shapes_for_model
+from steward.model.scripted.seen import shapes_for_model
 from steward.ports import CanvasSnapshot, SessionPort
 from steward.prompt.parts.chat_history import thread_for
 from steward.prompt.registry import build_request

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from steward.fairies.tasks import Task
+from steward.fairies.project_task import Task
 from steward.prompt.state import Neighbourhood, NeighbourTask
 
 

@@ -8,9 +8,9 @@ from typing import Any, cast
 from steward.canvas.bounds import Rect
 from steward.fairies.memory import HistoryItem
 from steward.fairies.modes import ModeName, Role
+from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
 from steward.fairies.roster import Fairy
-from steward.fairies.tasks import Task
 from steward.fairies.waits import WaitCondition
 
 Row = dict[str, Any]

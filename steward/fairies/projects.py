@@ -15,7 +15,7 @@ from typing import Literal
 from steward.actions.agent import ProjectKind as ProjectKind
 from steward.actions.mistakes import FairyMistake
 from steward.canvas.bounds import Rect
-from steward.fairies.tasks import Task, new_task_id
+from steward.fairies.project_task import Task, new_task_id
 
 ProjectStatus = Literal["active", "done", "aborted"]
 

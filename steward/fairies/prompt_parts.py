@@ -14,9 +14,9 @@ from typing import Any
 from steward.canvas.bounds import Rect
 from steward.fairies.memory import HistoryItem
 from steward.fairies.modes import ModeDefinition
+from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
 from steward.fairies.roster import Fairy, default_personality
-from steward.fairies.tasks import Task
 from steward.prompt.state import FairyBrief
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from steward.config import ModelRole, Settings
-from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.model.base import ModelProvider
 from steward.model.registry import get_model
+from steward.model.scripted.project import ScriptedProjectModel
 
 # (the run's model override or None, the role of the turn) → provider.
 ModelFactory = Callable[[str | None, ModelRole], ModelProvider]

@@ -23,7 +23,7 @@ from steward.fairies.roster import Roster
 from steward.fairies.run_feedback import RunFeedback
 from steward.fairies.waits import WaitBoard
 from steward.ports import SessionPort
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 
 if TYPE_CHECKING:
     from steward.fairies.one_shot_job import OneShotJob

@@ -17,8 +17,8 @@ from steward.fairies.persistence import (
     wait_from,
     wait_row,
 )
+from steward.fairies.project_task import Task
 from steward.fairies.room_fairies import ONE_SHOT_PREFIX, Request, RoomFairies
-from steward.fairies.tasks import Task
 from steward.fairies.waits import WaitCondition
 from steward.store.fairies import FairyStore
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from steward.model.base import ModelRequest
-from steward.model.canvas_view import shapes_for_model
+from steward.model.scripted.seen import shapes_for_model
 from steward.prompt.base import Block, PromptPart
 from steward.prompt.parts import (
     blurry_shapes,

@@ -20,7 +20,7 @@ from livekit import api
 
 from steward.obs import metrics
 from steward.obs.logging import get_logger
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 
 log = get_logger(__name__)
 

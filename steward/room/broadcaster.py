@@ -62,7 +62,7 @@ from steward.protocol.names import TOPIC_ACTION, TOPIC_ACTIONS
 from steward.room.envelopes import frames, pack
 from steward.room.resync_gate import ResyncGate
 from steward.store.outbox import TRANSIENT, AckRow, Outbox, OutboxRow
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 
 log = get_logger(__name__)
 

@@ -15,7 +15,7 @@ from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.room.participants import Member
 from steward.store.grants import GrantBindings
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 from steward.tokens import Grant, verify_grant
 
 log = get_logger(__name__)

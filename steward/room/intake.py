@@ -36,7 +36,7 @@ from steward.protocol.messages import CancelReply, CancelRequest, PromptReply, P
 from steward.protocol.names import RPC_CANCEL, RPC_PROMPT
 from steward.room.owners import RESERVED_PREFIX, is_reserved
 from steward.room.participants import Member, Participants
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 from steward.tokens import Grant
 
 log = get_logger(__name__)

@@ -19,7 +19,7 @@ from steward.obs.logging import get_logger
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.store.leases import RoomLeases
 from steward.store.queued_runs import QueuedRuns
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 
 log = get_logger(__name__)
 

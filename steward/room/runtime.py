@@ -71,7 +71,7 @@ from steward.room.user_edits import UserEdits
 from steward.room.views import Views
 from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox
-from steward.tasks import TaskSet, close_within
+from steward.task_set import TaskSet, close_within
 from steward.tokens import mint_token
 from steward.voice.listener import Hearing, RoomVoice
 

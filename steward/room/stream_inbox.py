@@ -32,7 +32,7 @@ from steward.protocol.names import (
     TOPIC_CONTEXT,
     TOPIC_SCREENSHOT,
 )
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 
 log = get_logger(__name__)
 

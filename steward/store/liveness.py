@@ -19,7 +19,7 @@ import asyncpg
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, wait_exponential
 
 from steward.obs.logging import get_logger
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 
 log = get_logger(__name__)
 

@@ -19,7 +19,7 @@ from livekit.agents import stt
 
 from steward.obs.logging import get_logger
 from steward.protocol.names import TOPIC_TRANSCRIPTION
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 from steward.voice.captions import new_segment_id, publish_caption
 from steward.voice.local_stt import SAMPLE_RATE
 

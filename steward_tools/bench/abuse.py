@@ -70,7 +70,7 @@ REFUSALS = frozenset(
 
 
 @dataclass
-class Recorder:
+class RefusalLog:
     """The steward's refusal log lines and anything at error level, during the run."""
 
     refusals: Counter[str] = field(default_factory=Counter)
@@ -102,7 +102,7 @@ class Abuse:
     stack: Stack
     runtime: RoomRuntime
     ann: HeadlessClient
-    recorder: Recorder
+    refusal_log: RefusalLog
     results: list[Result] = field(default_factory=list)
     clients: list[HeadlessClient] = field(default_factory=list)
 
@@ -125,13 +125,13 @@ class Abuse:
         self, name: str, run: Callable[[], Awaitable[tuple[bool, bool, str]]]
     ) -> None:
         """`run` returns (refused, accepted_wrongly, detail); logged = a refusal line came."""
-        before = self.recorder.total()
+        before = self.refusal_log.total()
         try:
             refused, wrongly, detail = await run()
         except Exception as err:  # the attack itself broke: not a steward crash, but say so
             refused, wrongly, detail = False, False, f"attempt failed: {err!r}"[:200]
         await asyncio.sleep(0.2)  # the refusal's log line may follow the reply
-        logged = self.recorder.total() > before
+        logged = self.refusal_log.total() > before
         self.results.append(Result(name, refused, logged, wrongly, detail))
 
     async def set_grant(self, c: HeadlessClient, value: str) -> None:
@@ -434,7 +434,7 @@ async def flow_attacks(a: Abuse, clients: dict[str, HeadlessClient]) -> None:
             granted += reply.session_id is not None
             refused += reply.session_id is None
         await _until(lambda: "pam" in a.runtime.abuse.muted, 10)
-        lines = a.recorder.refusals["prompt_refused"]
+        lines = a.refusal_log.refusals["prompt_refused"]
         return granted == 0, granted > 0 or refused > 60, f"refused={refused} log_lines={lines}"
 
     await a.attempt("refused_prompt_flood", prompt_flood)
@@ -527,9 +527,9 @@ async def bomb_attack(a: Abuse, baseline_s: float | None) -> float | None:
 
 # --- the run ---------------------------------------------------------------------------------
 async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
-    recorder = Recorder()
+    refusal_log = RefusalLog()
     previous = structlog.get_config()
-    structlog.configure(processors=[structlog.processors.add_log_level, recorder.tap])
+    structlog.configure(processors=[structlog.processors.add_log_level, refusal_log.tap])
     room = f"abuse-{uuid.uuid4().hex[:8]}:x"
     try:
         runtime = await stack.join(room)
@@ -537,7 +537,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         ann = HeadlessClient.create(s.url, s.api_key, s.api_secret, room=room, identity="ann")
         await ann.connect()
         await _until(lambda: runtime.participants.get("ann") is not None, 10)
-        a = Abuse(stack, runtime, ann, recorder, clients=[ann])
+        a = Abuse(stack, runtime, ann, refusal_log, clients=[ann])
         base_runs = [await honest_run(ann) for _ in range(3)]
         flow_clients = await flow_attackers(a)
         rss_before, rss_before_untrimmed = self_rss_mb(trim=True), self_rss_mb()
@@ -604,7 +604,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         "refused_and_logged": sum(1 for r in results if r.refused and r.logged),
         "accepted_wrongly": sum(1 for r in results if r.accepted_wrongly),
         "not_logged": [r.name for r in results if r.refused and not r.logged],
-        "crashes": len(recorder.crashes) + fuzz_crashes,
+        "crashes": len(refusal_log.crashes) + fuzz_crashes,
         "rss_mb_growth": round(rss_growth, 1),  # in use (after gc and malloc_trim)
         "rss_mb_growth_untrimmed": round(rss_growth_untrimmed, 1),
         "rss_mb_growth_by_phase": phases,
@@ -621,7 +621,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         "muted": muted,
         "results": [r.__dict__ for r in results],
         **({"live_fuzz": fuzz} if fuzz is not None else {}),
-        **({"crash_examples": recorder.crashes[:5]} if recorder.crashes else {}),
+        **({"crash_examples": refusal_log.crashes[:5]} if refusal_log.crashes else {}),
     }
 
 

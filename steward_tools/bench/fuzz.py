@@ -49,7 +49,8 @@ from steward.room.relay import edit_to_actions
 from steward.room.stream_inbox import ContextFailure, CorruptGzip, Inflater, Oversize, parse_shapes
 from steward_tools.bench import mutate
 from steward_tools.bench.fuzz_seeds import SEEDS, SHAPE_SEEDS
-from steward_tools.bench.memory_session import ChunkModel, MemorySession
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemoryRoom, MemorySession
 
 LIMITS: dict[type[WireModel], int] = {
     Ack: MAX_ENVELOPE_BYTES,
@@ -249,16 +250,16 @@ class _ModelStreamCheck:
 
     def __call__(self, data: bytes) -> None:
         text = data.decode("utf-8", "surrogatepass")
-        model = ChunkModel(mutate.chunks(self.rng, text))
+        model = CannedModel(pieces=mutate.chunks(self.rng, text))
         agent = CanvasAgent(AgentConfig(settings=self.settings, model=model))
-        session = MemorySession(shapes=list(SHAPE_SEEDS[0]))
+        session = MemorySession(MemoryRoom(shapes=list(SHAPE_SEEDS[0])))
         prompt = PromptInput(message="fuzz", source="system", requester="fuzzer")
         outcome = asyncio.run(agent.run(session, prompt))
         if outcome != "done":
             raise AssertionError(f"agent outcome {outcome!r}")
-        if session.room.shapes != session.browser.shapes:
+        if session.canvas.shapes != session.browser.shapes:
             raise AssertionError("the steward's mirror and the browser's canvas diverged")
-        if session.envelopes == 0:
+        if session.room.envelopes == 0:
             raise Rejected("no action survived the sanitizer")
 
 

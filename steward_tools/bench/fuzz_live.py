@@ -84,7 +84,7 @@ from steward.protocol.names import (
 )
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 from steward_tools.bench import mutate
 from steward_tools.bench.clients import canvas_hash
 from steward_tools.bench.fuzz_seeds import SEEDS, SHAPE_SEEDS

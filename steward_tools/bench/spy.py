@@ -33,10 +33,10 @@ PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("envelope encode", ("to_wire", "envelopes.py", "_number")),
     ("retransmit loop", ("retransmit_due", "_retransmit_loop")),
     ("context fetch and inflate", ("room/stream_inbox", "gzip", "zlib", "pictures")),
-    ("prompt build", ("prompt_parts", "model/reading", "canvas_view", "fairies/prompt")),
+    ("prompt build", ("prompt_parts", "scripted/reading", "scripted/seen", "fairies/prompt")),
     ("sanitize/resolve", ("actions/", "canvas/")),
     ("parser", ("model/parser",)),
-    ("scripted model (bench's stand-in)", ("model/scripted", "fixed_script")),
+    ("scripted model (bench's stand-in)", ("model/scripted",)),
     ("asyncio event loop", ("asyncio/", "selectors", "uvloop")),
 )
 OTHER = "other"

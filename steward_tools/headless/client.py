@@ -76,7 +76,7 @@ from steward.protocol.names import (
     TOPIC_VIEWPORT,
 )
 from steward.room.envelopes import FragmentAssembler, is_fragment
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 from steward.tokens import mint_token
 from steward_tools.headless.acks import AckCoalescer
 from steward_tools.headless.ordering import GapBuffer

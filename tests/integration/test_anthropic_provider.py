@@ -17,8 +17,8 @@ from steward.model.registry import get_model
 from steward.ports import PromptInput
 from steward.prompt.registry import PARTS
 from steward.prompt.system import flow
+from steward_tools.memory_session import MemorySession
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
-from tests.support.fake_session import FakeSession
 
 pytestmark = pytest.mark.integration
 
@@ -124,7 +124,7 @@ async def test_agent_reverts_partial_when_stream_is_cut(fake: FakeAnthropic) -> 
     fake.text = head + '"x": 0, "y": 0, "w": 100, "h": 100, "text": "' + "z" * 300 + '"}}]}'
     settings = Settings(anthropic_base_url=f"http://127.0.0.1:{fake.port}")
     provider = get_model("anthropic:claude-sonnet-test", settings)
-    session = FakeSession()
+    session = MemorySession()
     agent = CanvasAgent(AgentConfig(settings=settings, model=provider))
     outcome = await agent.run(session, PromptInput(message="box", source="http", requester="t"))
     assert outcome.startswith("error:")
@@ -203,7 +203,7 @@ async def test_the_one_shot_role_model_applies_through_a_prefill_refusing_api(
         steward_model="scripted",
         steward_model_one_shot="anthropic:claude-one-shot-test",
     )
-    session = FakeSession()
+    session = MemorySession()
     agent = CanvasAgent(AgentConfig(settings=settings))
     outcome = await agent.run(session, PromptInput(message="box", source="http", requester="t"))
     assert outcome == "done"

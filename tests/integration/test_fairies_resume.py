@@ -17,27 +17,22 @@ from steward.canvas.bounds import Rect
 from steward.config import Settings
 from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.persistence import fairy_row, project_row, task_row
+from steward.fairies.project_task import Task
 from steward.fairies.projects import task_completed_key
 from steward.fairies.resume import revert_in_flight
 from steward.fairies.role_models import models_from_settings
-from steward.fairies.scripted_project import ScriptedProjectModel
-from steward.fairies.tasks import Task
 from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.model.scripted.project import ScriptedProjectModel
 from steward.ports import PromptInput
 from steward.protocol.messages import WireAction
 from steward.store.database import Database
 from steward.store.fairies import FairyStore
 from steward.store.outbox import Outbox
 from steward_tools.bench.responders import PlanResponder
+from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import StartFake
-from tests.support.fairy_sessions import (
-    Browser,
-    BrowserSession,
-    BrowserSessions,
-    by_task,
-    planned_per_task,
-)
+from tests.support.drone_counts import by_task, planned_per_task
 
 pytestmark = pytest.mark.integration
 
@@ -66,14 +61,14 @@ class FreezingModel(ScriptedProjectModel):
 
 async def test_project_resumes_after_the_steward_dies(database: Database) -> None:
     store = FairyStore(database.pool)
-    browser = Browser(outbox=Outbox(database.pool))
+    browser = MemoryRoom(outbox=Outbox(database.pool))
     await browser.outbox.ensure_room("farm", "relay")  # type: ignore[union-attr]
     frozen: list[str] = []
     freezing: ModelProvider = FreezingModel(frozen)
     first = FairyRuntime(
-        store=store, sessions=BrowserSessions(browser), models=lambda _name, _role: freezing
+        store=store, sessions=MemorySessions(browser), models=lambda _name, _role: freezing
     )
-    lead = BrowserSession(browser, "farm", "lead")
+    lead = MemorySession(browser, room_id="farm", fairy="lead")
     run = asyncio.create_task(
         first.run(lead, PromptInput(message="draw a farm", source="browser", requester="u"))
     )
@@ -87,7 +82,7 @@ async def test_project_resumes_after_the_steward_dies(database: Database) -> Non
     await asyncio.gather(run, *room.working(), return_exceptions=True)
     before = dict(browser.canvas.shapes)
 
-    second = FairyRuntime(store=store, sessions=BrowserSessions(browser))
+    second = FairyRuntime(store=store, sessions=MemorySessions(browser))
     assert await second.resume("farm") >= 2
     # The drones still work for who started the project (their cancel rights), after a restart.
     resumed = second.rooms["farm"]
@@ -115,9 +110,9 @@ async def test_project_resumes_after_the_steward_dies(database: Database) -> Non
 async def test_resume_reverts_any_half_sent_verb_exactly(database: Database) -> None:
     """Not only creates: a half-sent move and a half-sent delete are undone exactly."""
     store = FairyStore(database.pool)
-    browser = Browser(outbox=Outbox(database.pool))
+    browser = MemoryRoom(outbox=Outbox(database.pool))
     await browser.outbox.ensure_room("yard", "relay")  # type: ignore[union-attr]
-    dead = BrowserSession(browser, "yard", "fairy-2", session_id="dead-1")
+    dead = MemorySession(browser, room_id="yard", fairy="fairy-2", session_id="dead-1")
     box = {"id": "box", "type": "geo", "x": 100, "y": 100, "props": {"w": 50, "h": 50}}
     dot = {"id": "dot", "type": "geo", "x": 300, "y": 100, "props": {"w": 10, "h": 10}}
     await dead.send_actions([WireAction(id="a1", name="create_shape", params=box)])
@@ -129,9 +124,9 @@ async def test_resume_reverts_any_half_sent_verb_exactly(database: Database) -> 
     await dead.send_actions([WireAction(id="a4", name="delete_shape", params=gone)], partial=True)
     assert browser.canvas.shapes["box"]["x"] == 700 and "dot" not in browser.canvas.shapes
 
-    runtime = FairyRuntime(store=store, sessions=BrowserSessions(browser))
+    runtime = FairyRuntime(store=store, sessions=MemorySessions(browser))
     room = await runtime.room("yard")
-    now = BrowserSession(browser, "yard", "fairy-2")
+    now = MemorySession(browser, room_id="yard", fairy="fairy-2")
     await revert_in_flight(runtime, room, "fairy-2", now, "dead-1")
 
     assert browser.canvas.shapes == original
@@ -161,10 +156,10 @@ async def test_a_project_interrupted_between_two_writes_still_finishes(
 ) -> None:
     statuses, drone_mode, lead_request, awaited = CRASHED_BOARDS[case]
     store = FairyStore(database.pool)
-    browser = Browser(outbox=Outbox(database.pool))
+    browser = MemoryRoom(outbox=Outbox(database.pool))
     room_id = "orchard"
     await browser.outbox.ensure_room(room_id, "relay")  # type: ignore[union-attr]
-    first = FairyRuntime(store=store, sessions=BrowserSessions(browser))
+    first = FairyRuntime(store=store, sessions=MemorySessions(browser))
     room = await first.room(room_id)  # the default crew, saved
     board = room.board
     board.start_project(
@@ -216,7 +211,7 @@ async def test_a_project_interrupted_between_two_writes_still_finishes(
         steward_model="anthropic:claude-fairy-test",
     )
     second = FairyRuntime(
-        store=store, sessions=BrowserSessions(browser), models=models_from_settings(settings)
+        store=store, sessions=MemorySessions(browser), models=models_from_settings(settings)
     )
     await second.resume(room_id)
     resumed = second.rooms[room_id]

@@ -27,9 +27,9 @@ import pytest
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.canvas.mirror import CanvasMirror
 from steward.fairies.orchestrator import FairyRuntime
-from steward.fairies.scripted_project import ScriptedProjectModel, drone_drawing
 from steward.fairies.task_bounds import belongs
 from steward.model.base import ModelRequest, Usage
+from steward.model.scripted.project import ScriptedProjectModel, drone_drawing
 from steward.protocol.messages import ActionEnvelope
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
@@ -38,7 +38,7 @@ from steward.store.outbox import Outbox
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.support.fairy_sessions import by_task, planned_per_task
+from tests.support.drone_counts import by_task, planned_per_task
 from tests.support.room import close_all, join_clients, room_settings
 
 pytestmark = pytest.mark.integration

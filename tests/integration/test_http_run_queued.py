@@ -20,7 +20,6 @@ from typing import Any
 import aiohttp
 import pytest
 
-from steward.fairies.fixed_script import FixedScriptRunner
 from steward.room.agent_dispatch import AgentDispatcher
 from steward.service import StewardService
 from steward.store.database import Database
@@ -30,6 +29,7 @@ from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.responders import SchemaResponder
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     ROOT,
     TEST_API_KEY,

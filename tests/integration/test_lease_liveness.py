@@ -15,7 +15,6 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from steward.fairies.fixed_script import FixedScriptRunner
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.leases import LeaseHeld, LeaseKeeper, RoomLeases
@@ -25,6 +24,7 @@ from steward_tools.bench.failover import Room, unfenced
 from steward_tools.bench.faults import converged
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import prompt_until_accepted, room_settings, spawn_join, stop_group
 
 pytestmark = pytest.mark.integration

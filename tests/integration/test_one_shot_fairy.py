@@ -4,32 +4,26 @@ off the roster (no fairies row, so no presence and never part of the crew)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.orchestrator import FairyRuntime
-from steward.model.base import ModelRequest, Usage
+from steward.model.base import ModelRequest
 from steward.model.scripted import ScriptedModel
 from steward.ports import PromptInput
 from steward.store.database import Database
 from steward.store.fairies import FairyStore
-from tests.support.fake_session import FakeSession
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemorySession
 
 pytestmark = pytest.mark.integration
 
 
-class _Recording(ScriptedModel):
-    def __init__(self) -> None:
-        super().__init__(tokens_per_s=None)
-        self.requests: list[ModelRequest] = []
-
-    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
-        self.requests.append(request)
-        async for chunk in super().stream(request, usage):
-            yield chunk
+def _recording() -> CannedModel:
+    """The scripted model's answers, keeping every request."""
+    scripted = ScriptedModel(tokens_per_s=None)
+    return CannedModel(answer=lambda request: scripted.response_text(request.hints))
 
 
 def _history_text(request: ModelRequest) -> str:
@@ -38,7 +32,7 @@ def _history_text(request: ModelRequest) -> str:
     )
 
 
-def _agent(runtime: FairyRuntime, model: _Recording) -> CanvasAgent:
+def _agent(runtime: FairyRuntime, model: CannedModel) -> CanvasAgent:
     settings = Settings(steward_model="scripted")
     return CanvasAgent(AgentConfig(settings=settings, model=model, fairies=runtime))
 
@@ -48,11 +42,11 @@ async def test_one_shot_history_survives_a_runtime_reload_and_stays_off_the_rost
 ) -> None:
     store = FairyStore(database.pool)
     first = FairyRuntime(store=store)
-    session = FakeSession(room_id="farm", session_id="s-alice-1")
+    session = MemorySession(room_id="farm", session_id="s-alice-1")
     ask = PromptInput(
         message="draw a flow chart of our signup", source="browser", requester="alice"
     )
-    assert await _agent(first, _Recording()).run(session, ask) == "done"
+    assert await _agent(first, _recording()).run(session, ask) == "done"
     before = (await first.room("farm")).fairy("one-shot:alice").history
     assert any(i.action and i.action["name"] == "create" for i in before)
 
@@ -77,14 +71,14 @@ async def test_one_shot_history_survives_a_runtime_reload_and_stays_off_the_rost
 
     # Bob's one-shot prompt on the reloaded runtime sees alice's run as one line, and
     # alice's next prompt sees her own run in the response format.
-    bob_model = _Recording()
+    bob_model = _recording()
     bob = PromptInput(message="add a title", source="browser", requester="bob")
-    bob_session = FakeSession(room_id="farm", session_id="s-bob-1")
+    bob_session = MemorySession(room_id="farm", session_id="s-bob-1")
     assert await _agent(second, bob_model).run(bob_session, bob) == "done"
     assert "[alice's run]" in _history_text(bob_model.requests[0])
-    alice_model = _Recording()
+    alice_model = _recording()
     again = PromptInput(message="make it blue", source="browser", requester="alice")
-    alice_session = FakeSession(room_id="farm", session_id="s-alice-2")
+    alice_session = MemorySession(room_id="farm", session_id="s-alice-2")
     assert await _agent(second, alice_model).run(alice_session, again) == "done"
     mine = _history_text(alice_model.requests[0])
     assert "draw a flow chart of our signup" in mine and '"_type":"message"' in mine

@@ -19,7 +19,7 @@ from steward.model.registry import get_model
 from steward.ports import PromptInput
 from steward_tools.bench.anthropic_server import Reply, split_text
 from steward_tools.bench.openai_server import ChatCompletionsServer
-from tests.support.fake_session import FakeSession
+from steward_tools.memory_session import MemorySession
 
 pytestmark = pytest.mark.integration
 
@@ -65,13 +65,13 @@ async def collect(m: OpenAIModel, usage: Usage, req: ModelRequest | None = None)
         return "".join([t async for t in m.stream(req or request(), usage)])
 
 
-async def run_agent(server: ChatCompletionsServer) -> tuple[str, FakeSession]:
+async def run_agent(server: ChatCompletionsServer) -> tuple[str, MemorySession]:
     settings = Settings(
         openai_base_url=server.base_url,
         steward_model="scripted",
         steward_model_one_shot="openai:gpt-one-shot-test",
     )
-    session = FakeSession()
+    session = MemorySession()
     agent = CanvasAgent(AgentConfig(settings=settings))
     async with asyncio.timeout(60):
         outcome = await agent.run(session, PromptInput(message="box", source="http", requester="t"))

@@ -21,8 +21,8 @@ from steward.ports import PromptInput
 from steward.prompt.registry import PARTS
 from steward.prompt.system import flow
 from steward_tools.bench.responders import PlanResponder
+from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
-from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions
 
 pytestmark = pytest.mark.integration
 
@@ -86,12 +86,12 @@ def _check(body: dict[str, Any]) -> str:
 async def test_every_role_runs_on_its_model_with_its_guidance(
     fake: FakeAnthropic, crew: tuple[tuple[str, Role], ...], roles: set[str]
 ) -> None:
-    browser = Browser()
+    browser = MemoryRoom()
     runtime = FairyRuntime(
-        sessions=BrowserSessions(browser), models=models_from_settings(_settings(fake)), crew=crew
+        sessions=MemorySessions(browser), models=models_from_settings(_settings(fake)), crew=crew
     )
     prompt = PromptInput(message="draw two boxes", source="browser", requester="u")
-    assert await runtime.run(BrowserSession(browser, "r", "lead"), prompt) == "done"
+    assert await runtime.run(MemorySession(browser, room_id="r", fairy="lead"), prompt) == "done"
     project = next(iter(runtime.rooms["r"].board.projects.values()))
     assert project.status == "done"
     modes = [_check(body) for body in fake.requests]

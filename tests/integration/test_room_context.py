@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from steward.fairies.fixed_script import FixedScriptRunner
 from steward.ports import PromptInput
 from steward.store.database import Database
 from steward_tools.headless.client import Faults
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     close_all,
     join_clients,

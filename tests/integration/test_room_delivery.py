@@ -7,13 +7,13 @@ from collections.abc import AsyncIterator
 import pytest
 
 from steward.canvas.mirror import CanvasMirror
-from steward.fairies.fixed_script import FixedScriptRunner
 from steward.protocol.messages import ActionEnvelope
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.headless.client import Faults
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     close_all,
     fixed_script_steward,

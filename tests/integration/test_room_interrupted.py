@@ -8,7 +8,6 @@ import asyncio
 
 import pytest
 
-from steward.fairies.fixed_script import flow_chart
 from steward.protocol.messages import ActionEnvelope
 from steward.room.dispatch import INTERRUPTED
 from steward.store.database import Database
@@ -16,6 +15,7 @@ from steward.store.outbox import Outbox
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.fixed_script import flow_chart
 from tests.support.room import close_all, fixed_script_steward, join_clients
 
 pytestmark = pytest.mark.integration

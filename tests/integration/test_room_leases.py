@@ -14,7 +14,6 @@ import asyncpg
 import pytest
 from structlog.testing import capture_logs
 
-from steward.fairies.fixed_script import FixedScriptRunner
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.leases import LeaseHeld, LeaseLost, RoomLeases
@@ -22,6 +21,7 @@ from steward.store.outbox import Outbox
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     close_all,
     join_clients,

@@ -11,7 +11,6 @@ import pytest
 from aiohttp import web
 from structlog.testing import capture_logs
 
-from steward.fairies.fixed_script import FixedScriptRunner
 from steward.protocol.names import ATTR_CAN_PROMPT
 from steward.service import StewardService
 from steward.store.database import Database
@@ -22,6 +21,7 @@ from steward_tools.bench.responders import PlanResponder
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     close_all,
     join_clients,

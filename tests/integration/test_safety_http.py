@@ -11,11 +11,11 @@ import aiohttp
 import pytest
 
 from steward.api.app import MAX_BODY_BYTES
-from steward.fairies.fixed_script import FixedScriptRunner
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     TEST_API_KEY,
     close_all,

@@ -14,7 +14,6 @@ import aiohttp
 import pytest
 from livekit import rtc
 
-from steward.fairies.fixed_script import FixedScriptRunner
 from steward.protocol.messages import ActionEnvelope, WireAction
 from steward.protocol.names import TOPIC_EDIT, TOPIC_TRANSCRIPTION
 from steward.room.relay import relay_session_id
@@ -25,6 +24,7 @@ from steward.voice.captions import caption_attributes
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.voice.microphone import WavMicrophone
 from tests.conftest import wait_for
+from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     TEST_API_KEY,
     close_all,

@@ -25,8 +25,8 @@ from steward.store.database import Database
 from steward.store.usage import UsageRepo
 from steward_tools.bench.anthropic_server import Reply
 from steward_tools.bench.responders import PlanResponder, RequestView
+from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.support.anthropic_fake import StartFake
-from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions
 
 pytestmark = pytest.mark.integration
 
@@ -70,13 +70,13 @@ async def test_usage_after_a_turn_ending_action_is_counted_exactly(
         anthropic_base_url=f"http://127.0.0.1:{fake.port}",
         steward_model="anthropic:claude-fairy-test",
     )
-    browser = Browser()
+    browser = MemoryRoom()
     runtime = FairyRuntime(
-        sessions=BrowserSessions(browser),
+        sessions=MemorySessions(browser),
         models=models_from_settings(settings),
         budget=RoomBudget(UsageRepo(database.pool), 100.0),
     )
-    lead = BrowserSession(browser, "tail", "alice")
+    lead = MemorySession(browser, room_id="tail", fairy="alice")
     prompt = PromptInput(message="project: draw two boxes", source="http", requester="alice")
     assert await asyncio.wait_for(runtime.run(lead, prompt), 60) == "done"
     await asyncio.wait_for(runtime.wait_settled(runtime.rooms["tail"]), 60)

@@ -12,7 +12,7 @@ from steward.model.base import Usage, estimate_cost
 from steward.ports import PromptInput
 from steward.store.database import Database
 from steward.store.usage import UsageRepo
-from tests.support.fake_session import FakeSession
+from steward_tools.memory_session import MemorySession
 
 pytestmark = pytest.mark.integration
 
@@ -37,7 +37,7 @@ async def test_budget_refuses_new_runs_with_a_clear_message(database: Database) 
     repo = UsageRepo(database.pool)
     settings = Settings(steward_room_daily_budget_usd=0.5)
     agent = CanvasAgent(AgentConfig(settings=settings, usage=repo, tokens_per_s=0))
-    session = FakeSession(room_id="busy")
+    session = MemorySession(room_id="busy")
     prompt = PromptInput(message="draw a circle", source="browser", requester="alice")
     assert await agent.run(session, prompt) == "done"
     row = await database.pool.fetchrow("SELECT * FROM usage WHERE room_id = 'busy'")
@@ -45,7 +45,7 @@ async def test_budget_refuses_new_runs_with_a_clear_message(database: Database) 
     await repo.record(
         session_id="x", room_id="busy", model="anthropic:x", usage=Usage(), cost_usd=0.6
     )
-    refused = FakeSession(room_id="busy", session_id="s2")
+    refused = MemorySession(room_id="busy", session_id="s2")
     outcome = await agent.run(refused, prompt)
     assert outcome == "error: budget exceeded"
     assert "daily model budget" in refused.chats[0][1] and refused.envelopes == []

@@ -18,7 +18,7 @@ from livekit import rtc
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
-from steward.tasks import TaskSet, close_within
+from steward.task_set import TaskSet, close_within
 from steward.tokens import mint_token
 from steward.voice.captions import caption_attributes
 from steward_tools.bench.responders import PlanResponder

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from steward.config import Settings
-from steward.fairies.fixed_script import FixedScriptRunner
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
-from steward.tasks import close_within
+from steward.task_set import close_within
 from steward_tools.headless.client import Faults, HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.fixed_script import FixedScriptRunner
 
 TEST_API_KEY = "test-api-key-0123456789"
 ROOT = Path(__file__).resolve().parents[2]

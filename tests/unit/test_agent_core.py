@@ -4,8 +4,6 @@ canvas applies every send with the browsers' partial-action semantics."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from steward.actions.base import RunState
@@ -18,24 +16,8 @@ from steward.fairies.task_bounds import BoundsGuard
 from steward.fairies.turn import NO_ACTION_NOTICE, Turn, TurnDriver, TurnHooks
 from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
-from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions
-from tests.support.fake_session import FakeSession
-
-
-@dataclass
-class Scripted:
-    """Streams one text per request, cut into pieces of `chunk` characters."""
-
-    texts: list[str]
-    chunk: int = 5
-    name: str = "test"
-    requests: list[ModelRequest] = field(default_factory=list)
-
-    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
-        self.requests.append(request)
-        text = self.texts[min(len(self.requests) - 1, len(self.texts) - 1)]
-        for i in range(0, len(text), self.chunk):
-            yield text[i : i + self.chunk]
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 
 
 def body(*actions: dict[str, Any], close: bool = True) -> str:
@@ -57,7 +39,7 @@ def box(sid: str, x: int = 10, y: int = 10, w: int = 100, h: int = 50) -> dict[s
     return {"_type": "create", "intent": "a box", "shape": shape}
 
 
-def turn_of(session: FakeSession, **hooks: Any) -> tuple[Turn, list[str]]:
+def turn_of(session: MemorySession, **hooks: Any) -> tuple[Turn, list[str]]:
     said: list[str] = []
     enabled = select(["create", "message", "think", "move", "fly-to-bounds"])
     h = TurnHooks(actions=lambda: enabled, said=said.append, **hooks)
@@ -65,14 +47,14 @@ def turn_of(session: FakeSession, **hooks: Any) -> tuple[Turn, list[str]]:
     return Turn(session, ctx, 3, h), said
 
 
-async def drive(session: FakeSession, text: str, **hooks: Any) -> tuple[str, Turn, list[str]]:
+async def drive(session: MemorySession, text: str, **hooks: Any) -> tuple[str, Turn, list[str]]:
     turn, said = turn_of(session, **hooks)
-    end = await TurnDriver().drive(turn, Scripted([text]), ModelRequest([], []), Usage())
+    end = await TurnDriver().drive(turn, CannedModel([text]), ModelRequest([], []), Usage())
     return end, turn, said
 
 
 async def test_wire_ids_are_session_request_index_and_partials_keep_theirs() -> None:
-    session = FakeSession(session_id="sess")
+    session = MemorySession(session_id="sess")
     end, turn, _ = await drive(session, body(box("a"), box("b")))
     assert end == "done" and turn.actions_done == 2
     partial_ids = {a.id for partial, env in session.envelopes if partial for a in env}
@@ -82,7 +64,7 @@ async def test_wire_ids_are_session_request_index_and_partials_keep_theirs() -> 
 
 
 async def test_a_cut_stream_reverts_its_last_partial_with_a_final_think() -> None:
-    session = FakeSession(session_id="s")
+    session = MemorySession(session_id="s")
     text = body(box("a"), close=False)[:-30]  # max_tokens: the box never completes
     end, turn, _ = await drive(session, text)
     assert end == "done" and turn.actions_done == 0
@@ -94,7 +76,7 @@ async def test_a_cut_stream_reverts_its_last_partial_with_a_final_think() -> Non
 
 
 async def test_a_message_cut_off_or_unclosed_ends_final_and_is_remembered() -> None:
-    session = FakeSession()
+    session = MemorySession()
     # The text is complete in its last partial snapshot; the closing brace never comes.
     text = body({"_type": "message", "text": "Here is your drawing, all done"}, close=False)
     end, _, said = await drive(session, text[:-1])
@@ -104,7 +86,7 @@ async def test_a_message_cut_off_or_unclosed_ends_final_and_is_remembered() -> N
 
 
 async def test_prose_with_no_action_tells_the_user() -> None:
-    session = FakeSession()
+    session = MemorySession()
     end, turn, said = await drive(session, "I am sorry, I would rather describe it in words.")
     assert end == "done" and turn.actions_done == 0 and said == []
     assert session.chats == [("system", NO_ACTION_NOTICE, False)]
@@ -112,7 +94,7 @@ async def test_prose_with_no_action_tells_the_user() -> None:
 
 
 async def test_an_effect_that_ends_the_turn_stops_it_and_reverts_what_streams() -> None:
-    session = FakeSession(session_id="s")
+    session = MemorySession(session_id="s")
     seen: list[Outcome] = []
 
     async def effect(out: Outcome) -> bool:
@@ -126,12 +108,12 @@ async def test_an_effect_that_ends_the_turn_stops_it_and_reverts_what_streams() 
 
 
 async def test_the_bounds_guard_refuses_a_final_and_reverts_its_preview() -> None:
-    session = FakeSession(session_id="s")
+    session = MemorySession(session_id="s")
     guard = BoundsGuard(Rect(0, 0, 200, 200))
     # Starts small (its preview passes), ends too big for the area: refused.
     await drive(session, body(box("big", w=150, h=50)), guard=guard)
     assert "big" in session.browser.shapes  # fits: kept
-    session2 = FakeSession(session_id="t")
+    session2 = MemorySession(session_id="t")
     huge = box("huge", w=150, h=50)
     huge["shape"]["h"] = 5000
     _, turn, _ = await drive(session2, body(huge), guard=guard)
@@ -141,7 +123,7 @@ async def test_the_bounds_guard_refuses_a_final_and_reverts_its_preview() -> Non
 
 
 async def test_a_refused_action_feeds_back_the_modes_reason() -> None:
-    session = FakeSession()
+    session = MemorySession()
     _, turn, _ = await drive(
         session,
         body({"_type": "clear"}, {"_type": "message", "text": "ok"}),
@@ -150,8 +132,8 @@ async def test_a_refused_action_feeds_back_the_modes_reason() -> None:
     assert turn.refusals == ["no clear here"] and turn.actions_done == 1
 
 
-def agent(*texts: str) -> tuple[CanvasAgent, Scripted]:
-    model = Scripted(list(texts), chunk=7)
+def agent(*texts: str) -> tuple[CanvasAgent, CannedModel]:
+    model = CannedModel(list(texts), chunk=7)
     settings = Settings(steward_model="scripted", steward_max_followups=2)
     return CanvasAgent(AgentConfig(settings=settings, model=model)), model
 
@@ -165,7 +147,7 @@ async def test_set_my_view_moves_the_agents_view_not_the_users() -> None:
         body({"_type": "setMyView", "intent": "look left", "x": -900, "y": 0, "w": 800, "h": 600}),
         body({"_type": "message", "text": "Seen it."}),
     )
-    session = FakeSession()
+    session = MemorySession()
     assert await a.run(session, ask("look to the left")) == "done"
     sent = [act.name for _, env in session.envelopes for act in env]
     assert "set_viewport" not in sent
@@ -183,7 +165,7 @@ async def test_count_answers_as_data_in_the_next_request() -> None:
         {"id": f"s{i}", "type": "geo", "x": i * 200, "y": 0, "props": {"w": 10, "h": 10}}
         for i in range(2)
     ]
-    session = FakeSession(shapes=shapes)
+    session = MemorySession(MemoryRoom(shapes=shapes))
     assert await a.run(session, ask("how many shapes?")) == "done"
     second = json.dumps(model.requests[1].user)
     assert "count(all) = 2" in second
@@ -192,8 +174,8 @@ async def test_count_answers_as_data_in_the_next_request() -> None:
 
 
 async def test_a_fairy_gets_its_follow_ups_and_moves_only_its_own_view() -> None:
-    browser = Browser()
-    model = Scripted(
+    browser = MemoryRoom()
+    model = CannedModel(
         [
             body(
                 {
@@ -211,9 +193,9 @@ async def test_a_fairy_gets_its_follow_ups_and_moves_only_its_own_view() -> None
         chunk=9,
     )
     runtime = FairyRuntime(
-        sessions=BrowserSessions(browser), models=lambda *_: model, crew=(("fairy-1", "drone"),)
+        sessions=MemorySessions(browser), models=lambda *_: model, crew=(("fairy-1", "drone"),)
     )
-    lead = BrowserSession(browser, "view-room", "lead")
+    lead = MemorySession(browser, room_id="view-room", fairy="lead")
     assert await runtime.run(lead, ask("what is to the right?")) == "done"
     room = runtime.rooms["view-room"]
     assert len(model.requests) == 2
@@ -228,7 +210,7 @@ async def test_a_fairy_gets_its_follow_ups_and_moves_only_its_own_view() -> None
 
 
 async def test_entries_that_are_no_action_are_skipped_and_the_model_is_told() -> None:
-    session = FakeSession(session_id="s")
+    session = MemorySession(session_id="s")
     text = '"oops", null, ' + body(box("a"), {"_type": "message", "text": "Done."})
     end, turn, said = await drive(session, text)
     assert end == "done" and set(session.browser.shapes) == {"a"} and said == ["Done."]

@@ -6,7 +6,7 @@ from steward.canvas.bounds import Rect, shape_bounds
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.ports import PromptInput
-from tests.support.fake_session import FakeSession
+from steward_tools.memory_session import MemoryRoom, MemorySession
 
 
 def agent(**kw: object) -> CanvasAgent:
@@ -19,7 +19,7 @@ def prompt(text: str) -> PromptInput:
 
 
 async def test_flow_chart_builds_boxes_arrows_todo_and_reviews() -> None:
-    session = FakeSession()
+    session = MemorySession()
     outcome = await agent().run(session, prompt("draw a flow chart of our signup"))
     assert outcome == "done"
     shapes = session.browser.shapes
@@ -39,7 +39,7 @@ async def test_flow_chart_builds_boxes_arrows_todo_and_reviews() -> None:
 
 
 async def test_partial_action_ids_are_stable_and_final_reuses_them() -> None:
-    session = FakeSession()
+    session = MemorySession()
     await agent().run(session, prompt("draw a blue circle"))
     partial_ids = {a.id for partial, env in session.envelopes if partial for a in env}
     final_ids = {a.id for partial, env in session.envelopes if not partial for a in env}
@@ -49,7 +49,7 @@ async def test_partial_action_ids_are_stable_and_final_reuses_them() -> None:
 
 
 async def test_cancel_reverts_in_flight_partial() -> None:
-    session = FakeSession(cancel_after_envelopes=1)
+    session = MemorySession(cancel_after_envelopes=1)
     outcome = await agent().run(session, prompt("draw a red star"))
     assert outcome == "canceled"
     assert session.browser.shapes == {}  # the partial star was reverted
@@ -58,7 +58,7 @@ async def test_cancel_reverts_in_flight_partial() -> None:
 
 
 async def test_follow_ups_are_capped() -> None:
-    session = FakeSession()
+    session = MemorySession()
     outcome = await agent(steward_max_followups=0).run(
         session, prompt("draw a flow chart of checkout")
     )
@@ -75,14 +75,14 @@ async def test_existing_ids_are_renamed_not_overwritten() -> None:
         "rotation": 0,
         "props": {"geo": "rectangle", "w": 10, "h": 10},
     }
-    session = FakeSession(shapes=[existing])
+    session = MemorySession(MemoryRoom(shapes=[existing]))
     await agent().run(session, prompt("draw a circle"))
     assert set(session.browser.shapes) == {"d1-ellipse-1", "d1-ellipse-2"}
     assert session.browser.shapes["d1-ellipse-1"]["props"]["geo"] == "rectangle"
 
 
 async def test_a_second_drawing_goes_into_free_space_in_the_viewport() -> None:
-    session = FakeSession()
+    session = MemorySession()
     a = agent()
     assert await a.run(session, prompt("draw a flow chart of our signup")) == "done"
     first = {k: shape_bounds(v) for k, v in session.browser.shapes.items()}
@@ -96,8 +96,7 @@ async def test_a_second_drawing_goes_into_free_space_in_the_viewport() -> None:
 
 async def test_a_one_shot_prompt_runs_as_its_askers_one_shotting_fairy() -> None:
     a = agent()
-    session = FakeSession()
-    session.room_id = "room"
+    session = MemorySession(room_id="room")
     await a.run(session, prompt("draw a flow chart of our signup"))
     room = await a.fairies.room("room")
     fairy = await a.fairy("room", "alice")
@@ -128,11 +127,11 @@ async def test_make_this_blue_recolours_the_askers_selection_only() -> None:
         }
         for i, x in (("a", 0), ("b", 300))
     ]
-    session = FakeSession(shapes=boxes, selection=["b"])
+    session = MemorySession(MemoryRoom(shapes=boxes, selection=["b"]))
     assert await agent().run(session, prompt("make this blue")) == "done"
     colours = {k: v["props"]["color"] for k, v in session.browser.shapes.items()}
     assert colours == {"a": "black", "b": "blue"}
-    nothing = FakeSession(shapes=boxes)
+    nothing = MemorySession(MemoryRoom(shapes=boxes))
     assert await agent().run(nothing, prompt("make this blue")) == "done"
     assert {v["props"]["color"] for v in nothing.browser.shapes.values()} == {"black"}
     assert "select what you mean" in nothing.chats[-1][1].lower()  # asks, changes nothing

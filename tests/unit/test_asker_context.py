@@ -6,7 +6,6 @@ that feed the stream inbox directly."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +15,6 @@ from livekit import rtc
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
 from steward.protocol.messages import Box, ContextCounts, ContextReply, ViewportUpdate
 from steward.protocol.names import ATTR_CAPABILITIES, TOPIC_CONTEXT, TOPIC_SCREENSHOT
@@ -25,8 +23,9 @@ from steward.room.snapshot_fetcher import SnapshotFetcher
 from steward.room.stream_inbox import StreamInbox
 from steward.room.user_edits import UserEdits
 from steward.room.views import Views
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemoryRoom, MemorySession
 from tests.support.context_rigs import stream_to
-from tests.support.fake_session import FakeSession
 
 WEBP = b"RIFF\x04\x00\x00\x00WEBPVP8 "
 ALL = "context,screenshot,apply"
@@ -253,33 +252,27 @@ async def test_prefetches_are_per_asker_and_a_new_selection_voids_them(room: Roo
     assert room.fetcher.prefetch(asker="carol") == "cached"
 
 
-class _Recording:
-    """A model that only records what it was asked and says one message."""
-
-    name = "recording"
-
-    def __init__(self) -> None:
-        self.requests: list[ModelRequest] = []
-
-    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
-        self.requests.append(request)
-        yield '{"_type": "message", "text": "ok"}]}'
+def _says_ok() -> CannedModel:
+    """A model that only says one message (and keeps what it was asked)."""
+    return CannedModel(['{"_type": "message", "text": "ok"}]}'])
 
 
 async def test_the_model_request_says_whose_view_it_is_and_what_the_asker_changed() -> None:
-    model = _Recording()
+    model = _says_ok()
     agent = CanvasAgent(AgentConfig(settings=Settings(), model=model))
-    session = FakeSession(
-        user_changes=[{"id": "box-1", "change": "updated"}],
-        view_note="This request came over HTTP, with no browser behind it: the host's view.",
+    session = MemorySession(
+        MemoryRoom(
+            user_changes=[{"id": "box-1", "change": "updated"}],
+            view_note="This request came over HTTP, with no browser behind it: the host's view.",
+        )
     )
     prompt = PromptInput(message="make this blue", source="http", requester="http")
     assert await agent.run(session, prompt) == "done"
     text = "\n".join(str(b.get("text", "")) for b in model.requests[0].user)
     assert "Whose view this is: This request came over HTTP" in text
     assert 'Recent user edits:\n[{"id":"box-1","change":"updated"}]' in text
-    plain = _Recording()
+    plain = _says_ok()
     agent = CanvasAgent(AgentConfig(settings=Settings(), model=plain))
-    assert await agent.run(FakeSession(), prompt) == "done"
+    assert await agent.run(MemorySession(), prompt) == "done"
     text = "\n".join(str(b.get("text", "")) for b in plain.requests[0].user)
     assert "Whose view" not in text and "Recent user edits" not in text

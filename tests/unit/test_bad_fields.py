@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -16,12 +15,11 @@ from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.orchestrator import FairyRuntime
-from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
 from steward.prompt.parts.lints import PART as LINTS
 from steward.prompt.state import PromptState
-from steward_tools.bench.memory_session import MemorySession
-from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 
 RED_BOX = {
     "id": "box",
@@ -114,25 +112,11 @@ def test_notes_are_shown_in_the_lints_part() -> None:
     assert "- update of 'box': color 7 is not a colour" in block["text"]
 
 
-class Recorder:
-    """Answers each request with the next scripted response and keeps the requests."""
-
-    name = "replay"
-
-    def __init__(self, *responses: str) -> None:
-        self.responses = list(responses)
-        self.requests: list[ModelRequest] = []
-
-    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
-        self.requests.append(request)
-        yield self.responses.pop(0) if self.responses else "]}"
-
-
 def test_the_next_prompt_tells_the_model_what_was_dropped() -> None:
     bad = '{"_type": "update", "intent": "blue", "update": {"shapeId": "box", "color": 7}}]}'
-    model = Recorder(bad, "]}")
+    model = CannedModel([bad, "]}"])
     agent = CanvasAgent(AgentConfig(settings=Settings(steward_max_followups=0), model=model))
-    session = MemorySession(shapes=[dict(RED_BOX)])
+    session = MemorySession(MemoryRoom(shapes=[dict(RED_BOX)]))
 
     async def two_prompts() -> None:
         for message in ("make it blue", "and now?"):
@@ -147,9 +131,9 @@ def test_the_next_prompt_tells_the_model_what_was_dropped() -> None:
 
 def test_a_fairy_is_told_about_its_last_actions_too() -> None:
     odd = '{"_type": "explode", "intent": "?"}, {"_type": "message", "text": "Planning."}]}'
-    model = Recorder(odd)
-    runtime = FairyRuntime(sessions=BrowserSessions(Browser()), models=lambda _name, _role: model)
-    session = BrowserSession(Browser(), "room-n", "lead")
+    model = CannedModel([odd, "]}"])
+    runtime = FairyRuntime(sessions=MemorySessions(MemoryRoom()), models=lambda _name, _role: model)
+    session = MemorySession(MemoryRoom(), room_id="room-n", fairy="lead")
 
     async def two_prompts() -> None:
         for message in ("plan a farm", "go on"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 from steward.config import Settings
@@ -14,7 +13,7 @@ from steward.fairies.memory import (
     feedback_item,
     prompt_item,
 )
-from steward.model.base import ModelRequest, Usage
+from steward.model.base import ModelRequest
 from steward.model.scripted import ScriptedModel
 from steward.ports import PromptInput
 from steward.prompt.parts.chat_history import (
@@ -25,7 +24,8 @@ from steward.prompt.parts.chat_history import (
     thread_for,
 )
 from steward.prompt.state import ChatItem
-from tests.support.fake_session import FakeSession
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemorySession
 
 
 def _create(sid: str, x: float = 0) -> dict[str, Any]:
@@ -136,15 +136,10 @@ def test_kept_history_drops_the_oldest_but_never_the_first_request() -> None:
     assert items[0].text == "ask 0" and items[1].text == "ask 101" and items[-1].text == "ask 299"
 
 
-class _Recording(ScriptedModel):
-    def __init__(self) -> None:
-        super().__init__(tokens_per_s=None)
-        self.requests: list[ModelRequest] = []
-
-    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
-        self.requests.append(request)
-        async for chunk in super().stream(request, usage):
-            yield chunk
+def _recording() -> CannedModel:
+    """The scripted model's answers, keeping every request."""
+    scripted = ScriptedModel(tokens_per_s=None)
+    return CannedModel(answer=lambda request: scripted.response_text(request.hints))
 
 
 def _history_text(request: ModelRequest) -> str:
@@ -154,9 +149,9 @@ def _history_text(request: ModelRequest) -> str:
 
 
 async def test_a_review_follow_up_sees_what_the_run_did_and_said_before_it() -> None:
-    model = _Recording()
+    model = _recording()
     agent = CanvasAgent(AgentConfig(settings=Settings(steward_model="scripted"), model=model))
-    session = FakeSession()
+    session = MemorySession()
     said_first: list[str] = []
     prompt = PromptInput(message="draw a flow chart of our signup", source="browser", requester="a")
     assert await agent.run(session, prompt) == "done"

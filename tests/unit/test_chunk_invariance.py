@@ -21,7 +21,8 @@ from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.ports import PromptInput
 from steward_tools.bench import mutate
 from steward_tools.bench.fuzz_seeds import SHAPE_SEEDS
-from steward_tools.bench.memory_session import ChunkModel, MemorySession
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemoryRoom, MemorySession
 
 # More for a long hunt: STEWARD_CHUNK_EXAMPLES=2000 (1,500 passed at the time of writing).
 EXAMPLES = int(os.environ.get("STEWARD_CHUNK_EXAMPLES", "100"))
@@ -133,11 +134,11 @@ def one_action(draw: st.DrawFn) -> dict[str, Any]:
 def final_canvas(text: str, chunks: list[str]) -> dict[str, Any]:
     assert "".join(chunks) == text
     settings_ = Settings(steward_max_followups=0, steward_watchdog_s=20)
-    agent = CanvasAgent(AgentConfig(settings=settings_, model=ChunkModel(chunks)))
-    session = MemorySession(shapes=list(SHAPE_SEEDS[0]))
+    agent = CanvasAgent(AgentConfig(settings=settings_, model=CannedModel(pieces=chunks)))
+    session = MemorySession(MemoryRoom(shapes=list(SHAPE_SEEDS[0])))
     prompt = PromptInput(message="draw", source="system", requester="test")
     assert asyncio.run(agent.run(session, prompt)) == "done"
-    assert session.browser.shapes == session.room.shapes
+    assert session.browser.shapes == session.canvas.shapes
     return dict(session.browser.shapes)
 
 

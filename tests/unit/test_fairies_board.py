@@ -6,9 +6,9 @@ import pytest
 
 from steward.actions.mistakes import FairyMistake
 from steward.canvas.bounds import Rect
+from steward.fairies.project_task import Task
 from steward.fairies.projects import ProjectBoard
 from steward.fairies.roster import Roster
-from steward.fairies.tasks import Task
 from steward.fairies.waits import WaitBoard, delivery, mode_transition_key
 
 AREA = Rect(0, 0, 400, 300)

@@ -4,31 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
 from structlog.testing import capture_logs
 
 from steward.fairies.orchestrator import MAX_FEEDBACK, FairyRuntime
-from steward.model.base import ModelRequest, Usage
+from steward.model.base import ModelRequest
 from steward.ports import PromptInput
-from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 
 
-class StubbornModel:
+def stubborn() -> CannedModel:
     """Always starts a project with a task for a fairy that does not exist."""
+    model = CannedModel()
 
-    name = "stubborn"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
-        self.calls += 1
+    def answer(_request: ModelRequest) -> str:
         actions = [
             {"_type": "start-project", "title": "P", "description": "d", "plan": "p"},
             {
                 "_type": "create-project-task",
-                "taskId": f"t{self.calls}",
+                "taskId": f"t{len(model.requests)}",
                 "title": "T",
                 "text": "x",
                 "x": 0,
@@ -38,14 +33,17 @@ class StubbornModel:
                 "assignee": "nobody",
             },
         ]
-        yield ", ".join(json.dumps(a) for a in actions) + "]}"
+        return ", ".join(json.dumps(a) for a in actions) + "]}"
+
+    model.answer = answer
+    return model
 
 
 async def test_a_repeated_mistake_is_fed_back_a_bounded_number_of_times() -> None:
-    model = StubbornModel()
-    browser = Browser()
-    runtime = FairyRuntime(sessions=BrowserSessions(browser), models=lambda _n, _r: model)
-    session = BrowserSession(browser, "room-a", "lead")
+    model = stubborn()
+    browser = MemoryRoom()
+    runtime = FairyRuntime(sessions=MemorySessions(browser), models=lambda _n, _r: model)
+    session = MemorySession(browser, room_id="room-a", fairy="lead")
     prompt = PromptInput(message="draw a farm", source="browser", requester="u")
     with capture_logs() as logs:
         await asyncio.wait_for(runtime.run(session, prompt), 30)
@@ -56,5 +54,5 @@ async def test_a_repeated_mistake_is_fed_back_a_bounded_number_of_times() -> Non
     # It was told about its mistake, MAX_FEEDBACK times in a row, then no more.
     assert events.count("fairy_mistake") > MAX_FEEDBACK
     assert "fairy_feedback_capped" in events
-    assert model.calls <= 2 * MAX_FEEDBACK + 2, model.calls
+    assert len(model.requests) <= 2 * MAX_FEEDBACK + 2, len(model.requests)
     assert not room.working()

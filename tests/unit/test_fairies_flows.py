@@ -12,17 +12,18 @@ from steward.config import ModelRole, Settings
 from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.role_models import models_from_settings
 from steward.fairies.room_fairies import RoomFairies
-from steward.fairies.scripted_project import (
+from steward.fairies.task_bounds import belongs
+from steward.model.base import ModelProvider, ModelRequest, Usage
+from steward.model.scripted.project import (
     TASK_OVERLAP,
     ScriptedProjectModel,
     plan_areas,
     task_titles,
 )
-from steward.fairies.task_bounds import belongs
-from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.ports import PromptInput
+from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.conftest import wait_for
-from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions, planned_per_task
+from tests.support.drone_counts import planned_per_task
 
 
 def _prompt(text: str, **kw: Any) -> PromptInput:
@@ -33,7 +34,7 @@ def _feedback(room: RoomFairies) -> list[str]:
     return [i.text for f in room.fairies.values() for i in f.history if i.kind == "feedback"]
 
 
-def _inside(browser: Browser, room: RoomFairies, prefix: str) -> int:
+def _inside(browser: MemoryRoom, room: RoomFairies, prefix: str) -> int:
     """How many shapes of each task lie inside its task bounds (all of them must)."""
     n = 0
     for t in room.board.tasks.values():
@@ -45,9 +46,9 @@ def _inside(browser: Browser, room: RoomFairies, prefix: str) -> int:
 
 
 async def test_solo_fairy_plans_two_tasks_and_works_them_in_turn() -> None:
-    browser = Browser()
-    runtime = FairyRuntime(sessions=BrowserSessions(browser), crew=(("fairy-1", "solo"),))
-    lead = BrowserSession(browser, "solo-room", "lead")
+    browser = MemoryRoom()
+    runtime = FairyRuntime(sessions=MemorySessions(browser), crew=(("fairy-1", "solo"),))
+    lead = MemorySession(browser, room_id="solo-room", fairy="lead")
     assert await runtime.run(lead, _prompt("draw a harbour")) == "done"
     room = runtime.rooms["solo-room"]
     tasks = room.board.solo_tasks_of("fairy-1")
@@ -60,10 +61,10 @@ async def test_solo_fairy_plans_two_tasks_and_works_them_in_turn() -> None:
 
 
 async def test_duo_lead_works_one_task_and_its_partner_the_other() -> None:
-    browser = Browser()
+    browser = MemoryRoom()
     crew = (("fairy-1", "duo-orchestrator"), ("fairy-2", "drone"))
-    runtime = FairyRuntime(sessions=BrowserSessions(browser), crew=crew)
-    lead = BrowserSession(browser, "duo-room", "lead")
+    runtime = FairyRuntime(sessions=MemorySessions(browser), crew=crew)
+    lead = MemorySession(browser, room_id="duo-room", fairy="lead")
     assert await runtime.run(lead, _prompt("draw a garden")) == "done"
     room = runtime.rooms["duo-room"]
     (project,) = room.board.projects.values()
@@ -109,7 +110,7 @@ class GateModel(ScriptedProjectModel):
 
 
 async def test_a_user_stopping_a_drone_puts_its_task_back_and_tells_the_lead() -> None:
-    browser = Browser()
+    browser = MemoryRoom()
     seen: list[str] = []
     gate = asyncio.Event()
     models: dict[str | None, ModelProvider] = {}
@@ -117,8 +118,8 @@ async def test_a_user_stopping_a_drone_puts_its_task_back_and_tells_the_lead() -
     def factory(name: str | None, role: ModelRole = "one-shot") -> ModelProvider:
         return models.setdefault(name, GateModel(name or "default", seen, gate))
 
-    runtime = FairyRuntime(sessions=BrowserSessions(browser), models=factory)
-    lead = BrowserSession(browser, "r", "lead")
+    runtime = FairyRuntime(sessions=MemorySessions(browser), models=factory)
+    lead = MemorySession(browser, room_id="r", fairy="lead")
     run = asyncio.create_task(runtime.run(lead, _prompt("draw a farm", model="fast")))
     model = factory("fast")
     assert isinstance(model, GateModel)
@@ -171,11 +172,11 @@ class LateAwaitModel(ScriptedProjectModel):
 
 
 async def test_awaiting_a_task_that_just_finished_is_not_a_mistake() -> None:
-    browser = Browser()
+    browser = MemoryRoom()
     done = asyncio.Event()
     model = LateAwaitModel(done)
-    runtime = FairyRuntime(sessions=BrowserSessions(browser), models=lambda _name, _role: model)
-    lead = BrowserSession(browser, "late", "lead")
+    runtime = FairyRuntime(sessions=MemorySessions(browser), models=lambda _name, _role: model)
+    lead = MemorySession(browser, room_id="late", fairy="lead")
     run = asyncio.create_task(runtime.run(lead, _prompt("draw a farm")))
     await wait_for(lambda: "late" in runtime.rooms and model.reviews >= 1)
     room = runtime.rooms["late"]
@@ -231,9 +232,12 @@ async def test_each_turn_runs_on_its_roles_model() -> None:
         ((("fairy-1", "solo"),), {"one-shot"}),
     ):
         asked.clear()
-        browser = Browser()
-        runtime = FairyRuntime(sessions=BrowserSessions(browser), models=factory, crew=crew)  # type: ignore[arg-type]
-        assert await runtime.run(BrowserSession(browser, "r", "lead"), _prompt("draw")) == "done"
+        browser = MemoryRoom()
+        runtime = FairyRuntime(sessions=MemorySessions(browser), models=factory, crew=crew)  # type: ignore[arg-type]
+        assert (
+            await runtime.run(MemorySession(browser, room_id="r", fairy="lead"), _prompt("draw"))
+            == "done"
+        )
         assert {role for _, role in asked} == roles
         assert {name for name, _ in asked} == {None}
 
@@ -292,14 +296,12 @@ async def test_every_orchestrator_review_carries_the_request_and_the_plan() -> N
     """One drone works both tasks in turn: after the second task, the lead's review still
     shows the user's request and its plan; the drone starts its second task with an empty
     todo list (the first task's items are gone)."""
-    browser = Browser()
+    browser = MemoryRoom()
     model = RecordingProjectModel()
     crew = (("fairy-1", "orchestrator"), ("fairy-2", "drone"))
-    runtime = FairyRuntime(
-        sessions=BrowserSessions(browser), models=lambda _n, _r: model, crew=crew
-    )
+    runtime = FairyRuntime(sessions=MemorySessions(browser), models=lambda _n, _r: model, crew=crew)
     asked = "draw a farm: a red barn with a fenced paddock around it"
-    lead = BrowserSession(browser, "review", "lead")
+    lead = MemorySession(browser, room_id="review", fairy="lead")
     assert await asyncio.wait_for(runtime.run(lead, _prompt(asked)), 20) == "done"
     reviews = [
         said

@@ -6,7 +6,7 @@ import pytest
 
 from steward.fairies.prompt_router import PromptRouter, for_fairies
 from steward.ports import PromptInput, SessionPort
-from tests.support.fairy_sessions import Browser, BrowserSession
+from steward_tools.memory_session import MemoryRoom, MemorySession
 
 
 def _p(message: str, fairy: str | None = None) -> PromptInput:
@@ -32,7 +32,7 @@ def test_routing_rule(message: str, fairy: str | None, routed: str | None) -> No
         assert out.fairy == fairy
 
 
-class Recorder:
+class RecordingRunner:
     def __init__(self, name: str, seen: list[str]) -> None:
         self.name, self.seen = name, seen
 
@@ -43,8 +43,8 @@ class Recorder:
 
 async def test_router_hands_prompts_to_the_chosen_runner() -> None:
     seen: list[str] = []
-    router = PromptRouter(Recorder("fairies", seen), Recorder("one-shot", seen))
-    session = BrowserSession(Browser(), "r", "x")
+    router = PromptRouter(RecordingRunner("fairies", seen), RecordingRunner("one-shot", seen))
+    session = MemorySession(MemoryRoom(), room_id="r", fairy="x")
     await router.run(session, _p("draw a cat"))
     await router.run(session, _p("project: draw a farm"))
     assert seen == ["one-shot:draw a cat", "fairies:draw a farm"]

@@ -6,13 +6,14 @@ from steward.canvas.bounds import shape_bounds
 from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.task_bounds import belongs
 from steward.ports import PromptInput
-from tests.support.fairy_sessions import Browser, BrowserSession, BrowserSessions, planned_per_task
+from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
+from tests.support.drone_counts import planned_per_task
 
 
 async def test_orchestrator_plans_drones_draw_in_parallel_and_it_ends() -> None:
-    browser = Browser()
-    runtime = FairyRuntime(sessions=BrowserSessions(browser))
-    session = BrowserSession(browser, "room-a", "lead")
+    browser = MemoryRoom()
+    runtime = FairyRuntime(sessions=MemorySessions(browser))
+    session = MemorySession(browser, room_id="room-a", fairy="lead")
     outcome = await runtime.run(
         session, PromptInput(message="draw a farm", source="browser", requester="u")
     )

@@ -14,13 +14,13 @@ from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.ports import PromptInput
 from steward.protocol.messages import Box
-from tests.support.fake_session import FakeSession
+from steward_tools.memory_session import MemoryRoom, MemorySession
 from tests.support.first_run import CASES, Case
 
 VIEWPORTS = {"wide": Box(x=0, y=0, w=1600, h=900), "small": Box(x=3000, y=-400, w=900, h=700)}
 
 
-async def _say(agent: CanvasAgent, session: FakeSession, text: str) -> list[str]:
+async def _say(agent: CanvasAgent, session: MemorySession, text: str) -> list[str]:
     before = len(session.chats)
     outcome = await agent.run(
         session, PromptInput(message=text, source="browser", requester="alice")
@@ -32,12 +32,12 @@ async def _say(agent: CanvasAgent, session: FakeSession, text: str) -> list[str]
 @pytest.mark.parametrize("view", sorted(VIEWPORTS))
 @pytest.mark.parametrize("case", CASES, ids=[f"{i}:{c.sentence[:30]}" for i, c in enumerate(CASES)])
 async def test_sentence(case: Case, view: str) -> None:
-    session = FakeSession(viewport=VIEWPORTS[view])
+    session = MemorySession(MemoryRoom(viewport=VIEWPORTS[view]))
     agent = CanvasAgent(AgentConfig(settings=Settings(steward_model="scripted"), tokens_per_s=0))
     for text in case.before:
         await _say(agent, session, text)
     if case.select:
-        session.selection = [
+        session.room.selection = [
             i for i, s in session.browser.shapes.items() if model_type(s) == case.select
         ][:1]
     before = copy.deepcopy(session.browser.shapes)

@@ -23,7 +23,8 @@ from steward.ports import PromptInput
 from steward_tools.bench import mutate
 from steward_tools.bench.fuzz import action_seeds
 from steward_tools.bench.fuzz_seeds import SHAPE_SEEDS
-from steward_tools.bench.memory_session import ChunkModel, MemorySession
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemoryRoom, MemorySession
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SEEDS = action_seeds()
@@ -144,13 +145,13 @@ def test_registry_sanitizes_anything(items: list[dict[str, Any]], complete: bool
 
 
 def run_agent(text: str, seed: int) -> tuple[CanvasMirror, MemorySession, str]:
-    model = ChunkModel(mutate.chunks(random.Random(seed), text))
+    model = CannedModel(pieces=mutate.chunks(random.Random(seed), text))
     settings_ = Settings(steward_max_followups=1, steward_watchdog_s=20)
     agent = CanvasAgent(AgentConfig(settings=settings_, model=model))
-    session = MemorySession(shapes=list(SHAPE_SEEDS[0]))
+    session = MemorySession(MemoryRoom(shapes=list(SHAPE_SEEDS[0])))
     prompt = PromptInput(message="fuzz", source="system", requester="fuzzer")
     outcome = asyncio.run(agent.run(session, prompt))
-    return session.room, session, outcome
+    return session.canvas, session, outcome
 
 
 @FUZZ
@@ -173,5 +174,5 @@ def test_valid_scripted_stream_reaches_the_browser() -> None:
     items = SEEDS[:12]
     mirror, session, outcome = run_agent(", ".join(json.dumps(a) for a in items) + "]}", 1)
     assert outcome == "done"
-    assert session.envelopes > 0 and len(session.browser.shapes) > len(SHAPE_SEEDS[0])
+    assert session.room.envelopes > 0 and len(session.browser.shapes) > len(SHAPE_SEEDS[0])
     assert mirror.shapes == session.browser.shapes

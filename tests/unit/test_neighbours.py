@@ -9,7 +9,7 @@ from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.modes import MODES
 from steward.fairies.neighbours import neighbourhood_of
-from steward.fairies.tasks import Task
+from steward.fairies.project_task import Task
 from steward.prompt.parts.neighbours import PART, surroundings
 from steward.prompt.registry import build_request
 from steward.prompt.state import PromptState

@@ -14,12 +14,12 @@ from steward.config import Settings
 from steward.fairies import fairy_request
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.orchestrator import FairyRuntime
-from steward.fairies.scripted_project import ScriptedProjectModel
 from steward.model.base import ModelRequest, Usage
+from steward.model.scripted import ScriptedProjectModel
 from steward.ports import PromptInput
-from tests.support.fairy_sessions import Browser, BrowserSessions
-from tests.support.fake_session import FakeSession
-from tests.unit.test_agent_core import Scripted, body, box
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
+from tests.unit.test_agent_core import body, box
 
 DRAW = body(box("r1"), {"_type": "message", "text": "Drew a box."})
 
@@ -35,8 +35,8 @@ def history(request: ModelRequest) -> str:
     )
 
 
-class _Where(Scripted):
-    """Scripted, noting which task streamed each request."""
+class _Where(CannedModel):
+    """CannedModel, noting which task streamed each request."""
 
     def __init__(self, texts: list[str]) -> None:
         super().__init__(texts)
@@ -61,14 +61,14 @@ async def test_a_one_shot_runs_requests_are_built_by_the_fairy_request_builder(
         return real(*args)
 
     monkeypatch.setattr(fairy_request, "prompt", spy)
-    model = Scripted(
+    model = CannedModel(
         [
             body({"_type": "review", "intent": "check", "x": 0, "y": 0, "w": 400, "h": 300}),
             DRAW,
         ]
     )
     agent = CanvasAgent(AgentConfig(settings=Settings(), model=model))
-    session = FakeSession(room_id="built", session_id="s-1")
+    session = MemorySession(room_id="built", session_id="s-1")
     assert await agent.run(session, ask("draw a box")) == "done"
     # Both requests of the run (the prompt and its review follow-up) came from the builder,
     # as the one-shotting fairy's, carrying the prompt's job.
@@ -96,8 +96,8 @@ async def test_a_one_shot_follow_up_runs_in_the_fairys_worker_and_prompts_queue_
     )
     runtime = FairyRuntime()
     agent = CanvasAgent(AgentConfig(settings=Settings(), model=model, fairies=runtime))
-    first = FakeSession(room_id="queued", session_id="s-1")
-    second = FakeSession(room_id="queued", session_id="s-2")
+    first = MemorySession(room_id="queued", session_id="s-1")
+    second = MemorySession(room_id="queued", session_id="s-2")
     one = asyncio.create_task(agent.run(first, ask("draw a box")))
     two = asyncio.create_task(agent.run(second, ask("and another")))
     outcomes = await asyncio.wait_for(asyncio.gather(one, two), 10)
@@ -121,7 +121,7 @@ async def test_two_askers_one_shot_prompts_run_at_the_same_time() -> None:
     gate = asyncio.Event()
     started: list[str] = []
 
-    class Waiting(Scripted):
+    class Waiting(CannedModel):
         async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
             started.append(str(request.hints.get("message", "")))
             if len(started) == 2:
@@ -132,8 +132,8 @@ async def test_two_askers_one_shot_prompts_run_at_the_same_time() -> None:
 
     runtime = FairyRuntime()
     agent = CanvasAgent(AgentConfig(settings=Settings(), model=Waiting([DRAW]), fairies=runtime))
-    a = agent.run(FakeSession(room_id="two", session_id="s-a"), ask("one", "alice"))
-    b = agent.run(FakeSession(room_id="two", session_id="s-b"), ask("two", "bob"))
+    a = agent.run(MemorySession(room_id="two", session_id="s-a"), ask("one", "alice"))
+    b = agent.run(MemorySession(room_id="two", session_id="s-b"), ask("two", "bob"))
     assert await asyncio.wait_for(asyncio.gather(a, b), 10) == ["done", "done"]
     assert len(started) == 2
 
@@ -149,15 +149,16 @@ class _Recording(ScriptedProjectModel):
 
 
 async def test_the_crew_sees_one_shot_runs_and_one_shot_runs_see_the_crews() -> None:
-    browser = Browser()
+    shared = MemoryRoom()
     crew_model = _Recording()
-    runtime = FairyRuntime(sessions=BrowserSessions(browser), models=lambda *_: crew_model)
-    agent = CanvasAgent(AgentConfig(settings=Settings(), model=Scripted([DRAW]), fairies=runtime))
+    runtime = FairyRuntime(sessions=MemorySessions(shared), models=lambda *_: crew_model)
+    agent = CanvasAgent(
+        AgentConfig(settings=Settings(), model=CannedModel([DRAW]), fairies=runtime)
+    )
     # Bob's one-shot run, then a project for alice by the crew.
-    bob = FakeSession(room_id="shared", session_id="s-bob")
+    bob = MemorySession(shared, room_id="shared", session_id="s-bob")
     assert await asyncio.wait_for(agent.run(bob, ask("draw a red box", "bob")), 10) == "done"
-    lead = FakeSession(shapes=[], room_id="shared", session_id="s-lead")
-    lead.browser = browser.canvas
+    lead = MemorySession(shared, room_id="shared", session_id="s-lead")
     project = PromptInput(message="draw a farm", source="browser", requester="alice")
     assert await asyncio.wait_for(runtime.run(lead, project), 20) == "done"
     lead_first = next(r for r in crew_model.requests if r.hints["fairy"]["mode"] != "working-drone")
@@ -166,9 +167,9 @@ async def test_the_crew_sees_one_shot_runs_and_one_shot_runs_see_the_crews() -> 
     drone = next(r for r in crew_model.requests if r.hints["fairy"]["mode"] == "working-drone")
     assert "[bob's run]" in history(drone)
     # Carol's one-shot prompt sees the crew's project run as one line, for whom it was.
-    carol_model = Scripted([DRAW])
+    carol_model = CannedModel([DRAW])
     carol_agent = CanvasAgent(AgentConfig(settings=Settings(), model=carol_model, fairies=runtime))
-    carol = FakeSession(room_id="shared", session_id="s-carol")
+    carol = MemorySession(shared, room_id="shared", session_id="s-carol")
     assert await asyncio.wait_for(carol_agent.run(carol, ask("add a legend", "carol")), 10) == (
         "done"
     )
@@ -182,7 +183,7 @@ async def test_the_crew_sees_one_shot_runs_and_one_shot_runs_see_the_crews() -> 
 async def test_cancelling_a_one_shot_prompt_stops_its_request_and_reverts_its_partials() -> None:
     streaming = asyncio.Event()
 
-    class Stalls(Scripted):
+    class Stalls(CannedModel):
         async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
             async for chunk in super().stream(request, usage):
                 yield chunk
@@ -192,7 +193,7 @@ async def test_cancelling_a_one_shot_prompt_stops_its_request_and_reverts_its_pa
     runtime = FairyRuntime()
     half = body(box("r1"), close=False)[:-1]  # the box's text still streaming
     agent = CanvasAgent(AgentConfig(settings=Settings(), model=Stalls([half]), fairies=runtime))
-    session = FakeSession(room_id="stop", session_id="s-stop")
+    session = MemorySession(room_id="stop", session_id="s-stop")
     run = asyncio.create_task(agent.run(session, ask("draw a box")))
     await asyncio.wait_for(streaming.wait(), 5)
     assert any(partial for partial, _ in session.envelopes)

@@ -9,7 +9,7 @@ from prometheus_client import REGISTRY
 
 from steward.canvas.bounds import Rect
 from steward.canvas.quality import RunShapes, add_counts, quality_report
-from steward.model.pictures import PICTURES, layout
+from steward.model.scripted.pictures import PICTURES, layout
 from steward.room.dispatch import record_quality
 
 

@@ -12,7 +12,7 @@ from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.model.base import PREFILL, ModelError, ModelRequest, Usage
 from steward.model.registry import get_model
 from steward.ports import PromptInput
-from tests.support.fake_session import FakeSession
+from steward_tools.memory_session import MemorySession
 
 BODY = (
     '{"_type": "create", "intent": "", "shape": {"_type": "note", "shapeId": "n", "x": 1, '
@@ -36,7 +36,7 @@ async def test_replay_jsonl_and_raw(tmp_path: Path) -> None:
 async def test_agent_runs_a_replay(tmp_path: Path) -> None:
     path = tmp_path / "r.txt"
     path.write_text(BODY)
-    session = FakeSession()
+    session = MemorySession()
     agent = CanvasAgent(AgentConfig(settings=Settings()))
     prompt = PromptInput(message="x", source="http", requester="t", model=f"replay:{path}")
     assert await agent.run(session, prompt) == "done"

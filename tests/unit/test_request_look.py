@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 from steward.actions.base import Scheduled
@@ -15,13 +14,13 @@ from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.look import Gaze, Look
 from steward.fairies.orchestrator import FairyRuntime
-from steward.fairies.scripted_project import ScriptedProjectModel
-from steward.model.base import ModelRequest, Usage
+from steward.model.base import ModelRequest
+from steward.model.scripted.project import ScriptedProjectModel
 from steward.ports import PromptInput
 from steward.protocol.messages import Box
-from tests.support.fairy_sessions import Browser, BrowserSessions
-from tests.support.fake_session import FakeSession
-from tests.unit.test_agent_core import Scripted, body
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
+from tests.unit.test_agent_core import body
 
 NEAR = {"id": "near", "type": "geo", "x": 100, "y": 100, "props": {"w": 80, "h": 60}}
 FAR = {"id": "far", "type": "geo", "x": 3000, "y": 100, "props": {"w": 80, "h": 60}}
@@ -53,14 +52,14 @@ def test_a_view_move_lasts_a_review_looks_once() -> None:
 
 
 async def test_after_set_my_view_text_tiers_and_screenshot_move_together() -> None:
-    model = Scripted(
+    model = CannedModel(
         [
             body({"_type": "setMyView", "intent": "right", "x": 2800, "y": 0, "w": 800, "h": 600}),
             body({"_type": "message", "text": "Seen it."}),
         ]
     )
     agent = CanvasAgent(AgentConfig(settings=Settings(), model=model))
-    session = FakeSession(shapes=[NEAR, FAR], selection=["near"])
+    session = MemorySession(MemoryRoom(shapes=[NEAR, FAR], selection=["near"]))
     assert await agent.run(session, ask("what is on the right?")) == "done"
     first, second = (texts(r) for r in model.requests)
     assert line("Your viewport (the asker's view of the canvas): ", first) == {
@@ -83,14 +82,14 @@ async def test_after_set_my_view_text_tiers_and_screenshot_move_together() -> No
 
 
 async def test_a_review_shows_its_area_once_with_its_name() -> None:
-    model = Scripted(
+    model = CannedModel(
         [
             body({"_type": "review", "intent": "check", "x": 2900, "y": 50, "w": 400, "h": 300}),
             body({"_type": "message", "text": "Looks right."}),
         ]
     )
     agent = CanvasAgent(AgentConfig(settings=Settings(), model=model))
-    session = FakeSession(shapes=[NEAR, FAR])
+    session = MemorySession(MemoryRoom(shapes=[NEAR, FAR]))
     assert await agent.run(session, ask("check the far box")) == "done"
     second = texts(model.requests[1])
     assert line("Your viewport (the area you asked to review): ", second) == {
@@ -103,19 +102,19 @@ async def test_a_review_shows_its_area_once_with_its_name() -> None:
 
 
 async def test_the_selection_is_the_askers_when_the_run_began() -> None:
-    model = Scripted(
+    model = CannedModel(
         [
             body({"_type": "setMyView", "intent": "right", "x": 2800, "y": 0, "w": 800, "h": 600}),
             body({"_type": "message", "text": "Done."}),
         ]
     )
     agent = CanvasAgent(AgentConfig(settings=Settings(), model=model))
-    session = FakeSession(shapes=[NEAR, FAR], selection=[])
+    session = MemorySession(MemoryRoom(shapes=[NEAR, FAR], selection=[]))
     original = session.request_context
 
     async def later_selection(**kw: Any) -> Any:
         ctx = await original(**kw)
-        session.selection = ["far"]  # someone selects after the prompt began
+        session.room.selection = ["far"]  # someone selects after the prompt began
         return ctx
 
     session.request_context = later_selection  # type: ignore[method-assign]
@@ -123,27 +122,21 @@ async def test_the_selection_is_the_askers_when_the_run_began() -> None:
     assert all("The user has selected" not in texts(r) for r in model.requests)
 
 
-class Recording(ScriptedProjectModel):
-    """The scripted project model, keeping every request it was sent."""
-
-    def __init__(self) -> None:
-        super().__init__(tokens_per_s=None)
-        self.requests: list[ModelRequest] = []
-
-    def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
-        self.requests.append(request)
-        return super().stream(request, usage)
+def recording() -> CannedModel:
+    """The scripted project model's answers, keeping every request it was sent."""
+    scripted = ScriptedProjectModel(tokens_per_s=None)
+    return CannedModel(answer=lambda request: scripted.response_text(request.hints))
 
 
 async def test_a_project_never_shows_a_selection_nobody_made_for_it() -> None:
     # The browser that answers the fairies' own sessions has something selected; the
     # asker's prompt session selects nothing. No turn of the project may show that selection.
-    browser = Browser(selection=["near"])
-    browser.canvas.load([NEAR, FAR])
-    model = Recording()
-    runtime = FairyRuntime(sessions=BrowserSessions(browser), models=lambda *_: model)
-    lead = FakeSession(shapes=[], selection=[], room_id="farm-room")
-    lead.browser = browser.canvas  # one canvas: the lead's session shares the room's
+    browser = MemoryRoom(shapes=[NEAR, FAR], selection=["near"])
+    model = recording()
+    runtime = FairyRuntime(sessions=MemorySessions(browser), models=lambda *_: model)
+    # One canvas: the lead's session shares the room's canvases, not its selection.
+    asker = MemoryRoom(selection=[], canvas=browser.canvas, browser=browser.browser)
+    lead = MemorySession(asker, room_id="farm-room")
     routed = PromptInput(message="draw a farm", source="browser", requester="alice", fairy="lead")
     assert await asyncio.wait_for(runtime.run(lead, routed), 20) == "done"
     (project,) = runtime.rooms["farm-room"].board.projects.values()
@@ -157,14 +150,14 @@ async def test_a_project_never_shows_a_selection_nobody_made_for_it() -> None:
 
 
 async def test_a_fairy_after_set_my_view_is_shown_its_own_view() -> None:
-    model = Scripted(
+    model = CannedModel(
         [
             body({"_type": "setMyView", "intent": "right", "x": 2800, "y": 0, "w": 800, "h": 600}),
             body({"_type": "message", "text": "Seen it."}),
         ]
     )
     runtime = FairyRuntime(models=lambda *_: model, crew=(("fairy-1", "drone"),))
-    lent = FakeSession(shapes=[NEAR, FAR], room_id="own-room")
+    lent = MemorySession(MemoryRoom(shapes=[NEAR, FAR]), room_id="own-room")
     prompt = PromptInput(message="look", source="browser", requester="alice", fairy="fairy-1")
     assert await runtime.run(lent, prompt) == "done"
     second = texts(model.requests[1])
@@ -177,7 +170,7 @@ async def test_a_fairy_after_set_my_view_is_shown_its_own_view() -> None:
 
 async def test_a_fairys_review_shows_the_review_area_then_its_view_again() -> None:
     area = {"x": 2900, "y": 50, "w": 400, "h": 300}
-    model = Scripted(
+    model = CannedModel(
         [
             body({"_type": "review", "intent": "check", **area}),
             body({"_type": "count", "expression": "all"}),
@@ -185,7 +178,7 @@ async def test_a_fairys_review_shows_the_review_area_then_its_view_again() -> No
         ]
     )
     runtime = FairyRuntime(models=lambda *_: model, crew=(("fairy-1", "drone"),))
-    lent = FakeSession(shapes=[NEAR, FAR], room_id="review-room")
+    lent = MemorySession(MemoryRoom(shapes=[NEAR, FAR]), room_id="review-room")
     prompt = PromptInput(message="check", source="browser", requester="alice", fairy="fairy-1")
     assert await runtime.run(lent, prompt) == "done"
     reviewed, after = texts(model.requests[1]), texts(model.requests[2])

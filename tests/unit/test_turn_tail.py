@@ -17,7 +17,7 @@ from steward.actions.registry import Outcome, select
 from steward.fairies import turn as turn_module
 from steward.fairies.turn import Turn, TurnDriver, TurnHooks
 from steward.model.base import ModelError, ModelRequest, Usage
-from tests.support.fake_session import FakeSession
+from steward_tools.memory_session import MemorySession
 
 
 @dataclass
@@ -70,7 +70,7 @@ BOX = {
 SECRET = "a private sentence the model wrote after the end"
 
 
-async def run(model: TailStream, session: FakeSession) -> tuple[str, Turn, Usage, list[Any]]:
+async def run(model: TailStream, session: MemorySession) -> tuple[str, Turn, Usage, list[Any]]:
     async def effect(out: Outcome) -> bool:
         return out.name == "fly-to-bounds"
 
@@ -89,7 +89,7 @@ ENDING = {"_type": "fly-to-bounds", "x": 1, "y": 2, "w": 30, "h": 40}
 
 
 async def test_the_rest_of_the_stream_is_read_counted_and_ignored() -> None:
-    session = FakeSession(session_id="s")
+    session = MemorySession(session_id="s")
     text = body(
         {"_type": "message", "text": "On my way."},
         ENDING,
@@ -113,7 +113,7 @@ async def test_the_rest_of_the_stream_is_read_counted_and_ignored() -> None:
 
 
 async def test_actions_in_the_same_chunk_as_the_ending_one_are_ignored_too() -> None:
-    session = FakeSession(session_id="s")
+    session = MemorySession(session_id="s")
     model = TailStream(body(ENDING, BOX, BOX), chunk=10_000)  # the whole reply at once
     end, turn, usage, _ = await run(model, session)
     assert end == "ended" and usage.output_tokens == 321
@@ -124,7 +124,7 @@ async def test_a_tail_that_never_ends_is_given_up_on_in_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(turn_module, "TAIL_TIMEOUT_S", 0.2)
-    session = FakeSession(session_id="s")
+    session = MemorySession(session_id="s")
     model = TailStream(body(ENDING, BOX), hang=True)
     end, turn, usage, logs = await run(model, session)
     assert end == "ended" and model.closed and not model.finished
@@ -135,7 +135,7 @@ async def test_a_tail_that_never_ends_is_given_up_on_in_time(
 
 async def test_a_tail_that_never_stops_is_cut_by_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(turn_module, "TAIL_MAX_CHARS", 5000)
-    session = FakeSession(session_id="s")
+    session = MemorySession(session_id="s")
     model = TailStream(body(ENDING), endless=True)
     end, _, _, logs = await run(model, session)
     assert end == "ended" and model.closed and not model.finished
@@ -144,7 +144,7 @@ async def test_a_tail_that_never_stops_is_cut_by_size(monkeypatch: pytest.Monkey
 
 
 async def test_a_turn_not_ended_by_an_action_logs_no_tail() -> None:
-    session = FakeSession(session_id="s")
+    session = MemorySession(session_id="s")
     model = TailStream(body(BOX))
     end, turn, usage, logs = await run(model, session)
     assert end == "done" and usage.output_tokens == 321 and turn.ignored == []
@@ -153,7 +153,7 @@ async def test_a_turn_not_ended_by_an_action_logs_no_tail() -> None:
 
 
 async def test_a_tail_that_fails_does_not_fail_the_ended_turn() -> None:
-    session = FakeSession(session_id="s")
+    session = MemorySession(session_id="s")
     model = TailStream(body(ENDING, BOX), fail=True)
     end, turn, _, logs = await run(model, session)
     assert end == "ended" and model.closed and turn.ignored == ["create"]
@@ -165,7 +165,7 @@ async def test_a_tail_stops_when_the_session_is_cancelled(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(turn_module, "TAIL_MAX_CHARS", 10**12)
-    session = FakeSession(session_id="s")
+    session = MemorySession(session_id="s")
     model = TailStream(body(ENDING), endless=True)
     # The user stops the run while the tail streams (the session's flag, as its port sets it).
     cancel = asyncio.get_running_loop().call_later(0.05, setattr, session, "_cancelled", True)

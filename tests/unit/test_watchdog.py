@@ -3,38 +3,30 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
 from steward.watchdog import Watchdog
-from steward_tools.bench.memory_session import MemorySession
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemorySession
 
 ACTIONS = '{"actions": [{"_type": "message", "text": "hello"}]}'
 
 
-class PacedModel:
+def paced(gap_s: float, silence_s: float = 0.0) -> CannedModel:
     """Streams ACTIONS one character per `gap_s`, after an optional silence."""
-
-    name = "paced"
-
-    def __init__(self, gap_s: float, silence_s: float = 0.0) -> None:
-        self.gap_s = gap_s
-        self.silence_s = silence_s
-
-    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
-        await asyncio.sleep(self.silence_s)
-        for ch in ACTIONS[len(request.prefill) :] if ACTIONS.startswith(request.prefill) else "":
-            await asyncio.sleep(self.gap_s)
-            usage.output_tokens += 1
-            yield ch
+    return CannedModel(
+        answer=lambda r: ACTIONS[len(r.prefill) :] if ACTIONS.startswith(r.prefill) else "",
+        chunk=1,
+        gap_s=gap_s,
+        silence_s=silence_s,
+    )
 
 
-def _run(model: PacedModel, *, idle_s: float, max_s: float) -> tuple[str, MemorySession]:
+def _run(model: CannedModel, *, idle_s: float, max_s: float) -> tuple[str, MemorySession]:
     settings = Settings(
         steward_max_followups=0, steward_watchdog_s=idle_s, steward_session_max_s=max_s
     )
@@ -45,18 +37,18 @@ def _run(model: PacedModel, *, idle_s: float, max_s: float) -> tuple[str, Memory
 
 
 def test_a_run_slower_than_the_idle_limit_but_progressing_finishes() -> None:
-    model = PacedModel(gap_s=0.005)  # ~50 chunks: ~0.25 s in all, each gap far under 0.1 s
+    model = paced(gap_s=0.005)  # ~50 chunks: ~0.25 s in all, each gap far under 0.1 s
     outcome, _ = _run(model, idle_s=0.1, max_s=30)
     assert outcome == "done"
 
 
 def test_a_silent_model_ends_with_the_watchdog() -> None:
-    outcome, _ = _run(PacedModel(gap_s=0.001, silence_s=5.0), idle_s=0.2, max_s=30)
+    outcome, _ = _run(paced(gap_s=0.001, silence_s=5.0), idle_s=0.2, max_s=30)
     assert outcome == "error: watchdog"
 
 
 def test_the_hard_cap_ends_a_run_that_never_stops_progressing() -> None:
-    outcome, _ = _run(PacedModel(gap_s=0.02), idle_s=1.0, max_s=0.3)
+    outcome, _ = _run(paced(gap_s=0.02), idle_s=1.0, max_s=0.3)
     assert outcome == "error: watchdog"
 
 

@@ -6,7 +6,7 @@ import asyncio
 
 import structlog
 
-from steward.tasks import TaskSet
+from steward.task_set import TaskSet
 
 
 async def test_a_finished_task_is_dropped_and_its_result_kept() -> None:

@@ -1,6 +1,6 @@
 """The canvas as the scripted model is shown it: shapes with kind, text, colour, note and box.
 
-`shapes_for_model` builds the list the request carries (model coordinates); `CanvasView`
+`shapes_for_model` builds the list the request carries (model coordinates); `SeenCanvas`
 answers the scripted model's questions about it: which shapes a request names, what it drew
 last, and what space is taken.
 """
@@ -15,7 +15,7 @@ from typing import Any
 from steward.canvas.bounds import Rect, shape_bounds, union
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.simple import model_type, to_simple
-from steward.model.reading import Reading, words_of
+from steward.model.scripted.reading import Reading, words_of
 
 MAX_SHAPES = 400
 # Notes the scripted model writes on what it draws: "drawing 3: flow chart of signup".
@@ -95,7 +95,7 @@ def _seen(raw: Any) -> Seen | None:
         return None
 
 
-class CanvasView:
+class SeenCanvas:
     def __init__(self, raw: list[Any] | None, selection: list[str] | None = None) -> None:
         self.shapes = [s for s in (_seen(r) for r in raw or []) if s is not None]
         self.by_id = {s.id: s for s in self.shapes}

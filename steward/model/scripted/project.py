@@ -20,9 +20,10 @@ from __future__ import annotations
 from typing import Any
 
 from steward.canvas.bounds import Rect, text_extent
-from steward.model.pictures import picture_for, scene_for
-from steward.model.reading import read
-from steward.model.scripted import FONT, ScriptedModel, ScriptedTurn
+from steward.model.scripted.model import ScriptedModel, ScriptedTurn
+from steward.model.scripted.pictures import picture_for, scene_for
+from steward.model.scripted.reading import read
+from steward.model.scripted.request import FONT
 
 # Neighbouring task areas share this many pixels: parallel drones meet but do not collide.
 TASK_OVERLAP = 40

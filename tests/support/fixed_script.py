@@ -1,8 +1,8 @@
-"""A fixed, realistic action script behind the `AgentRunner` interface.
+"""A test fixture: a fixed, realistic action script behind the `AgentRunner` interface.
 
-It stands in for the agent until the real one is wired: it asks for context, then streams a
-small flow chart (three boxes, two arrows, a title) with partial updates through the
-`SessionPort`, like a model streaming its actions, and ends with a chat message.
+Room tests run it in place of the agent so the transport sees a known stream: it asks for
+context, then streams a small flow chart (three boxes, two arrows, a title) with partial
+updates through the `SessionPort`, like a model streaming its actions, and ends with a chat message.
 """
 
 from __future__ import annotations
