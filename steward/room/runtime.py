@@ -1,5 +1,5 @@
 """One code path once a room is connected: `RoomRuntime` wires the room's events to the
-participants, broadcaster, relay, context fetcher, intake and dispatcher.
+participants, broadcaster, relay, context fetcher, intake and prompt sessions.
 
 Both entry points end here: `steward join ROOM` (direct connect, `connect_direct`) and the
 livekit-agents worker entrypoint (which hands over its already connected `rtc.Room`).
@@ -57,13 +57,13 @@ from steward.protocol.names import (
 from steward.room.abuse import AbuseGuard, livekit_revoker, stream_weight
 from steward.room.broadcaster import Broadcaster
 from steward.room.composing import ComposingHints
-from steward.room.dispatch import Dispatcher
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.grants import GrantBook
 from steward.room.inbound_budget import InboundBudget
 from steward.room.intake import Intake, RateLimiter, trusted_agents
 from steward.room.messenger import Messenger
 from steward.room.participants import Participants
+from steward.room.prompt_sessions import PromptSessions
 from steward.room.relay import Relay
 from steward.room.snapshot_fetcher import SnapshotFetcher
 from steward.room.stream_inbox import STREAM_CAPS, StreamInbox, StreamMeter
@@ -112,7 +112,7 @@ class RoomDeps:
     settings: Settings
     outbox: Outbox
     runner: Callable[[], AgentRunner]
-    # `steward.cancel` for sessions the dispatcher did not start (a fairy's own sessions):
+    # `steward.cancel` for sessions the prompt sessions did not start (a fairy's own sessions):
     # (room id, session id) → whether something was cancelled.
     cancel_other: Callable[[str, str], bool] | None = None
     # Who such a session works for (room id, session id) → identity, or None when unknown.
@@ -185,7 +185,7 @@ class RoomRuntime:
         # Whose view a run sees: each participant's published viewport and own edits.
         self.views = Views()
         self.user_edits = UserEdits()
-        self.context = SnapshotFetcher(
+        self.snapshots = SnapshotFetcher(
             room_id,
             functools.partial(ffi_router.perform_rpc, room.local_participant),
             self.participants,
@@ -203,12 +203,12 @@ class RoomRuntime:
             edits=self.user_edits,
             browser_changes=self.mode == "host",
         )
-        self.dispatcher = Dispatcher(
+        self.prompt_sessions = PromptSessions(
             room_id,
             deps.runner,
             broadcaster=self.broadcaster,
             messenger=self.messenger,
-            context=self.context,
+            snapshots=self.snapshots,
             outbox=deps.outbox,
             model=s.model_for_role("one-shot"),
             max_s=s.steward_session_max_s,
@@ -218,7 +218,7 @@ class RoomRuntime:
         self.intake = Intake(
             room_id,
             self.participants,
-            self.dispatcher.start,
+            self.prompt_sessions.start,
             self._cancel,
             policy=s.steward_prompt_policy,
             rate_per_min=s.steward_prompt_rate_per_min,
@@ -227,7 +227,7 @@ class RoomRuntime:
             verify_grant=self.grants.check,
             cancel_policy=s.steward_cancel_policy,
             owner_of=self._session_owner,
-            running=self.dispatcher.running,
+            running=self.prompt_sessions.running,
             track_owner=self._track_owner,
             trusted_captioner=trusted_agents(room, s.caption_agents()),
             on_strike=self._strike,
@@ -246,7 +246,7 @@ class RoomRuntime:
         self.composing = ComposingHints(
             room_id,
             self.participants,
-            self.context,
+            self.snapshots,
             self.intake.may_prompt,
             self._reject,
             min_interval_s=s.steward_prefetch_min_interval_s,
@@ -347,8 +347,8 @@ class RoomRuntime:
         room = self.room_id
         if self.voice is not None:
             await close_within(self.voice.close(), "voice", room=room)
-        await close_within(self.dispatcher.close(), "sessions", room=room)
-        await close_within(self.context.close(), "context", room=room)
+        await close_within(self.prompt_sessions.close(), "sessions", room=room)
+        await close_within(self.snapshots.close(), "context", room=room)
         await close_within(self.broadcaster.close(), "broadcaster", room=room)
         self.participants.close()
         self._tasks.cancel()
@@ -371,7 +371,7 @@ class RoomRuntime:
     async def _end_interrupted(self) -> None:
         for session_id in await self.deps.outbox.interrupted_sessions(self.room_id):
             try:
-                await self.dispatcher.end_interrupted(session_id)
+                await self.prompt_sessions.end_interrupted(session_id)
             except Exception as err:  # left running in Postgres: the next start tries again
                 log.warning(
                     "interrupted_session_not_ended",
@@ -401,10 +401,12 @@ class RoomRuntime:
     def overview(self) -> dict[str, Any]:
         """Host, participants and running sessions (`GET /api/rooms`)."""
         members = sorted(self.participants.all(), key=lambda m: (m.joined_at_ms, m.identity))
-        running = [sid for sid in self.dispatcher.sessions if sid not in self.dispatcher.results]
+        running = [
+            sid for sid in self.prompt_sessions.sessions if sid not in self.prompt_sessions.results
+        ]
         sessions = []
         for sid in running:
-            prompt = self.dispatcher.sessions[sid].prompt
+            prompt = self.prompt_sessions.sessions[sid].prompt
             sessions.append(
                 self.session_view(sid, fairy=prompt.fairy, mode=None, requester=prompt.requester)
             )
@@ -442,10 +444,10 @@ class RoomRuntime:
     # --- prompts -------------------------------------------------------------------------
     async def run_prompt(self, prompt: PromptInput, session_id: str | None = None) -> str:
         """Start a session (HTTP and in-process callers); returns its id."""
-        return await self.dispatcher.start(prompt, session_id)
+        return await self.prompt_sessions.start(prompt, session_id)
 
     def _session_owner(self, session_id: str) -> str | None:
-        session = self.dispatcher.sessions.get(session_id)
+        session = self.prompt_sessions.sessions.get(session_id)
         if session is not None:
             return session.prompt.requester
         if self.deps.owner_of_other is not None:
@@ -470,7 +472,7 @@ class RoomRuntime:
 
     def _cancel(self, session_id: str, requester: str) -> bool:
         owner = self._session_owner(session_id)  # before the cancel ends the session
-        ok = self.dispatcher.cancel(session_id)
+        ok = self.prompt_sessions.cancel(session_id)
         if not ok and self.deps.cancel_other is not None:
             ok = self.deps.cancel_other(self.room_id, session_id)
         log.info(
@@ -561,7 +563,7 @@ class RoomRuntime:
         self.broadcaster.forget(identity)
         self.abuse.forget(identity)
         self.budget.forget(identity)
-        self.context.participant_left(identity)
+        self.snapshots.participant_left(identity)
         self.views.forget(identity)
         self.user_edits.forget(identity)
 
@@ -658,7 +660,7 @@ class RoomRuntime:
             self._reject(TOPIC_ACK, sender, refused, f"{ack.session_id[:64]} seq {ack.seq}")
 
     def _on_viewport(self, sender: str, update: ViewportUpdate) -> None:
-        self.context.cache.viewport_changed(sender, self.views.update(sender, update))
+        self.snapshots.cache.viewport_changed(sender, self.views.update(sender, update))
 
     async def _on_resync(self, sender: str, req: Resync) -> None:
         if self.mode == "host" and sender != self.participants.host:
@@ -670,7 +672,7 @@ class RoomRuntime:
             # asks right after the replay we sent it on our own.
             whole = req.session_id == RESYNC_ALL_SESSIONS
             if whole and self._resync_all_limit.allow(sender):
-                await self.dispatcher.resend_interrupted(sender)
+                await self.prompt_sessions.resend_interrupted(sender)
             return
         if not self._resync_limit.allow(sender):
             self._reject(TOPIC_RESYNC, sender, "rate_limited")
@@ -681,7 +683,7 @@ class RoomRuntime:
                 return
             await self.broadcaster.resync_room(sender, skip_acked=req.last_seq > 0)
             # A browser that had not seen us yet missed those statuses when they were sent.
-            await self.dispatcher.resend_interrupted(sender)
+            await self.prompt_sessions.resend_interrupted(sender)
         else:
             await self.broadcaster.resync(sender, req.session_id, req.last_seq)
 

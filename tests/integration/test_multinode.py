@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from steward.room.agent_dispatch import AgentDispatcher
+from steward.room.livekit_admin import LiveKitAdmin
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.failover import (
@@ -65,9 +65,7 @@ async def test_two_nodes_on_one_redis_serve_rooms_and_fail_over_across_nodes(
     model = MessagesServer(responder=PlanResponder(seed=13))
     await model.start()
     agent = f"multinode-{uuid.uuid4().hex[:6]}"
-    dispatchers = [
-        AgentDispatcher(n.url, n.api_key, n.api_secret, agent_name=agent) for n in (a, b)
-    ]
+    dispatchers = [LiveKitAdmin(n.url, n.api_key, n.api_secret, agent_name=agent) for n in (a, b)]
     workers = Workers(
         {
             **os.environ,

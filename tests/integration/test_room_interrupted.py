@@ -10,7 +10,7 @@ import pytest
 
 from steward.fairies.fixed_script import flow_chart
 from steward.protocol.messages import ActionEnvelope
-from steward.room.dispatch import INTERRUPTED
+from steward.room.prompt_sessions import INTERRUPTED
 from steward.store.database import Database
 from steward.store.outbox import Outbox
 from steward_tools.headless.client import HeadlessClient
