@@ -36,10 +36,12 @@ from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput, SessionPort
 from steward.protocol.messages import Box, FairiesMessage
 from steward.protocol.names import TOPIC_FAIRIES
+from steward.room.connect import connect_direct
+from steward.room.deps import RoomDeps
 from steward.room.livekit_admin import LiveKitAdmin
 from steward.room.owners import HTTP_OWNER, fairy_owner, queued_owner
 from steward.room.prompt_sessions import new_session_id, record_quality
-from steward.room.runtime import RoomDeps, RoomRuntime, connect_direct
+from steward.room.runtime import RoomRuntime
 from steward.room.session import RoomSession
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.fairies import FairyStore

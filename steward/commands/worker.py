@@ -23,9 +23,9 @@ from steward.model.registry import preload
 from steward.obs import stack_dump
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE
+from steward.room.connect import room_options
 from steward.room.failover import FailoverWatcher
 from steward.room.livekit_admin import LiveKitAdmin
-from steward.room.runtime import room_options
 from steward.room.worker_capacity import WorkerCapacity
 from steward.service import Draining, StewardService
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
