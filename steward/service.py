@@ -36,10 +36,12 @@ from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput, SessionPort
 from steward.protocol.messages import Box, FairiesMessage
 from steward.protocol.names import TOPIC_FAIRIES
-from steward.room.agent_dispatch import AgentDispatcher
-from steward.room.dispatch import new_session_id, record_quality
+from steward.room.connect import connect_direct
+from steward.room.deps import RoomDeps
+from steward.room.livekit_admin import LiveKitAdmin
 from steward.room.owners import HTTP_OWNER, fairy_owner, queued_owner
-from steward.room.runtime import RoomDeps, RoomRuntime, connect_direct
+from steward.room.prompt_sessions import new_session_id, record_quality
+from steward.room.runtime import RoomRuntime
 from steward.room.session import RoomSession
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.fairies import FairyStore
@@ -68,7 +70,7 @@ def default_runner(settings: Settings, usage: LazyUsage | None = None) -> Runner
 
 class FairySessions:
     """The `SessionFactory` the fairies use: sessions in a joined room, outside the
-    dispatcher (a fairy's turns are driven by the fairy runtime, not by one prompt)."""
+    prompt sessions (a fairy's turns are driven by the fairy runtime, not by one prompt)."""
 
     def __init__(self, service: StewardService) -> None:
         self.service = service
@@ -89,7 +91,7 @@ class FairySessions:
             prompt,
             broadcaster=runtime.broadcaster,
             messenger=runtime.messenger,
-            context=runtime.context,
+            snapshots=runtime.snapshots,
         )
         if resume is None:
             await runtime.deps.outbox.start_session(
@@ -162,7 +164,7 @@ class StewardService:
         # One poll for the runs queued to every served room (it wakes their pickups).
         self._bell: RunBell | None = None
         self._bell_task: asyncio.Task[None] | None = None
-        self._dispatcher: AgentDispatcher | None = None
+        self._livekit_admin: LiveKitAdmin | None = None
         self.draining = False
 
     @property
@@ -371,7 +373,7 @@ class StewardService:
                 log.exception("queued_run_start_failed", room=room, session_id=run.session_id)
                 continue
             with contextlib.suppress(Exception):  # its outcome is logged and stored by then
-                await runtime.dispatcher.wait(run.session_id)
+                await runtime.prompt_sessions.wait(run.session_id)
 
     async def leave(self, room_name: str) -> None:
         pickup = self._pickups.pop(room_name, None)
@@ -418,10 +420,10 @@ class StewardService:
 
     async def retire_dispatches(self, room_id: str, *, keep: str) -> None:
         """The room is served through dispatch `keep`: LiveKit forgets the ones before it."""
-        if self._dispatcher is None:
-            self._dispatcher = AgentDispatcher.from_settings(self.settings)
+        if self._livekit_admin is None:
+            self._livekit_admin = LiveKitAdmin.from_settings(self.settings)
         try:
-            await self._dispatcher.retire(room_id, keep=keep)
+            await self._livekit_admin.retire(room_id, keep=keep)
         except Exception as err:  # a leftover listing harms nobody: the room stays served
             log.warning("agent_dispatch_retire_failed", room=room_id, error=str(err))
 
@@ -434,10 +436,10 @@ class StewardService:
         held = await self.leases.leases.get(run.room_id)
         served = held is not None and not held.expired
         if not served:
-            if self._dispatcher is None:
-                self._dispatcher = AgentDispatcher.from_settings(self.settings)
+            if self._livekit_admin is None:
+                self._livekit_admin = LiveKitAdmin.from_settings(self.settings)
             try:
-                await self._dispatcher.dispatch(run.room_id, reason="http_run")
+                await self._livekit_admin.dispatch(run.room_id, reason="http_run")
             except Exception as err:
                 await runs.drop(run.session_id)
                 log.warning("http_run_dispatch_failed", room=run.room_id, error=str(err))
@@ -511,11 +513,11 @@ class StewardService:
         return out
 
     def _fairy_sessions(self, runtime: RoomRuntime) -> list[dict[str, Any]]:
-        """Sessions the fairies opened themselves (the dispatcher lists the prompted ones)."""
+        """Sessions the fairies opened themselves (the prompt sessions list the prompted ones)."""
         room = self.fairies.rooms.get(runtime.room_id) if self.fairies is not None else None
         if room is None:
             return []
-        listed = set(runtime.dispatcher.sessions)
+        listed = set(runtime.prompt_sessions.sessions)
         views = []
         for fairy_id, state in room.fairies.items():
             session = state.session
@@ -535,11 +537,12 @@ class StewardService:
         `timeout_s` (fairy work resumes elsewhere from Postgres), then close, which releases
         the leases so another steward takes the rooms at once."""
         self.draining = True
+        # ensure_future: cancelling a wait below stops only the wait, never the session.
         waits = [
-            asyncio.ensure_future(runtime.dispatcher.settled(sid))  # cancel stops only the wait
+            asyncio.ensure_future(runtime.prompt_sessions.settled(sid))
             for runtime in self.rooms.values()
             if not runtime.closed.is_set()
-            for sid in runtime.dispatcher.running()
+            for sid in runtime.prompt_sessions.running()
         ]
         log.info("drain_started", rooms=len(self.rooms), sessions=len(waits), timeout_s=timeout_s)
         pending: set[asyncio.Future[Any]] = set()
@@ -571,9 +574,9 @@ class StewardService:
         if self._http is not None:
             await close_within(self._http.cleanup(), "http")
             self._http = None
-        if self._dispatcher is not None:
-            await close_within(self._dispatcher.aclose(), "agent_dispatch")
-            self._dispatcher = None
+        if self._livekit_admin is not None:
+            await close_within(self._livekit_admin.aclose(), "agent_dispatch")
+            self._livekit_admin = None
         self._outbox = None
         if self._own_db and self.db is not None:
             await close_within(self.db.close(), "database")

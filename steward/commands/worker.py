@@ -23,9 +23,9 @@ from steward.model.registry import preload
 from steward.obs import stack_dump
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE
-from steward.room.agent_dispatch import AgentDispatcher
-from steward.room.redispatch import Redispatcher
-from steward.room.runtime import room_options
+from steward.room.connect import room_options
+from steward.room.failover import FailoverWatcher
+from steward.room.livekit_admin import LiveKitAdmin
 from steward.room.worker_capacity import WorkerCapacity
 from steward.service import Draining, StewardService
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
@@ -188,11 +188,11 @@ class _Watcher:
     """The re-dispatch watcher with its own small pool (jobs have theirs, in their threads),
     and the process's liveness lock, which every job stores in its leases."""
 
-    def __init__(self, db: Database, redispatcher: Redispatcher, liveness: Liveness) -> None:
-        self.db, self.redispatcher, self.liveness = db, redispatcher, liveness
+    def __init__(self, db: Database, failover: FailoverWatcher, liveness: Liveness) -> None:
+        self.db, self.failover, self.liveness = db, failover, liveness
 
     async def close(self) -> None:
-        await self.redispatcher.close()
+        await self.failover.close()
         set_process_liveness(None)
         await self.liveness.close()
         await self.db.close()
@@ -204,20 +204,20 @@ async def _start_watcher(settings: Settings, *, http: bool) -> _Watcher:
     liveness = await Liveness(db.url).start()
     set_process_liveness(liveness)
     leases = RoomLeases(db.pool, worker_id(), ttl_s=settings.steward_lease_seconds)
-    redispatcher = Redispatcher(
+    failover = FailoverWatcher(
         leases,
-        AgentDispatcher.from_settings(settings),
+        LiveKitAdmin.from_settings(settings),
         steward_identity=settings.steward_identity,
         runs=QueuedRuns(db.pool),
     )
-    redispatcher.start()
+    failover.start()
     # Each room has pools of its own (asyncpg pools belong to one event loop): say when a
     # full worker could ask Postgres for more connections than it allows at all.
     needed = db_connections_needed(settings, http=http)
     allowed = int(await db.pool.fetchval("SHOW max_connections"))
     report = log.warning if needed > allowed else log.info
     report("worker_db_budget", connections_needed=needed, server_max_connections=allowed)
-    return _Watcher(db, redispatcher, liveness)
+    return _Watcher(db, failover, liveness)
 
 
 async def _drain(server: Any, drain_s: float) -> None:

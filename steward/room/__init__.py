@@ -1,5 +1,7 @@
-"""The LiveKit room runtime: participants, host election, context requests, the envelope
-broadcaster (seq, ack, retransmit, resync), relay of user edits, prompt intake, dispatch.
+"""The LiveKit room runtime: participants, host election, snapshot requests, the envelope
+broadcaster (seq, ack, retransmit, resync; its primitives in `room.delivery`), relay of user
+edits, inbound packets, prompt intake and prompt sessions, and the multi-worker side (the
+LiveKit admin API, failover of rooms whose steward died).
 
 Transport only: it knows the protocol, not the fairies; agents reach it through
 `steward.ports.SessionPort`.

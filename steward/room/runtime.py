@@ -1,7 +1,8 @@
 """One code path once a room is connected: `RoomRuntime` wires the room's events to the
-participants, broadcaster, relay, context fetcher, intake and dispatcher.
+participants, inbound packets, broadcaster, relay, snapshot fetcher, intake and prompt
+sessions.
 
-Both entry points end here: `steward join ROOM` (direct connect, `connect_direct`) and the
+Both entry points end here: `steward join ROOM` (direct connect, `room.connect`) and the
 livekit-agents worker entrypoint (which hands over its already connected `rtc.Room`).
 """
 
@@ -10,21 +11,16 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable
 from typing import Any
 
 from livekit import rtc
-from livekit.agents import stt
 
 from steward import ffi_router
 from steward.canvas.mirror import CanvasMirror
-from steward.config import Settings
 from steward.obs import metrics
 from steward.obs.logging import get_logger
-from steward.obs.sampled_log import SampledLog
-from steward.ports import AgentRunner, PromptInput
-from steward.protocol import ProtocolError, decode
+from steward.ports import PromptInput
 from steward.protocol.limits import MAX_DATA_PACKET_BYTES, MAX_ENVELOPE_BYTES
 from steward.protocol.messages import (
     Ack,
@@ -33,11 +29,9 @@ from steward.protocol.messages import (
     ComposingHint,
     Resync,
     ViewportUpdate,
-    WireModel,
 )
 from steward.protocol.names import (
     ATTR_READY,
-    RESYNC_ALL_SESSIONS,
     RPC_CANCEL,
     RPC_PROMPT,
     TOPIC_ACK,
@@ -54,31 +48,28 @@ from steward.protocol.names import (
     TOPIC_TRANSCRIPTION,
     TOPIC_VIEWPORT,
 )
-from steward.room.abuse import AbuseGuard, livekit_revoker, stream_weight
+from steward.room.abuse import AbuseGuard, livekit_revoker
 from steward.room.broadcaster import Broadcaster
 from steward.room.composing import ComposingHints
-from steward.room.dispatch import Dispatcher
+from steward.room.deps import RoomDeps
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.grants import GrantBook
-from steward.room.inbound_budget import InboundBudget
-from steward.room.intake import Intake, RateLimiter, trusted_agents
+from steward.room.inbound import InboundPackets
+from steward.room.intake import Intake, trusted_agents
 from steward.room.messenger import Messenger
 from steward.room.participants import Participants
+from steward.room.prompt_sessions import PromptSessions
 from steward.room.relay import Relay
+from steward.room.resync_requests import ResyncRequests
 from steward.room.snapshot_fetcher import SnapshotFetcher
-from steward.room.stream_inbox import STREAM_CAPS, StreamInbox, StreamMeter
+from steward.room.stream_inbox import StreamInbox, StreamMeter
 from steward.room.user_edits import UserEdits
 from steward.room.views import Views
-from steward.store.grants import GrantBindings
-from steward.store.outbox import Outbox
 from steward.task_set import TaskSet, close_within
-from steward.tokens import mint_token
 from steward.voice.listener import Hearing, RoomVoice
 
 log = get_logger(__name__)
 
-# Topics this runtime answers; packets on other topics belong to the app and are ignored.
-_OWN_PREFIXES = ("agent:", "steward:", "canvas:")
 # Every topic the steward speaks: a stream on one of them is either expected or refused.
 STEWARD_TOPICS = (
     TOPIC_ACTION,
@@ -95,58 +86,6 @@ STEWARD_TOPICS = (
     TOPIC_FAIRIES,
     TOPIC_TRANSCRIPTION,
 )
-# Inbound messages per participant per minute (acks are exempt: one per envelope).
-INBOUND_PER_MIN = 600
-# Resyncs replay from Postgres, so they get a tighter budget of their own, and a whole
-# room's history (`sessionId: "*"`) a tighter one still.
-RESYNC_PER_MIN = 30
-RESYNC_ALL_PER_MIN = 4
-# Acks: one per envelope sent, so generous; each is also checked against what was sent.
-ACKS_PER_MIN = 6000
-
-
-@dataclass
-class RoomDeps:
-    """What a room runtime needs from the composition root."""
-
-    settings: Settings
-    outbox: Outbox
-    runner: Callable[[], AgentRunner]
-    # `steward.cancel` for sessions the dispatcher did not start (a fairy's own sessions):
-    # (room id, session id) → whether something was cancelled.
-    cancel_other: Callable[[str, str], bool] | None = None
-    # Who such a session works for (room id, session id) → identity, or None when unknown.
-    owner_of_other: Callable[[str, str], str | None] | None = None
-    # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
-    grant_bindings: GrantBindings | None = None
-    # A session's models, tokens and estimated cost, for its `session_ended` line.
-    usage_of: Callable[[str], Awaitable[dict[str, object]]] | None = None
-    # The speech engine shared by every room (None: the steward transcribes nobody).
-    speech: stt.STT[Any] | None = None
-    # Whether this process still holds the room's lease (room id → bool): the gate of every
-    # publish besides the fenced outbox appends. None: no lease (nothing is gated).
-    holds_lease: Callable[[str], Awaitable[bool]] | None = None
-
-
-def room_options(*, auto_subscribe: bool) -> rtc.RoomOptions:
-    """Every steward connection's options (direct and worker alike)."""
-    # The Rust core inflates SDK-compressed streams before we see a byte: bound it there too.
-    limit = rtc.DataStreamOptions(max_payload_byte_length=max(STREAM_CAPS.values()))
-    return rtc.RoomOptions(auto_subscribe=auto_subscribe, data_stream=limit)
-
-
-def steward_token(settings: Settings, room: str) -> str:
-    """The steward joins as a visible participant of kind agent (never hidden: RPC needs it)."""
-    return mint_token(
-        settings.livekit_api_key,
-        settings.livekit_api_secret.get_secret_value(),
-        room=room,
-        identity=settings.steward_identity,
-        name="Canvas Steward",
-        kind="agent",
-        role="steward",
-        can_prompt=False,
-    )
 
 
 def _joined_ms(p: rtc.Participant) -> int:
@@ -165,6 +104,29 @@ class RoomRuntime:
         self.mode = s.steward_apply_mode
         self.mirror = CanvasMirror()
         self.participants = Participants(on_left=self._on_left, on_joined=self._on_joined)
+        self.abuse = AbuseGuard(
+            room_id,
+            livekit_revoker(
+                s.livekit_url,
+                s.livekit_api_key,
+                s.livekit_api_secret.get_secret_value(),
+                room_id,
+            ),
+            limit_per_min=s.steward_abuse_strikes_per_min,
+            mute_s=s.steward_abuse_mute_seconds,
+        )
+        self._tasks = TaskSet("room_task_failed", room=room_id)
+        self.inbound = InboundPackets(
+            room_id,
+            self.abuse,
+            bytes_per_window=s.steward_inbound_budget_bytes,
+            packets_per_window=s.steward_inbound_budget_packets,
+            spawn=self._spawn,
+            on_activity=self._active,
+        )
+        # Everything each participant sends, on any topic, read or not (inbound_budget).
+        self.budget = self.inbound.budget
+        reject = self.inbound.reject
         self.broadcaster = Broadcaster(
             room_id,
             self._publish_action,
@@ -179,13 +141,11 @@ class RoomRuntime:
         self.messenger = Messenger(
             room_id, self._publish_all, partial_interval_s=s.steward_preview_interval_ms / 1000
         )
-        self.inbox = StreamInbox(self._reject, StreamMeter(self._is_muted, self._charge))
-        # Packets of muted senders dropped unread (LiveKit forwards what it had in flight).
-        self.dropped_from_muted = 0
+        self.inbox = StreamInbox(reject, StreamMeter(self._is_muted, self.budget.charge))
         # Whose view a run sees: each participant's published viewport and own edits.
         self.views = Views()
         self.user_edits = UserEdits()
-        self.context = SnapshotFetcher(
+        self.snapshots = SnapshotFetcher(
             room_id,
             functools.partial(ffi_router.perform_rpc, room.local_participant),
             self.participants,
@@ -197,18 +157,18 @@ class RoomRuntime:
             prefetch_ttl_s=s.steward_prefetch_ttl_s if self.mode == "relay" else None,
             max_size=s.steward_screenshot_max_size,
             max_bytes=s.steward_screenshot_max_bytes,
-            on_reject=self._reject,
+            on_reject=reject,
             adopt_shapes=self.mode == "host",
             views=self.views,
             edits=self.user_edits,
             browser_changes=self.mode == "host",
         )
-        self.dispatcher = Dispatcher(
+        self.prompt_sessions = PromptSessions(
             room_id,
             deps.runner,
             broadcaster=self.broadcaster,
             messenger=self.messenger,
-            context=self.context,
+            snapshots=self.snapshots,
             outbox=deps.outbox,
             model=s.model_for_role("one-shot"),
             max_s=s.steward_session_max_s,
@@ -218,16 +178,16 @@ class RoomRuntime:
         self.intake = Intake(
             room_id,
             self.participants,
-            self.dispatcher.start,
+            self.prompt_sessions.start,
             self._cancel,
             policy=s.steward_prompt_policy,
             rate_per_min=s.steward_prompt_rate_per_min,
             wake_phrase=s.steward_wake_phrase,
-            on_reject=self._reject,
+            on_reject=reject,
             verify_grant=self.grants.check,
             cancel_policy=s.steward_cancel_policy,
             owner_of=self._session_owner,
-            running=self.dispatcher.running,
+            running=self.prompt_sessions.running,
             track_owner=self._track_owner,
             trusted_captioner=trusted_agents(room, s.caption_agents()),
             on_strike=self._strike,
@@ -246,46 +206,26 @@ class RoomRuntime:
         self.composing = ComposingHints(
             room_id,
             self.participants,
-            self.context,
+            self.snapshots,
             self.intake.may_prompt,
-            self._reject,
+            reject,
             min_interval_s=s.steward_prefetch_min_interval_s,
         )
         self.intake.on_speaking = self.composing.on_voice
         self.relay = Relay(room_id, self.broadcaster, mode=self.mode)
-        self.rejected: list[tuple[str, str, str]] = []
-        self._inbound_limit = RateLimiter(INBOUND_PER_MIN)
-        self._resync_limit = RateLimiter(RESYNC_PER_MIN)
-        self._resync_all_limit = RateLimiter(RESYNC_ALL_PER_MIN)
-        self._ack_limit = RateLimiter(ACKS_PER_MIN)
-        self.abuse = AbuseGuard(
-            room_id,
-            livekit_revoker(
-                s.livekit_url,
-                s.livekit_api_key,
-                s.livekit_api_secret.get_secret_value(),
-                room_id,
-            ),
-            limit_per_min=s.steward_abuse_strikes_per_min,
-            mute_s=s.steward_abuse_mute_seconds,
+        self.resyncs = ResyncRequests(
+            self.broadcaster,
+            may_apply=self._applies,
+            resend_interrupted=self.prompt_sessions.resend_interrupted,
+            reject=reject,
         )
-        # Everything each participant sends, on any topic, read or not (inbound_budget).
-        self.budget = InboundBudget(
-            self._over_budget,
-            bytes_per_window=s.steward_inbound_budget_bytes,
-            packets_per_window=s.steward_inbound_budget_packets,
+        self.inbound.handle(TOPIC_ACK, Ack, MAX_ENVELOPE_BYTES, self._on_ack)
+        self.inbound.handle(TOPIC_RESYNC, Resync, MAX_ENVELOPE_BYTES, self.resyncs.on_resync)
+        self.inbound.handle(TOPIC_EDIT, CanvasEdit, MAX_DATA_PACKET_BYTES, self._on_edit)
+        self.inbound.handle(TOPIC_VIEWPORT, ViewportUpdate, MAX_ENVELOPE_BYTES, self._on_viewport)
+        self.inbound.handle(
+            TOPIC_COMPOSING, ComposingHint, MAX_ENVELOPE_BYTES, self.composing.on_hint
         )
-        self._sampled = SampledLog(log)
-        self._tasks = TaskSet("room_task_failed", room=room_id)
-        self._handlers: dict[
-            str, tuple[type[WireModel], int, Callable[[str, Any], Awaitable[None] | None]]
-        ] = {
-            TOPIC_ACK: (Ack, MAX_ENVELOPE_BYTES, self._on_ack),
-            TOPIC_RESYNC: (Resync, MAX_ENVELOPE_BYTES, self._on_resync),
-            TOPIC_EDIT: (CanvasEdit, MAX_DATA_PACKET_BYTES, self._on_edit),
-            TOPIC_VIEWPORT: (ViewportUpdate, MAX_ENVELOPE_BYTES, self._on_viewport),
-            TOPIC_COMPOSING: (ComposingHint, MAX_ENVELOPE_BYTES, self.composing.on_hint),
-        }
         self.closed = asyncio.Event()
         # Set while the lease gate refuses (`_may_speak`): nothing of ours reaches the room.
         self.silenced = False
@@ -305,7 +245,7 @@ class RoomRuntime:
         room.on("participant_attributes_changed", self._on_attributes_changed)
         room.on("reconnecting", self._on_reconnecting)
         room.on("reconnected", self._on_reconnected)
-        room.on("data_received", self._on_data)
+        room.on("data_received", self.inbound.on_data)
         room.on("disconnected", self._on_disconnected)
         lp.register_rpc_method(RPC_PROMPT, self.intake.on_prompt_rpc)
         lp.register_rpc_method(RPC_CANCEL, self.intake.on_cancel_rpc)
@@ -347,8 +287,8 @@ class RoomRuntime:
         room = self.room_id
         if self.voice is not None:
             await close_within(self.voice.close(), "voice", room=room)
-        await close_within(self.dispatcher.close(), "sessions", room=room)
-        await close_within(self.context.close(), "context", room=room)
+        await close_within(self.prompt_sessions.close(), "sessions", room=room)
+        await close_within(self.snapshots.close(), "context", room=room)
         await close_within(self.broadcaster.close(), "broadcaster", room=room)
         self.participants.close()
         self._tasks.cancel()
@@ -371,7 +311,7 @@ class RoomRuntime:
     async def _end_interrupted(self) -> None:
         for session_id in await self.deps.outbox.interrupted_sessions(self.room_id):
             try:
-                await self.dispatcher.end_interrupted(session_id)
+                await self.prompt_sessions.end_interrupted(session_id)
             except Exception as err:  # left running in Postgres: the next start tries again
                 log.warning(
                     "interrupted_session_not_ended",
@@ -401,10 +341,12 @@ class RoomRuntime:
     def overview(self) -> dict[str, Any]:
         """Host, participants and running sessions (`GET /api/rooms`)."""
         members = sorted(self.participants.all(), key=lambda m: (m.joined_at_ms, m.identity))
-        running = [sid for sid in self.dispatcher.sessions if sid not in self.dispatcher.results]
+        running = [
+            sid for sid in self.prompt_sessions.sessions if sid not in self.prompt_sessions.results
+        ]
         sessions = []
         for sid in running:
-            prompt = self.dispatcher.sessions[sid].prompt
+            prompt = self.prompt_sessions.sessions[sid].prompt
             sessions.append(
                 self.session_view(sid, fairy=prompt.fairy, mode=None, requester=prompt.requester)
             )
@@ -442,10 +384,10 @@ class RoomRuntime:
     # --- prompts -------------------------------------------------------------------------
     async def run_prompt(self, prompt: PromptInput, session_id: str | None = None) -> str:
         """Start a session (HTTP and in-process callers); returns its id."""
-        return await self.dispatcher.start(prompt, session_id)
+        return await self.prompt_sessions.start(prompt, session_id)
 
     def _session_owner(self, session_id: str) -> str | None:
-        session = self.dispatcher.sessions.get(session_id)
+        session = self.prompt_sessions.sessions.get(session_id)
         if session is not None:
             return session.prompt.requester
         if self.deps.owner_of_other is not None:
@@ -470,7 +412,7 @@ class RoomRuntime:
 
     def _cancel(self, session_id: str, requester: str) -> bool:
         owner = self._session_owner(session_id)  # before the cancel ends the session
-        ok = self.dispatcher.cancel(session_id)
+        ok = self.prompt_sessions.cancel(session_id)
         if not ok and self.deps.cancel_other is not None:
             ok = self.deps.cancel_other(self.room_id, session_id)
         log.info(
@@ -561,7 +503,7 @@ class RoomRuntime:
         self.broadcaster.forget(identity)
         self.abuse.forget(identity)
         self.budget.forget(identity)
-        self.context.participant_left(identity)
+        self.snapshots.participant_left(identity)
         self.views.forget(identity)
         self.user_edits.forget(identity)
 
@@ -569,82 +511,25 @@ class RoomRuntime:
     def _is_muted(self, identity: str) -> bool:
         return identity in self.abuse.muted
 
-    def _charge(self, identity: str, nbytes: int) -> bool:
-        return self.budget.charge(identity, nbytes)
+    @property
+    def rejected(self) -> list[tuple[str, str, str]]:
+        """The newest refusals (topic, sender, reason)."""
+        return self.inbound.rejected
+
+    @property
+    def dropped_from_muted(self) -> int:
+        """Packets of muted senders dropped unread (LiveKit forwards what it had in flight)."""
+        return self.inbound.dropped_from_muted
+
+    def _active(self) -> None:
+        self.last_activity_at = time.time()
+
+    def _applies(self, identity: str) -> bool:
+        """In host mode only the host applies envelopes (and may ask for them again)."""
+        return self.mode != "host" or identity == self.participants.host
 
     def _strike(self, identity: str, reason: str, weight: int) -> None:
         self.abuse.strike(identity, reason, weight=weight)
-
-    def _over_budget(self, identity: str, reason: str, weight: int) -> None:
-        metrics.REJECTED_INBOUND.labels(topic="*", reason=reason).inc()
-        self.abuse.strike(identity, reason, weight=weight)
-        used, packets = self.budget.usage(identity)
-        self._sampled.warning(
-            (identity, reason),
-            "inbound_over_budget",
-            room=self.room_id,
-            participant=identity,
-            reason=reason,
-            window_bytes=used,
-            window_packets=packets,
-        )
-
-    def _reject(
-        self, topic: str, sender: str, reason: str, detail: str = "", *, size: int | None = None
-    ) -> None:
-        metrics.REJECTED_INBOUND.labels(topic=topic, reason=reason).inc()
-        weight = stream_weight(size) if reason == "unexpected_stream" else 1
-        self.abuse.strike(sender, reason, weight=weight)
-        self.rejected.append((topic, sender, reason))
-        del self.rejected[:-100]
-        log.warning(
-            "inbound_rejected",
-            room=self.room_id,
-            topic=topic,
-            participant=sender,
-            reason=reason,
-            detail=detail[:300],
-        )
-
-    def _on_data(self, packet: rtc.DataPacket) -> None:
-        topic = packet.topic or ""
-        sender = packet.participant.identity if packet.participant is not None else None
-        if sender is not None:
-            # Every packet counts, on any topic (the app's own included), before anything
-            # else (over the budget: strikes); a muted sender's, in flight while LiveKit is
-            # told, are dropped unread.
-            if sender in self.abuse.muted:
-                self.dropped_from_muted += 1
-                return
-            self.budget.charge(sender, len(packet.data))
-        if not topic.startswith(_OWN_PREFIXES):
-            return
-        if sender is None:
-            self._reject(topic, "<server>", "no_sender")
-            return
-        self.last_activity_at = time.time()
-        entry = self._handlers.get(topic)
-        if entry is None:
-            return  # a topic we send, echoed by nobody; or another app's agent:* message
-        model, max_bytes, handler = entry
-        limit = self._ack_limit if topic == TOPIC_ACK else self._inbound_limit
-        if not limit.allow(sender):
-            self._reject(topic, sender, "rate_limited")
-            return
-        msg = decode(model, packet.data, topic=topic, max_bytes=max_bytes)
-        if isinstance(msg, ProtocolError):
-            self._reject(topic, sender, msg.kind, msg.reason)
-            return
-        try:
-            result = handler(sender, msg)
-        except ValueError as err:
-            self._reject(topic, sender, "invalid", str(err))
-            return
-        except Exception as err:
-            self._reject(topic, sender, "handler_error", repr(err))
-            return
-        if result is not None:
-            self._spawn(result)
 
     def _on_edit(self, sender: str, edit: CanvasEdit) -> Awaitable[None]:
         actions = self.relay.accept(sender, edit)
@@ -655,46 +540,7 @@ class RoomRuntime:
     def _on_ack(self, sender: str, ack: Ack) -> None:
         refused = self.broadcaster.on_ack(sender, ack)
         if refused is not None:
-            self._reject(TOPIC_ACK, sender, refused, f"{ack.session_id[:64]} seq {ack.seq}")
+            self.inbound.reject(TOPIC_ACK, sender, refused, f"{ack.session_id[:64]} seq {ack.seq}")
 
     def _on_viewport(self, sender: str, update: ViewportUpdate) -> None:
-        self.context.cache.viewport_changed(sender, self.views.update(sender, update))
-
-    async def _on_resync(self, sender: str, req: Resync) -> None:
-        if self.mode == "host" and sender != self.participants.host:
-            return  # in host mode only the host applies envelopes
-        if self.broadcaster.gate.owes_ack(sender):  # replayed to already, acked nothing since
-            self._reject(TOPIC_RESYNC, sender, "unacked_resync")
-            # No second replay, but the statuses of sessions a dead steward left (a few small
-            # packets, within the whole-room rate) still reach a browser that just joined and
-            # asks right after the replay we sent it on our own.
-            whole = req.session_id == RESYNC_ALL_SESSIONS
-            if whole and self._resync_all_limit.allow(sender):
-                await self.dispatcher.resend_interrupted(sender)
-            return
-        if not self._resync_limit.allow(sender):
-            self._reject(TOPIC_RESYNC, sender, "rate_limited")
-            return
-        if req.session_id == RESYNC_ALL_SESSIONS:
-            if not self._resync_all_limit.allow(sender):
-                self._reject(TOPIC_RESYNC, sender, "rate_limited", "whole-room resync")
-                return
-            await self.broadcaster.resync_room(sender, skip_acked=req.last_seq > 0)
-            # A browser that had not seen us yet missed those statuses when they were sent.
-            await self.dispatcher.resend_interrupted(sender)
-        else:
-            await self.broadcaster.resync(sender, req.session_id, req.last_seq)
-
-
-async def connect_direct(
-    settings: Settings, room_name: str, deps: RoomDeps, *, fence: int | None = None
-) -> RoomRuntime:
-    """`steward join ROOM`: connect with our own token, then the common path."""
-    room = rtc.Room()
-    token = steward_token(settings, room_name)
-    await room.connect(settings.livekit_url, token, room_options(auto_subscribe=True))
-    try:
-        return await RoomRuntime(room, room_name, deps, fence=fence).start()
-    except BaseException:
-        await room.disconnect()
-        raise
+        self.snapshots.cache.viewport_changed(sender, self.views.update(sender, update))

@@ -44,17 +44,17 @@ class RoomSession:
         *,
         broadcaster: Broadcaster,
         messenger: Messenger,
-        context: SnapshotFetcher,
+        snapshots: SnapshotFetcher,
     ) -> None:
         self._room_id = room_id
         self._session_id = session_id
         self.prompt = prompt
         self._broadcaster = broadcaster
         self._messenger = messenger
-        self._context = context
+        self._snapshots = snapshots
         self._cancelled = asyncio.Event()
         # The last status sent: the same one again (the agent's "done", then the
-        # dispatcher's) tells the room nothing new and is not sent.
+        # prompt sessions') tells the room nothing new and is not sent.
         self._last_status: tuple[SessionStatus, str | None] | None = None
         self.figures = SessionFigures()
 
@@ -74,7 +74,7 @@ class RoomSession:
         self, *, bounds: Box | None = None, want_screenshot: bool = True
     ) -> CanvasSnapshot:
         self.figures.context_requests += 1
-        ctx = await self._context.fetch(
+        ctx = await self._snapshots.fetch(
             bounds=bounds or self.prompt.bounds,
             want_screenshot=want_screenshot,
             asker=self.prompt.asker,

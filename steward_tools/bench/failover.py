@@ -7,7 +7,7 @@ and an agent dispatch. Every room runs a one-shot prompt (the scripted model, sl
 be mid-stream) and a fairy project whose orchestrator and drones run on the real `anthropic:`
 provider against the local Messages server and its test model. Mid-run the worker holding
 the most rooms is SIGKILLed. The other workers' re-dispatch watcher
-(steward/room/redispatch.py) sees its liveness lock gone (or its leases lapse) with people
+(steward/room/failover.py) sees its liveness lock gone (or its leases lapse) with people
 still in the rooms and dispatches them again; the new steward resumes from Postgres.
 
 Reported: the rooms of the killed worker and how many were served again, the recovery time
@@ -60,7 +60,7 @@ from steward.obs import stack_dump
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope
 from steward.protocol.names import ATTR_READY
-from steward.room.agent_dispatch import AgentDispatcher
+from steward.room.livekit_admin import LiveKitAdmin
 from steward.store.embedded import EmbeddedPostgres
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.clients import TimedClient
@@ -365,13 +365,13 @@ async def _phases(
     return out
 
 
-async def our_dispatches(dispatcher: AgentDispatcher, rooms: list[str]) -> list[int]:
+async def our_dispatches(admin: LiveKitAdmin, rooms: list[str]) -> list[int]:
     """How many dispatches of our agent LiveKit lists per room (its server-made one for
     unnamed agents aside): the one serving it, once the dead worker's is deleted."""
     counts = []
     for room in rooms:
-        listed = await dispatcher.dispatches(room)
-        counts.append(sum(d.agent_name == dispatcher.agent_name for d in listed))
+        listed = await admin.dispatches(room)
+        counts.append(sum(d.agent_name == admin.agent_name for d in listed))
     return counts
 
 
@@ -430,7 +430,7 @@ async def run(
     procs: Workers | None = None
     observer: Observer | None = None
     all_rooms: list[Room] = []
-    dispatcher = AgentDispatcher(
+    admin = LiveKitAdmin(
         server.url, server.api_key, server.api_secret, agent_name=f"failover-{uuid.uuid4().hex[:6]}"
     )
     try:
@@ -441,7 +441,7 @@ async def run(
             "LIVEKIT_API_KEY": server.api_key,
             "LIVEKIT_API_SECRET": server.api_secret,
             "DATABASE_URL": db_url,
-            "STEWARD_AGENT_NAME": dispatcher.agent_name,
+            "STEWARD_AGENT_NAME": admin.agent_name,
             "STEWARD_LOG_FORMAT": "json",
             "STEWARD_LOG_LEVEL": os.environ.get("STEWARD_FAILOVER_LOG_LEVEL", "info"),
             "STEWARD_LEASE_SECONDS": str(lease_s),
@@ -465,7 +465,7 @@ async def run(
         await wait_until(procs.registered, 180, "every worker registered")
         # All at once, as a burst reaches a fleet: idle workers take every room (before the
         # worker counted its own slots, each took one and refused the rest; worker_capacity).
-        await asyncio.gather(*(dispatcher.dispatch(r.name, reason="bench") for r in all_rooms))
+        await asyncio.gather(*(admin.dispatch(r.name, reason="bench") for r in all_rooms))
         for r in all_rooms:
             await wait_until(r.served, 60, f"{r.name} served")
         observer = Observer(server, names)
@@ -558,7 +558,7 @@ async def run(
                 **percentiles(lags := lag.stages.get("loop_lag_ms", [])),
                 "max": round(max(lags), 1) if lags else None,
             },
-            "dispatches_per_room": await our_dispatches(dispatcher, [r.name for r in of_killed]),
+            "dispatches_per_room": await our_dispatches(admin, [r.name for r in of_killed]),
             "served_again": again,
             "taken_before_expiry": await _taken_before_expiry(db_url, expiries),
             "projects_done": done,
@@ -587,7 +587,7 @@ async def run(
             for c in r.clients:
                 with contextlib.suppress(Exception):
                     await c.disconnect()
-        await dispatcher.aclose()
+        await admin.aclose()
         if procs is not None:
             await procs.stop()
         await model.stop()

@@ -230,7 +230,7 @@ def instrument(runtime: RoomRuntime, marks: Marks) -> None:
 
 
 def _instrument_context(runtime: RoomRuntime, marks: Marks) -> None:
-    fetch = runtime.context.fetch
+    fetch = runtime.snapshots.fetch
 
     async def timed_fetch(**kw: Any) -> Any:
         t0 = time.monotonic()
@@ -239,7 +239,7 @@ def _instrument_context(runtime: RoomRuntime, marks: Marks) -> None:
         finally:
             marks.stage("context_fetch_ms", t0)
 
-    runtime.context.fetch = timed_fetch  # type: ignore[method-assign]
+    runtime.snapshots.fetch = timed_fetch  # type: ignore[method-assign]
 
 
 @dataclass

@@ -172,7 +172,7 @@ async def run(
             "sessions": len(statuses),
             "statuses": dict(Counter(statuses)),
             "outcomes": dict(
-                Counter(res.outcome for r in runtimes for res in r.dispatcher.results.values())
+                Counter(res.outcome for r in runtimes for res in r.prompt_sessions.results.values())
             ),
             "overhead_p95_ms": overhead["p95"],
             "overhead_ms": overhead,
@@ -233,7 +233,7 @@ async def run(
             "resyncs": sum(st.resyncs for st in streams),
             "previews_coalesced": sum(st.previews_coalesced for st in streams),
             "previews_paced": sum(st.previews_paced for st in streams),
-            "degraded_contexts": sum(r.context.degraded_runs for r in runtimes),
+            "degraded_contexts": sum(r.snapshots.degraded_runs for r in runtimes),
             "target_overhead_p95_ms": TARGET_OVERHEAD_P95_MS,
             "errors": sorted({e for rep in reports.values() for e in rep["errors"]})[:5],
             **extra,

@@ -101,7 +101,7 @@ class Probe:
 def _instrument(runtime: RoomRuntime) -> Callable[[], list[Probe]]:
     """Wrap the fetcher's RPC call and the stream inbox to time each stage of a fetch."""
     probes: list[Probe] = []
-    inbox, fetcher = runtime.inbox, runtime.context
+    inbox, fetcher = runtime.inbox, runtime.snapshots
     expect = inbox.expect
 
     def timed_expect(
@@ -220,7 +220,7 @@ async def measure(
     seeded = await browsers.call("seed", 60, tab=tab, count=shapes, bounds=bounds, text=text)
     clock = await browsers.clock_check(tab)
     renders = (await browsers.call("render", 180, tab=tab, bounds=bounds, count=4))["renders"]
-    fetcher = runtime.context
+    fetcher = runtime.snapshots
     production_timeout = fetcher.timeout_s
     # Measure the real round trip even when it is slower than the production timeout (2 s by
     # default, after which an agent run would go on text-only); count those separately.

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from steward.room.agent_dispatch import AgentDispatcher
-from steward.room.redispatch import Redispatcher
+from steward.room.failover import FailoverWatcher
+from steward.room.livekit_admin import LiveKitAdmin
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
 from steward.store.queued_runs import QueuedRun, QueuedRuns
@@ -45,9 +45,9 @@ async def test_two_watchers_dispatch_a_lapsed_or_drained_room_once_and_release_a
     ]
     dead = RoomLeases(database.pool, "dead-worker", ttl_s=TTL)
     watchers = [
-        Redispatcher(
+        FailoverWatcher(
             RoomLeases(database.pool, f"w{i}", ttl_s=TTL),
-            AgentDispatcher(livekit_server.url, key, secret, agent_name=agent),
+            LiveKitAdmin(livekit_server.url, key, secret, agent_name=agent),
             steward_identity="canvas-steward",
             runs=QueuedRuns(database.pool),
         )
@@ -70,7 +70,7 @@ async def test_two_watchers_dispatch_a_lapsed_or_drained_room_once_and_release_a
         # One dispatch per room with people or a run waiting, not one per watcher.
         assert sorted(r for rooms in swept for r in rooms) == sorted([busy, drained, waiting])
         for room in (busy, drained, waiting):
-            listed = await watchers[0].dispatcher.dispatches(room)
+            listed = await watchers[0].admin.dispatches(room)
             assert [d.agent_name for d in listed if d.agent_name == agent] == [agent]
         # Both lapses are handled: neither is looked at again before the claim runs out.
         assert await dead.unattended(60) == []

@@ -20,7 +20,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from steward.room.agent_dispatch import AgentDispatcher
+from steward.room.livekit_admin import LiveKitAdmin
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
@@ -173,7 +173,7 @@ async def test_a_run_for_a_room_served_elsewhere_is_taken_by_its_steward_without
     settings = room_settings(livekit_server, database.url, steward_agent_name=AGENT)
     accepting = await StewardService(settings, database=database, fairies=False).start()
     clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
-    dispatcher = AgentDispatcher.from_settings(settings)
+    admin = LiveKitAdmin.from_settings(settings)
     base = f"http://127.0.0.1:{accepting.http_port}"
     try:
         async with aiohttp.ClientSession() as http:
@@ -187,13 +187,13 @@ async def test_a_run_for_a_room_served_elsewhere_is_taken_by_its_steward_without
             await settle(runtime, clients, sid)
             assert await final_state(http, base, sid) == "done"
         assert clients[0].shapes == clients[1].shapes and len(clients[0].shapes) == 6
-        assert list(runtime.dispatcher.sessions) == [sid]
+        assert list(runtime.prompt_sessions.sessions) == [sid]
         # Its steward was live: no dispatch for our agent name was made.
-        made = [d for d in await dispatcher.dispatches(room_name) if d.agent_name == AGENT]
+        made = [d for d in await admin.dispatches(room_name) if d.agent_name == AGENT]
         assert made == []
     finally:
         await close_all(clients)
-        await dispatcher.aclose()
+        await admin.aclose()
         await accepting.close()
         await serving.close()
 
@@ -279,7 +279,7 @@ async def test_a_run_whose_steward_died_before_starting_it_is_run_by_the_next_on
             for client in clients:
                 assert await client.wait_status(sid, timeout=60) == "done"
             assert await final_state(http, base, sid) == "done"
-        assert list(runtime.dispatcher.sessions) == [sid]
+        assert list(runtime.prompt_sessions.sessions) == [sid]
         row = await database.pool.fetchrow("SELECT taken_by, taken_token FROM queued_runs")
         assert row is not None and row["taken_by"] == serving.owner
         assert row["taken_token"] == dead.token + 1
@@ -328,13 +328,13 @@ async def test_runs_queued_behind_a_draining_steward_stay_queued_for_the_next_on
             await drain
             assert await read_state(http, base, sids[0]) == "done"
             assert await read_state(http, base, sids[1]) == "queued"
-            assert list(first.dispatcher.sessions) == sids[:1]
+            assert list(first.prompt_sessions.sessions) == sids[:1]
             # Released at once: the next steward takes the room and runs the second.
             second = await following.join(room_name)
             for client in clients:
                 assert await client.wait_status(sids[1], timeout=60) == "done"
             assert await final_state(http, base, sids[1]) == "done"
-        assert list(second.dispatcher.sessions) == sids[1:]
+        assert list(second.prompt_sessions.sessions) == sids[1:]
         owners = await database.pool.fetch(
             "SELECT session_id, taken_by FROM queued_runs ORDER BY created_at"
         )

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from steward.room.agent_dispatch import AgentDispatcher
+from steward.room.livekit_admin import LiveKitAdmin
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.failover import (
@@ -65,9 +65,7 @@ async def test_two_nodes_on_one_redis_serve_rooms_and_fail_over_across_nodes(
     model = MessagesServer(responder=PlanResponder(seed=13))
     await model.start()
     agent = f"multinode-{uuid.uuid4().hex[:6]}"
-    dispatchers = [
-        AgentDispatcher(n.url, n.api_key, n.api_secret, agent_name=agent) for n in (a, b)
-    ]
+    admins = [LiveKitAdmin(n.url, n.api_key, n.api_secret, agent_name=agent) for n in (a, b)]
     workers = Workers(
         {
             **os.environ,
@@ -108,7 +106,7 @@ async def test_two_nodes_on_one_redis_serve_rooms_and_fail_over_across_nodes(
         for i, r in enumerate(rooms):
             # Through either node's API, one at a time (an idle worker is full while its
             # first job starts, and LiveKit does not retry a dispatch it found no worker for).
-            await dispatchers[i % 2].dispatch(r.name, reason="test")
+            await admins[i % 2].dispatch(r.name, reason="test")
             await wait_until(r.served, 60, f"{r.name} served")
         pids = {p.pid: i for i, p in enumerate(workers.procs)}
         owners = {room: pids[pid] for room, pid in (await lease_owners(fresh_db_url)).items()}
@@ -140,7 +138,7 @@ async def test_two_nodes_on_one_redis_serve_rooms_and_fail_over_across_nodes(
         assert await unfenced(fresh_db_url, rooms) == [0] * len(rooms)
         # The dead worker's dispatches are deleted (through the survivor's node).
         moved = [r.name for r in of_killed]
-        assert await our_dispatches(dispatchers[0], moved) == [1] * len(moved)
+        assert await our_dispatches(admins[0], moved) == [1] * len(moved)
         # What LiveKit did: the room's node, the nodes of its clients and of its workers.
         for i, r in enumerate(rooms):
             print(
@@ -156,7 +154,7 @@ async def test_two_nodes_on_one_redis_serve_rooms_and_fail_over_across_nodes(
         for r in rooms:
             for c in r.clients:
                 await c.disconnect()
-        for d in dispatchers:
+        for d in admins:
             await d.aclose()
         await workers.stop()
         await model.stop()

@@ -84,8 +84,8 @@ async def test_screenshot_timeout_leads_to_a_degraded_text_only_run(
             alice.stats.context_requests,
             bob.stats.context_requests,
         )
-        assert runtime.context.degraded_runs == 1
-        result = await runtime.dispatcher.wait(reply.session_id, timeout=5)
+        assert runtime.snapshots.degraded_runs == 1
+        result = await runtime.prompt_sessions.wait(reply.session_id, timeout=5)
         assert result.summary["degraded_contexts"] == 1
         assert alice.shapes == bob.shapes == runtime.mirror.shapes
     finally:
@@ -151,9 +151,9 @@ async def test_gzip_shapes_arrive_intact_and_screenshots_respect_the_byte_budget
         await settle(runtime, clients, reply.session_id)
         assert len(alice.shapes) == 6
 
-        runtime.context.cache.ttl_s = 0.0  # each fetch asks a browser
+        runtime.snapshots.cache.ttl_s = 0.0  # each fetch asks a browser
         by_id = lambda shapes: {s["id"]: s for s in shapes}  # noqa: E731
-        ctx = await runtime.context.fetch()
+        ctx = await runtime.snapshots.fetch()
         assert not ctx.degraded and ctx.source_identity == "alice"
         assert by_id(ctx.shapes) == alice.shapes == runtime.mirror.shapes
         shot = ctx.screenshot or b""
@@ -164,7 +164,7 @@ async def test_gzip_shapes_arrive_intact_and_screenshots_respect_the_byte_budget
 
         await alice.disconnect()
         await wait_for(lambda: runtime.participants.host == "bob", timeout=5)
-        plain = await runtime.context.fetch()
+        plain = await runtime.snapshots.fetch()
         assert not plain.degraded and plain.source_identity == "bob"
         assert by_id(plain.shapes) == bob.shapes == runtime.mirror.shapes
         assert len(plain.screenshot or b"") <= budget

@@ -138,7 +138,7 @@ async def test_a_screenshot_over_the_asked_budget_is_cut_off(
         assert "oversize" in over
         # Not retried at the same browser: one request per fetch, then a text-only run.
         assert host.stats.context_requests == 1
-        assert runtime.context.degraded_runs == 1
+        assert runtime.snapshots.degraded_runs == 1
     finally:
         await close_all([host])
 
@@ -182,7 +182,7 @@ async def test_a_gzip_bomb_degrades_the_run_at_once_and_a_failing_host_is_demote
         reply = await bomber.prompt("draw our signup flow")
         assert reply.session_id and await bomber.wait_status(reply.session_id) == "done"
         assert bomber.stats.context_requests == before
-        assert runtime.context.degraded_runs == 0 or ann.stats.context_requests >= 1
+        assert runtime.snapshots.degraded_runs == 0 or ann.stats.context_requests >= 1
     finally:
         await close_all([bomber, ann])
 

@@ -178,9 +178,9 @@ async def test_a_late_host_is_asked_once_per_fetch_and_loses_the_role_despite_ho
         assert max(asked) <= 1, asked
         # Failing 3 fetches in 5 minutes loses the role, though she answered one in between.
         assert runtime.participants.host == "ann"
-        timeout = runtime.context.timeout_s
+        timeout = runtime.snapshots.timeout_s
         assert max(took) < 2 * timeout + 2.0, took
-        assert runtime.context.degraded_runs == 0
+        assert runtime.snapshots.degraded_runs == 0
     finally:
         await close_all([hostile, ann, bob])
 

@@ -75,7 +75,7 @@ async def test_a_status_repeated_with_nothing_new_is_not_sent_again() -> None:
         PromptInput(message="hi", source="browser", requester="ann"),
         broadcaster=cast(Broadcaster, LastSeq()),
         messenger=Messenger("room", sent),
-        context=cast(SnapshotFetcher, cast(Any, None)),
+        snapshots=cast(SnapshotFetcher, cast(Any, None)),
     )
     start: list[SessionStatus] = [
         "waiting_context",
@@ -109,7 +109,7 @@ def _session(sent: Sent, prompt: PromptInput, session_id: str = "s1") -> RoomSes
         prompt,
         broadcaster=cast(Broadcaster, LastSeq()),
         messenger=Messenger("room", sent),
-        context=cast(SnapshotFetcher, cast(Any, None)),
+        snapshots=cast(SnapshotFetcher, cast(Any, None)),
     )
 
 

@@ -51,7 +51,7 @@ def record_quality(report: QualityReport) -> dict[str, int]:
     return counts
 
 
-class Dispatcher:
+class PromptSessions:
     def __init__(
         self,
         room_id: str,
@@ -59,7 +59,7 @@ class Dispatcher:
         *,
         broadcaster: Broadcaster,
         messenger: Messenger,
-        context: SnapshotFetcher,
+        snapshots: SnapshotFetcher,
         outbox: Outbox,
         model: str,
         max_s: float = 600.0,
@@ -69,7 +69,7 @@ class Dispatcher:
         self._runner = runner
         self._broadcaster = broadcaster
         self._messenger = messenger
-        self._context = context
+        self._snapshots = snapshots
         self._outbox = outbox
         self._model = model
         # The hard cap on a session; the agent's own watchdog ends a stalled one sooner.
@@ -96,7 +96,7 @@ class Dispatcher:
             prompt,
             broadcaster=self._broadcaster,
             messenger=self._messenger,
-            context=self._context,
+            snapshots=self._snapshots,
         )
         started = self._starting[session_id] = asyncio.get_running_loop().create_future()
         try:

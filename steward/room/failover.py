@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 
 from steward.obs.logging import get_logger
-from steward.room.agent_dispatch import AgentDispatcher
+from steward.room.livekit_admin import LiveKitAdmin
 from steward.store.leases import RoomLeases
 from steward.store.queued_runs import QueuedRuns
 from steward.task_set import TaskSet
@@ -29,17 +29,17 @@ HORIZON_S = 600.0
 MAX_PERIOD_S = 1.0
 
 
-class Redispatcher:
+class FailoverWatcher:
     def __init__(
         self,
         leases: RoomLeases,
-        dispatcher: AgentDispatcher,
+        admin: LiveKitAdmin,
         *,
         steward_identity: str,
         runs: QueuedRuns,
     ) -> None:
         self.leases = leases
-        self.dispatcher = dispatcher
+        self.admin = admin
         self.steward_identity = steward_identity
         # HTTP runs waiting for a room keep it dispatched even with nobody in it.
         self.runs = runs
@@ -55,7 +55,7 @@ class Redispatcher:
 
     async def close(self) -> None:
         await self._tasks.close()
-        await self.dispatcher.aclose()
+        await self.admin.aclose()
 
     async def sweep(self) -> list[str]:
         """One look at the leases; the rooms this worker dispatched."""
@@ -65,7 +65,7 @@ class Redispatcher:
             if token is None:
                 continue  # another worker has it, or a steward took the room meanwhile
             try:
-                people = await self.dispatcher.browsers(room)
+                people = await self.admin.browsers(room)
                 # An HTTP run queued for it needs a steward even with nobody in the room.
                 if not people and not await self.runs.waiting(room):
                     await self.leases.vacate(room, token)
@@ -74,8 +74,8 @@ class Redispatcher:
                 # A dead steward stays in the room until LiveKit times it out (~20 s); that
                 # removal would end the new steward's job too (LiveKit maps the identity to
                 # the job: livekit/livekit issue 4887), so it goes before the new one comes.
-                await self.dispatcher.remove(room, self.steward_identity)
-                await self.dispatcher.dispatch(room, reason="lease lapsed")
+                await self.admin.remove(room, self.steward_identity)
+                await self.admin.dispatch(room, reason="lease lapsed")
             except Exception as err:  # LiveKit away: the claim runs out, then it is retried
                 log.warning("redispatch_failed", room=room, error=str(err))
                 continue

@@ -8,7 +8,7 @@ from typing import Any
 
 from structlog.testing import capture_logs
 
-from steward.room.redispatch import Redispatcher
+from steward.room.failover import FailoverWatcher
 
 
 class FakeLeases:
@@ -67,7 +67,7 @@ async def test_a_sweep_acts_once_per_claimed_lapse_and_isolates_failures() -> No
     livekit = FakeLiveKit(
         {"failing": ["ann"], "elsewhere": ["bob"], "busy": ["cy"], "empty": []}, down={"failing"}
     )
-    watcher = Redispatcher(
+    watcher = FailoverWatcher(
         leases,  # type: ignore[arg-type]
         livekit,  # type: ignore[arg-type]
         steward_identity="canvas-steward",
@@ -92,12 +92,12 @@ async def test_a_sweep_acts_once_per_claimed_lapse_and_isolates_failures() -> No
 
 async def test_the_watch_period_is_a_third_of_the_lease_at_most_a_second() -> None:
     leases = FakeLeases([], set())
-    watcher = Redispatcher(
+    watcher = FailoverWatcher(
         leases, FakeLiveKit({}, set()), steward_identity="s", runs=FakeRuns(set())
     )  # type: ignore[arg-type]
     assert watcher.period_s == 1.0 and watcher.retry_s == 24.0  # a dead owner shows at once
     leases.ttl_s = 1.5
-    watcher = Redispatcher(
+    watcher = FailoverWatcher(
         leases, FakeLiveKit({}, set()), steward_identity="s", runs=FakeRuns(set())
     )  # type: ignore[arg-type]
     assert watcher.period_s == 0.5 and watcher.retry_s == 10.0

@@ -2,7 +2,7 @@
 dispatch (AgentDispatchService), delete the ones of stewards gone from the room, ask who is
 in a room and remove a dead steward from it (RoomService).
 
-One `AgentDispatcher` keeps one HTTP session; both the re-dispatch watcher and the HTTP run
+One `LiveKitAdmin` keeps one HTTP session; both the re-dispatch watcher and the HTTP run
 for a room no steward serves create their dispatches here.
 """
 
@@ -30,7 +30,7 @@ def superseded(listed: list[api.AgentDispatch], agent_name: str, keep: str) -> l
     return [d.id for d in listed if d.agent_name == agent_name and d.id != keep]
 
 
-class AgentDispatcher:
+class LiveKitAdmin:
     def __init__(self, url: str, api_key: str, api_secret: str, *, agent_name: str) -> None:
         self.url = url
         self.agent_name = agent_name
@@ -40,7 +40,7 @@ class AgentDispatcher:
         self._api: api.LiveKitAPI | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> AgentDispatcher:
+    def from_settings(cls, settings: Settings) -> LiveKitAdmin:
         return cls(
             settings.livekit_url,
             settings.livekit_api_key,

@@ -1,0 +1,37 @@
+"""What a room runtime needs from the composition root (`steward/service.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from livekit.agents import stt
+
+from steward.config import Settings
+from steward.ports import AgentRunner
+from steward.store.grants import GrantBindings
+from steward.store.outbox import Outbox
+
+
+@dataclass
+class RoomDeps:
+    """What a room runtime needs from the composition root."""
+
+    settings: Settings
+    outbox: Outbox
+    runner: Callable[[], AgentRunner]
+    # `steward.cancel` for sessions the prompt sessions did not start (a fairy's own sessions):
+    # (room id, session id) → whether something was cancelled.
+    cancel_other: Callable[[str, str], bool] | None = None
+    # Who such a session works for (room id, session id) → identity, or None when unknown.
+    owner_of_other: Callable[[str, str], str | None] | None = None
+    # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
+    grant_bindings: GrantBindings | None = None
+    # A session's models, tokens and estimated cost, for its `session_ended` line.
+    usage_of: Callable[[str], Awaitable[dict[str, object]]] | None = None
+    # The speech engine shared by every room (None: the steward transcribes nobody).
+    speech: stt.STT[Any] | None = None
+    # Whether this process still holds the room's lease (room id → bool): the gate of every
+    # publish besides the fenced outbox appends. None: no lease (nothing is gated).
+    holds_lease: Callable[[str], Awaitable[bool]] | None = None
