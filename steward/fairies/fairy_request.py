@@ -14,6 +14,7 @@ from steward.actions.base import Scheduled
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
+from steward.fairies.around import with_around
 from steward.fairies.look import Look, shown
 from steward.fairies.memory import chat_items, filter_history, history_tokens
 from steward.fairies.modes import mode
@@ -59,9 +60,15 @@ async def context(
     room: RoomFairies, fairy_id: str, session: SessionPort, area: Rect | None
 ) -> CanvasSnapshot:
     """The context of `area` (None: the asker's view, as the session's browser reports)."""
-    sees = "screenshot" in mode(room.roster.get(fairy_id).mode).parts
+    parts = mode(room.roster.get(fairy_id).mode).parts
+    sees = "screenshot" in parts
     box = Box(x=area.x, y=area.y, w=area.w, h=area.h) if area is not None else None
-    ctx = await session.request_context(bounds=box, want_screenshot=sees)
+    # A working fairy also gets a low-detail image around its task area (`around.py`).
+    task = room.board.working_task_of(fairy_id)
+    nearby = task.bounds if sees and "neighbours" in parts and task is not None else None
+    ctx = await with_around(
+        session, nearby, session.request_context(bounds=box, want_screenshot=sees)
+    )
     if ctx.viewport.w > 0 and ctx.viewport.h > 0 and not ctx.degraded:
         room.viewport = Rect(ctx.viewport.x, ctx.viewport.y, ctx.viewport.w, ctx.viewport.h)
     if room.origin is None:
@@ -186,6 +193,7 @@ def prompt(
         notes=notes,
         lints=lints,
         neighbourhood=neighbourhood_of(view.task, view.project_tasks),  # drones: neighbours
+        around=context.around,
     )
     request = build_request(state, current)
     request.hints["fairy"] = hints(room, view)

@@ -15,7 +15,7 @@ from typing import Any
 
 from steward.canvas.mirror import CanvasMirror
 from steward.model.base import ModelRequest, Usage
-from steward.ports import CanvasSnapshot
+from steward.ports import CanvasSnapshot, Picture
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction
@@ -56,6 +56,9 @@ class MemorySession:
             doc_version=self._seq,
             shapes=copy.deepcopy(list(self.browser.shapes.values())),
         )
+
+    async def request_picture(self, *, bounds: Box, max_size: int) -> Picture | None:
+        return None  # no browser here renders images
 
     async def flush_actions(self) -> None:
         return None  # every send here completes before it returns

@@ -14,7 +14,7 @@ from typing import Any
 from steward.canvas.mirror import CanvasMirror
 from steward.fairies.projects import ProjectBoard
 from steward.fairies.scripted_project import drone_drawing
-from steward.ports import CanvasSnapshot, SessionPort
+from steward.ports import CanvasSnapshot, Picture, SessionPort
 from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction
 from steward.store.outbox import Outbox
 
@@ -86,6 +86,9 @@ class BrowserSession:
             doc_version=0,
             shapes=shapes,
         )
+
+    async def request_picture(self, *, bounds: Box, max_size: int) -> Picture | None:
+        return None  # no browser here renders images
 
     async def flush_actions(self) -> None:
         return None  # every send here completes before it returns

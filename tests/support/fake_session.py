@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.canvas.mirror import CanvasMirror
-from steward.ports import CanvasSnapshot
+from steward.ports import CanvasSnapshot, Picture
 from steward.protocol.messages import Box, SessionStatus, WireAction
 
 
@@ -25,6 +25,8 @@ class FakeSession:
     chats: list[tuple[str, str, bool]] = field(default_factory=list)
     statuses: list[tuple[str, str | None]] = field(default_factory=list)
     context_requests: list[Box | None] = field(default_factory=list)
+    picture: Picture | None = None  # what request_picture returns
+    picture_requests: list[tuple[Box, int]] = field(default_factory=list)
     browser: CanvasMirror = field(default_factory=CanvasMirror)
     _cancelled: bool = False
 
@@ -49,6 +51,10 @@ class FakeSession:
             shapes=self.browser.snapshot(),
             degraded=self.degraded,
         )
+
+    async def request_picture(self, *, bounds: Box, max_size: int) -> Picture | None:
+        self.picture_requests.append((bounds, max_size))
+        return self.picture
 
     async def flush_actions(self) -> None:
         return None  # every send here completes before it returns
