@@ -40,10 +40,10 @@ class Create(ActionModel):
     shape: CreatableShape
 
 
+# The fields an update may change (no docstring: it would become the schema's description).
+# Each kind takes only its own (a rectangle has no `x1`, a text no `fill`); the sanitizer
+# refuses any other key, and a position (x, y: that is `move`), with a note to the model.
 class ShapeChange(ActionModel):
-    """The fields an update may change: each kind takes only its own (a rectangle has no
-    `x1`, a text no `fill`); any other key is refused with a note. Never x or y: `move`."""
-
     shapeId: str
     type_: str | None = Field(default=None, alias="_type")
     text: str | None = None
@@ -67,7 +67,9 @@ class ShapeChange(ActionModel):
 
 class Update(ActionModel):
     intent: str
-    update: ShapeChange = Field(description="shapeId plus only the fields to change")
+    update: ShapeChange = Field(
+        description="shapeId plus only the fields to change, of those its kind has"
+    )
 
 
 class Delete(ActionModel):
