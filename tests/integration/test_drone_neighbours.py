@@ -92,14 +92,26 @@ def respond(body: dict[str, Any]) -> str:
             one, two = [f.strip() for f in free.group(1).split(",")][:2]
             return _act(
                 {"_type": "start-project", "title": "Two boxes", "plan": "left, right"},
-                {"_type": "create-project-task", "taskId": "left", "title": "Left box",
-                 "text": "a red box", **LEFT, "assignee": one},
-                {"_type": "create-project-task", "taskId": "right", "title": "Right box",
-                 "text": "a blue box", **RIGHT, "assignee": two},
+                {
+                    "_type": "create-project-task",
+                    "taskId": "left",
+                    "title": "Left box",
+                    "text": "a red box",
+                    **LEFT,
+                    "assignee": one,
+                },
+                {
+                    "_type": "create-project-task",
+                    "taskId": "right",
+                    "title": "Right box",
+                    "text": "a blue box",
+                    **RIGHT,
+                    "assignee": two,
+                },
                 {"_type": "direct-to-start-project-task", "taskId": "left", "fairyId": one},
                 {"_type": "direct-to-start-project-task", "taskId": "right", "fairyId": two},
                 {"_type": "await-tasks-completion", "taskIds": ["left", "right"]},
-            )  # fmt: skip
+            )
         if text.count("(done,") >= 2:
             return _act({"_type": "end-project"}, {"_type": "message", "text": "Both boxes."})
         return _act({"_type": "await-tasks-completion", "taskIds": []})
@@ -114,8 +126,16 @@ def respond(body: dict[str, Any]) -> str:
         images = _images(body)
         if len(images) == 2 and _left_red_in_around(images[1]):
             x, y = RIGHT["x"] + 20, RIGHT["y"] + 20
-            shape = {"_type": "rectangle", "shapeId": "blue-box", "x": x, "y": y, "w": 360,
-                     "h": 260, "color": "blue", "fill": "solid"}  # fmt: skip
+            shape = {
+                "_type": "rectangle",
+                "shapeId": "blue-box",
+                "x": x,
+                "y": y,
+                "w": 360,
+                "h": 260,
+                "color": "blue",
+                "fill": "solid",
+            }
             return _act(
                 {"_type": "create", "intent": "the blue box", "shape": shape},
                 {"_type": "mark-my-task-done"},
@@ -131,9 +151,14 @@ async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
 
 async def _tabs(*args: str, socket: Path) -> dict[str, Any]:
     proc = await asyncio.create_subprocess_exec(
-        str(NODE), str(TABS), *args, "--socket", str(socket),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        str(NODE),
+        str(TABS),
+        *args,
+        "--socket",
+        str(socket),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, err.decode()
     reply: dict[str, Any] = json.loads(out)
@@ -168,10 +193,22 @@ async def test_a_drones_request_shows_the_area_around_its_task_with_its_neighbou
     socket = tmp_path / "tabs.sock"
     page = f"http://127.0.0.1:{service.http_port}"
     tabs = await asyncio.create_subprocess_exec(
-        str(NODE), str(TABS), "serve", "--page", page, "--room", room_name,
-        "--tab", "alice:1280x800", "--socket", str(socket), "--out", str(tmp_path),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        str(NODE),
+        str(TABS),
+        "serve",
+        "--page",
+        page,
+        "--room",
+        room_name,
+        "--tab",
+        "alice:1280x800",
+        "--socket",
+        str(socket),
+        "--out",
+        str(tmp_path),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     clients = []
     try:
         assert tabs.stdout is not None
