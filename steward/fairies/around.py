@@ -45,13 +45,11 @@ async def with_around(
     fetch = asyncio.ensure_future(_picture(session, around(task_area)))
     try:
         ctx = await context
-    except BaseException:
-        fetch.cancel()
-        raise
-    done, _ = await asyncio.wait({fetch}, timeout=grace_s)
+        done, _ = await asyncio.wait({fetch}, timeout=grace_s)
+    finally:
+        if not fetch.done():  # late, or the request failed or was cancelled: not wanted
+            fetch.cancel()
     if not done:
-        fetch.cancel()
-        await asyncio.wait({fetch}, timeout=1.0)  # let it unwind; it holds nothing
         log.info("around_image_late", session=session.session_id, waited_s=grace_s)
         return ctx
     picture = fetch.result()

@@ -377,7 +377,8 @@ class SnapshotFetcher:
             except ContextFailure as err:
                 best.errors.append(f"{identity}: {err}")
                 log.info("context_attempts_failed", room=self.room_id, participant=identity)
-                self._failed(identity)
+                if not ask.image_only:  # a picture is extra: missing one demotes no host
+                    self._failed(identity)
         return None
 
     def _failed(self, identity: str) -> None:
