@@ -93,7 +93,7 @@ def _alignment(v: FairyView, area: Rect) -> str | None:
     return (
         f"Tasks side by side with yours: {names}. Draw as one scene with them: stand things on "
         "the same ground line and keep the same scale (a door, a tree the same size in each); "
-        "the shapes next to your area show theirs."
+        "the image around your area and the shapes next to it show theirs."
     )
 
 
