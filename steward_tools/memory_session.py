@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from steward.canvas.mirror import CanvasMirror
-from steward.ports import CanvasSnapshot, SessionPort
+from steward.ports import CanvasSnapshot, Picture, SessionPort
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction
@@ -61,6 +61,8 @@ class MemoryRoom:
     user_changes: list[dict[str, Any]] = field(default_factory=list)  # the asker's
     view_note: str | None = None  # set: the view is not the asker's
     degraded: bool = False
+    picture: Picture | None = None  # what a browser renders when asked for a picture
+    picture_requests: list[tuple[Box, int]] = field(default_factory=list)
     outbox: Outbox | None = None  # set: envelopes are written as the room runtime writes them
     canvas: CanvasMirror = field(default_factory=CanvasMirror)  # the room's
     browser: CanvasMirror = field(default_factory=CanvasMirror)  # a client's
@@ -186,6 +188,10 @@ class MemorySession:
             shapes=room.browser.snapshot(),
             degraded=room.degraded,
         )
+
+    async def request_picture(self, *, bounds: Box, max_size: int) -> Picture | None:
+        self.room.picture_requests.append((bounds, max_size))
+        return self.room.picture
 
     async def flush_actions(self) -> None:
         return None  # every send here completes before it returns

@@ -5,6 +5,7 @@
 //   node tabs.mjs serve --page URL --room ROOM [--tab NAME[:WxH]]... [--socket PATH] [--out DIR]
 //   node tabs.mjs open NAME[:WxH]          another tab, named NAME (its LiveKit identity)
 //   node tabs.mjs viewport NAME WxH        resize a tab's window
+//   node tabs.mjs pan NAME X Y             centre a tab's view on page point (X, Y), same zoom
 //   node tabs.mjs prompt NAME TEXT...      ask as NAME ("project: ..." too); waits for the run
 //        [--no-wait] [--timeout S]         to be done/canceled/error (default 1800 s)
 //   node tabs.mjs wait NAME [SESSION]      wait for a run (the tab's last one by default)
@@ -134,6 +135,19 @@ async function serve(opts) {
 
   const commands = {
     open: ({ _ }) => open(_[0]),
+    async pan({ _ }) {
+      const [name, ...xy] = _
+      const [x, y] = xy.map(Number)
+      if (xy.length !== 2 || !Number.isFinite(x) || !Number.isFinite(y)) throw new Error('pan needs NAME X Y (page coordinates)')
+      // The user's own camera move: the tab publishes its new view as it would after a drag.
+      const view = await tab(name).page.evaluate(([px, py]) => {
+        const editor = window.__steward.editor
+        editor.centerOnPoint({ x: px, y: py }, { immediate: true })
+        const b = editor.getViewportPageBounds()
+        return { x: b.x, y: b.y, w: b.w, h: b.h }
+      }, [x, y])
+      return { tab: name, view }
+    },
     async viewport({ _ }) {
       await tab(_[0]).page.setViewportSize(parseSize(_[1]))
       return { tab: _[0], viewport: tab(_[0]).page.viewportSize() }
@@ -229,7 +243,7 @@ async function main() {
   const opts = parseArgs(rest)
   opts.socket = opts.socket ?? process.env.STEWARD_TABS_SOCKET ?? '.data/by-hand/tabs.sock'
   if (!cmd || cmd === 'help' || cmd === '--help') {
-    process.stdout.write('usage: tabs.mjs serve|open|viewport|prompt|wait|shot|status|close ... (see the top of tabs.mjs)\n')
+    process.stdout.write('usage: tabs.mjs serve|open|viewport|pan|prompt|wait|shot|shapes|status|close ... (see the top of tabs.mjs)\n')
     return
   }
   if (cmd === 'serve') return serve(opts)

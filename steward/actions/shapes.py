@@ -28,7 +28,7 @@ from steward.canvas.simple import (
     model_type,
     to_simple,
 )
-from steward.canvas.styles import COLOR_LOOKS, FILL_LOOKS, fill_to_tldraw
+from steward.canvas.styles import COLOR_LOOKS, COLORS, FILL_LOOKS, Color, fill_to_tldraw
 
 CreatableShape = (
     SimpleGeoShape | SimpleTextShape | SimpleNoteShape | SimpleArrowShape | SimpleLineShape
@@ -40,9 +40,36 @@ class Create(ActionModel):
     shape: CreatableShape
 
 
+# The fields an update may change (no docstring: it would become the schema's description).
+# Each kind takes only its own (a rectangle has no `x1`, a text no `fill`); the sanitizer
+# refuses any other key, and a position (x, y: that is `move`), with a note to the model.
+class ShapeChange(ActionModel):
+    shapeId: str
+    type_: str | None = Field(default=None, alias="_type")
+    text: str | None = None
+    note: str | None = None
+    color: Color | None = None
+    fill: Literal["none", "tint", "background", "solid", "pattern"] | None = None
+    w: float | None = None
+    h: float | None = None
+    fontSize: float | None = None
+    width: float | None = None
+    wrap: bool | None = None
+    textAlign: Literal["start", "middle", "end"] | None = None
+    x1: float | None = None
+    y1: float | None = None
+    x2: float | None = None
+    y2: float | None = None
+    bend: float | None = None
+    fromId: str | None = None
+    toId: str | None = None
+
+
 class Update(ActionModel):
     intent: str
-    update: dict[str, Any] = Field(description="shapeId plus only the fields to change")
+    update: ShapeChange = Field(
+        description="shapeId plus only the fields to change, of those its kind has"
+    )
 
 
 class Delete(ActionModel):
@@ -70,7 +97,7 @@ class Pen(ActionModel):
     points: list[PenPoint]
     style: Literal["smooth", "straight"] = "smooth"
     closed: bool = False
-    color: str = "black"
+    color: Color = "black"
     fill: Literal["none", "tint", "background", "solid", "pattern"] = "none"
 
 
@@ -137,6 +164,11 @@ def _sanitize_update(
         return None
     upd = {**upd, "shapeId": sid}
     kind = model_type(ctx.shapes[sid])
+    moved = [k for k in ("x", "y") if upd.pop(k, None) is not None]
+    if moved:
+        ctx.notes.append(
+            f"update of {sid!r}: position ({', '.join(moved)}) left as it was; use move"
+        )
     if "_type" in upd:
         asked = norm_kind(upd["_type"])
         if asked is None:
@@ -225,25 +257,47 @@ def _sanitize_pen(
     if not isinstance(raw, list):
         return None
     pts: list[tuple[float, float]] = []
+    written: list[tuple[float, float]] = []  # in the model's coordinates
     for p in raw[:2000]:
         if isinstance(p, dict):
             x, y = to_number(p.get("x"), limit=MAX_COORD), to_number(p.get("y"), limit=MAX_COORD)
             if x is not None and y is not None:
+                written.append((x, y))
                 pts.append((ctx.coords.x_from_model(x), ctx.coords.y_from_model(y)))
     if len(pts) < 2:
         return None
     sid = ctx.unique_id(data.get("shapeId") or f"pen-{index + 1}", index)
     if sid is None:
         return None
+    color = norm_color(data.get("color"))
+    if complete and data.get("color") is not None and color != data.get("color"):
+        # Only the palette draws; say what was drawn instead of a colour it does not have.
+        said = str(data.get("color"))[:40]
+        instead = color or "black"
+        why = "" if color else f" (the palette: {', '.join(COLORS)})"
+        ctx.notes.append(f"pen {sid!r}: colour {said!r} is drawn as {instead!r}{why}")
     return {
         "_type": "pen",
         "_id": sid,
         "_points": pts,
+        # What the history shows of it (the points themselves would crowd it out): the id a
+        # later request edits it by, and where its points run.
+        "shapeId": sid,
+        "points": _points_summary(written),
         "style": norm_enum(data.get("style"), ("smooth", "straight")) or "smooth",
         "closed": bool(to_bool(data.get("closed"))),
-        "color": norm_color(data.get("color")) or "black",
+        "color": color or "black",
         "fill": fill_to_tldraw(data.get("fill")),
     }
+
+
+def _points_summary(pts: list[tuple[float, float]]) -> str:
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    (x0, y0), (x1, y1) = pts[0], pts[-1]
+    return (
+        f"{len(pts)} points from ({x0:g}, {y0:g}) to ({x1:g}, {y1:g}), "
+        f"within x {min(xs):g} to {max(xs):g}, y {min(ys):g} to {max(ys):g}"
+    )
 
 
 def _resolve_pen(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
@@ -309,7 +363,7 @@ Arrows and lines
 Colours and fills
 - A shape's `color` is its outline, text and fill colour; its `fill` says how its inside is painted.
 """
-_LOOKS = "\n".join(
+STYLE_GUIDE = "\n".join(
     [
         *(f"- Fill `{name}`: {looks}." for name, looks in FILL_LOOKS.items()),
         "- For a white shape use fill `background` with colour `grey`, so its outline stays "
@@ -343,7 +397,7 @@ CREATE = ActionSpec(
     creates="shape.shapeId",
     schema=Create,
     description="Create a shape.",
-    guide=_CREATE + _LOOKS,
+    guide=_CREATE + STYLE_GUIDE,
     sanitize=_sanitize_create,
     resolve=_resolve_create,
     streams=True,

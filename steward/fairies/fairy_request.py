@@ -18,6 +18,7 @@ from steward.actions.base import Scheduled
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
+from steward.fairies.around import with_around
 from steward.fairies.look import Look, shown
 from steward.fairies.memory import filter_history, history_tokens
 from steward.fairies.modes import mode
@@ -75,10 +76,16 @@ async def context(
     the room's view and origin stay the crew's."""
     job = req.job
     current = job.mode if job is not None else mode(room.roster.get(fairy_id).mode)
+    sees = "screenshot" in current.parts
     box = Box(x=area.x, y=area.y, w=area.w, h=area.h) if area is not None else None
     if job is not None:
         box = box or job.prompt.bounds
-    ctx = await session.request_context(bounds=box, want_screenshot="screenshot" in current.parts)
+    # A working fairy also gets a low-detail image around its task area (`around.py`).
+    task = room.board.working_task_of(fairy_id) if job is None else None
+    nearby = task.bounds if sees and "neighbours" in current.parts and task is not None else None
+    ctx = await with_around(
+        session, nearby, session.request_context(bounds=box, want_screenshot=sees)
+    )
     if job is not None:
         return ctx
     if ctx.viewport.w > 0 and ctx.viewport.h > 0 and not ctx.degraded:
@@ -236,8 +243,8 @@ def prompt(
         fairy=brief(view) if view is not None else None,
         notes=notes,
         lints=lints,
-        # drones: neighbours
         neighbourhood=neighbourhood_of(view.task, view.project_tasks) if view else None,
+        around=context.around,
     )
     request = build_request(state, current)
     if view is not None:

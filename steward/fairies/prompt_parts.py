@@ -72,14 +72,41 @@ def _project_drone(v: FairyView) -> str | None:
     )
 
 
+def beside(area: Rect, other: Rect) -> bool:
+    """Whether `other` sits side by side with `area` in one row of the plan: their heights
+    overlap by at least half the shorter one, and neither holds the other's middle."""
+    shared = min(area.max_y, other.max_y) - max(area.y, other.y)
+    apart = not (area.x <= other.mid_x <= area.max_x or other.x <= area.mid_x <= other.max_x)
+    return shared >= 0.5 * min(area.h, other.h) and apart
+
+
+def _alignment(v: FairyView, area: Rect) -> str | None:
+    """One scene drawn by several members: side by side, their parts must stand on one
+    ground line and share one scale, or the scene falls apart at the seams."""
+    if v.project is None or v.task is None:
+        return None
+    own = v.task.id
+    row = [t for t in v.project_tasks if t.id != own and t.bounds and beside(area, t.bounds)]
+    if not row:
+        return None
+    names = ", ".join(f'"{t.title}" ({t.id})' for t in row)
+    return (
+        f"Tasks side by side with yours: {names}. Draw as one scene with them: stand things on "
+        "the same ground line and keep the same scale (a door, a tree the same size in each); "
+        "the image around your area and the shapes next to it show theirs."
+    )
+
+
 def _working_tasks(v: FairyView) -> str | None:
     if v.task is not None:
-        return (
-            f"You are working on: {v.task.describe(v.origin)}\n"
-            f"You can only see and edit inside your task area ({_box(v.task.bounds, v.origin)})."
-            if v.task.bounds is not None
-            else f"You are working on: {v.task.describe(v.origin)}"
-        )
+        if v.task.bounds is None:
+            return f"You are working on: {v.task.describe(v.origin)}"
+        lines = [
+            f"You are working on: {v.task.describe(v.origin)}",
+            f"You can only see and edit inside your task area ({_box(v.task.bounds, v.origin)}).",
+            _alignment(v, v.task.bounds) or "",
+        ]
+        return "\n".join(line for line in lines if line)
     if v.own_tasks:
         return "Your tasks:\n" + "\n".join(f"- {t.describe(v.origin)}" for t in v.own_tasks)
     return None

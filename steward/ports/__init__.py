@@ -41,6 +41,16 @@ class PromptInput:
         return self.requester if self.source in ("browser", "voice") else None
 
 
+@dataclass(frozen=True)
+class Picture:
+    """A small, low-detail image of a canvas area (page coordinates), beside a request's
+    screenshot: what a working fairy sees around its task area."""
+
+    bounds: Box
+    data: bytes
+    media_type: str
+
+
 @dataclass
 class CanvasSnapshot:
     """What the browsers told us about the canvas for one request."""
@@ -66,6 +76,8 @@ class CanvasSnapshot:
     asker: str | None = None
     # Said to the model when the view is not the asker's (whose it is, and what is unknown).
     view_note: str | None = None
+    # A working fairy's look around its task area (None: not asked for, or it failed).
+    around: Picture | None = None
 
 
 class CanvasView(Protocol):
@@ -107,6 +119,11 @@ class SessionPort(Protocol):
         """The asker's view: its own browser first, else the host rendering the asker's
         viewport, then other browsers, then a degraded context. Prompts with no browser
         behind them get the host's view, and a `view_note` saying so."""
+        ...
+
+    async def request_picture(self, *, bounds: Box, max_size: int) -> Picture | None:
+        """A small image of `bounds` (long side at most `max_size` px) from any browser that
+        renders, not cached; None when none delivered one in time (never degraded)."""
         ...
 
     async def send_actions(

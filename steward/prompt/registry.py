@@ -13,6 +13,7 @@ from steward.prompt.parts import (
     chat_history,
     context_items,
     data,
+    drawable,
     lints,
     messages,
     model_name,
@@ -55,6 +56,7 @@ PARTS: dict[str, PromptPart] = {
         personality,
         other_fairies,
         project,
+        drawable,
         tasks,
     )
 }

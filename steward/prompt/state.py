@@ -9,6 +9,7 @@ from steward.actions.base import Scheduled, TodoItem
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
+from steward.ports import Picture
 
 MemoryLevel = Literal["fairy", "project", "task"]
 # What the viewport (and the screenshot and shape lists of the same area) of a request is:
@@ -85,6 +86,7 @@ class PromptState:
     # Who asked for this run: history items of other askers' runs are summarised.
     asker: str | None = None
     neighbourhood: Neighbourhood | None = None
+    around: Picture | None = None  # the low-detail image around a working fairy's task area
     user_changes: list[dict[str, Any]] = field(default_factory=list)
     todo: list[TodoItem] = field(default_factory=list)
     scheduled: list[Scheduled] = field(default_factory=list)

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 
 from steward.canvas.quality import QualityReport, RunShapes, quality_report
-from steward.ports import CanvasSnapshot, CanvasView, PromptInput
+from steward.ports import CanvasSnapshot, CanvasView, Picture, PromptInput
 from steward.protocol.messages import FINAL_STATUSES, Box, SessionStatus, WireAction
 from steward.room.broadcaster import Broadcaster
 from steward.room.messenger import Messenger
@@ -91,6 +91,11 @@ class RoomSession:
         if ctx.degraded:
             self.figures.degraded_contexts += 1
         return ctx
+
+    async def request_picture(self, *, bounds: Box, max_size: int) -> Picture | None:
+        picture = await self._snapshots.picture(bounds, max_size)
+        self.figures.image_bytes += len(picture.data) if picture else 0
+        return picture
 
     async def send_actions(
         self, actions: list[WireAction], *, partial: bool = False, wait: bool = True

@@ -39,7 +39,7 @@ from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.obs.stage_hooks import Stage, StageHooks
-from steward.ports import CanvasSnapshot, PromptSource
+from steward.ports import CanvasSnapshot, Picture, PromptSource
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import Box, ContextPart, ContextReply, ContextRequest
@@ -90,6 +90,8 @@ class _Ask:
     identity: str
     bounds: Box | None
     user_changes: bool = False  # host mode: the asker's own browser reports its edits
+    max_size: int | None = None  # the image's long side (None: the fetcher's own)
+    image_only: bool = False  # a picture: no shapes, no selection
 
 
 def view_note(source: PromptSource | None) -> str | None:
@@ -264,6 +266,21 @@ class SnapshotFetcher:
         )
         return replace(context, selection=[], user_changes=changes, asker=None, view_note=note)
 
+    async def picture(self, bounds: Box, max_size: int) -> Picture | None:
+        """A small image of `bounds` from the first browser that renders one: not cached,
+        never degraded (None, logged, when none delivered in time)."""
+        best = _Attempt()
+        plan = [
+            _Ask(c, bounds, max_size=max_size, image_only=True)
+            for c in self.candidates()
+            if (m := self._participants.get(c)) is not None and m.has("screenshot")
+        ]
+        got = await self._load_plan(plan, True, best)
+        if got is None or got.screenshot is None:
+            log.info("picture_failed", room=self.room_id, reasons=best.errors[-4:])
+            return None
+        return Picture(bounds=bounds, data=got.screenshot.data, media_type=got.screenshot.mime_type)
+
     def prefetch(
         self, bounds: Box | None = None, *, want_screenshot: bool = True, asker: str | None = None
     ) -> PrefetchOutcome:
@@ -326,7 +343,13 @@ class SnapshotFetcher:
         self, bounds: Box | None, want_screenshot: bool, asker: str | None, best: _Attempt
     ) -> _Attempt | None:
         """The first candidate's full answer, or None (reasons in `best.errors`)."""
-        plan = self._plan(bounds, want_screenshot, asker)
+        return await self._load_plan(
+            self._plan(bounds, want_screenshot, asker), want_screenshot, best
+        )
+
+    async def _load_plan(
+        self, plan: list[_Ask], want_screenshot: bool, best: _Attempt
+    ) -> _Attempt | None:
         try:
             # One bound for all candidates and attempts: under overload each RPC can take
             # several times its own timeout, and a slow context must not eat the whole run.
@@ -354,7 +377,8 @@ class SnapshotFetcher:
             except ContextFailure as err:
                 best.errors.append(f"{identity}: {err}")
                 log.info("context_attempts_failed", room=self.room_id, participant=identity)
-                self._failed(identity)
+                if not ask.image_only:  # a picture is extra: missing one demotes no host
+                    self._failed(identity)
         return None
 
     def _failed(self, identity: str) -> None:
@@ -387,7 +411,9 @@ class SnapshotFetcher:
         if member is None:
             raise ContextFailure("participant left")
         shot = want_screenshot and member.has("screenshot")
-        want: list[ContextPart] = ["viewport", "selection", "shapes"]
+        want: list[ContextPart] = (
+            ["viewport"] if ask.image_only else ["viewport", "selection", "shapes"]
+        )
         if shot:
             want.append("screenshot")
         if ask.user_changes:
@@ -399,7 +425,7 @@ class SnapshotFetcher:
             req = ContextRequest(
                 request_id=request_id,
                 bounds=bounds,
-                max_size=self.max_size,
+                max_size=ask.max_size or self.max_size,
                 max_bytes=self.max_bytes,
                 want=want,
             )
@@ -433,7 +459,7 @@ class SnapshotFetcher:
                 self._reject(RPC_CONTEXT, identity, "wrong_request_id")
                 raise ContextFailure("reply for another request")
             got = _Attempt(reply=reply, identity=identity)
-            if best.reply is None:
+            if best.reply is None and not ask.image_only:
                 best.reply, best.identity = reply, identity
             waits = {k: futures[k] for k in ("shapes", "screenshot") if k in reply.streams}
             if not shot:

@@ -63,7 +63,7 @@ def test_the_good_fields_of_an_update_still_apply() -> None:
     ("fields", "why"),
     [
         ({"w": 0}, "positive size"),
-        ({"x": "left"}, "not a number"),
+        ({"x": "left"}, "use move"),
         ({"fontSize": 30}, "no field"),
         ({"textAlign": "justify"}, "start, middle or end"),
         ({"text": {"a": 1}}, "not text"),

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from steward.actions.base import RunState
+from steward.actions.registry import ACTIONS, process
+from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.memory import (
@@ -172,3 +175,18 @@ def test_a_long_id_list_cut_in_one_action_says_how_many_more() -> None:
     assert '"… +5 more"' in line
     short = action_item("bringToFront", {"shapeIds": ids[:12]}, "task").model_text()
     assert "more" not in short
+
+
+def test_a_pen_line_in_the_history_keeps_its_id_and_where_its_points_run() -> None:
+    ctx = RunState(shapes={}, coords=CoordinateSpace(100, 0))
+    points = [{"x": 0, "y": 0}, {"x": 300, "y": 0}, {"x": 300, "y": 200}, {"x": 20, "y": 210}]
+    action = {"_type": "pen", "intent": "fence", "shapeId": "fence", "points": points}
+    out = process(action, index=0, complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)
+    assert out is not None and out.ops[0].params["x"] == 100  # drawn on the page, offset
+    (line,) = render_history(chat_items([action_item("pen", out.data, "task")], "task"))
+    assert '"shapeId":"fence"' in line
+    # The summary is in the model's coordinates, as it wrote them.
+    assert '"points":"4 points from (0, 0) to (20, 210), within x 0 to 300, y 0 to 210"' in line
+    # Grouped with others, a pen is still named by its id.
+    many = [ChatItem("assistant", "pen", action=dict(out.data, shapeId=f"p{k}")) for k in range(3)]
+    assert "drew 3 shape(s): p0, p1, p2" in render_history(many)[0]

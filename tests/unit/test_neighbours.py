@@ -10,9 +10,11 @@ from steward.canvas.coords import CoordinateSpace
 from steward.fairies.modes import MODES
 from steward.fairies.neighbours import neighbourhood_of
 from steward.fairies.project_task import Task
-from steward.prompt.parts.neighbours import PART, surroundings
+from steward.ports import Picture
+from steward.prompt.parts.neighbours import PART, adjoining, around, surroundings
 from steward.prompt.registry import build_request
 from steward.prompt.state import PromptState
+from steward.protocol.messages import Box
 
 
 def _box(
@@ -37,8 +39,9 @@ FAR = Task("t9", "room", "The pond", "a pond", "todo", "p", None, Rect(5000, 500
 SHAPES = {
     s["id"]: s
     for s in (
-        _box("t0-post", 300, 100, text="post"),  # in the fence's area, next to the barn
-        _box("t0-rail", 190, 320, w=30),  # outside every area, still near
+        _box("t0-post", 350, 100, text="post"),  # in the fence's area, 10 px from the barn's
+        _box("t0-rail", 420, 320, w=30),  # outside every area, 20 px below the barn's
+        _box("t0-gate", 250, 100),  # in the fence's area but 110 px away: does not adjoin
         _box("t1-wall", 450, 50),  # inside the drone's own area: not a neighbour
         _box("far-away", 3000, 3000),  # beyond the margin
     )
@@ -56,7 +59,7 @@ def test_neighbours_are_the_shapes_around_the_area_with_their_task_nearest_first
     assert post == {
         "shapeId": "t0-post",
         "type": "rectangle",
-        "x": 200,
+        "x": 250,
         "y": 100,
         "w": 40,
         "h": 40,
@@ -71,7 +74,7 @@ def test_neighbours_are_the_shapes_around_the_area_with_their_task_nearest_first
 def test_the_neighbour_list_is_capped_and_says_how_many_were_left_out() -> None:
     hood = neighbourhood_of(MINE, [LEFT])
     assert hood is not None
-    many = {f"n{k}": _box(f"n{k}", 400 + 3 * k, 350 + k) for k in range(80)}
+    many = {f"n{k}": _box(f"n{k}", 400 + 3 * k, 310 + k % 30) for k in range(80)}
     seen = surroundings(many, hood, CoordinateSpace(0, 0), cap=60)
     assert len(seen.shapes) == 60 and seen.more == 20
 
@@ -99,3 +102,50 @@ def test_a_drones_request_lists_its_neighbours_and_the_part_is_in_its_mode() -> 
     rows = json.loads(block.split("Shapes next to your area:\n", 1)[1])
     assert [r["shapeId"] for r in rows] == ["t0-post", "t0-rail"]
     assert '"title":"The fence"' in block
+
+
+def test_only_shapes_within_the_adjoining_margin_are_listed() -> None:
+    # The margin is 15% of the area's shorter side, within [40, 120] px.
+    assert adjoining(Rect(0, 0, 300, 300)) == Rect(-45, -45, 390, 390)
+    assert adjoining(Rect(0, 0, 100, 900)) == Rect(-40, -40, 180, 980)
+    assert adjoining(Rect(0, 0, 2000, 2000)) == Rect(-120, -120, 2240, 2240)
+    hood = neighbourhood_of(MINE, [LEFT])
+    assert hood is not None
+    seen = surroundings(SHAPES, hood, CoordinateSpace(0, 0))
+    assert "t0-gate" not in [s["shapeId"] for s in seen.shapes]
+
+
+def _drone_state(**kw: Any) -> PromptState:
+    return PromptState(
+        message="draw the barn",
+        model_name="scripted",
+        shapes=SHAPES,
+        viewport=MINE.bounds,  # type: ignore[arg-type]
+        coords=CoordinateSpace(100, 0),
+        enabled_actions=MODES["working-drone"].actions,
+        mode="working-drone",
+        neighbourhood=neighbourhood_of(MINE, [LEFT, MINE, FAR]),
+        **kw,
+    )
+
+
+def test_the_image_around_the_task_area_follows_its_truthful_caption() -> None:
+    assert MINE.bounds is not None
+    area = around(MINE.bounds)  # 300 px grown by max(200, 225) on each side
+    assert area == Rect(175, -225, 750, 750)
+    pic = Picture(Box(x=area.x, y=area.y, w=area.w, h=area.h), b"RIFFwebp", "image/webp")
+    req = build_request(_drone_state(around=pic), MODES["working-drone"])
+    images = [b for b in req.user if b["type"] == "image"]
+    assert images == [{"type": "image", "media_type": "image/webp", "data": b"RIFFwebp"}]
+    at = req.user.index(images[0])
+    caption = req.user[at - 1]["text"]
+    # Model coordinates (origin x=100), the pixel size the browser renders it at, and what
+    # is in it: its own area in the middle, the fence's task (the pond's is far away).
+    assert "this image shows x 75 to 825, y -225 to 525" in caption
+    assert "about 400x400 px" in caption and "low detail" in caption
+    assert "(x=300, y=0, w=300, h=300) is the middle of it" in caption
+    assert '"The fence" (t0)' in caption and "t9" not in caption
+    # Without the image (no browser rendered it), no caption claims one.
+    plain = build_request(_drone_state(), MODES["working-drone"])
+    assert not any(b["type"] == "image" for b in plain.user)
+    assert not any("this image shows" in b.get("text", "") for b in plain.user)

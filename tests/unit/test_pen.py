@@ -11,6 +11,7 @@ from steward.actions.convert import simple_to_record
 from steward.actions.registry import ACTIONS, process
 from steward.canvas.apply import apply_wire_action
 from steward.canvas.bounds import Rect, shape_bounds
+from steward.prompt.schema import response_schema
 from steward.protocol.messages import WireAction
 
 FENCE = [{"x": 45, "y": 305}, {"x": 405, "y": 305}, {"x": 405, "y": 685}, {"x": 45, "y": 685}]
@@ -87,3 +88,28 @@ def test_the_mirror_splits_a_straight_polyline_from_any_producer() -> None:
     apply_wire_action(shapes, WireAction(id="u", name="update_shape", params=upd))
     assert [s["type"] for s in shapes["d"]["props"]["segments"]] == ["free", "straight", "straight"]
     assert _edges(shapes["d"])[1:] == edges
+
+
+def _pen_notes(color: Any) -> tuple[str, list[str]]:
+    ctx = RunState(shapes={})
+    action = {"_type": "pen", "shapeId": "rail", "points": FENCE, "color": color}
+    out = process(action, index=0, complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)
+    assert out is not None
+    return str(out.ops[0].params["props"]["color"]), ctx.notes
+
+
+def test_a_pen_colour_outside_the_palette_is_mapped_or_refused_with_a_note() -> None:
+    assert _pen_notes("red") == ("red", [])  # a palette colour: drawn as written, no note
+    color, notes = _pen_notes("brown")  # an alias the palette maps
+    assert color == "orange"
+    assert notes == ["pen 'rail': colour 'brown' is drawn as 'orange'"]
+    color, notes = _pen_notes("#8B4513")  # free text: black, and the palette is named
+    assert color == "black"
+    assert len(notes) == 1 and "'#8B4513' is drawn as 'black' (the palette: black, grey" in notes[0]
+
+
+def test_the_pen_schema_offers_only_palette_colours() -> None:
+    schema = response_schema(["pen"])
+    pen = schema["properties"]["actions"]["items"]["anyOf"][0]
+    assert pen["properties"]["color"] == {"$ref": "#/$defs/Color"}
+    assert "red" in schema["$defs"]["Color"]["enum"]

@@ -1,9 +1,10 @@
 """Around a working fairy's task area: the project's other tasks and their shapes, blurry.
 
 A drone sees its own area in full; what must fit with it (a fence around a barn another
-drone draws) sits next to it. This part lists, at low detail, the shapes in a margin around
-the area that are not inside it, each with the task whose area holds it, and the other
-tasks' areas, so the drone can match positions without seeing or editing them in full.
+drone draws) sits next to it. This part lists, at low detail, the shapes that adjoin the area
+but are not inside it, each with the task whose area holds it, and the other tasks' areas
+near it; and it shows a small image of the project area around the task area, so the drone
+can match positions without seeing or editing the others' work in full.
 """
 
 from __future__ import annotations
@@ -19,11 +20,22 @@ from steward.canvas.tiers import to_blurry
 from steward.prompt.base import Block, PromptPart, text
 from steward.prompt.state import Neighbourhood, PromptState
 
-# How far around its area a fairy looks, as a share of the area's larger side (at least
-# MIN_MARGIN px): far enough to see what adjoins, not the whole canvas.
+# How far around its area a fairy looks (the image around it, and which other tasks it is
+# told of), as a share of the area's larger side (at least MIN_MARGIN px): far enough to see
+# the neighbouring tasks' work, not the whole canvas.
 MARGIN_SHARE = 0.75
 MIN_MARGIN = 200.0
+# Which shapes are listed as "next to" the area: those within ADJOIN_SHARE of the area's
+# shorter side of its edge, clamped to [MIN_ADJOIN, MAX_ADJOIN] px. What lies that close is
+# what the drawing may meet (a fence post at the edge, a path to a door); farther shapes
+# belong to other drawings, and the low-detail image shows them without a list of rows.
+ADJOIN_SHARE = 0.15
+MIN_ADJOIN = 40.0
+MAX_ADJOIN = 120.0
 MAX_NEIGHBOURS = 60
+# The long side of the image around the task area, in px: enough to see where the
+# neighbours' shapes are and their colours, cheap in tokens (about 200 for 400x400).
+AROUND_MAX_SIZE = 400
 
 
 @dataclass(frozen=True)
@@ -34,23 +46,31 @@ class Surroundings:
     more: int = 0  # neighbours left out by the cap
 
 
-def _grown(r: Rect) -> Rect:
+def around(r: Rect) -> Rect:
+    """The area a working fairy looks at around its task area `r` (the image's area)."""
     return r.expand(max(MIN_MARGIN, MARGIN_SHARE * max(r.w, r.h)))
+
+
+def adjoining(r: Rect) -> Rect:
+    """`r` grown by the margin within which a shape counts as next to it."""
+    return r.expand(min(MAX_ADJOIN, max(MIN_ADJOIN, ADJOIN_SHARE * min(r.w, r.h))))
 
 
 def surroundings(
     shapes: Shapes, hood: Neighbourhood, coords: CoordinateSpace, cap: int = MAX_NEIGHBOURS
 ) -> Surroundings:
-    """The shapes near `hood.area` but not inside it (top-level, nearest first), each as a
-    BlurryShape with the id of the other task whose area holds its centre (or null)."""
+    """The shapes adjoining `hood.area` but not inside it (top-level, nearest first), each as
+    a BlurryShape with the id of the other task whose area holds its centre (or null); the
+    other tasks whose areas meet the area around it."""
     own = hood.area
-    look = _grown(own)
+    look = around(own)
+    close = adjoining(own)
     near: list[tuple[float, dict[str, Any]]] = []
     for s in shapes.values():
         if s.get("parentId"):
             continue
         b = shape_bounds(s, shapes)
-        if not b.intersects(look) or own.contains(b):
+        if not b.intersects(close) or own.contains(b):
             continue
         cx, cy = b.mid_x, b.mid_y
         owner = next((t.id for t in hood.tasks if t.bounds.contains(Rect(cx, cy, 0, 0))), None)
@@ -92,12 +112,40 @@ def _build(state: PromptState) -> list[Block]:
         ]
     else:
         lines.append("No shapes next to your area yet.")
-    return text(*lines)
+    return text(*lines) + _picture(state, seen)
 
 
-_GUIDE = """Next to your task area you see the project's other tasks and the shapes around your
-area, briefly (id, kind, box, text, and the task whose area holds it). They are others' work:
-do not edit them, but line your drawing up with them where the parts meet (a fence around a
+def _picture(state: PromptState, seen: Surroundings) -> list[Block]:
+    """The low-detail image around the task area, captioned with what it shows."""
+    pic, hood = state.around, state.neighbourhood
+    if pic is None or hood is None:
+        return []
+    b = pic.bounds
+    box = state.coords.box_to_model("around", {"x": b.x, "y": b.y, "w": b.w, "h": b.h})
+    own = state.coords.box_to_model("own", hood.area.to_dict())
+    x1, y1 = box["x"] + box["w"], box["y"] + box["h"]
+    longest = max(b.w, b.h, 1.0)
+    scale = min(1.0, AROUND_MAX_SIZE / longest)
+    if seen.tasks:
+        names = ", ".join(f'"{t["title"]}" ({t["id"]})' for t in seen.tasks)
+        whose = f"Other tasks' areas in it, with their shapes as they are now: {names}."
+    else:
+        whose = "No other task's area is in it."
+    caption = (
+        f"Around your task area, low detail: this image shows x {box['x']} to {x1}, "
+        f"y {box['y']} to {y1}, scaled to about {round(b.w * scale)}x{round(b.h * scale)} px "
+        f"(1 px is about {1 / scale:.1f} canvas units), too small for text or fine detail. "
+        f"Your own task area (x={own['x']}, y={own['y']}, w={own['w']}, h={own['h']}) is the "
+        f"middle of it; your first image shows that in full. {whose}"
+    )
+    image = {"type": "image", "media_type": pic.media_type, "data": pic.data}
+    return [{"type": "text", "text": caption}, image]
+
+
+_GUIDE = """Next to your task area you see the project's other tasks and the shapes that adjoin
+your area, briefly (id, kind, box, text, and the task whose area holds it), and, when a browser
+could render it, a small low-detail image of the area around yours. They are others' work: do
+not edit them, but line your drawing up with them where the parts meet (a fence around a
 barn, a path to a door)."""
 
 PART = PromptPart(
