@@ -95,6 +95,7 @@ _OUTSIDE = [
     (re.compile(r"(?<![\w.])\.\./"), "a path outside the repository (../)"),
     (re.compile(r"/work/"), "a path outside the repository (/work/)"),
     (re.compile(r"\bshared/(?:DESIGN|seeds)"), "a document outside the repository"),
+    (re.compile(r"\bseeds? \d{3}\b", re.I), "a document outside the repository"),
 ]
 
 
@@ -120,6 +121,7 @@ def test_the_history_check_catches_what_it_should(tmp_path: Path) -> None:
         "See `../shared/DESIGN.md` and /work/shared/x.\n"
         "A session ends with `session_ended`; colour #ff0000 and #000000 stay.\n"
         "Failover this session: 2 s.\n"
+        "As seed 004 prints it.\n"
     )
     found = [line.split(": ", 1)[1] for line in diary_words(sample)]
     assert found == [
@@ -131,6 +133,7 @@ def test_the_history_check_catches_what_it_should(tmp_path: Path) -> None:
         "a path outside the repository (/work/): '/work/'",
         "a document outside the repository: 'shared/DESIGN'",
         "a session of ours: 'this session:'",
+        "a document outside the repository: 'seed 004'",
     ]
 
 
