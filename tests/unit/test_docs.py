@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import builtins
 import importlib
 import re
 from collections.abc import Iterator
@@ -360,6 +361,62 @@ _EXTERNAL_CLASSES = {
 }
 
 
+# ---------------------------------------------------------------- bare names
+
+_CAMEL = re.compile(r"^([A-Z][a-z0-9]+[A-Z]\w*)(?:\(\))?$")
+_CONSTANT = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+# Where the code the docs name lives: the runtime, its tooling and the browser side.
+_PRODUCT = (
+    "steward",
+    "steward_tools",
+    "client-bridge/src",
+    "client-bridge/e2e",
+    "client-bridge/bench",
+)
+_SOURCE_SUFFIXES = (".py", ".ts", ".tsx", ".mjs")
+# Names of other projects the docs name bare, and whose they are.
+_EXTERNAL_NAMES = {"CompressionStream": "the browsers' Compression Streams API"}
+
+
+@cache
+def _product_text() -> str:
+    return "\n".join(
+        source.read_text(encoding="utf-8")
+        for folder in _PRODUCT
+        for source in sorted((ROOT / folder).rglob("*"))
+        if source.suffix in _SOURCE_SUFFIXES and not SKIP_DIRS & set(source.parts)
+    )
+
+
+@cache
+def _defined_names() -> frozenset[str]:
+    """Classes, functions, types and top-level constants of the product's sources."""
+    text = _product_text()
+    names = re.findall(r"\b(?:class|def|interface|type|function|const|let|enum)\s+(\w+)", text)
+    names += re.findall(r"^(\w+)\s*[:=]", text, re.M)
+    return frozenset(names)
+
+
+def missing_names(path: Path) -> list[str]:
+    """Bare `CamelCase` names must be defined in the product, `CONSTANT_NAMES` used in it."""
+    found = []
+    for number, span in _spans(path):
+        camel = _CAMEL.match(span)
+        known = _defined_names() | _EXTERNAL_NAMES.keys() | set(dir(builtins))
+        if camel and camel.group(1) not in known:
+            found.append(
+                f"{_rel(path)}:{number}: `{span}` is defined nowhere in "
+                f"{', '.join(_PRODUCT)} (renamed? name it as it is now)"
+            )
+        if (
+            _CONSTANT.match(span)
+            and not setting_exists(span)
+            and re.search(rf"\b{span}\b", _product_text()) is None
+        ):
+            found.append(f"{_rel(path)}:{number}: `{span}` appears nowhere in the code")
+    return found
+
+
 # ---------------------------------------------------------------- the command line
 
 _COMMAND = re.compile(r"^(?:uv run (?:--frozen )?)?steward\s+([a-z].*)$")
@@ -490,6 +547,11 @@ def test_every_python_name_the_docs_name_exists(doc: Path) -> None:
 
 
 @pytest.mark.parametrize("doc", _doc_paths(), ids=_rel)
+def test_every_bare_class_and_constant_the_docs_name_exists(doc: Path) -> None:
+    assert missing_names(doc) == []
+
+
+@pytest.mark.parametrize("doc", _doc_paths(), ids=_rel)
 def test_every_command_the_docs_name_exists(doc: Path) -> None:
     assert missing_commands(doc) == []
 
@@ -510,12 +572,14 @@ def test_the_code_name_checks_catch_what_they_should(tmp_path: Path) -> None:
         "`steward bench faults --json` and `steward db migrate` exist;\n"
         "`steward bench nosuch` and `steward rooms --nosuch` do not.\n"
         "STEWARD_MODEL exists; STEWARD_NO_SUCH_SETTING does not.\n"
+        "`TurnDriver` and `MAX_BATCH_BYTES` exist; `NoSuchDriver` and `NO_SUCH_LIMIT` do not.\n"
     )
     problems = (
         missing_paths(sample)
         + missing_python_names(sample)
         + missing_commands(sample)
         + missing_settings(sample)
+        + missing_names(sample)
     )
     expected = [
         "`steward/room/no_such_module.py`",
@@ -525,6 +589,8 @@ def test_the_code_name_checks_catch_what_they_should(tmp_path: Path) -> None:
         "`steward bench nosuch`",
         "`steward rooms --nosuch`",
         "STEWARD_NO_SUCH_SETTING",
+        "`NoSuchDriver`",
+        "`NO_SUCH_LIMIT`",
     ]
     assert len(problems) == len(expected), problems
     assert all(name in problem for name, problem in zip(expected, problems, strict=True))
