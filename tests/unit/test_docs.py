@@ -2,9 +2,10 @@
 
 README.md, CHANGELOG.md and every docs/**/*.md: no issue numbers, no development sessions,
 no path outside the repository. README.md and docs/**/*.md also name only code that exists:
-backticked files and folders, dotted Python names (`steward.x.y`, `Class.attr`), `steward`
-command lines (checked against the CLI's own parsers) and settings (`STEWARD_*` against
-`Settings`). A renamed module or class fails here with the doc, line and name to fix.
+backticked files and folders, dotted Python names (`steward.x.y`, `Class.attr`), bare class
+names and constants, `steward` command lines (checked against the CLI's own parsers) and
+settings (`STEWARD_*` against `Settings`). A renamed module or class fails here with the doc,
+line and name to fix.
 """
 
 from __future__ import annotations
@@ -68,10 +69,6 @@ def _spans(path: Path) -> Iterator[tuple[int, str]]:
                 yield number, match.group(1).strip()
 
 
-def _prose(line: str) -> str:
-    return _SPAN.sub(" ", line)
-
-
 # ---------------------------------------------------------------- words users do not need
 
 _ORDINALS = (
@@ -84,7 +81,8 @@ _DIARY = [
     (re.compile(rf"\b(?:{_ORDINALS})\s+(?:work\s+|dev\s+)?sessions?\b", re.I), "a session of ours"),
     (re.compile(r"\bsessions?\s+\d+\b", re.I), "a session of ours"),
     (
-        re.compile(r"\b(?:work|development|dev|our|previous|last|earlier)\s+sessions?\b", re.I),
+        # Not "last session" or "previous session": a session is also the product's run.
+        re.compile(r"\b(?:work|development|dev|our)\s+sessions?\b", re.I),
         "a session of ours",
     ),
     (re.compile(r"\bthis session\s*[:;,.)]", re.I), "a session of ours"),
