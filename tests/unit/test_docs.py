@@ -15,7 +15,7 @@ import ast
 import builtins
 import importlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -531,6 +531,40 @@ def missing_settings(path: Path) -> list[str]:
     ]
 
 
+# ---------------------------------------------------------------- sections named elsewhere
+
+# `docs/DEPLOY.md, "The wedged worker"` or `WIRE-VERBS.md ("the composing hint")`.
+_SECTION_REF = re.compile(r'\b([A-Z][A-Z-]+)\.md`?,? \(?"([^"]+)"')
+
+
+def _section_refs() -> Iterator[tuple[str, str, str]]:
+    """(where, doc name, title) for every reference to a doc's section, in the docs and in
+    the code's comments."""
+    sources = [*_all_doc_paths()]
+    for folder in ("steward", "steward_tools", "tests", "client-bridge/src"):
+        sources += [p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".ts")]
+    for source in sources:
+        if source.name == Path(__file__).name:
+            continue
+        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+            for match in _SECTION_REF.finditer(line):
+                yield f"{_rel(source)}:{number}", match.group(1), match.group(2)
+
+
+def missing_sections(refs: Iterable[tuple[str, str, str]] | None = None) -> list[str]:
+    found = []
+    for where, doc, title in _section_refs() if refs is None else refs:
+        path = ROOT / f"{doc}.md" if doc == "README" else ROOT / "docs" / f"{doc}.md"
+        headings = [
+            line.lstrip("#").strip().lower()
+            for line in (path.read_text(encoding="utf-8") if path.exists() else "").splitlines()
+            if line.startswith("#")
+        ]
+        if not any(title.lower() in heading for heading in headings):
+            found.append(f'{where}: {doc}.md has no section "{title}"')
+    return found
+
+
 # ---------------------------------------------------------------- the tests
 
 
@@ -592,3 +626,12 @@ def test_the_code_name_checks_catch_what_they_should(tmp_path: Path) -> None:
     ]
     assert len(problems) == len(expected), problems
     assert all(name in problem for name, problem in zip(expected, problems, strict=True))
+
+
+def test_every_section_named_in_the_docs_or_the_code_exists() -> None:
+    assert missing_sections() == []
+
+
+def test_the_section_check_catches_a_missing_section() -> None:
+    refs = [("a.py:1", "DEPLOY", "the wedged worker"), ("a.py:2", "DEPLOY", "Re-dispatch figures")]
+    assert missing_sections(refs) == ['a.py:2: DEPLOY.md has no section "Re-dispatch figures"']
