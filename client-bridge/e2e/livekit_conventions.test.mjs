@@ -5,10 +5,16 @@
 // the same prompt from a participant without the grant is refused as the RPC refuses it.
 // Must run inside the network namespace (ops/netns-run.sh): libwebrtc ignores loopback.
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { after, before, test } from 'node:test'
-import { WAIT, openTab, startStack, stopStack } from './rig.mjs'
+import { WAIT, openTab, repo, startStack, stopStack } from './rig.mjs'
 
 const ROOM = `lkc-${Date.now().toString(36)}`
+// The tab's microphone plays this (espeak-ng speech, made in before()) once the page opens it.
+const SPOKEN = join(mkdtempSync(join(tmpdir(), 'steward-lkc-voice-')), 'flow.wav')
 let stack
 let tab
 
@@ -46,14 +52,17 @@ function watch(key) {
 
 before(async () => {
   process.env.STEWARD_LOG_LEVEL ??= 'info' // the refusal's log line is an info line
+  const made = spawnSync('uv', ['run', '--frozen', 'python', '-m', 'steward_tools.voice.speech', SPOKEN, '1.5', 'steward, draw a flow chart of our signup'], { cwd: repo, encoding: 'utf8' })
+  assert.equal(made.status, 0, `speech synthesis failed: ${made.stderr}`)
   stack = await startStack(ROOM)
-  tab = await openTab(stack.info, 'lk1', ROOM)
+  tab = await openTab(stack.info, 'lk1', ROOM, { audio: SPOKEN })
   await tab.page.evaluate(watch, '__lk')
 })
 
 after(async () => {
   await tab?.close()
   await stopStack(stack?.child)
+  rmSync(dirname(SPOKEN), { recursive: true, force: true })
 })
 
 test("a prompt on lk.chat runs and draws; the reply is on lk.chat; lk.agent.state is thinking, then idle", async () => {
@@ -138,4 +147,27 @@ test('an lk.chat prompt without the grant is refused like the RPC: a reply to th
     return lines.find((l) => l.includes('"source": "chat"') || l.includes('"source":"chat"'))
   })
   await page.evaluate(() => window.__nogrant.room.disconnect())
+})
+
+test('a spoken request: lk.agent.state is listening while the steward hears it, thinking during the run, idle after', async () => {
+  const { page } = tab
+  await page.waitForFunction(() => window.__lk.states.at(-1) === 'idle', null, { timeout: WAIT })
+  await page.evaluate(() => void (window.__lk.states = ['idle']))
+  const known = await page.evaluate(() => Object.keys(window.__steward.handle.state.sessions))
+  const box = await page.getByTestId('mic').boundingBox()
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
+  // Push to talk, held until the request ran: the file loops, so holding on would say it again.
+  await page.mouse.down()
+  let sid
+  try {
+    await page.waitForFunction(() => window.__lk.states.includes('listening'), null, { timeout: WAIT })
+    const started = await page.waitForFunction((k) => Object.keys(window.__steward.handle.state.sessions).find((s) => !k.includes(s)), known, { timeout: WAIT })
+    sid = await started.jsonValue()
+  } finally {
+    await page.mouse.up()
+  }
+  await page.waitForFunction((s) => window.__steward.handle.state.sessions[s]?.status === 'done', sid, { timeout: WAIT })
+  await page.waitForFunction(() => window.__lk.states.at(-1) === 'idle' && window.__lk.states.includes('thinking'), null, { timeout: WAIT })
+  const states = await page.evaluate(() => window.__lk.states)
+  assert.deepEqual(states, ['idle', 'listening', 'thinking', 'idle'], `lk.agent.state went ${states.join(' → ')}`)
 })

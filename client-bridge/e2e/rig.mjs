@@ -53,13 +53,15 @@ export async function stopStack(child) {
   clearTimeout(timer)
 }
 
-/** A Chromium tab on the demo page in `room`, once it is connected and sees the steward. */
-export async function openTab(stackInfo, name, room) {
+/** A Chromium tab on the demo page in `room`, once it is connected and sees the steward;
+ * its microphone (when the page opens one) plays the WAV file `audio`. */
+export async function openTab(stackInfo, name, room, { audio } = {}) {
   const dir = mkdtempSync(join(tmpdir(), `steward-chromium-${name}-`))
+  const mic = audio ? ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${audio}`] : []
   const context = await chromium.launchPersistentContext(dir, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     headless: true,
-    args: FLAGS,
+    args: [...FLAGS, ...mic],
     viewport: { width: 1280, height: 800 },
   })
   const page = context.pages()[0] ?? (await context.newPage())

@@ -2,9 +2,10 @@
 components read an agent's state from (`useVoiceAssistant`, the agents playground).
 
 `thinking` while any run of the room works, `listening` while a speaker who addresses the
-steward is being heard, else `idle` (the steward does not speak, so never `speaking`). It is
-derived from the statuses every run announces (the dispatcher's and the fairies' alike) and
-from what the voice intake hears, and set by this one owner, on its own task:
+steward is being heard (until a run starts: what it heard became the prompt), else `idle`
+(the steward does not speak, so never `speaking`). It is derived from the statuses every
+run announces (the dispatcher's and the fairies' alike) and from what the voice intake
+hears, and set by this one owner, on its own task:
 
 - a rise (idle → listening → thinking) goes out after `rise_s` of the same wish, a fall only
   once the lower state has held `fall_s`: back-to-back runs, a run's phases and each action it
@@ -90,6 +91,8 @@ class AgentState:
         if status in _NOT_WORKING:
             self._working.pop(session_id, None)
         else:
+            if session_id not in self._working:
+                self._heard_until = 0.0  # a run started: what was heard is its prompt
             self._working.pop(session_id, None)  # re-inserted last: the oldest go first
             self._working[session_id] = self._clock()
             while len(self._working) > MAX_TRACKED:

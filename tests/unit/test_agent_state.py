@@ -99,10 +99,25 @@ async def test_listening_while_addressed_then_idle_and_thinking_wins() -> None:
         state.heard()
         state.session_status("s1", "calling_model")
         await wait_for(lambda: state.published == "thinking")
-        state.heard()  # heard during a run: still thinking
-        await asyncio.sleep(0.05)
-        assert state.published == "thinking"
-        assert state.history == ["idle", "listening", "idle", "thinking"]
+        state.session_status("s1", "done")  # what was heard became the run: no listening after
+        await wait_for(lambda: state.published == "idle")
+        state.heard()
+        await wait_for(lambda: state.published == "listening")
+        state.session_status("s2", "calling_model")
+        state.heard()  # heard during a run: still thinking, then listening once it ends
+        await wait_for(lambda: state.published == "thinking")
+        state.session_status("s2", "done")
+        await wait_for(lambda: state.published == "listening")
+        assert state.history == [
+            "idle",
+            "listening",
+            "idle",
+            "thinking",
+            "idle",
+            "listening",
+            "thinking",
+            "listening",
+        ]
     finally:
         await state.close()
 
