@@ -99,6 +99,11 @@ class AgentState:
                 del self._working[next(iter(self._working))]
         self._changed.set()
 
+    @property
+    def runs(self) -> tuple[str, ...]:
+        """The runs counted as working, oldest first."""
+        return tuple(self._working)
+
     def heard(self) -> None:
         """A speaker addressing the steward is being heard."""
         self._heard_until = self._clock() + self.listen_hold_s

@@ -144,6 +144,16 @@ class LkChat:
                 ("lk_chat_send_failed",), "lk_chat_send_failed", room=self.room_id, error=repr(err)
             )
 
+    @property
+    def sending(self) -> int:
+        """Outbound messages in flight."""
+        return len(self._sending)
+
+    async def settled(self) -> None:
+        """Wait until the streams and messages handed over so far are read and sent."""
+        await self._reading.wait()
+        await self._sending.wait()
+
     async def close(self) -> None:
         await self._reading.close()
         await self._sending.close()

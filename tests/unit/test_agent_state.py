@@ -144,8 +144,8 @@ def test_runs_are_bounded_and_stale_ones_do_not_count() -> None:
     state = AgentState("r1", Attributes().set, clock=lambda: now[0])
     for i in range(agent_state.MAX_TRACKED + 50):
         state.session_status(f"s{i}", "streaming")
-    assert len(state._working) == agent_state.MAX_TRACKED
-    assert "s0" not in state._working  # the oldest went first
+    assert len(state.runs) == agent_state.MAX_TRACKED
+    assert "s0" not in state.runs and state.runs[0] == "s50"  # the oldest went first
     assert state.wanted() == "thinking"
     now[0] = agent_state.STALE_S + 1  # their final statuses were lost
     assert state.wanted() == "idle"

@@ -83,7 +83,12 @@ class Rig:
             self.charged[who] = self.charged.get(who, 0) + nbytes
             return self.charged[who] <= budget
 
+        # Set: every send waits for it (a peer that does not take our messages).
+        self.gate: asyncio.Event | None = None
+
         async def send(text: str, **options: Any) -> None:
+            if self.gate is not None:
+                await self.gate.wait()
             self.sent.append((text, options))
 
         self.chat = LkChat(
@@ -96,7 +101,7 @@ class Rig:
 
     async def stream(self, reader: Reader, sender: str) -> None:
         self.chat.on_stream(reader, sender)  # type: ignore[arg-type]
-        await self.chat._reading.wait()
+        await self.chat.settled()
 
 
 async def test_a_granted_senders_message_is_their_prompt() -> None:
@@ -159,22 +164,17 @@ async def test_the_agents_whole_chat_goes_out_bounded() -> None:
     rig.chat.chat("draw a cat", "user", None)  # the asker's own words: not the agent's
     rig.chat.chat("  ", "assistant", None)
     rig.chat.chat("Planted a tree.", "assistant", "gardener")
-    await rig.chat._sending.wait()
+    await rig.chat.settled()
     assert rig.sent == [
         ("I drew a cat.", {"topic": "lk.chat", "destination_identities": []}),
         ("gardener: Planted a tree.", {"topic": "lk.chat", "destination_identities": []}),
     ]
-    gate = asyncio.Event()
-
-    async def stuck(text: str, **options: Any) -> None:
-        await gate.wait()
-
-    rig.chat._send = stuck
+    gate = rig.gate = asyncio.Event()
     for i in range(lk_chat.MAX_SENDING + 5):
         rig.chat.chat(f"m{i}", "assistant", None)
-    assert len(rig.chat._sending) == lk_chat.MAX_SENDING  # the rest dropped, with a log line
+    assert rig.chat.sending == lk_chat.MAX_SENDING  # the rest dropped, with a log line
     gate.set()
-    await rig.chat._sending.wait()
+    await rig.chat.settled()
     assert rig.chat.sent == 2 + lk_chat.MAX_SENDING
     await rig.chat.close()
 
