@@ -25,6 +25,7 @@ from aiohttp import web
 
 from steward.canvas.bounds import Rect
 from steward.config import DEV_API_SECRET, Settings
+from steward.obs.logging import configure_logging
 from steward.ports import AgentRunner, CanvasSnapshot, PromptInput, SessionPort
 from steward.prompt.parts.blurry_shapes import in_view
 from steward.prompt.state import PromptState
@@ -32,6 +33,7 @@ from steward.protocol.images import sniff
 from steward.protocol.messages import Box
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
+from steward.tokens import mint_token
 from steward_tools.livekit_server import LiveKitServer
 
 CONTEXTS: list[dict[str, Any]] = []
@@ -92,6 +94,8 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
         steward_dev_tokens=True,
         steward_demo_dir=dist,
     )
+    # Its log lines on stderr (the test reads them), at STEWARD_LOG_LEVEL / _FORMAT.
+    configure_logging(settings.steward_log_level, settings.steward_log_format)
     base = default_runner(settings)
     service = StewardService(settings, runner=lambda: RecordingRunner(base()))
     await service.start(http=True)
@@ -125,15 +129,42 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
             }
         )
 
+    async def token(request: web.Request) -> web.Response:
+        """A token for `identity` that carries no prompt grant (the dev endpoint's all do)."""
+        identity = request.query["identity"]
+        secret = settings.livekit_api_secret.get_secret_value()
+        jwt = mint_token(
+            settings.livekit_api_key, secret, room=room, identity=identity, can_prompt=False
+        )
+        return web.json_response({"token": jwt, "url": livekit_url})
+
+    async def participant(request: web.Request) -> web.Response:
+        """What the steward holds of `identity`: whether it knows it, its strikes, its runs."""
+        identity = request.query["identity"]
+        runtime = service.rooms[room]
+        sessions = runtime.prompt_sessions.sessions
+        runs = [s for s, r in sessions.items() if r.prompt.requester == identity]
+        return web.json_response(
+            {
+                "known": runtime.participants.get(identity) is not None,
+                "strikes": runtime.abuse.strikes(identity),
+                "runs": runs,
+            }
+        )
+
     # Only the test's debug routes live here; everything a browser uses is the steward's.
     app = web.Application()
     app.router.add_get("/e2e/contexts", contexts)
     app.router.add_post("/e2e/context", context)
+    app.router.add_get("/e2e/token", token)
+    app.router.add_get("/e2e/participant", participant)
     port = await _serve(app)
     info = {
         "page": f"http://127.0.0.1:{service.http_port}",
         "contexts": f"http://127.0.0.1:{port}/e2e/contexts",
         "context": f"http://127.0.0.1:{port}/e2e/context",
+        "token": f"http://127.0.0.1:{port}/e2e/token",
+        "participant": f"http://127.0.0.1:{port}/e2e/participant",
     }
     print(json.dumps(info), flush=True)
     await _until_stopped()

@@ -6,6 +6,7 @@ export type JsonValue =
   | JsonValue[] | { [key: string]: JsonValue };
 
 export const ACK_DELAY_MS = 40 as const;
+export const ATTR_AGENT_STATE = "lk.agent.state" as const;
 export const ATTR_CAN_PROMPT = "steward.can_prompt" as const;
 export const ATTR_CAPABILITIES = "steward.capabilities" as const;
 export const ATTR_READY = "steward.ready" as const;
@@ -45,6 +46,7 @@ export const TOPIC_COMPOSING = "steward:composing" as const;
 export const TOPIC_CONTEXT = "agent:context" as const;
 export const TOPIC_EDIT = "canvas:edit" as const;
 export const TOPIC_FAIRIES = "agent:fairies" as const;
+export const TOPIC_LK_CHAT = "lk.chat" as const;
 export const TOPIC_PROMPT = "agent:prompt" as const;
 export const TOPIC_RESYNC = "steward:resync" as const;
 export const TOPIC_SCREENSHOT = "agent:screenshot" as const;

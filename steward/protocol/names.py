@@ -21,6 +21,9 @@ TOPIC_PROMPT: Final = "agent:prompt"
 TOPIC_EDIT: Final = "canvas:edit"
 TOPIC_FAIRIES: Final = "agent:fairies"
 TOPIC_TRANSCRIPTION: Final = "lk.transcription"
+# LiveKit's chat (its components' `useChat`, the agents playground): text streams, one per
+# message. Prompts arrive on it as on `steward.prompt`; the agent's chat goes out on it too.
+TOPIC_LK_CHAT: Final = "lk.chat"
 
 RPC_CONTEXT: Final = "steward.context"
 RPC_PROMPT: Final = "steward.prompt"
@@ -33,6 +36,8 @@ ATTR_ROLE: Final = "steward.role"  # "browser" | "voice" | "steward"
 # Set (to the time in ms) right after connecting: attribute changes are announced by the SFU
 # at once, while joins of non-publishing participants are batched for up to 3 s.
 ATTR_READY: Final = "steward.ready"
+# The steward's own state as LiveKit's frontends read an agent's: idle, listening, thinking.
+ATTR_AGENT_STATE: Final = "lk.agent.state"
 # Media types of the `agent:screenshot` stream (its mimeType says which one it carries).
 SCREENSHOT_TYPE_JPEG: Final = "image/jpeg"
 SCREENSHOT_TYPE_WEBP: Final = "image/webp"

@@ -71,6 +71,11 @@ class AbuseGuard:
         if total > self.limit_per_min:
             self._mute(identity, total, reason)
 
+    def strikes(self, identity: str) -> int:
+        """The weight of `identity`'s strikes in the last minute (the operator's view)."""
+        now = self._clock()
+        return sum(w for at, w in self._strikes.get(identity, ()) if now - at <= 60.0)
+
     def _mute(self, identity: str, strikes: int, reason: str) -> None:
         self.muted.add(identity)
         self._strikes.pop(identity, None)

@@ -22,6 +22,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from livekit import rtc
 
@@ -122,6 +123,8 @@ class IntakeDecision:
 
 
 Start = Callable[[PromptInput], Awaitable[str]]
+# Where a typed prompt came from, as its refusals are logged: the RPC or LiveKit's chat.
+PromptChannel = Literal["browser", "chat"]
 Cancel = Callable[[str, str], bool]
 # The participant (or API client) whose prompt started a session; None when no prompt did
 # (a fairy's own sessions) or the session is unknown.
@@ -181,6 +184,8 @@ class Intake:
         self.on_strike = on_strike
         self._refused_limit = RateLimiter(refused_per_min, clock)
         self._refusals_log = SampledLog(log, clock=clock)
+        # Told the speaker while someone who may prompt is heard addressing the steward.
+        self.on_addressed: Callable[[str], None] | None = None
 
     def may_prompt(self, member: Member) -> bool:
         if is_reserved(member.identity):  # the name space of owners that are not people
@@ -243,19 +248,27 @@ class Intake:
         if isinstance(req, ProtocolError):
             self._bad_input(RPC_PROMPT, caller, req)
             return PromptReply(error=f"invalid prompt: {req}").to_wire().decode()
+        return (await self.submit(caller, req)).to_wire().decode()
+
+    async def submit(
+        self, caller: str, req: PromptRequest, channel: PromptChannel = "browser"
+    ) -> PromptReply:
+        """A typed prompt of participant `caller` (its identity as LiveKit names the sender),
+        from the `steward.prompt` RPC or an `lk.chat` stream: the grant, the rate limit, the
+        strikes of refusals, then the run."""
         decision = self.authorize(caller)
         if not decision.allowed:
             reason = decision.reason
             if not self._refused_limit.allow(caller):  # the strikes weigh more, the mute nears
                 reason = REFUSED_RATE_LIMIT
-            self._refuse(caller, reason, "browser")
+            self._refuse(caller, reason, channel)
             if self.on_strike is not None:
                 self.on_strike(
                     caller,
                     "prompt_refused",
                     REFUSAL_PAST_LIMIT_STRIKES if reason == REFUSED_RATE_LIMIT else 1,
                 )
-            return PromptReply(error=reason).to_wire().decode()
+            return PromptReply(error=reason)
         member = self._participants.get(caller)
         source: PromptSource = (
             "voice" if member is not None and member.role == "voice" else "browser"
@@ -272,8 +285,8 @@ class Intake:
             session_id = await self.hooks.timed(Stage.PROMPT_STARTED, self._start(prompt))
         except Exception as err:
             log.exception("prompt_start_failed", room=self.room_id, participant=caller)
-            return PromptReply(error=f"could not start: {type(err).__name__}").to_wire().decode()
-        return PromptReply(session_id=session_id).to_wire().decode()
+            return PromptReply(error=f"could not start: {type(err).__name__}")
+        return PromptReply(session_id=session_id)
 
     async def on_cancel_rpc(self, inv: rtc.RpcInvocationData) -> str:
         caller = inv.caller_identity
@@ -351,6 +364,18 @@ class Intake:
                 log.exception("speaking_hook_failed", room=self.room_id, participant=sender)
         self._tasks.spawn(self._transcription(reader, sender))
 
+    def heard(self, speaker: str, text: str) -> None:
+        """An unfinished segment of `speaker`: tells `on_addressed` when it addresses the
+        steward (names it, or follows a bare wake phrase) and the speaker may prompt."""
+        if self.on_addressed is None:
+            return
+        armed = self._clock() - self._armed.get(speaker, -WAKE_ARMED_S) < WAKE_ARMED_S
+        if not armed and addressed_text(text, self.wake_phrase) is None:
+            return
+        member = self._participants.get(speaker)
+        if member is not None and self.may_prompt(member):
+            self.on_addressed(speaker)
+
     async def transcriptions_read(self) -> None:
         """Wait until the transcription streams handed over so far have been read."""
         await self._tasks.wait()
@@ -365,7 +390,10 @@ class Intake:
             self._bad_input("lk.transcription", sender, failed)
             return
         attrs = reader.info.attributes or {}  # read after the end: it may carry them
-        if text is None or attrs.get(TRANSCRIPTION_FINAL_ATTR) != "true":
+        if text is None:
+            return
+        if attrs.get(TRANSCRIPTION_FINAL_ATTR) != "true":
+            self.heard(sender, text)
             return
         await self.voice_final(sender, text)
 
@@ -384,6 +412,7 @@ class Intake:
             return None
         if not _normalized(message):
             self._armed[speaker] = now  # "steward" alone: the request follows
+            self.heard(speaker, text)
             return None
         member = self._participants.get(speaker)
         if _normalized(message) in STOP_WORDS:

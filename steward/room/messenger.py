@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Literal, Protocol, cast
 
 from pydantic import ValidationError
@@ -41,6 +41,10 @@ class Messenger:
         self.partial_interval_s = partial_interval_s
         self._partial_sent_at: dict[str, float] = {}
         self.partials_paced = 0
+        # Told every session status and every whole chat message (not a partial), before
+        # they go out: the room's agent state and its `lk.chat` mirror follow them.
+        self.on_status: Callable[[str, SessionStatus], None] | None = None
+        self.on_chat: Callable[[str, str, str | None], None] | None = None
 
     async def _send(self, payload: bytes, topic: str, to: list[str] | None = None) -> None:
         try:
@@ -66,6 +70,8 @@ class Messenger:
         base = message_id or uuid.uuid4().hex[:12]
         if self._paced(base, partial):
             return base
+        if not partial and self.on_chat is not None:
+            self.on_chat(text, role, fairy)
         chunks = [text[i : i + CHAT_CHUNK_CHARS] for i in range(0, len(text), CHAT_CHUNK_CHARS)]
         safe_role = cast(ChatRole, role if role in ("user", "assistant", "system") else "assistant")
         for i, chunk in enumerate(chunks or [""]):
@@ -133,7 +139,9 @@ class Messenger:
         to: list[str] | None = None,
         last_seq: int | None = None,
     ) -> None:
-        """To everyone, or only to the participants `to`."""
+        """To everyone, or only to the participants `to` (a resend: not news)."""
+        if to is None and self.on_status is not None:
+            self.on_status(session_id, status)
         msg = StatusMessage(
             session_id=session_id,
             status=status,

@@ -56,6 +56,7 @@ from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.grants import GrantBook
 from steward.room.inbound import InboundPackets
 from steward.room.intake import Intake, trusted_agents
+from steward.room.livekit_conventions import LiveKitConventions
 from steward.room.messenger import Messenger
 from steward.room.participants import Participants
 from steward.room.prompt_sessions import PromptSessions
@@ -201,6 +202,7 @@ class RoomRuntime:
                 hearing=self._hearing,
                 on_final=self._voice_final,
                 may_speak=self._may_speak,
+                on_interim=self.intake.heard,
             )
             self.intake.on_transcribed_elsewhere = self.voice.transcribed_elsewhere
         self.composing = ComposingHints(
@@ -213,6 +215,15 @@ class RoomRuntime:
         )
         self.intake.on_speaking = self.composing.on_voice
         self.relay = Relay(room_id, self.broadcaster, mode=self.mode)
+        self.livekit = LiveKitConventions(
+            room,
+            room_id,
+            intake=self.intake,
+            messenger=self.messenger,
+            meter=self.inbox.meter,
+            on_reject=reject,
+            may_speak=self._may_speak,
+        )
         self.resyncs = ResyncRequests(
             self.broadcaster,
             may_apply=self._applies,
@@ -252,6 +263,7 @@ class RoomRuntime:
         room.register_byte_stream_handler(TOPIC_SCREENSHOT, self.inbox.handler(TOPIC_SCREENSHOT))
         room.register_byte_stream_handler(TOPIC_CONTEXT, self.inbox.handler(TOPIC_CONTEXT))
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
+        self.livekit.start()  # `lk.chat` prompts, and `lk.agent.state` from idle on
         # Every other stream on our topics is refused unread (the SDK would otherwise drop
         # it without a word, or the other kind would be read on a topic that expects one).
         for topic in STEWARD_TOPICS:
@@ -288,6 +300,7 @@ class RoomRuntime:
         if self.voice is not None:
             await close_within(self.voice.close(), "voice", room=room)
         await close_within(self.prompt_sessions.close(), "sessions", room=room)
+        await self.livekit.close()
         await close_within(self.snapshots.close(), "context", room=room)
         await close_within(self.broadcaster.close(), "broadcaster", room=room)
         self.participants.close()

@@ -48,6 +48,7 @@ class RoomVoice:
         hearing: Callable[[str], Hearing],
         on_final: OnFinal,
         may_speak: Callable[[str], Awaitable[bool]] | None = None,
+        on_interim: Callable[[str, str], None] | None = None,
     ) -> None:
         self.room = room
         self.room_id = room_id
@@ -56,6 +57,8 @@ class RoomVoice:
         self._on_final = on_final
         # The room's lease gate: a replaced steward publishes no caption either.
         self._may_speak = may_speak
+        # (speaker, text so far) of each unfinished segment of someone who may prompt.
+        self._on_interim = on_interim
         self._listening: dict[str, asyncio.Task[None]] = {}  # track sid → its stream
         self._speaker_of: dict[str, str] = {}  # track sid → speaker
         self._elsewhere: set[str] = set()
@@ -170,6 +173,8 @@ class RoomVoice:
                 text = ev.alternatives[0].text.strip() if ev.alternatives else ""
                 if ev.type == stt.SpeechEventType.INTERIM_TRANSCRIPT and text:
                     segment = segment or new_segment_id()
+                    if hearing == "prompt" and self._on_interim is not None:
+                        self._on_interim(speaker, text)
                     await self.caption(speaker, sid, segment, text, final=False)
                 elif ev.type == stt.SpeechEventType.FINAL_TRANSCRIPT and text:
                     segment, final_segment = None, segment or new_segment_id()

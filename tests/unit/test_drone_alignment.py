@@ -3,10 +3,9 @@ scene with them (one ground line, one scale); one with no such neighbour is told
 
 from __future__ import annotations
 
-from steward.fairies.project_task import Task
-
 from steward.canvas.bounds import Rect
 from steward.fairies.modes import mode
+from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
 from steward.fairies.prompt_parts import FairyView, beside, brief
 from steward.fairies.roster import Fairy
