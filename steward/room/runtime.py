@@ -40,6 +40,7 @@ from steward.protocol.names import (
     RESYNC_ALL_SESSIONS,
     RPC_CANCEL,
     RPC_PROMPT,
+    RPC_REVERT,
     TOPIC_ACK,
     TOPIC_ACTION,
     TOPIC_ACTIONS,
@@ -65,6 +66,7 @@ from steward.room.intake import Intake, RateLimiter, trusted_agents
 from steward.room.messenger import Messenger
 from steward.room.participants import Participants
 from steward.room.relay import Relay
+from steward.room.revert import RevertDeps, Reverter
 from steward.room.snapshot_fetcher import SnapshotFetcher
 from steward.room.stream_inbox import STREAM_CAPS, StreamInbox, StreamMeter
 from steward.room.user_edits import UserEdits
@@ -232,6 +234,18 @@ class RoomRuntime:
             trusted_captioner=trusted_agents(room, s.caption_agents()),
             on_strike=self._strike,
         )
+        self.reverter = Reverter(
+            room_id,
+            RevertDeps(
+                self.broadcaster,
+                self.messenger,
+                deps.outbox,
+                self.dispatcher,
+                self.intake,
+                cancel=self._cancel,
+                owner_of=self._session_owner,
+            ),
+        )
         self.voice: RoomVoice | None = None
         if deps.speech is not None:
             self.voice = RoomVoice(
@@ -309,6 +323,7 @@ class RoomRuntime:
         room.on("disconnected", self._on_disconnected)
         lp.register_rpc_method(RPC_PROMPT, self.intake.on_prompt_rpc)
         lp.register_rpc_method(RPC_CANCEL, self.intake.on_cancel_rpc)
+        lp.register_rpc_method(RPC_REVERT, self.reverter.on_revert_rpc)
         room.register_byte_stream_handler(TOPIC_SCREENSHOT, self.inbox.handler(TOPIC_SCREENSHOT))
         room.register_byte_stream_handler(TOPIC_CONTEXT, self.inbox.handler(TOPIC_CONTEXT))
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
