@@ -26,6 +26,7 @@ from steward.obs.logging import get_logger
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import (
+    FINAL_STATUSES,
     ActionEnvelope,
     PromptNotice,
     RevertReply,
@@ -173,13 +174,15 @@ class Reverter:
         other = not ours and deps.broadcaster.mirror.in_flight(run_id)
         if not ours and not other:
             return True
-        deps.cancel(run_id, caller)
         started = time.monotonic()
+        if not ours or not self._finishing(run_id):
+            deps.cancel(run_id, caller)
         if ours:
-            try:
-                async with asyncio.timeout(STOP_WAIT_S):
-                    await deps.dispatcher.settled(run_id)
-            except TimeoutError:
+            # The run's task ends by itself once cancelled; waited for, never raised from.
+            ended = asyncio.ensure_future(deps.dispatcher.settled(run_id))
+            await asyncio.wait([ended], timeout=STOP_WAIT_S)
+            if not ended.done():
+                ended.cancel()
                 return False
         # A fairy's run withdraws its previews as its fairy stops: polled, as nothing tells.
         while time.monotonic() - started < STOP_WAIT_S:
@@ -187,6 +190,12 @@ class Reverter:
                 return True
             await asyncio.sleep(_POLL_S)
         return False
+
+    def _finishing(self, run_id: str) -> bool:
+        """Whether the run has sent its final status and is only writing its end down."""
+        session = self._deps.dispatcher.sessions.get(run_id)
+        statuses = session.figures.statuses if session is not None else []
+        return bool(statuses) and statuses[-1] in FINAL_STATUSES
 
     async def _send_inverse(self, run_id: str, caller: str) -> RevertReply:
         deps = self._deps
