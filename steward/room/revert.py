@@ -37,10 +37,10 @@ from steward.protocol.names import RPC_REVERT, TOPIC_PROMPT
 from steward.room.broadcaster import Broadcaster
 from steward.room.dispatch import Dispatcher
 from steward.room.envelopes import FragmentAssembler, is_fragment
-from steward.room.intake import Intake
+from steward.room.intake import Intake, RateLimiter
 from steward.room.messenger import Messenger
 from steward.room.relay import relay_session_id
-from steward.store.outbox import Outbox, OutboxRow
+from steward.store.outbox import Outbox, OutboxRow, SessionRecord
 
 log = get_logger(__name__)
 
@@ -49,6 +49,8 @@ STOP_WAIT_S = 10.0
 _POLL_S = 0.05
 # Shapes named in the chat reply (the RPC reply lists them all).
 NAMED_IN_CHAT = 20
+# Reverts a participant may ask for a minute.
+REVERTS_PER_MIN = 20
 # What the revert's run records as its model (no model runs in it).
 REVERT_MODEL = "revert"
 
@@ -108,14 +110,20 @@ class RevertDeps:
     cancel: Callable[[str, str], bool]
     # Who a live run works for, as the cancel check sees it (None: not known in memory).
     owner_of: Callable[[str], str | None]
+    # Whom a fairy works for ((room id, fairy id) → the participant whose prompt started
+    # its work).
+    fairy_asker: Callable[[str, str], str | None] | None = None
+    # Set once the room's start has ended the runs a dead steward left running.
+    startup: asyncio.Event | None = None
 
 
 class Reverter:
-    def __init__(self, room_id: str, deps: RevertDeps) -> None:
+    def __init__(self, room_id: str, deps: RevertDeps, *, per_min: int = REVERTS_PER_MIN) -> None:
         self.room_id = room_id
         self._deps = deps
         # One revert at a time per room: each reads the history the previous one wrote.
         self._lock = asyncio.Lock()
+        self._limit = RateLimiter(per_min)
 
     async def on_revert_rpc(self, inv: rtc.RpcInvocationData) -> str:
         caller = inv.caller_identity
@@ -135,18 +143,23 @@ class Reverter:
     async def revert(self, run_id: str, caller: str) -> RevertReply:
         """Take back run `run_id` for participant `caller`: the reply names the revert's run."""
         deps = self._deps
+        if not self._limit.allow(caller):  # each revert reads the room's whole history
+            return self._refused(run_id, caller, "rate limit: too many reverts, try again soon")
         if run_id == relay_session_id(self.room_id):
             return self._refused(run_id, caller, "users' own edits are not a run to revert")
         record = await deps.outbox.session_record(run_id)
         room = record.room_id if record is not None else await deps.outbox.session_room(run_id)
         if room != self.room_id:
             return self._refused(run_id, caller, "no run with that id in this room")
-        owner = deps.owner_of(run_id)
-        if owner is None and record is not None:
-            owner = record.requester
+        owner = self._owner(run_id, record)
         refusal = deps.intake.cancel_refusal(caller, run_id, owner, verb="revert")
         if refusal is not None:
             return RevertReply(error=refusal)
+        if deps.startup is not None:
+            try:
+                await asyncio.wait_for(deps.startup.wait(), STOP_WAIT_S)
+            except TimeoutError:
+                return self._refused(run_id, caller, "the room is still starting; try again")
         if not await self._stopped(run_id, caller):
             return self._refused(run_id, caller, "the run did not stop in time; try again")
         try:
@@ -155,6 +168,16 @@ class Reverter:
         except Exception as err:
             log.exception("revert_failed", room=self.room_id, session_id=run_id, by=caller)
             return RevertReply(error=f"could not revert: {type(err).__name__}")
+
+    def _owner(self, run_id: str, record: SessionRecord | None) -> str | None:
+        """Whom the run works for: as a cancel sees it while the run is open; after, the
+        participant who asked (a fairy's session: whom its fairy works for), from Postgres."""
+        owner = self._deps.owner_of(run_id)
+        if owner is not None or record is None:
+            return owner
+        if record.fairy_id is not None and self._deps.fairy_asker is not None:
+            owner = self._deps.fairy_asker(self.room_id, record.fairy_id)
+        return owner if owner is not None else record.requester
 
     def _refused(self, run_id: str, caller: str, reason: str) -> RevertReply:
         log.info(
@@ -171,7 +194,10 @@ class Reverter:
         its in-flight previews are withdrawn."""
         deps = self._deps
         ours = run_id in deps.dispatcher.running()
-        other = not ours and deps.broadcaster.mirror.in_flight(run_id)
+        # A session the fairies have open (it has an owner but is not the dispatcher's), or
+        # one with previews still in flight.
+        fairy = run_id not in deps.dispatcher.sessions and deps.owner_of(run_id) is not None
+        other = not ours and (fairy or bool(deps.broadcaster.mirror.in_flight(run_id)))
         if not ours and not other:
             return True
         started = time.monotonic()

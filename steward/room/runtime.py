@@ -119,6 +119,8 @@ class RoomDeps:
     cancel_other: Callable[[str, str], bool] | None = None
     # Who such a session works for (room id, session id) → identity, or None when unknown.
     owner_of_other: Callable[[str, str], str | None] | None = None
+    # Whom a fairy works for (room id, fairy id) → identity, or None when unknown.
+    fairy_asker: Callable[[str, str], str | None] | None = None
     # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
     grant_bindings: GrantBindings | None = None
     # A session's models, tokens and estimated cost, for its `session_ended` line.
@@ -234,6 +236,9 @@ class RoomRuntime:
             trusted_captioner=trusted_agents(room, s.caption_agents()),
             on_strike=self._strike,
         )
+        # Set once the runs a dead steward left are ended (a revert's own run, started
+        # before that, would be taken for one of them).
+        self.interrupted_ended = asyncio.Event()
         self.reverter = Reverter(
             room_id,
             RevertDeps(
@@ -244,6 +249,8 @@ class RoomRuntime:
                 self.intake,
                 cancel=self._cancel,
                 owner_of=self._session_owner,
+                fairy_asker=deps.fairy_asker,
+                startup=self.interrupted_ended,
             ),
         )
         self.voice: RoomVoice | None = None
@@ -384,16 +391,19 @@ class RoomRuntime:
             log.warning("steward_announce_failed", room=self.room_id, error=str(err))
 
     async def _end_interrupted(self) -> None:
-        for session_id in await self.deps.outbox.interrupted_sessions(self.room_id):
-            try:
-                await self.dispatcher.end_interrupted(session_id)
-            except Exception as err:  # left running in Postgres: the next start tries again
-                log.warning(
-                    "interrupted_session_not_ended",
-                    room=self.room_id,
-                    session_id=session_id,
-                    error=str(err),
-                )
+        try:
+            for session_id in await self.deps.outbox.interrupted_sessions(self.room_id):
+                try:
+                    await self.dispatcher.end_interrupted(session_id)
+                except Exception as err:  # left running in Postgres: the next start tries again
+                    log.warning(
+                        "interrupted_session_not_ended",
+                        room=self.room_id,
+                        session_id=session_id,
+                        error=str(err),
+                    )
+        finally:
+            self.interrupted_ended.set()
 
     async def _restore_mirror(self) -> None:
         """Rebuild the mirror from the outbox, so a restarted steward sees the canvas."""

@@ -11,14 +11,23 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
+from steward.canvas.inverse import run_inverse
 from steward.fairies.fixed_script import FixedScriptRunner
+from steward.protocol.messages import ActionEnvelope
+from steward.room.revert import history_envelopes
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.support.room import close_all, join_clients, recording_steward, settle
+from tests.support.room import (
+    close_all,
+    join_clients,
+    recording_steward,
+    room_settings,
+    settle,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -237,3 +246,46 @@ async def test_a_run_is_reverted_by_a_steward_started_after_it(
     finally:
         await close_all(clients)
         await second.close()
+
+
+async def test_a_drones_run_of_a_fairy_project_is_reverted_alone(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    settings = room_settings(
+        livekit_server, database.url, steward_model="scripted", steward_scripted_tokens_per_s=4000
+    )
+    service = StewardService(settings, database=database)
+    await service.start(http=False)
+    clients: list[HeadlessClient] = []
+    try:
+        runtime = await service.join(room_name)
+        clients = await join_clients(livekit_server, room_name, ["ann", "bob"], runtime)
+        ann, bob = clients
+        reply = await ann.prompt("project: draw a farm")
+        assert reply.session_id
+        assert await bob.wait_status(reply.session_id, timeout=60) == "done"
+        done = await converged(runtime, clients)
+        rows = await runtime.deps.outbox.room_history(room_name)
+        drones = sorted(
+            {
+                env.session_id
+                for row in rows
+                if (env := ActionEnvelope.model_validate_json(row.payload)).session_id
+                != reply.session_id
+            }
+        )
+        assert len(drones) == 2, drones
+        # The drones worked for Ann (her prompt started the project), not for Bob.
+        refused = await bob.revert(drones[1])
+        assert refused.session_id is None and refused.error and "moderator" in refused.error
+        undo = await ann.revert(drones[0])
+        assert undo.error is None and undo.session_id and undo.left == []
+        assert await bob.wait_status(undo.session_id) == "done"
+        await settle(runtime, clients, undo.session_id)
+        now = await converged(runtime, clients)
+        ours = run_inverse(history_envelopes(rows), drones[0], current=done)
+        assert ours.removed and set(now) == set(done) - set(ours.removed)
+        assert all(now[sid] == done[sid] for sid in now)  # the other drone's work stays
+    finally:
+        await close_all(clients)
+        await service.close()
