@@ -192,6 +192,7 @@ class StewardService:
             runner=self.runner,
             cancel_other=self._cancel_fairy_session,
             owner_of_other=self._fairy_session_owner,
+            fairy_asker=self._fairy_asker,
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
             usage_of=self.usage.session_summary,
             speech=speech_engine(self.settings),
@@ -210,6 +211,11 @@ class StewardService:
 
     def _fairy_session_owner(self, room_id: str, session_id: str) -> str | None:
         return None if self.fairies is None else self.fairies.session_owner(room_id, session_id)
+
+    def _fairy_asker(self, room_id: str, fairy_id: str) -> str | None:
+        room = None if self.fairies is None else self.fairies.rooms.get(room_id)
+        state = None if room is None else room.fairies.get(fairy_id)
+        return None if state is None else state.asker
 
     def _fairy_presence(self, room_id: str) -> Publish:
         async def publish(msg: FairiesMessage) -> None:

@@ -451,6 +451,88 @@ test("the demo's suggested prompt in a fresh room ends with the whole drawing in
   await tab.page.screenshot({ path: join(results, 'e2e-first-run.png') })
 })
 
+// Undo for everyone, in a room of its own: three tabs, the run's entry's undo and redo.
+test('undo and redo from the chat panel: identical in three tabs, a moved shape stays, others refused', async () => {
+  const room = `${ROOM}-undo`
+  const [u1, u2, u3] = [await openTab('u1', room), await openTab('u2', room), await openTab('u3', room)]
+  const all = [u1, u2, u3]
+  const strip = (recs) => JSON.stringify(recs.map(({ index, ...r }) => r)) // z-order: fractional indexes are per-tab
+  await u2.page.evaluate(() => {
+    window.__steward.editor.createShape({ id: 'shape:undo-user', type: 'geo', x: -600, y: -400, props: { w: 160, h: 90, geo: 'ellipse' } })
+  })
+  for (const t of all) await t.page.waitForFunction(() => !!window.__steward.editor.getShape('shape:undo-user'), null, { timeout: WAIT })
+  const before = await converge(all, 'before the run')
+  const entry = (tab, sid) => tab.page.locator(`[data-testid=run][data-session="${sid}"]`)
+  const undoOf = async (tab, sid) => {
+    const run = await tab.page.waitForFunction((s) => window.__steward.handle.state.prompts.find((p) => p.reverts === s)?.sessionId, sid, { timeout: WAIT })
+    return run.jsonValue()
+  }
+
+  // A run, then a user moves one of its shapes.
+  const sid = await prompt(u1, 'draw a flow chart of our signup')
+  for (const t of all) await waitStatus(t, sid)
+  await converge(all, 'after the run')
+  const moved = await u1.page.evaluate((s) => {
+    const { editor, handle } = window.__steward
+    const id = (handle.state.drawn[s] ?? []).find((i) => editor.getShape(`shape:${i.replace(/^shape:/, '')}`)?.type === 'geo')
+    return id?.replace(/^shape:/, '')
+  }, sid)
+  assert.ok(moved, 'the run drew a box')
+  await u2.page.evaluate((id) => {
+    const shape = window.__steward.editor.getShape(`shape:${id}`)
+    window.__steward.editor.updateShape({ id: shape.id, type: shape.type, x: shape.x + 900, y: shape.y + 900 })
+  }, moved)
+  const movedX = await u2.page.evaluate((id) => window.__steward.editor.getShape(`shape:${id}`).x, moved)
+  for (const t of all) await t.page.waitForFunction(([id, x]) => window.__steward.editor.getShape(`shape:${id}`)?.x === x, [moved, movedX], { timeout: WAIT })
+  const afterMove = await converge(all, 'after the user moved a shape')
+
+  // Tab 2 did not ask for the run: its undo is refused, and nothing changes.
+  await entry(u2, sid).getByTestId('run-undo').click()
+  const refusal = await u2.page.getByTestId('run-undo-error').first().textContent({ timeout: WAIT })
+  assert.match(refusal, /moderator/)
+  assert.equal(strip(await converge(all, 'after a refused undo')), strip(afterMove))
+
+  // Tab 1 asked for it: undo takes it back in every tab; the moved shape stays and is named.
+  await entry(u1, sid).getByTestId('run-undo').click()
+  const undo = await undoOf(u3, sid)
+  for (const t of all) await waitStatus(t, undo)
+  const undone = await converge(all, 'after undo')
+  const userShape = undone.find((r) => r.id === `shape:${moved}`)
+  assert.ok(userShape && userShape.x === movedX, 'the moved shape stays where the user put it')
+  const said = await u3.page.evaluate((s) => window.__steward.handle.state.chat.filter((m) => m.sessionId === s).map((m) => m.text).join(' '), undo)
+  assert.ok(said.includes(moved), `the reply names the moved shape: ${said}`)
+  // What the reply names (the moved box; an arrow tldraw re-routed with it) stays; the rest goes.
+  const named = (r) => said.includes(r.id.replace(/^shape:/, ''))
+  const beforeIds = new Set(before.map((r) => r.id))
+  assert.deepEqual(undone.filter((r) => r.typeName === 'shape' && !beforeIds.has(r.id) && !named(r)).map((r) => r.id), [], 'the rest of the run is gone')
+  const shapesOnly = (recs) => recs.filter((r) => r.typeName === 'shape' && beforeIds.has(r.id))
+  assert.equal(strip(shapesOnly(undone)), strip(shapesOnly(before)), 'the shapes there before the run are as they were')
+
+  // Redo: the undo's own entry offers it; the run is back as it was, the moved shape untouched.
+  const redoButton = entry(u1, undo).getByTestId('run-undo')
+  assert.equal(await redoButton.textContent(), 'redo')
+  await redoButton.click()
+  const redo = await undoOf(u2, undo)
+  for (const t of all) await waitStatus(t, redo)
+  assert.equal(strip(await converge(all, 'after redo')), strip(afterMove))
+
+  // Undo of a run still going: it is cancelled first, then taken back.
+  const baseline = await converge(all, 'before a running run')
+  const startedAt = await appliedCount(u1)
+  const running = await prompt(u1, 'draw a flow chart of our signup again')
+  await waitApplied(u1, startedAt + 2)
+  await u1.page.evaluate((s) => window.__steward.handle.revert(s), running)
+  for (const t of all) await waitStatus(t, running, 'canceled')
+  const undoRunning = await undoOf(u1, running)
+  for (const t of all) await waitStatus(t, undoRunning)
+  assert.equal(strip(await converge(all, 'after undo of a running run')), strip(baseline))
+  await u1.page.screenshot({ path: join(results, 'e2e-undo.png') })
+  for (const t of all) {
+    await t.context.close()
+    delete tabs[t.name]
+  }
+})
+
 test('the steward is SIGKILLed mid-run and restarted: every tab ends the run interrupted, previews withdrawn, identical', async () => {
   const before = await appliedCount(tabs.t3)
   const sid = await prompt(tabs.t2, 'draw a flow chart of our signup, one last time')

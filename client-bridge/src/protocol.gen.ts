@@ -33,6 +33,7 @@ export const RESYNC_ALL_SESSIONS = "*" as const;
 export const RPC_CANCEL = "steward.cancel" as const;
 export const RPC_CONTEXT = "steward.context" as const;
 export const RPC_PROMPT = "steward.prompt" as const;
+export const RPC_REVERT = "steward.revert" as const;
 export const SCREENSHOT_TYPE_JPEG = "image/jpeg" as const;
 export const SCREENSHOT_TYPE_WEBP = "image/webp" as const;
 export const SHAPES_TYPE_GZIP = "application/gzip" as const;
@@ -172,6 +173,7 @@ export interface PromptNotice {
   text: string;
   truncated?: boolean | null;
   fairy?: string | null;
+  reverts?: string | null;
   ts: number;
 }
 
@@ -192,6 +194,18 @@ export interface PromptRequest {
 export interface Resync {
   sessionId: string;
   lastSeq: number;
+}
+
+/** The revert's own run (`session_id`), or a clear error. `left`: shapes changed since the run touched them, left as they are (also named in the run's chat reply). */
+export interface RevertReply {
+  sessionId?: string | null;
+  error?: string | null;
+  left?: Array<string> | null;
+}
+
+/** RPC `steward.revert`: take back run `session_id` as a whole (a revert's own run too: that redoes). Allowed to whoever may cancel the run; a running run is cancelled first. */
+export interface RevertRequest {
+  sessionId: string;
 }
 
 /** steward → browsers on `agent:status`. */

@@ -23,6 +23,7 @@ import {
   RPC_CANCEL,
   RPC_CONTEXT,
   RPC_PROMPT,
+  RPC_REVERT,
   TOPIC_ACK,
   TOPIC_ACTION,
   TOPIC_ACTIONS,
@@ -43,6 +44,7 @@ import {
   type PromptNotice,
   type PromptReply,
   type PromptRequest,
+  type RevertReply,
   type StatusMessage,
 } from './protocol.gen'
 
@@ -103,6 +105,10 @@ export interface StewardHandle {
    * hint per 2 s; returns whether a hint was sent. */
   composing(bounds?: Box | null): boolean
   cancel(sessionId?: string): Promise<CancelReply>
+  /** Takes run `sessionId` back as a whole (a running run is cancelled first; a revert's run
+   * reverted redoes). Allowed to whoever may cancel the run; the reply names the revert's own
+   * run and the shapes left as they are because they changed since. */
+  revert(sessionId: string): Promise<RevertReply>
   /** The page bounds of what run `sessionId` drew that is still on the canvas (null: none). */
   runBounds(sessionId: string): Box | null
   /** Zooms this tab's camera to what run `sessionId` drew; false when nothing of it is left. */
@@ -441,6 +447,11 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       const sid = sessionId ?? state.activeSession
       if (!sid) return { ok: false, error: 'no session to cancel' }
       return rpc<CancelReply>(RPC_CANCEL, { sessionId: sid })
+    },
+    async revert(sessionId) {
+      const reply = await rpc<RevertReply>(RPC_REVERT, { sessionId })
+      if (reply.sessionId) set({ activeSession: reply.sessionId })
+      return reply
     },
     runBounds,
     show(sessionId) {

@@ -237,6 +237,22 @@ class CancelReply(WireModel):
     error: str | None = None
 
 
+class RevertRequest(WireModel):
+    """RPC `steward.revert`: take back run `session_id` as a whole (a revert's own run too:
+    that redoes). Allowed to whoever may cancel the run; a running run is cancelled first."""
+
+    session_id: str = Id
+
+
+class RevertReply(WireModel):
+    """The revert's own run (`session_id`), or a clear error. `left`: shapes changed since
+    the run touched them, left as they are (also named in the run's chat reply)."""
+
+    session_id: str | None = None
+    error: str | None = None
+    left: list[str] | None = None
+
+
 class Resync(WireModel):
     """browser → steward on `steward:resync`: replay everything after `last_seq`."""
 
@@ -268,6 +284,8 @@ class PromptNotice(WireModel):
     # Set when the text was cut to fit one packet.
     truncated: bool | None = None
     fairy: str | None = None
+    # Set on a revert's run: the run it takes back.
+    reverts: str | None = Field(default=None, max_length=MAX_ID_CHARS)
     ts: float
 
 
@@ -324,6 +342,8 @@ ALL_MESSAGES: dict[str, type[WireModel]] = {
         PromptReply,
         CancelRequest,
         CancelReply,
+        RevertRequest,
+        RevertReply,
         Resync,
         ChatMessage,
         PromptNotice,

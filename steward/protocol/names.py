@@ -28,6 +28,7 @@ TOPIC_LK_CHAT: Final = "lk.chat"
 RPC_CONTEXT: Final = "steward.context"
 RPC_PROMPT: Final = "steward.prompt"
 RPC_CANCEL: Final = "steward.cancel"
+RPC_REVERT: Final = "steward.revert"
 
 # Participant attributes a browser sets to announce what it can do.
 ATTR_CAPABILITIES: Final = "steward.capabilities"  # comma list: context,screenshot,apply

@@ -26,6 +26,8 @@ class RoomDeps:
     cancel_other: Callable[[str, str], bool] | None = None
     # Who such a session works for (room id, session id) → identity, or None when unknown.
     owner_of_other: Callable[[str, str], str | None] | None = None
+    # Whom a fairy works for (room id, fairy id) → identity, or None when unknown.
+    fairy_asker: Callable[[str, str], str | None] | None = None
     # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
     grant_bindings: GrantBindings | None = None
     # A session's models, tokens and estimated cost, for its `session_ended` line.

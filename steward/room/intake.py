@@ -288,27 +288,35 @@ class Intake:
             return PromptReply(error=f"could not start: {type(err).__name__}")
         return PromptReply(session_id=session_id)
 
+    def cancel_refusal(
+        self, caller: str, session_id: str, owner: str | None, *, verb: str = "cancel"
+    ) -> str | None:
+        """Why `caller` may not cancel (or revert, `verb`) run `session_id` of `owner`, with
+        its log line; None when allowed. The one check both cancel and revert pass."""
+        member = self._participants.get(caller)
+        if member is None or not self.may_prompt(member):
+            self._refuse(caller, f"not allowed to {verb}", verb)
+            return f"not allowed to {verb}"
+        if not self.may_cancel(member, owner):
+            self._refuse(caller, f"not allowed to {verb} another participant's run", verb)
+            log.info(
+                f"session_{verb}_refused",
+                room=self.room_id,
+                session_id=session_id,
+                by=caller,
+                owner=owner,
+            )
+            return f"only who asked for this run, or a moderator, may {verb} it"
+        return None
+
     async def on_cancel_rpc(self, inv: rtc.RpcInvocationData) -> str:
         caller = inv.caller_identity
         req = decode(CancelRequest, inv.payload, topic=RPC_CANCEL, max_bytes=MAX_RPC_PAYLOAD_BYTES)
         if isinstance(req, ProtocolError):
             self._bad_input(RPC_CANCEL, caller, req)
             return CancelReply(ok=False, error=f"invalid cancel: {req}").to_wire().decode()
-        member = self._participants.get(caller)
-        if member is None or not self.may_prompt(member):
-            self._refuse(caller, "not allowed to cancel", "cancel")
-            return CancelReply(ok=False, error="not allowed to cancel").to_wire().decode()
-        owner = self._owner_of(req.session_id)
-        if not self.may_cancel(member, owner):
-            self._refuse(caller, "not allowed to cancel another participant's run", "cancel")
-            log.info(
-                "session_cancel_refused",
-                room=self.room_id,
-                session_id=req.session_id,
-                by=caller,
-                owner=owner,
-            )
-            refusal = "only who asked for this run, or a moderator, may cancel it"
+        refusal = self.cancel_refusal(caller, req.session_id, self._owner_of(req.session_id))
+        if refusal is not None:
             return CancelReply(ok=False, error=refusal).to_wire().decode()
         ok = self._cancel(req.session_id, caller)
         error = None if ok else "no running session with that id"

@@ -34,6 +34,7 @@ from steward.protocol.names import (
     ATTR_READY,
     RPC_CANCEL,
     RPC_PROMPT,
+    RPC_REVERT,
     TOPIC_ACK,
     TOPIC_ACTION,
     TOPIC_ACTIONS,
@@ -62,6 +63,7 @@ from steward.room.participants import Participants
 from steward.room.prompt_sessions import PromptSessions
 from steward.room.relay import Relay
 from steward.room.resync_requests import ResyncRequests
+from steward.room.revert import RevertDeps, Reverter
 from steward.room.snapshot_fetcher import SnapshotFetcher
 from steward.room.stream_inbox import StreamInbox, StreamMeter
 from steward.room.user_edits import UserEdits
@@ -193,6 +195,23 @@ class RoomRuntime:
             trusted_captioner=trusted_agents(room, s.caption_agents()),
             on_strike=self._strike,
         )
+        # Set once the runs a dead steward left are ended (a revert's own run, started
+        # before that, would be taken for one of them).
+        self.interrupted_ended = asyncio.Event()
+        self.reverter = Reverter(
+            room_id,
+            RevertDeps(
+                self.broadcaster,
+                self.messenger,
+                deps.outbox,
+                self.prompt_sessions,
+                self.intake,
+                cancel=self._cancel,
+                owner_of=self._session_owner,
+                fairy_asker=deps.fairy_asker,
+                startup=self.interrupted_ended,
+            ),
+        )
         self.voice: RoomVoice | None = None
         if deps.speech is not None:
             self.voice = RoomVoice(
@@ -260,6 +279,7 @@ class RoomRuntime:
         room.on("disconnected", self._on_disconnected)
         lp.register_rpc_method(RPC_PROMPT, self.intake.on_prompt_rpc)
         lp.register_rpc_method(RPC_CANCEL, self.intake.on_cancel_rpc)
+        lp.register_rpc_method(RPC_REVERT, self.reverter.on_revert_rpc)
         room.register_byte_stream_handler(TOPIC_SCREENSHOT, self.inbox.handler(TOPIC_SCREENSHOT))
         room.register_byte_stream_handler(TOPIC_CONTEXT, self.inbox.handler(TOPIC_CONTEXT))
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
@@ -322,16 +342,19 @@ class RoomRuntime:
             log.warning("steward_announce_failed", room=self.room_id, error=str(err))
 
     async def _end_interrupted(self) -> None:
-        for session_id in await self.deps.outbox.interrupted_sessions(self.room_id):
-            try:
-                await self.prompt_sessions.end_interrupted(session_id)
-            except Exception as err:  # left running in Postgres: the next start tries again
-                log.warning(
-                    "interrupted_session_not_ended",
-                    room=self.room_id,
-                    session_id=session_id,
-                    error=str(err),
-                )
+        try:
+            for session_id in await self.deps.outbox.interrupted_sessions(self.room_id):
+                try:
+                    await self.prompt_sessions.end_interrupted(session_id)
+                except Exception as err:  # left running in Postgres: the next start tries again
+                    log.warning(
+                        "interrupted_session_not_ended",
+                        room=self.room_id,
+                        session_id=session_id,
+                        error=str(err),
+                    )
+        finally:
+            self.interrupted_ended.set()
 
     async def _restore_mirror(self) -> None:
         """Rebuild the mirror from the outbox, so a restarted steward sees the canvas."""

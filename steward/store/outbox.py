@@ -70,6 +70,18 @@ class AckRow:
     applied_at: float
 
 
+@dataclass(frozen=True)
+class SessionRecord:
+    """A session's row in `agent_sessions`: where, for whom, and whether it still runs."""
+
+    session_id: str
+    room_id: str
+    requester: str | None
+    fairy_id: str | None
+    source: str
+    status: str
+
+
 class Outbox:
     def __init__(self, pool: asyncpg.Pool, *, retry_s: float = 15.0) -> None:
         self.pool = pool
@@ -261,6 +273,14 @@ class Outbox:
             requester,
             model,
         )
+
+    async def session_record(self, session_id: str) -> SessionRecord | None:
+        row = await self.pool.fetchrow(
+            "SELECT session_id, room_id, requester, fairy_id, source, status"
+            " FROM agent_sessions WHERE session_id = $1",
+            session_id,
+        )
+        return None if row is None else SessionRecord(**dict(row))
 
     async def interrupted_sessions(self, room_id: str) -> list[str]:
         """One-shot sessions of the room still marked running: a steward that died left them

@@ -46,6 +46,8 @@ from steward.protocol.messages import (
     PromptReply,
     PromptRequest,
     Resync,
+    RevertReply,
+    RevertRequest,
     StatusMessage,
     ViewportUpdate,
     WireAction,
@@ -57,6 +59,7 @@ from steward.protocol.names import (
     RPC_CANCEL,
     RPC_CONTEXT,
     RPC_PROMPT,
+    RPC_REVERT,
     SCREENSHOT_TYPE_JPEG,
     SCREENSHOT_TYPE_WEBP,
     SHAPES_TYPE_GZIP,
@@ -308,6 +311,14 @@ class HeadlessClient:
             payload=CancelRequest(session_id=session_id).to_wire().decode(),
         )
         return CancelReply.model_validate_json(raw)
+
+    async def revert(self, session_id: str) -> RevertReply:
+        raw = await self.room.local_participant.perform_rpc(
+            destination_identity=self.steward_identity,
+            method=RPC_REVERT,
+            payload=RevertRequest(session_id=session_id).to_wire().decode(),
+        )
+        return RevertReply.model_validate_json(raw)
 
     async def edit(self, put: list[dict[str, Any]], remove: list[str] | None = None) -> None:
         """A user edit: relayed through the steward (the echo is applied like any envelope)."""

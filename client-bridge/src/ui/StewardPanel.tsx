@@ -1,6 +1,7 @@
 // The steward side panel: connection/host indicator, the chat as runs (each prompt with who
 // asked, then the run's messages, collapsed thoughts and status; "show" when what it drew is
-// out of view), a prompt box, the todo list and a cancel button.
+// out of view; "undo" takes the run back, "redo" on an undo's own run), a prompt box, the
+// todo list and a cancel button.
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
 import { useValue } from 'tldraw'
 import { MAX_PROMPT_CHARS, type Box } from '../protocol.gen'
@@ -122,6 +123,16 @@ function RunView({ run, me, view, handle, drawn, names }: { run: Run; me?: strin
   const box = useMemo(() => (drawn > 0 ? handle.runBounds(run.sessionId) : null), [handle, run.sessionId, drawn, view])
   const hidden = !!view && outOfView(view, box)
   const status = run.status
+  const [undoError, setUndoError] = useState<string | null>(null)
+  const [undoing, setUndoing] = useState(false)
+  const undo = async () => {
+    setUndoing(true)
+    setUndoError(null)
+    const reply = await handle.revert(run.sessionId)
+    setUndoing(false)
+    if (reply.error) setUndoError(reply.error)
+  }
+  const redo = !!run.prompt?.reverts
   return (
     <div className="run" data-testid="run" data-session={run.sessionId} data-state={status?.status ?? ''}>
       {run.prompt && (
@@ -147,6 +158,18 @@ function RunView({ run, me, view, handle, drawn, names }: { run: Run; me?: strin
       {(status || hidden) && (
         <div className="run-status" data-testid="run-status">
           {status && (
+            <button
+              type="button"
+              className="undo"
+              data-testid="run-undo"
+              disabled={undoing}
+              title={redo ? 'Do again what this undo took back' : 'Take this run back, for everyone'}
+              onClick={() => void undo()}
+            >
+              {redo ? 'redo' : 'undo'}
+            </button>
+          )}
+          {status && (
             <span>
               {fairy(status.fairy)}
               {status.status}
@@ -158,6 +181,11 @@ function RunView({ run, me, view, handle, drawn, names }: { run: Run; me?: strin
               show
             </button>
           )}
+        </div>
+      )}
+      {undoError && (
+        <div className="steward-error" role="alert" data-testid="run-undo-error">
+          {undoError}
         </div>
       )}
     </div>
