@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from steward.fairies.fixed_script import FixedScriptRunner
 from structlog.testing import capture_logs
 
 from steward.canvas.inverse import run_inverse
@@ -21,6 +20,7 @@ from steward.store.database import Database
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     close_all,
     join_clients,
