@@ -7,15 +7,14 @@ over a room the livekit-agents worker already connected (`attach`).
 Every prompt goes through `PromptRouter` (steward/fairies/prompt_router.py): prompts that name a
 fairy or start with `project:` go to the room's fairies (`FairyRuntime`, one per process,
 state in Postgres), the rest to the one-shot agent. Each fairy that works opens its own
-session here (own id, own seq); a joined room first resumes whatever its fairies left
-unfinished, and fairy presence goes out on `agent:fairies`.
+run in its room's sessions (`SessionsByRoom`, own id, own seq); a joined room first resumes
+whatever its fairies left unfinished, and fairy presence goes out on `agent:fairies`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -33,16 +32,15 @@ from steward.fairies.role_models import models_from_settings
 from steward.fairies.roster import Publish
 from steward.obs.gc_pauses import watch_gc_pauses
 from steward.obs.logging import get_logger
-from steward.ports import AgentRunner, PromptInput, SessionPort
+from steward.ports import AgentRunner, PromptInput
 from steward.protocol.messages import Box, FairiesMessage
 from steward.protocol.names import TOPIC_FAIRIES
 from steward.room.connect import connect_direct
 from steward.room.deps import RoomDeps
 from steward.room.livekit_admin import LiveKitAdmin
-from steward.room.owners import HTTP_OWNER, fairy_owner, queued_owner
-from steward.room.prompt_sessions import new_session_id, record_quality
+from steward.room.owners import HTTP_OWNER, queued_owner
 from steward.room.runtime import RoomRuntime
-from steward.room.session import RoomSession
+from steward.room.sessions import RoomSessions, SessionsByRoom, new_session_id
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.grants import GrantBindings
@@ -66,64 +64,6 @@ def default_runner(settings: Settings, usage: LazyUsage | None = None) -> Runner
     `usage`."""
     agent = CanvasAgent(AgentConfig(settings=settings, usage=usage))
     return lambda: agent
-
-
-class FairySessions:
-    """The `SessionFactory` the fairies use: sessions in a joined room, outside the
-    prompt sessions (a fairy's turns are driven by the fairy runtime, not by one prompt)."""
-
-    def __init__(self, service: StewardService) -> None:
-        self.service = service
-
-    async def open_session(
-        self, room_id: str, fairy_id: str, *, resume: str | None = None
-    ) -> SessionPort:
-        runtime = self.service.rooms.get(room_id)
-        if runtime is None or runtime.closed.is_set():
-            raise RuntimeError(f"this steward does not serve room {room_id!r}")
-        session_id = resume or f"s-{fairy_id}-{uuid.uuid4().hex[:12]}"
-        prompt = PromptInput(
-            message="", source="system", requester=fairy_owner(fairy_id), fairy=fairy_id
-        )
-        session = RoomSession(
-            room_id,
-            session_id,
-            prompt,
-            broadcaster=runtime.broadcaster,
-            messenger=runtime.messenger,
-            snapshots=runtime.snapshots,
-        )
-        if resume is None:
-            await runtime.deps.outbox.start_session(
-                session_id=session_id,
-                room_id=room_id,
-                source="system",
-                requester=fairy_owner(fairy_id),
-                model=self.service.settings.steward_model,
-                fairy_id=fairy_id,
-            )
-        log.info("fairy_session_opened", room=room_id, fairy=fairy_id, session_id=session_id)
-        return session
-
-    async def close_session(self, session: SessionPort, outcome: str) -> None:
-        runtime = self.service.rooms.get(session.room_id)
-        stats = runtime.broadcaster.stats(session.session_id) if runtime else None
-        with contextlib.suppress(Exception):
-            await session.send_status("done")
-            await self.service.outbox.end_session(session.session_id, "done", outcome)
-        usage: dict[str, object] = {}
-        with contextlib.suppress(Exception):
-            usage = await self.service.usage.session_summary(session.session_id)
-        log.info(
-            "fairy_session_ended",
-            room=session.room_id,
-            session_id=session.session_id,
-            outcome=outcome,
-            envelopes=stats.envelopes if stats else 0,
-            actions=stats.actions if stats else 0,
-            **usage,
-            quality=record_quality(session.quality()) if isinstance(session, RoomSession) else None,
-        )
 
 
 class Draining(RuntimeError):
@@ -190,9 +130,7 @@ class StewardService:
             settings=self.settings,
             outbox=self.outbox,
             runner=self.runner,
-            cancel_other=self._cancel_fairy_session,
-            owner_of_other=self._fairy_session_owner,
-            fairy_asker=self._fairy_asker,
+            fairies=self.fairies,
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
             usage_of=self.usage.session_summary,
             speech=speech_engine(self.settings),
@@ -206,16 +144,10 @@ class StewardService:
         if self.leases is not None:
             self.leases.refused(room_id, token)
 
-    def _cancel_fairy_session(self, room_id: str, session_id: str) -> bool:
-        return self.fairies is not None and self.fairies.cancel_session(room_id, session_id)
-
-    def _fairy_session_owner(self, room_id: str, session_id: str) -> str | None:
-        return None if self.fairies is None else self.fairies.session_owner(room_id, session_id)
-
-    def _fairy_asker(self, room_id: str, fairy_id: str) -> str | None:
-        room = None if self.fairies is None else self.fairies.rooms.get(room_id)
-        state = None if room is None else room.fairies.get(fairy_id)
-        return None if state is None else state.asker
+    def _room_sessions(self, room_id: str) -> RoomSessions | None:
+        """The registry of a room this process serves (where the fairies' runs open)."""
+        runtime = self.rooms.get(room_id)
+        return None if runtime is None or runtime.closed.is_set() else runtime.sessions
 
     def _fairy_presence(self, room_id: str) -> Publish:
         async def publish(msg: FairiesMessage) -> None:
@@ -234,7 +166,7 @@ class StewardService:
         if self._use_fairies and self.fairies is None:
             self.fairies = FairyRuntime(
                 store=FairyStore(self.db.pool),
-                sessions=FairySessions(self),
+                sessions=SessionsByRoom(self._room_sessions),
                 models=models_from_settings(self.settings),
                 publish=self._fairy_presence,
                 budget=RoomBudget(self.usage, self.settings.steward_room_daily_budget_usd),
@@ -379,7 +311,7 @@ class StewardService:
                 log.exception("queued_run_start_failed", room=room, session_id=run.session_id)
                 continue
             with contextlib.suppress(Exception):  # its outcome is logged and stored by then
-                await runtime.prompt_sessions.wait(run.session_id)
+                await runtime.sessions.wait(run.session_id)
 
     async def leave(self, room_name: str) -> None:
         pickup = self._pickups.pop(room_name, None)
@@ -508,7 +440,6 @@ class StewardService:
             if runtime.closed.is_set() or (room_id is not None and rid != room_id):
                 continue
             view = runtime.overview()
-            view["sessions"] += self._fairy_sessions(runtime)
             spent: float | None = None
             if self.db is not None:
                 with contextlib.suppress(Exception):
@@ -518,26 +449,6 @@ class StewardService:
             out.append(view)
         return out
 
-    def _fairy_sessions(self, runtime: RoomRuntime) -> list[dict[str, Any]]:
-        """Sessions the fairies opened themselves (the prompt sessions list the prompted ones)."""
-        room = self.fairies.rooms.get(runtime.room_id) if self.fairies is not None else None
-        if room is None:
-            return []
-        listed = set(runtime.prompt_sessions.sessions)
-        views = []
-        for fairy_id, state in room.fairies.items():
-            session = state.session
-            if session is None or session.session_id in listed:
-                continue
-            fairy = room.roster.fairies.get(fairy_id)
-            mode = fairy.mode if fairy is not None else None
-            views.append(
-                runtime.session_view(
-                    session.session_id, fairy=fairy_id, mode=mode, requester=fairy_owner(fairy_id)
-                )
-            )
-        return views
-
     async def drain(self, timeout_s: float) -> None:
         """SIGTERM: take no more rooms, let running prompted sessions finish for up to
         `timeout_s` (fairy work resumes elsewhere from Postgres), then close, which releases
@@ -545,10 +456,10 @@ class StewardService:
         self.draining = True
         # ensure_future: cancelling a wait below stops only the wait, never the session.
         waits = [
-            asyncio.ensure_future(runtime.prompt_sessions.settled(sid))
+            asyncio.ensure_future(runtime.sessions.settled(sid))
             for runtime in self.rooms.values()
             if not runtime.closed.is_set()
-            for sid in runtime.prompt_sessions.running()
+            for sid in runtime.sessions.running()
         ]
         log.info("drain_started", rooms=len(self.rooms), sessions=len(waits), timeout_s=timeout_s)
         pending: set[asyncio.Future[Any]] = set()

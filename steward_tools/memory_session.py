@@ -17,7 +17,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from steward.canvas.mirror import CanvasMirror
+from steward.canvas.mirror import CanvasMirror, withdrawals
 from steward.ports import CanvasSnapshot, Picture, SessionPort
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
@@ -238,6 +238,10 @@ class MemorySessions:
     ) -> SessionPort:
         session = MemorySession(self.room, room_id=room_id, session_id=resume, fairy=fairy_id)
         self.room.opened.append(session.session_id)
+        if resume is not None:  # as the room does: what the dead run left in flight is withdrawn
+            ids = self.room.canvas.in_flight(resume)
+            if ids:
+                await session.send_actions(withdrawals(ids, "reverted after a restart"))
         return session
 
     async def close_session(self, session: SessionPort, outcome: str) -> None:

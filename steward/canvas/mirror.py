@@ -69,6 +69,13 @@ class _Undo:
     order: list[str]
 
 
+def withdrawals(ids: Iterable[str], why: str) -> list[WireAction]:
+    """The final version of each in-flight action that withdraws it: a no-op under the same
+    id, so every receiver (browsers, the mirror, an outbox replay) undoes the partial it
+    applied. The one way a run's previews are taken back."""
+    return [WireAction(id=i, name="think", params={"text": why}) for i in ids]
+
+
 @dataclass
 class CanvasMirror:
     """Shapes (key order = z-order) plus the undo data of in-flight partials, per session."""

@@ -126,7 +126,7 @@ async def _sentence(
         }
     sid = reply.session_id
     await asker.wait_status(sid, timeout=timeout)
-    done = await runtime.prompt_sessions.wait(sid, timeout=10)
+    done = await runtime.sessions.wait(sid, timeout=10)
     last = runtime.broadcaster.stats(sid).last_seq
     await _wait(lambda: all(c.applied_seq(sid) == last for c in clients), 20)
     removed = len(before - set(runtime.mirror.shapes))
@@ -209,7 +209,7 @@ async def run_demo(
             ),
             20,
         )
-        session_result = await runtime.prompt_sessions.wait(sid, timeout=10)
+        session_result = await runtime.sessions.wait(sid, timeout=10)
         canvases = [c.shapes for c in clients]
         identical = all(c == canvases[0] for c in canvases)
         result = {

@@ -17,11 +17,12 @@ log = get_logger(__name__)
 
 
 class SessionFactory(Protocol):
-    """Provided by the room runtime: a new agent session (own id and seq) for a fairy.
+    """Provided by the room (`steward.room.sessions.SessionsByRoom`): a new run of the
+    fairy's own (own id and seq) in the room's one registry of runs.
 
-    With `resume`, the session reopens that (dead) session id and continues its seq, so
-    final versions sent in it revert the dead process's partials exactly where every
-    receiver keeps their undo: per (session, action id)."""
+    With `resume`, the session reopens that (dead) session id and continues its seq; the
+    room withdraws what the dead process left in flight in it (a final no-op version of each
+    partial, undone by every receiver per (session, action id))."""
 
     async def open_session(
         self, room_id: str, fairy_id: str, *, resume: str | None = None
@@ -61,14 +62,3 @@ async def release(room: RoomFairies, fairy_id: str, factory: SessionFactory | No
         await factory.close_session(session, "done")
     except Exception:
         log.exception("fairy_session_close_failed", room=room.room_id, fairy=fairy_id)
-
-
-def own_session_fairy(room: RoomFairies | None, session_id: str) -> str | None:
-    """The fairy working in `session_id`, when the fairies opened it (not a user's run)."""
-    if room is None:
-        return None
-    for fairy_id, state in room.fairies.items():
-        session = state.session
-        if session is not None and session.session_id == session_id and state.lent is None:
-            return fairy_id
-    return None

@@ -273,22 +273,26 @@ class FairyRuntime:
             await room.background.wait()
         return refused
 
-    def cancel_session(self, room_id: str, session_id: str) -> bool:
-        """`steward.cancel` for a session the fairies opened (a drone's): stops that fairy
-        as a user cancel would. False when no fairy works in that session or it refuses."""
+    # -- what the room's sessions ask of a fairy's own run (`steward.room.sessions`) ----
+    def asker_of(self, room_id: str, fairy_id: str) -> str | None:
+        """Whom the fairy works for (the participant who started its project, kept across a
+        restart), or None when unknown."""
         room = self.rooms.get(room_id)
-        fairy_id = fairy_sessions.own_session_fairy(room, session_id)
-        return (
-            room is not None and fairy_id is not None and self._user_cancel(room, fairy_id) is None
-        )
+        state = None if room is None else room.fairies.get(fairy_id)
+        return None if state is None else state.asker
 
-    def session_owner(self, room_id: str, session_id: str) -> str | None:
-        """Who a session the fairies opened works for (the participant who started the
-        project, kept across a restart), or None when unknown (no such session, or work begun
-        before owners were saved)."""
+    def mode_of(self, room_id: str, fairy_id: str) -> str | None:
         room = self.rooms.get(room_id)
-        fairy_id = fairy_sessions.own_session_fairy(room, session_id)
-        return None if room is None or fairy_id is None else room.fairy(fairy_id).asker
+        fairy = None if room is None else room.roster.fairies.get(fairy_id)
+        return None if fairy is None else fairy.mode
+
+    def stop(self, room_id: str, fairy_id: str) -> bool:
+        """`steward.cancel` of a fairy's own run: stops that fairy as a user cancel would.
+        False when there is no such fairy or it refuses."""
+        room = self.rooms.get(room_id)
+        if room is None or fairy_id not in room.roster.fairies:
+            return False
+        return self._user_cancel(room, fairy_id) is None
 
     def _user_cancel(self, room: RoomFairies, fairy_id: str) -> str | None:
         fairy = room.roster.get(fairy_id)

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
+REVERTED_AFTER_RESTART = "reverted after a restart"
+
 
 async def restart_orphans(rt: FairyRuntime, room: RoomFairies) -> int:
     """Work the dead process left where nobody acts on it gets someone to act.
@@ -81,20 +83,17 @@ async def revert_in_flight(
 ) -> None:
     """Undo what a dead process left half-streamed.
 
-    Exact for every verb: the final version of each in-flight action is a no-op sent in
-    the dead session itself (reopened, its seq continued), and every receiver — browsers,
-    the room's mirror, a client replaying the outbox later — keeps the undo of a partial
-    under (session, action id), so it restores exactly what the partial changed. Without
-    a factory that can reopen sessions, creates are deleted by id and other verbs get a
-    no-op final in the current session (exact for creates only)."""
+    Exact for every verb: the room reopens the dead session (its seq continued) and
+    withdraws what it left in flight there, the one way every run's previews are withdrawn
+    (`RoomSessions.revert_in_flight`); every receiver — browsers, the room's mirror, a client
+    replaying the outbox later — keeps the undo of a partial under (session, action id), so
+    it restores exactly what the partial changed. Without a factory that can reopen
+    sessions, creates are deleted by id and other verbs get a no-op final in the current
+    session (exact for creates only)."""
     assert rt.store is not None
     partials = await rt.store.in_flight_partials(dead_session)
     if not partials:
         return
-    finals = [
-        WireAction(id=a["id"], name="think", params={"text": "reverted after a restart"})
-        for a in partials
-    ]
     reopened: SessionPort | None = None
     if rt.sessions is not None:
         try:
@@ -102,17 +101,18 @@ async def revert_in_flight(
         except Exception:
             log.exception("fairy_session_reopen_failed", room=room.room_id, fairy=fairy_id)
     if reopened is not None:
-        await reopened.send_actions(finals)
         await rt.sessions.close_session(reopened, "reverted")  # type: ignore[union-attr]
     else:
         reverts: list[WireAction] = []
-        for a, final in zip(partials, finals, strict=True):
+        for a in partials:
             params = a.get("params") or {}
             if a.get("name") == "create_shape" and isinstance(params.get("id"), str):
                 reverts.append(
                     WireAction(id=a["id"], name="delete_shape", params={"ids": [params["id"]]})
                 )
             else:
-                reverts.append(final)
+                reverts.append(
+                    WireAction(id=a["id"], name="think", params={"text": REVERTED_AFTER_RESTART})
+                )
         await session.send_actions(reverts)
-    log.info("fairy_partials_reverted", room=room.room_id, count=len(finals))
+    log.info("fairy_partials_reverted", room=room.room_id, count=len(partials))

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from steward.actions.base import ActionSpec, RunState, Scheduled, WireOp
 from steward.actions.ordering import CreateOrder
 from steward.actions.registry import ACTIONS, Outcome, normalize_name, process
+from steward.canvas.mirror import withdrawals
 from steward.canvas.quality import RunShapes
 from steward.fairies.request_loop import LoopDecision, next_step
 from steward.fairies.task_bounds import BoundsGuard
@@ -124,7 +125,8 @@ def record_outcome(room: str, session: str, name: str, refused: str | None = Non
 
 def revert_action(wire_id: str, why: str = "reverted") -> WireAction:
     """The final version that undoes an in-flight partial everywhere."""
-    return WireAction(id=wire_id, name="think", params={"text": why})
+    (final,) = withdrawals([wire_id], why)
+    return final
 
 
 class TurnDriver:

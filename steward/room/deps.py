@@ -10,6 +10,7 @@ from livekit.agents import stt
 
 from steward.config import Settings
 from steward.ports import AgentRunner
+from steward.room.sessions import FairyDesk
 from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox
 
@@ -21,13 +22,9 @@ class RoomDeps:
     settings: Settings
     outbox: Outbox
     runner: Callable[[], AgentRunner]
-    # `steward.cancel` for sessions the prompt sessions did not start (a fairy's own sessions):
-    # (room id, session id) → whether something was cancelled.
-    cancel_other: Callable[[str, str], bool] | None = None
-    # Who such a session works for (room id, session id) → identity, or None when unknown.
-    owner_of_other: Callable[[str, str], str | None] | None = None
-    # Whom a fairy works for (room id, fairy id) → identity, or None when unknown.
-    fairy_asker: Callable[[str, str], str | None] | None = None
+    # The fairy runtime, as the room's sessions ask it about a fairy's own runs (whom its
+    # fairy works for, its mode, a user's cancel); None: no fairies in this process.
+    fairies: FairyDesk | None = None
     # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
     grant_bindings: GrantBindings | None = None
     # A session's models, tokens and estimated cost, for its `session_ended` line.

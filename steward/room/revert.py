@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from livekit import rtc
@@ -38,8 +37,8 @@ from steward.room.broadcaster import Broadcaster
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.intake import Intake, RateLimiter
 from steward.room.messenger import Messenger
-from steward.room.prompt_sessions import PromptSessions
 from steward.room.relay import relay_session_id
+from steward.room.sessions import RoomSessions
 from steward.store.outbox import Outbox, OutboxRow, SessionRecord
 
 log = get_logger(__name__)
@@ -104,15 +103,9 @@ class RevertDeps:
     broadcaster: Broadcaster
     messenger: Messenger
     outbox: Outbox
-    prompt_sessions: PromptSessions
+    # The room's runs: their one cancel path (with its log line) and whom each works for.
+    sessions: RoomSessions
     intake: Intake
-    # Cancels a run for a participant (the room's one cancel path, with its log line).
-    cancel: Callable[[str, str], bool]
-    # Who a live run works for, as the cancel check sees it (None: not known in memory).
-    owner_of: Callable[[str], str | None]
-    # Whom a fairy works for ((room id, fairy id) → the participant whose prompt started
-    # its work).
-    fairy_asker: Callable[[str, str], str | None] | None = None
     # Set once the room's start has ended the runs a dead steward left running.
     startup: asyncio.Event | None = None
 
@@ -172,11 +165,11 @@ class Reverter:
     def _owner(self, run_id: str, record: SessionRecord | None) -> str | None:
         """Whom the run works for: as a cancel sees it while the run is open; after, the
         participant who asked (a fairy's session: whom its fairy works for), from Postgres."""
-        owner = self._deps.owner_of(run_id)
+        owner = self._deps.sessions.owner(run_id)
         if owner is not None or record is None:
             return owner
-        if record.fairy_id is not None and self._deps.fairy_asker is not None:
-            owner = self._deps.fairy_asker(self.room_id, record.fairy_id)
+        if record.fairy_id is not None:
+            owner = self._deps.sessions.fairy_asker(record.fairy_id)
         return owner if owner is not None else record.requester
 
     def _refused(self, run_id: str, caller: str, reason: str) -> RevertReply:
@@ -193,19 +186,20 @@ class Reverter:
         """Cancels the run if it is still going, and waits (bounded) until it has ended and
         its in-flight previews are withdrawn."""
         deps = self._deps
-        ours = run_id in deps.prompt_sessions.running()
-        # A session the fairies have open (it has an owner but is not the prompt sessions'), or
-        # one with previews still in flight.
-        fairy = run_id not in deps.prompt_sessions.sessions and deps.owner_of(run_id) is not None
+        sessions = deps.sessions
+        ours = run_id in sessions.running()
+        # A fairy's own run still open (whom it works for known), or a run with previews
+        # still in flight.
+        fairy = sessions.fairy_of(run_id) is not None and sessions.owner(run_id) is not None
         other = not ours and (fairy or bool(deps.broadcaster.mirror.in_flight(run_id)))
         if not ours and not other:
             return True
         started = time.monotonic()
         if not ours or not self._finishing(run_id):
-            deps.cancel(run_id, caller)
+            sessions.cancel(run_id, caller)
         if ours:
             # The run's task ends by itself once cancelled; waited for, never raised from.
-            ended = asyncio.ensure_future(deps.prompt_sessions.settled(run_id))
+            ended = asyncio.ensure_future(sessions.settled(run_id))
             await asyncio.wait([ended], timeout=STOP_WAIT_S)
             if not ended.done():
                 ended.cancel()
@@ -219,7 +213,7 @@ class Reverter:
 
     def _finishing(self, run_id: str) -> bool:
         """Whether the run has sent its final status and is only writing its end down."""
-        session = self._deps.prompt_sessions.sessions.get(run_id)
+        session = self._deps.sessions.sessions.get(run_id)
         statuses = session.figures.statuses if session is not None else []
         return bool(statuses) and statuses[-1] in FINAL_STATUSES
 

@@ -1,6 +1,6 @@
 """One code path once a room is connected: `RoomRuntime` wires the room's events to the
-participants, inbound packets, broadcaster, relay, snapshot fetcher, intake and prompt
-sessions.
+participants, inbound packets, broadcaster, relay, snapshot fetcher, intake and the
+room's sessions (every run, prompted or a fairy's own).
 
 Both entry points end here: `steward join ROOM` (direct connect, `room.connect`) and the
 livekit-agents worker entrypoint (which hands over its already connected `rtc.Room`).
@@ -60,10 +60,10 @@ from steward.room.intake import Intake, trusted_agents
 from steward.room.livekit_conventions import LiveKitConventions
 from steward.room.messenger import Messenger
 from steward.room.participants import Participants
-from steward.room.prompt_sessions import PromptSessions
 from steward.room.relay import Relay
 from steward.room.resync_requests import ResyncRequests
 from steward.room.revert import RevertDeps, Reverter
+from steward.room.sessions import RoomSessions
 from steward.room.snapshot_fetcher import SnapshotFetcher
 from steward.room.stream_inbox import StreamInbox, StreamMeter
 from steward.room.user_edits import UserEdits
@@ -166,7 +166,8 @@ class RoomRuntime:
             edits=self.user_edits,
             browser_changes=self.mode == "host",
         )
-        self.prompt_sessions = PromptSessions(
+        # Every run in the room, prompted or a fairy's own.
+        self.sessions = RoomSessions(
             room_id,
             deps.runner,
             broadcaster=self.broadcaster,
@@ -174,23 +175,25 @@ class RoomRuntime:
             snapshots=self.snapshots,
             outbox=deps.outbox,
             model=s.model_for_role("one-shot"),
+            fairy_model=s.steward_model,
             max_s=s.steward_session_max_s,
             usage_of=deps.usage_of,
+            fairies=deps.fairies,
         )
         self.grants = GrantBook(room_id, s.grant_keys(), deps.grant_bindings)
         self.intake = Intake(
             room_id,
             self.participants,
-            self.prompt_sessions.start,
-            self._cancel,
+            self.sessions.start,
+            self.sessions.cancel,
             policy=s.steward_prompt_policy,
             rate_per_min=s.steward_prompt_rate_per_min,
             wake_phrase=s.steward_wake_phrase,
             on_reject=reject,
             verify_grant=self.grants.check,
             cancel_policy=s.steward_cancel_policy,
-            owner_of=self._session_owner,
-            running=self.prompt_sessions.running,
+            owner_of=self.sessions.owner,
+            running=self.sessions.running,
             track_owner=self._track_owner,
             trusted_captioner=trusted_agents(room, s.caption_agents()),
             on_strike=self._strike,
@@ -204,11 +207,8 @@ class RoomRuntime:
                 self.broadcaster,
                 self.messenger,
                 deps.outbox,
-                self.prompt_sessions,
+                self.sessions,
                 self.intake,
-                cancel=self._cancel,
-                owner_of=self._session_owner,
-                fairy_asker=deps.fairy_asker,
                 startup=self.interrupted_ended,
             ),
         )
@@ -246,7 +246,7 @@ class RoomRuntime:
         self.resyncs = ResyncRequests(
             self.broadcaster,
             may_apply=self._applies,
-            resend_interrupted=self.prompt_sessions.resend_interrupted,
+            resend_interrupted=self.sessions.resend_interrupted,
             reject=reject,
         )
         self.inbound.handle(TOPIC_ACK, Ack, MAX_ENVELOPE_BYTES, self._on_ack)
@@ -319,7 +319,7 @@ class RoomRuntime:
         room = self.room_id
         if self.voice is not None:
             await close_within(self.voice.close(), "voice", room=room)
-        await close_within(self.prompt_sessions.close(), "sessions", room=room)
+        await close_within(self.sessions.close(), "sessions", room=room)
         await self.livekit.close()
         await close_within(self.snapshots.close(), "context", room=room)
         await close_within(self.broadcaster.close(), "broadcaster", room=room)
@@ -345,7 +345,7 @@ class RoomRuntime:
         try:
             for session_id in await self.deps.outbox.interrupted_sessions(self.room_id):
                 try:
-                    await self.prompt_sessions.end_interrupted(session_id)
+                    await self.sessions.end_interrupted(session_id)
                 except Exception as err:  # left running in Postgres: the next start tries again
                     log.warning(
                         "interrupted_session_not_ended",
@@ -377,15 +377,6 @@ class RoomRuntime:
     def overview(self) -> dict[str, Any]:
         """Host, participants and running sessions (`GET /api/rooms`)."""
         members = sorted(self.participants.all(), key=lambda m: (m.joined_at_ms, m.identity))
-        running = [
-            sid for sid in self.prompt_sessions.sessions if sid not in self.prompt_sessions.results
-        ]
-        sessions = []
-        for sid in running:
-            prompt = self.prompt_sessions.sessions[sid].prompt
-            sessions.append(
-                self.session_view(sid, fairy=prompt.fairy, mode=None, requester=prompt.requester)
-            )
         return {
             "room": self.room_id,
             "apply_mode": self.mode,
@@ -400,35 +391,15 @@ class RoomRuntime:
                 }
                 for m in members
             ],
-            "sessions": sessions,
+            "sessions": self.sessions.overview(),
             "unacked": self.broadcaster.total_unacked(),
             "last_activity_at": round(self.last_activity_at, 3),
-        }
-
-    def session_view(
-        self, session_id: str, *, fairy: str | None, mode: str | None, requester: str
-    ) -> dict[str, Any]:
-        return {
-            "session_id": session_id,
-            "fairy": fairy,
-            "mode": mode,
-            "requester": requester,
-            "seq": self.broadcaster.stats(session_id).last_seq,
-            "unacked": self.broadcaster.unacked_in(session_id),
         }
 
     # --- prompts -------------------------------------------------------------------------
     async def run_prompt(self, prompt: PromptInput, session_id: str | None = None) -> str:
         """Start a session (HTTP and in-process callers); returns its id."""
-        return await self.prompt_sessions.start(prompt, session_id)
-
-    def _session_owner(self, session_id: str) -> str | None:
-        session = self.prompt_sessions.sessions.get(session_id)
-        if session is not None:
-            return session.prompt.requester
-        if self.deps.owner_of_other is not None:
-            return self.deps.owner_of_other(self.room_id, session_id)
-        return None
+        return await self.sessions.start(prompt, session_id)
 
     # --- voice ---------------------------------------------------------------------------
     def _hearing(self, identity: str) -> Hearing:
@@ -445,21 +416,6 @@ class RoomRuntime:
             if track_sid in p.track_publications:
                 return p.identity
         return None
-
-    def _cancel(self, session_id: str, requester: str) -> bool:
-        owner = self._session_owner(session_id)  # before the cancel ends the session
-        ok = self.prompt_sessions.cancel(session_id)
-        if not ok and self.deps.cancel_other is not None:
-            ok = self.deps.cancel_other(self.room_id, session_id)
-        log.info(
-            "session_cancel",
-            room=self.room_id,
-            session_id=session_id,
-            by=requester,
-            owner=owner,
-            ok=ok,
-        )
-        return ok
 
     # --- outbound ------------------------------------------------------------------------
     def _recipients(self) -> list[str]:

@@ -53,9 +53,11 @@ class RoomSession:
         self._messenger = messenger
         self._snapshots = snapshots
         self._cancelled = asyncio.Event()
-        # The last status sent: the same one again (the agent's "done", then the
-        # prompt sessions') tells the room nothing new and is not sent.
+        # The last progress status sent: the same one again (each request of a run says
+        # "waiting_context") tells the room nothing new and is not sent. A final status is
+        # sent once by construction: the registry sends one only when the run has not.
         self._last_status: tuple[SessionStatus, str | None] | None = None
+        self.ended = False  # a final status went out
         self.figures = SessionFigures()
 
     @property
@@ -151,12 +153,14 @@ class RoomSession:
         )
 
     async def send_status(self, status: SessionStatus, detail: str | None = None) -> None:
-        if (status, detail) == self._last_status:
+        final = status in FINAL_STATUSES
+        if not final and (status, detail) == self._last_status:
             return
         self._last_status = (status, detail)
+        self.ended = self.ended or final
         self.figures.statuses.append(status)
         last_seq = None
-        if status in FINAL_STATUSES:
+        if final:
             last_seq = await self._broadcaster.last_seq(self._session_id)
         await self._messenger.status(
             self._session_id, status, detail, fairy=self.prompt.fairy, last_seq=last_seq

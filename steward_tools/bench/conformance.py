@@ -198,7 +198,8 @@ async def _outside_bounds(
     shapes = runtime.mirror.shapes
     checked = outside = 0
     for row in rows[since:]:
-        worker = next((f for f in areas if row.session_id.startswith(f"s-{f}-")), None)
+        worker = runtime.sessions.fairy_of(row.session_id)
+        worker = worker if worker in areas else None
         if worker is None or row.partial:
             continue
         env = ActionEnvelope.model_validate_json(row.payload)

@@ -642,7 +642,7 @@ async def fuzz_live(
 async def _room_a_still_serves(service: StewardService, runtime: RoomRuntime) -> str:
     try:
         sid = (await service.run_http(runtime.room_id, GOOD_PROMPT, None, None)).session_id
-        result = await runtime.prompt_sessions.wait(sid, timeout=60)
+        result = await runtime.sessions.wait(sid, timeout=60)
         return result.outcome
     except Exception as err:
         return f"{type(err).__name__}: {err}"

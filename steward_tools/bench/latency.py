@@ -83,7 +83,7 @@ def prompt_paths(
     }
     rows: list[dict[str, Any]] = []
     for sid, hint in zip(sessions, hinted, strict=False):
-        session = runtime.prompt_sessions.sessions.get(sid)
+        session = runtime.sessions.sessions.get(sid)
         sources = session.figures.context_sources if session is not None else []
         ms = took.get(sid)
         rows.append(

@@ -172,7 +172,7 @@ async def run(
             "sessions": len(statuses),
             "statuses": dict(Counter(statuses)),
             "outcomes": dict(
-                Counter(res.outcome for r in runtimes for res in r.prompt_sessions.results.values())
+                Counter(res.outcome for r in runtimes for res in r.sessions.results.values())
             ),
             "overhead_p95_ms": overhead["p95"],
             "overhead_ms": overhead,

@@ -142,7 +142,7 @@ async def _measure(stack: Stack, folder: Path, repeats: int, load_before: float)
                 to_final.append((final_at[before_finals] - ended) * 1000)
                 session_id = new[0]
                 to_prompt.append((prompts[session_id] - ended) * 1000)
-                await runtime.prompt_sessions.wait(session_id, timeout=30)
+                await runtime.sessions.wait(session_id, timeout=30)
                 first = _first_envelope(stack.marks.publishes, session_id)
                 if first is not None:
                     to_envelope.append((first - ended) * 1000)

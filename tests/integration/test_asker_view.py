@@ -182,15 +182,15 @@ async def test_each_prompt_acts_on_its_askers_view_and_selection(
         # Bob says it instead (a final caption on his behalf): a spoken prompt from someone
         # with a tab open sees that tab's view and selection too.
         bob.faults.context_mode = "ok"
-        known = set(runtime.prompt_sessions.sessions)
+        known = set(runtime.sessions.sessions)
         await bob.room.local_participant.send_text(
             "Steward, make this violet",
             topic="lk.transcription",
             attributes={"lk.transcription_final": "true", "lk.segment_id": "SG_asker"},
         )
-        await wait_for(lambda: len(set(runtime.prompt_sessions.sessions) - known) == 1, timeout=10)
-        (sid,) = set(runtime.prompt_sessions.sessions) - known
-        assert runtime.prompt_sessions.sessions[sid].prompt.source == "voice"
+        await wait_for(lambda: len(set(runtime.sessions.sessions) - known) == 1, timeout=10)
+        (sid,) = set(runtime.sessions.sessions) - known
+        assert runtime.sessions.sessions[sid].prompt.source == "voice"
         assert await bob.wait_status(sid) == "done"
         await settle(runtime, clients, sid)
         seen = read_request(fake.requests[-1])

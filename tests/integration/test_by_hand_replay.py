@@ -46,7 +46,7 @@ async def test_the_smoke_transcript_replays_to_the_same_canvas(
             assert reply.session_id, reply.error
             assert await alice.wait_status(reply.session_id, timeout=30) == "done"
             await settle(runtime, [alice], reply.session_id)
-            done = await runtime.prompt_sessions.wait(reply.session_id, timeout=10)
+            done = await runtime.sessions.wait(reply.session_id, timeout=10)
             quality = done.summary["quality"]
             assert isinstance(quality, dict)
             assert all(quality[k] == 0 for k in CLEAN), quality

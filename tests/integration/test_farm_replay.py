@@ -82,7 +82,7 @@ async def test_the_farm_project_transcript_replays_to_the_same_canvas(
             asked = await alice.prompt(QUESTION)
             assert asked.session_id, asked.error
             assert await alice.wait_status(asked.session_id, timeout=30) == "done"
-            done = await runtime.prompt_sessions.wait(asked.session_id, timeout=10)
+            done = await runtime.sessions.wait(asked.session_id, timeout=10)
             # The answer was a message: one request, nothing drawn.
             assert done.summary["follow_ups"] == 0 and done.summary["actions"] == 1
             quality = done.summary["quality"]

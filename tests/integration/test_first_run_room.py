@@ -39,7 +39,7 @@ async def _say(runtime: RoomRuntime, alice: HeadlessClient, text: str) -> list[s
     assert await alice.wait_status(reply.session_id, timeout=30) == "done"
     if runtime.broadcaster.stats(reply.session_id).last_seq:
         await settle(runtime, [alice], reply.session_id)
-    done = await runtime.prompt_sessions.wait(reply.session_id, timeout=10)
+    done = await runtime.sessions.wait(reply.session_id, timeout=10)
     quality = done.summary["quality"]
     assert isinstance(quality, dict)
     assert all(quality[k] == 0 for k in CLEAN), (text, quality)

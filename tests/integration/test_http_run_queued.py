@@ -187,7 +187,7 @@ async def test_a_run_for_a_room_served_elsewhere_is_taken_by_its_steward_without
             await settle(runtime, clients, sid)
             assert await final_state(http, base, sid) == "done"
         assert clients[0].shapes == clients[1].shapes and len(clients[0].shapes) == 6
-        assert list(runtime.prompt_sessions.sessions) == [sid]
+        assert list(runtime.sessions.sessions) == [sid]
         # Its steward was live: no dispatch for our agent name was made.
         made = [d for d in await admin.dispatches(room_name) if d.agent_name == AGENT]
         assert made == []
@@ -279,7 +279,7 @@ async def test_a_run_whose_steward_died_before_starting_it_is_run_by_the_next_on
             for client in clients:
                 assert await client.wait_status(sid, timeout=60) == "done"
             assert await final_state(http, base, sid) == "done"
-        assert list(runtime.prompt_sessions.sessions) == [sid]
+        assert list(runtime.sessions.sessions) == [sid]
         row = await database.pool.fetchrow("SELECT taken_by, taken_token FROM queued_runs")
         assert row is not None and row["taken_by"] == serving.owner
         assert row["taken_token"] == dead.token + 1
@@ -328,13 +328,13 @@ async def test_runs_queued_behind_a_draining_steward_stay_queued_for_the_next_on
             await drain
             assert await read_state(http, base, sids[0]) == "done"
             assert await read_state(http, base, sids[1]) == "queued"
-            assert list(first.prompt_sessions.sessions) == sids[:1]
+            assert list(first.sessions.sessions) == sids[:1]
             # Released at once: the next steward takes the room and runs the second.
             second = await following.join(room_name)
             for client in clients:
                 assert await client.wait_status(sids[1], timeout=60) == "done"
             assert await final_state(http, base, sids[1]) == "done"
-        assert list(second.prompt_sessions.sessions) == sids[1:]
+        assert list(second.sessions.sessions) == sids[1:]
         owners = await database.pool.fetch(
             "SELECT session_id, taken_by FROM queued_runs ORDER BY created_at"
         )

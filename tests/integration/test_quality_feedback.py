@@ -130,7 +130,7 @@ async def test_the_next_turn_sees_the_runs_problems_and_repairs_them(
         assert set(shapes) == {"qa-left", "qa-right"}
         left, right = (shape_bounds(shapes[i]) for i in ("qa-left", "qa-right"))
         assert not left.intersects(right)
-        done = await runtime.prompt_sessions.wait(reply.session_id, timeout=10)
+        done = await runtime.sessions.wait(reply.session_id, timeout=10)
         quality = done.summary["quality"]
         assert isinstance(quality, dict)
         assert quality["unintended_overlaps"] == 0 and quality["loose_arrows"] == 0

@@ -174,7 +174,7 @@ async def test_a_revert_of_a_running_run_cancels_it_first(
         assert run
         # The first box is drawn (its text streamed in, then final), the second is streaming.
         await wait_for(lambda: runtime.broadcaster.stats(run).last_seq >= 6)
-        assert run in runtime.prompt_sessions.running()
+        assert run in runtime.sessions.running()
         undo = await ann.revert(run)
         assert undo.error is None and undo.session_id
         assert await bob.wait_status(run) == "canceled"
@@ -237,7 +237,7 @@ async def test_a_run_is_reverted_by_a_steward_started_after_it(
     try:
         runtime = await second.join(room_name)
         await wait_for(lambda: all(runtime.participants.get(c.identity) for c in clients))
-        assert runtime.prompt_sessions.sessions == {}  # the run is known from Postgres only
+        assert runtime.sessions.sessions == {}  # the run is known from Postgres only
         reply = await ann.revert(run)
         assert reply.session_id and reply.left == []
         assert await bob.wait_status(reply.session_id) == "done"

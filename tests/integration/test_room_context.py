@@ -85,7 +85,7 @@ async def test_screenshot_timeout_leads_to_a_degraded_text_only_run(
             bob.stats.context_requests,
         )
         assert runtime.snapshots.degraded_runs == 1
-        result = await runtime.prompt_sessions.wait(reply.session_id, timeout=5)
+        result = await runtime.sessions.wait(reply.session_id, timeout=5)
         assert result.summary["degraded_contexts"] == 1
         assert alice.shapes == bob.shapes == runtime.mirror.shapes
     finally:

@@ -49,7 +49,7 @@ async def test_participant_without_permission_cannot_prompt(
         reply = await eve.prompt("draw a cat")
         assert reply.session_id is None
         assert reply.error == "not allowed to prompt in this room"
-        assert runtime.prompt_sessions.sessions == {}
+        assert runtime.sessions.sessions == {}
         bad = await eve.cancel("s-unknown")
         assert not bad.ok and bad.error
     finally:

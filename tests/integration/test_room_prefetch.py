@@ -51,7 +51,7 @@ async def test_a_hinted_prompt_uses_the_prefetched_context_and_bad_hints_are_ref
         assert ctx.screenshot and ctx.screenshot[:2] == b"\xff\xd8"
         assert ctx.screenshot_type == "image/jpeg"  # what headless clients send
         assert alice.stats.context_requests == 1  # no second RPC for the prompt
-        result = await runtime.prompt_sessions.wait(reply.session_id, timeout=5)
+        result = await runtime.sessions.wait(reply.session_id, timeout=5)
         assert result.summary["context_sources"][0] == "prefetched"
         assert runtime.composing.counts.get("started") == 1
     finally:

@@ -99,7 +99,7 @@ async def test_grants_across_rooms_expired_or_ambiguous_are_refused(
             await _attribute_seen(steward, room, "mallory", value)
             reply = await mallory.prompt("draw our signup flow")
             assert reply.error == "not allowed to prompt in this room", value
-        assert runtime.prompt_sessions.sessions == {}
+        assert runtime.sessions.sessions == {}
         # The genuine article for this room works (a control: the checks can pass).
         good = prompt_grant(secret, room=room, identity="mallory", expires_at=exp)
         await mallory.room.local_participant.set_attributes({ATTR_CAN_PROMPT: good})
@@ -129,7 +129,7 @@ async def test_only_the_asker_or_a_moderator_cancels_a_run(
             first = await _running(ann, steward, room_name)
             refused = await bob.cancel(first)
             assert not refused.ok and refused.error and "moderator" in refused.error
-            assert runtime.prompt_sessions.active == 1
+            assert runtime.sessions.active == 1
             own = await ann.cancel(first)
             assert own.ok and await bob.wait_status(first) == "canceled"
             second = await _running(ann, steward, room_name)

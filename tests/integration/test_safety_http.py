@@ -57,7 +57,7 @@ async def test_a_caller_cannot_pick_a_file_or_an_unlisted_model(
         async with http.post(base, json=body, headers=AUTH) as r:
             assert r.status == 202
     assert {a for a in answers} == {(400, "model not allowed (see STEWARD_MODELS_ALLOWED)")}
-    assert len(runtime.prompt_sessions.sessions) == 1
+    assert len(runtime.sessions.sessions) == 1
 
 
 async def test_bad_bearer_tokens_and_the_exact_body_limit(
@@ -79,7 +79,7 @@ async def test_bad_bearer_tokens_and_the_exact_body_limit(
             assert r.status == 202, await r.text()
         async with http.post(f"{base}/api/canvas-agent/run", data=exact + b" ", headers=AUTH) as r:
             assert r.status == 413
-    assert len(runtime.prompt_sessions.sessions) == 1
+    assert len(runtime.sessions.sessions) == 1
 
 
 async def test_healthz_tells_nothing_and_rooms_need_the_key(
@@ -105,7 +105,7 @@ async def test_healthz_tells_nothing_and_rooms_need_the_key(
             assert [p["identity"] for p in view["participants"]] == ["ann", "bob"]
             assert view["budget_left_usd"] == steward.settings.steward_room_daily_budget_usd
             await clients[1].wait_status(reply.session_id)
-            await wait_for(lambda: runtime.prompt_sessions.active == 0)
+            await wait_for(lambda: runtime.sessions.active == 0)
             async with http.get(f"{base}/api/rooms/{room_name}", headers=AUTH) as r:
                 one = await r.json()
                 assert one["room"] == room_name and one["sessions"] == []

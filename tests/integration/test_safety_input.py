@@ -134,7 +134,7 @@ async def test_a_caption_speaks_only_for_its_sender_or_a_trusted_agent(
             timeout=10,
         )
         await asyncio.sleep(0.5)  # anything they started would show by now
-        assert list(runtime.prompt_sessions.sessions) == [running.session_id]
+        assert list(runtime.sessions.sessions) == [running.session_id]
         assert await alice.wait_status(running.session_id) == "done"  # nobody stopped it
         assert "alice" in voice.listening_to  # the steward still hears her own microphone
         # The agent the deployment trusts speaks for her.
@@ -142,8 +142,8 @@ async def test_a_caption_speaks_only_for_its_sender_or_a_trusted_agent(
         rooms.append(scribe)
         await wait_for(lambda: bool(runtime.participants.get("scribe")))
         await caption(scribe, "Steward, draw a flow chart of our sign-up.", final=True)
-        await wait_for(lambda: len(runtime.prompt_sessions.sessions) == 2, timeout=10)
-        asked = [s.prompt for s in runtime.prompt_sessions.sessions.values()]
+        await wait_for(lambda: len(runtime.sessions.sessions) == 2, timeout=10)
+        asked = [s.prompt for s in runtime.sessions.sessions.values()]
         assert [p.requester for p in asked] == ["alice", "alice"]
         await mic.close()
     finally:
@@ -250,7 +250,7 @@ async def test_a_participant_cannot_take_the_name_of_http_runs(
                 sid = (await r.json())["sessionId"]
         reply = await http_user.cancel(sid)
         assert not reply.ok, reply
-        owner = runtime.prompt_sessions.sessions[sid].prompt.requester
+        owner = runtime.sessions.sessions[sid].prompt.requester
         assert owner != "http" and "http" in owner  # recognisable, but nobody's identity
         # A participant whose identity is in that name space is nobody's owner either.
         (fake,) = await join_clients(livekit_server, room_name, [owner], runtime)

@@ -61,7 +61,7 @@ async def _run(
     assert await asker.wait_status(reply.session_id, timeout=30) == "done"
     if runtime.broadcaster.stats(reply.session_id).last_seq > 0:
         await settle(runtime, clients, reply.session_id)
-    done = await runtime.prompt_sessions.wait(reply.session_id, timeout=10)
+    done = await runtime.sessions.wait(reply.session_id, timeout=10)
     return dict(done.summary)
 
 

@@ -114,15 +114,15 @@ async def test_a_spoken_request_is_captioned_and_drawn_for_everyone(
     try:
         await mic.play(speech["no_wake"].path)
         await wait_for(lambda: len(captions.finals(sid)) == 1, timeout=15)
-        assert runtime.prompt_sessions.sessions == {}  # no wake phrase: nothing runs
+        assert runtime.sessions.sessions == {}  # no wake phrase: nothing runs
 
         await mic.play(speech["flow"].path)
-        await wait_for(lambda: len(runtime.prompt_sessions.sessions) == 1, timeout=15)
-        (session_id, session) = next(iter(runtime.prompt_sessions.sessions.items()))
+        await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=15)
+        (session_id, session) = next(iter(runtime.sessions.sessions.items()))
         assert session.prompt.source == "voice" and session.prompt.requester == "alice"
         assert "flow chart" in session.prompt.message
         assert not session.prompt.message.lower().startswith("steward")
-        await runtime.prompt_sessions.wait(session_id, timeout=30)
+        await runtime.sessions.wait(session_id, timeout=30)
         await settle(runtime, clients, session_id)
         assert clients[0].shapes and all(c.shapes == clients[0].shapes for c in clients)
         assert clients[0].shapes == runtime.mirror.shapes
@@ -158,7 +158,7 @@ async def test_a_participant_without_the_grant_is_captioned_but_never_prompts(
         await wait_for(lambda: len(captions.finals(sid)) == 1, timeout=15)
         assert "flow chart" in captions.finals(sid)[0]
         await asyncio.sleep(0.5)
-        assert runtime.prompt_sessions.sessions == {}
+        assert runtime.sessions.sessions == {}
     finally:
         await mic.close()
         await close_all([alice, eve])
@@ -179,8 +179,8 @@ async def test_releasing_push_to_talk_mid_silence_ends_the_utterance(
         said = speech["flow"]
         await mic.play(said.path, until_s=said.speech_end_s + 0.05)
         mic.track.mute()
-        await wait_for(lambda: len(runtime.prompt_sessions.sessions) == 1, timeout=10)
-        session = next(iter(runtime.prompt_sessions.sessions.values()))
+        await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=10)
+        session = next(iter(runtime.sessions.sessions.values()))
         assert "flow chart" in session.prompt.message
     finally:
         await mic.close()
@@ -225,12 +225,12 @@ async def test_a_speaker_another_agent_transcribes_is_not_transcribed_twice(
         await wait_for(lambda: "alice" not in voice.listening_to)
         await mic.play(speech["flow"].path)
         await transcript("Steward, draw a flow chart of our sign-up.", final=True)
-        await wait_for(lambda: len(runtime.prompt_sessions.sessions) == 1, timeout=10)
-        session = next(iter(runtime.prompt_sessions.sessions.values()))
+        await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=10)
+        session = next(iter(runtime.sessions.sessions.values()))
         assert session.prompt.requester == "alice"  # the track's owner, not the agent
         assert session.prompt.message == "draw a flow chart of our sign-up"
         await asyncio.sleep(1.5)  # anything the steward itself heard would show by now
-        assert len(runtime.prompt_sessions.sessions) == 1
+        assert len(runtime.sessions.sessions) == 1
         assert {c.sender for c in captions.captions} == {"other-voice-agent"}
     finally:
         await other.disconnect()
@@ -278,8 +278,8 @@ async def test_the_openai_engine_through_its_livekit_plugin(
         captions = CaptionLog(clients[1].room)
         mic, sid = await _speaker(clients[0], runtime)
         await mic.play(speech["flow"].path)
-        await wait_for(lambda: len(runtime.prompt_sessions.sessions) == 1, timeout=20)
-        session = next(iter(runtime.prompt_sessions.sessions.values()))
+        await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=20)
+        session = next(iter(runtime.sessions.sessions.values()))
         assert "flow chart" in session.prompt.message and session.prompt.requester == "alice"
         await wait_for(lambda: len(captions.finals(sid)) == 1, timeout=10)
         assert fake.requests and fake.requests[0]["model"] == "gpt-4o-mini-transcribe"
@@ -317,9 +317,9 @@ async def test_a_spoken_request_through_the_anthropic_provider(
         clients = await join_clients(livekit_server, room_name, ["alice", "bob", "carol"], runtime)
         mic, _ = await _speaker(clients[0], runtime)
         await mic.play(speech["flow"].path)
-        await wait_for(lambda: len(runtime.prompt_sessions.sessions) == 1, timeout=15)
-        session_id = next(iter(runtime.prompt_sessions.sessions))
-        result = await runtime.prompt_sessions.wait(session_id, timeout=60)
+        await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=15)
+        session_id = next(iter(runtime.sessions.sessions))
+        result = await runtime.sessions.wait(session_id, timeout=60)
         await settle(runtime, clients, session_id)
         assert responder.answered, result
         asked = responder.answered[0].view.user.lower()

@@ -27,7 +27,7 @@ def test_typed_and_cold_prompts_are_reported_apart_with_their_context_source() -
         sid: SimpleNamespace(figures=SimpleNamespace(context_sources=s))
         for sid, s in sources.items()
     }
-    runtime: Any = SimpleNamespace(prompt_sessions=SimpleNamespace(sessions=sessions))
+    runtime: Any = SimpleNamespace(sessions=SimpleNamespace(sessions=sessions))
     out = prompt_paths(marks, runtime, ["s1", "s2", "s3"], [True, False, True], 1500)
     assert out["prompt_to_model_ms"]["n"] == 2 and out["prompt_to_model_ms"]["p95"] == 10.0
     assert out["prompt_to_model_cold_ms"] == {"p50": 200.0, "p95": 200.0, "p99": 200.0, "n": 1}

@@ -67,7 +67,7 @@ class LastSeq:
         return 7
 
 
-async def test_a_status_repeated_with_nothing_new_is_not_sent_again() -> None:
+async def test_a_progress_status_repeated_with_nothing_new_is_not_sent_again() -> None:
     sent = Sent()
     session = RoomSession(
         "room",
@@ -87,9 +87,11 @@ async def test_a_status_repeated_with_nothing_new_is_not_sent_again() -> None:
         await session.send_status(status)
     await session.send_status("scheduled", "look again")
     await session.send_status("scheduled", "another look")
-    end: list[SessionStatus] = ["waiting_context", "done", "done"]
+    end: list[SessionStatus] = ["waiting_context", "done"]
     for status in end:
+        assert not session.ended
         await session.send_status(status)
+    assert session.ended  # the room's sessions send no second final status
     assert sent.statuses() == [
         "waiting_context",
         "calling_model",
