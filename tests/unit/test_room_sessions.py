@@ -115,7 +115,7 @@ async def test_a_prompted_and_a_fairy_run_share_one_registry() -> None:
         fairies=desk,
     )
     factory = SessionsByRoom(lambda room_id: registry if room_id == "room" else None)
-    prompted = await registry.start(PromptInput(message="a box", source="rpc", requester="ann"))
+    prompted = await registry.start(PromptInput(message="a box", source="browser", requester="ann"))
     drone = await factory.open_session("room", "fairy-2")
     fairy_run = drone.session_id
     await asyncio.wait_for(runner.started.wait(), 5)  # the prompted run is going
