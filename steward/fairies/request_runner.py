@@ -149,7 +149,7 @@ class RequestRunner:
                 await shielded_revert(self.driver, run.turn, "canceled")
             raise
         # No "done" status per request: it is terminal for browsers, and a session carries
-        # many. The dispatcher (prompt sessions) or close_session (fairy sessions) sends it.
+        # many. The room's sessions send it once, when the run ends (`RoomSessions`).
 
     async def _requests(
         self,

@@ -3,7 +3,7 @@
 It imports only `steward.protocol`, so `steward.room` never imports an agent. The room
 runtime implements `SessionPort` for each agent session; agents never import
 `steward.room` or LiveKit. The composition root (`steward/service.py`) wires an `AgentRunner`
-into the room's prompt sessions.
+into the room's sessions (`RoomSessions`, every run in the room).
 """
 
 from __future__ import annotations

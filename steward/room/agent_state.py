@@ -4,7 +4,7 @@ components read an agent's state from (`useVoiceAssistant`, the agents playgroun
 `thinking` while any run of the room works, `listening` while a speaker who addresses the
 steward is being heard (until a run starts: what it heard became the prompt), else `idle`
 (the steward does not speak, so never `speaking`). It is derived from the statuses every
-run announces (the dispatcher's and the fairies' alike) and from what the voice intake
+run announces (prompted and the fairies' own alike) and from what the voice intake
 hears, and set by this one owner, on its own task:
 
 - a rise (idle → listening → thinking) goes out after `rise_s` of the same wish, a fall only
