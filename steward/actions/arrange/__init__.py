@@ -1,3 +1,3 @@
-"""The arrange actions (moved here whole; split into one module per action next)."""
-
-from steward.actions.arrange.place import *  # noqa: F403
+"""Moving and arranging: move, place, bringToFront, sendToBack, rotate, resize, align,
+distribute, stack (one module each). Geometry runs against the mirror and is sent as
+`update_shape`."""

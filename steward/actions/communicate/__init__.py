@@ -1,3 +1,2 @@
-"""The communicate actions (moved here whole; split into one module per action next)."""
-
-from steward.actions.communicate.review import *  # noqa: F403
+"""Talking and planning: message, think, review, add-detail, update-todo-list, setMyView,
+count, unknown (one module each)."""

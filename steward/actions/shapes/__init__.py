@@ -1,3 +1,1 @@
-"""The shapes actions (moved here whole; split into one module per action next)."""
-
-from steward.actions.shapes.create import *  # noqa: F403
+"""Making and changing shapes: create, update, delete, label, clear, pen (one module each)."""
