@@ -13,6 +13,8 @@ DIRECTION_ALIASES = {"row": "horizontal", "x": "horizontal", "column": "vertical
 
 
 def sanitize_layout(key: str, allowed: tuple[str, ...], aliases: dict[str, str]) -> Any:
+    """The sanitize of a line-up action: existing ids, `key` one of `allowed`, a bounded gap."""
+
     def fn(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
         out = with_ids(data, ctx)
         value = norm_enum(data.get(key), allowed, aliases)

@@ -7,6 +7,7 @@ from steward.actions.convert import record_diff
 
 
 def diff_ops(ctx: RunState, ops: list[WireOp]) -> list[WireOp]:
+    """`update_shape` ops for every shape `ops` change on a preview of the mirror."""
     after = ctx.preview(ops)
     out = []
     for sid, new in after.items():

@@ -16,6 +16,8 @@ class Ids(ActionModel):
 
 
 def when_complete(fn: Any) -> Any:
+    """A sanitize that runs `fn(data, ctx)` on complete versions only."""
+
     def sanitize(
         data: dict[str, Any], ctx: RunState, index: int, complete: bool
     ) -> dict[str, Any] | None:
@@ -25,6 +27,7 @@ def when_complete(fn: Any) -> Any:
 
 
 def with_ids(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
+    """The action with `_ids`: the shapes it names that exist (None if none do)."""
     ids = ctx.existing_ids(data.get("shapeIds") or data.get("shapeId") or [])
     if not ids:
         ctx.notes.append(f"{data.get('_type')}: no existing shapes among {data.get('shapeIds')!r}")
@@ -33,6 +36,7 @@ def with_ids(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
 
 
 def origin(data: dict[str, Any], ctx: RunState) -> tuple[float, float]:
+    """The page point to turn or scale about: the one given, or the shapes' centre."""
     box = union(shape_bounds(ctx.shapes[i], ctx.shapes) for i in data["_ids"])
     ox, oy = to_number(data.get("originX")), to_number(data.get("originY"))
     cx = ctx.coords.x_from_model(ox) if ox is not None else (box.mid_x if box else 0.0)

@@ -10,6 +10,7 @@ from steward.canvas.bounds import Rect
 
 
 def named_area(data: dict[str, Any], ctx: RunState, key: str) -> Rect | None:
+    """The area the model named, on the page (None if a side is missing)."""
     vals = [to_number(data.get(k)) for k in ("x", "y")] + [to_size(data.get(k)) for k in "wh"]
     if any(v is None for v in vals):
         return None
@@ -21,6 +22,7 @@ def named_area(data: dict[str, Any], ctx: RunState, key: str) -> Rect | None:
 def needs_box(
     data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
+    """Complete versions only (the area is read when the action resolves)."""
     if not complete:
         return None
     return data

@@ -10,4 +10,5 @@ from steward.actions.base import RunState
 def complete_only(
     data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
+    """Complete versions only, as the model wrote them."""
     return data if complete else None

@@ -12,11 +12,13 @@ MIN_TASK_SIDE = 50.0
 
 
 def text_field(data: dict[str, Any], key: str, default: str = "") -> str:
+    """A text field, stripped and bounded, or `default`."""
     v = data.get(key)
     return v.strip()[:2000] if isinstance(v, str) else default
 
 
 def number_field(data: dict[str, Any], key: str) -> float:
+    """A number field; anything else is the model's mistake."""
     v = data.get(key)
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
         raise FairyMistake(f'"{key}" must be a number.')

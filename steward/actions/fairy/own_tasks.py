@@ -9,6 +9,8 @@ from steward.actions.fairy.field_values import text_field
 
 
 def start_own_task(working: ModeName) -> ActionEffect:
+    """Start one of the fairy's own tasks and work it in `working` mode."""
+
     def effect(agent: FairyAgent, data: dict[str, Any]) -> None:
         task = agent.board.start_own_task(agent.fairy_id, text_field(data, "taskId"))
         agent.switch_mode(working, f'Work on your task "{task.id}": {task.text}')
@@ -18,6 +20,8 @@ def start_own_task(working: ModeName) -> ActionEffect:
 
 
 def mark_done(back: ModeName) -> ActionEffect:
+    """Finish the fairy's current task, tell whoever waits, go back to `back` mode."""
+
     def effect(agent: FairyAgent, data: dict[str, Any]) -> None:
         task = agent.board.mark_done(agent.fairy_id)
         agent.remember_task_end(task, back)

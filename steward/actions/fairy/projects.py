@@ -24,6 +24,8 @@ def drone_brief(task: TaskView, orchestrator: str, origin: tuple[float, float] =
 
 
 def start_project(kind: ProjectKind) -> ActionEffect:
+    """Open a project of `kind` led by the acting fairy, with the free drones."""
+
     def effect(agent: FairyAgent, data: dict[str, Any]) -> None:
         agent.board.start_project(
             agent.fairy_id,
@@ -38,6 +40,7 @@ def start_project(kind: ProjectKind) -> ActionEffect:
 
 
 def create_project_task(agent: FairyAgent, data: dict[str, Any]) -> None:
+    """Add a task with its area and, maybe, its assignee to the led project."""
     assignee = data.get("assignee")
     agent.board.create_project_task(
         agent.fairy_id,
@@ -50,6 +53,7 @@ def create_project_task(agent: FairyAgent, data: dict[str, Any]) -> None:
 
 
 def direct(agent: FairyAgent, data: dict[str, Any]) -> None:
+    """Tell a task's assignee (or the fairy named) to start it now."""
     to = data.get("fairyId")
     task = agent.board.direct(
         agent.fairy_id, text_field(data, "taskId"), to if isinstance(to, str) else None
@@ -60,6 +64,8 @@ def direct(agent: FairyAgent, data: dict[str, Any]) -> None:
 
 
 def await_tasks(waiting: ModeName) -> ActionEffect:
+    """Wait in `waiting` mode for the named tasks (or all running ones)."""
+
     def effect(agent: FairyAgent, data: dict[str, Any]) -> None:
         ids = data.get("taskIds")
         ids = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
@@ -87,6 +93,7 @@ def await_tasks(waiting: ModeName) -> ActionEffect:
 
 
 def end_project(agent: FairyAgent, data: dict[str, Any]) -> None:
+    """Close the led project; every member goes back to idling."""
     project = agent.board.end_project(agent.fairy_id)
     agent.remember_project_end(agent.fairy_id, project)
     for m in project.members:
@@ -97,6 +104,7 @@ def end_project(agent: FairyAgent, data: dict[str, Any]) -> None:
 
 
 def abort_project(agent: FairyAgent, data: dict[str, Any]) -> None:
+    """Stop the led project and its running tasks; everyone goes idling."""
     project = agent.board.active_project_of(agent.fairy_id)
     if project is None or project.orchestrator != agent.fairy_id:
         raise FairyMistake("You are not leading a project.")

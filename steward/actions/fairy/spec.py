@@ -24,6 +24,7 @@ def complete_only(
 
 
 def no_ops(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
+    """Fairy actions never change the canvas."""
     return []
 
 
@@ -36,6 +37,7 @@ def fairy_spec(
     *,
     plans: bool = False,
 ) -> ActionSpec:
+    """The spec of a fairy action: its own schema, guide and effect on the shared rest."""
     return ActionSpec(
         name,
         family="fairy",
