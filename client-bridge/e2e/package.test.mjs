@@ -29,10 +29,14 @@ const app = join(work, 'app')
 let stack
 const contexts = []
 
-/** Runs a command to its end within `ms`; fails with its output's tail otherwise. */
-function run(cmd, args, cwd, ms, env = {}) {
+// The environment without what a running npm script exports (`npm --prefix client-bridge test`
+// exports npm_config_prefix, which would point the app's `npm install` at client-bridge).
+const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_')))
+
+/** Runs a command in `cwd` to its end within `ms`; fails with its output's tail otherwise. */
+function run(cmd, args, cwd, ms) {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(cmd, args, { cwd, env: cleanEnv, stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     child.stderr.on('data', (d) => (out += d))
@@ -149,6 +153,11 @@ before(async () => {
   const nested = readdirSync(join(app, 'node_modules', '@canvas-steward', 'client-bridge'))
   assert.ok(!nested.includes('node_modules'), `the package installed no dependencies of its own: ${nested}`)
   assert.ok(!nested.includes('demo') && !nested.includes('src'), `the package holds no demo or sources: ${nested}`)
+  const installed = JSON.parse(readFileSync(join(app, 'node_modules', '@canvas-steward', 'client-bridge', 'package.json'), 'utf8'))
+  for (const peer of ['tldraw', 'livekit-client', 'react', 'react-dom']) {
+    assert.ok(installed.peerDependencies?.[peer], `${peer} is a peer dependency`)
+    assert.ok(!installed.dependencies?.[peer], `${peer} is not a dependency of the package`)
+  }
   await run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], app, 120_000)
   await run(process.execPath, [join(app, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--logLevel', 'warn'], app, 180_000)
   stack = await startStack(join(app, 'dist'))
