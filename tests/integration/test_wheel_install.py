@@ -6,13 +6,17 @@ headless client's prompt is served and drawn."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import asyncpg
 import pytest
+from livekit import api
 
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
@@ -35,9 +39,18 @@ def _uv(*args: str, cwd: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory outside the repository holding `venv/`, the wheel installed into it."""
-    work = tmp_path_factory.mktemp("wheel")
+def installed() -> Iterator[Path]:
+    """A directory outside the repository holding `venv/`, the wheel installed into it. Not
+    under pytest's basetemp: other pytest runs on the machine prune old basetemps."""
+    work = Path(tempfile.mkdtemp(prefix="steward-wheel-"))
+    try:
+        yield _install(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _install(work: Path) -> Path:
+    """Builds the wheel, checks it carries the migrations, installs it into `work`/venv."""
     assert not work.resolve().is_relative_to(ROOT), work
     _uv("build", "--wheel", "--offline", "--out-dir", str(work / "dist"), cwd=ROOT)
     (wheel,) = (work / "dist").glob("canvas_steward-*.whl")
@@ -85,12 +98,12 @@ def _imported_from(cwd: Path, env: dict[str, str]) -> tuple[Path, Path]:
     return Path(code), Path(migrations)
 
 
-def _spawn_join(
-    venv: Path, room: str, cwd: Path, env: dict[str, str], log: Path
+def _spawn_steward(
+    venv: Path, args: list[str], cwd: Path, env: dict[str, str], log: Path
 ) -> subprocess.Popen[bytes]:
-    """The installed `steward join ROOM` in a session of its own (stop_group signals it)."""
+    """The installed `steward ARGS` in a session of its own (stop_group signals it)."""
     return subprocess.Popen(
-        [str(venv / "bin" / "steward"), "join", room, "--no-http"],
+        [str(venv / "bin" / "steward"), *args],
         cwd=cwd,
         env=env,
         stdout=log.open("ab"),
@@ -106,14 +119,14 @@ async def test_the_installed_wheel_joins_a_room_and_serves_a_prompt(
     room_name: str,
 ) -> None:
     venv = installed / "venv"
-    cwd = installed / "operator"
+    cwd = installed / "join"
     cwd.mkdir()
     env = _outside_env(venv, steward_env(livekit_server, fresh_db_url))
     code, migrations = _imported_from(cwd, env)
     assert code.is_relative_to(venv), f"steward imported from {code}"
     assert migrations.is_relative_to(venv), f"migrations read from {migrations}"
     log = installed / "steward.log"
-    proc = _spawn_join(venv, room_name, cwd, env, log)
+    proc = _spawn_steward(venv, ["join", room_name, "--no-http"], cwd, env, log)
     clients: list[HeadlessClient] = []
     try:
         await wait_for(lambda: "steward serving" in log.read_text(errors="replace"), timeout=90)
@@ -139,3 +152,41 @@ async def test_the_installed_wheel_joins_a_room_and_serves_a_prompt(
     assert applied == len(list((ROOT / "migrations").glob("*.sql")))
     # Nothing of the run landed in the installed package.
     assert not list(venv.glob("lib/python*/site-packages/.data"))
+
+
+async def test_the_installed_wheel_runs_a_worker_that_serves_a_dispatched_room(
+    installed: Path,
+    livekit_server: LiveKitServer,
+    fresh_db_url: str,
+    room_name: str,
+) -> None:
+    venv = installed / "venv"
+    cwd = installed / "worker"
+    cwd.mkdir()
+    agent = "steward-wheel"
+    env = _outside_env(venv, steward_env(livekit_server, fresh_db_url, STEWARD_AGENT_NAME=agent))
+    log = installed / "worker.log"
+    proc = _spawn_steward(venv, ["worker"], cwd, env, log)
+    lk = api.LiveKitAPI(
+        livekit_server.url.replace("ws://", "http://"),
+        livekit_server.api_key,
+        livekit_server.api_secret,
+    )
+    clients: list[HeadlessClient] = []
+    try:
+        # livekit-agents warms up slowly on a busy machine.
+        await wait_for(lambda: "registered worker" in log.read_text(errors="replace"), 120, 0.2)
+        clients = await join_clients(livekit_server, room_name, ["bea"])
+        bea = clients[0]
+        await lk.agent_dispatch.create_dispatch(
+            api.CreateAgentDispatchRequest(agent_name=agent, room=room_name)
+        )
+        await wait_for(lambda: "canvas-steward" in bea.room.remote_participants, timeout=60)
+        sid = await prompt_until_accepted(bea, "draw a box")
+        assert await bea.wait_status(sid, timeout=30) == "done"
+        assert any(s["type"] == "geo" for s in bea.shapes.values()), bea.shapes
+        assert proc.poll() is None, "the worker exited"
+    finally:
+        await close_all(clients)
+        await lk.aclose()
+        await stop_group(proc)
