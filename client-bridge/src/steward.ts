@@ -113,6 +113,10 @@ export interface StewardHandle {
   runBounds(sessionId: string): Box | null
   /** Zooms this tab's camera to what run `sessionId` drew; false when nothing of it is left. */
   show(sessionId: string): boolean
+  /** Stops answering and applying in this tab and forgets its listeners; the room stays
+   * connected (it is the app's). */
+  detach(): void
+  /** `detach()`, then leaves the room. */
   disconnect(): Promise<void>
 }
 
@@ -374,6 +378,7 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       .then(refreshHost)
 
   const retryTimer = setInterval(() => executor.sequencer.retryGaps(), 1000)
+  let detached = false
   const onPageHide = () => {
     edits.flush()
     memory.saveNow()
@@ -462,7 +467,9 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       editor.zoomToBounds(new TlBox(box.x - pad, box.y - pad, box.w + 2 * pad, box.h + 2 * pad), { animation: { duration: 200 } })
       return true
     },
-    async disconnect() {
+    detach() {
+      if (detached) return
+      detached = true
       clearInterval(retryTimer)
       if (typeof window !== 'undefined') window.removeEventListener('pagehide', onPageHide)
       edits.flush()
@@ -480,6 +487,9 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       room.off(RoomEvent.ParticipantDisconnected, refreshHost)
       room.off(RoomEvent.ParticipantAttributesChanged, refreshHost)
       room.unregisterRpcMethod(RPC_CONTEXT)
+    },
+    async disconnect() {
+      handle.detach()
       await room.disconnect()
       set({ status: 'disconnected' })
     },
