@@ -191,6 +191,7 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       .catch((err: unknown) => log('publish failed', { topic, err: String(err) }))
   }
 
+  const edits = new EditTracker({ editor, relay: mode === 'relay', send: (edit) => publish(TOPIC_EDIT, edit) })
   // Acks leave delayed and merged (one per session per ACK_DELAY_MS at most).
   const acks = new DelayedAcks((ack) => publish(TOPIC_ACK, ack))
   const executor = new Executor({
@@ -198,6 +199,7 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     memory,
     appliesCanvas: () => mode === 'relay' || state.isHost,
     isHost: () => state.isHost,
+    applyAsUser: mode === 'host' ? (apply) => edits.asAgent(apply) : undefined,
     sendAck: (ack) => acks.add(ack),
     sendResync: (r) => publish(TOPIC_RESYNC, r),
     log,
@@ -212,7 +214,6 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     },
   })
 
-  const edits = new EditTracker({ editor, relay: mode === 'relay', send: (edit) => publish(TOPIC_EDIT, edit) })
   const stopViewport = publishViewport(editor, (u) => publish(TOPIC_VIEWPORT, u))
   const composingHints = new ComposingThrottle({ send: (hint) => publish(TOPIC_COMPOSING, hint) })
 

@@ -210,6 +210,8 @@ class Broadcaster:
         self._stats: dict[str, StreamStats] = {}
         # participant -> (session_id, seq) -> pending envelope
         self._pending: dict[str, dict[tuple[str, int], _Pending]] = {}
+        # A host that left (host mode) with envelopes unacked, until the next host takes them.
+        self._orphaned: dict[str, dict[tuple[str, int], _Pending]] = {}
         self._clocks: dict[str, _AckClock] = {}
         # participant → session → highest seq sent to it (acks above it are refused).
         self._sent_to: dict[str, dict[str, int]] = {}
@@ -607,12 +609,29 @@ class Broadcaster:
     def total_unacked(self) -> int:
         return sum(len(p) for p in self._pending.values())
 
-    def forget(self, participant: str) -> None:
-        """The participant left: stop retransmitting to it."""
-        self._pending.pop(participant, None)
+    def forget(self, participant: str, *, keep_unacked: bool = False) -> None:
+        """The participant left: stop retransmitting to it. `keep_unacked` (a leaving host in
+        host mode) keeps what it never acked for `hand_over` to the next host."""
+        unacked = self._pending.pop(participant, None)
+        if keep_unacked and unacked:
+            self._orphaned = {participant: unacked}
         self._clocks.pop(participant, None)
         self._sent_to.pop(participant, None)
         self.gate.forget(participant)
+
+    def hand_over(self, old: str, new: str) -> int:
+        """Host mode: the envelopes `old` was sent and never acked go to `new` now, in the
+        order they were first sent, before any later live send (this runs synchronously in
+        the host change). The new host's canvas holds what the old host applied, through the
+        app's own sync; returns the envelopes handed over."""
+        entries = self._pending.pop(old, None) or self._orphaned.pop(old, None) or {}
+        self._orphaned.clear()
+        keys = [(sid, seq, p.payload) for (sid, seq), p in entries.items()]
+        for start, end, frame in frames([payload for _, _, payload in keys]):
+            self._issue_tracked(keys[start:end], frame, [new], "handover")
+        if keys:
+            log.info("host_handover", room=self.room_id, old=old, new=new, envelopes=len(keys))
+        return len(keys)
 
     # --- resync --------------------------------------------------------------------------
     async def resync(self, participant: str, session_id: str, last_seq: int) -> int:
@@ -624,13 +643,18 @@ class Broadcaster:
             self.stats(session_id).resyncs += 1
         return await self._replay(participant, rows, "requested")
 
-    async def resync_room(self, participant: str, *, skip_acked: bool) -> int:
-        """Replay the room's history in room order (late joiners, full reconnects)."""
+    async def resync_room(
+        self, participant: str, *, skip_acked: bool, shared_document: bool = False
+    ) -> int:
+        """Replay the room's history in room order (late joiners, full reconnects). A
+        `shared_document` (host mode) already holds what any host applied: only the rest."""
         if self._withheld(participant, "room"):
             return 0
         await self.flush_acks()
         rows = await self.outbox.room_history(
-            self.room_id, skip_acked_by=participant if skip_acked else ""
+            self.room_id,
+            skip_acked_by=participant if skip_acked else "",
+            skip_acked_by_anyone=shared_document,
         )
         return await self._replay(participant, rows, "room")
 
