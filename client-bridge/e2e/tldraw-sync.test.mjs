@@ -158,12 +158,15 @@ after(async () => {
 
 let firstRunShapes = 0
 
-test("a prompt draws: the host applies, tldraw sync brings the agent's edits to every tab and the server", async () => {
+test("a prompt draws: the host applies, tldraw sync brings the agent's edits to every tab and the server", async (t) => {
   const { t1, t2, t3 } = tabs
   for (const tab of [t1, t2, t3]) assert.equal(await tab.page.evaluate(() => window.__steward.handle.state.host), t1.identity)
+  const started = Date.now()
   const sid = await prompt(t2, DRAW)
   for (const tab of [t1, t2, t3]) await waitStatus(tab, sid)
+  const ran = Date.now()
   const recs = await converge([t1, t2, t3], 'after a run')
+  t.diagnostic(`run ${ran - started} ms, then identical everywhere in ${Date.now() - ran} ms`)
   firstRunShapes = shapes(recs).length
   assert.ok(firstRunShapes >= 4, `the run drew shapes: ${firstRunShapes}`)
   assert.ok(recs.every((r) => r.typeName !== 'shape' || r.isLocked === false), 'no shape left locked')

@@ -197,7 +197,9 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
   const executor = new Executor({
     editor,
     memory,
-    appliesCanvas: () => mode === 'relay' || state.isHost,
+    // Host mode too: the steward sends envelopes only to the host it elected, so what arrives
+    // is this tab's to apply, even before this tab's own election has caught up (a handover).
+    appliesCanvas: () => true,
     isHost: () => state.isHost,
     applyAsUser: mode === 'host' ? (apply) => edits.asAgent(apply) : undefined,
     sendAck: (ack) => acks.add(ack),
@@ -371,6 +373,9 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
   const retryTimer = setInterval(() => executor.sequencer.retryGaps(), 1000)
   const onPageHide = () => {
     edits.flush()
+    // What was applied is acked if the room is still up (host mode: the next host would
+    // apply an unacked envelope again).
+    acks.flush()
     memory.saveNow()
   }
   if (typeof window !== 'undefined') window.addEventListener('pagehide', onPageHide)

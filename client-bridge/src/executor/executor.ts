@@ -37,7 +37,7 @@ export interface UiSink {
 export interface ExecutorDeps {
   editor: Editor
   memory: ReloadMemory
-  /** Relay mode: always; host mode: only while this tab is the host. */
+  /** Whether envelopes change the canvas (the bridge: always; the steward chooses who gets them). */
   appliesCanvas(): boolean
   isHost(): boolean
   /** Host mode: the app's own sync (tldraw sync) carries the document to the other tabs, and
