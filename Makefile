@@ -68,7 +68,8 @@ test-python:
 
 test-node:
 	@if [ -f client-bridge/package.json ]; then \
-	  ./ops/netns-run.sh npm --prefix client-bridge test; \
+	  ./ops/netns-run.sh npm --prefix client-bridge test && \
+	  ./ops/netns-run.sh npm --prefix client-bridge run test:e2e:sync; \
 	fi
 
 clean:

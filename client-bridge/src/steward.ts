@@ -201,13 +201,17 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       .catch((err: unknown) => log('publish failed', { topic, err: String(err) }))
   }
 
+  const edits = new EditTracker({ editor, relay: mode === 'relay', send: (edit) => publish(TOPIC_EDIT, edit) })
   // Acks leave delayed and merged (one per session per ACK_DELAY_MS at most).
   const acks = new DelayedAcks((ack) => publish(TOPIC_ACK, ack))
   const executor = new Executor({
     editor,
     memory,
-    appliesCanvas: () => mode === 'relay' || state.isHost,
+    // Host mode too: the steward sends envelopes only to the host it elected, so what arrives
+    // is this tab's to apply, even before this tab's own election has caught up (a handover).
+    appliesCanvas: () => true,
     isHost: () => state.isHost,
+    applyAsUser: mode === 'host' ? (apply) => edits.asAgent(apply) : undefined,
     sendAck: (ack) => acks.add(ack),
     sendResync: (r) => publish(TOPIC_RESYNC, r),
     log,
@@ -222,7 +226,6 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     },
   })
 
-  const edits = new EditTracker({ editor, relay: mode === 'relay', send: (edit) => publish(TOPIC_EDIT, edit) })
   const stopViewport = publishViewport(editor, (u) => publish(TOPIC_VIEWPORT, u))
   const composingHints = new ComposingThrottle({ send: (hint) => publish(TOPIC_COMPOSING, hint) })
 
@@ -381,6 +384,9 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
   let detached = false
   const onPageHide = () => {
     edits.flush()
+    // What was applied is acked if the room is still up (host mode: the next host would
+    // apply an unacked envelope again).
+    acks.flush()
     memory.saveNow()
   }
   if (typeof window !== 'undefined') window.addEventListener('pagehide', onPageHide)
