@@ -2,7 +2,7 @@
 FROM python:3.11-slim
 RUN pip install --no-cache-dir uv
 WORKDIR /app
-COPY pyproject.toml uv.lock README.md ./
+COPY pyproject.toml uv.lock README.md hatch_build.py ./
 COPY steward ./steward
 COPY steward_tools ./steward_tools
 COPY migrations ./migrations

@@ -7,13 +7,16 @@ export PATH := $(NODE_BIN):$(HOME)/.local/bin:/usr/local/go/bin:$(PATH)
 UV ?= uv
 RUN := $(UV) run --frozen
 
-.PHONY: dev test setup setup-python setup-livekit setup-redis setup-node setup-chromium setup-voice lint typecheck test-python test-node clean
+.PHONY: dev test demo-page setup setup-python setup-livekit setup-redis setup-node setup-chromium setup-voice lint typecheck test-python test-node clean
 
-dev: setup
-	npm --prefix client-bridge run build --silent
+dev: setup demo-page
 	$(RUN) steward dev
 
-test: setup lint typecheck test-python test-node
+# Python integration tests drive Chromium on the built demo page too.
+test: setup lint typecheck demo-page test-python test-node
+
+demo-page:
+	npm --prefix client-bridge run build --silent
 
 setup: setup-python setup-livekit setup-redis setup-node setup-chromium setup-voice
 
@@ -65,7 +68,8 @@ test-python:
 
 test-node:
 	@if [ -f client-bridge/package.json ]; then \
-	  ./ops/netns-run.sh npm --prefix client-bridge test; \
+	  ./ops/netns-run.sh npm --prefix client-bridge test && \
+	  ./ops/netns-run.sh npm --prefix client-bridge run test:e2e:sync; \
 	fi
 
 clean:

@@ -23,6 +23,16 @@ ModelRole = Literal["one-shot", "orchestrator", "duo", "drone"]
 MODEL_ROLES: tuple[ModelRole, ...] = ("one-shot", "orchestrator", "duo", "drone")
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _default_data_dir() -> Path:
+    """A checkout keeps its data in `.data` beside the code; an installed steward (its code in
+    site-packages) in `.data` under the directory it is started in."""
+    if (PROJECT_ROOT / "pyproject.toml").is_file():
+        return PROJECT_ROOT / ".data"
+    return Path.cwd() / ".data"
+
+
 # Long enough that PyJWT does not warn about short HMAC keys.
 DEV_API_KEY = "devkey"
 DEV_API_SECRET = "canvas-steward-dev-secret-0123456789abcdef"
@@ -39,7 +49,7 @@ class Settings(BaseSettings):
 
     # Empty means: start the embedded Postgres in `steward_data_dir`.
     database_url: str | None = None
-    steward_data_dir: Path = PROJECT_ROOT / ".data"
+    steward_data_dir: Path = Field(default_factory=_default_data_dir)
 
     steward_model: str = "scripted"
     # Per-role models; unset (or empty) falls back to `steward_model`.

@@ -6,6 +6,7 @@ import { useEffect, useMemo, useState } from 'react'
 import { createRoot } from 'react-dom/client'
 import { Tldraw, type Editor, type TLComponents } from 'tldraw'
 import 'tldraw/tldraw.css'
+import '../src/ui/steward.css'
 import { getAssetUrlsByImport } from '@tldraw/assets/imports.vite'
 import { connectSteward, connectVoice, FairyOverlay, StewardPanel, VoiceBar, type StewardHandle, type VoiceHandle } from '../src/index'
 

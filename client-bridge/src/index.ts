@@ -1,5 +1,9 @@
+// The package's public surface: connect a tldraw editor and a livekit-client room to the
+// steward (`useSteward` in React, `connectSteward` elsewhere), and the panel, overlay and voice
+// components the demo uses. Styles: `@canvas-steward/client-bridge/steward.css`.
 export { connectSteward } from './steward'
 export type { ApplyMode, ChatItem, ConnectionStatus, PromptItem, StewardHandle, StewardOptions, StewardState, ThoughtItem } from './steward'
+export { useSteward, useStewardState, useHandleState, type Observable } from './ui/useSteward'
 export { timeline, type Run, type RunEntry } from './ui/timeline'
 export { Executor } from './executor/executor'
 export type { TodoItem, UiSink } from './executor/executor'

@@ -113,6 +113,10 @@ export interface StewardHandle {
   runBounds(sessionId: string): Box | null
   /** Zooms this tab's camera to what run `sessionId` drew; false when nothing of it is left. */
   show(sessionId: string): boolean
+  /** Stops answering and applying in this tab and forgets its listeners; the room stays
+   * connected (it is the app's). */
+  detach(): void
+  /** `detach()`, then leaves the room. */
   disconnect(): Promise<void>
 }
 
@@ -197,13 +201,17 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       .catch((err: unknown) => log('publish failed', { topic, err: String(err) }))
   }
 
+  const edits = new EditTracker({ editor, relay: mode === 'relay', send: (edit) => publish(TOPIC_EDIT, edit) })
   // Acks leave delayed and merged (one per session per ACK_DELAY_MS at most).
   const acks = new DelayedAcks((ack) => publish(TOPIC_ACK, ack))
   const executor = new Executor({
     editor,
     memory,
-    appliesCanvas: () => mode === 'relay' || state.isHost,
+    // Host mode too: the steward sends envelopes only to the host it elected, so what arrives
+    // is this tab's to apply, even before this tab's own election has caught up (a handover).
+    appliesCanvas: () => true,
     isHost: () => state.isHost,
+    applyAsUser: mode === 'host' ? (apply) => edits.asAgent(apply) : undefined,
     sendAck: (ack) => acks.add(ack),
     sendResync: (r) => publish(TOPIC_RESYNC, r),
     log,
@@ -218,7 +226,6 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     },
   })
 
-  const edits = new EditTracker({ editor, relay: mode === 'relay', send: (edit) => publish(TOPIC_EDIT, edit) })
   const stopViewport = publishViewport(editor, (u) => publish(TOPIC_VIEWPORT, u))
   const composingHints = new ComposingThrottle({ send: (hint) => publish(TOPIC_COMPOSING, hint) })
 
@@ -374,8 +381,12 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       .then(refreshHost)
 
   const retryTimer = setInterval(() => executor.sequencer.retryGaps(), 1000)
+  let detached = false
   const onPageHide = () => {
     edits.flush()
+    // What was applied is acked if the room is still up (host mode: the next host would
+    // apply an unacked envelope again).
+    acks.flush()
     memory.saveNow()
   }
   if (typeof window !== 'undefined') window.addEventListener('pagehide', onPageHide)
@@ -462,7 +473,9 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       editor.zoomToBounds(new TlBox(box.x - pad, box.y - pad, box.w + 2 * pad, box.h + 2 * pad), { animation: { duration: 200 } })
       return true
     },
-    async disconnect() {
+    detach() {
+      if (detached) return
+      detached = true
       clearInterval(retryTimer)
       if (typeof window !== 'undefined') window.removeEventListener('pagehide', onPageHide)
       edits.flush()
@@ -480,6 +493,9 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       room.off(RoomEvent.ParticipantDisconnected, refreshHost)
       room.off(RoomEvent.ParticipantAttributesChanged, refreshHost)
       room.unregisterRpcMethod(RPC_CONTEXT)
+    },
+    async disconnect() {
+      handle.detach()
       await room.disconnect()
       set({ status: 'disconnected' })
     },

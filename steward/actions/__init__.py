@@ -1,1 +1,2 @@
-"""The model's action vocabulary: one module per family, a registry, sanitize and resolve."""
+"""The model's action vocabulary: one package per family, one module per action, a registry,
+sanitize and resolve."""

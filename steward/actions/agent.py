@@ -1,6 +1,6 @@
 """The fairy agent's interface: what a fairy action's effect may read and do.
 
-A fairy action (`steward/actions/fairy.py`) carries its whole effect: it checks the board's
+A fairy action (`steward/actions/fairy/`) carries its whole effect: it checks the board's
 rules, then asks the agent to react (switch its mode, interrupt another fairy, wait, notify
 waiters, remember, review, move, end the turn). The fairy runtime implements `FairyAgent`
 (`steward/fairies/acting.py`) and `ProjectBoard` (`steward/fairies/projects.py`) is a

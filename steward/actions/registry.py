@@ -8,55 +8,99 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.actions import arrange, communicate, fairy, shapes
+from steward.actions.arrange.align import ALIGN
+from steward.actions.arrange.bring_to_front import BRING_TO_FRONT
+from steward.actions.arrange.distribute import DISTRIBUTE
+from steward.actions.arrange.move import MOVE
+from steward.actions.arrange.place import PLACE
+from steward.actions.arrange.resize import RESIZE
+from steward.actions.arrange.rotate import ROTATE
+from steward.actions.arrange.send_to_back import SEND_TO_BACK
+from steward.actions.arrange.stack import STACK
 from steward.actions.base import ActionSpec, RunState, WireOp
+from steward.actions.communicate.add_detail import ADD_DETAIL
+from steward.actions.communicate.count import COUNT
+from steward.actions.communicate.message import MESSAGE
+from steward.actions.communicate.review import REVIEW
+from steward.actions.communicate.set_my_view import SET_MY_VIEW
+from steward.actions.communicate.think import THINK
+from steward.actions.communicate.unknown import UNKNOWN
+from steward.actions.communicate.update_todo_list import UPDATE_TODO_LIST
+from steward.actions.fairy.abort_duo_project import ABORT_DUO_PROJECT
+from steward.actions.fairy.abort_project import ABORT_PROJECT
+from steward.actions.fairy.await_duo_tasks_completion import AWAIT_DUO_TASKS_COMPLETION
+from steward.actions.fairy.await_tasks_completion import AWAIT_TASKS_COMPLETION
+from steward.actions.fairy.create_duo_task import CREATE_DUO_TASK
+from steward.actions.fairy.create_project_task import CREATE_PROJECT_TASK
+from steward.actions.fairy.create_task import CREATE_TASK
+from steward.actions.fairy.delete_project_task import DELETE_PROJECT_TASK
+from steward.actions.fairy.direct_to_start_duo_task import DIRECT_TO_START_DUO_TASK
+from steward.actions.fairy.direct_to_start_project_task import DIRECT_TO_START_PROJECT_TASK
+from steward.actions.fairy.end_duo_project import END_DUO_PROJECT
+from steward.actions.fairy.end_project import END_PROJECT
+from steward.actions.fairy.fly_to_bounds import FLY_TO_BOUNDS
+from steward.actions.fairy.mark_duo_task_done import MARK_DUO_TASK_DONE
+from steward.actions.fairy.mark_my_task_done import MARK_MY_TASK_DONE
+from steward.actions.fairy.mark_task_done import MARK_TASK_DONE
+from steward.actions.fairy.start_duo_project import START_DUO_PROJECT
+from steward.actions.fairy.start_duo_task import START_DUO_TASK
+from steward.actions.fairy.start_project import START_PROJECT
+from steward.actions.fairy.start_task import START_TASK
+from steward.actions.shapes.clear import CLEAR
+from steward.actions.shapes.create import CREATE
+from steward.actions.shapes.delete import DELETE
+from steward.actions.shapes.label import LABEL
+from steward.actions.shapes.pen import PEN
+from steward.actions.shapes.update import UPDATE
 
 # Every action, one line each, in the order prompts and response schemas list them. An
-# action is whole in its family's module (schema, guide, sanitize, resolve, kind, effect).
+# action is whole in its own module of its family's package (schema, guide, sanitize,
+# resolve, kind, effect), named for it; what several actions of a family share sits in a
+# module of that package named for what it holds.
 _REGISTERED: tuple[ActionSpec, ...] = (
-    communicate.MESSAGE,
-    communicate.THINK,
-    communicate.REVIEW,
-    communicate.ADD_DETAIL,
-    communicate.UPDATE_TODO_LIST,
-    communicate.SET_MY_VIEW,
-    communicate.COUNT,
-    communicate.UNKNOWN,
-    shapes.CREATE,
-    shapes.UPDATE,
-    shapes.DELETE,
-    shapes.LABEL,
-    shapes.CLEAR,
-    shapes.PEN,
-    arrange.MOVE,
-    arrange.PLACE,
-    arrange.BRING_TO_FRONT,
-    arrange.SEND_TO_BACK,
-    arrange.ROTATE,
-    arrange.RESIZE,
-    arrange.ALIGN,
-    arrange.DISTRIBUTE,
-    arrange.STACK,
-    fairy.CREATE_TASK,
-    fairy.START_TASK,
-    fairy.MARK_TASK_DONE,
-    fairy.START_PROJECT,
-    fairy.CREATE_PROJECT_TASK,
-    fairy.DELETE_PROJECT_TASK,
-    fairy.DIRECT_TO_START_PROJECT_TASK,
-    fairy.AWAIT_TASKS_COMPLETION,
-    fairy.END_PROJECT,
-    fairy.ABORT_PROJECT,
-    fairy.START_DUO_PROJECT,
-    fairy.CREATE_DUO_TASK,
-    fairy.DIRECT_TO_START_DUO_TASK,
-    fairy.START_DUO_TASK,
-    fairy.MARK_DUO_TASK_DONE,
-    fairy.AWAIT_DUO_TASKS_COMPLETION,
-    fairy.END_DUO_PROJECT,
-    fairy.ABORT_DUO_PROJECT,
-    fairy.MARK_MY_TASK_DONE,
-    fairy.FLY_TO_BOUNDS,
+    MESSAGE,
+    THINK,
+    REVIEW,
+    ADD_DETAIL,
+    UPDATE_TODO_LIST,
+    SET_MY_VIEW,
+    COUNT,
+    UNKNOWN,
+    CREATE,
+    UPDATE,
+    DELETE,
+    LABEL,
+    CLEAR,
+    PEN,
+    MOVE,
+    PLACE,
+    BRING_TO_FRONT,
+    SEND_TO_BACK,
+    ROTATE,
+    RESIZE,
+    ALIGN,
+    DISTRIBUTE,
+    STACK,
+    CREATE_TASK,
+    START_TASK,
+    MARK_TASK_DONE,
+    START_PROJECT,
+    CREATE_PROJECT_TASK,
+    DELETE_PROJECT_TASK,
+    DIRECT_TO_START_PROJECT_TASK,
+    AWAIT_TASKS_COMPLETION,
+    END_PROJECT,
+    ABORT_PROJECT,
+    START_DUO_PROJECT,
+    CREATE_DUO_TASK,
+    DIRECT_TO_START_DUO_TASK,
+    START_DUO_TASK,
+    MARK_DUO_TASK_DONE,
+    AWAIT_DUO_TASKS_COMPLETION,
+    END_DUO_PROJECT,
+    ABORT_DUO_PROJECT,
+    MARK_MY_TASK_DONE,
+    FLY_TO_BOUNDS,
 )
 
 

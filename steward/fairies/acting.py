@@ -1,7 +1,7 @@
 """A fairy action carried out: the fairy runtime's side of the agent's interface.
 
 `ActingFairy` implements `steward.actions.agent.FairyAgent` for the fairy that took the
-action. The action's effect (on its spec, `steward/actions/fairy.py`) changes the board at
+action. The action's effect (on its spec, `steward/actions/fairy/`) changes the board at
 once and asks for reactions; `carry_out` records the action, then runs the reactions in the
 order asked. A broken rule (`FairyMistake`) becomes feedback instead, and no reaction runs.
 """

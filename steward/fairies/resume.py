@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from steward.actions.fairy import drone_brief
+from steward.actions.fairy.projects import drone_brief
 from steward.fairies.interrupts import Interrupt
 from steward.fairies.modes import WORKING_MODE
 from steward.fairies.room_fairies import RoomFairies

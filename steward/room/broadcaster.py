@@ -103,6 +103,8 @@ class Broadcaster:
         self._pacer = PreviewPacer(preview_interval_s, clock)
         self._queue = FlushQueue(self._persist, self._hand_over, self._unsent, self._tasks.spawn)
         self._acks = AckTracker()
+        # A host that left (host mode) with envelopes unacked, until the next host takes them.
+        self._orphaned: dict[str, dict[Key, Pending]] = {}
         self._ack_writer = AckWriter(room_id, outbox)
         self._in_flight = InFlight()
         # session → highest seq handed to LiveKit.
@@ -374,10 +376,28 @@ class Broadcaster:
     def total_unacked(self) -> int:
         return self._acks.total()
 
-    def forget(self, participant: str) -> None:
-        """The participant left: stop retransmitting to it."""
-        self._acks.forget(participant)
+    def forget(self, participant: str, *, keep_unacked: bool = False) -> None:
+        """The participant left: stop retransmitting to it. `keep_unacked` (a leaving host in
+        host mode) keeps what it never acked for `hand_over` to the next host."""
+        unacked = self._acks.forget(participant)
+        if keep_unacked and unacked:
+            self._orphaned = {participant: unacked}
         self.gate.forget(participant)
+
+    def hand_over(self, old: str, new: str) -> int:
+        """Host mode: the envelopes `old` was sent and never acked go to `new` now, in the
+        order they were first sent, before any later live send (this runs synchronously in
+        the host change). The new host's canvas holds what the old host applied, through the
+        app's own sync; returns the envelopes handed over."""
+        # Still here (demoted): its copies move; gone: what it left behind.
+        entries = self._acks.forget(old) if self._acks.of(old) else self._orphaned.get(old, {})
+        self._orphaned.clear()
+        keys = [(sid, seq, p.payload) for (sid, seq), p in entries.items()]
+        for start, end, frame in frames([payload for _, _, payload in keys]):
+            self._issue_tracked(keys[start:end], frame, [new], "handover")
+        if keys:
+            log.info("host_handover", room=self.room_id, old=old, new=new, envelopes=len(keys))
+        return len(keys)
 
     @property
     def acks_unflushed(self) -> int:
@@ -398,13 +418,18 @@ class Broadcaster:
             self.stats(session_id).resyncs += 1
         return await self._replay(participant, rows, "requested")
 
-    async def resync_room(self, participant: str, *, skip_acked: bool) -> int:
-        """Replay the room's history in room order (late joiners, full reconnects)."""
+    async def resync_room(
+        self, participant: str, *, skip_acked: bool, shared_document: bool = False
+    ) -> int:
+        """Replay the room's history in room order (late joiners, full reconnects). A
+        `shared_document` (host mode) already holds what any host applied: only the rest."""
         if self._withheld(participant, "room"):
             return 0
         await self.flush_acks()
         rows = await self.outbox.room_history(
-            self.room_id, skip_acked_by=participant if skip_acked else ""
+            self.room_id,
+            skip_acked_by=participant if skip_acked else "",
+            skip_acked_by_anyone=shared_document,
         )
         return await self._replay(participant, rows, "room")
 

@@ -28,11 +28,13 @@ class ResyncRequests:
         broadcaster: Broadcaster,
         *,
         may_apply: Callable[[str], bool],
+        shared_document: Callable[[], bool],
         resend_interrupted: Callable[[str], Awaitable[None]],
         reject: Reject,
     ) -> None:
         self._broadcaster = broadcaster
         self._may_apply = may_apply
+        self._shared_document = shared_document  # host mode: the app's sync holds the canvas
         self._resend_interrupted = resend_interrupted
         self._reject = reject
         self._limit = RateLimiter(RESYNC_PER_MIN)
@@ -54,7 +56,9 @@ class ResyncRequests:
             if not self._whole_room_limit.allow(sender):
                 self._reject(TOPIC_RESYNC, sender, "rate_limited", "whole-room resync")
                 return
-            await self._broadcaster.resync_room(sender, skip_acked=req.last_seq > 0)
+            await self._broadcaster.resync_room(
+                sender, skip_acked=req.last_seq > 0, shared_document=self._shared_document()
+            )
             # A browser that had not seen us yet missed those statuses when they were sent.
             await self._resend_interrupted(sender)
         else:

@@ -106,7 +106,9 @@ class RoomRuntime:
         self.deps = deps
         self.mode = s.steward_apply_mode
         self.mirror = CanvasMirror()
-        self.participants = Participants(on_left=self._on_left, on_joined=self._on_joined)
+        self.participants = Participants(
+            on_left=self._on_left, on_joined=self._on_joined, on_host_changed=self._on_host_changed
+        )
         self.abuse = AbuseGuard(
             room_id,
             livekit_revoker(
@@ -246,6 +248,7 @@ class RoomRuntime:
         self.resyncs = ResyncRequests(
             self.broadcaster,
             may_apply=self._applies,
+            shared_document=lambda: self.mode == "host",
             resend_interrupted=self.sessions.resend_interrupted,
             reject=reject,
         )
@@ -489,15 +492,27 @@ class RoomRuntime:
         first packets can arrive before the SDK knows who sent them.
         """
         if identity in self._recipients():
-            self._spawn(self.broadcaster.resync_room(identity, skip_acked=False))
+            self._spawn(
+                self.broadcaster.resync_room(
+                    identity, skip_acked=False, shared_document=self.mode == "host"
+                )
+            )
 
     def _on_left(self, identity: str) -> None:
-        self.broadcaster.forget(identity)
+        # Host mode: a leaving host's unacked envelopes go to the next host (elected next).
+        leaving_host = self.mode == "host" and identity == self.participants.host
+        self.broadcaster.forget(identity, keep_unacked=leaving_host)
         self.abuse.forget(identity)
         self.budget.forget(identity)
         self.snapshots.participant_left(identity)
         self.views.forget(identity)
         self.user_edits.forget(identity)
+
+    def _on_host_changed(self, old: str | None, new: str | None) -> None:
+        """Host mode: the new host continues the runs where the old one stopped; what the old
+        host applied reaches it through the app's own document sync, not from us."""
+        if self.mode == "host" and old is not None and new is not None:
+            self.broadcaster.hand_over(old, new)
 
     # --- inbound data --------------------------------------------------------------------
     def _is_muted(self, identity: str) -> bool:

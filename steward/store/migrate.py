@@ -12,7 +12,12 @@ from asyncpg.pool import PoolConnectionProxy
 from steward.config import PROJECT_ROOT
 from steward.obs.logging import get_logger
 
-MIGRATIONS_DIR = PROJECT_ROOT / "migrations"
+# Installed from the wheel, the migrations ship inside this package; a checkout keeps them at
+# the top of the repository.
+_PACKAGED_MIGRATIONS = Path(__file__).with_name("migrations")
+MIGRATIONS_DIR = (
+    _PACKAGED_MIGRATIONS if _PACKAGED_MIGRATIONS.is_dir() else PROJECT_ROOT / "migrations"
+)
 # Arbitrary but fixed: every steward process serialises migrations on this key.
 ADVISORY_LOCK_KEY = 0x57E3A4D
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")

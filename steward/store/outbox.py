@@ -214,15 +214,19 @@ class Outbox:
         )
         return [OutboxRow(**dict(r)) for r in rows]
 
-    async def room_history(self, room_id: str, *, skip_acked_by: str = "") -> list[OutboxRow]:
-        """The room's envelopes in room order, minus those `skip_acked_by` already applied."""
+    async def room_history(
+        self, room_id: str, *, skip_acked_by: str = "", skip_acked_by_anyone: bool = False
+    ) -> list[OutboxRow]:
+        """The room's envelopes in room order, minus those `skip_acked_by` already applied
+        (or, `skip_acked_by_anyone`, that anyone applied: host mode's shared document)."""
         rows = await self.pool.fetch(
             "SELECT o.session_id, o.seq, o.room_order, o.partial, o.payload::text AS payload"
             " FROM outbox o WHERE o.room_id = $1 AND NOT EXISTS (SELECT 1 FROM acks a"
-            " WHERE a.session_id = o.session_id AND a.seq = o.seq AND a.participant = $2)"
-            " ORDER BY o.room_order",
+            " WHERE a.session_id = o.session_id AND a.seq = o.seq"
+            " AND (a.participant = $2 OR $3)) ORDER BY o.room_order",
             room_id,
             skip_acked_by,
+            skip_acked_by_anyone,
         )
         return [OutboxRow(**dict(r)) for r in rows]
 

@@ -172,7 +172,7 @@ async def test_a_drones_request_shows_the_area_around_its_task_with_its_neighbou
     fake: FakeAnthropic,
     tmp_path: Path,
 ) -> None:
-    assert (DIST / "index.html").exists(), (
+    assert (DIST / "index.html").exists(), (  # `make test` builds it first
         "build the demo page: npm --prefix client-bridge run build"
     )
     assert NODE.exists() and shutil.which(os.environ.get("CHROMIUM", "/usr/bin/chromium"))

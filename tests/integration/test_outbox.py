@@ -3,11 +3,13 @@ is written again only if absent; anything else that reuses a seq is an error."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import asyncpg
 import pytest
 
 from steward.store.database import Database
-from steward.store.outbox import Outbox, OutboxRow
+from steward.store.outbox import AckRow, Outbox, OutboxRow
 
 pytestmark = pytest.mark.integration
 
@@ -47,3 +49,18 @@ async def test_append_many_writes_rows_of_several_sessions_in_one_statement(
     with pytest.raises(asyncpg.UniqueViolationError):  # one row reused: none of them written
         await outbox.append_many("r", [OutboxRow("u", 1, 5, False, "{}"), rows[0]])
     assert await outbox.max_seq("u") == 0
+
+
+async def test_room_history_skips_what_this_participant_or_anyone_acked(database: Database) -> None:
+    outbox = Outbox(database.stream_pool)
+    await outbox.ensure_room("r", "host")
+    await outbox.append_many("r", [OutboxRow("s", q, q, False, "{}") for q in (1, 2, 3)])
+    await outbox.record_acks([AckRow("s", 1, "ann", "[]", 0.0), AckRow("s", 2, "bob", "[]", 0.0)])
+
+    async def seqs(**kw: Any) -> list[int]:
+        return [r.seq for r in await outbox.room_history("r", **kw)]
+
+    assert await seqs() == [1, 2, 3]
+    assert await seqs(skip_acked_by="ann") == [2, 3]
+    # Host mode's shared document holds what any host applied.
+    assert await seqs(skip_acked_by_anyone=True) == [3]

@@ -1,13 +1,18 @@
-"""An action has one home: adding one is one file (its family's module) and one line in the
-registry, and the rest of the runtime asks the spec instead of naming actions."""
+"""An action has one home: adding one is one file (its own module in its family's package)
+and one line in the registry, and the rest of the runtime asks the spec instead of naming
+actions."""
 
 from __future__ import annotations
 
 import ast
 import importlib
+import pkgutil
+import re
 from pathlib import Path
 from types import ModuleType
 
+import steward.actions
+from steward.actions import registry
 from steward.actions.base import ActionSpec
 from steward.actions.registry import ACTIONS
 
@@ -27,12 +32,23 @@ NAMES_ACTIONS = {
 WIRE_VERBS = ("steward/canvas/", "steward/protocol/")
 
 
-def _family(spec: ActionSpec) -> ModuleType:
-    return importlib.import_module(f"steward.actions.{spec.family}")
+def module_name(action: str) -> str:
+    """`bringToFront` -> `bring_to_front`, `start-project` -> `start_project`."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", action).replace("-", "_").lower()
+
+
+def _home(spec: ActionSpec) -> str:
+    return f"steward.actions.{spec.family}.{module_name(spec.name)}"
 
 
 def _specs_in(module: ModuleType) -> list[ActionSpec]:
     return [v for v in vars(module).values() if isinstance(v, ActionSpec)]
+
+
+def _action_modules() -> list[ModuleType]:
+    """Every module of steward/actions and its family packages, but the registry."""
+    found = pkgutil.walk_packages(steward.actions.__path__, "steward.actions.")
+    return [importlib.import_module(m.name) for m in found if m.name != registry.__name__]
 
 
 def test_every_action_is_one_line_in_the_registry() -> None:
@@ -46,33 +62,55 @@ def test_every_action_is_one_line_in_the_registry() -> None:
     lines = [ast.unparse(e) for e in listed.elts]
     assert len({e.lineno for e in listed.elts}) == len(lines), "one action per line"
     assert len(lines) == len(set(lines)) == len(ACTIONS)
+    imported = {
+        alias.asname or alias.name: node.module
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
     for line, spec in zip(lines, ACTIONS.values(), strict=True):
-        family, _, constant = line.partition(".")
-        assert family == spec.family, f"{line} registers {spec.name!r} of {spec.family}"
-        assert getattr(_family(spec), constant) is spec
+        assert imported.get(line) == _home(spec), f"{line} is not imported from {_home(spec)}"
+        assert getattr(registry, line) is spec
 
 
-def test_every_action_is_whole_in_its_family_module() -> None:
+def test_every_action_lives_in_its_own_module_named_for_it() -> None:
     for name, spec in ACTIONS.items():
-        home = _family(spec).__name__
+        module = importlib.import_module(_home(spec))
+        assert _specs_in(module) == [spec], f"{module.__name__} must hold {name!r} alone"
+
+
+def test_every_action_is_whole_in_its_family_package() -> None:
+    """Its parts are in its module, or in a module its family shares (never another's)."""
+    for name, spec in ACTIONS.items():
+        family = f"steward.actions.{spec.family}."
         parts = {"schema": spec.schema, "sanitize": spec.sanitize, "resolve": spec.resolve}
         if spec.effect is not None:
             parts["effect"] = spec.effect
         if spec.chat is not None:
             parts["chat"] = spec.chat
         for part, value in parts.items():
-            assert value.__module__ == home, f"{name}: its {part} lives in {value.__module__}"
+            home = value.__module__
+            assert home.startswith(family), f"{name}: its {part} lives in {home}"
+            assert not _specs_in(importlib.import_module(home)) or home == _home(spec), (
+                f"{name}: its {part} lives in another action's module, {home}"
+            )
         assert (spec.kind == "fairy") == (spec.effect is not None), name
 
 
 def test_no_action_module_is_left_out_of_the_registry() -> None:
     registered = set(map(id, ACTIONS.values()))
-    for path in sorted(ACTIONS_DIR.glob("*.py")):
-        module = importlib.import_module(f"steward.actions.{path.stem}")
+    modules = _action_modules()
+    assert len([m for m in modules if _specs_in(m)]) == len(ACTIONS)
+    for module in modules:
         for spec in _specs_in(module):
-            if path.stem != "registry":
-                assert id(spec) in registered, f"{path.name}: {spec.name!r} is not registered"
-                assert spec.family == path.stem, f"{spec.name!r} is in {path.name}"
+            assert id(spec) in registered, f"{module.__name__}: {spec.name!r} is not registered"
+            assert module.__name__ == _home(spec), f"{spec.name!r} is in {module.__name__}"
+
+
+def test_the_module_name_rule() -> None:
+    assert module_name("bringToFront") == "bring_to_front"
+    assert module_name("update-todo-list") == "update_todo_list"
+    assert module_name("create") == "create"
 
 
 def _strings(node: ast.AST) -> list[str] | None:
@@ -126,7 +164,7 @@ def test_the_runtime_asks_the_spec_instead_of_naming_actions() -> None:
     found = []
     for path in sorted((ROOT / "steward").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        if path.parent == ACTIONS_DIR or rel in NAMES_ACTIONS or rel.startswith(WIRE_VERBS):
+        if ACTIONS_DIR in path.parents or rel in NAMES_ACTIONS or rel.startswith(WIRE_VERBS):
             continue  # the actions themselves (names, aliases), and the modules above
         found += [f"{rel}:{line}" for line in names_actions(path.read_text())]
     assert found == []

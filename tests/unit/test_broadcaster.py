@@ -333,3 +333,32 @@ async def test_a_session_minted_here_reads_no_seq_and_another_reads_it_once() ->
     assert await b.send("old", [action(3)]) == 8  # numbered after what the outbox holds
     assert await b.send("old", [action(4)]) == 9
     assert outbox.reads == ["old"]
+
+
+async def test_a_leaving_hosts_unacked_envelopes_go_to_the_next_host_in_order() -> None:
+    """Host mode: the new host gets what the old one never acked, and only that."""
+    now = [0.0]
+    sent: list[tuple[int, list[str]]] = []
+    hosts = ["ann"]
+
+    async def publish(payload: bytes, *, topic: str, destinations: list[str]) -> None:
+        sent.extend((env["seq"], list(destinations)) for env in envelopes_in(topic, payload))
+
+    b = Broadcaster(
+        "r",
+        publish,
+        MemoryOutbox(),  # type: ignore[arg-type]
+        lambda: hosts,
+        retransmit_after_s=0.1,
+        clock=lambda: now[0],
+    )
+    for seq in (1, 2, 3):
+        await b.send("s", [action(seq)])
+    b.on_ack("ann", Ack(session_id="s", seq=1, applied=["a1"], applied_at=0))
+    b.forget("ann", keep_unacked=True)  # ann left while she was the host
+    hosts[:] = ["bob"]
+    assert b.hand_over("ann", "bob") == 2
+    await asyncio.sleep(0)
+    assert sent[3:] == [(2, ["bob"]), (3, ["bob"])]
+    assert b.unacked("bob") == 2 and b.unacked("ann") == 0
+    assert b.hand_over("ann", "bob") == 0, "handed over once"

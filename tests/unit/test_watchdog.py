@@ -37,8 +37,10 @@ def _run(model: CannedModel, *, idle_s: float, max_s: float) -> tuple[str, Memor
 
 
 def test_a_run_slower_than_the_idle_limit_but_progressing_finishes() -> None:
-    model = paced(gap_s=0.005)  # ~50 chunks: ~0.25 s in all, each gap far under 0.1 s
-    outcome, _ = _run(model, idle_s=0.1, max_s=30)
+    # ~50 chunks: ~2 s in all, over twice the idle limit, each gap a twentieth of it (a
+    # loaded machine stalls a loop for a tenth of a second now and then: not a stalled run).
+    model = paced(gap_s=0.04)
+    outcome, _ = _run(model, idle_s=0.8, max_s=30)
     assert outcome == "done"
 
 

@@ -22,6 +22,7 @@ export class EditTracker {
   private userChanges = new Map<string, string>()
   private timer: ReturnType<typeof setTimeout> | null = null
   private unlisten: Array<() => void> = []
+  private agentWriting = false
 
   constructor(private readonly opts: EditTrackerOptions) {
     const { editor } = opts
@@ -29,6 +30,7 @@ export class EditTracker {
     this.unlisten.push(
       editor.store.listen(
         (entry) => {
+          if (this.agentWriting) return
           const { added, updated, removed } = entry.changes
           for (const r of Object.values(added) as TLRecord[]) this.note(r, 'created')
           for (const [, r] of Object.values(updated) as Array<[TLRecord, TLRecord]>) this.note(r, 'updated')
@@ -97,6 +99,21 @@ export class EditTracker {
       size += id.length + 3
     }
     emit()
+  }
+
+  /** Runs `apply`, whose changes are the agent's although made as the user's (host mode: so
+   *  the app's sync sends them), leaving them out of the user's edits. Store listeners hear
+   *  changes once per frame; subscribing delivers the pending ones at once. */
+  asAgent(apply: () => void) {
+    const deliver = () => this.opts.editor.store.listen(() => {})()
+    deliver()
+    this.agentWriting = true
+    try {
+      apply()
+      deliver()
+    } finally {
+      this.agentWriting = false
+    }
   }
 
   /** What the user changed since the previous call (for the context reply). */

@@ -3,6 +3,7 @@
 import type { Editor, TLRecord, TLShape } from 'tldraw'
 import { UI_ONLY_VERBS } from '../canvas/apply'
 import { applyToEditor } from '../canvas/editor-canvas'
+import { toTlId } from '../canvas/record'
 import { withSeededRandom } from '../canvas/seeded'
 import type { Ack, ActionEnvelope, Box, Resync, WireAction } from '../protocol.gen'
 import { AckHolder } from './acks'
@@ -36,9 +37,14 @@ export interface UiSink {
 export interface ExecutorDeps {
   editor: Editor
   memory: ReloadMemory
-  /** Relay mode: always; host mode: only while this tab is the host. */
+  /** Whether envelopes change the canvas (the bridge: always; the steward chooses who gets them). */
   appliesCanvas(): boolean
   isHost(): boolean
+  /** Host mode: the app's own sync (tldraw sync) carries the document to the other tabs, and
+   *  it sends only changes made as the user's. Applies run through this (which keeps them out
+   *  of the user's own edits); without it they are remote changes. The sequencer also takes a
+   *  session first seen part-way as applied up to there (by the previous host). */
+  applyAsUser?: (apply: () => void) => void
   sendAck(ack: Ack): void
   sendResync(resync: Resync): void
   ui?: UiSink
@@ -64,7 +70,7 @@ export class Executor {
       apply: (env) => this.applyEnvelope(env),
       duplicate: (env) => this.ackDuplicate(env),
       requestResync: (sessionId, lastSeq) => deps.sendResync({ sessionId, lastSeq }),
-    }, deps.now)
+    }, deps.now, { sharedDocument: deps.applyAsUser !== undefined })
   }
 
   receive(env: ActionEnvelope) {
@@ -163,21 +169,35 @@ export class Executor {
     this.ack({ sessionId: env.sessionId, seq: env.seq, applied, appliedAt: this.now() / 1000 })
   }
 
+  /** Relay mode: a remote change, so the relay listener does not send it back as the user's
+   *  edit. Host mode: the user's, so the app's sync sends it to the other tabs. */
+  private write(apply: () => void) {
+    if (this.deps.applyAsUser) this.deps.applyAsUser(apply)
+    else this.deps.editor.store.mergeRemoteChanges(apply)
+  }
+
   /** Undo what the previous partial version of this action changed, if it is in flight. */
-  private undoPartial(key: string) {
+  private undoPartial(key: string): boolean {
     const { editor, memory } = this.deps
     const previous = memory.state.partials[key] as Diff | undefined
-    if (previous) {
-      editor.store.applyDiff(reverse(previous) as never)
-      delete memory.state.partials[key]
-    }
+    if (!previous) return false
+    editor.store.applyDiff(reverse(previous) as never)
+    delete memory.state.partials[key]
+    return true
+  }
+
+  /** A run taken over from another host: its preview of this shape (locked while it streams)
+   *  is in the shared document, not in this tab's memory, so the final version unlocks it. */
+  private unlockPreview(stewardId: string) {
+    const shape = stewardId ? this.deps.editor.getShape(toTlId(stewardId)) : undefined
+    if (shape?.isLocked) this.deps.editor.updateShape({ id: shape.id, type: shape.type, isLocked: false })
   }
 
   private revertPartial(sessionId: string, actionId: string) {
     const { editor, memory } = this.deps
     const key = `${sessionId}\u0000${actionId}`
     if (!memory.state.partials[key]) return
-    editor.store.mergeRemoteChanges(() => {
+    this.write(() => {
       editor.run(() => this.undoPartial(key), { history: 'ignore', ignoreShapeLock: true })
     })
   }
@@ -185,14 +205,16 @@ export class Executor {
   private applyCanvas(sessionId: string, action: WireAction, partial: boolean) {
     const { editor, memory } = this.deps
     const key = `${sessionId}\u0000${action.id}`
-    // Remote source: the relay listener must not send these changes back as user edits.
-    editor.store.mergeRemoteChanges(() => {
+    this.write(() => {
       editor.run(
         () => {
-          this.undoPartial(key)
+          const ownPreview = this.undoPartial(key)
           const diff = editor.store.extractingChanges(() => {
             applyToEditor(editor, action)
           }) as unknown as Diff
+          if (!partial && !ownPreview && action.name === 'create_shape' && this.sequencer.adopted.has(sessionId)) {
+            this.unlockPreview(String(action.params?.id ?? ''))
+          }
           if (!partial && this.deps.ui?.drew) {
             const ids = [...Object.values(diff.added), ...Object.values(diff.updated).map(([, to]) => to)]
               .filter((r) => r.typeName === 'shape')

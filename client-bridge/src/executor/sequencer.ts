@@ -25,10 +25,26 @@ export class Sequencer {
     private readonly memory: ReloadMemory,
     private readonly hooks: SequencerHooks,
     private readonly now: () => number = () => Date.now(),
+    /** `sharedDocument` (host mode): the document comes through the app's own sync, so a
+     * session this tab first sees part-way (a new host continuing a run) was applied up to
+     * there by the previous host, and a session it never saw needs nothing from it. */
+    private readonly opts: { sharedDocument?: boolean } = {},
   ) {}
 
+  /** Sessions this tab took over part-way (their earlier envelopes were another host's). */
+  readonly adopted = new Set<string>()
+
+  private known(sessionId: string): boolean {
+    return Object.hasOwn(this.memory.state.sessions, sessionId)
+  }
+
   push(env: ActionEnvelope): 'applied' | 'duplicate' | 'buffered' {
+    const adopt = this.opts.sharedDocument === true && !this.known(env.sessionId)
     const ledger = this.memory.session(env.sessionId)
+    if (adopt && env.seq > 1) {
+      ledger.lastSeq = env.seq - 1
+      this.adopted.add(env.sessionId)
+    }
     if (env.seq <= ledger.lastSeq) {
       this.hooks.duplicate(env)
       return 'duplicate'
@@ -78,6 +94,7 @@ export class Sequencer {
   /** The session ended at `lastSeq` (its final status): what is missing is asked for by the
    *  retry timer, after a retransmit had its chance. */
   expect(sessionId: string, lastSeq: number) {
+    if (this.opts.sharedDocument && !this.known(sessionId)) return
     if (this.memory.session(sessionId).lastSeq >= lastSeq) return
     this.expected.set(sessionId, Math.max(lastSeq, this.expected.get(sessionId) ?? 0))
     // As if asked now: the first request goes out after RESYNC_RETRY_MS without progress.

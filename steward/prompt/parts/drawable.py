@@ -2,7 +2,7 @@
 shape kinds and the palette, in the same words the drawing modes' `create` guide uses, so a
 plan asks only for what can be drawn."""
 
-from steward.actions.shapes import STYLE_GUIDE
+from steward.actions.shapes.create import STYLE_GUIDE
 from steward.canvas.styles import GEO_KINDS
 from steward.prompt.base import Block, PromptPart
 from steward.prompt.state import PromptState

@@ -104,8 +104,9 @@ class AckTracker:
     def total(self) -> int:
         return sum(len(p) for p in self._pending.values())
 
-    def forget(self, participant: str) -> None:
-        """The participant left: nothing is pending for it any more."""
-        self._pending.pop(participant, None)
+    def forget(self, participant: str) -> dict[Key, Pending]:
+        """The participant left: nothing is pending for it any more (returns what was)."""
+        unacked = self._pending.pop(participant, None) or {}
         self._clocks.pop(participant, None)
         self._sent_to.pop(participant, None)
+        return unacked

@@ -1,0 +1,46 @@
+"""`rotate`: turn shapes by degrees about an origin."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from steward.actions.arrange.mirror_diff import diff_ops
+from steward.actions.arrange.targets import Ids, origin, when_complete, with_ids
+from steward.actions.base import ActionSpec, RunState, WireOp
+from steward.actions.sanitize import to_number
+
+
+class Rotate(Ids):
+    degrees: float
+    originX: float | None = None
+    originY: float | None = None
+
+
+def _sanitize_rotate(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
+    out = with_ids(data, ctx)
+    deg = to_number(data.get("degrees"), limit=36_000)
+    return None if out is None or deg is None else {**out, "degrees": deg}
+
+
+def _resolve_rotate(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
+    ox, oy = origin(data, ctx)
+    angle = math.radians(data["degrees"])
+    op = WireOp("rotate", {"ids": data["_ids"], "angle": angle, "originX": ox, "originY": oy})
+    return diff_ops(ctx, [op])
+
+
+# Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.
+_ROTATE = """Turn shapes clockwise by a number of degrees about originX, originY (by default the
+centre of the shapes taken together)."""
+
+ROTATE = ActionSpec(
+    "rotate",
+    family="arrange",
+    kind="canvas",
+    schema=Rotate,
+    description="Rotate shapes by degrees about an origin.",
+    guide=_ROTATE,
+    sanitize=when_complete(_sanitize_rotate),
+    resolve=_resolve_rotate,
+)

@@ -1,0 +1,26 @@
+"""`delete-project-task`: delete a task that has not started."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from steward.actions.agent import FairyAgent
+from steward.actions.fairy.field_values import text_field
+from steward.actions.fairy.schemas import TaskRef
+from steward.actions.fairy.spec import fairy_spec
+
+
+def _delete_project_task(agent: FairyAgent, data: dict[str, Any]) -> None:
+    agent.board.delete_project_task(agent.fairy_id, text_field(data, "taskId"))
+
+
+# Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.
+_DELETE_PROJECT_TASK = """Remove a task that has not started, when the plan changes."""
+
+DELETE_PROJECT_TASK = fairy_spec(
+    "delete-project-task",
+    schema=TaskRef,
+    description="Delete a task that has not started.",
+    guide=_DELETE_PROJECT_TASK,
+    effect=_delete_project_task,
+)

@@ -1,0 +1,34 @@
+"""Reading a fairy action's fields: bounded text, numbers, a sane area."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from steward.actions.mistakes import FairyMistake
+from steward.canvas.bounds import Rect
+
+# Smallest sensible task area: a model asking for less gets this much.
+MIN_TASK_SIDE = 50.0
+
+
+def text_field(data: dict[str, Any], key: str, default: str = "") -> str:
+    """A text field, stripped and bounded, or `default`."""
+    v = data.get(key)
+    return v.strip()[:2000] if isinstance(v, str) else default
+
+
+def number_field(data: dict[str, Any], key: str) -> float:
+    """A number field; anything else is the model's mistake."""
+    v = data.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise FairyMistake(f'"{key}" must be a number.')
+    try:
+        return float(v)
+    except ValueError as e:
+        raise FairyMistake(f'"{key}" must be a number.') from e
+
+
+def area_field(data: dict[str, Any]) -> Rect:
+    """A task's or flight's area, made sane (positive, not tiny)."""
+    x, y, w, h = (number_field(data, key) for key in "xywh")
+    return Rect(x, y, max(w, MIN_TASK_SIDE), max(h, MIN_TASK_SIDE))

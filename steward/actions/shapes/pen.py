@@ -1,0 +1,115 @@
+"""`pen`: draw a free line through points."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
+from steward.actions.sanitize import MAX_COORD, norm_color, norm_enum, to_bool, to_number
+from steward.canvas.draw import draw_segments
+from steward.canvas.styles import COLORS, Color, fill_to_tldraw
+
+
+class PenPoint(ActionModel):
+    x: float
+    y: float
+
+
+class Pen(ActionModel):
+    intent: str
+    points: list[PenPoint]
+    style: Literal["smooth", "straight"] = "smooth"
+    closed: bool = False
+    color: Color = "black"
+    fill: Literal["none", "tint", "background", "solid", "pattern"] = "none"
+
+
+def _sanitize_pen(
+    data: dict[str, Any], ctx: RunState, index: int, complete: bool
+) -> dict[str, Any] | None:
+    raw = data.get("points")
+    if not isinstance(raw, list):
+        return None
+    pts: list[tuple[float, float]] = []
+    written: list[tuple[float, float]] = []  # in the model's coordinates
+    for p in raw[:2000]:
+        if isinstance(p, dict):
+            x, y = to_number(p.get("x"), limit=MAX_COORD), to_number(p.get("y"), limit=MAX_COORD)
+            if x is not None and y is not None:
+                written.append((x, y))
+                pts.append((ctx.coords.x_from_model(x), ctx.coords.y_from_model(y)))
+    if len(pts) < 2:
+        return None
+    sid = ctx.unique_id(data.get("shapeId") or f"pen-{index + 1}", index)
+    if sid is None:
+        return None
+    color = norm_color(data.get("color"))
+    if complete and data.get("color") is not None and color != data.get("color"):
+        # Only the palette draws; say what was drawn instead of a colour it does not have.
+        said = str(data.get("color"))[:40]
+        instead = color or "black"
+        why = "" if color else f" (the palette: {', '.join(COLORS)})"
+        ctx.notes.append(f"pen {sid!r}: colour {said!r} is drawn as {instead!r}{why}")
+    return {
+        "_type": "pen",
+        "_id": sid,
+        "_points": pts,
+        # What the history shows of it (the points themselves would crowd it out): the id a
+        # later request edits it by, and where its points run.
+        "shapeId": sid,
+        "points": _points_summary(written),
+        "style": norm_enum(data.get("style"), ("smooth", "straight")) or "smooth",
+        "closed": bool(to_bool(data.get("closed"))),
+        "color": color or "black",
+        "fill": fill_to_tldraw(data.get("fill")),
+    }
+
+
+def _points_summary(pts: list[tuple[float, float]]) -> str:
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    (x0, y0), (x1, y1) = pts[0], pts[-1]
+    return (
+        f"{len(pts)} points from ({x0:g}, {y0:g}) to ({x1:g}, {y1:g}), "
+        f"within x {min(xs):g} to {max(xs):g}, y {min(ys):g} to {max(ys):g}"
+    )
+
+
+def _resolve_pen(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
+    pts = data["_points"]
+    x0, y0 = min(p[0] for p in pts), min(p[1] for p in pts)
+    rel = [{"x": x - x0, "y": y - y0, "z": 0.5} for x, y in pts]
+    if data["closed"]:
+        rel.append(dict(rel[0]))
+    props = {
+        "segments": draw_segments(rel, straight=data["style"] == "straight"),
+        "color": data["color"],
+        "fill": data["fill"],
+        "dash": "draw",
+        "size": "m",
+        "isComplete": True,
+        "isClosed": data["closed"],
+        "isPen": True,
+    }
+    rec = {"id": data["_id"], "type": "draw", "x": x0, "y": y0, "rotation": 0.0, "props": props}
+    return [WireOp("create_shape", rec)]
+
+
+# Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.
+_PEN = """Draw a free line through points (x, y): `smooth` for curves, `straight` for straight
+segments; `closed` joins the end to the start, and a closed line can be filled. Use it for forms
+the shape kinds cannot make, or where pieces must fit together exactly. Give enough points for a
+smooth curve (a circle wants a dozen or more)."""
+
+PEN = ActionSpec(
+    "pen",
+    family="shapes",
+    kind="canvas",
+    creates="shapeId",
+    schema=Pen,
+    description="Draw a freehand or polyline shape through points.",
+    guide=_PEN,
+    sanitize=_sanitize_pen,
+    resolve=_resolve_pen,
+    streams=True,
+    atomic_fields=("style", "color", "fill"),
+)
