@@ -104,7 +104,7 @@ COLOR_LOOKS: Final = {
     "violet": "purple",
     "blue": "strong blue",
     "light-blue": "sky blue",
-    "yellow": "golden yellow",
+    "yellow": "amber, a warm orange-yellow (no lemon yellow: filled, it reads light orange)",
     "orange": "orange (use it for browns and wood)",
     "green": "grass green",
     "light-green": "pale lime green",

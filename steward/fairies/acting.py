@@ -68,6 +68,7 @@ class ActingFairy:
     def move(self, area: Rect) -> None:
         room = self._room
         room.roster.fly_to(self._fairy_id, area)
+        room.fairy(self._fairy_id).view = area  # its next requests look where it flew
 
         async def moved() -> None:
             await self._rt.records.save_fairy(room, self._fairy_id)

@@ -8,7 +8,7 @@ without it (logged).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from dataclasses import replace
 
 from steward.canvas.bounds import Rect
@@ -37,12 +37,13 @@ async def with_around(
     task_area: Rect | None,
     context: Awaitable[CanvasSnapshot],
     grace_s: float = GRACE_S,
+    others: Iterable[Rect] = (),
 ) -> CanvasSnapshot:
-    """`context`, with the image around `task_area` when one came within `grace_s` of it
-    (None: no task area, the context alone)."""
+    """`context`, with the image around `task_area` (and the `others` task areas near it)
+    when one came within `grace_s` of it (None: no task area, the context alone)."""
     if task_area is None:
         return await context
-    fetch = asyncio.ensure_future(_picture(session, around(task_area)))
+    fetch = asyncio.ensure_future(_picture(session, around(task_area, others)))
     try:
         ctx = await context
         done, _ = await asyncio.wait({fetch}, timeout=grace_s)

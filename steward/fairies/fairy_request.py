@@ -16,7 +16,7 @@ from typing import Any
 
 from steward.actions.base import Scheduled
 from steward.canvas.apply import Shapes
-from steward.canvas.bounds import Rect
+from steward.canvas.bounds import Rect, union
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.around import with_around
 from steward.fairies.look import Look, shown
@@ -42,19 +42,29 @@ from steward.protocol.messages import Box
 _CREW_BLURRY_CAP = 300
 
 
+def led_area(room: RoomFairies, fairy_id: str) -> Rect | None:
+    """The area of the project `fairy_id` leads: every task area of it together (None: it
+    leads none, or no task has an area yet). A leader reviews its members' work there."""
+    project = room.board.active_project_of(fairy_id)
+    if project is None or project.orchestrator != fairy_id:
+        return None
+    return union(t.bounds for t in room.board.project_tasks(project.id) if t.bounds is not None)
+
+
 def view_of(room: RoomFairies, fairy_id: str) -> Rect:
     """Where the fairy looks: its task area while it works one, else its own view
-    (moved by setMyView), else the room's."""
+    (moved by setMyView or fly-to-bounds), else the project it leads, else the room's."""
     task = room.board.working_task_of(fairy_id)
     if task is not None and task.bounds is not None:
         return task.bounds
-    return room.fairy(fairy_id).view or room.viewport
+    return room.fairy(fairy_id).view or led_area(room, fairy_id) or room.viewport
 
 
 def look_of(room: RoomFairies, fairy_id: str, req: Request, session: SessionPort) -> Look:
-    """Where a turn starts looking: its task area, else its own view (setMyView), else
-    the asker's view when a user's prompt in the asker's own session began the turn,
-    else the room's. A one-shot prompt starts where its asker looks, every time."""
+    """Where a turn starts looking: its task area, else its own view (setMyView,
+    fly-to-bounds), else the area of the project it leads, else the asker's view when a
+    user's prompt in the asker's own session began the turn, else the room's. A one-shot
+    prompt starts where its asker looks, every time."""
     if req.job is not None:
         return Look(None, "asker")
     task = room.board.working_task_of(fairy_id)
@@ -63,6 +73,9 @@ def look_of(room: RoomFairies, fairy_id: str, req: Request, session: SessionPort
     own = room.fairy(fairy_id).view
     if own is not None:
         return Look(own, "own")
+    led = led_area(room, fairy_id)
+    if led is not None:
+        return Look(led, "project")
     if req.origin == "user" and session is room.fairy(fairy_id).lent:
         return Look(None, "asker")
     return Look(room.viewport, "room")
@@ -83,8 +96,14 @@ async def context(
     # A working fairy also gets a low-detail image around its task area (`around.py`).
     task = room.board.working_task_of(fairy_id) if job is None else None
     nearby = task.bounds if sees and "neighbours" in current.parts and task is not None else None
+    project = room.board.active_project_of(fairy_id) if nearby is not None else None
+    others = [
+        t.bounds
+        for t in (room.board.project_tasks(project.id) if project is not None else [])
+        if t.bounds is not None and (task is None or t.id != task.id)
+    ]
     ctx = await with_around(
-        session, nearby, session.request_context(bounds=box, want_screenshot=sees)
+        session, nearby, session.request_context(bounds=box, want_screenshot=sees), others=others
     )
     if job is not None:
         return ctx

@@ -15,7 +15,7 @@ MemoryLevel = Literal["fairy", "project", "task"]
 # What the viewport (and the screenshot and shape lists of the same area) of a request is:
 # the asker's view, the agent's own view (moved by setMyView), an area under review, the
 # agent's task area, or the room's view (no asker: the view a browser last reported).
-ViewKind = Literal["asker", "own", "review", "task", "room"]
+ViewKind = Literal["asker", "own", "review", "task", "project", "room"]
 
 
 @dataclass

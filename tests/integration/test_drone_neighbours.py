@@ -44,7 +44,8 @@ LEFT = {"x": 0, "y": 0, "w": 400, "h": 300}
 RIGHT = {"x": 440, "y": 0, "w": 400, "h": 300}
 # Where the right task's area-around image is (its area grown by 0.75 × 400 = 300 px each
 # side: x 140 to 1140, y -300 to 600), and where the left drone's red box shows in it.
-AROUND_RIGHT = {"x": 140, "y": -300, "w": 1000, "h": 900}
+# Both task areas together, with a margin of 5% of their larger side (42 px).
+AROUND_RIGHT = {"x": -42, "y": -42, "w": 924, "h": 384}
 RED_BOX = {"x": 20, "y": 20, "w": 360, "h": 260}
 
 
@@ -73,8 +74,7 @@ def _left_red_in_around(image: bytes) -> bool:
     """Whether the image around the right task shows the left box's red, where it is."""
     img = Image.open(io.BytesIO(image))
     scale = img.width / AROUND_RIGHT["w"]
-    # The middle of the part of the red box the image shows (it is clipped at x 140).
-    x = (RED_BOX["x"] + RED_BOX["w"] - AROUND_RIGHT["x"]) / 2 * scale
+    x = (RED_BOX["x"] + RED_BOX["w"] / 2 - AROUND_RIGHT["x"]) * scale  # the red box's middle
     y = (RED_BOX["y"] + RED_BOX["h"] / 2 - AROUND_RIGHT["y"]) * scale
     return _red_at(image, x, y)
 
@@ -257,15 +257,15 @@ async def test_a_drones_request_shows_the_area_around_its_task_with_its_neighbou
         last = right[-1]
         first_image, around = _images(last)  # its task area, then the area around it
         assert _left_red_in_around(around), "the left task's red box is in the image around"
-        # The image is small (1000 x 900 canvas units at 400 px); the first one is the task
+        # The image is small (924 x 384 canvas units at 512 px); the first one is the task
         # area itself (400 x 300), still empty where the right drone draws.
-        assert Image.open(io.BytesIO(around)).size == (400, 360)
+        assert Image.open(io.BytesIO(around)).size == (512, 213)
         w, h = Image.open(io.BytesIO(first_image)).size
         assert abs(w / h - 4 / 3) < 0.02 and not _red_at(first_image, w / 2, h / 2)
         caption = next(t for t in _texts(last).split("\n") if "this image shows" in t)
-        assert "this image shows x 140 to 1140, y -300 to 600" in caption, caption
+        assert "this image shows x -42 to 882, y -42 to 342" in caption, caption
         assert '"Left box" (left)' in caption and "low detail" in caption
-        assert "(x=440, y=0, w=400, h=300) is the middle of it" in caption
+        assert "(x=440, y=0, w=400, h=300) lies within it" in caption
         # The drawing went on once it saw its neighbour: both boxes are on the canvas.
         assert {"red-box", "blue-box"} <= set(runtime.mirror.shapes)
     finally:

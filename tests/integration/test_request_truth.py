@@ -114,7 +114,7 @@ async def test_set_my_view_and_review_move_text_tiers_and_screenshot_together(
         assert '"shapeId":"left-box"' in _in_view(first)
         assert "right-box" not in _in_view(first)
         # 2: after setMyView, the agent's own view: text, tiers and screenshot.
-        label = "Your viewport (your own view, where you moved it with setMyView):"
+        label = "Your viewport (your own view, where you moved it):"
         assert _box(label, moved) == _box_of(MY_VIEW)
         assert _box("The asker's viewport (not the area shown):", moved) == _box_of(ALICE_VIEW)
         assert '"shapeId":"right-box"' in _in_view(moved) and "left-box" not in _in_view(moved)

@@ -37,7 +37,7 @@ async def test_the_picture_of_the_area_around_the_task_rides_along() -> None:
     ctx = await with_around(session, AREA, _context(session))
     assert ctx.around == PIC
     # It asked for the grown area around the task, small.
-    assert session.room.picture_requests == [(Box(x=175, y=-225, w=750, h=750), 400)]
+    assert session.room.picture_requests == [(Box(x=175, y=-225, w=750, h=750), 512)]
 
 
 async def test_a_late_or_failed_picture_leaves_the_request_as_it_was() -> None:

@@ -5,7 +5,7 @@ no path outside the repository. README.md and docs/**/*.md also name only code t
 backticked files and folders, dotted Python names (`steward.x.y`, `Class.attr`), bare class
 names and constants, `steward` command lines (checked against the CLI's own parsers) and
 settings (`STEWARD_*` against `Settings`). A renamed module or class fails here with the doc,
-line and name to fix.
+line and name to fix. README.md stays short enough to read in one go; detail goes to docs/.
 """
 
 from __future__ import annotations
@@ -134,6 +134,21 @@ def test_the_history_check_catches_what_it_should(tmp_path: Path) -> None:
         "a session of ours: 'this session:'",
         "a document outside the repository: 'seed 004'",
     ]
+
+
+# ---------------------------------------------------------------- the README's length
+
+# What it is, the two commands, the first-run table, what works, configuration, production and
+# the known limits: more than this and the detail belongs in docs/*.md.
+README_MAX_LINES = 250
+
+
+def test_the_readme_stays_short() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, (
+        f"README.md has {len(lines)} lines, more than {README_MAX_LINES}: say it in fewer words "
+        "or move the detail to docs/*.md"
+    )
 
 
 # ---------------------------------------------------------------- the repository's files

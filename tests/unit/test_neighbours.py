@@ -99,7 +99,7 @@ def test_a_drones_request_lists_its_neighbours_and_the_part_is_in_its_mode() -> 
     )
     req = build_request(state, MODES["working-drone"])
     block = next(b["text"] for b in req.user if b["text"].startswith("Around your task area"))
-    rows = json.loads(block.split("Shapes next to your area:\n", 1)[1])
+    rows = json.loads(block.split("Shapes within 45 px of your area:\n", 1)[1])
     assert [r["shapeId"] for r in rows] == ["t0-post", "t0-rail"]
     assert '"title":"The fence"' in block
 
@@ -142,8 +142,8 @@ def test_the_image_around_the_task_area_follows_its_truthful_caption() -> None:
     # Model coordinates (origin x=100), the pixel size the browser renders it at, and what
     # is in it: its own area in the middle, the fence's task (the pond's is far away).
     assert "this image shows x 75 to 825, y -225 to 525" in caption
-    assert "about 400x400 px" in caption and "low detail" in caption
-    assert "(x=300, y=0, w=300, h=300) is the middle of it" in caption
+    assert "about 512x512 px" in caption and "low detail" in caption
+    assert "(x=300, y=0, w=300, h=300) lies within it" in caption
     assert '"The fence" (t0)' in caption and "t9" not in caption
     # Without the image (no browser rendered it), no caption claims one.
     plain = build_request(_drone_state(), MODES["working-drone"])

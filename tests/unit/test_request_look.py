@@ -70,7 +70,7 @@ async def test_after_set_my_view_text_tiers_and_screenshot_move_together() -> No
     }
     assert '"shapeId":"near"' in first.split("Shapes in your view", 1)[1].split("Shapes out")[0]
     # The next request: the agent's own view, its shapes listed, the rest a cluster.
-    view = line("Your viewport (your own view, where you moved it with setMyView): ", second)
+    view = line("Your viewport (your own view, where you moved it): ", second)
     assert view == {"x": 2800, "y": 0, "w": 800, "h": 600}
     assert line("The asker's viewport (not the area shown): ", second)["w"] == 1600
     listed = second.split("Shapes in your view", 1)[1].split("Shapes outside", 1)[0]
@@ -147,6 +147,16 @@ async def test_a_project_never_shows_a_selection_nobody_made_for_it() -> None:
     # Each drone's request names its task area, and shows the area it names.
     drone = next(r for r in model.requests if r.hints["fairy"]["mode"] == "working-drone")
     assert "Your viewport (your task area): " in texts(drone)
+    # Once its tasks have areas, the lead reviews its members' work where it is: the
+    # project's area (every task area together), not the view it planned from.
+    leads = [r for r in model.requests if r.hints["fairy"]["mode"] == "orchestrating-active"]
+    named = "Your viewport (the area of the project you lead: all its task areas): "
+    reviews = [r for r in leads if named in texts(r)]
+    assert reviews, [texts(r)[:200] for r in leads]
+    tasks = runtime.rooms["farm-room"].board.project_tasks(project.id)
+    xs = [t.bounds.x for t in tasks if t.bounds] + [t.bounds.max_x for t in tasks if t.bounds]
+    area = line(named, texts(reviews[-1]))
+    assert area["w"] == max(xs) - min(xs)  # every task area, side to side
 
 
 async def test_a_fairy_after_set_my_view_is_shown_its_own_view() -> None:
@@ -161,7 +171,7 @@ async def test_a_fairy_after_set_my_view_is_shown_its_own_view() -> None:
     prompt = PromptInput(message="look", source="browser", requester="alice", fairy="fairy-1")
     assert await runtime.run(lent, prompt) == "done"
     second = texts(model.requests[1])
-    view = line("Your viewport (your own view, where you moved it with setMyView): ", second)
+    view = line("Your viewport (your own view, where you moved it): ", second)
     assert view == {"x": 2800, "y": 0, "w": 800, "h": 600}
     listed = second.split("Shapes in your view", 1)[1].split("Shapes outside", 1)[0]
     assert '"shapeId":"far"' in listed and "near" not in listed

@@ -22,8 +22,8 @@ def _fly_to(agent: FairyAgent, data: dict[str, Any]) -> None:
 
 
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.
-_FLY_TO_BOUNDS = """Fly to an area of the canvas; the others see you go there. It changes where you
-are, not what you may edit."""
+_FLY_TO_BOUNDS = """Fly to an area of the canvas; the others see you go there, and your next
+requests show that area. It changes where you are and what you see, not what you may edit."""
 
 FLY_TO_BOUNDS = fairy_spec(
     "fly-to-bounds",

@@ -25,7 +25,9 @@ LINE_CHARS = 600
 MAX_PINNED = 8
 # A run of at least this many actions of one kind is summarised as one line.
 GROUP_MIN = 3
-_IDS_SHOWN = 24
+# The ids a summarised run lists (a later request edits shapes by id: a street of three
+# houses is ~50 shapes; an id costs about 3 tokens).
+_IDS_SHOWN = 60
 _QUOTE_CHARS = 80
 # A long list in one action (e.g. the ids of a bringToFront) keeps this many entries, then
 # says how many more there were, so a cut list never reads as the whole.

@@ -10,11 +10,12 @@ can match positions without seeing or editing the others' work in full.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from steward.canvas.apply import Shapes
-from steward.canvas.bounds import Rect, shape_bounds
+from steward.canvas.bounds import Rect, shape_bounds, union
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.tiers import to_blurry
 from steward.prompt.base import Block, PromptPart, text
@@ -34,8 +35,12 @@ MIN_ADJOIN = 40.0
 MAX_ADJOIN = 120.0
 MAX_NEIGHBOURS = 60
 # The long side of the image around the task area, in px: enough to see where the
-# neighbours' shapes are and their colours, cheap in tokens (about 200 for 400x400).
-AROUND_MAX_SIZE = 400
+# neighbours' shapes are and their colours, cheap in tokens (about 350 for 512x512).
+AROUND_MAX_SIZE = 512
+# The margin around the neighbouring tasks' areas that image shows, as a share of their
+# larger side (at least MIN_PAD px).
+PAD_SHARE = 0.05
+MIN_PAD = 40.0
 
 
 @dataclass(frozen=True)
@@ -46,14 +51,25 @@ class Surroundings:
     more: int = 0  # neighbours left out by the cap
 
 
-def around(r: Rect) -> Rect:
-    """The area a working fairy looks at around its task area `r` (the image's area)."""
-    return r.expand(max(MIN_MARGIN, MARGIN_SHARE * max(r.w, r.h)))
+def around(r: Rect, others: Iterable[Rect] = ()) -> Rect:
+    """The area a working fairy looks at around its task area `r` (the image's area): the
+    project around it, i.e. `r` and the other task areas within reach of it, with a small
+    margin; with none in reach, `r` grown by its reach. A long, thin task (a road under a
+    row of houses) sees the houses, not a wide empty band around itself."""
+    reach = r.expand(max(MIN_MARGIN, MARGIN_SHARE * max(r.w, r.h)))
+    project = union([r, *(o for o in others if o.intersects(reach))])
+    if project is None or project == r:
+        return reach
+    return project.expand(max(MIN_PAD, PAD_SHARE * max(project.w, project.h)))
+
+
+def _adjoin_margin(r: Rect) -> float:
+    return round(min(MAX_ADJOIN, max(MIN_ADJOIN, ADJOIN_SHARE * min(r.w, r.h))))
 
 
 def adjoining(r: Rect) -> Rect:
     """`r` grown by the margin within which a shape counts as next to it."""
-    return r.expand(min(MAX_ADJOIN, max(MIN_ADJOIN, ADJOIN_SHARE * min(r.w, r.h))))
+    return r.expand(_adjoin_margin(r))
 
 
 def surroundings(
@@ -63,7 +79,7 @@ def surroundings(
     a BlurryShape with the id of the other task whose area holds its centre (or null); the
     other tasks whose areas meet the area around it."""
     own = hood.area
-    look = around(own)
+    look = around(own, (t.bounds for t in hood.tasks))
     close = adjoining(own)
     near: list[tuple[float, dict[str, Any]]] = []
     for s in shapes.values():
@@ -104,14 +120,15 @@ def _build(state: PromptState) -> list[Block]:
     ]
     if seen.tasks:
         lines += ["Other tasks nearby:", json.dumps(seen.tasks, separators=(",", ":"))]
+    close = f"within {_adjoin_margin(hood.area):g} px of your area"
     if seen.shapes:
         more = f" ({seen.more} more not listed)" if seen.more else ""
         lines += [
-            f"Shapes next to your area{more}:",
+            f"Shapes {close}{more}:",
             json.dumps(seen.shapes, separators=(",", ":")),
         ]
     else:
-        lines.append("No shapes next to your area yet.")
+        lines.append(f"No shapes {close} yet (farther ones are in the image, if one is given).")
     return text(*lines) + _picture(state, seen)
 
 
@@ -135,8 +152,8 @@ def _picture(state: PromptState, seen: Surroundings) -> list[Block]:
         f"Around your task area, low detail: this image shows x {box['x']} to {x1}, "
         f"y {box['y']} to {y1}, scaled to about {round(b.w * scale)}x{round(b.h * scale)} px "
         f"(1 px is about {1 / scale:.1f} canvas units), too small for text or fine detail. "
-        f"Your own task area (x={own['x']}, y={own['y']}, w={own['w']}, h={own['h']}) is the "
-        f"middle of it; your first image shows that in full. {whose}"
+        f"Your own task area (x={own['x']}, y={own['y']}, w={own['w']}, h={own['h']}) lies "
+        f"within it; your first image shows that in full. {whose}"
     )
     image = {"type": "image", "media_type": pic.media_type, "data": pic.data}
     return [{"type": "text", "text": caption}, image]

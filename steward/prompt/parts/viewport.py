@@ -10,9 +10,10 @@ from steward.prompt.state import PromptState, ViewKind
 # What the image and the shape lists of a request show, by the kind of its view.
 VIEW_WORDS: dict[ViewKind, str] = {
     "asker": "the asker's view of the canvas",
-    "own": "your own view, where you moved it with setMyView",
+    "own": "your own view, where you moved it",
     "review": "the area you asked to review",
     "task": "your task area",
+    "project": "the area of the project you lead: all its task areas",
     "room": "the room's view of the canvas",
 }
 
