@@ -87,7 +87,7 @@ async def test_the_street_transcript_replays_to_the_same_canvas(
             asked = await alice.prompt(EDIT)
             assert asked.session_id, asked.error
             assert await alice.wait_status(asked.session_id, timeout=30) == "done"
-            done = await runtime.prompt_sessions.wait(asked.session_id, timeout=10)
+            done = await runtime.sessions.wait(asked.session_id, timeout=10)
             quality = done.summary["quality"]
             assert isinstance(quality, dict)
             assert all(quality[k] == 0 for k in CLEAN), quality
