@@ -118,6 +118,7 @@ class RoomSessions:
         self.sessions: dict[str, RoomSession] = {}
         self.kinds: dict[str, SessionKind] = {}
         self._tasks: dict[str, asyncio.Task[SessionResult]] = {}
+        self._begun: set[str] = set()  # prompted runs whose task has begun
         self.results: dict[str, SessionResult] = {}
         # Sessions whose row is being written: running already for a drain or a waiter.
         self._starting: dict[str, asyncio.Future[None]] = {}
@@ -211,8 +212,11 @@ class RoomSessions:
 
     async def _run(self, session: RoomSession) -> SessionResult:
         sid = session.session_id
+        self._begun.add(sid)
         outcome = "error: unknown"
         try:
+            if session.cancelled():  # cancelled before its task began: it ends here
+                raise asyncio.CancelledError
             await session.announce_prompt()
             await session.send_status("waiting_context")
             async with asyncio.timeout(self._max_s):
@@ -286,6 +290,7 @@ class RoomSessions:
         result = SessionResult(sid, outcome, summary)
         self.results[sid] = result
         self._tasks.pop(sid, None)
+        self._begun.discard(sid)
         return result
 
     def owner(self, session_id: str) -> str | None:
@@ -327,7 +332,8 @@ class RoomSessions:
         if task is None or task.done():
             return False
         session.cancel()
-        task.cancel()
+        if session_id in self._begun:  # a task cancelled before it began would end unlogged
+            task.cancel()
         return True
 
     def overview(self) -> list[dict[str, Any]]:

@@ -187,3 +187,23 @@ async def test_a_fairy_run_reopened_after_a_restart_withdraws_what_it_left() -> 
     assert "box" not in wire.mirror.shapes
     await factory.close_session(reopened, "reverted")
     assert wire.rows == {"s-dead": "done"} and registry.overview() == []
+
+
+async def test_a_run_cancelled_before_its_task_began_still_ends_once() -> None:
+    wire, runner = Wire(), UntilCancelled()
+    registry = RoomSessions(
+        "room",
+        lambda: runner,
+        broadcaster=cast(Broadcaster, wire),
+        messenger=Messenger("room", wire.publish),
+        snapshots=cast(SnapshotFetcher, None),
+        outbox=cast(Outbox, wire),
+        model="m",
+    )
+    with structlog.testing.capture_logs() as logs:
+        sid = await registry.start(PromptInput(message="a box", source="browser", requester="a"))
+        assert registry.cancel(sid, "a")  # at once: its task has not run a step yet
+        result = await registry.wait(sid, timeout=5)
+    assert result.outcome == "canceled" and not runner.started.is_set()
+    assert wire.rows == {sid: "canceled"} and wire.statuses(sid) == ["canceled"]
+    assert [e["outcome"] for e in logs if e["event"] == "session_ended"] == ["canceled"]
