@@ -17,7 +17,11 @@ answers late but honestly one time in three. Optionally the live fuzzer of
 Each attempt is *refused and logged* when the steward refused it and wrote a refusal log
 line for it, or *accepted wrongly* when the attack got what it wanted. `crashes` counts
 error-level lines and exceptions around our callbacks. `honest_latency_ratio` is ann's
-prompt-to-done time after the attacks over her time before them (median of 3 each).
+prompt-to-done time after the attacks over her time before them (median of 3 each);
+`honest_during_flood_ratio` her run started during the unread-topic floods over the same
+median. Those floods are sent from a child process (`steward_tools.bench.flooder`); the other
+attackers' clients share this process with the steward, so `rss_mb_growth` still includes
+theirs (`rss_mb_growth_method` puts it beside the old, all-in-process estimate).
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from steward.protocol.names import (
 )
 from steward.room.runtime import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
-from steward_tools.bench.flooder import Flooders
+from steward_tools.bench.flooder import Flooders, flood
 from steward_tools.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
 from steward_tools.bench.stream_sender import COMPRESSED_MIB, send_watching
 from steward_tools.headless.client import Faults, HeadlessClient
@@ -378,16 +382,16 @@ FLOODS = (
 async def start_flooders(a: Abuse) -> Flooders:
     s = a.stack.server
     floods = [
-        {
-            "identity": who,
-            "token": mint_token(
-                s.api_key, s.api_secret, room=a.room, identity=who, capabilities=()
-            ),
-            "topic": topic,
-            "count": count,
-            "size": size,
-            "stream": stream,
-        }
+        flood(
+            s.api_key,
+            s.api_secret,
+            room=a.room,
+            identity=who,
+            topic=topic,
+            count=count,
+            size=size,
+            stream=stream,
+        )
         for who, topic, count, size, stream in FLOODS
     ]
     flooders = await Flooders.start(s.url, a.stack.settings.steward_identity, floods)
@@ -410,20 +414,20 @@ async def flow_attackers(a: Abuse) -> dict[str, HeadlessClient]:
 
 
 async def flow_attacks(
-    a: Abuse, clients: dict[str, HeadlessClient], flooders: Flooders, flood: dict[str, Any]
+    a: Abuse, clients: dict[str, HeadlessClient], flooders: Flooders, during: dict[str, Any]
 ) -> None:
-    """Traffic the steward never reads (with ann's run during it, into `flood`), refused
+    """Traffic the steward never reads (with ann's run during it, into `during`), refused
     prompts and a peer that never acks."""
 
     async def unread_topic_floods() -> tuple[bool, bool, str]:
         started = time.monotonic()
         await flooders.go()
         await asyncio.sleep(0.2)  # the first streams' headers are in flight
-        flood["honest_run_s"] = await honest_run(a.ann)
+        during["honest_run_s"] = await honest_run(a.ann)
         await _until(lambda: {f[0] for f in FLOODS} <= a.runtime.abuse.muted, 30)
-        flood["muted_after_s"] = round(time.monotonic() - started, 2)
+        during["muted_after_s"] = round(time.monotonic() - started, 2)
         sent = await flooders.result()
-        flood["flooder_rss_mb_growth"] = sent.get("rss_mb_growth")
+        during["flooder_rss_mb_growth"] = sent.get("rss_mb_growth")
         return True, False, f"sent_before_mute={sent.get('sent')}"
 
     await a.attempt("unread_topic_floods", unread_topic_floods)
@@ -536,7 +540,7 @@ async def bomb_attack(a: Abuse, baseline_s: float | None) -> float | None:
 # --- the run ---------------------------------------------------------------------------------
 async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
     refusal_log = RefusalLog()
-    flood: dict[str, Any] = {}  # ann's run during the unread-topic floods, and the flooders'
+    flood_run: dict[str, Any] = {}  # ann's run during the unread-topic floods, and the flooders'
     previous = structlog.get_config()
     structlog.configure(processors=[structlog.processors.add_log_level, refusal_log.tap])
     room = f"abuse-{uuid.uuid4().hex[:8]}:x"
@@ -568,7 +572,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         phase("http_storage")
         rss_flow = self_rss_mb()
         try:
-            await flow_attacks(a, flow_clients, flooders, flood)
+            await flow_attacks(a, flow_clients, flooders, flood_run)
         finally:
             await flooders.close()
         rss_flow = self_rss_mb() - rss_flow
@@ -608,8 +612,8 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
     finally:
         structlog.configure(**previous)
     ok_after = [t for t in after_runs if t is not None]
-    during = flood.get("honest_run_s")
-    flooders_growth = flood.get("flooder_rss_mb_growth")
+    during = flood_run.get("honest_run_s")
+    flooders_growth = flood_run.get("flooder_rss_mb_growth")
     base_med = statistics.median(ok_base) if ok_base else None
     after_med = statistics.median(ok_after) if ok_after else None
     results = a.results
@@ -642,7 +646,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         "honest_latency_ratio": round(after_med / base_med, 2) if base_med and after_med else None,
         # ann's run started 0.2 s into the unread-topic floods, over her median before them.
         "honest_during_flood_ratio": round(during / base_med, 2) if base_med and during else None,
-        "flood_muted_after_s": flood.get("muted_after_s"),
+        "flood_muted_after_s": flood_run.get("muted_after_s"),
         "compressed_stream_rss_mb": round(compressed_growth, 1),
         "gzip_bomb_run_s": None if bomb_s is None else round(bomb_s, 2),
         "late_host_runs_s": [None if t is None else round(t, 2) for t in host_runs],

@@ -21,8 +21,33 @@ from typing import Any
 from livekit import rtc
 
 from steward.native_exit import exit_skipping_native_teardown
+from steward.tokens import mint_token
 
 SEND_TIMEOUT_S = 20.0
+
+
+def flood(
+    key: str,
+    secret: str,
+    *,
+    room: str,
+    identity: str,
+    topic: str,
+    count: int,
+    size: int,
+    stream: bool,
+) -> dict[str, Any]:
+    """One flooder's part of the spec: a participant with no rights sending `count` streams
+    (or reliable packets) of `size` bytes on `topic`."""
+    token = mint_token(key, secret, room=room, identity=identity, capabilities=(), can_prompt=False)
+    return {
+        "identity": identity,
+        "token": token,
+        "topic": topic,
+        "count": count,
+        "size": size,
+        "stream": stream,
+    }
 
 
 def _muted(room: rtc.Room) -> bool:
