@@ -110,12 +110,16 @@ class Abuse:
     refusal_log: RefusalLog
     results: list[Result] = field(default_factory=list)
     clients: list[HeadlessClient] = field(default_factory=list)
+    # Attackers connected before the baseline RSS (`connect_attackers`), taken by `client`.
+    ready: dict[str, HeadlessClient] = field(default_factory=dict)
 
     @property
     def room(self) -> str:
         return self.runtime.room_id
 
     async def client(self, identity: str, room: str | None = None, **kw: Any) -> HeadlessClient:
+        if room is None and identity in self.ready:  # connected with the same arguments
+            return self.ready.pop(identity)
         s = self.stack.server
         c = HeadlessClient.create(
             s.url, s.api_key, s.api_secret, room=room or self.room, identity=identity, **kw
@@ -153,6 +157,27 @@ class Abuse:
     async def refused_prompt(self, c: HeadlessClient) -> tuple[bool, bool, str]:
         reply = await c.prompt(PROMPT)
         return reply.session_id is None, reply.session_id is not None, reply.error or ""
+
+
+# The attackers of this room whose clients run in this process, by whether they may prompt:
+# connected before the baseline RSS is taken (`connect_attackers`), because each connection
+# is the rig's memory (its own rtc room in the native runtime), not the steward's. Those that
+# must connect during their attack (bob, who reconnects; other rooms) are not among them.
+IN_PROCESS_ATTACKERS = {
+    "eve": False,
+    "carl": True,
+    "mallory": False,
+    "trudy": False,
+    "rex": False,
+    "ivy": False,
+    "vic": False,
+    "http": True,
+}
+
+
+async def connect_attackers(a: Abuse) -> None:
+    for who, can_prompt in IN_PROCESS_ATTACKERS.items():
+        a.ready[who] = await a.client(who, can_prompt=can_prompt)
 
 
 def c_room(c: HeadlessClient) -> str:
@@ -288,7 +313,7 @@ async def http_attacks(a: Abuse) -> None:
     )
 
 
-async def storage_attacks(a: Abuse, pool: Any) -> None:
+async def storage_attacks(a: Abuse, pool: Any, big: Flooders) -> None:
     mallory = await a.client("mallory", can_prompt=False)
 
     async def bogus_acks() -> tuple[bool, bool, str]:
@@ -330,23 +355,17 @@ async def storage_attacks(a: Abuse, pool: Any) -> None:
             return True, False, topic
 
         await a.attempt(f"unsolicited_byte_stream_{topic}", byte_stream)
-    oscar = await a.client("oscar", can_prompt=False)
 
     async def big_streams() -> tuple[bool, bool, str]:
         before = refusals_of("oscar")
-        blob = b"\0" * (5 << 20)
-        sends = [
-            oscar.room.local_participant.send_bytes(
-                blob, topic=TOPIC_CONTEXT, destination_identities=to
-            )
-            for _ in range(4)
-        ]
-        await asyncio.gather(*sends, return_exceptions=True)
+        await big.go()
+        sent = await big.result(60)
         # Each refused, or the sender muted at the first one's header (the rest dropped).
         await _until(
             lambda: refusals_of("oscar") >= before + 4 or "oscar" in a.runtime.abuse.muted, 30
         )
-        return True, False, f"4 x 5 MiB on agent:context, refused={refusals_of('oscar') - before}"
+        refused = refusals_of("oscar") - before
+        return True, False, f"4 x 5 MiB on agent:context, refused={refused} sent={sent['sent']}"
 
     await a.attempt("unsolicited_5mib_streams", big_streams)
     rex = await a.client("rex", can_prompt=False)
@@ -370,18 +389,21 @@ def _muted(c: HeadlessClient) -> bool:
     return c.room.local_participant.permissions.can_publish_data is False
 
 
-# The unread-topic floods (identity, topic, count, size, stream or packets): sent from a child
-# process (`steward_tools.bench.flooder`), so neither the flooders' SDK buffers nor their CPU
-# are counted as the steward's.
+# Floods (identity, topic, count, size, stream or packets) sent from a child process
+# (`steward_tools.bench.flooder`), so neither the senders' SDK buffers nor their CPU are
+# counted as the steward's: four 5 MiB streams on a topic the steward reads when asked, and
+# the unread-topic floods.
+BIG_STREAMS = (("oscar", TOPIC_CONTEXT, 4, 5 << 20, True),)
 FLOODS = (
     ("uma", "app:files", 22, 3 << 20, True),
     ("ugo", "app:cursor", 2000, 60_000, False),
 )
+Flood = tuple[str, str, int, int, bool]
 
 
-async def start_flooders(a: Abuse) -> Flooders:
+async def start_flooders(a: Abuse, floods: tuple[Flood, ...]) -> Flooders:
     s = a.stack.server
-    floods = [
+    specs = [
         flood(
             s.api_key,
             s.api_secret,
@@ -392,10 +414,10 @@ async def start_flooders(a: Abuse) -> Flooders:
             size=size,
             stream=stream,
         )
-        for who, topic, count, size, stream in FLOODS
+        for who, topic, count, size, stream in floods
     ]
-    flooders = await Flooders.start(s.url, a.stack.settings.steward_identity, floods)
-    await _until(lambda: all(a.runtime.participants.get(f[0]) for f in FLOODS), 20)
+    flooders = await Flooders.start(s.url, a.stack.settings.steward_identity, specs)
+    await _until(lambda: all(a.runtime.participants.get(f[0]) for f in floods), 20)
     return flooders
 
 
@@ -553,7 +575,10 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         a = Abuse(stack, runtime, ann, refusal_log, clients=[ann])
         base_runs = [await honest_run(ann) for _ in range(3)]
         flow_clients = await flow_attackers(a)
-        flooders = await start_flooders(a)
+        flooders = await start_flooders(a, FLOODS)
+        big = await start_flooders(a, BIG_STREAMS)
+        rss_clients = self_rss_mb(trim=True)
+        await connect_attackers(a)
         rss_before, rss_before_untrimmed = self_rss_mb(trim=True), self_rss_mb()
         phases: dict[str, float] = {}  # RSS growth (MB, in use) of each group of attacks
         last = rss_before
@@ -568,7 +593,10 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         phase("grants_cancel")
         await http_attacks(a)
         assert stack.service.db is not None
-        await storage_attacks(a, stack.service.db.pool)
+        try:
+            await storage_attacks(a, stack.service.db.pool, big)
+        finally:
+            await big.close()
         phase("http_storage")
         rss_flow = self_rss_mb()
         try:
@@ -628,6 +656,8 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         # that still run here; the unread-topic flooders run in their own process.
         "rss_mb_growth": round(rss_growth, 1),
         "rss_mb_growth_untrimmed": round(rss_growth_untrimmed, 1),
+        # What connecting the in-process attackers' clients cost, before the baseline.
+        "rss_mb_attacker_clients": round(rss_before - rss_clients, 1),
         "rss_mb_growth_by_phase": phases,
         # Of which during the unread-topic floods, prompt flood and never-acker.
         "rss_mb_growth_flow_attacks": round(rss_flow, 1),

@@ -6,7 +6,8 @@ into the steward's figures. Here each flooder is a plain `rtc.Room` in a child p
 parent writes one JSON line (`url` and the `floods`: identity, token, topic, count, size,
 stream or packets), the child joins them all and prints `ready`, waits for `go` on stdin,
 floods until each sender sees its `can_publish_data` revoked, and prints one JSON line: what
-each sent before the mute and this process's own RSS growth in MB.
+each sent before the mute and this process's own RSS growth in MB. The flooders stay in the
+room until stdin closes (the steward forgets a participant's mute when it leaves).
 Usage: `python -m steward_tools.bench.flooder` (the spec on stdin).
 """
 
@@ -81,7 +82,7 @@ async def _line() -> str:
     return line.strip()
 
 
-async def run(spec: dict[str, Any]) -> dict[str, Any]:
+async def run(spec: dict[str, Any]) -> None:
     from steward_tools.bench.harness import self_rss_mb
 
     rooms: dict[str, rtc.Room] = {}
@@ -92,15 +93,17 @@ async def run(spec: dict[str, Any]) -> dict[str, Any]:
             rooms[flood["identity"]] = room
         print("ready", flush=True)
         if await _line() != "go":
-            return {"error": "not told to go"}
+            return
         before = self_rss_mb(trim=True)
         sent = await asyncio.gather(
             *(_flood(rooms[f["identity"]], spec["to"], f) for f in spec["floods"])
         )
-        return {
+        result = {
             "sent": {f["identity"]: n for f, n in zip(spec["floods"], sent, strict=True)},
             "rss_mb_growth": round(self_rss_mb(trim=True) - before, 1),
         }
+        print(json.dumps(result), flush=True)
+        await _line()  # until the parent closes stdin
     finally:
         for room in rooms.values():
             with contextlib.suppress(Exception):
@@ -151,16 +154,21 @@ class Flooders:
         return out
 
     async def close(self) -> None:
-        if self.proc.returncode is None:
-            self.proc.kill()
-        with contextlib.suppress(Exception):
+        """Closing stdin makes the flooders leave; killed if they have not within 10 s."""
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
             async with asyncio.timeout(10):
                 await self.proc.wait()
+        except TimeoutError:
+            self.proc.kill()
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(10):
+                    await self.proc.wait()
 
 
 def main() -> int:
-    spec = json.loads(sys.stdin.readline())
-    print(json.dumps(asyncio.run(run(spec))), flush=True)
+    asyncio.run(run(json.loads(sys.stdin.readline())))
     return 0
 
 
