@@ -442,12 +442,16 @@ async def flow_attacks(
     prompts and a peer that never acks."""
 
     async def unread_topic_floods() -> tuple[bool, bool, str]:
+        async def all_muted() -> float:
+            await _until(lambda: {f[0] for f in FLOODS} <= a.runtime.abuse.muted, 30)
+            return round(time.monotonic() - started, 2)
+
         started = time.monotonic()
         await flooders.go()
+        muted = asyncio.create_task(all_muted())
         await asyncio.sleep(0.2)  # the first streams' headers are in flight
         during["honest_run_s"] = await honest_run(a.ann)
-        await _until(lambda: {f[0] for f in FLOODS} <= a.runtime.abuse.muted, 30)
-        during["muted_after_s"] = round(time.monotonic() - started, 2)
+        during["muted_after_s"] = await muted
         sent = await flooders.result()
         during["flooder_rss_mb_growth"] = sent.get("rss_mb_growth")
         return True, False, f"sent_before_mute={sent.get('sent')}"
