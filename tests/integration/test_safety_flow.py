@@ -120,7 +120,7 @@ async def test_floods_on_any_topic_are_budgeted_and_muted_before_they_slow_an_ho
         # the SFU had forwarded down the steward's one data channel before the mute took
         # effect (a stream or two and about a hundred packets here), on two shared cores.
         # Measured 0.44-1.05 s against 0.25-0.42 s baselines (it was 1.0-3.9 s when the
-        # flooders ran in this process); a flood read or kept would take far longer.
+        # flooders ran in this process, their sending timed as the steward's).
         assert during <= 1.5 * baseline + 1.5, (baseline, during, after)
     finally:
         await flooders.close()
