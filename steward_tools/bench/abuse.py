@@ -19,9 +19,11 @@ line for it, or *accepted wrongly* when the attack got what it wanted. `crashes`
 error-level lines and exceptions around our callbacks. `honest_latency_ratio` is ann's
 prompt-to-done time after the attacks over her time before them (median of 3 each);
 `honest_during_flood_ratio` her run started during the unread-topic floods over the same
-median. Those floods are sent from a child process (`steward_tools.bench.flooder`); the other
-attackers' clients share this process with the steward, so `rss_mb_growth` still includes
-theirs (`rss_mb_growth_method` puts it beside the old, all-in-process estimate).
+median. The steward's RSS growth (`rss_mb_growth`) is this process's: the floods are sent from
+child processes (`steward_tools.bench.flooder`), and the attackers whose clients still run
+here connect before the baseline, so neither their connections nor the senders' buffers are
+counted as the steward's; what their attacks make those clients hold still is
+(`rss_mb_growth_method` puts the old, all-attackers-counted estimate beside it).
 """
 
 from __future__ import annotations
@@ -313,7 +315,7 @@ async def http_attacks(a: Abuse) -> None:
     )
 
 
-async def storage_attacks(a: Abuse, pool: Any, big: Flooders) -> None:
+async def storage_attacks(a: Abuse, pool: Any, big: Flooders, out: dict[str, Any]) -> None:
     mallory = await a.client("mallory", can_prompt=False)
 
     async def bogus_acks() -> tuple[bool, bool, str]:
@@ -360,6 +362,7 @@ async def storage_attacks(a: Abuse, pool: Any, big: Flooders) -> None:
         before = refusals_of("oscar")
         await big.go()
         sent = await big.result(60)
+        out["big_rss_mb_growth"] = sent.get("rss_mb_growth")
         # Each refused, or the sender muted at the first one's header (the rest dropped).
         await _until(
             lambda: refusals_of("oscar") >= before + 4 or "oscar" in a.runtime.abuse.muted, 30
@@ -598,7 +601,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         await http_attacks(a)
         assert stack.service.db is not None
         try:
-            await storage_attacks(a, stack.service.db.pool, big)
+            await storage_attacks(a, stack.service.db.pool, big, flood_run)
         finally:
             await big.close()
         phase("http_storage")
@@ -645,7 +648,10 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         structlog.configure(**previous)
     ok_after = [t for t in after_runs if t is not None]
     during = flood_run.get("honest_run_s")
-    flooders_growth = flood_run.get("flooder_rss_mb_growth")
+    moved = {  # the flooder processes' own growth
+        "flood_process": float(flood_run.get("flooder_rss_mb_growth") or 0.0),
+        "big_stream_process": float(flood_run.get("big_rss_mb_growth") or 0.0),
+    }
     base_med = statistics.median(ok_base) if ok_base else None
     after_med = statistics.median(ok_after) if ok_after else None
     results = a.results
@@ -660,20 +666,19 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         # that still run here; the unread-topic flooders run in their own process.
         "rss_mb_growth": round(rss_growth, 1),
         "rss_mb_growth_untrimmed": round(rss_growth_untrimmed, 1),
-        # What connecting the in-process attackers' clients cost, before the baseline.
-        "rss_mb_attacker_clients": round(rss_before - rss_clients, 1),
         "rss_mb_growth_by_phase": phases,
         # Of which during the unread-topic floods, prompt flood and never-acker.
         "rss_mb_growth_flow_attacks": round(rss_flow, 1),
-        # The two ways of measuring side by side: before, the flooders ran in this process and
-        # their growth was counted as the steward's (the sum estimates that figure); now it is
-        # their own process's, reported here and not in `rss_mb_growth`.
+        # The two ways of measuring side by side. Before, the flooders ran in this process and
+        # the other attackers connected during their attacks, so their memory was counted as
+        # the steward's growth; the old figure is estimated here as the new one plus what was
+        # moved out of it (each part measured in this run).
         "rss_mb_growth_method": {
-            "flooders_in_process_estimate": (
-                round(rss_growth + flooders_growth, 1) if flooders_growth is not None else None
+            "old_all_attackers_counted_estimate": round(
+                rss_growth + (rss_before - rss_clients) + sum(moved.values()), 1
             ),
-            "flooders_in_child_process": round(rss_growth, 1),
-            "flooder_process_growth": flooders_growth,
+            "new_attackers_connected_before_and_floods_in_child": round(rss_growth, 1),
+            "moved_out_mb": {"attacker_clients": round(rss_before - rss_clients, 1), **moved},
         },
         "honest_prompt_ok": len(ok_after) == len(after_runs) and len(ok_base) == len(base_runs),
         "honest_latency_s": {"before": base_med, "after": after_med, "during_flood": during},
