@@ -126,6 +126,13 @@ class _Room:
     def _handle_text_stream_opened(self, event: _Opened) -> None:
         self.readers.append(("text", event.reader.info.topic))
 
+    def open_byte(self, event: _Opened) -> None:
+        """What the SDK does on a byte stream's header (through the inbox's wrapper)."""
+        self._handle_byte_stream_opened(event)
+
+    def open_text(self, event: _Opened) -> None:
+        self._handle_text_stream_opened(event)
+
 
 def _opened(topic: str, sender: str, size: int, request_id: str = "") -> Any:
     attrs = {STREAM_ATTR_REQUEST_ID: request_id} if request_id else {}
@@ -151,7 +158,7 @@ async def test_streams_refused_at_their_header_never_get_a_reader() -> None:
     inbox.refuse(TOPIC_ACK, "byte")
     inbox.catch_unhandled(room)  # type: ignore[arg-type]
     inbox.expect("q1", "ann", ["shapes"])
-    byte, text = room._handle_byte_stream_opened, room._handle_text_stream_opened
+    byte, text = room.open_byte, room.open_text
     byte(_opened(TOPIC_CONTEXT, "ann", 100, "q1"))  # asked for: read
     byte(_opened(TOPIC_CONTEXT, "eve", 5 << 20, "q1"))  # not hers to answer
     byte(_opened(TOPIC_ACK, "eve", 1000))  # never a stream
