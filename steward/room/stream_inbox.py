@@ -9,8 +9,8 @@ topics nobody registered (another app's) are caught too (`catch_unhandled`), nev
 A stream refused at its header (muted sender, unasked or another app's with an announced
 size) is dropped before the SDK makes a reader of it: a reader, even closed at once, has
 the native side deliver every chunk across the FFI (a 5 MiB stream is hundreds of events
-parsed in Python), which is the CPU and event-loop time an honest run in the room waits
-behind during a flood; a dropped handle's chunks are discarded natively.
+parsed in Python, on the event loop the room's other work shares); a dropped handle's chunks
+are discarded natively, as the SDK does for a topic with no handler.
 
 The fuzzers drive `Inflater` and `parse_shapes` directly, so their names are public.
 """
@@ -243,7 +243,14 @@ class StreamInbox:
                 info, sender = event.reader.info, event.participant_identity
                 size = info.total_length if info.HasField("total_length") else 0
                 registered = info.topic in dict.keys(getattr(room, handlers, {}))
-                if self._refused(kind, info.topic, sender, size, dict(info.attributes), registered):
+                try:
+                    refused = self._refused(
+                        kind, info.topic, sender, size, dict(info.attributes), registered
+                    )
+                except Exception:  # never the room's event listener: its reader decides
+                    log.exception("stream_header_check_failed", topic=info.topic[:64])
+                    refused = False
+                if refused:
                     FfiHandle(event.reader.handle.id).dispose()
                     return
                 sdk_opened(event)
