@@ -36,7 +36,7 @@ async def test_the_abuse_bench_meets_its_targets() -> None:
     assert result["honest_prompt_ok"]
     # The steward's growth over the whole suite: the floods are sent from child processes and
     # the in-process attackers connect before the baseline, so their memory is not counted
-    # (21-24 MB measured here; 35-42 MB when it was, which `rss_mb_growth_method` still
+    # (20-24 MB measured here; 35-42 MB when it was, which `rss_mb_growth_method` still
     # estimates beside it).
     assert 0 < result["rss_mb_growth"] <= 32, result["rss_mb_growth_by_phase"]
     method = result["rss_mb_growth_method"]
