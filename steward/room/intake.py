@@ -62,15 +62,21 @@ REFUSED_RATE_LIMIT = "rate limit: too many refused prompts, try again in a minut
 
 
 class RateLimiter:
-    """A sliding one-minute window per participant."""
+    """A sliding one-minute window per participant. Participants with no hit in the last
+    minute are dropped now and then (not on leaving: a rejoin must not reset the window), so
+    identities that come and go cannot grow it without bound."""
 
     def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.per_minute = per_minute
         self._clock = clock
         self._hits: dict[str, deque[float]] = {}
+        self._pruned_at = clock()
 
     def allow(self, key: str) -> bool:
         now = self._clock()
+        if now - self._pruned_at > 60.0:
+            self._pruned_at = now
+            self._hits = {k: h for k, h in self._hits.items() if h and now - h[-1] <= 60.0}
         hits = self._hits.setdefault(key, deque())
         while hits and now - hits[0] > 60.0:
             hits.popleft()
@@ -78,6 +84,10 @@ class RateLimiter:
             return False
         hits.append(now)
         return True
+
+    def __len__(self) -> int:
+        """Participants remembered."""
+        return len(self._hits)
 
 
 def _normalized(text: str) -> str:

@@ -6,6 +6,12 @@ budget (`inbound_budget`): by its announced size, or chunk by chunk while it is 
 it announced none; a muted sender's streams are closed at their header, unread. Streams on
 topics nobody registered (another app's) are caught too (`catch_unhandled`), never read.
 
+A stream refused at its header (muted sender, unasked or another app's with an announced
+size) is dropped before the SDK makes a reader of it: a reader, even closed at once, has
+the native side deliver every chunk across the FFI (a 5 MiB stream is hundreds of events
+parsed in Python, on the event loop the room's other work shares); a dropped handle's chunks
+are discarded natively, as the SDK does for a topic with no handler.
+
 The fuzzers drive `Inflater` and `parse_shapes` directly, so their names are public.
 """
 
@@ -20,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from livekit import rtc
+from livekit.rtc._ffi_client import FfiHandle
 
 from steward.obs.logging import get_logger
 from steward.obs.stage_hooks import Stage, StageHooks
@@ -170,6 +177,9 @@ class StreamInbox:
         self._tasks = TaskSet("context_stream_task_failed")
         self.hooks = StageHooks()
         self._on_reject = on_reject
+        # (topic, "byte" | "text") refused whatever they carry; topics read when asked for.
+        self._refusing: set[tuple[str, str]] = set()
+        self._reading: set[str] = set()
 
     def expect(
         self, request_id: str, sender: str, kinds: list[str], caps: dict[str, int] | None = None
@@ -183,6 +193,7 @@ class StreamInbox:
         self, topic: str, kind: str
     ) -> Callable[[rtc.ByteStreamReader | rtc.TextStreamReader, str], None]:
         """A handler that refuses every stream of `kind` on `topic` unread, with a log line."""
+        self._refusing.add((topic, kind))
 
         def on_stream(reader: AnyReader, sender: str) -> None:
             if self.meter.muted(sender):
@@ -209,6 +220,70 @@ class StreamInbox:
                 log.warning("unhandled_streams_uncounted", attribute=attr)
                 continue
             setattr(room, attr, _WithFallback(handlers, self.unhandled))
+        self._refuse_at_header(room)
+
+    def _refuse_at_header(self, room: rtc.Room) -> None:
+        """Decide on each stream from its header, before the SDK makes a reader of it; one
+        refused there has its native handle dropped (its chunks never cross the FFI)."""
+        for attr, kind, handlers in (
+            ("_handle_byte_stream_opened", "byte", "_byte_stream_handlers"),
+            ("_handle_text_stream_opened", "text", "_text_stream_handlers"),
+        ):
+            sdk_opened = getattr(room, attr, None)
+            if not callable(sdk_opened):  # streams still refused, by their readers
+                log.warning("streams_refused_by_reader", attribute=attr)
+                continue
+
+            def opened(
+                event: Any,
+                sdk_opened: Callable[[Any], None] = sdk_opened,
+                kind: str = kind,
+                handlers: str = handlers,
+            ) -> None:
+                info, sender = event.reader.info, event.participant_identity
+                size = info.total_length if info.HasField("total_length") else 0
+                registered = info.topic in dict.keys(getattr(room, handlers, {}))
+                try:
+                    refused = self._refused(
+                        kind, info.topic, sender, size, dict(info.attributes), registered
+                    )
+                except Exception:  # never the room's event listener: its reader decides
+                    log.exception("stream_header_check_failed", topic=info.topic[:64])
+                    refused = False
+                if refused:
+                    FfiHandle(event.reader.handle.id).dispose()
+                    return
+                sdk_opened(event)
+
+            setattr(room, attr, opened)
+
+    def _refused(
+        self, kind: str, topic: str, sender: str, size: int, attrs: dict[str, str], registered: bool
+    ) -> bool:
+        """Refuse (and account for) a stream from its header alone; False: make a reader."""
+        if self.meter.muted(sender):
+            return True
+        if size <= 0:
+            return False  # not announced: drained by its reader to be metered
+        if (topic, kind) in self._refusing:
+            self._on_reject(topic, sender, "unexpected_stream", f"{kind} stream", size=size)
+        elif kind == "byte" and topic in self._reading:
+            request_id = attrs.get(STREAM_ATTR_REQUEST_ID, "")
+            expected = self._expected.get(request_id)
+            if (
+                expected is not None
+                and expected.sender == sender
+                and STREAM_KINDS[topic] in expected.futures
+            ):
+                return False
+            late = expected is None and self._given_up.get(request_id) == sender
+            self._on_reject(
+                topic, sender, "late_stream" if late else "unexpected_stream", "", size=size
+            )
+        elif registered:
+            return False  # read by its handler (captions)
+        self.meter.charge(sender, size)
+        return True
 
     def _refuse_stream(
         self, topic: str, reader: AnyReader, sender: str, reason: str, detail: str = ""
@@ -255,6 +330,7 @@ class StreamInbox:
 
     def handler(self, topic: str) -> Callable[[rtc.ByteStreamReader, str], None]:
         kind = STREAM_KINDS[topic]
+        self._reading.add(topic)
 
         def on_stream(reader: rtc.ByteStreamReader, sender: str) -> None:
             if self.meter.muted(sender):

@@ -17,7 +17,13 @@ answers late but honestly one time in three. Optionally the live fuzzer of
 Each attempt is *refused and logged* when the steward refused it and wrote a refusal log
 line for it, or *accepted wrongly* when the attack got what it wanted. `crashes` counts
 error-level lines and exceptions around our callbacks. `honest_latency_ratio` is ann's
-prompt-to-done time after the attacks over her time before them (median of 3 each).
+prompt-to-done time after the attacks over her time before them (median of 3 each);
+`honest_during_flood_ratio` her run started during the unread-topic floods over the same
+median. The steward's RSS growth (`rss_mb_growth`) is this process's: the floods are sent from
+child processes (`steward_tools.bench.flooder`), and the attackers whose clients still run
+here connect before the baseline, so neither their connections nor the senders' buffers are
+counted as the steward's; what their attacks make those clients hold still is
+(`rss_mb_growth_method` puts the old, all-attackers-counted estimate beside it).
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from steward.protocol.names import (
 )
 from steward.room.runtime import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
+from steward_tools.bench.flooder import Flooders, flood
 from steward_tools.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
 from steward_tools.bench.stream_sender import COMPRESSED_MIB, send_watching
 from steward_tools.headless.client import Faults, HeadlessClient
@@ -105,12 +112,16 @@ class Abuse:
     refusal_log: RefusalLog
     results: list[Result] = field(default_factory=list)
     clients: list[HeadlessClient] = field(default_factory=list)
+    # Attackers connected before the baseline RSS (`connect_attackers`), taken by `client`.
+    ready: dict[str, HeadlessClient] = field(default_factory=dict)
 
     @property
     def room(self) -> str:
         return self.runtime.room_id
 
     async def client(self, identity: str, room: str | None = None, **kw: Any) -> HeadlessClient:
+        if room is None and identity in self.ready:  # connected with the same arguments
+            return self.ready.pop(identity)
         s = self.stack.server
         c = HeadlessClient.create(
             s.url, s.api_key, s.api_secret, room=room or self.room, identity=identity, **kw
@@ -148,6 +159,27 @@ class Abuse:
     async def refused_prompt(self, c: HeadlessClient) -> tuple[bool, bool, str]:
         reply = await c.prompt(PROMPT)
         return reply.session_id is None, reply.session_id is not None, reply.error or ""
+
+
+# The attackers of this room whose clients run in this process, by whether they may prompt:
+# connected before the baseline RSS is taken (`connect_attackers`), because each connection
+# is the rig's memory (its own rtc room in the native runtime), not the steward's. Those that
+# must connect during their attack (bob, who reconnects; other rooms) are not among them.
+IN_PROCESS_ATTACKERS = {
+    "eve": False,
+    "carl": True,
+    "mallory": False,
+    "trudy": False,
+    "rex": False,
+    "ivy": False,
+    "vic": False,
+    "http": True,
+}
+
+
+async def connect_attackers(a: Abuse) -> None:
+    for who, can_prompt in IN_PROCESS_ATTACKERS.items():
+        a.ready[who] = await a.client(who, can_prompt=can_prompt)
 
 
 def c_room(c: HeadlessClient) -> str:
@@ -283,7 +315,7 @@ async def http_attacks(a: Abuse) -> None:
     )
 
 
-async def storage_attacks(a: Abuse, pool: Any) -> None:
+async def storage_attacks(a: Abuse, pool: Any, big: Flooders, out: dict[str, Any]) -> None:
     mallory = await a.client("mallory", can_prompt=False)
 
     async def bogus_acks() -> tuple[bool, bool, str]:
@@ -325,23 +357,18 @@ async def storage_attacks(a: Abuse, pool: Any) -> None:
             return True, False, topic
 
         await a.attempt(f"unsolicited_byte_stream_{topic}", byte_stream)
-    oscar = await a.client("oscar", can_prompt=False)
 
     async def big_streams() -> tuple[bool, bool, str]:
         before = refusals_of("oscar")
-        blob = b"\0" * (5 << 20)
-        sends = [
-            oscar.room.local_participant.send_bytes(
-                blob, topic=TOPIC_CONTEXT, destination_identities=to
-            )
-            for _ in range(4)
-        ]
-        await asyncio.gather(*sends, return_exceptions=True)
+        await big.go()
+        sent = await big.result(60)
+        out["big_rss_mb_growth"] = sent.get("rss_mb_growth")
         # Each refused, or the sender muted at the first one's header (the rest dropped).
         await _until(
             lambda: refusals_of("oscar") >= before + 4 or "oscar" in a.runtime.abuse.muted, 30
         )
-        return True, False, f"4 x 5 MiB on agent:context, refused={refusals_of('oscar') - before}"
+        refused = refusals_of("oscar") - before
+        return True, False, f"4 x 5 MiB on agent:context, refused={refused} sent={sent['sent']}"
 
     await a.attempt("unsolicited_5mib_streams", big_streams)
     rex = await a.client("rex", can_prompt=False)
@@ -365,37 +392,42 @@ def _muted(c: HeadlessClient) -> bool:
     return c.room.local_participant.permissions.can_publish_data is False
 
 
-async def _flood(
-    c: HeadlessClient, topic: str, count: int, size: int, *, stream: bool, muted: set[str]
-) -> int:
-    """`count` streams (or packets) of `size` bytes to the steward until the steward muted
-    the sender (`muted`: from then LiveKit drops them, so what the attacker's client would
-    still queue is only this process's memory, not the steward's); how many left."""
-    lp = c.room.local_participant
-    to = ["canvas-steward"]
-    blob = b"\1" * size
-    sent = 0
-    for _ in range(count):
-        if _muted(c) or c.identity in muted:
-            break
-        try:
-            async with asyncio.timeout(20):
-                if stream:
-                    await lp.send_bytes(blob, topic=topic, destination_identities=to)
-                else:
-                    await lp.publish_data(
-                        blob, topic=topic, reliable=True, destination_identities=to
-                    )
-            sent += 1
-        except Exception:  # muted mid-send, or LiveKit pushing back: the flood goes on
-            continue
-    return sent
+# Floods (identity, topic, count, size, stream or packets) sent from a child process
+# (`steward_tools.bench.flooder`), so neither the senders' SDK buffers nor their CPU are
+# counted as the steward's: four 5 MiB streams on a topic the steward reads when asked, and
+# the unread-topic floods.
+BIG_STREAMS = (("oscar", TOPIC_CONTEXT, 4, 5 << 20, True),)
+FLOODS = (
+    ("uma", "app:files", 22, 3 << 20, True),
+    ("ugo", "app:cursor", 2000, 60_000, False),
+)
+Flood = tuple[str, str, int, int, bool]
+
+
+async def start_flooders(a: Abuse, floods: tuple[Flood, ...]) -> Flooders:
+    s = a.stack.server
+    specs = [
+        flood(
+            s.api_key,
+            s.api_secret,
+            room=a.room,
+            identity=who,
+            topic=topic,
+            count=count,
+            size=size,
+            stream=stream,
+        )
+        for who, topic, count, size, stream in floods
+    ]
+    flooders = await Flooders.start(s.url, a.stack.settings.steward_identity, specs)
+    await _until(lambda: all(a.runtime.participants.get(f[0]) for f in floods), 20)
+    return flooders
 
 
 async def flow_attackers(a: Abuse) -> dict[str, HeadlessClient]:
     """The flow attacks' participants, connected before the baseline RSS is taken: each is an
     rtc connection in this process, a cost of the rig, not of the steward under attack."""
-    clients = {who: await a.client(who, can_prompt=False) for who in ("uma", "ugo", "pam")}
+    clients = {"pam": await a.client("pam", can_prompt=False)}
     clients["nick"] = await a.client("nick", faults=Faults(never_ack=True))
     room = a.room + "-host"
     await a.stack.service.join(room)
@@ -406,17 +438,26 @@ async def flow_attackers(a: Abuse) -> dict[str, HeadlessClient]:
     return clients
 
 
-async def flow_attacks(a: Abuse, clients: dict[str, HeadlessClient]) -> None:
-    """Traffic the steward never reads, refused prompts and a peer that never acks."""
-    uma, ugo = clients["uma"], clients["ugo"]
+async def flow_attacks(
+    a: Abuse, clients: dict[str, HeadlessClient], flooders: Flooders, during: dict[str, Any]
+) -> None:
+    """Traffic the steward never reads (with ann's run during it, into `during`), refused
+    prompts and a peer that never acks."""
 
     async def unread_topic_floods() -> tuple[bool, bool, str]:
-        sent = await asyncio.gather(
-            _flood(uma, "app:files", 22, 3 << 20, stream=True, muted=a.runtime.abuse.muted),
-            _flood(ugo, "app:cursor", 2000, 60_000, stream=False, muted=a.runtime.abuse.muted),
-        )
-        await _until(lambda: {"uma", "ugo"} <= a.runtime.abuse.muted, 20)
-        return True, False, f"sent_before_mute={sent}"
+        async def all_muted() -> float:
+            await _until(lambda: {f[0] for f in FLOODS} <= a.runtime.abuse.muted, 30)
+            return round(time.monotonic() - started, 2)
+
+        started = time.monotonic()
+        await flooders.go()
+        muted = asyncio.create_task(all_muted())
+        await asyncio.sleep(0.2)  # the first streams' headers are in flight
+        during["honest_run_s"] = await honest_run(a.ann)
+        during["muted_after_s"] = await muted
+        sent = await flooders.result()
+        during["flooder_rss_mb_growth"] = sent.get("rss_mb_growth")
+        return True, False, f"sent_before_mute={sent.get('sent')}"
 
     await a.attempt("unread_topic_floods", unread_topic_floods)
     pam = clients["pam"]
@@ -528,6 +569,7 @@ async def bomb_attack(a: Abuse, baseline_s: float | None) -> float | None:
 # --- the run ---------------------------------------------------------------------------------
 async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
     refusal_log = RefusalLog()
+    flood_run: dict[str, Any] = {}  # ann's run during the unread-topic floods, and the flooders'
     previous = structlog.get_config()
     structlog.configure(processors=[structlog.processors.add_log_level, refusal_log.tap])
     room = f"abuse-{uuid.uuid4().hex[:8]}:x"
@@ -540,6 +582,10 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         a = Abuse(stack, runtime, ann, refusal_log, clients=[ann])
         base_runs = [await honest_run(ann) for _ in range(3)]
         flow_clients = await flow_attackers(a)
+        flooders = await start_flooders(a, FLOODS)
+        big = await start_flooders(a, BIG_STREAMS)
+        rss_clients = self_rss_mb(trim=True)
+        await connect_attackers(a)
         rss_before, rss_before_untrimmed = self_rss_mb(trim=True), self_rss_mb()
         phases: dict[str, float] = {}  # RSS growth (MB, in use) of each group of attacks
         last = rss_before
@@ -554,10 +600,16 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         phase("grants_cancel")
         await http_attacks(a)
         assert stack.service.db is not None
-        await storage_attacks(a, stack.service.db.pool)
+        try:
+            await storage_attacks(a, stack.service.db.pool, big, flood_run)
+        finally:
+            await big.close()
         phase("http_storage")
         rss_flow = self_rss_mb()
-        await flow_attacks(a, flow_clients)
+        try:
+            await flow_attacks(a, flow_clients, flooders, flood_run)
+        finally:
+            await flooders.close()
         rss_flow = self_rss_mb() - rss_flow
         phase("flow")
         compressed_growth = await compressed_stream_attack(a)
@@ -595,6 +647,11 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
     finally:
         structlog.configure(**previous)
     ok_after = [t for t in after_runs if t is not None]
+    during = flood_run.get("honest_run_s")
+    moved = {  # the flooder processes' own growth
+        "flood_process": float(flood_run.get("flooder_rss_mb_growth") or 0.0),
+        "big_stream_process": float(flood_run.get("big_rss_mb_growth") or 0.0),
+    }
     base_med = statistics.median(ok_base) if ok_base else None
     after_med = statistics.median(ok_after) if ok_after else None
     results = a.results
@@ -605,19 +662,38 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         "accepted_wrongly": sum(1 for r in results if r.accepted_wrongly),
         "not_logged": [r.name for r in results if r.refused and not r.logged],
         "crashes": len(refusal_log.crashes) + fuzz_crashes,
-        "rss_mb_growth": round(rss_growth, 1),  # in use (after gc and malloc_trim)
+        # In use (after gc and malloc_trim) by this process: the steward, ann and the attackers
+        # that still run here; the unread-topic flooders run in their own process.
+        "rss_mb_growth": round(rss_growth, 1),
         "rss_mb_growth_untrimmed": round(rss_growth_untrimmed, 1),
         "rss_mb_growth_by_phase": phases,
-        # Of which during the unread-topic floods, prompt flood and never-acker (the attackers'
-        # clients run in this process too).
+        # Of which during the unread-topic floods, prompt flood and never-acker.
         "rss_mb_growth_flow_attacks": round(rss_flow, 1),
+        # The two ways of measuring side by side. Before, the flooders ran in this process and
+        # the other attackers connected during their attacks, so their memory was counted as
+        # the steward's growth; the old figure is estimated here as the new one plus what was
+        # moved out of it (each part measured in this run).
+        "rss_mb_growth_method": {
+            "old_all_attackers_counted_estimate": round(
+                rss_growth + (rss_before - rss_clients) + sum(moved.values()), 1
+            ),
+            "new_attackers_connected_before_and_floods_in_child": round(rss_growth, 1),
+            "moved_out_mb": {"attacker_clients": round(rss_before - rss_clients, 1), **moved},
+        },
         "honest_prompt_ok": len(ok_after) == len(after_runs) and len(ok_base) == len(base_runs),
-        "honest_latency_s": {"before": base_med, "after": after_med},
+        "honest_latency_s": {"before": base_med, "after": after_med, "during_flood": during},
         "honest_latency_ratio": round(after_med / base_med, 2) if base_med and after_med else None,
+        # ann's run started 0.2 s into the unread-topic floods, over her median before them.
+        "honest_during_flood_ratio": round(during / base_med, 2) if base_med and during else None,
+        "flood_muted_after_s": flood_run.get("muted_after_s"),
         "compressed_stream_rss_mb": round(compressed_growth, 1),
         "gzip_bomb_run_s": None if bomb_s is None else round(bomb_s, 2),
         "late_host_runs_s": [None if t is None else round(t, 2) for t in host_runs],
-        "targets": {"honest_latency_ratio": 1.5, "rss_mb_growth": 32},
+        "targets": {
+            "honest_latency_ratio": 1.5,
+            "honest_during_flood_ratio": 1.5,
+            "rss_mb_growth": 32,
+        },
         "muted": muted,
         "results": [r.__dict__ for r in results],
         **({"live_fuzz": fuzz} if fuzz is not None else {}),

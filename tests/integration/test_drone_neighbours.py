@@ -259,7 +259,7 @@ async def test_a_drones_request_shows_the_area_around_its_task_with_its_neighbou
         assert _left_red_in_around(around), "the left task's red box is in the image around"
         # The image is small (924 x 384 canvas units at 512 px); the first one is the task
         # area itself (400 x 300), still empty where the right drone draws.
-        assert Image.open(io.BytesIO(around)).size == (512, 213)
+        assert Image.open(io.BytesIO(around)).size == (512, 212)
         w, h = Image.open(io.BytesIO(first_image)).size
         assert abs(w / h - 4 / 3) < 0.02 and not _red_at(first_image, w / 2, h / 2)
         caption = next(t for t in _texts(last).split("\n") if "this image shows" in t)

@@ -279,7 +279,7 @@ async def test_a_drone_sees_its_neighbours_drawing_as_blurry_shapes(
         assert part1
         texts = [str(b.get("text", "")) for b in model.part2_requests[1].user]
         around = next(t for t in texts if t.startswith("Around your task area"))
-        listed = json.loads(around.split("Shapes next to your area", 1)[1].split(":\n", 1)[1])
+        listed = json.loads(around.split(" px of your area", 1)[1].split(":\n", 1)[1])
         mine = {r["shapeId"]: r for r in listed if r["task"] == "part-1"}
         assert set(mine) == {s["id"] for s in part1}  # drone 1's drawing, every shape
         frame = mine["part-1-frame"]

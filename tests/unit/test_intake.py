@@ -17,3 +17,17 @@ def test_wake_phrase_and_rate_limit() -> None:
     assert limiter.allow("b")
     t[0] = 61.0
     assert limiter.allow("a")
+
+
+def test_rate_limiter_forgets_identities_idle_for_a_minute() -> None:
+    t = [0.0]
+    limiter = RateLimiter(2, clock=lambda: t[0])
+    for i in range(1000):  # identities that come once and go
+        assert limiter.allow(f"x{i}")
+    assert len(limiter) == 1000
+    t[0] = 30.0
+    assert limiter.allow("a") and limiter.allow("a")
+    t[0] = 61.0
+    assert limiter.allow("b")  # the x's went; a's window (at 30 s) is kept
+    assert len(limiter) == 2
+    assert not limiter.allow("a")

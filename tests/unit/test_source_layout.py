@@ -1,5 +1,5 @@
 """House rules the source keeps: the formatter lays out the runtime, its tools and its tests,
-and no module reaches into another's private names (issue 17)."""
+and no module reaches into another's private names."""
 
 from __future__ import annotations
 
@@ -127,8 +127,6 @@ def test_the_private_read_check_allows_only_own_names(tmp_path: Path) -> None:
 
 
 MAX_MODULE_LINES = 600
-# Being split by concept elsewhere; this allowance goes when they are.
-_OVER_MAX_FOR_NOW = {"steward/model/scripted.py", "steward/fairies/orchestrator.py"}
 
 
 def long_modules(root: Path, limit: int = MAX_MODULE_LINES) -> list[str]:
@@ -141,12 +139,7 @@ def long_modules(root: Path, limit: int = MAX_MODULE_LINES) -> list[str]:
 
 
 def test_no_module_in_steward_over_600_lines() -> None:
-    offenders = [
-        entry
-        for entry in long_modules(ROOT / "steward")
-        if entry.split(":")[0] not in _OVER_MAX_FOR_NOW
-    ]
-    assert offenders == [], "split these by concept (one concept per module)"
+    assert long_modules(ROOT / "steward") == [], "split these by concept (one concept per module)"
 
 
 def test_the_length_check_names_each_long_module(tmp_path: Path) -> None:

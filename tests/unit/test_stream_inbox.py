@@ -7,9 +7,14 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.protocol.names import STREAM_ATTR_REQUEST_ID, TOPIC_CONTEXT
+from steward.protocol.names import (
+    STREAM_ATTR_REQUEST_ID,
+    TOPIC_ACK,
+    TOPIC_CONTEXT,
+    TOPIC_TRANSCRIPTION,
+)
 from steward.room.abuse import STREAM_STRIKE, AbuseGuard
-from steward.room.stream_inbox import GIVEN_UP_KEPT, StreamInbox
+from steward.room.stream_inbox import GIVEN_UP_KEPT, StreamInbox, StreamMeter
 
 
 @dataclass
@@ -78,3 +83,96 @@ async def test_given_up_requests_are_remembered_boundedly() -> None:
     handle(_reader(f"q{GIVEN_UP_KEPT + 9}"), "ann")
     await asyncio.sleep(0.01)
     assert reasons == ["unexpected_stream", "late_stream"]
+
+
+@dataclass
+class _Handle:
+    id: int
+
+
+@dataclass
+class _HeaderInfo:
+    topic: str
+    total_length: int
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    def HasField(self, name: str) -> bool:  # protobuf's name
+        return name == "total_length" and self.total_length > 0
+
+
+@dataclass
+class _OwnedReader:
+    info: _HeaderInfo
+    handle: _Handle = field(default_factory=lambda: _Handle(0))
+
+
+@dataclass
+class _Opened:
+    reader: _OwnedReader
+    participant_identity: str
+
+
+class _Room:
+    """The SDK room's stream-opening hooks the inbox wraps: records what reached a reader."""
+
+    def __init__(self) -> None:
+        self.readers: list[tuple[str, str]] = []
+        self._byte_stream_handlers: dict[str, Any] = {"agent:context": object()}
+        self._text_stream_handlers: dict[str, Any] = {"lk.transcription": object()}
+
+    def _handle_byte_stream_opened(self, event: _Opened) -> None:
+        self.readers.append(("byte", event.reader.info.topic))
+
+    def _handle_text_stream_opened(self, event: _Opened) -> None:
+        self.readers.append(("text", event.reader.info.topic))
+
+    def open_byte(self, event: _Opened) -> None:
+        """What the SDK does on a byte stream's header (through the inbox's wrapper)."""
+        self._handle_byte_stream_opened(event)
+
+    def open_text(self, event: _Opened) -> None:
+        self._handle_text_stream_opened(event)
+
+
+def _opened(topic: str, sender: str, size: int, request_id: str = "") -> Any:
+    attrs = {STREAM_ATTR_REQUEST_ID: request_id} if request_id else {}
+    return _Opened(_OwnedReader(_HeaderInfo(topic, size, attrs)), sender)
+
+
+async def test_streams_refused_at_their_header_never_get_a_reader() -> None:
+    rejected: list[tuple[str, str, str, int | None]] = []
+    charged: list[tuple[str, int]] = []
+
+    def on_reject(
+        topic: str, sender: str, reason: str, detail: str = "", size: int | None = None
+    ) -> None:
+        rejected.append((topic, sender, reason, size))
+
+    def charge(sender: str, nbytes: int) -> bool:
+        charged.append((sender, nbytes))
+        return True
+
+    inbox = StreamInbox(on_reject, StreamMeter(muted=lambda s: s == "mal", charge=charge))
+    room = _Room()
+    inbox.handler(TOPIC_CONTEXT)
+    inbox.refuse(TOPIC_ACK, "byte")
+    inbox.catch_unhandled(room)  # type: ignore[arg-type]
+    inbox.expect("q1", "ann", ["shapes"])
+    byte, text = room.open_byte, room.open_text
+    byte(_opened(TOPIC_CONTEXT, "ann", 100, "q1"))  # asked for: read
+    byte(_opened(TOPIC_CONTEXT, "eve", 5 << 20, "q1"))  # not hers to answer
+    byte(_opened(TOPIC_ACK, "eve", 1000))  # never a stream
+    byte(_opened("app:files", "eve", 3 << 20))  # another app's: metered only
+    byte(_opened("app:files", "eve", 0))  # size not announced: drained by a reader
+    byte(_opened(TOPIC_CONTEXT, "mal", 100, "q1"))  # muted
+    text(_opened(TOPIC_TRANSCRIPTION, "ann", 10))  # captions: read by their handler
+    assert room.readers == [
+        ("byte", TOPIC_CONTEXT),
+        ("byte", "app:files"),
+        ("text", TOPIC_TRANSCRIPTION),
+    ]
+    assert rejected == [
+        (TOPIC_CONTEXT, "eve", "unexpected_stream", 5 << 20),
+        (TOPIC_ACK, "eve", "unexpected_stream", 1000),
+    ]
+    assert charged == [("eve", 5 << 20), ("eve", 1000), ("eve", 3 << 20)]
