@@ -142,7 +142,7 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
         """What the steward holds of `identity`: whether it knows it, its strikes, its runs."""
         identity = request.query["identity"]
         runtime = service.rooms[room]
-        sessions = runtime.prompt_sessions.sessions
+        sessions = runtime.sessions.sessions
         runs = [s for s, r in sessions.items() if r.prompt.requester == identity]
         return web.json_response(
             {
