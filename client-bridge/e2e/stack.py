@@ -108,7 +108,7 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
         body = await request.json()
         bounds = Box.model_validate(body["bounds"])
         runtime = service.rooms[room]
-        ctx = await runtime.context.fetch(bounds=bounds, asker=body["asker"], source="browser")
+        ctx = await runtime.snapshots.fetch(bounds=bounds, asker=body["asker"], source="browser")
         shapes = {str(s["id"]): s for s in ctx.shapes}
         view = Rect(bounds.x, bounds.y, bounds.w, bounds.h)
         state = PromptState(  # only what the "in view" list reads
