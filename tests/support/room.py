@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import os
 import signal
 import subprocess
@@ -136,6 +137,19 @@ async def settle(runtime: RoomRuntime, clients: list[HeadlessClient], session_id
     )
 
 
+async def converged(runtime: RoomRuntime, clients: list[HeadlessClient]) -> dict[str, Any]:
+    """Waits until nothing is unacked and every client's canvas equals the steward's mirror;
+    returns a copy of it."""
+    await wait_for(
+        lambda: (
+            runtime.broadcaster.total_unacked() == 0
+            and all(c.shapes == runtime.mirror.shapes for c in clients)
+        ),
+        timeout=20,
+    )
+    return copy.deepcopy(runtime.mirror.shapes)
+
+
 async def close_all(clients: list[HeadlessClient]) -> None:
     """Disconnect every client, each within a bound: a teardown must never hang a test."""
     for c in clients:
@@ -177,3 +191,4 @@ async def recording_steward(
     )
     await service.start(http=False)
     return service, runners
+
