@@ -20,10 +20,11 @@ from steward.store.database import Database
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     close_all,
+    converged,
     join_clients,
+    paced_steward,
     recording_steward,
     room_settings,
     settle,
@@ -36,13 +37,8 @@ pytestmark = pytest.mark.integration
 async def steward(
     livekit_server: LiveKitServer, database: Database
 ) -> AsyncIterator[StewardService]:
-    service, _ = await recording_steward(
-        livekit_server, database, make=lambda: FixedScriptRunner(step_delay_s=0.2)
-    )
-    try:
+    async with paced_steward(livekit_server, database, step_delay_s=0.2) as service:
         yield service
-    finally:
-        await service.close()
 
 
 def note(sid: str, x: float, y: float, text: str) -> dict[str, Any]:
@@ -54,18 +50,6 @@ def note(sid: str, x: float, y: float, text: str) -> dict[str, Any]:
         "rotation": 0,
         "props": {"geo": "rectangle", "w": 120, "h": 60, "text": text},
     }
-
-
-async def converged(runtime: RoomRuntime, clients: list[HeadlessClient]) -> dict[str, Any]:
-    """Waits until every client's canvas equals the steward's mirror; returns it."""
-    await wait_for(
-        lambda: (
-            runtime.broadcaster.total_unacked() == 0
-            and all(c.shapes == runtime.mirror.shapes for c in clients)
-        ),
-        timeout=20,
-    )
-    return copy.deepcopy(runtime.mirror.shapes)
 
 
 async def drawn_run(

@@ -25,6 +25,7 @@ from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     close_all,
     join_clients,
+    paced_steward,
     recording_steward,
     room_settings,
 )
@@ -36,13 +37,8 @@ pytestmark = pytest.mark.integration
 async def steward(
     livekit_server: LiveKitServer, database: Database
 ) -> AsyncIterator[StewardService]:
-    service, _ = await recording_steward(
-        livekit_server, database, make=lambda: FixedScriptRunner(step_delay_s=0.25)
-    )
-    try:
+    async with paced_steward(livekit_server, database, step_delay_s=0.25) as service:
         yield service
-    finally:
-        await service.close()
 
 
 async def _attribute_seen(steward: StewardService, room: str, identity: str, value: str) -> None:

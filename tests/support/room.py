@@ -192,3 +192,17 @@ async def recording_steward(
     await service.start(http=False)
     return service, runners
 
+
+@contextlib.asynccontextmanager
+async def paced_steward(
+    server: LiveKitServer, database: Database, step_delay_s: float
+) -> AsyncIterator[StewardService]:
+    """A started steward (no HTTP) whose fixed-script runs pause `step_delay_s` between
+    steps, so a test can act while a run is still drawing."""
+    service, _ = await recording_steward(
+        server, database, make=lambda: FixedScriptRunner(step_delay_s=step_delay_s)
+    )
+    try:
+        yield service
+    finally:
+        await service.close()
