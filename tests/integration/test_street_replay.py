@@ -15,8 +15,7 @@ from steward.config import PROJECT_ROOT
 from steward.protocol.messages import Box
 from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
-from tests.support.recorded_canvas import assert_same_canvas, projects_done, replayed_room
-from tests.support.room import converged
+from tests.support.recorded_canvas import assert_same_canvas, finished_project, replayed_room
 
 pytestmark = pytest.mark.integration
 
@@ -38,7 +37,7 @@ async def test_the_street_transcript_replays_to_the_same_canvas(
 ) -> None:
     views = {"alice": ALICE_VIEW, "bob": BOB_VIEW}
     async with replayed_room(livekit_server, database, STREET, tmp_path, views) as replay:
-        service, runtime, clients = replay.service, replay.runtime, replay.clients
+        runtime, clients = replay.runtime, replay.clients
         alice, bob = clients
         house = await alice.prompt(HOUSE)
         assert house.session_id, house.error
@@ -46,14 +45,8 @@ async def test_the_street_transcript_replays_to_the_same_canvas(
 
         reply = await bob.prompt(PROJECT)
         assert reply.session_id, reply.error
-        await projects_done(replay, timeout=60)
-        assert service.fairies is not None
-        room = service.fairies.rooms[replay.room_id]
-        (project,) = room.board.projects.values()
-        tasks = room.board.project_tasks(project.id)
+        tasks = await finished_project(replay, timeout=60)
         assert len(tasks) == 6 and all(t.status == "done" for t in tasks)
-        await converged(runtime, clients)
-        print(service.fairies.project_summary(replay.room_id))
 
         asked = await alice.prompt(EDIT)
         assert asked.session_id, asked.error

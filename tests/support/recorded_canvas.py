@@ -20,7 +20,7 @@ from steward.store.database import Database
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.support.room import close_all, join_clients, room_settings
+from tests.support.room import close_all, converged, join_clients, room_settings
 
 Shapes = dict[str, dict[str, Any]]
 Binding = tuple[str, str, str]  # (arrow id, terminal, shape id)
@@ -151,11 +151,17 @@ async def replayed_room(
         await service.close()
 
 
-async def projects_done(replay: ReplayRoom, timeout: float = 60) -> None:
-    """Waits until the room's fairy board has a project and every project on it is done."""
+async def finished_project(replay: ReplayRoom, timeout: float = 60) -> list[Any]:
+    """Waits until the room's fairy board has a project and every project on it is done; the
+    tasks of its one project, then the clients' canvases converged with the mirror."""
     assert replay.service.fairies is not None
     board = replay.service.fairies.rooms[replay.room_id].board
     await wait_for(
         lambda: bool(board.projects) and all(p.status == "done" for p in board.projects.values()),
         timeout=timeout,
     )
+    (project,) = board.projects.values()
+    tasks = list(board.project_tasks(project.id))
+    await converged(replay.runtime, replay.clients)
+    print(replay.service.fairies.project_summary(replay.room_id))
+    return tasks
