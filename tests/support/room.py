@@ -195,12 +195,12 @@ async def recording_steward(
 
 @contextlib.asynccontextmanager
 async def paced_steward(
-    server: LiveKitServer, database: Database, step_delay_s: float
+    server: LiveKitServer, database: Database, step_delay_s: float, **overrides: Any
 ) -> AsyncIterator[StewardService]:
     """A started steward (no HTTP) whose fixed-script runs pause `step_delay_s` between
-    steps, so a test can act while a run is still drawing."""
+    steps, so a test can act while a run is still drawing; `overrides` are settings."""
     service, _ = await recording_steward(
-        server, database, make=lambda: FixedScriptRunner(step_delay_s=step_delay_s)
+        server, database, make=lambda: FixedScriptRunner(step_delay_s=step_delay_s), **overrides
     )
     try:
         yield service
