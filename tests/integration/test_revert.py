@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -26,6 +25,7 @@ from tests.support.room import (
     join_clients,
     paced_steward,
     recording_steward,
+    rectangle,
     room_settings,
     settle,
 )
@@ -39,17 +39,6 @@ async def steward(
 ) -> AsyncIterator[StewardService]:
     async with paced_steward(livekit_server, database, step_delay_s=0.2) as service:
         yield service
-
-
-def note(sid: str, x: float, y: float, text: str) -> dict[str, Any]:
-    return {
-        "id": sid,
-        "type": "geo",
-        "x": x,
-        "y": y,
-        "rotation": 0,
-        "props": {"geo": "rectangle", "w": 120, "h": 60, "text": text},
-    }
 
 
 async def drawn_run(
@@ -67,7 +56,7 @@ async def room_with_a_user_shape(
 ) -> tuple[RoomRuntime, list[HeadlessClient]]:
     runtime = await steward.join(room)
     clients = await join_clients(server, room, ["ann", "bob", "cat"], runtime)
-    await clients[0].edit([note("mine", -400, -400, "a user's note")])
+    await clients[0].edit([rectangle("mine", -400, -400, w=120, h=60, text="a user's note")])
     await wait_for(lambda: all("mine" in c.shapes for c in clients))
     return runtime, clients
 
@@ -211,7 +200,7 @@ async def test_a_run_is_reverted_by_a_steward_started_after_it(
         runtime = await first.join(room_name)
         clients = await join_clients(livekit_server, room_name, ["ann", "bob"], runtime)
         ann, bob = clients
-        await ann.edit([note("mine", -400, -400, "a user's note")])
+        await ann.edit([rectangle("mine", -400, -400, w=120, h=60, text="a user's note")])
         await wait_for(lambda: all("mine" in c.shapes for c in clients))
         before = await converged(runtime, clients)
         run = await drawn_run(ann, runtime, clients)

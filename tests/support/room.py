@@ -80,6 +80,20 @@ async def prompt_until_accepted(client: HeadlessClient, message: str) -> str:
     raise AssertionError(f"prompt never accepted: {reply}")
 
 
+def rectangle(
+    sid: str, x: float, y: float, *, w: float = 200, h: float = 120, **props: Any
+) -> dict[str, Any]:
+    """A geo rectangle record as a user's edit sends it; `props` adds to its props."""
+    return {
+        "id": sid,
+        "type": "geo",
+        "x": x,
+        "y": y,
+        "rotation": 0,
+        "props": {"geo": "rectangle", "w": w, "h": h, **props},
+    }
+
+
 def room_settings(server: LiveKitServer, db_url: str, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "livekit_url": server.url,
