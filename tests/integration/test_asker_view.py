@@ -18,7 +18,7 @@ from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
-from tests.support.room import close_all, join_clients, room_settings, settle
+from tests.support.room import close_all, join_clients, rectangle, room_settings, settle
 
 pytestmark = pytest.mark.integration
 
@@ -97,17 +97,6 @@ async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
     return await start_fake_anthropic(respond=respond, chunk=11)
 
 
-def box(sid: str, x: float, y: float) -> dict[str, Any]:
-    return {
-        "id": sid,
-        "type": "geo",
-        "x": x,
-        "y": y,
-        "rotation": 0,
-        "props": {"geo": "rectangle", "w": 200, "h": 120, "color": "black"},
-    }
-
-
 async def test_each_prompt_acts_on_its_askers_view_and_selection(
     livekit_server: LiveKitServer, database: Database, room_name: str, fake: FakeAnthropic
 ) -> None:
@@ -127,7 +116,12 @@ async def test_each_prompt_acts_on_its_askers_view_and_selection(
         assert runtime.participants.host == "alice"
         # Alice draws both boxes; each user looks at a different part of the canvas and
         # selects the box there.
-        await alice.edit(put=[box("left-box", 100, 100), box("right-box", 3300, 1200)])
+        await alice.edit(
+            put=[
+                rectangle("left-box", 100, 100, color="black"),
+                rectangle("right-box", 3300, 1200, color="black"),
+            ]
+        )
         await wait_for(lambda: all(len(c.shapes) == 2 for c in clients))
         await alice.set_view(ALICE_VIEW, ["left-box"])
         await bob.set_view(BOB_VIEW, ["right-box"])
@@ -236,10 +230,12 @@ async def test_host_mode_the_askers_own_tab_reports_its_edits_once(
         assert runtime.participants.host == "alice"
         # The app syncs documents itself: each user's edit lands in both canvases, and only
         # its author's tab counts it as a change of its own.
-        alice.local_edit([box("alice-box", 100, 100)])
-        bob.local_edit([box("bob-box", 3300, 1200)])
-        alice.replica.load([*alice.shapes.values(), box("bob-box", 3300, 1200)])
-        bob.replica.load([*bob.shapes.values(), box("alice-box", 100, 100)])
+        alice.local_edit([rectangle("alice-box", 100, 100, color="black")])
+        bob.local_edit([rectangle("bob-box", 3300, 1200, color="black")])
+        alice.replica.load(
+            [*alice.shapes.values(), rectangle("bob-box", 3300, 1200, color="black")]
+        )
+        bob.replica.load([*bob.shapes.values(), rectangle("alice-box", 100, 100, color="black")])
         await bob.set_view(BOB_VIEW, ["bob-box"])
 
         async def run(message: str) -> dict[str, Any]:

@@ -7,21 +7,15 @@ fairy that asked, so each drone gets its own answers whatever the order."""
 
 from __future__ import annotations
 
-import shutil
-import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from steward.config import PROJECT_ROOT
 from steward.protocol.messages import Box
-from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
-from tests.conftest import wait_for
-from tests.support.recorded_canvas import assert_same_canvas
-from tests.support.room import close_all, join_clients, room_settings
+from tests.support.recorded_canvas import assert_same_canvas, finished_project, replayed_room
 
 pytestmark = pytest.mark.integration
 
@@ -37,62 +31,28 @@ QUESTION = "move the pond below the farmhouse and make the trees green"
 CLEAN = ("unintended_overlaps", "overflowing_text", "loose_arrows", "locked_or_partial")
 
 
-def _settled(runtime: Any, clients: list[Any]) -> bool:
-    return runtime.broadcaster.total_unacked() == 0 and all(
-        c.shapes == runtime.mirror.shapes for c in clients
-    )
-
-
 async def test_the_farm_project_transcript_replays_to_the_same_canvas(
     livekit_server: LiveKitServer, database: Database, tmp_path: Path
 ) -> None:
-    transcript = tmp_path / "transcript.jsonl"  # replay counts turns per file: a fresh one
-    shutil.copy(FARM / "transcript.jsonl", transcript)
-    settings = room_settings(livekit_server, database.url, steward_model=f"replay:{transcript}")
-    service = StewardService(settings, database=database)
-    await service.start(http=False)
-    room_id = f"farm-replay-{uuid.uuid4().hex[:6]}"
-    try:
-        runtime = await service.join(room_id)
-        clients = await join_clients(livekit_server, room_id, ["alice", "bob"], runtime)
+    views = {"alice": ALICE_VIEW, "bob": BOB_VIEW}
+    async with replayed_room(livekit_server, database, FARM, tmp_path, views) as replay:
+        runtime, clients = replay.runtime, replay.clients
         alice, bob = clients
-        try:
-            await alice.set_view(ALICE_VIEW)
-            await bob.set_view(BOB_VIEW)
-            await wait_for(lambda: runtime.views.get("alice") is not None)
-            await wait_for(lambda: runtime.views.get("bob") is not None)
+        reply = await bob.prompt(PROJECT)
+        assert reply.session_id, reply.error
+        tasks = await finished_project(replay, timeout=60)
+        assert len(tasks) == 4 and all(t.status == "done" for t in tasks)
 
-            reply = await bob.prompt(PROJECT)
-            assert reply.session_id, reply.error
-            assert service.fairies is not None
-            room = service.fairies.rooms[room_id]
-            await wait_for(
-                lambda: (
-                    bool(room.board.projects)
-                    and all(p.status == "done" for p in room.board.projects.values())
-                ),
-                timeout=60,
-            )
-            (project,) = room.board.projects.values()
-            tasks = room.board.project_tasks(project.id)
-            assert len(tasks) == 4 and all(t.status == "done" for t in tasks)
-            await wait_for(lambda: _settled(runtime, clients), timeout=20)
-            print(service.fairies.project_summary(room_id))
+        asked = await alice.prompt(QUESTION)
+        assert asked.session_id, asked.error
+        assert await alice.wait_status(asked.session_id, timeout=30) == "done"
+        done = await runtime.sessions.wait(asked.session_id, timeout=10)
+        # The answer was a message: one request, nothing drawn.
+        assert done.summary["follow_ups"] == 0 and done.summary["actions"] == 1
+        quality = done.summary["quality"]
+        assert isinstance(quality, dict)
+        assert all(quality[k] == 0 for k in (*CLEAN, "outside_bounds")), quality
 
-            asked = await alice.prompt(QUESTION)
-            assert asked.session_id, asked.error
-            assert await alice.wait_status(asked.session_id, timeout=30) == "done"
-            done = await runtime.sessions.wait(asked.session_id, timeout=10)
-            # The answer was a message: one request, nothing drawn.
-            assert done.summary["follow_ups"] == 0 and done.summary["actions"] == 1
-            quality = done.summary["quality"]
-            assert isinstance(quality, dict)
-            assert all(quality[k] == 0 for k in (*CLEAN, "outside_bounds")), quality
-
-            shapes = runtime.mirror.shapes
-            assert_same_canvas(shapes, FARM / "final-canvas.json")
-            assert bob.shapes == alice.shapes == shapes
-        finally:
-            await close_all(clients)
-    finally:
-        await service.close()
+        shapes = runtime.mirror.shapes
+        assert_same_canvas(shapes, FARM / "final-canvas.json")
+        assert bob.shapes == alice.shapes == shapes

@@ -18,7 +18,7 @@ from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
-from tests.support.room import close_all, join_clients, room_settings
+from tests.support.room import close_all, join_clients, rectangle, room_settings
 
 pytestmark = pytest.mark.integration
 
@@ -64,17 +64,6 @@ async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
     return await start_fake_anthropic(respond=respond, chunk=13)
 
 
-def shape(sid: str, x: float, y: float) -> dict[str, Any]:
-    return {
-        "id": sid,
-        "type": "geo",
-        "x": x,
-        "y": y,
-        "rotation": 0,
-        "props": {"geo": "rectangle", "w": 200, "h": 120, "color": "black"},
-    }
-
-
 async def test_set_my_view_and_review_move_text_tiers_and_screenshot_together(
     livekit_server: LiveKitServer, database: Database, room_name: str, fake: FakeAnthropic
 ) -> None:
@@ -92,7 +81,12 @@ async def test_set_my_view_and_review_move_text_tiers_and_screenshot_together(
     clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
     alice, bob = clients
     try:
-        await alice.edit(put=[shape("left-box", 100, 100), shape("right-box", 3300, 1200)])
+        await alice.edit(
+            put=[
+                rectangle("left-box", 100, 100, color="black"),
+                rectangle("right-box", 3300, 1200, color="black"),
+            ]
+        )
         await alice.set_view(ALICE_VIEW, [])
         # Bob selected the right box earlier: that is his, not part of alice's prompt.
         await bob.set_view(MY_VIEW, ["right-box"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -20,11 +19,13 @@ from steward.store.database import Database
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     close_all,
+    converged,
     join_clients,
+    paced_steward,
     recording_steward,
+    rectangle,
     room_settings,
     settle,
 )
@@ -36,36 +37,8 @@ pytestmark = pytest.mark.integration
 async def steward(
     livekit_server: LiveKitServer, database: Database
 ) -> AsyncIterator[StewardService]:
-    service, _ = await recording_steward(
-        livekit_server, database, make=lambda: FixedScriptRunner(step_delay_s=0.2)
-    )
-    try:
+    async with paced_steward(livekit_server, database, step_delay_s=0.2) as service:
         yield service
-    finally:
-        await service.close()
-
-
-def note(sid: str, x: float, y: float, text: str) -> dict[str, Any]:
-    return {
-        "id": sid,
-        "type": "geo",
-        "x": x,
-        "y": y,
-        "rotation": 0,
-        "props": {"geo": "rectangle", "w": 120, "h": 60, "text": text},
-    }
-
-
-async def converged(runtime: RoomRuntime, clients: list[HeadlessClient]) -> dict[str, Any]:
-    """Waits until every client's canvas equals the steward's mirror; returns it."""
-    await wait_for(
-        lambda: (
-            runtime.broadcaster.total_unacked() == 0
-            and all(c.shapes == runtime.mirror.shapes for c in clients)
-        ),
-        timeout=20,
-    )
-    return copy.deepcopy(runtime.mirror.shapes)
 
 
 async def drawn_run(
@@ -83,7 +56,7 @@ async def room_with_a_user_shape(
 ) -> tuple[RoomRuntime, list[HeadlessClient]]:
     runtime = await steward.join(room)
     clients = await join_clients(server, room, ["ann", "bob", "cat"], runtime)
-    await clients[0].edit([note("mine", -400, -400, "a user's note")])
+    await clients[0].edit([rectangle("mine", -400, -400, w=120, h=60, text="a user's note")])
     await wait_for(lambda: all("mine" in c.shapes for c in clients))
     return runtime, clients
 
@@ -227,7 +200,7 @@ async def test_a_run_is_reverted_by_a_steward_started_after_it(
         runtime = await first.join(room_name)
         clients = await join_clients(livekit_server, room_name, ["ann", "bob"], runtime)
         ann, bob = clients
-        await ann.edit([note("mine", -400, -400, "a user's note")])
+        await ann.edit([rectangle("mine", -400, -400, w=120, h=60, text="a user's note")])
         await wait_for(lambda: all("mine" in c.shapes for c in clients))
         before = await converged(runtime, clients)
         run = await drawn_run(ann, runtime, clients)

@@ -21,11 +21,10 @@ from steward_tools.bench.responders import PlanResponder
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     close_all,
     join_clients,
-    recording_steward,
+    paced_steward,
     room_settings,
 )
 
@@ -36,13 +35,8 @@ pytestmark = pytest.mark.integration
 async def steward(
     livekit_server: LiveKitServer, database: Database
 ) -> AsyncIterator[StewardService]:
-    service, _ = await recording_steward(
-        livekit_server, database, make=lambda: FixedScriptRunner(step_delay_s=0.25)
-    )
-    try:
+    async with paced_steward(livekit_server, database, step_delay_s=0.25) as service:
         yield service
-    finally:
-        await service.close()
 
 
 async def _attribute_seen(steward: StewardService, room: str, identity: str, value: str) -> None:
@@ -146,13 +140,9 @@ async def test_only_the_asker_or_a_moderator_cancels_a_run(
 async def test_cancel_policy_everyone(
     livekit_server: LiveKitServer, database: Database, room_name: str
 ) -> None:
-    service, _ = await recording_steward(
-        livekit_server,
-        database,
-        make=lambda: FixedScriptRunner(step_delay_s=0.25),
-        steward_cancel_policy="everyone",
-    )
-    try:
+    async with paced_steward(
+        livekit_server, database, step_delay_s=0.25, steward_cancel_policy="everyone"
+    ) as service:
         runtime = await service.join(room_name)
         ann, bob = await join_clients(livekit_server, room_name, ["ann", "bob"], runtime)
         (eve,) = await join_clients(livekit_server, room_name, ["eve"], runtime, can_prompt=False)
@@ -163,8 +153,6 @@ async def test_cancel_policy_everyone(
             assert await ann.wait_status(sid) == "canceled"
         finally:
             await close_all([ann, bob, eve])
-    finally:
-        await service.close()
 
 
 @dataclass

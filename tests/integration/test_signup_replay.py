@@ -7,8 +7,6 @@ on every client as in the steward's mirror, with clean quality reports."""
 
 from __future__ import annotations
 
-import shutil
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +15,12 @@ import pytest
 from steward.canvas.styles import fill_to_model
 from steward.config import PROJECT_ROOT
 from steward.protocol.messages import Box
-from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
-from tests.support.recorded_canvas import assert_same_canvas, facts
-from tests.support.room import close_all, join_clients, room_settings, settle
+from tests.support.recorded_canvas import assert_same_canvas, facts, replayed_room
+from tests.support.room import settle
 
 pytestmark = pytest.mark.integration
 
@@ -73,55 +70,40 @@ def _width(runtime: Any, identity: str) -> float | None:
 async def test_the_signup_transcript_replays_to_the_same_canvas(
     livekit_server: LiveKitServer, database: Database, tmp_path: Path
 ) -> None:
-    transcript = tmp_path / "transcript.jsonl"  # replay counts turns per file: a fresh one
-    shutil.copy(SIGNUP / "transcript.jsonl", transcript)
-    settings = room_settings(livekit_server, database.url, steward_model=f"replay:{transcript}")
-    service = StewardService(settings, database=database)
-    await service.start(http=False)
-    room = f"signup-replay-{uuid.uuid4().hex[:6]}"
-    try:
-        runtime = await service.join(room)
-        clients = await join_clients(livekit_server, room, ["alice", "bob"], runtime)
+    views = {"alice": ALICE_VIEW, "bob": BOB_VIEW}
+    async with replayed_room(livekit_server, database, SIGNUP, tmp_path, views) as replay:
+        runtime, clients = replay.runtime, replay.clients
         alice, bob = clients
-        try:
-            await alice.set_view(ALICE_VIEW)
-            await bob.set_view(BOB_VIEW)
-            await wait_for(lambda: runtime.views.get("alice") is not None)
-            await wait_for(lambda: runtime.views.get("bob") is not None)
-            barn_x: float | None = None
-            for step, (who, prompt, requests) in enumerate(STEPS):
-                if step == 1:  # bob narrowed his tab before asking for the barn
-                    await bob.set_view(BOB_NARROW)
-                    await wait_for(lambda: _width(runtime, "bob") == BOB_NARROW.w)
-                if step == 3:
-                    await bob.set_view(BOB_VIEW)
-                    await wait_for(lambda: _width(runtime, "bob") == BOB_VIEW.w)
-                asker = alice if who == "alice" else bob
-                summary = await _run(runtime, asker, clients, prompt)
-                # As many model requests as the recorded run made: one, plus one review.
-                assert 1 + summary["follow_ups"] == requests, (step, summary)
-                quality = summary["quality"]
-                assert isinstance(quality, dict)
-                # Bob's barn lies right of his narrow view (outside_viewport), as recorded.
-                assert all(quality[k] == 0 for k in (*CLEAN, "outside_bounds")), (step, quality)
-                if step == 1:
-                    barn_x = float(runtime.mirror.shapes["barn-body"]["x"])
-            # The runs made as many requests as the transcript has answers: every one played.
-            answers = (SIGNUP / "transcript.jsonl").read_text(encoding="utf-8").splitlines()
-            assert sum(r for *_, r in STEPS) == len(answers) == 9
-            shapes = runtime.mirror.shapes
-            assert_same_canvas(shapes, SIGNUP / "final-canvas.json")
-            chart = ("landing-page", "signup-form", "verify-email", "welcome")
-            assert {shapes[k]["props"]["color"] for k in chart} == {"blue"}
-            arrows = [s for s in shapes.values() if s["type"] == "arrow"]
-            assert len(arrows) == 3 and all(len(a.get("bindings") or {}) == 2 for a in arrows)
-            assert facts(shapes["chart-title"])["text"] == "Signup flow"
-            body = shapes["barn-body"]["props"]
-            assert (body["color"], fill_to_model(body["fill"])) == ("red", "solid")
-            assert barn_x is not None and shapes["barn-body"]["x"] == barn_x + 100
-            for client in clients:
-                assert client.shapes == shapes, client.identity
-        finally:
-            await close_all(clients)
-    finally:
-        await service.close()
+        barn_x: float | None = None
+        for step, (who, prompt, requests) in enumerate(STEPS):
+            if step == 1:  # bob narrowed his tab before asking for the barn
+                await bob.set_view(BOB_NARROW)
+                await wait_for(lambda: _width(runtime, "bob") == BOB_NARROW.w)
+            if step == 3:
+                await bob.set_view(BOB_VIEW)
+                await wait_for(lambda: _width(runtime, "bob") == BOB_VIEW.w)
+            asker = alice if who == "alice" else bob
+            summary = await _run(runtime, asker, clients, prompt)
+            # As many model requests as the recorded run made: one, plus one review.
+            assert 1 + summary["follow_ups"] == requests, (step, summary)
+            quality = summary["quality"]
+            assert isinstance(quality, dict)
+            # Bob's barn lies right of his narrow view (outside_viewport), as recorded.
+            assert all(quality[k] == 0 for k in (*CLEAN, "outside_bounds")), (step, quality)
+            if step == 1:
+                barn_x = float(runtime.mirror.shapes["barn-body"]["x"])
+        # The runs made as many requests as the transcript has answers: every one played.
+        answers = (SIGNUP / "transcript.jsonl").read_text(encoding="utf-8").splitlines()
+        assert sum(r for *_, r in STEPS) == len(answers) == 9
+        shapes = runtime.mirror.shapes
+        assert_same_canvas(shapes, SIGNUP / "final-canvas.json")
+        chart = ("landing-page", "signup-form", "verify-email", "welcome")
+        assert {shapes[k]["props"]["color"] for k in chart} == {"blue"}
+        arrows = [s for s in shapes.values() if s["type"] == "arrow"]
+        assert len(arrows) == 3 and all(len(a.get("bindings") or {}) == 2 for a in arrows)
+        assert facts(shapes["chart-title"])["text"] == "Signup flow"
+        body = shapes["barn-body"]["props"]
+        assert (body["color"], fill_to_model(body["fill"])) == ("red", "solid")
+        assert barn_x is not None and shapes["barn-body"]["x"] == barn_x + 100
+        for client in clients:
+            assert client.shapes == shapes, client.identity

@@ -1,11 +1,26 @@
 """A canvas a scenario run left in its browsers (tldraw records, as `by-hand tabs shapes`
-saved them), compared with the steward's mirror after a replay of that run."""
+saved them), compared with the steward's mirror after a replay of that run; and the room a
+recorded transcript is replayed in."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from steward.protocol.messages import Box
+from steward.room.runtime import RoomRuntime
+from steward.service import StewardService
+from steward.store.database import Database
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
+from tests.conftest import wait_for
+from tests.support.room import close_all, converged, join_clients, room_settings
 
 Shapes = dict[str, dict[str, Any]]
 Binding = tuple[str, str, str]  # (arrow id, terminal, shape id)
@@ -93,3 +108,60 @@ def assert_same_canvas(shapes: Shapes, recorded: Path) -> None:
         if to
     }
     assert got_bindings == want_bindings
+
+
+@dataclass(frozen=True)
+class ReplayRoom:
+    """A started steward replaying a transcript, its room and the clients in it."""
+
+    service: StewardService
+    room_id: str
+    runtime: RoomRuntime
+    clients: list[HeadlessClient]
+
+
+@contextlib.asynccontextmanager
+async def replayed_room(
+    livekit_server: LiveKitServer,
+    database: Database,
+    scenario: Path,
+    tmp_path: Path,
+    views: dict[str, Box],
+) -> AsyncIterator[ReplayRoom]:
+    """A steward whose model replays `scenario/transcript.jsonl`, joined to a fresh room with
+    one headless client per entry of `views` (in order), each showing its view to the
+    steward before the test starts; everything is closed after."""
+    transcript = tmp_path / "transcript.jsonl"  # replay counts turns per file: a fresh one
+    shutil.copy(scenario / "transcript.jsonl", transcript)
+    settings = room_settings(livekit_server, database.url, steward_model=f"replay:{transcript}")
+    service = StewardService(settings, database=database)
+    await service.start(http=False)
+    room_id = f"{scenario.name}-replay-{uuid.uuid4().hex[:6]}"
+    try:
+        runtime = await service.join(room_id)
+        clients = await join_clients(livekit_server, room_id, list(views), runtime)
+        try:
+            for client in clients:
+                await client.set_view(views[client.identity])
+            await wait_for(lambda: all(runtime.views.get(i) is not None for i in views))
+            yield ReplayRoom(service, room_id, runtime, clients)
+        finally:
+            await close_all(clients)
+    finally:
+        await service.close()
+
+
+async def finished_project(replay: ReplayRoom, timeout: float = 60) -> list[Any]:
+    """Waits until the room's fairy board has a project and every project on it is done; the
+    tasks of its one project, then the clients' canvases converged with the mirror."""
+    assert replay.service.fairies is not None
+    board = replay.service.fairies.rooms[replay.room_id].board
+    await wait_for(
+        lambda: bool(board.projects) and all(p.status == "done" for p in board.projects.values()),
+        timeout=timeout,
+    )
+    (project,) = board.projects.values()
+    tasks = list(board.project_tasks(project.id))
+    await converged(replay.runtime, replay.clients)
+    print(replay.service.fairies.project_summary(replay.room_id))
+    return tasks

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import os
 import signal
 import subprocess
@@ -79,6 +80,20 @@ async def prompt_until_accepted(client: HeadlessClient, message: str) -> str:
     raise AssertionError(f"prompt never accepted: {reply}")
 
 
+def rectangle(
+    sid: str, x: float, y: float, *, w: float = 200, h: float = 120, **props: Any
+) -> dict[str, Any]:
+    """A geo rectangle record as a user's edit sends it; `props` adds to its props."""
+    return {
+        "id": sid,
+        "type": "geo",
+        "x": x,
+        "y": y,
+        "rotation": 0,
+        "props": {"geo": "rectangle", "w": w, "h": h, **props},
+    }
+
+
 def room_settings(server: LiveKitServer, db_url: str, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "livekit_url": server.url,
@@ -136,6 +151,19 @@ async def settle(runtime: RoomRuntime, clients: list[HeadlessClient], session_id
     )
 
 
+async def converged(runtime: RoomRuntime, clients: list[HeadlessClient]) -> dict[str, Any]:
+    """Waits until nothing is unacked and every client's canvas equals the steward's mirror;
+    returns a copy of it."""
+    await wait_for(
+        lambda: (
+            runtime.broadcaster.total_unacked() == 0
+            and all(c.shapes == runtime.mirror.shapes for c in clients)
+        ),
+        timeout=20,
+    )
+    return copy.deepcopy(runtime.mirror.shapes)
+
+
 async def close_all(clients: list[HeadlessClient]) -> None:
     """Disconnect every client, each within a bound: a teardown must never hang a test."""
     for c in clients:
@@ -177,3 +205,18 @@ async def recording_steward(
     )
     await service.start(http=False)
     return service, runners
+
+
+@contextlib.asynccontextmanager
+async def paced_steward(
+    server: LiveKitServer, database: Database, step_delay_s: float, **overrides: Any
+) -> AsyncIterator[StewardService]:
+    """A started steward (no HTTP) whose fixed-script runs pause `step_delay_s` between
+    steps, so a test can act while a run is still drawing; `overrides` are settings."""
+    service, _ = await recording_steward(
+        server, database, make=lambda: FixedScriptRunner(step_delay_s=step_delay_s), **overrides
+    )
+    try:
+        yield service
+    finally:
+        await service.close()
