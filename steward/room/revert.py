@@ -3,8 +3,9 @@
 Whoever may cancel a run may revert it (`Intake.cancel_refusal`, the same check and log
 line). A run still going is cancelled first and waited for. The inverse is computed from the
 room's history in the outbox (`steward.canvas.inverse`), so it holds after a restart, and
-goes out as a run of its own, through the broadcaster like any: sequenced, persisted in the
-outbox, acked, replayed to late joiners. Shapes changed since the run touched them are left
+goes out as a run of its own, opened and closed in the room's one registry of runs
+(`RoomSessions`, kind revert) and sent through the broadcaster like any: sequenced, persisted
+in the outbox, acked, replayed to late joiners. Shapes changed since the run touched them are left
 as they are and named in the run's chat reply; a revert's run can itself be reverted, which
 redoes what it took back.
 """
@@ -12,9 +13,7 @@ redoes what it took back.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-import uuid
 from dataclasses import dataclass
 
 from livekit import rtc
@@ -30,7 +29,6 @@ from steward.protocol.messages import (
     PromptNotice,
     RevertReply,
     RevertRequest,
-    SessionStatus,
 )
 from steward.protocol.names import RPC_REVERT, TOPIC_PROMPT
 from steward.room.broadcaster import Broadcaster
@@ -50,8 +48,6 @@ _POLL_S = 0.05
 NAMED_IN_CHAT = 20
 # Reverts a participant may ask for a minute.
 REVERTS_PER_MIN = 20
-# What the revert's run records as its model (no model runs in it).
-REVERT_MODEL = "revert"
 
 
 def history_envelopes(rows: list[OutboxRow]) -> list[HistoryEnvelope]:
@@ -103,7 +99,8 @@ class RevertDeps:
     broadcaster: Broadcaster
     messenger: Messenger
     outbox: Outbox
-    # The room's runs: their one cancel path (with its log line) and whom each works for.
+    # The room's runs: their one cancel path (with its log line), whom each works for, and
+    # where the revert's own run is opened and closed.
     sessions: RoomSessions
     intake: Intake
     # Set once the room's start has ended the runs a dead steward left running.
@@ -227,29 +224,31 @@ class Reverter:
         if not inverse.found:
             return self._refused(run_id, caller, "that run changed nothing on the canvas")
         shapes_then = dict(mirror.shapes)
-        session_id = f"r-{uuid.uuid4().hex[:16]}"
-        await deps.outbox.start_session(
-            session_id=session_id,
-            room_id=self.room_id,
-            source="revert",
-            requester=caller,
-            model=REVERT_MODEL,
-        )
-        broadcaster.new_session(session_id)
-        status: SessionStatus = "error"
+        session = await deps.sessions.open_revert(run_id, caller)
+        session_id = session.session_id
+        figures: dict[str, object] = {
+            "reverts": run_id,
+            "restored": len(inverse.restored),
+            "removed": len(inverse.removed),
+            "left": len(inverse.left),
+            "reverted_actions": len(inverse.actions),
+        }
+        outcome = "error: unknown"
         try:
             await self._announce(session_id, run_id, caller)
-            await deps.messenger.status(session_id, "streaming")
+            await session.send_status("streaming")
             if inverse.actions:
                 await broadcaster.send(session_id, inverse.actions)
-            text = reply_text(inverse, run_id, shapes_then)
-            await deps.messenger.chat(session_id, text)
-            status = "done"
+            await session.send_chat(reply_text(inverse, run_id, shapes_then))
+            outcome = "done"
+        except asyncio.CancelledError:
+            outcome = "canceled"
+            raise
+        except Exception as err:  # `revert` logs it and replies with the error
+            outcome = f"error: {type(err).__name__}"
+            raise
         finally:
-            last = await broadcaster.last_seq(session_id)
-            with contextlib.suppress(Exception):
-                await deps.messenger.status(session_id, status, last_seq=last)
-            await deps.outbox.end_session(session_id, status, status)
+            await deps.sessions.close_revert(session, outcome, figures)
         log.info(
             "session_reverted",
             room=self.room_id,

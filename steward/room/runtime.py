@@ -168,7 +168,7 @@ class RoomRuntime:
             edits=self.user_edits,
             browser_changes=self.mode == "host",
         )
-        # Every run in the room, prompted or a fairy's own.
+        # Every run in the room: prompted, a fairy's own or a revert's.
         self.sessions = RoomSessions(
             room_id,
             deps.runner,

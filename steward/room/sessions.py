@@ -1,10 +1,13 @@
-"""Every run in a room, prompted or a fairy's own, in one registry (`RoomSessions`): it opens,
-resumes, cancels and closes them, knows whom each works for, lists them for the operator, and
-ends each with one `session_ended` log line and one final status.
+"""Every run in a room, prompted, a fairy's own or a revert's, in one registry
+(`RoomSessions`): it opens, resumes, cancels and closes them, knows whom each works for,
+lists them for the operator, and ends each with one `session_ended` log line and one final
+status.
 
 A prompted run is one `AgentRunner` task per accepted prompt, driven here. A fairy's own
 run (a drone working a task, a lead waking) is opened and closed by the fairy runtime through
 the `SessionFactory` port (`SessionsByRoom`), which routes each call to its room's registry.
+A revert's run (the inverse of another run, `steward.room.revert`) is opened and closed by the
+`Reverter` around the one envelope it sends.
 """
 
 from __future__ import annotations
@@ -33,9 +36,13 @@ from steward.store.outbox import Outbox
 
 log = get_logger(__name__)
 
-# A prompted run (one prompt, one task driven here) or a fairy's own run (opened and closed
-# by the fairy runtime through `SessionsByRoom`).
-SessionKind = Literal["prompt", "fairy"]
+# A prompted run (one prompt, one task driven here), a fairy's own run (opened and closed
+# by the fairy runtime through `SessionsByRoom`) or a revert's run (opened and closed by the
+# `Reverter`).
+SessionKind = Literal["prompt", "fairy", "revert"]
+# What a revert's run records as its model and its source (no model runs in it).
+REVERT_MODEL = "revert"
+REVERT_SOURCE = "revert"
 
 
 @dataclass
@@ -85,7 +92,7 @@ class FairyDesk(Protocol):
 
 
 class RoomSessions:
-    """The room's one registry of runs (prompted and fairies' own)."""
+    """The room's one registry of runs (prompted, fairies' own and reverts')."""
 
     def __init__(
         self,
@@ -265,9 +272,49 @@ class RoomSessions:
             return
         await self._end(own, outcome, status="done")
 
+    # --- a revert's runs ------------------------------------------------------------------
+    async def open_revert(self, run_id: str, requester: str) -> RoomSession:
+        """The run that takes back run `run_id` for participant `requester` (whose it is,
+        until it ends). Its row's source says revert; what it sends is its own envelopes."""
+        session_id = new_session_id()
+        prompt = PromptInput(message=f"Undo {run_id}", source="browser", requester=requester)
+        session = self._session(session_id, prompt)
+        await self._outbox.start_session(
+            session_id=session_id,
+            room_id=self.room_id,
+            source=REVERT_SOURCE,
+            requester=requester,
+            model=REVERT_MODEL,
+        )
+        self._broadcaster.new_session(session_id)
+        self.sessions[session_id] = session
+        self.kinds[session_id] = "revert"
+        log.info(
+            "revert_session_opened",
+            room=self.room_id,
+            session_id=session_id,
+            reverts=run_id,
+            requester=requester,
+        )
+        return session
+
+    async def close_revert(
+        self, session: RoomSession, outcome: str, figures: dict[str, object]
+    ) -> SessionResult:
+        """The revert's run is over: it ends here, once, its `figures` on its end line."""
+        sid = session.session_id
+        if sid in self.results:
+            return self.results[sid]
+        return await self._end(session, outcome, figures=figures)
+
     # --- every run -----------------------------------------------------------------------
     async def _end(
-        self, session: RoomSession, outcome: str, *, status: SessionStatus | None = None
+        self,
+        session: RoomSession,
+        outcome: str,
+        *,
+        status: SessionStatus | None = None,
+        figures: dict[str, object] | None = None,
     ) -> SessionResult:
         """The one end of every run: previews withdrawn unless it finished, its final status
         sent once, its row closed, one `session_ended` line."""
@@ -282,6 +329,7 @@ class RoomSessions:
         summary = self._summary(session, outcome, kind)
         summary["quality"] = record_quality(session.quality())
         summary.update(await self._usage(sid))
+        summary.update(figures or {})
         with contextlib.suppress(Exception):
             await self._outbox.end_session(sid, status, outcome)
         if kind == "prompt":  # the sessions metric counts prompted runs, as it always has
@@ -328,6 +376,8 @@ class RoomSessions:
         fairy = self.fairy_of(session_id)
         if fairy is not None:  # its fairy decides, as a user's cancel of it would
             return self._fairies is not None and self._fairies.stop(self.room_id, fairy)
+        if self.kinds.get(session_id) == "revert":  # one envelope, sent at once: it is taken
+            return False  # back by reverting it, as any run is
         session, task = self.sessions[session_id], self._tasks.get(session_id)
         if task is None or task.done():
             return False
@@ -420,7 +470,7 @@ class RoomSessions:
             "session_id": session.session_id,
             "kind": kind,
             "fairy": session.prompt.fairy,
-            "source": session.prompt.source,
+            "source": REVERT_SOURCE if kind == "revert" else session.prompt.source,
             "outcome": outcome,
             "prompt_tokens_est": estimate_tokens(session.prompt.message),
             "shapes": fig.shapes,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -131,6 +132,12 @@ async def test_a_revert_of_a_revert_redoes_the_run(
         await settle(runtime, clients, redo.session_id)
         assert await converged(runtime, clients) == after_run
         assert all(list(c.shapes) == list(after_run) for c in clients)
+        # Both are runs of the room's one registry, ended there, Ann's.
+        for sid in (undo.session_id, redo.session_id):
+            assert re.fullmatch(r"s-[0-9a-f]{16}", sid)
+            assert runtime.sessions.kinds[sid] == "revert"
+            assert runtime.sessions.results[sid].outcome == "done"
+            assert runtime.sessions.owner(sid) == ann.identity
     finally:
         await close_all(clients)
 

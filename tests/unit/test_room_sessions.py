@@ -207,3 +207,62 @@ async def test_a_run_cancelled_before_its_task_began_still_ends_once() -> None:
     assert result.outcome == "canceled" and not runner.started.is_set()
     assert wire.rows == {sid: "canceled"} and wire.statuses(sid) == ["canceled"]
     assert [e["outcome"] for e in logs if e["event"] == "session_ended"] == ["canceled"]
+
+
+async def test_a_revert_run_is_a_run_of_the_registry() -> None:
+    wire = Wire()
+    registry = RoomSessions(
+        "room",
+        UntilCancelled,
+        broadcaster=cast(Broadcaster, wire),
+        messenger=Messenger("room", wire.publish),
+        snapshots=cast(SnapshotFetcher, None),
+        outbox=cast(Outbox, wire),
+        model="m",
+    )
+    with structlog.testing.capture_logs() as logs:
+        session = await registry.open_revert("s-0123456789abcdef", "ann")
+        sid = session.session_id
+        # The registry's id scheme; the caller owns it, the operator sees it while it runs.
+        assert re.fullmatch(r"s-[0-9a-f]{16}", sid)
+        assert registry.owner(sid) == "ann" and registry.is_open(sid)
+        assert [v["session_id"] for v in registry.overview()] == [sid]
+        assert registry.kinds[sid] == "revert" and registry.fairy_of(sid) is None
+        # One envelope sent at once: a cancel does not stop it halfway (revert it instead).
+        assert not registry.cancel(sid, "ann")
+        await session.send_status("streaming")
+        figures: dict[str, object] = {"reverts": "s-0123456789abcdef", "restored": 2}
+        result = await registry.close_revert(session, "done", figures)
+        again = await registry.close_revert(session, "error: late", figures)
+
+    assert again is result and result.outcome == "done"
+    assert registry.overview() == [] and registry.owner(sid) == "ann"
+    assert wire.rows == {sid: "done"} and wire.statuses(sid) == ["streaming", "done"]
+    ended = [e for e in logs if e["event"] == "session_ended"]
+    assert len(ended) == 1
+    assert (ended[0]["kind"], ended[0]["source"], ended[0]["outcome"]) == (
+        "revert",
+        "revert",
+        "done",
+    )
+    assert (ended[0]["reverts"], ended[0]["restored"]) == ("s-0123456789abcdef", 2)
+    cancels = [(e["owner"], e["ok"]) for e in logs if e["event"] == "session_cancel"]
+    assert cancels == [("ann", False)]
+
+
+async def test_a_failed_revert_run_ends_with_an_error_status() -> None:
+    wire = Wire()
+    registry = RoomSessions(
+        "room",
+        UntilCancelled,
+        broadcaster=cast(Broadcaster, wire),
+        messenger=Messenger("room", wire.publish),
+        snapshots=cast(SnapshotFetcher, None),
+        outbox=cast(Outbox, wire),
+        model="m",
+    )
+    session = await registry.open_revert("s-0123456789abcdef", "ann")
+    result = await registry.close_revert(session, "error: RuntimeError", {})
+    assert result.outcome == "error: RuntimeError"
+    assert wire.rows == {session.session_id: "error"}
+    assert wire.statuses(session.session_id) == ["error"]
