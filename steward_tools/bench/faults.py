@@ -282,7 +282,8 @@ async def one_run(
                 continue
             await asyncio.sleep(0.6)  # mid-stream
             if step == "lossy+reconnect":
-                await clients[2].simulate_full_reconnect()
+                # The lossy client (its place in the list moves once the host has left).
+                await next(c for c in clients if c.faults == LOSSY).simulate_full_reconnect()
             elif step == "host_leaves":
                 host = clients.pop(0)
                 await host.disconnect()
