@@ -57,6 +57,11 @@ LONG_PROMPTS = (
     "add 12 sticky notes about goals",
     "draw 12 blue circles in a row",
 )
+# In the long mode every client without faults prompts at every step (one asker's prompts
+# queue, different askers' run at once), the model streams faster, and a room goes through
+# the faults this many times: more actions cross each fault per second, the faults the same.
+LONG_TOKENS_PER_S = 400.0
+LONG_CYCLES = 2
 
 
 @dataclass
@@ -188,8 +193,8 @@ async def converged(clients: list[TimedClient], db_url: str, room: str, timeout:
 async def prompt_retrying(prompter: TimedClient, message: str = FLOW_CHART) -> Any:
     """Prompt; a participant the steward has not seen yet (joins are announced in batches,
     and a restarted steward relearns the room; a steward just joined may not answer RPCs
-    yet) is retried for a while."""
-    deadline = time.monotonic() + 15
+    yet, and one restarted under load takes a while to answer) is retried for a while."""
+    deadline = time.monotonic() + 30
     while True:
         try:
             reply = await prompter.prompt(message)
@@ -212,6 +217,7 @@ async def one_run(
     steps: tuple[str, ...] = STEPS,
     tokens_per_s: float = 150.0,
     prompts: tuple[str, ...] = (FLOW_CHART,),
+    every_client_prompts: bool = False,
 ) -> None:
     room = f"bench-faults-{uuid.uuid4().hex[:6]}"
     env = {
@@ -245,30 +251,44 @@ async def one_run(
         return made
 
     try:
-        for i in range(3):
+        # The long mode adds a second prompter (c3): the host leaves once per cycle, and the
+        # earliest joined (c0, then c1) is the host.
+        for i in range(4 if every_client_prompts else 3):
             c = client(f"c{i}", LOSSY if i == 2 else None)
             await c.connect()
             clients.append(c)
         prompter = clients[1]
-        for step in steps:
-            tally.steps += 1
-            sessions = []
-            for message in prompts:  # runs at once (or queued behind each other)
-                reply = await prompt_retrying(prompter, message)
+
+        async def send(asker: TimedClient) -> list[tuple[TimedClient, str]]:
+            sent = []
+            for message in prompts:  # one asker's prompts queue behind each other
+                reply = await prompt_retrying(asker, message)
                 if reply.session_id is None:
                     tally.notes.append(f"{step}: prompt refused: {reply.error}")
                 else:
-                    sessions.append(reply.session_id)
+                    sent.append((asker, reply.session_id))
+            return sent
+
+        for step in steps:
+            tally.steps += 1
+            # The lossy client never prompts (its RPCs are at the mercy of its own faults), nor
+            # do late joiners (a reconnect under load gives one a new session, whose grant
+            # the steward rightly refuses: its retries would only mute it).
+            askers = [c for c in clients if c.faults != LOSSY and c.identity.startswith("c")]
+            if not every_client_prompts:
+                askers = [prompter]
+            sessions = [s for sent in await asyncio.gather(*map(send, askers)) for s in sent]
             if not sessions:
                 continue
             await asyncio.sleep(0.6)  # mid-stream
             if step == "lossy+reconnect":
-                await clients[2].simulate_full_reconnect()
+                # The lossy client (its place in the list moves once the host has left).
+                await next(c for c in clients if c.faults == LOSSY).simulate_full_reconnect()
             elif step == "host_leaves":
                 host = clients.pop(0)
                 await host.disconnect()
                 gone.append(host)
-                late = client("late")
+                late = client(f"late{len(gone)}" if len(gone) > 1 else "late")
                 await late.connect()
                 clients.append(late)
             elif step == "steward_sigkill":
@@ -279,9 +299,10 @@ async def one_run(
                 await asyncio.to_thread(pg.stop)
                 await asyncio.sleep(0.5)
                 await pg.astart()
-            for session_id in sessions:
+            for asker, session_id in sessions:
+                watcher = asker if asker in clients else clients[0]  # the asker may have left
                 with contextlib.suppress(TimeoutError):
-                    await prompter.wait_status(session_id, timeout=30)
+                    await watcher.wait_status(session_id, timeout=30)
             if not await converged(clients, db_url, room, 30):
                 tally.notes.append(f"{step}: clients did not converge within 30 s")
         finals, mirror = await outbox_state(db_url, room)
@@ -317,7 +338,16 @@ async def run(runs: int = 2, *, actions: int = 0, minutes: float = 0.0) -> dict[
             runs = 0
             while tally.actions < actions and time.monotonic() < deadline:
                 runs += 1
-                await one_run(server, pg, db_url, tally, prompts=LONG_PROMPTS)
+                await one_run(
+                    server,
+                    pg,
+                    db_url,
+                    tally,
+                    steps=STEPS * LONG_CYCLES,
+                    tokens_per_s=LONG_TOKENS_PER_S,
+                    prompts=LONG_PROMPTS,
+                    every_client_prompts=True,
+                )
         else:
             for _ in range(runs):
                 await one_run(server, pg, db_url, tally)
