@@ -390,7 +390,9 @@ class Hostile:
         texts = drawn(st.text(max_size=200), n // 2, seed)
         bases = ["steward, draw a cat", "hey Steward draw boxes", "ask the steward", "STEWARD"]
         texts += [mutate.mutate_text(self.rng, self.rng.choice(bases)) for _ in range(n - n // 2)]
-        texts.append("steward " + "x" * (MAX_PROMPT_CHARS * 2 + 10))  # oversized
+        # Oversized, and first: a sender muted for what it sent earlier has its streams
+        # dropped at their header, unread (no `oversize` would be seen).
+        texts.insert(0, "steward " + "x" * (MAX_PROMPT_CHARS * 2 + 10))
         for i, text in enumerate(texts):
             final = ("true", "false", "", "TRUE")[i % 4]
             await self.attempt(
@@ -576,7 +578,7 @@ async def fuzz_live(
             oversize_ack = json.dumps(
                 {"sessionId": "s", "seq": 1, "applied": ["a" * 100] * 200, "appliedAt": 1.0}
             ).encode()
-            data[TOPIC_ACK].append(oversize_ack)
+            data[TOPIC_ACK].insert(0, oversize_ack)  # first: before any mute
             prompts = payloads(rng, SEEDS[PromptRequest], per_path, seed + 10)
             # Valid prompts among them start sessions, whose context the hostile host answers.
             valid = PromptRequest(message="draw a red circle").to_wire()
