@@ -237,7 +237,9 @@ def test_a_port_taken_before_livekit_server_binds_it_is_replaced(
     server = LiveKitServer()
     try:
         server.start()
-        assert picks[0] == busy and len(picks) == 6  # three ports, twice
+        # Three ports per attempt, at least twice: a port picked again can be taken by
+        # another connection too, on a busy machine (seen once in CI: three attempts).
+        assert picks[0] == busy and len(picks) >= 6 and len(picks) % 3 == 0
         assert busy not in (server.http_port, server.tcp_port)
         with socket.create_connection(("127.0.0.1", server.http_port), timeout=2):
             pass
