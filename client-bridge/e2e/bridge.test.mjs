@@ -2,40 +2,124 @@
 // (scripted runner). Must run inside the network namespace (ops/netns-run.sh): libwebrtc
 // ignores loopback interfaces.
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { after, before, test } from 'node:test'
-import { WAIT, appliedCount, bridge, openTab as openStackTab, prompt, repo, sameEverywhere, startStack, stopStack, waitReady, waitStatus } from './rig.mjs'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
 import { snapshot } from './snapshot.mjs'
 
+const here = dirname(fileURLToPath(import.meta.url))
+const bridge = resolve(here, '..')
+const repo = resolve(bridge, '..')
 const results = join(bridge, 'test-results')
 const ROOM = `e2e-${Date.now().toString(36)}`
 // Every tab's microphone is this file (espeak-ng speech, made in before()): used only when a
 // tab opens its microphone.
 const SPOKEN = join(mkdtempSync(join(tmpdir(), 'steward-e2e-voice-')), 'flow.wav')
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${SPOKEN}`]
+const WAIT = 30_000
 
 let stack
 let stackInfo
-const tabList = []
+const browsers = []
 const tabs = {}
 
+function startStack() {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('uv', ['run', '--frozen', 'python', join(here, 'stack.py'), ROOM, join(bridge, 'demo', 'dist')], {
+      cwd: repo,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, STEWARD_LOG_FORMAT: 'json', STEWARD_LOG_LEVEL: process.env.STEWARD_LOG_LEVEL ?? 'warning' },
+    })
+    let out = ''
+    let err = ''
+    const timer = setTimeout(() => reject(new Error(`stack did not start in 60 s\n${err.slice(-3000)}`)), 60_000)
+    child.stdout.on('data', (d) => {
+      out += d
+      if (process.env.E2E_VERBOSE) process.stderr.write(d)
+      const line = out.split('\n').find((l) => l.startsWith('{'))
+      if (line) {
+        clearTimeout(timer)
+        resolvePromise({ child, info: JSON.parse(line) })
+      }
+    })
+    child.stderr.on('data', (d) => {
+      err += d
+      if (process.env.E2E_VERBOSE) process.stderr.write(d)
+    })
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`stack exited with ${code}\n${err.slice(-3000)}`))
+    })
+  })
+}
+
 async function openTab(name, room = ROOM) {
-  const tab = await openStackTab(stackInfo, name, room, { audio: SPOKEN })
-  tabList.push(tab)
+  const dir = mkdtempSync(join(tmpdir(), `steward-chromium-${name}-`))
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 800 },
+  })
+  const page = context.pages()[0] ?? (await context.newPage())
+  page.on('console', (m) => {
+    if (process.env.E2E_VERBOSE && m.text().includes('[steward]')) console.error(`[${name}] ${m.text()}`)
+  })
+  page.on('pageerror', (e) => console.error(`[${name}] page error:`, e.stack ?? e.message))
+  browsers.push({ context, dir })
+  const tab = { name, context, page, dir }
+  await page.goto(`${stackInfo.page}/?room=${room}`)
+  await waitReady(tab)
   tabs[name] = tab
   return tab
 }
 
-
-const converge = (list, label) =>
-  sameEverywhere(
-    list.map((t) => t.name),
-    () => Promise.all(list.map(snapshot)),
-    label,
+async function waitReady(tab) {
+  await tab.page.waitForFunction(
+    () => {
+      const s = window.__steward?.handle.state
+      return s && s.status === 'connected' && s.stewardPresent && s.host
+    },
+    null,
+    { timeout: WAIT },
   )
+}
 
+
+async function converge(list, label) {
+  const deadline = Date.now() + WAIT
+  let snaps = []
+  while (Date.now() < deadline) {
+    snaps = await Promise.all(list.map(snapshot))
+    if (snaps.every((s) => s === snaps[0])) return JSON.parse(snaps[0])
+    await new Promise((r) => setTimeout(r, 250))
+  }
+  // Name the records that differ, then fail.
+  const [a, ...rest] = snaps.map((s) => new Map(JSON.parse(s).map((r) => [r.id, JSON.stringify(r)])))
+  const diffs = []
+  for (const [i, b] of rest.entries()) {
+    for (const id of new Set([...a.keys(), ...b.keys()])) {
+      if (a.get(id) !== b.get(id)) diffs.push(`${list[0].name} vs ${list[i + 1].name} ${id}:\n  ${a.get(id)}\n  ${b.get(id)}`)
+    }
+  }
+  assert.fail(`${label}: canvases differ\n${diffs.slice(0, 6).join('\n')}`)
+}
+
+async function prompt(tab, message) {
+  const reply = await tab.page.evaluate((m) => window.__steward.handle.prompt(m), message)
+  assert.ok(reply.sessionId, `prompt refused: ${reply.error}`)
+  return reply.sessionId
+}
+
+const waitStatus = (tab, sid, wanted = 'done') =>
+  tab.page.waitForFunction(([s, w]) => window.__steward.handle.state.sessions[s]?.status === w, [sid, wanted], { timeout: WAIT })
+
+const appliedCount = (tab) => tab.page.evaluate(() => window.__steward.handle.executor.appliedLog.length)
 const waitApplied = (tab, n) =>
   tab.page.waitForFunction((k) => window.__steward.handle.executor.appliedLog.length > k, n, { timeout: WAIT })
 
@@ -44,16 +128,21 @@ before(async () => {
   // A long lead: the steward subscribes to the microphone after the tab publishes it.
   const made = spawnSync('uv', ['run', '--frozen', 'python', '-m', 'steward_tools.voice.speech', SPOKEN, '1.5', 'steward, draw a flow chart of our signup'], { cwd: repo, encoding: 'utf8' })
   assert.equal(made.status, 0, `speech synthesis failed: ${made.stderr}`)
-  ;({ child: stack, info: stackInfo } = await startStack(ROOM))
+  ;({ child: stack, info: stackInfo } = await startStack())
   await openTab('t1')
   await openTab('t2')
   await openTab('t3')
 })
 
 after(async () => {
-  for (const tab of tabList) await tab.close()
-  await stopStack(stack)
-  rmSync(dirname(SPOKEN), { recursive: true, force: true })
+  for (const b of browsers) {
+    await b.context.close().catch(() => {})
+    rmSync(b.dir, { recursive: true, force: true })
+  }
+  if (stack) {
+    stack.stdin.end()
+    stack.kill('SIGTERM')
+  }
 })
 
 test('the first tab is the host and every tab announces its capabilities', async () => {

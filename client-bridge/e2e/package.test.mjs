@@ -8,12 +8,18 @@ import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve, sep } from 'node:path'
+import { dirname, join, resolve, sep } from 'node:path'
 import { after, before, test } from 'node:test'
-import { WAIT, bridge, here, openTab, repo, startStack, stopStack } from './rig.mjs'
+import { fileURLToPath } from 'node:url'
+import { chromium } from 'playwright-core'
 import { snapshot } from './snapshot.mjs'
 
+const here = dirname(fileURLToPath(import.meta.url))
+const bridge = resolve(here, '..')
+const repo = resolve(bridge, '..')
 const ROOM = `pkg-${Date.now().toString(36)}`
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const WAIT = 30_000
 // npm as the running npm script was started (its own CLI on this node), else from PATH.
 const NPM = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm']
 
@@ -21,7 +27,7 @@ const lock = JSON.parse(readFileSync(join(bridge, 'package-lock.json'), 'utf8'))
 const work = mkdtempSync(join(tmpdir(), 'steward-fresh-app-'))
 const app = join(work, 'app')
 let stack
-const tabs = []
+const contexts = []
 
 // The environment without what a running npm script exports (`npm --prefix client-bridge test`
 // exports npm_config_prefix, which would point the app's `npm install` at client-bridge).
@@ -51,6 +57,52 @@ function locked(name) {
   const version = lock.packages[`node_modules/${name}`]?.version
   assert.ok(version, `${name} is in client-bridge's lock file`)
   return version
+}
+
+/** livekit-server, Postgres and the steward (e2e/stack.py), its HTTP API serving `dist`. */
+function startStack(dist) {
+  return new Promise((resolveStack, reject) => {
+    const child = spawn('uv', ['run', '--frozen', 'python', join(here, 'stack.py'), ROOM, dist], {
+      cwd: repo,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, STEWARD_LOG_FORMAT: 'json', STEWARD_LOG_LEVEL: process.env.STEWARD_LOG_LEVEL ?? 'warning' },
+    })
+    let out = ''
+    let err = ''
+    const timer = setTimeout(() => reject(new Error(`stack did not start in 60 s\n${err.slice(-3000)}`)), 60_000)
+    child.stdout.on('data', (d) => {
+      out += d
+      const line = out.split('\n').find((l) => l.startsWith('{'))
+      if (line) {
+        clearTimeout(timer)
+        resolveStack({ child, info: JSON.parse(line) })
+      }
+    })
+    child.stderr.on('data', (d) => (err += d))
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`stack exited with ${code}\n${err.slice(-3000)}`))
+    })
+  })
+}
+
+async function openTab(name, page) {
+  const dir = mkdtempSync(join(tmpdir(), `steward-chromium-${name}-`))
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 800 },
+  })
+  contexts.push({ context, dir })
+  const tab = context.pages()[0] ?? (await context.newPage())
+  tab.on('pageerror', (e) => console.error(`[${name}] page error:`, e.stack ?? e.message))
+  await tab.goto(`${page}/?room=${ROOM}`, { timeout: WAIT })
+  await tab.waitForFunction(() => {
+    const s = window.__steward?.handle.state
+    return s && s.status === 'connected' && s.stewardPresent && s.host
+  }, null, { timeout: WAIT })
+  return { name, page: tab }
 }
 
 before(async () => {
@@ -108,20 +160,25 @@ before(async () => {
   }
   await run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], app, 120_000)
   await run(process.execPath, [join(app, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--logLevel', 'warn'], app, 180_000)
-  stack = await startStack(ROOM, { dist: join(app, 'dist') })
+  stack = await startStack(join(app, 'dist'))
 })
 
 after(async () => {
-  for (const tab of tabs) await tab.close()
-  await stopStack(stack?.child)
+  for (const { context, dir } of contexts) {
+    await context.close().catch(() => {})
+    rmSync(dir, { recursive: true, force: true })
+  }
+  if (stack) {
+    stack.child.stdin.end()
+    stack.child.kill('SIGTERM')
+  }
   rmSync(work, { recursive: true, force: true })
 })
 
 test('a prompt typed into the fresh app draws in both of its tabs', async () => {
-  const t1 = await openTab(stack.info, 'a1', ROOM)
-  tabs.push(t1)
-  const t2 = await openTab(stack.info, 'a2', ROOM)
-  tabs.push(t2)
+  const page = stack.info.page
+  const t1 = await openTab('a1', page)
+  const t2 = await openTab('a2', page)
   const before = await snapshot(t1)
   assert.equal(before, '[]', 'the canvas starts empty')
   // As a user does it: the panel's prompt box and its send button.
