@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -32,16 +34,21 @@ def livekit_server() -> Iterator[LiveKitServer]:
 
 
 @pytest.fixture(scope="session")
-def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """DATABASE_URL when set, else a fresh embedded Postgres for this run."""
+def pg_url() -> Iterator[str]:
+    """DATABASE_URL when set, else a fresh embedded Postgres for this run.
+
+    Its directory is not under pytest's numbered base temp: another pytest run on the machine
+    keeps only the three newest of those and deletes older ones, this Postgres with them."""
     if os.environ.get("DATABASE_URL"):
         yield os.environ["DATABASE_URL"]
         return
-    pg = EmbeddedPostgres(Path(tmp_path_factory.mktemp("pg")))
+    home = Path(tempfile.mkdtemp(prefix="steward-test-pg-"))
+    pg = EmbeddedPostgres(home)
     try:
         yield pg.start()
     finally:
         pg.stop()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture
