@@ -19,7 +19,9 @@ line for it, or *accepted wrongly* when the attack got what it wanted. `crashes`
 error-level lines and exceptions around our callbacks. `honest_latency_ratio` is ann's
 prompt-to-done time after the attacks over her time before them (median of 3 each);
 `honest_during_flood_ratio` her run started during the unread-topic floods over the same
-median. The steward's RSS growth (`rss_mb_growth`) is this process's: the floods are sent from
+median, and `flood_phases_s` where the flood's seconds went (each flooder's first byte counted,
+first strike, mute and LiveKit's answer to it; the last packet dropped from a muted sender).
+The steward's RSS growth (`rss_mb_growth`) is this process's: the floods are sent from
 child processes (`steward_tools.bench.flooder`), and the attackers whose clients still run
 here connect before the baseline, so neither their connections nor the senders' buffers are
 counted as the steward's; what their attacks make those clients hold still is

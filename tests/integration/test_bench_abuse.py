@@ -45,8 +45,9 @@ async def test_the_abuse_bench_meets_its_targets() -> None:
     original = ("grants_cancel", "http_storage", "compressed_stream", "gzip_bomb")
     assert sum(by_phase[p] for p in original) <= 32, by_phase
     # ann's run during the unread-topic floods: measured and reported against its 1.5 target,
-    # not asserted at it: it pays for what the SFU had forwarded before the mute, 1.2-2.1x
-    # her baseline here on two shared cores (docs/PERFORMANCE.md).
+    # not asserted at it: it pays for what the SFU had forwarded before the mute, and on two
+    # shared cores for the machine's load, 1.28-1.35x her baseline in 4 runs here at load 4-7
+    # (docs/PERFORMANCE.md).
     assert result["honest_during_flood_ratio"] is not None
     # Where the seconds of the flood go, each flooder's phases in order (seconds after the
     # flood's start): its first byte counted, its first strike, the mute, LiveKit's answer.
