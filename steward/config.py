@@ -133,6 +133,9 @@ class Settings(BaseSettings):
     # per 4 KiB (steward.room.inbound_budget).
     steward_inbound_budget_bytes: int = Field(default=2 * 1024 * 1024, ge=64 * 1024)
     steward_inbound_budget_packets: int = Field(default=2000, ge=100)
+    # ... and in any 1 s: a flood passes this within a fraction of a second and is muted;
+    # over it every arrival is strikes, one per KiB.
+    steward_inbound_burst_bytes: int = Field(default=512 * 1024, ge=64 * 1024)
 
     steward_max_followups: int = Field(default=3, ge=0, le=20)
     # A run with no progress (no model output, no context answer) for this long ends; a run

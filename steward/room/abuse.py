@@ -92,8 +92,15 @@ class AbuseGuard:
 
     def _revoke_later(self, identity: str) -> None:
         async def revoke() -> None:
+            started = self._clock()
             try:
                 await self._revoke(identity)
+                log.info(
+                    "participant_mute_applied",
+                    room=self.room_id,
+                    participant=identity,
+                    took_s=round(self._clock() - started, 3),
+                )
             except Exception as err:  # still refused here; LiveKit just keeps relaying it
                 log.error(
                     "participant_mute_failed",

@@ -55,6 +55,7 @@ class InboundPackets:
         *,
         bytes_per_window: int,
         packets_per_window: int,
+        burst_bytes: int | None = None,
         spawn: Callable[[Awaitable[None]], object],
         on_activity: Callable[[], None],
     ) -> None:
@@ -67,6 +68,7 @@ class InboundPackets:
             self._over_budget,
             bytes_per_window=bytes_per_window,
             packets_per_window=packets_per_window,
+            burst_bytes=burst_bytes,
         )
         self.rejected: list[tuple[str, str, str]] = []
         # Packets of muted senders dropped unread (LiveKit forwards what it had in flight).
@@ -100,7 +102,6 @@ class InboundPackets:
 
     def _over_budget(self, identity: str, reason: str, weight: int) -> None:
         metrics.REJECTED_INBOUND.labels(topic="*", reason=reason).inc()
-        self._abuse.strike(identity, reason, weight=weight)
         used, packets = self.budget.usage(identity)
         self._sampled.warning(
             (identity, reason),
@@ -111,6 +112,7 @@ class InboundPackets:
             window_bytes=used,
             window_packets=packets,
         )
+        self._abuse.strike(identity, reason, weight=weight)  # after its reason's line
 
     def on_data(self, packet: rtc.DataPacket) -> None:
         topic = packet.topic or ""
@@ -119,7 +121,9 @@ class InboundPackets:
             if sender in self._abuse.muted:
                 self.dropped_from_muted += 1
                 return
-            self.budget.charge(sender, len(packet.data))
+            if not self.budget.charge(sender, len(packet.data)) and sender in self._abuse.muted:
+                self.dropped_from_muted += 1  # this one's strike muted it: unread as well
+                return
         if not topic.startswith(_OWN_PREFIXES):
             return
         if sender is None:

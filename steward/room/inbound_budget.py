@@ -4,11 +4,17 @@ handler for, counted whether read or not.
 
 Everything the SFU relays to the steward shares its one reliable data channel, so a sender
 that pushes megabytes the steward never asked for delays every other participant's RPCs and
-context streams behind them. Within the budget nothing happens; everything that arrives while
-a participant is over it is a strike weighing one per `BYTES_PER_STRIKE` (at least one), so a
-flood of bytes is muted (`AbuseGuard`) within a few packets past the budget and a flood of
-small packets within the guard's limit of them. Streams the steward asked for (context
-answers, bounded by their own caps) count one packet and no bytes.
+context streams behind them. Two limits apply: the budget over `WINDOW_S` (bytes and
+packets), and a burst allowance of bytes over the last `BURST_S`. An honest browser's
+unsolicited traffic comes in bursts well under the allowance (a paste of hundreds of shapes
+is a few hundred KiB at once) and averages far under the budget; a flood passes the
+allowance within a fraction of a second of arriving, since the channel delivers it at about
+a megabyte a second. Everything that arrives while a participant is over either limit is a
+strike weighing one per `BYTES_PER_STRIKE` over the budget, one per `BURST_BYTES_PER_STRIKE`
+over the allowance (at least one), so a flood of bytes is muted (`AbuseGuard`) within a few
+packets past the allowance and a flood of small packets within the guard's limit of them.
+Streams the steward asked for (context answers, bounded by their own caps) count one packet
+and no bytes.
 """
 
 from __future__ import annotations
@@ -18,10 +24,27 @@ from collections import deque
 from collections.abc import Callable
 
 BYTES_PER_STRIKE = 4096
+BURST_BYTES_PER_STRIKE = 1024
 WINDOW_S = 10.0
+BURST_S = 1.0
 
 # (identity, reason, weight): a strike for data over the budget.
 Strike = Callable[[str, str, int], None]
+
+
+class _Window:
+    """Arrivals as (time, bytes) over the last `span` seconds, and their sum."""
+
+    def __init__(self, span: float) -> None:
+        self.span = span
+        self.arrivals: deque[tuple[float, int]] = deque()
+        self.bytes = 0
+
+    def add(self, now: float, nbytes: int) -> None:
+        while self.arrivals and now - self.arrivals[0][0] > self.span:
+            self.bytes -= self.arrivals.popleft()[1]
+        self.arrivals.append((now, nbytes))
+        self.bytes += nbytes
 
 
 class InboundBudget:
@@ -31,37 +54,47 @@ class InboundBudget:
         *,
         bytes_per_window: int,
         packets_per_window: int,
+        burst_bytes: int | None = None,
         window_s: float = WINDOW_S,
+        burst_s: float = BURST_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._strike = strike
         self.bytes_per_window = bytes_per_window
         self.packets_per_window = packets_per_window
+        self.burst_bytes = burst_bytes  # None: no burst allowance, the budget alone
         self.window_s = window_s
+        self.burst_s = burst_s
         self._clock = clock
-        # identity -> (arrivals in the window as (time, bytes), bytes in them)
-        self._seen: dict[str, tuple[deque[tuple[float, int]], list[int]]] = {}
+        # identity -> (its arrivals over the window, over the burst span)
+        self._seen: dict[str, tuple[_Window, _Window]] = {}
         self.over_events = 0
 
     def charge(self, identity: str, nbytes: int, *, what: str = "data") -> bool:
         """Count one arrival of `nbytes` from `identity`; False (and a strike) when it is
-        over the budget."""
+        over the budget or the burst allowance."""
         now = self._clock()
-        arrivals, total = self._seen.setdefault(identity, (deque(), [0]))
-        while arrivals and now - arrivals[0][0] > self.window_s:
-            total[0] -= arrivals.popleft()[1]
-        arrivals.append((now, nbytes))
-        total[0] += nbytes
-        if total[0] <= self.bytes_per_window and len(arrivals) <= self.packets_per_window:
+        seen = self._seen.get(identity)
+        if seen is None:
+            seen = self._seen[identity] = (_Window(self.window_s), _Window(self.burst_s))
+        window, burst = seen
+        window.add(now, nbytes)
+        burst.add(now, nbytes)
+        weight = 0
+        if window.bytes > self.bytes_per_window or len(window.arrivals) > self.packets_per_window:
+            weight = 1 + nbytes // BYTES_PER_STRIKE
+        if self.burst_bytes is not None and burst.bytes > self.burst_bytes:
+            weight = max(weight, 1 + nbytes // BURST_BYTES_PER_STRIKE)
+        if not weight:
             return True
         self.over_events += 1
-        self._strike(identity, f"over_budget_{what}", 1 + nbytes // BYTES_PER_STRIKE)
+        self._strike(identity, f"over_budget_{what}", weight)
         return False
 
     def usage(self, identity: str) -> tuple[int, int]:
         """(bytes, packets) counted for `identity` in the current window."""
         seen = self._seen.get(identity)
-        return (seen[1][0], len(seen[0])) if seen is not None else (0, 0)
+        return (seen[0].bytes, len(seen[0].arrivals)) if seen is not None else (0, 0)
 
     def forget(self, identity: str) -> None:
         self._seen.pop(identity, None)

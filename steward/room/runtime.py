@@ -126,6 +126,7 @@ class RoomRuntime:
             self.abuse,
             bytes_per_window=s.steward_inbound_budget_bytes,
             packets_per_window=s.steward_inbound_budget_packets,
+            burst_bytes=s.steward_inbound_burst_bytes,
             spawn=self._spawn,
             on_activity=self._active,
         )

@@ -19,7 +19,9 @@ line for it, or *accepted wrongly* when the attack got what it wanted. `crashes`
 error-level lines and exceptions around our callbacks. `honest_latency_ratio` is ann's
 prompt-to-done time after the attacks over her time before them (median of 3 each);
 `honest_during_flood_ratio` her run started during the unread-topic floods over the same
-median. The steward's RSS growth (`rss_mb_growth`) is this process's: the floods are sent from
+median, and `flood_phases_s` where the flood's seconds went (each flooder's first byte counted,
+first strike, mute and LiveKit's answer to it; the last packet dropped from a muted sender).
+The steward's RSS growth (`rss_mb_growth`) is this process's: the floods are sent from
 child processes (`steward_tools.bench.flooder`), and the attackers whose clients still run
 here connect before the baseline, so neither their connections nor the senders' buffers are
 counted as the steward's; what their attacks make those clients hold still is
@@ -82,9 +84,12 @@ class RefusalLog:
 
     refusals: Counter[str] = field(default_factory=Counter)
     crashes: list[str] = field(default_factory=list)
+    # When each (event, participant) was first logged (monotonic), for the flood's timeline.
+    first_at: dict[tuple[str, str], float] = field(default_factory=dict)
 
     def tap(self, _logger: Any, _name: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
         name = str(event.get("event", ""))
+        self.first_at.setdefault((name, str(event.get("participant", ""))), time.monotonic())
         if name in REFUSALS:
             self.refusals[name] += 1
         if event.get("level") in ("error", "critical"):
@@ -388,6 +393,52 @@ async def storage_attacks(a: Abuse, pool: Any, big: Flooders, out: dict[str, Any
     await a.attempt("whole_room_resync_flood", resync_flood)
 
 
+@dataclass
+class _Arrivals:
+    """Seconds after the flood's start: each flooder's first data counted against its budget,
+    and the last packet from a muted sender (what LiveKit still forwarded once told)."""
+
+    first: dict[str, float] = field(default_factory=dict)
+    last_dropped: float | None = None
+
+
+async def _watch_arrivals(runtime: RoomRuntime, started: float, for_s: float) -> _Arrivals:
+    out = _Arrivals()
+    seen = runtime.inbound.dropped_from_muted
+    while time.monotonic() - started < for_s:
+        await asyncio.sleep(0.02)
+        now = round(time.monotonic() - started, 3)
+        for who, *_ in FLOODS:
+            if who not in out.first and runtime.budget.usage(who)[1] > 0:
+                out.first[who] = now
+        if runtime.inbound.dropped_from_muted != seen:
+            seen, out.last_dropped = runtime.inbound.dropped_from_muted, now
+    return out
+
+
+def _flood_timeline(log: RefusalLog, started: float, seen: _Arrivals) -> dict[str, Any]:
+    """Each flooder's way from the flood's start to its mute, in seconds after the start:
+    its first data counted, its first strike for data over its budget, `participant_muted`,
+    LiveKit's answer to the revoke; and when the last packet from a muted sender arrived (all
+    flooders together)."""
+
+    def at(event: str, who: str) -> float | None:
+        t = log.first_at.get((event, who))
+        return None if t is None or t < started else round(t - started, 3)
+
+    out: dict[str, Any] = {
+        who: {
+            "first_counted": seen.first.get(who),
+            "first_over_budget": at("inbound_over_budget", who),
+            "muted": at("participant_muted", who),
+            "revoke_returned": at("participant_mute_applied", who),
+        }
+        for who, *_ in FLOODS
+    }
+    out["last_dropped_from_muted"] = seen.last_dropped
+    return out
+
+
 def _muted(c: HeadlessClient) -> bool:
     return c.room.local_participant.permissions.can_publish_data is False
 
@@ -452,11 +503,13 @@ async def flow_attacks(
         started = time.monotonic()
         await flooders.go()
         muted = asyncio.create_task(all_muted())
+        drops = asyncio.create_task(_watch_arrivals(a.runtime, started, 15.0))
         await asyncio.sleep(0.2)  # the first streams' headers are in flight
         during["honest_run_s"] = await honest_run(a.ann)
         during["muted_after_s"] = await muted
         sent = await flooders.result()
         during["flooder_rss_mb_growth"] = sent.get("rss_mb_growth")
+        during["phases_s"] = _flood_timeline(a.refusal_log, started, await drops)
         return True, False, f"sent_before_mute={sent.get('sent')}"
 
     await a.attempt("unread_topic_floods", unread_topic_floods)
@@ -686,6 +739,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         # ann's run started 0.2 s into the unread-topic floods, over her median before them.
         "honest_during_flood_ratio": round(during / base_med, 2) if base_med and during else None,
         "flood_muted_after_s": flood_run.get("muted_after_s"),
+        "flood_phases_s": flood_run.get("phases_s"),
         "compressed_stream_rss_mb": round(compressed_growth, 1),
         "gzip_bomb_run_s": None if bomb_s is None else round(bomb_s, 2),
         "late_host_runs_s": [None if t is None else round(t, 2) for t in host_runs],

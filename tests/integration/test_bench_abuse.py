@@ -45,9 +45,17 @@ async def test_the_abuse_bench_meets_its_targets() -> None:
     original = ("grants_cancel", "http_storage", "compressed_stream", "gzip_bomb")
     assert sum(by_phase[p] for p in original) <= 32, by_phase
     # ann's run during the unread-topic floods: measured and reported against its 1.5 target,
-    # not asserted at it: it pays for what the SFU had forwarded before the mute, 1.2-2.1x
-    # her baseline here on two shared cores (docs/PERFORMANCE.md).
+    # not asserted at it: it pays for what the SFU had forwarded before the mute, and on two
+    # shared cores for the machine's load, 1.28-1.35x her baseline in 4 runs here at load 4-7
+    # (docs/PERFORMANCE.md).
     assert result["honest_during_flood_ratio"] is not None
+    # Where the seconds of the flood go, each flooder's phases in order (seconds after the
+    # flood's start): its first byte counted, its first strike, the mute, LiveKit's answer.
+    phases = result["flood_phases_s"]
+    for who in ("uma", "ugo"):
+        p = phases[who]
+        assert p["first_over_budget"] <= p["muted"] <= p["revoke_returned"], phases
+    assert phases["last_dropped_from_muted"] is None or phases["last_dropped_from_muted"] < 15
     assert result["targets"]["honest_during_flood_ratio"] == 1.5
     assert result["compressed_stream_rss_mb"] <= 32
     assert "mallory" in result["muted"]

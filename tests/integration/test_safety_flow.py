@@ -8,6 +8,7 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -125,6 +126,64 @@ async def test_floods_on_any_topic_are_budgeted_and_muted_before_they_slow_an_ho
     finally:
         await flooders.close()
         await close_all([ann])
+
+
+def _pasted(n: int) -> list[dict[str, Any]]:
+    """`n` sticky notes with a sentence each, as the browser's relay sends them."""
+    return [
+        {
+            "id": f"paste{i:04d}",
+            "type": "note",
+            "x": 40.0 * (i % 40),
+            "y": 40.0 * (i // 40),
+            "rotation": 0.0,
+            "parentId": None,
+            "props": {
+                "color": "yellow",
+                "size": "m",
+                "text": f"Idea {i}: ask the signup team whether step {i % 7} can be skipped "
+                "for invited users, and what the analytics say about drop-off there.",
+            },
+        }
+        for i in range(n)
+    ]
+
+
+def _split(records: list[dict[str, Any]], max_bytes: int = 48_000) -> list[list[dict[str, Any]]]:
+    """Messages of at most `max_bytes` of records each, as the browser splits an edit."""
+    out: list[list[dict[str, Any]]] = [[]]
+    size = 0
+    for r in records:
+        n = len(json.dumps(r))
+        if out[-1] and size + n > max_bytes:
+            out.append([])
+            size = 0
+        out[-1].append(r)
+        size += n
+    return out
+
+
+async def test_a_large_honest_paste_is_relayed_without_a_strike(
+    steward: StewardService, livekit_server: LiveKitServer, room_name: str
+) -> None:
+    """The burst allowance mutes floods in a fraction of a second; a paste of 1,500
+    notes, all sent at once as a browser does, is under it."""
+    runtime = await steward.join(room_name)
+    ann, bob = await join_clients(livekit_server, room_name, ["ann", "bob"], runtime)
+    try:
+        paste = _pasted(1500)
+        messages = _split(paste)
+        for records in messages:
+            await ann.edit(records)
+        await wait_for(lambda: len(bob.shapes) >= len(paste), timeout=30)
+        sent, packets = runtime.budget.usage("ann")
+        print(f"paste: {len(paste)} notes, {len(messages)} messages, {sent} bytes counted")
+        assert sent >= 380_000 and packets >= len(messages), (sent, packets)
+        assert runtime.abuse.strikes("ann") == 0
+        assert "ann" not in runtime.abuse.muted and not _muted(ann)
+        assert not [r for r in runtime.rejected if r[1] == "ann"], runtime.rejected
+    finally:
+        await close_all([ann, bob])
 
 
 async def test_refused_prompts_are_rate_limited_strikes_with_sampled_log_lines(

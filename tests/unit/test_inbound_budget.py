@@ -6,7 +6,7 @@ from typing import Any
 
 from steward.obs.sampled_log import SampledLog
 from steward.room.delivery.resync_gate import ResyncGate
-from steward.room.inbound_budget import BYTES_PER_STRIKE, InboundBudget
+from steward.room.inbound_budget import BURST_BYTES_PER_STRIKE, BYTES_PER_STRIKE, InboundBudget
 
 
 class Clock:
@@ -38,6 +38,35 @@ def test_over_the_budget_every_arrival_strikes_by_its_size_and_the_window_slides
     assert strikes[-1] == ("eve", "over_budget_data", 1)
     budget.forget("eve")
     assert budget.usage("eve") == (0, 0)
+
+
+def test_a_burst_over_the_allowance_strikes_per_kib_and_a_paced_sender_never_does() -> None:
+    clock = Clock()
+    strikes: list[tuple[str, str, int]] = []
+    budget = InboundBudget(
+        lambda who, why, weight: strikes.append((who, why, weight)),
+        bytes_per_window=2 << 20,
+        packets_per_window=2000,
+        burst_bytes=512 << 10,
+        clock=clock,
+    )
+    # A paste: a few hundred KiB at once, under the allowance.
+    for _ in range(8):
+        assert budget.charge("ann", 48_000)
+    # A flood of 60 kB packets: past the allowance within the first second, each packet then
+    # weighs a strike per KiB (the guard's 200 a minute within four packets).
+    taken = [budget.charge("ugo", 60_000) for _ in range(12)]
+    assert taken == [True] * 8 + [False] * 4
+    assert strikes == [("ugo", "over_budget_data", 1 + 60_000 // BURST_BYTES_PER_STRIKE)] * 4
+    assert sum(w for _, _, w in strikes) > 200
+    # The allowance is per second: the same bytes paced over the window pass (under the
+    # 10 s budget), and so does the next burst once a second has gone by.
+    strikes.clear()
+    for second in range(1, 5):
+        clock.now = 20.0 + second * 1.01
+        for _ in range(8):
+            assert budget.charge("bob", 48_000)
+    assert strikes == []
 
 
 class Lines:

@@ -8,11 +8,19 @@ import { MAX_EDIT_RECORDS, type CanvasEdit } from '../protocol.gen'
 // Keep each message well under LiveKit's 64 kB packet cap.
 const MAX_EDIT_BYTES = 48_000
 const FLUSH_MS = 60
+// The relay's pace: after a flush of N bytes the next waits N / this (at least FLUSH_MS).
+// The steward strikes a sender past its inbound allowance (512 KiB in any second, 2 MiB in
+// ten), so dragging a hundred notes, which changes every one of them each frame, must not
+// resend them all every 60 ms. The shapes changed meanwhile are coalesced: the last state of
+// each goes in the next flush, so nothing is lost, other tabs just see fewer frames.
+export const RELAY_BYTES_PER_S = 128 * 1024
 
 export interface EditTrackerOptions {
   editor: Editor
   relay: boolean
   send(edit: CanvasEdit): void
+  /** Bytes per second the relay may average (default RELAY_BYTES_PER_S). */
+  bytesPerS?: number
 }
 
 export class EditTracker {
@@ -21,6 +29,8 @@ export class EditTracker {
   private removed = new Set<TLShapeId>()
   private userChanges = new Map<string, string>()
   private timer: ReturnType<typeof setTimeout> | null = null
+  // When the relay's pace lets the next flush go (Date.now() ms).
+  private paceUntil = 0
   private unlisten: Array<() => void> = []
   private agentWriting = false
 
@@ -63,13 +73,17 @@ export class EditTracker {
 
   private schedule() {
     if (!this.opts.relay || this.timer) return
-    this.timer = setTimeout(() => {
-      this.timer = null
-      this.flush()
-    }, FLUSH_MS)
+    this.timer = setTimeout(
+      () => {
+        this.timer = null
+        this.flush()
+      },
+      Math.max(FLUSH_MS, this.paceUntil - Date.now()),
+    )
   }
 
-  flush() {
+  /** Sends what changed since the last flush; returns the bytes sent. */
+  flush(): number {
     const { editor } = this.opts
     const put: Array<Record<string, unknown>> = []
     for (const id of this.changed) {
@@ -82,9 +96,11 @@ export class EditTracker {
     // Split into messages that fit one data packet.
     let batch: CanvasEdit = { put: [], remove: [] }
     let size = 0
+    let sent = 0
     const emit = () => {
       if (batch.put!.length || batch.remove!.length) this.opts.send(batch)
       batch = { put: [], remove: [] }
+      sent += size
       size = 0
     }
     for (const rec of put) {
@@ -99,6 +115,8 @@ export class EditTracker {
       size += id.length + 3
     }
     emit()
+    this.paceUntil = Date.now() + (sent * 1000) / (this.opts.bytesPerS ?? RELAY_BYTES_PER_S)
+    return sent
   }
 
   /** Runs `apply`, whose changes are the agent's although made as the user's (host mode: so
