@@ -107,10 +107,19 @@ class ActingFairy:
         rt, room = self._rt, self._room
 
         async def wait() -> None:
-            added = room.waits.wait(self._fairy_id, wakes)
-            await rt.records.add_waits(room, added)
+            # A task can finish between this action's effect and now (its drone's notify
+            # ran while this turn was saving): nothing would wake that wait, so wake now.
+            done = [(k, m) for k, m in wakes if self._task_done(k)]
+            if room.waits.wait(self._fairy_id, [w for w in wakes if w not in done]):
+                await rt.records.save_waits(room)
+            for _, message in done:
+                await rt.submit(room, self._fairy_id, message, "wake")
 
         self.reactions.append(wait)
+
+    def _task_done(self, key: str) -> bool:
+        task = self._room.board.tasks.get(key.removeprefix("task-completed:"))
+        return key.startswith("task-completed:") and task is not None and task.status == "done"
 
     def notify_task_done(self, task_id: str) -> None:
         rt, room = self._rt, self._room

@@ -332,7 +332,7 @@ class FairyRuntime:
         key = task_completed_key(task.id)
         waiters = [c.agent_id for c in room.waits.conditions if c.key == key]
         room.waits.notify(key)
-        await self.records.remove_waits(room, key)
+        await self.records.save_waits(room)
         for waiter in waiters:
             await self.submit(
                 room,
@@ -365,7 +365,7 @@ class FairyRuntime:
         await self.records.save_board(room)
         for fairy_id in (project.orchestrator, *project.members):
             room.waits.clear(fairy_id)
-            await self.records.clear_waits(room, fairy_id)
+            await self.records.save_waits(room)
             await self.interrupt(room, fairy_id, Interrupt("system", mode="idling"))
 
     # -- requests -----------------------------------------------------------------------
@@ -377,7 +377,7 @@ class FairyRuntime:
         wakes = room.waits.notify(key)
         if not wakes:
             return
-        await self.records.remove_waits(room, key)
+        await self.records.save_waits(room)
         for w in wakes:
             # Generating: the wake queues behind the current turn; else it starts one now.
             await self.submit(room, w.agent_id, w.message, "wake")

@@ -61,7 +61,7 @@ async def restart_orphans(rt: FairyRuntime, room: RoomFairies) -> int:
             await rt.notify(room, cond.key)  # the wake the dead process never queued
             continue
         room.waits.notify(cond.key)
-        await rt.records.remove_waits(room, cond.key)
+        await rt.records.save_waits(room)
     for project in list(room.board.projects.values()):
         lead = project.orchestrator
         if project.status != "active" or room.fairy(lead).queue or room.waits.waiting_on(lead):

@@ -4,6 +4,8 @@ runtime keeps everything in memory only."""
 
 from __future__ import annotations
 
+import asyncio
+
 from steward.fairies.memory import HistoryItem
 from steward.fairies.persistence import (
     fairy_from,
@@ -19,13 +21,13 @@ from steward.fairies.persistence import (
 )
 from steward.fairies.project_task import Task
 from steward.fairies.room_fairies import ONE_SHOT_PREFIX, Request, RoomFairies
-from steward.fairies.waits import WaitCondition
 from steward.store.fairies import FairyStore
 
 
 class RoomRecords:
     def __init__(self, store: FairyStore | None) -> None:
         self.store = store
+        self._wait_locks: dict[str, asyncio.Lock] = {}
 
     async def load(self, room: RoomFairies) -> None:
         """The room's fairies, their history, projects, tasks and waits, as last written."""
@@ -92,14 +94,16 @@ class RoomRecords:
         for tid in deleted:
             await self.store.delete_task(tid)
 
-    async def add_waits(self, room: RoomFairies, added: list[WaitCondition]) -> None:
-        if self.store is not None:
-            await self.store.add_waits(room.room_id, [wait_row(w) for w in added])
+    async def save_waits(self, room: RoomFairies) -> None:
+        """Write the room's waits as they are in memory now.
 
-    async def remove_waits(self, room: RoomFairies, key: str) -> None:
-        if self.store is not None:
-            await self.store.remove_waits(room.room_id, key)
-
-    async def clear_waits(self, room: RoomFairies, fairy_id: str) -> None:
-        if self.store is not None:
-            await self.store.clear_waits(room.room_id, fairy_id)
+        A wait and the notify that ends it can run concurrently (a lead's `await` while its
+        drone finishes), so incremental inserts and deletes on separate pool connections
+        could commit in either order and leave a fulfilled wait stored, waking its fairy for
+        nothing after a restart. Each save instead takes its snapshot under the room's lock
+        and writes it whole, so the last write always matches memory."""
+        if self.store is None:
+            return
+        async with self._wait_locks.setdefault(room.room_id, asyncio.Lock()):
+            rows = [wait_row(w) for w in room.waits.conditions]
+            await self.store.save_waits(room.room_id, rows)

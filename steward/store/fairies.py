@@ -217,6 +217,23 @@ class FairyStore:
             [(room_id, w["agent_id"], w["key"], w["message"]) for w in waits],
         )
 
+    async def save_waits(self, room_id: str, waits: Sequence[Mapping[str, Any]]) -> None:
+        """The room's waits become exactly `waits` (kept rows keep their `created_at`)."""
+        agents, keys = [w["agent_id"] for w in waits], [w["key"] for w in waits]
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "DELETE FROM fairy_waits WHERE room_id = $1 AND (agent_id, key) NOT IN"
+                " (SELECT * FROM unnest($2::text[], $3::text[]))",
+                room_id,
+                agents,
+                keys,
+            )
+            await conn.executemany(
+                "INSERT INTO fairy_waits (room_id, agent_id, key, message) VALUES ($1,$2,$3,$4)"
+                " ON CONFLICT DO NOTHING",
+                [(room_id, w["agent_id"], w["key"], w["message"]) for w in waits],
+            )
+
     async def remove_waits(self, room_id: str, key: str) -> None:
         await self.pool.execute(
             "DELETE FROM fairy_waits WHERE room_id = $1 AND key = $2", room_id, key

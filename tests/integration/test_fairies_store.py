@@ -86,6 +86,15 @@ async def test_board_waits_and_requests_round_trip(database: Database) -> None:
     assert loaded == waits.conditions
     await store.remove_waits("r", f"task-completed:{t1.id}")
     assert await store.load_waits("r") == []
+    # A whole-set save replaces what is stored: dropped rows go, kept ones stay once.
+    both = [wait_row(w) for w in waits.conditions] + [
+        {"agent_id": "o", "key": "task-completed:other", "message": "Other done"}
+    ]
+    await store.save_waits("r", both)
+    await store.save_waits("r", both[1:])
+    assert [r["key"] for r in await store.load_waits("r")] == ["task-completed:other"]
+    await store.save_waits("r", [])
+    assert await store.load_waits("r") == []
 
     rid = await store.enqueue("r", "o", "draw a farm", "user")
     rid2 = await store.enqueue("r", "a", "do the barn", "system")
