@@ -453,7 +453,10 @@ class Broadcaster:
                 self._acks.mark_sent(participant, session_id, seq)
         await self._publish_frames(payloads, [participant], "replay", keys if track else None)
         if rows:
-            self.gate.replayed(participant)
+            firsts: dict[str, int] = {}
+            for session_id, seq in keys:
+                firsts[session_id] = min(seq, firsts.get(session_id, seq))
+            self.gate.replayed(participant, firsts)
             metrics.RESYNCS.labels(reason=reason).inc()
             log.info(
                 "resynced",
