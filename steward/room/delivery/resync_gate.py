@@ -4,8 +4,8 @@ A resync replays a session, or the room's whole history, from the outbox; sent t
 participant that never acks, each one is pure amplification (a few bytes of request, hundreds
 of envelopes out), and so is every retransmit to it. So a participant that was sent a replay
 and has acked nothing since gets no further replay (requested, room or after exhausted
-retransmits) and no retransmits; its live envelopes still reach it with everyone's. Its
-first valid ack lifts that.
+retransmits) and no retransmits but those of that replay's own copies (`retransmit_plan`);
+its live envelopes still reach it with everyone's. Its first valid ack lifts that.
 
 So does a resync request that shows the replay arrived: one asking for a replayed session
 from a seq at or past the first seq that replay sent it. A browser whose one ack of a short
