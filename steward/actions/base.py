@@ -52,6 +52,8 @@ class RunState:
     """One run's view of the canvas and its state. `shapes` is the room mirror's map."""
 
     shapes: Shapes
+    # The room's claims (`CanvasMirror.claims`), shared by every run of the room.
+    room_claims: set[str] = field(default_factory=set)
     coords: CoordinateSpace = field(default_factory=CoordinateSpace)
     id_map: dict[str, str] = field(default_factory=dict)
     # Actual id claimed by each action index, so partial versions keep one id.
@@ -71,12 +73,13 @@ class RunState:
             return None
         new = sid
         taken = set(self.claimed.values())
-        while new in self.shapes or new in taken:
+        while new in self.shapes or new in taken or new in self.room_claims:
             new = bump_id(new)
         if new != sid:
             self.id_map[sid] = new
             self.notes.append(f"renamed duplicate id {sid!r} to {new!r}")
         self.claimed[index] = new
+        self.room_claims.add(new)
         return new
 
     def existing_id(self, raw: Any, *, besides: str | None = None) -> str | None:

@@ -85,6 +85,10 @@ class CanvasMirror:
     # Actions left out because their numbers cannot enter geometry.
     refused: int = 0
     _partials: dict[tuple[str, str], _Undo] = field(default_factory=dict)
+    # Ids runs have claimed for creates whose final version is not here yet (still
+    # streaming, or a preview held back by pacing): another run's create must not take one,
+    # or the second create silently replaces the first run's shape.
+    claims: set[str] = field(default_factory=set)
 
     # -- loading -----------------------------------------------------------------------
     def load(self, records: Iterable[Mapping[str, Any]]) -> int:
@@ -142,6 +146,10 @@ class CanvasMirror:
             )
         apply_wire_action(self.shapes, action)
         self.version += 1
+        if not partial and self.claims:
+            sid = action.params.get("id")
+            if isinstance(sid, str) and sid in self.shapes:  # created: the claim is done
+                self.claims.discard(sid)
 
     def _revert(self, undo: _Undo) -> None:
         for sid, old in undo.before.items():

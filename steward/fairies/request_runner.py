@@ -135,7 +135,11 @@ class RequestRunner:
         provider = self.rt.models(room.fairy(fairy_id).model, role)
         task = room.board.working_task_of(fairy_id)
         guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
-        ctx = RunState(shapes=session.canvas.shapes, todo=room.fairy(fairy_id).todo)
+        ctx = RunState(
+            shapes=session.canvas.shapes,
+            room_claims=session.canvas.claims,
+            todo=room.fairy(fairy_id).todo,
+        )
         ctx.task_bounds = task.bounds if task is not None else None
         run = AgentRun(session, ctx, provider.name)
         try:
@@ -253,7 +257,11 @@ class RequestRunner:
         state.lent = state.session = session
         recorder = OneShotRecorder(self.rt.records, room, state, job.mode.memory)
         run = AgentRun(
-            session, RunState(shapes=session.canvas.shapes, todo=state.todo), job.provider.name
+            session,
+            RunState(
+                shapes=session.canvas.shapes, room_claims=session.canvas.claims, todo=state.todo
+            ),
+            job.provider.name,
         )
         enabled = select(job.actions())
         said, applied = recorder.hooks(session)

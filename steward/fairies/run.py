@@ -37,6 +37,7 @@ class AgentRun:
     def new_turn(self, request_no: int, hooks: TurnHooks) -> Turn:
         """The run's next model request, on the room's canvas as it is now."""
         self.ctx.shapes = self.session.canvas.shapes
+        self.ctx.room_claims = self.session.canvas.claims
         self.ctx.id_map.clear()
         self.ctx.claimed.clear()
         self.turn = Turn(self.session, self.ctx, request_no, hooks, progress=self.progress)

@@ -92,6 +92,11 @@ class CanvasView(Protocol):
         """Records by id in z-order (back to front). Never mutate: send actions instead."""
         ...
 
+    @property
+    def claims(self) -> set[str]:
+        """Ids the room's runs claimed for creates not final yet; every run shares it."""
+        ...
+
     def snapshot(self) -> list[dict[str, Any]]: ...
 
     def in_flight(self, session: str | None = None) -> list[str]:

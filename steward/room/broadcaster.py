@@ -19,8 +19,8 @@ It composes the primitives of `steward.room.delivery` (each module there says it
   after the last retransmit it resyncs that participant once from the outbox, and gives up on
   one silent for too long (`retransmit_plan`).
 - A participant sent a replay that has acked nothing since gets no other replay and no
-  retransmits until it acks (`ResyncGate`): a never-acking peer costs one replay, not one
-  per request.
+  retransmits but those of that replay until it acks (`ResyncGate`): a never-acking peer
+  costs one replay, not one per request.
 - An ack is taken only for an envelope that was sent to its sender (`AckTracker`: refused,
   counted, never written otherwise); ack rows are written in one INSERT per flush
   (`AckWriter`).
@@ -280,6 +280,8 @@ class Broadcaster:
             for identity in destinations
             for session_id, seq, payload in envelopes
         ]
+        for entry in entries:
+            entry.replay = kind == "replay"
         done = self._issue(frame, len(envelopes), destinations, kind)
         task = self._tasks.spawn(self._settle(done, kind, len(envelopes), entries))
         if kind == "live":
@@ -453,7 +455,10 @@ class Broadcaster:
                 self._acks.mark_sent(participant, session_id, seq)
         await self._publish_frames(payloads, [participant], "replay", keys if track else None)
         if rows:
-            self.gate.replayed(participant)
+            firsts: dict[str, int] = {}
+            for session_id, seq in keys:
+                firsts[session_id] = min(seq, firsts.get(session_id, seq))
+            self.gate.replayed(participant, firsts)
             metrics.RESYNCS.labels(reason=reason).inc()
             log.info(
                 "resynced",

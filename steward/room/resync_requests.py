@@ -44,7 +44,10 @@ class ResyncRequests:
         if not self._may_apply(sender):
             return
         whole = req.session_id == RESYNC_ALL_SESSIONS
-        if self._broadcaster.gate.owes_ack(sender):  # replayed to already, acked nothing since
+        gate = self._broadcaster.gate
+        if not whole and gate.shows_receipt(sender, req.session_id, req.last_seq):
+            gate.acked(sender)  # past the start of its replay: it got it, its ack was lost
+        if gate.owes_ack(sender):  # replayed to already, acked nothing since
             self._reject(TOPIC_RESYNC, sender, "unacked_resync")
             if whole and self._whole_room_limit.allow(sender):
                 await self._resend_interrupted(sender)

@@ -60,7 +60,9 @@ LONG_PROMPTS = (
 # In the long mode every client without faults prompts at every step (one asker's prompts
 # queue, different askers' run at once), the model streams faster, and a room goes through
 # the faults this many times: more actions cross each fault per second, the faults the same.
-LONG_TOKENS_PER_S = 400.0
+# At 1,000 tokens/s a step's first prompts still stream for 1.5-2 s, so each fault (0.6 s
+# after the prompts) still lands mid-stream.
+LONG_TOKENS_PER_S = 1000.0
 LONG_CYCLES = 2
 
 
@@ -135,6 +137,7 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
     replica, assembler, finals = CanvasMirror(), FragmentAssembler(), set()
     maxseq: dict[str, int] = {}
     seqs: dict[str, list[int]] = {}
+    writers: dict[str, list[str]] = {}
     for row in rows:
         env = ActionEnvelope.model_validate_json(row["payload"])
         maxseq[env.session_id] = max(maxseq.get(env.session_id, 0), env.seq)
@@ -148,15 +151,21 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
                     continue
                 action = WireAction(id=action.id, name=action.name, params=params)
             replica.apply_one(action, partial=bool(env.partial), session=env.session_id)
+            shape_id = action.params.get("id")
+            if not env.partial and isinstance(shape_id, str):
+                writers.setdefault(shape_id, []).append(f"{env.session_id}:{env.seq}")
     LAST_OUTBOX_SEQS.clear()
     LAST_OUTBOX_SEQS.update(maxseq)
     LAST_OUTBOX_ROWS.clear()
     LAST_OUTBOX_ROWS.update(seqs)
+    LAST_WRITERS.clear()
+    LAST_WRITERS.update(writers)
     return finals, replica.shapes
 
 
 LAST_OUTBOX_SEQS: dict[str, int] = {}  # for the diagnostic when a canvas differs
 LAST_OUTBOX_ROWS: dict[str, list[int]] = {}
+LAST_WRITERS: dict[str, list[str]] = {}  # shape id → the final envelopes that wrote it
 
 
 def _canvas_diff(c: TimedClient, mirror: dict[str, Any]) -> dict[str, Any]:
@@ -174,20 +183,43 @@ def _canvas_diff(c: TimedClient, mirror: dict[str, Any]) -> dict[str, Any]:
         "outbox_rows_of_held": {sid: LAST_OUTBOX_ROWS.get(sid) for sid in held},
         "held": held,
         "stats": str(c.stats),
+        "writers": {k: LAST_WRITERS.get(k) for k in differ[:5]},
     }
 
 
+def _lagging(clients: list[TimedClient], finals: set[str], mirror: dict[str, Any]) -> str:
+    """Which clients are behind the outbox, and how: finals not applied, shapes that differ
+    (with the outbox envelopes that wrote them, to tell a lost update from two writers)."""
+    parts = []
+    for c in clients:
+        missing = len(finals - set(c.applied_at))
+        differ = sorted(k for k in set(c.shapes) | set(mirror) if c.shapes.get(k) != mirror.get(k))
+        if missing or differ:
+            shown = ", ".join(f"{k} by {LAST_WRITERS.get(k)}" for k in differ[:2])
+            parts.append(f"{c.identity}: {missing} finals missing, {len(differ)} differ {shown}")
+    return "; ".join(parts)
+
+
 async def converged(clients: list[TimedClient], db_url: str, room: str, timeout: float) -> bool:
+    return await lag_after(clients, db_url, room, timeout) is None
+
+
+async def lag_after(
+    clients: list[TimedClient], db_url: str, room: str, timeout: float
+) -> str | None:
+    """None once every client holds the outbox's state; else, after `timeout`, how they
+    still differ from it."""
     deadline = time.monotonic() + timeout
+    last: tuple[set[str], dict[str, Any]] | None = None
     while time.monotonic() < deadline:
         with contextlib.suppress(Exception):  # Postgres may be coming back
-            finals, mirror = await outbox_state(db_url, room)
+            finals, mirror = last = await outbox_state(db_url, room)
             # Every final applied, and the canvas equal to the outbox's: a trailing partial
             # preview can still be on its way (a retransmit) after the finals arrived.
             if all(finals <= set(c.applied_at) and c.shapes == mirror for c in clients):
-                return True
+                return None
         await asyncio.sleep(0.25)
-    return False
+    return "outbox unreadable" if last is None else _lagging(clients, *last)
 
 
 async def prompt_retrying(prompter: TimedClient, message: str = FLOW_CHART) -> Any:
@@ -303,8 +335,9 @@ async def one_run(
                 watcher = asker if asker in clients else clients[0]  # the asker may have left
                 with contextlib.suppress(TimeoutError):
                     await watcher.wait_status(session_id, timeout=30)
-            if not await converged(clients, db_url, room, 30):
-                tally.notes.append(f"{step}: clients did not converge within 30 s")
+            lagging = await lag_after(clients, db_url, room, 30)
+            if lagging is not None:
+                tally.notes.append(f"{step}: clients did not converge within 30 s: {lagging}")
         finals, mirror = await outbox_state(db_url, room)
         tally.actions += len(finals)
         for c in clients:

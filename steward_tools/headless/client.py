@@ -108,7 +108,10 @@ class Faults:
 
     drop_every: int = 0  # drop every Nth envelope on first arrival (a retransmit gets through)
     duplicate_every: int = 0  # deliver every Nth envelope twice
-    reorder_every: int = 0  # hold every Nth envelope back until the next one has arrived
+    # Hold every Nth envelope back until the next one has arrived (or `reorder_hold_s` has
+    # passed: a reordering network delays a packet, it does not lose the last one).
+    reorder_every: int = 0
+    reorder_hold_s: float = 0.25
     drop_ack_every: int = 0  # lose the ack of every Nth applied envelope
     never_ack: bool = False  # a peer that acks nothing, not even retransmits
     ack_delay_s: float = 0.0  # a busy browser: every ack leaves this long after the apply
@@ -418,6 +421,7 @@ class HeadlessClient:
                 return
             if f.reorder_every and n % f.reorder_every == 0 and self._held_back is None:
                 self._held_back = env
+                self._spawn(self._release_held(env, f.reorder_hold_s))
                 return
             self._deliver(env)
             if f.duplicate_every and n % f.duplicate_every == 0:
@@ -427,6 +431,12 @@ class HeadlessClient:
                 self._deliver(held)
             return
         self._deliver(env)
+
+    async def _release_held(self, env: ActionEnvelope, after_s: float) -> None:
+        await asyncio.sleep(after_s)
+        if self._held_back is env:  # nothing came after it
+            self._held_back = None
+            self._deliver(env)
 
     def _deliver(self, env: ActionEnvelope) -> None:
         offer = self.order.offer(env)

@@ -162,3 +162,22 @@ async def test_flush_queue_hands_a_failed_insert_to_its_waiter_or_the_next_send(
     queue.raise_failed("b")  # raised once
     async with asyncio.timeout(5):
         await asyncio.gather(*tasks)
+
+
+def test_a_participant_owing_an_ack_gets_its_replay_retransmitted_and_nothing_else() -> None:
+    # A replay's copy lost on the way: without a retransmit the browser has nothing to ack
+    # and keeps its gap for good (seen in bench faults --long after a steward restart).
+    tracker = AckTracker()
+    live = tracker.track("c2", ("s", 1), b"live", 0.0)
+    replayed = tracker.track("c2", ("s", 2), b"replay", 0.0)
+    live.sent = replayed.sent = replayed.replay = True
+    tracker.clock("c2", 0.0)
+
+    def plan(now: float) -> Any:
+        return plan_retransmits(tracker, now, floor_s=0.1, attempts=1, owes_ack=lambda _: True)
+
+    first = plan(0.5)
+    assert list(first.due) == [("s", 2)] and first.due[("s", 2)] == ["c2"]
+    assert live.attempts == 0  # the live copy waits for an ack like before
+    again = plan(10.0)  # its retransmits ran out: no second replay for one that owes an ack
+    assert again.due == {} and again.resyncs == {}

@@ -28,6 +28,7 @@ class Pending:
     first_sent: float = 0.0
     # False while LiveKit still holds the packet: its retransmit timer starts when it left.
     sent: bool = True
+    replay: bool = False  # a copy of a requested or room replay (`ResyncGate`)
 
 
 class AckTracker:

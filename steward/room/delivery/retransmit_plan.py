@@ -9,7 +9,9 @@ once from the outbox for that session, from its oldest unacked seq, and those co
 retransmitted again. A participant that acked nothing for `GIVE_UP_S` since its oldest
 unacked copy was first sent is given up on (it resyncs itself when it comes back); time spent
 idle with nothing to ack never counts. A participant that `owes_ack` (replayed to and silent
-since) gets nothing.
+since) gets no further replay and no retransmit of anything but that one replay's own copies:
+a replay lost on the way must still arrive (else the browser, with nothing to ack, keeps its
+gap for good), and that costs at most `attempts` resends of what was replayed.
 """
 
 from __future__ import annotations
@@ -67,13 +69,12 @@ def plan_retransmits(
             plan.gave_up.append(GiveUp(participant, len(entries), sorted({k[0] for k in entries})))
             entries.clear()
             continue
-        if owes_ack(participant):  # replayed to, silent since: no more
-            continue
+        owing = owes_ack(participant)  # replayed to, silent since: only that replay
         rto = clock.timeout(floor_s)
         resent = False
         # Oldest first (dicts keep send order): the head of the gap unblocks the client.
         for key, p in list(entries.items()):
-            if not p.sent:
+            if not p.sent or (owing and not p.replay):
                 continue
             if p.attempts > attempts:  # resynced once already
                 if now - p.last_sent > GIVE_UP_S:
@@ -82,6 +83,8 @@ def plan_retransmits(
             if now - p.last_sent < backed_off(rto, p.attempts):
                 continue
             if p.attempts == attempts:
+                if owing:  # no second replay
+                    continue
                 first = plan.resyncs.setdefault((participant, key[0]), key[1])
                 plan.resyncs[(participant, key[0])] = min(first, key[1])
                 continue
