@@ -24,7 +24,7 @@ from steward.fairies.memory import (
     task_end_items,
 )
 from steward.fairies.modes import mode
-from steward.fairies.projects import ProjectBoard, task_completed_key
+from steward.fairies.projects import ProjectBoard, completed_task_id, task_completed_key
 from steward.fairies.room_fairies import RoomFairies
 from steward.fairies.turn import record_outcome
 from steward.obs.logging import get_logger
@@ -118,8 +118,9 @@ class ActingFairy:
         self.reactions.append(wait)
 
     def _task_done(self, key: str) -> bool:
-        task = self._room.board.tasks.get(key.removeprefix("task-completed:"))
-        return key.startswith("task-completed:") and task is not None and task.status == "done"
+        tid = completed_task_id(key)
+        task = self._room.board.tasks.get(tid) if tid is not None else None
+        return task is not None and task.status == "done"
 
     def notify_task_done(self, task_id: str) -> None:
         rt, room = self._rt, self._room

@@ -363,9 +363,11 @@ class FairyRuntime:
         room = await self.room(room_id)
         project, _ = room.board.abort_project(project_id)
         await self.records.save_board(room)
-        for fairy_id in (project.orchestrator, *project.members):
+        fairies = (project.orchestrator, *project.members)
+        for fairy_id in fairies:
             room.waits.clear(fairy_id)
-            await self.records.save_waits(room)
+        await self.records.save_waits(room)
+        for fairy_id in fairies:
             await self.interrupt(room, fairy_id, Interrupt("system", mode="idling"))
 
     # -- requests -----------------------------------------------------------------------

@@ -28,6 +28,12 @@ def task_completed_key(task_id: str) -> str:
     return f"task-completed:{task_id}"
 
 
+def completed_task_id(key: str) -> str | None:
+    """The task a `task_completed_key` names; None for any other wait key."""
+    tid = key.removeprefix(task_completed_key(""))
+    return tid if tid != key else None
+
+
 @dataclass(frozen=True)
 class Project:
     id: str

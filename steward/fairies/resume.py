@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from steward.actions.fairy.projects import drone_brief
 from steward.fairies.interrupts import Interrupt
 from steward.fairies.modes import WORKING_MODE
+from steward.fairies.projects import completed_task_id
 from steward.fairies.room_fairies import RoomFairies
 from steward.obs.logging import get_logger
 from steward.ports import SessionPort
@@ -51,8 +52,8 @@ async def restart_orphans(rt: FairyRuntime, room: RoomFairies) -> int:
         log.info("fairy_task_restarted", room=room.room_id, fairy=fid, task=task.id)
         await rt.interrupt(room, fid, Interrupt("system", mode=working, input=work))
     for cond in list(room.waits.conditions):
-        tid = cond.key.removeprefix("task-completed:")
-        if tid == cond.key:
+        tid = completed_task_id(cond.key)
+        if tid is None:
             continue  # a mode transition: its fairy is resumed above or idle
         status = t.status if (t := room.board.tasks.get(tid)) is not None else None
         if status == "in-progress":

@@ -276,12 +276,10 @@ class Broadcaster:
             return None
         now = self._clock()
         entries = [
-            self._acks.track(identity, (session_id, seq), payload, now)
+            self._acks.track(identity, (session_id, seq), payload, now, replay=kind == "replay")
             for identity in destinations
             for session_id, seq, payload in envelopes
         ]
-        for entry in entries:
-            entry.replay = kind == "replay"
         done = self._issue(frame, len(envelopes), destinations, kind)
         task = self._tasks.spawn(self._settle(done, kind, len(envelopes), entries))
         if kind == "live":
@@ -455,10 +453,7 @@ class Broadcaster:
                 self._acks.mark_sent(participant, session_id, seq)
         await self._publish_frames(payloads, [participant], "replay", keys if track else None)
         if rows:
-            firsts: dict[str, int] = {}
-            for session_id, seq in keys:
-                firsts[session_id] = min(seq, firsts.get(session_id, seq))
-            self.gate.replayed(participant, firsts)
+            self.gate.replayed(participant, keys)
             metrics.RESYNCS.labels(reason=reason).inc()
             log.info(
                 "resynced",

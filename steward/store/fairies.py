@@ -31,6 +31,16 @@ def _rows(records: Iterable[asyncpg.Record], *json_cols: str) -> list[Row]:
     return out
 
 
+_INSERT_WAIT = (
+    "INSERT INTO fairy_waits (room_id, agent_id, key, message) VALUES ($1,$2,$3,$4)"
+    " ON CONFLICT DO NOTHING"
+)
+
+
+def _wait_args(room_id: str, waits: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    return [(room_id, w["agent_id"], w["key"], w["message"]) for w in waits]
+
+
 _HISTORY_COLUMNS = (
     "item_id, kind, memory_level, text, origin, action::text AS action, user_text, run,"
     " extract(epoch FROM created_at)::float8 AS created"
@@ -211,11 +221,7 @@ class FairyStore:
 
     # -- waits --------------------------------------------------------------------------
     async def add_waits(self, room_id: str, waits: Sequence[Mapping[str, Any]]) -> None:
-        await self.pool.executemany(
-            "INSERT INTO fairy_waits (room_id, agent_id, key, message) VALUES ($1,$2,$3,$4)"
-            " ON CONFLICT DO NOTHING",
-            [(room_id, w["agent_id"], w["key"], w["message"]) for w in waits],
-        )
+        await self.pool.executemany(_INSERT_WAIT, _wait_args(room_id, waits))
 
     async def save_waits(self, room_id: str, waits: Sequence[Mapping[str, Any]]) -> None:
         """The room's waits become exactly `waits` (kept rows keep their `created_at`)."""
@@ -228,11 +234,7 @@ class FairyStore:
                 agents,
                 keys,
             )
-            await conn.executemany(
-                "INSERT INTO fairy_waits (room_id, agent_id, key, message) VALUES ($1,$2,$3,$4)"
-                " ON CONFLICT DO NOTHING",
-                [(room_id, w["agent_id"], w["key"], w["message"]) for w in waits],
-            )
+            await conn.executemany(_INSERT_WAIT, _wait_args(room_id, waits))
 
     async def remove_waits(self, room_id: str, key: str) -> None:
         await self.pool.execute(

@@ -46,7 +46,7 @@ def _requests(broadcaster: _Broadcaster, rejected: list[str]) -> ResyncRequests:
 async def test_a_resync_past_the_start_of_its_replay_counts_as_its_lost_ack() -> None:
     broadcaster, rejected = _Broadcaster(), []
     requests = _requests(broadcaster, rejected)
-    broadcaster.gate.replayed("c2", {"s-1": 3, "s-2": 7})
+    broadcaster.gate.replayed("c2", [("s-1", 3), ("s-1", 4), ("s-2", 7)])
     # Still before the replay's first envelope of s-1: no proof, withheld.
     await requests.on_resync("c2", Resync(session_id="s-1", last_seq=2))
     # A whole-room request proves nothing either.

@@ -41,9 +41,11 @@ class AckTracker:
         # Set when a copy is tracked: the retransmit loop sleeps on it while nothing is pending.
         self.added = asyncio.Event()
 
-    def track(self, participant: str, key: Key, payload: bytes, now: float) -> Pending:
+    def track(
+        self, participant: str, key: Key, payload: bytes, now: float, *, replay: bool = False
+    ) -> Pending:
         """A copy is being handed to LiveKit for `participant`: pending until acked."""
-        entry = Pending(payload, now, sent=False, first_sent=now)
+        entry = Pending(payload, now, sent=False, first_sent=now, replay=replay)
         self._pending.setdefault(participant, {})[key] = entry
         self.mark_sent(participant, *key)
         self.added.set()

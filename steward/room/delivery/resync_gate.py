@@ -16,7 +16,7 @@ forward, so a peer that lies about its seq gains at most one shorter replay per 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 
 
 class ResyncGate:
@@ -29,10 +29,10 @@ class ResyncGate:
         """Replayed to and silent since: no replay, no retransmit until it acks."""
         return participant in self._owing
 
-    def replayed(self, participant: str, firsts: Mapping[str, int] | None = None) -> None:
-        """A replay went out; `firsts`: each replayed session's first seq in it."""
+    def replayed(self, participant: str, sent: Iterable[tuple[str, int]] = ()) -> None:
+        """A replay went out; `sent`: the (session, seq) of each envelope in it."""
         owing = self._owing.setdefault(participant, {})
-        for session_id, seq in (firsts or {}).items():
+        for session_id, seq in sent:
             owing[session_id] = min(seq, owing.get(session_id, seq))
 
     def shows_receipt(self, participant: str, session_id: str, last_seq: int) -> bool:
