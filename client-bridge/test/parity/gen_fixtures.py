@@ -1,7 +1,9 @@
 """Writes verbs.json: action scripts and the page the Python reference computes after each.
 
 Run from the repo root: `uv run python client-bridge/test/parity/gen_fixtures.py`.
-The vitest parity test applies the same scripts in a real tldraw Editor and compares.
+The vitest parity test applies the same scripts in a real tldraw Editor and compares;
+tests/unit/test_executor_parity.py checks that verbs.json is what this script writes now
+and runs the scripts through the bridge's executor in Node against a fresh reference.
 """
 
 import json
@@ -235,24 +237,36 @@ SCRIPTS = {
 }
 
 
-def main() -> None:
+def frames() -> dict:
+    """Each script's actions, with the page the reference computes after each."""
     out = {}
     for name, steps in SCRIPTS.items():
         shapes: dict = {}
-        frames = []
+        script = []
         for i, (verb, params) in enumerate(steps):
             action = WireAction(id=f"{name}-{i}", name=verb, params=params)
             apply_wire_action(shapes, action)
-            frames.append(
+            script.append(
                 {
                     "action": action.model_dump(mode="json"),
                     "page": json.loads(json.dumps(list(shapes.values()))),
                 }
             )
-        out[name] = frames
-    path = Path(__file__).with_name("verbs.json")
-    path.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {path}")
+        out[name] = script
+    return out
+
+
+def render() -> str:
+    """verbs.json as this script writes it."""
+    return json.dumps(frames(), indent=1) + "\n"
+
+
+FIXTURES = Path(__file__).with_name("verbs.json")
+
+
+def main() -> None:
+    FIXTURES.write_text(render())
+    print(f"wrote {FIXTURES}")
 
 
 if __name__ == "__main__":
