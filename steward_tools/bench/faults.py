@@ -2,15 +2,24 @@
 
 The steward runs as a child process (`steward join ROOM`) so it can be killed with SIGKILL
 and restarted; LiveKit, an embedded Postgres (which is stopped and started mid-run) and the
-headless clients run here. Every run goes through these steps, one prompt each:
+clients run here. Every run goes through these steps, one prompt each:
 1. lossy clients (dropped, duplicated, reordered envelopes; lost acks) and a forced full
    reconnect of one client mid-stream;
 2. the host leaves mid-stream and a fresh browser joins late;
 3. the steward is killed with SIGKILL mid-stream and started again;
 4. Postgres is stopped and started mid-stream.
-After each step every client must hold every final action in the durable outbox; at the end
-each canvas is compared with the mirror rebuilt from the outbox (what a restarted steward
-uses). `lost` counts outbox actions some client never applied.
+The lossy client and the late joiners apply envelopes with the browser's own executor (the
+bridge's TypeScript `Executor` over a tldraw store, `executor_client.py`); the others are
+headless clients applying with the steward's `CanvasMirror`.
+
+After each step every prompt's request must end `done` (and its last model run with it),
+and every client must hold every final action of the durable outbox with a canvas equal to
+the mirror rebuilt from the outbox (what a restarted steward uses): the headless clients
+exactly, the executor clients' tldraw pages under the parity rules. A step that misses any
+of it is a failed step. `lost` counts, per client, the actions the steward streamed (every
+action id any client received, previews included, and every action in the outbox) whose
+final version that client never applied: an action the model produced that a kill
+stranded as a preview counts, not only outbox rows.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +49,7 @@ from steward.protocol.messages import ActionEnvelope, WireAction
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.store.embedded import EmbeddedPostgres
 from steward_tools.bench.clients import TimedClient
+from steward_tools.bench.executor_client import ExecutorClient, page_disagreements
 from steward_tools.bench.harness import bounded
 from steward_tools.headless.client import Faults
 from steward_tools.livekit_server import LiveKitServer
@@ -70,11 +81,22 @@ LONG_CYCLES = 2
 class Tally:
     runs: int = 0
     steps: int = 0
+    failed_steps: int = 0
     actions: int = 0
     lost: int = 0
     duplicated: int = 0
     out_of_order: int = 0
     canvases_identical: bool = True
+    # The clients applying with the bridge's executor: how many, and whether each agreed
+    # with the outbox mirror after every step.
+    executor_clients: int = 0
+    executor_steps_compared: int = 0
+    executor_identical: bool = True
+    prompts: int = 0
+    requests_done: int = 0
+    # Model runs (agent sessions): started, and ended by outcome ("running": never ended).
+    model_runs_started: int = 0
+    model_runs_ended: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
 
 
@@ -125,7 +147,8 @@ class Steward:
 
 
 async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]]:
-    """Final action ids in the outbox, and the canvas rebuilt from it (the durable mirror)."""
+    """Final action ids in the outbox, and the canvas rebuilt from it (the durable mirror).
+    Every action id the outbox holds (previews included) is added to LAST_OUTBOX_IDS."""
     conn = await asyncpg.connect(db_url)
     try:
         rows = await conn.fetch(
@@ -143,6 +166,7 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
         maxseq[env.session_id] = max(maxseq.get(env.session_id, 0), env.seq)
         seqs.setdefault(env.session_id, []).append(env.seq)
         for action in env.actions:
+            LAST_OUTBOX_IDS.add(action.id)
             if not env.partial:
                 finals.add(action.id)
             if is_fragment(action.params):
@@ -166,6 +190,7 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
 LAST_OUTBOX_SEQS: dict[str, int] = {}  # for the diagnostic when a canvas differs
 LAST_OUTBOX_ROWS: dict[str, list[int]] = {}
 LAST_WRITERS: dict[str, list[str]] = {}  # shape id → the final envelopes that wrote it
+LAST_OUTBOX_IDS: set[str] = set()  # every action id in the outbox, previews included
 
 
 def _canvas_diff(c: TimedClient, mirror: dict[str, Any]) -> dict[str, Any]:
@@ -187,21 +212,23 @@ def _canvas_diff(c: TimedClient, mirror: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _lagging(clients: list[TimedClient], finals: set[str], mirror: dict[str, Any]) -> str:
-    """Which clients are behind the outbox, and how: finals not applied, shapes that differ
-    (with the outbox envelopes that wrote them, to tell a lost update from two writers)."""
-    parts = []
-    for c in clients:
-        missing = len(finals - set(c.applied_at))
-        differ = sorted(k for k in set(c.shapes) | set(mirror) if c.shapes.get(k) != mirror.get(k))
-        if missing or differ:
-            shown = ", ".join(f"{k} by {LAST_WRITERS.get(k)}" for k in differ[:2])
-            parts.append(f"{c.identity}: {missing} finals missing, {len(differ)} differ {shown}")
-    return "; ".join(parts)
-
-
-async def converged(clients: list[TimedClient], db_url: str, room: str, timeout: float) -> bool:
-    return await lag_after(clients, db_url, room, timeout) is None
+async def client_differences(c: TimedClient, finals: set[str], mirror: dict[str, Any]) -> str:
+    """How one client is behind the outbox ('' when it holds it): finals not applied, and
+    shapes that differ (with the outbox envelopes that wrote them, to tell a lost update
+    from two writers). An executor client's tldraw page is read now and compared under the
+    parity rules."""
+    missing = len(finals - set(c.applied_at))
+    if isinstance(c, ExecutorClient):
+        problems = page_disagreements(await c.refresh(), list(mirror.values()))
+        shown = "; ".join(problems[:2])
+        differ = len(problems)
+    else:
+        keys = sorted(k for k in set(c.shapes) | set(mirror) if c.shapes.get(k) != mirror.get(k))
+        shown = ", ".join(f"{k} by {LAST_WRITERS.get(k)}" for k in keys[:2])
+        differ = len(keys)
+    if not missing and not differ:
+        return ""
+    return f"{c.identity}: {missing} finals missing, {differ} differ {shown}"
 
 
 async def lag_after(
@@ -210,16 +237,92 @@ async def lag_after(
     """None once every client holds the outbox's state; else, after `timeout`, how they
     still differ from it."""
     deadline = time.monotonic() + timeout
-    last: tuple[set[str], dict[str, Any]] | None = None
+    last = "outbox unreadable"
     while time.monotonic() < deadline:
-        with contextlib.suppress(Exception):  # Postgres may be coming back
-            finals, mirror = last = await outbox_state(db_url, room)
-            # Every final applied, and the canvas equal to the outbox's: a trailing partial
-            # preview can still be on its way (a retransmit) after the finals arrived.
-            if all(finals <= set(c.applied_at) and c.shapes == mirror for c in clients):
-                return None
+        try:
+            finals, mirror = await outbox_state(db_url, room)
+        except (OSError, asyncpg.PostgresError):  # Postgres may be coming back
+            await asyncio.sleep(0.25)
+            continue
+        # Every final applied, and the canvas equal to the outbox's: a trailing partial
+        # preview can still be on its way (a retransmit) after the finals arrived.
+        parts = [d for c in clients if (d := await client_differences(c, finals, mirror))]
+        if not parts:
+            return None
+        last = "; ".join(parts)
         await asyncio.sleep(0.25)
-    return "outbox unreadable" if last is None else _lagging(clients, *last)
+    return last
+
+
+async def converged(clients: list[TimedClient], db_url: str, room: str, timeout: float) -> bool:
+    return await lag_after(clients, db_url, room, timeout) is None
+
+
+async def _read(db_url: str, query: str, *args: Any) -> list[asyncpg.Record]:
+    """One query, retried while Postgres comes back (bounded by the callers' waits)."""
+    while True:
+        try:
+            conn = await asyncpg.connect(db_url)
+        except (OSError, asyncpg.PostgresError):
+            await asyncio.sleep(0.25)
+            continue
+        try:
+            rows: list[asyncpg.Record] = await conn.fetch(query, *args)
+            return rows
+        finally:
+            await conn.close()
+
+
+async def last_request_id(db_url: str, room: str) -> int:
+    rows = await _read(
+        db_url,
+        "SELECT coalesce(max(request_id), 0) AS n FROM fairy_requests WHERE room_id = $1",
+        room,
+    )
+    return int(rows[0]["n"])
+
+
+async def requests_ended(
+    db_url: str, room: str, after: int, expected: int, timeout: float
+) -> tuple[list[str], list[str]]:
+    """Wait (bounded) until the `expected` requests made after request `after` have ended;
+    returns each one's outcome (its state, and its last model run's outcome when that is not
+    `done`) and what is wrong ([] when every one ended `done`)."""
+    deadline = time.monotonic() + timeout
+    query = (
+        "SELECT r.request_id, r.state, s.status, s.outcome FROM fairy_requests r"
+        " LEFT JOIN agent_sessions s ON s.session_id = r.session_id"
+        " WHERE r.room_id = $1 AND r.request_id > $2 ORDER BY r.request_id"
+    )
+    while True:
+        rows = await bounded(_read(db_url, query, room, after), timeout, "reading requests")
+        ended = [r for r in rows if r["state"] in ("done", "canceled")]
+        if (len(rows) >= expected and len(ended) == len(rows)) or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.25)
+    outcomes = [
+        r["state"] if r["state"] != "done" or r["outcome"] == "done" else f"done/{r['outcome']}"
+        for r in rows
+    ]
+    wrong = []
+    if len(rows) != expected:
+        wrong.append(f"{expected} prompts accepted, {len(rows)} requests")
+    wrong += [
+        f"request {r['request_id']} ended {o}"
+        for r, o in zip(rows, outcomes, strict=True)
+        if o != "done"
+    ]
+    return outcomes, wrong
+
+
+async def model_runs(db_url: str, room: str) -> Counter[str]:
+    """The room's model runs (agent sessions) by how they ended ('running': not ended)."""
+    rows = await _read(
+        db_url, "SELECT status, outcome FROM agent_sessions WHERE room_id = $1", room
+    )
+    return Counter(
+        str(r["outcome"] or r["status"]) if r["status"] != "running" else "running" for r in rows
+    )
 
 
 async def prompt_retrying(prompter: TimedClient, message: str = FLOW_CHART) -> Any:
@@ -269,9 +372,12 @@ async def one_run(
     await steward.start()
     clients: list[TimedClient] = []
     gone: list[TimedClient] = []
+    streamed: set[str] = set()  # every action id any client received, previews included
 
-    def client(identity: str, faults: Faults | None = None) -> TimedClient:
-        made = TimedClient.create(
+    async def client(identity: str, faults: Faults | None = None) -> TimedClient:
+        # The lossy client and late joiners apply with the browser's own executor.
+        kind = ExecutorClient if faults == LOSSY or identity.startswith("late") else TimedClient
+        made = kind.create(
             server.url,
             server.api_key,
             server.api_secret,
@@ -280,15 +386,17 @@ async def one_run(
             faults=faults,
         )
         assert isinstance(made, TimedClient)
+        made.on_arrival = lambda env: streamed.update(a.id for a in env.actions)
+        if isinstance(made, ExecutorClient):
+            tally.executor_clients += 1
+        await made.connect()
         return made
 
     try:
         # The long mode adds a second prompter (c3): the host leaves once per cycle, and the
         # earliest joined (c0, then c1) is the host.
         for i in range(4 if every_client_prompts else 3):
-            c = client(f"c{i}", LOSSY if i == 2 else None)
-            await c.connect()
-            clients.append(c)
+            clients.append(await client(f"c{i}", LOSSY if i == 2 else None))
         prompter = clients[1]
 
         async def send(asker: TimedClient) -> list[tuple[TimedClient, str]]:
@@ -303,14 +411,19 @@ async def one_run(
 
         for step in steps:
             tally.steps += 1
+            failed = len(tally.notes)
             # The lossy client never prompts (its RPCs are at the mercy of its own faults), nor
             # do late joiners (a reconnect under load gives one a new session, whose grant
             # the steward rightly refuses: its retries would only mute it).
             askers = [c for c in clients if c.faults != LOSSY and c.identity.startswith("c")]
             if not every_client_prompts:
                 askers = [prompter]
+            floor = await bounded(last_request_id(db_url, room), 30, "reading requests")
             sessions = [s for sent in await asyncio.gather(*map(send, askers)) for s in sent]
+            tally.prompts += len(sessions)
             if not sessions:
+                tally.failed_steps += 1
+                tally.notes.append(f"{step}: no prompt accepted")
                 continue
             await asyncio.sleep(0.6)  # mid-stream
             if step == "lossy+reconnect":
@@ -320,9 +433,7 @@ async def one_run(
                 host = clients.pop(0)
                 await host.disconnect()
                 gone.append(host)
-                late = client(f"late{len(gone)}" if len(gone) > 1 else "late")
-                await late.connect()
-                clients.append(late)
+                clients.append(await client(f"late{len(gone)}" if len(gone) > 1 else "late"))
             elif step == "steward_sigkill":
                 await steward.kill()
                 await asyncio.sleep(0.5)
@@ -331,23 +442,39 @@ async def one_run(
                 await asyncio.to_thread(pg.stop)
                 await asyncio.sleep(0.5)
                 await pg.astart()
-            for asker, session_id in sessions:
-                watcher = asker if asker in clients else clients[0]  # the asker may have left
-                with contextlib.suppress(TimeoutError):
-                    await watcher.wait_status(session_id, timeout=30)
+            # Every prompt's request ends `done` (a killed run's request is re-run by the
+            # restarted steward), bounded: a request still open after it fails the step.
+            outcomes, wrong = await requests_ended(db_url, room, floor, len(sessions), 90)
+            tally.requests_done += outcomes.count("done")
+            tally.notes += [f"{step}: {w}" for w in wrong]
             lagging = await lag_after(clients, db_url, room, 30)
             if lagging is not None:
                 tally.notes.append(f"{step}: clients did not converge within 30 s: {lagging}")
+                if any(
+                    lagging.startswith(f"{c.identity}:") or f"; {c.identity}:" in lagging
+                    for c in clients
+                    if isinstance(c, ExecutorClient)
+                ):
+                    tally.executor_identical = False
+            tally.executor_steps_compared += sum(isinstance(c, ExecutorClient) for c in clients)
+            if len(tally.notes) > failed:
+                tally.failed_steps += 1
         finals, mirror = await outbox_state(db_url, room)
+        streamed |= LAST_OUTBOX_IDS
         tally.actions += len(finals)
         for c in clients:
-            tally.lost += len(finals - set(c.applied_at))
+            tally.lost += len(streamed - set(c.applied_at))
             tally.duplicated += c.stats.duplicates_applied
             tally.out_of_order += c.stats.out_of_order_applied
-            if c.shapes != mirror:
+            if await client_differences(c, finals, mirror):
                 tally.canvases_identical = False
+                if isinstance(c, ExecutorClient):
+                    tally.executor_identical = False
                 tally.notes.append(f"{c.identity}: canvas differs from the outbox mirror")
                 log.warning("fault_canvas_differs", **_canvas_diff(c, mirror))
+        runs = await model_runs(db_url, room)
+        tally.model_runs_started += sum(runs.values())
+        tally.model_runs_ended.update(runs)
         tally.runs += 1
     finally:
         for c in clients + gone:
@@ -392,10 +519,20 @@ async def run(runs: int = 2, *, actions: int = 0, minutes: float = 0.0) -> dict[
         "runs": tally.runs,
         "steps": tally.steps,
         "actions": tally.actions,
+        "failed_steps": tally.failed_steps,
+        "prompts": tally.prompts,
+        "requests_done": tally.requests_done,
+        "model_runs": {
+            "started": tally.model_runs_started,
+            "ended": dict(tally.model_runs_ended.most_common()),
+        },
         "lost": tally.lost,
         "duplicated": tally.duplicated,
         "out_of_order": tally.out_of_order,
         "canvases_identical": tally.canvases_identical,
+        "executor_clients": tally.executor_clients,
+        "executor_steps_compared": tally.executor_steps_compared,
+        "executor_identical_to_outbox": tally.executor_identical,
         "faults": list(STEPS),
         "notes": tally.notes[:20],
         "seconds": round(time.monotonic() - started, 1),
@@ -403,8 +540,12 @@ async def run(runs: int = 2, *, actions: int = 0, minutes: float = 0.0) -> dict[
         "ok": tally.runs == runs
         and tally.actions >= max(actions, 1)
         and not tally.notes
+        and tally.failed_steps == 0
+        and tally.requests_done == tally.prompts
         and tally.lost == tally.duplicated == tally.out_of_order == 0
-        and tally.canvases_identical,
+        and tally.canvases_identical
+        and tally.executor_clients > 0
+        and tally.executor_identical,
     }
 
 

@@ -286,7 +286,14 @@ async def test_a_participant_that_never_acks_is_resynced_once_and_not_retransmit
                 ),
                 timeout=15,
             )
-            await asyncio.sleep(3.0)  # several retransmit timeouts
+            # The window must have passed, not merely been slept through: run the
+            # broadcaster's retransmit pass ourselves, each pass at least one retransmit
+            # timeout after the previous one (load only makes them later), so every envelope
+            # nacker holds is overdue several times over when the last pass has run.
+            broadcaster = runtime.broadcaster
+            for _ in range(broadcaster.retransmit_attempts + 2):
+                await asyncio.sleep(broadcaster.retransmit_after_s)
+                await broadcaster.retransmit_due()
         replays = _replays_to(logs, "nacker")
         retransmits = [runtime.broadcaster.stats(s).retransmits for s in later]
         print(f"replays={replays} retransmits={retransmits} got={nacker.stats.envelopes_received}")

@@ -55,14 +55,27 @@ def test_the_hard_cap_ends_a_run_that_never_stops_progressing() -> None:
 
 
 async def test_progress_pushes_the_deadline_but_never_past_the_cap() -> None:
-    dog = Watchdog(idle_s=0.05, max_s=0.25)
+    """Checked on the deadlines themselves (event loop time), not on how long it took: a
+    loaded machine may run the loop late, never moves a deadline."""
+    idle, cap = 0.05, 0.25
+    dog = Watchdog(idle_s=idle, max_s=cap)
     loop = asyncio.get_running_loop()
-    started = loop.time()
+    seen: list[float] = []
     with pytest.raises(TimeoutError):
         async with dog.guard():
+            first = dog.deadline()
+            assert first is not None
+            hard = first - idle + cap  # the guard started at first - idle (within a few µs)
             while True:
                 await asyncio.sleep(0.01)
+                before = loop.time()
                 dog.progress()
-    elapsed = loop.time() - started
-    assert elapsed >= 0.25  # kept alive well past idle_s by progress, up to the cap
-    assert elapsed < 0.25 + 0.5  # and ended there (slack for a loaded machine)
+                deadline = dog.deadline()
+                assert deadline is not None
+                seen.append(deadline)
+                assert deadline <= hard + 1e-3  # never past the cap
+                assert deadline >= min(before + idle, hard) - 1e-3  # pushed a whole idle ahead
+    assert dog.deadline() is None
+    assert max(seen) > first + idle  # kept alive well past idle_s by progress
+    assert seen[-1] == pytest.approx(hard, abs=1e-3)  # and it ended at the cap
+    assert loop.time() >= hard - 1e-3
