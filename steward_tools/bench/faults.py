@@ -47,6 +47,7 @@ from steward.config import DEV_API_SECRET
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope, WireAction
 from steward.room.envelopes import FragmentAssembler, is_fragment
+from steward.room.sessions import INTERRUPTED
 from steward.store.embedded import EmbeddedPostgres
 from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.executor_client import ExecutorClient, page_disagreements
@@ -92,11 +93,12 @@ class Tally:
     executor_clients: int = 0
     executor_steps_compared: int = 0
     executor_identical: bool = True
+    # The prompts' model runs: how many, how each ended ('running': not within the bound),
+    # and how many a SIGKILL interrupted (asked again; the second run counts too).
     prompts: int = 0
-    requests_done: int = 0
-    # Model runs (agent sessions): started, and ended by outcome ("running": never ended).
-    model_runs_started: int = 0
-    model_runs_ended: Counter[str] = field(default_factory=Counter)
+    runs_done: int = 0
+    run_outcomes: Counter[str] = field(default_factory=Counter)
+    interrupted_by_kill: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -263,66 +265,34 @@ async def _read(db_url: str, query: str, *args: Any) -> list[asyncpg.Record]:
     while True:
         try:
             conn = await asyncpg.connect(db_url)
-        except (OSError, asyncpg.PostgresError):
+            try:
+                rows: list[asyncpg.Record] = await conn.fetch(query, *args)
+                return rows
+            finally:
+                await conn.close()
+        except (OSError, asyncpg.CannotConnectNowError, asyncpg.ConnectionDoesNotExistError):
             await asyncio.sleep(0.25)
-            continue
-        try:
-            rows: list[asyncpg.Record] = await conn.fetch(query, *args)
-            return rows
-        finally:
-            await conn.close()
 
 
-async def last_request_id(db_url: str, room: str) -> int:
-    rows = await _read(
-        db_url,
-        "SELECT coalesce(max(request_id), 0) AS n FROM fairy_requests WHERE room_id = $1",
-        room,
-    )
-    return int(rows[0]["n"])
-
-
-async def requests_ended(
-    db_url: str, room: str, after: int, expected: int, timeout: float
-) -> tuple[list[str], list[str]]:
-    """Wait (bounded) until the `expected` requests made after request `after` have ended;
-    returns each one's outcome (its state, and its last model run's outcome when that is not
-    `done`) and what is wrong ([] when every one ended `done`)."""
+async def runs_ended(db_url: str, session_ids: list[str], timeout: float) -> dict[str, str]:
+    """Wait (bounded) until these model runs have ended; each one's outcome ('running' when
+    it had not ended by `timeout`, 'missing' when Postgres never heard of it)."""
     deadline = time.monotonic() + timeout
-    query = (
-        "SELECT r.request_id, r.state, s.status, s.outcome FROM fairy_requests r"
-        " LEFT JOIN agent_sessions s ON s.session_id = r.session_id"
-        " WHERE r.room_id = $1 AND r.request_id > $2 ORDER BY r.request_id"
-    )
+    query = "SELECT session_id, status, outcome FROM agent_sessions WHERE session_id = ANY($1)"
     while True:
-        rows = await bounded(_read(db_url, query, room, after), timeout, "reading requests")
-        ended = [r for r in rows if r["state"] in ("done", "canceled")]
-        if (len(rows) >= expected and len(ended) == len(rows)) or time.monotonic() > deadline:
-            break
+        rows = await bounded(_read(db_url, query, session_ids), timeout, "reading runs")
+        found = {str(r["session_id"]): r for r in rows}
+        outcomes = {
+            sid: "missing"
+            if (r := found.get(sid)) is None
+            else "running"
+            if r["status"] == "running"
+            else str(r["outcome"] or r["status"])
+            for sid in session_ids
+        }
+        if "running" not in outcomes.values() or time.monotonic() > deadline:
+            return outcomes
         await asyncio.sleep(0.25)
-    outcomes = [
-        r["state"] if r["state"] != "done" or r["outcome"] == "done" else f"done/{r['outcome']}"
-        for r in rows
-    ]
-    wrong = []
-    if len(rows) != expected:
-        wrong.append(f"{expected} prompts accepted, {len(rows)} requests")
-    wrong += [
-        f"request {r['request_id']} ended {o}"
-        for r, o in zip(rows, outcomes, strict=True)
-        if o != "done"
-    ]
-    return outcomes, wrong
-
-
-async def model_runs(db_url: str, room: str) -> Counter[str]:
-    """The room's model runs (agent sessions) by how they ended ('running': not ended)."""
-    rows = await _read(
-        db_url, "SELECT status, outcome FROM agent_sessions WHERE room_id = $1", room
-    )
-    return Counter(
-        str(r["outcome"] or r["status"]) if r["status"] != "running" else "running" for r in rows
-    )
 
 
 async def prompt_retrying(prompter: TimedClient, message: str = FLOW_CHART) -> Any:
@@ -418,7 +388,6 @@ async def one_run(
             askers = [c for c in clients if c.faults != LOSSY and c.identity.startswith("c")]
             if not every_client_prompts:
                 askers = [prompter]
-            floor = await bounded(last_request_id(db_url, room), 30, "reading requests")
             sessions = [s for sent in await asyncio.gather(*map(send, askers)) for s in sent]
             tally.prompts += len(sessions)
             if not sessions:
@@ -442,11 +411,28 @@ async def one_run(
                 await asyncio.to_thread(pg.stop)
                 await asyncio.sleep(0.5)
                 await pg.astart()
-            # Every prompt's request ends `done` (a killed run's request is re-run by the
-            # restarted steward), bounded: a request still open after it fails the step.
-            outcomes, wrong = await requests_ended(db_url, room, floor, len(sessions), 90)
-            tally.requests_done += outcomes.count("done")
-            tally.notes += [f"{step}: {w}" for w in wrong]
+            # Every prompt's run ends `done`, bounded: a run still going after the bound,
+            # or ending any other way, fails the step. The one exception is what a SIGKILL
+            # does by design: a one-shot run the dead steward left is ended `interrupted`
+            # by the restarted one (its previews withdrawn), never re-run; the asker asks
+            # again, and that run must end `done`.
+            outcomes = await runs_ended(db_url, [sid for _, sid in sessions], 90)
+            for asker, sid in sessions:
+                outcome = outcomes[sid]
+                tally.run_outcomes[outcome] += 1
+                if outcome == INTERRUPTED and step == "steward_sigkill":
+                    tally.interrupted_by_kill += 1
+                    again = await prompt_retrying(asker if asker in clients else clients[0])
+                    if again.session_id is None:
+                        tally.notes.append(f"{step}: asking again refused: {again.error}")
+                        continue
+                    outcome = (await runs_ended(db_url, [again.session_id], 90))[again.session_id]
+                    tally.run_outcomes[outcome] += 1
+                    tally.prompts += 1
+                if outcome == "done":
+                    tally.runs_done += 1
+                else:
+                    tally.notes.append(f"{step}: run {sid} ended {outcome}")
             lagging = await lag_after(clients, db_url, room, 30)
             if lagging is not None:
                 tally.notes.append(f"{step}: clients did not converge within 30 s: {lagging}")
@@ -472,9 +458,6 @@ async def one_run(
                     tally.executor_identical = False
                 tally.notes.append(f"{c.identity}: canvas differs from the outbox mirror")
                 log.warning("fault_canvas_differs", **_canvas_diff(c, mirror))
-        runs = await model_runs(db_url, room)
-        tally.model_runs_started += sum(runs.values())
-        tally.model_runs_ended.update(runs)
         tally.runs += 1
     finally:
         for c in clients + gone:
@@ -520,11 +503,11 @@ async def run(runs: int = 2, *, actions: int = 0, minutes: float = 0.0) -> dict[
         "steps": tally.steps,
         "actions": tally.actions,
         "failed_steps": tally.failed_steps,
-        "prompts": tally.prompts,
-        "requests_done": tally.requests_done,
         "model_runs": {
-            "started": tally.model_runs_started,
-            "ended": dict(tally.model_runs_ended.most_common()),
+            "started": tally.prompts,
+            "ended": dict(tally.run_outcomes.most_common()),
+            "done": tally.runs_done,
+            "interrupted_by_sigkill_then_asked_again": tally.interrupted_by_kill,
         },
         "lost": tally.lost,
         "duplicated": tally.duplicated,
@@ -541,7 +524,7 @@ async def run(runs: int = 2, *, actions: int = 0, minutes: float = 0.0) -> dict[
         and tally.actions >= max(actions, 1)
         and not tally.notes
         and tally.failed_steps == 0
-        and tally.requests_done == tally.prompts
+        and tally.runs_done == tally.prompts - tally.interrupted_by_kill
         and tally.lost == tally.duplicated == tally.out_of_order == 0
         and tally.canvases_identical
         and tally.executor_clients > 0
