@@ -37,10 +37,10 @@ from steward.protocol.messages import Box, FairiesMessage
 from steward.protocol.names import TOPIC_FAIRIES
 from steward.room.connect import connect_direct
 from steward.room.deps import RoomDeps
-from steward.room.livekit_admin import LiveKitAdmin
 from steward.room.owners import HTTP_OWNER, queued_owner
+from steward.room.runs.sessions import RoomSessions, SessionsByRoom, new_session_id
 from steward.room.runtime import RoomRuntime
-from steward.room.sessions import RoomSessions, SessionsByRoom, new_session_id
+from steward.room.workers.livekit_admin import LiveKitAdmin
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.grants import GrantBindings

@@ -1,7 +1,7 @@
 """Prompt intake: RPC `steward.prompt` and `steward.cancel`, and voice transcriptions.
 
 Only participants whose token carries a valid signed grant in `steward.can_prompt` (see
-`steward.tokens`, bound to their session by `steward.room.grants`), or everyone under the
+`steward.tokens`, bound to their session by `steward.room.inbound.grants`), or everyone under the
 `everyone` policy, may prompt; each is rate limited. A refused prompt is a strike (past
 `REFUSED_PER_MIN` a minute, ten), its log line sampled (`SampledLog`). A run is cancelled by
 who asked for it or a moderator (a `pm` grant), or by anyone allowed to prompt under the

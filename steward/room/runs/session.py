@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from steward.canvas.quality import QualityReport, RunShapes, quality_report
 from steward.ports import CanvasSnapshot, CanvasView, Picture, PromptInput
 from steward.protocol.messages import FINAL_STATUSES, Box, SessionStatus, WireAction
-from steward.room.broadcaster import Broadcaster
-from steward.room.messenger import Messenger
-from steward.room.snapshot_fetcher import SnapshotFetcher
+from steward.room.context.snapshot_fetcher import SnapshotFetcher
+from steward.room.outbound.broadcaster import Broadcaster
+from steward.room.outbound.messenger import Messenger
 
 
 @dataclass

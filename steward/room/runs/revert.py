@@ -31,12 +31,12 @@ from steward.protocol.messages import (
     RevertRequest,
 )
 from steward.protocol.names import RPC_REVERT, TOPIC_PROMPT
-from steward.room.broadcaster import Broadcaster
-from steward.room.envelopes import FragmentAssembler, is_fragment
-from steward.room.intake import Intake, RateLimiter
-from steward.room.messenger import Messenger
-from steward.room.relay import relay_session_id
-from steward.room.sessions import RoomSessions
+from steward.room.inbound.intake import Intake, RateLimiter
+from steward.room.outbound.broadcaster import Broadcaster
+from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
+from steward.room.outbound.messenger import Messenger
+from steward.room.outbound.relay import relay_session_id
+from steward.room.runs.sessions import RoomSessions
 from steward.store.outbox import Outbox, OutboxRow, SessionRecord
 
 log = get_logger(__name__)
