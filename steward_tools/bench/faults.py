@@ -46,8 +46,8 @@ from steward.commands.setup import print_json
 from steward.config import DEV_API_SECRET
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope, WireAction
-from steward.room.envelopes import FragmentAssembler, is_fragment
-from steward.room.sessions import INTERRUPTED
+from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
+from steward.room.runs.sessions import INTERRUPTED
 from steward.store.embedded import EmbeddedPostgres
 from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.executor_client import ExecutorClient, page_disagreements
