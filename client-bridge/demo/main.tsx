@@ -8,11 +8,12 @@ import { Tldraw, type Editor, type TLComponents } from 'tldraw'
 import 'tldraw/tldraw.css'
 import '../src/ui/steward.css'
 import { getAssetUrlsByImport } from '@tldraw/assets/imports.vite'
-import { connectSteward, connectVoice, FairyOverlay, StewardPanel, VoiceBar, type StewardHandle, type VoiceHandle } from '../src/index'
+import { connectSteward, connectVoice, FairyOverlay, readPage, StewardPanel, VoiceBar, type StewardHandle, type VoiceHandle } from '../src/index'
 
 declare global {
   interface Window {
-    __steward?: { editor: Editor; handle: StewardHandle; room: Room; identity: string; voice: VoiceHandle | null }
+    // For the e2e tests: `page` is the canvas as steward records (readPage).
+    __steward?: { editor: Editor; handle: StewardHandle; room: Room; identity: string; voice: VoiceHandle | null; page?: () => unknown[] }
   }
 }
 
@@ -93,7 +94,7 @@ function CanvasRoom({ roomName }: { roomName: string }) {
           assetUrls={assetUrls}
           onMount={(editor) => {
             const h = connectSteward({ room, editor, options: { mode } })
-            window.__steward = { editor, handle: h, room, identity, voice }
+            window.__steward = { editor, handle: h, room, identity, voice, page: () => [...readPage(editor).values()] }
             setHandle(h)
           }}
         />

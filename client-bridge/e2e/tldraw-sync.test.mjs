@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
-import { snapshot } from './snapshot.mjs'
+import { matchesOutbox as agreeing, snapshot } from './snapshot.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const bridge = resolve(here, '..')
@@ -114,26 +114,7 @@ async function converge(list, label) {
   assert.fail(`${label}: canvases differ\n${diffs.slice(0, 6).join('\n')}`)
 }
 
-/** Every tab's canvas agrees, record by record, with the mirror the steward rebuilds from its
- *  durable outbox (bounded); returns how many shapes that mirror holds. */
-async function matchesOutbox(list, label) {
-  const deadline = Date.now() + WAIT
-  let answers = []
-  while (Date.now() < deadline) {
-    answers = await Promise.all(
-      list.map(async (tab) => {
-        const page = await tab.page.evaluate(() => window.__steward.page())
-        const res = await fetch(stack.agrees, { method: 'POST', body: JSON.stringify({ page }) })
-        assert.equal(res.status, 200)
-        return [tab.name, await res.json()]
-      }),
-    )
-    if (answers.every(([, a]) => a.problems.length === 0)) return answers[0][1].shapes
-    await new Promise((r) => setTimeout(r, 250))
-  }
-  const shown = answers.filter(([, a]) => a.problems.length).map(([n, a]) => `${n}: ${a.problems.slice(0, 4).join('; ')}`)
-  assert.fail(`${label}: tabs differ from the outbox mirror\n${shown.join('\n')}`)
-}
+const matchesOutbox = (list, label) => agreeing(stack.agrees, list, label, WAIT)
 
 async function prompt(tab, message) {
   const reply = await tab.page.evaluate((m) => window.__steward.handle.prompt(m), message)
