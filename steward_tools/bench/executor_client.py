@@ -20,12 +20,8 @@ import asyncio
 import contextlib
 import json
 import math
-import os
-import shutil
-import signal
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from livekit import rtc
@@ -33,14 +29,12 @@ from livekit import rtc
 from steward.obs.logging import get_logger
 from steward.protocol.messages import ActionEnvelope, StatusMessage
 from steward.protocol.names import TOPIC_ACK, TOPIC_RESYNC, TOPIC_STATUS
+from steward_tools.bench.browsers import BRIDGE, spawn_node_driver, stop_node_driver
 from steward_tools.bench.clients import TimedClient
 
 log = get_logger(__name__)
 
-BRIDGE = Path(__file__).resolve().parents[2] / "client-bridge"
 DRIVER = BRIDGE / "bench" / "executor-client.mjs"
-# The Node `make setup` links from PyPI (ops/install-node.sh), else whatever is on PATH.
-PROJECT_NODE = BRIDGE.parent / ".tools" / "node" / "bin" / "node"
 TOLERANCE = 1e-6
 
 
@@ -58,19 +52,7 @@ class NodeExecutor:
         self.stderr = bytearray()
 
     async def start(self, timeout: float = 60) -> None:
-        node = str(PROJECT_NODE) if PROJECT_NODE.exists() else shutil.which("node")
-        if node is None:
-            raise RuntimeError("no Node: run `make setup-node` (the driver needs Node >= 22.12)")
-        self.proc = await asyncio.create_subprocess_exec(
-            node,
-            str(DRIVER),
-            cwd=BRIDGE,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            limit=64 * 1024 * 1024,
-            start_new_session=True,
-        )
+        self.proc = await spawn_node_driver(DRIVER)
         self._ready = asyncio.get_running_loop().create_future()
         self._reader = asyncio.ensure_future(self._read())
         self._drain = asyncio.ensure_future(self._drain_stderr())
@@ -128,15 +110,7 @@ class NodeExecutor:
         proc = self.proc
         if proc is None:
             return
-        if proc.returncode is None:
-            with contextlib.suppress(Exception):
-                await self.call("close", 10)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(proc.wait(), 10)
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # our own session: node alone
-            await proc.wait()
+        await stop_node_driver(proc, lambda: self.call("close", 10))
         for task in (self._reader, self._drain):
             if task is not None:
                 task.cancel()
