@@ -150,7 +150,7 @@ class Steward:
 
 async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]]:
     """Final action ids in the outbox, and the canvas rebuilt from it (the durable mirror).
-    Every action id the outbox holds (previews included) is added to LAST_OUTBOX_IDS."""
+    LAST_OUTBOX_IDS then holds every action id of the room's outbox (previews included)."""
     conn = await asyncpg.connect(db_url)
     try:
         rows = await conn.fetch(
@@ -159,6 +159,7 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
         )
     finally:
         await conn.close()
+    LAST_OUTBOX_IDS.clear()  # this room's only
     replica, assembler, finals = CanvasMirror(), FragmentAssembler(), set()
     maxseq: dict[str, int] = {}
     seqs: dict[str, list[int]] = {}
