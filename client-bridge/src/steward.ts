@@ -333,11 +333,15 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
             page--
             continue
           }
+          const sessions = withStatuses(state.sessions, reply.statuses ?? [])
+          // A tab that just loaded shows the latest run's status, as one that saw it live.
+          const latest = (reply.statuses ?? []).reduce<StatusMessage | null>((a, b) => (!a || (b.n ?? 0) > (a.n ?? 0) ? b : a), null)
           set({
             prompts: withPrompts(state.prompts, reply.prompts ?? []),
             chat: withChat(state.chat, reply.chat ?? []),
             thoughts: withThoughts(state.thoughts, reply.thoughts ?? []),
-            sessions: withStatuses(state.sessions, reply.statuses ?? []),
+            sessions,
+            activeSession: state.activeSession ?? latest?.sessionId ?? null,
           })
           if (reply.next == null) break
           after = reply.next
