@@ -15,7 +15,6 @@ import pytest
 
 from steward.protocol.messages import ConversationReply, ConversationRequest
 from steward.protocol.names import RPC_CONVERSATION, TOPIC_LK_CHAT
-from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.headless.client import HeadlessClient
@@ -25,6 +24,7 @@ from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     close_all,
     converged,
+    drawn_run,
     join_clients,
     recording_steward,
     rectangle,
@@ -77,16 +77,6 @@ def in_order(reply: ConversationReply) -> list[tuple[int, str]]:
     return sorted(items)
 
 
-async def drawn(
-    client: HeadlessClient, runtime: RoomRuntime, everyone: list[HeadlessClient]
-) -> str:
-    reply = await client.prompt("draw our signup flow")
-    assert reply.session_id, reply.error
-    assert await client.wait_status(reply.session_id) == "done"
-    await settle(runtime, everyone, reply.session_id)
-    return reply.session_id
-
-
 async def test_undo_and_redo_typed_or_on_lk_chat_never_reach_the_model(
     steward: tuple[StewardService, list[FixedScriptRunner]],
     livekit_server: LiveKitServer,
@@ -100,7 +90,7 @@ async def test_undo_and_redo_typed_or_on_lk_chat_never_reach_the_model(
         await ann.edit([rectangle("mine", -400, -400, w=120, h=60, text="a user's note")])
         await wait_for(lambda: all("mine" in c.shapes for c in clients))
         before = await converged(runtime, clients)
-        run = await drawn(ann, runtime, clients)
+        run = await drawn_run(ann, runtime, clients)
         after_run = await converged(runtime, clients)
         assert len(after_run) > len(before) and len(runners) == 1
 
@@ -145,7 +135,7 @@ async def test_the_conversation_comes_back_in_order_bounded_and_after_a_restart(
         clients = await join_clients(livekit_server, room_name, ["ann", "bob"], runtime)
         ann, bob = clients
         for _ in range(5):  # a prompt, a message and a status each: 15 items
-            await drawn(ann, runtime, clients)
+            await drawn_run(ann, runtime, clients)
         live = in_order(await conversation(bob))
         kept = runtime.conversation.items()
         assert len(live) == len(kept) == 12  # bounded: the newest 12 of more
