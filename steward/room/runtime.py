@@ -51,26 +51,27 @@ from steward.protocol.names import (
     TOPIC_TRANSCRIPTION,
     TOPIC_VIEWPORT,
 )
-from steward.room.abuse import AbuseGuard, livekit_revoker
-from steward.room.broadcaster import Broadcaster
-from steward.room.composing import ComposingHints
-from steward.room.conversation import Conversation
+from steward.room.context.composing import ComposingHints
+from steward.room.context.snapshot_fetcher import SnapshotFetcher
+from steward.room.context.views import Views
 from steward.room.deps import RoomDeps
-from steward.room.envelopes import FragmentAssembler, is_fragment
-from steward.room.grants import GrantBook
-from steward.room.inbound import InboundPackets
-from steward.room.intake import Intake, trusted_agents
+from steward.room.inbound.abuse import AbuseGuard, livekit_revoker
+from steward.room.inbound.conversation_requests import ConversationRequests
+from steward.room.inbound.grants import GrantBook
+from steward.room.inbound.intake import Intake, trusted_agents
+from steward.room.inbound.packets import InboundPackets
+from steward.room.inbound.resync_requests import ResyncRequests
+from steward.room.inbound.stream_inbox import StreamInbox, StreamMeter
+from steward.room.inbound.user_edits import UserEdits
 from steward.room.livekit_conventions import LiveKitConventions
-from steward.room.messenger import Messenger
+from steward.room.outbound.broadcaster import Broadcaster
+from steward.room.outbound.conversation import Conversation
+from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
+from steward.room.outbound.messenger import Messenger
+from steward.room.outbound.relay import Relay
 from steward.room.participants import Participants
-from steward.room.relay import Relay
-from steward.room.resync_requests import ResyncRequests
-from steward.room.revert import RevertDeps, Reverter
-from steward.room.sessions import RoomSessions
-from steward.room.snapshot_fetcher import SnapshotFetcher
-from steward.room.stream_inbox import StreamInbox, StreamMeter
-from steward.room.user_edits import UserEdits
-from steward.room.views import Views
+from steward.room.runs.revert import RevertDeps, Reverter
+from steward.room.runs.sessions import RoomSessions
 from steward.task_set import TaskSet, close_within
 from steward.voice.listener import Hearing, RoomVoice
 
@@ -150,10 +151,7 @@ class RoomRuntime:
         )
         # The room's one conversation, kept for tabs that reload or join late.
         self.conversation = Conversation(
-            room_id,
-            deps.conversation,
-            keep=s.steward_conversation_items,
-            participants=self.participants,
+            room_id, deps.conversation, keep=s.steward_conversation_items
         )
         self.messenger = Messenger(
             room_id,
@@ -300,7 +298,10 @@ class RoomRuntime:
         lp.register_rpc_method(RPC_PROMPT, self.intake.on_prompt_rpc)
         lp.register_rpc_method(RPC_CANCEL, self.intake.on_cancel_rpc)
         lp.register_rpc_method(RPC_REVERT, self.reverter.on_revert_rpc)
-        lp.register_rpc_method(RPC_CONVERSATION, self.conversation.on_conversation_rpc)
+        lp.register_rpc_method(
+            RPC_CONVERSATION,
+            ConversationRequests(self.conversation, self.participants).on_conversation_rpc,
+        )
         room.register_byte_stream_handler(TOPIC_SCREENSHOT, self.inbox.handler(TOPIC_SCREENSHOT))
         room.register_byte_stream_handler(TOPIC_CONTEXT, self.inbox.handler(TOPIC_CONTEXT))
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)

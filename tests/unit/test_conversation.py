@@ -9,9 +9,9 @@ import json
 from steward.protocol.limits import MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import ConversationReply
 from steward.protocol.names import TOPIC_THOUGHT
-from steward.room.conversation import Conversation
-from steward.room.messenger import Messenger
-from steward.room.undo_words import AskedRun, command_of, targets
+from steward.room.inbound.undo_words import AskedRun, command_of, targets
+from steward.room.outbound.conversation import Conversation
+from steward.room.outbound.messenger import Messenger
 
 
 class Sent:
