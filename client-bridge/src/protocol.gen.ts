@@ -207,6 +207,7 @@ export interface PromptRequest {
   bounds?: Box | null;
   selection?: Array<string> | null;
   fairy?: string | null;
+  fairies?: Array<string> | null;
 }
 
 /** browser → steward on `steward:resync`: replay everything after `last_seq`. */

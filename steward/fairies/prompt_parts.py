@@ -37,6 +37,7 @@ class FairyView:
     selection: list[str] = field(default_factory=list)
     request: str = ""
     origin: tuple[float, float] = (0.0, 0.0)  # of the model's coordinates
+    free: list[str] = field(default_factory=list)  # the drones free to join its project
 
     @property
     def area(self) -> Rect | None:
@@ -49,8 +50,7 @@ def _box(r: Rect, origin: tuple[float, float]) -> str:
 
 def _project_orchestrator(v: FairyView) -> str | None:
     if v.project is None:
-        free = [f.id for f in v.others if f.role == "drone" and f.mode in ("idling", "sleeping")]
-        return "You have no project yet. Fairies free to help: " + (", ".join(free) or "none")
+        return "You have no project yet. Fairies free to help: " + (", ".join(v.free) or "none")
     p = v.project
     lines = [
         f'Your project "{p.title}" ({p.status}): {p.description}',

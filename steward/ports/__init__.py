@@ -31,6 +31,8 @@ class PromptInput:
     bounds: Box | None = None
     selection: tuple[str, ...] = ()
     fairy: str | None = None
+    # The fairies it is for, in the order picked (empty: none picked; see `PromptRequest`).
+    fairies: tuple[str, ...] = ()
     model: str | None = None  # overrides the configured model for this run
 
     @property
