@@ -22,7 +22,7 @@ prompt-to-done time after the attacks over her time before them (median of 3 eac
 median, and `flood_phases_s` where the flood's seconds went (each flooder's first byte counted,
 first strike, mute and LiveKit's answer to it; the last packet dropped from a muted sender).
 The steward's RSS growth (`rss_mb_growth`) is this process's: the floods are sent from
-child processes (`steward_tools.bench.flooder`), and the attackers whose clients still run
+child processes (`steward_tools.rigs.flooder`), and the attackers whose clients still run
 here connect before the baseline, so neither their connections nor the senders' buffers are
 counted as the steward's; what their attacks make those clients hold still is
 (`rss_mb_growth_method` puts the old, all-attackers-counted estimate beside it).
@@ -56,10 +56,10 @@ from steward.protocol.names import (
 )
 from steward.room.runtime import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
-from steward_tools.bench.flooder import Flooders, flood
 from steward_tools.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
-from steward_tools.bench.stream_sender import COMPRESSED_MIB, send_watching
 from steward_tools.headless.client import Faults, HeadlessClient
+from steward_tools.rigs.flooder import Flooders, flood
+from steward_tools.rigs.stream_sender import COMPRESSED_MIB, send_watching
 
 PROMPT = "draw a flow chart of our signup"
 # Log events that record a refusal (each names the participant or peer and a reason).
@@ -444,7 +444,7 @@ def _muted(c: HeadlessClient) -> bool:
 
 
 # Floods (identity, topic, count, size, stream or packets) sent from a child process
-# (`steward_tools.bench.flooder`), so neither the senders' SDK buffers nor their CPU are
+# (`steward_tools.rigs.flooder`), so neither the senders' SDK buffers nor their CPU are
 # counted as the steward's: four 5 MiB streams on a topic the steward reads when asked, and
 # the unread-topic floods.
 BIG_STREAMS = (("oscar", TOPIC_CONTEXT, 4, 5 << 20, True),)

@@ -62,8 +62,6 @@ from steward.protocol.messages import ActionEnvelope
 from steward.protocol.names import ATTR_READY
 from steward.room.workers.livekit_admin import LiveKitAdmin
 from steward.store.embedded import EmbeddedPostgres
-from steward_tools.bench.anthropic_server import MessagesServer
-from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.faults import converged, outbox_state, prompt_retrying
 from steward_tools.bench.harness import (
     Marks,
@@ -75,9 +73,11 @@ from steward_tools.bench.harness import (
     start_module,
     wait_until,
 )
-from steward_tools.bench.responders import PlanResponder
 from steward_tools.livekit_cluster import LiveKitCluster
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.anthropic_server import MessagesServer
+from steward_tools.rigs.clients import TimedClient
+from steward_tools.rigs.responders import PlanResponder
 
 log = get_logger(__name__)
 
@@ -133,7 +133,7 @@ class Room:
 
 
 class Observer:
-    """`steward_tools.bench.observer` in its own process: when a hidden participant with no
+    """`steward_tools.rigs.observer` in its own process: when a hidden participant with no
     traffic of its own saw each room's steward ready (wall clock), beside the clients."""
 
     def __init__(self, server: LiveKitServer, rooms: list[str]) -> None:
@@ -143,7 +143,7 @@ class Observer:
         self._reader: asyncio.Task[None] | None = None
 
     async def start(self, timeout: float = 60) -> None:
-        self.proc = await start_module("steward_tools.bench.observer", self.spec)
+        self.proc = await start_module("steward_tools.rigs.observer", self.spec)
         ready = asyncio.get_running_loop().create_future()
         self._reader = asyncio.ensure_future(self._read(ready))
         await bounded(ready, timeout, "the observer connecting")

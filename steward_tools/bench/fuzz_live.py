@@ -18,7 +18,7 @@ get a complete run with identical canvases.
 
 Payloads come from hypothesis strategies (drawn deterministically up front: the network is too
 slow to let hypothesis drive and shrink each example) and from the seeded mutators of
-`steward_tools.bench.mutate`, so a run is reproduced by its seed.
+`steward_tools.rigs.mutate`, so a run is reproduced by its seed.
 """
 
 from __future__ import annotations
@@ -86,11 +86,11 @@ from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.task_set import TaskSet
 from steward_tools.bench import mutate
-from steward_tools.bench.clients import canvas_hash
-from steward_tools.bench.fuzz_seeds import SEEDS, SHAPE_SEEDS
 from steward_tools.bench.harness import wait_until
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.clients import canvas_hash
+from steward_tools.rigs.fuzz_seeds import SEEDS, SHAPE_SEEDS
 
 DATA_TOPICS: dict[str, type[WireModel]] = {
     TOPIC_ACK: Ack,

@@ -360,7 +360,7 @@ async def kill_process(proc: asyncio.subprocess.Process | None) -> None:
 
 
 class ClientProcess:
-    """The headless clients of a run, in their own process (see `steward_tools.bench.clients`), so
+    """The headless clients of a run, in their own process (see `steward_tools.rigs.clients`), so
     the steward's CPU and memory are measured alone."""
 
     def __init__(self, stack: Stack, rooms: list[str], **spec: Any) -> None:
@@ -370,7 +370,7 @@ class ClientProcess:
 
     async def start(self, timeout: float) -> None:
         self.proc = await start_module(
-            "steward_tools.bench.clients", self.spec, limit=256 * 1024 * 1024
+            "steward_tools.rigs.clients", self.spec, limit=256 * 1024 * 1024
         )
         self.pid = self.proc.pid
         line = await bounded(self._line(), timeout, "connecting the clients")

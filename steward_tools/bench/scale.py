@@ -24,7 +24,6 @@ from steward.commands.setup import print_json
 from steward.obs import metrics
 from steward.obs.gc_pauses import watch_gc_pauses
 from steward.obs.logging import configure_logging
-from steward_tools.bench.clients import canvas_hash
 from steward_tools.bench.harness import (
     ClientProcess,
     Marks,
@@ -42,6 +41,7 @@ from steward_tools.bench.harness import (
 )
 from steward_tools.bench.raw import cpu_floor, ratio
 from steward_tools.bench.spy import Sampler
+from steward_tools.rigs.clients import canvas_hash
 
 TARGET_OVERHEAD_P95_MS = 10.0
 ROOMS_PER_CLIENT = 10

@@ -22,7 +22,7 @@ from steward_tools.bench.fuzz import (
     gzip_shapes_check,
     shapes_check,
 )
-from steward_tools.bench.fuzz_seeds import SEEDS
+from steward_tools.rigs.fuzz_seeds import SEEDS
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MODELS = sorted(SEEDS, key=lambda m: m.__name__)

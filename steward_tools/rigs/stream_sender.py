@@ -2,7 +2,7 @@
 
 `steward bench abuse` measures the steward's RSS while this arrives; sending from the bench's
 own process would put the sender's copies of the buffer into the same RSS figure.
-Usage: `python -m steward_tools.bench.stream_sender URL TOKEN TO TOPIC MIB`.
+Usage: `python -m steward_tools.rigs.stream_sender URL TOKEN TO TOPIC MIB`.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ async def send_watching(
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "steward_tools.bench.stream_sender",
+        "steward_tools.rigs.stream_sender",
         url,
         token,
         to,

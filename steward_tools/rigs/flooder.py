@@ -8,7 +8,7 @@ stream or packets), the child joins them all and prints `ready`, waits for `go` 
 floods until each sender sees its `can_publish_data` revoked, and prints one JSON line: what
 each sent before the mute and this process's own RSS growth in MB. The flooders stay in the
 room until stdin closes (the steward forgets a participant's mute when it leaves).
-Usage: `python -m steward_tools.bench.flooder` (the spec on stdin).
+Usage: `python -m steward_tools.rigs.flooder` (the spec on stdin).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ class Flooders:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "steward_tools.bench.flooder",
+            "steward_tools.rigs.flooder",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,

@@ -1,5 +1,5 @@
 """A hidden watcher of the steward's `ready` attribute, in a process of its own:
-`python -m steward_tools.bench.observer`.
+`python -m steward_tools.rigs.observer`.
 
 The failover bench's clients share one process, and under CPU load their SDK may learn of a
 new steward seconds after LiveKit announced it. This process joins every room as a hidden,

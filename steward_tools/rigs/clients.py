@@ -1,4 +1,4 @@
-"""The client side of a benchmark, in a process of its own: `python -m steward_tools.bench.clients`.
+"""The client side of a benchmark, in a process of its own: `python -m steward_tools.rigs.clients`.
 
 Reads one JSON spec on stdin, connects `per_room` headless clients to every room, prints
 `{"event": "ready"}`, waits for a `go` line, then in every room the first client sends the

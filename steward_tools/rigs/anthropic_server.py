@@ -3,7 +3,7 @@
 The real `anthropic:` provider talks to it, so tests and benches run the provider's own path
 (SDK, retries, prefill, images) with no key and no internet. What each request is answered
 with comes from a pluggable *responder*: a fixed text, or a test model that reads the request
-(`steward_tools.bench.responders`). A queue of scenarios injects failures: HTTP 429/529/500, an
+(`steward_tools.rigs.responders`). A queue of scenarios injects failures: HTTP 429/529/500, an
 `error` event (overloaded) before any text, or a connection cut after some text. Like the real
 API, it refuses (400 `invalid_request_error`) an image block whose media type is not one it
 accepts or whose bytes are not of that type; with `refuse_prefill` / `refuse_temperature` it
