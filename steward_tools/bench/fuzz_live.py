@@ -85,10 +85,10 @@ from steward.protocol.names import (
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.task_set import TaskSet
-from steward_tools.bench import mutate
 from steward_tools.bench.harness import wait_until
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs import mutate
 from steward_tools.rigs.clients import canvas_hash
 from steward_tools.rigs.fuzz_seeds import SEEDS, SHAPE_SEEDS
 

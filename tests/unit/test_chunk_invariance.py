@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.ports import PromptInput
-from steward_tools.bench import mutate
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession
+from steward_tools.rigs import mutate
 from steward_tools.rigs.fuzz_seeds import SHAPE_SEEDS
 
 # More for a long hunt: STEWARD_CHUNK_EXAMPLES=2000 (1,500 passed at the time of writing).
