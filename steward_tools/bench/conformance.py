@@ -48,7 +48,7 @@ from steward.protocol.messages import ActionEnvelope
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward_tools.bench.fuzz_live import Observer, observing
-from steward_tools.bench.harness import bounded, start_stack, wait_until
+from steward_tools.bench.harness import start_stack
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.rigs.anthropic_server import MessagesServer, Reply
@@ -61,6 +61,7 @@ from steward_tools.rigs.responders import (
     continuation,
     random_chunks,
 )
+from steward_tools.waiting import bounded, wait_until
 
 TARGET_OUTPUTS = 500
 CLIENTS = ("alice", "bob", "carol")

@@ -30,15 +30,14 @@ from steward_tools.bench.harness import (
     ClientProcess,
     Marks,
     Stack,
-    bounded,
     percentiles,
     sampling,
     start_stack,
-    wait_until,
 )
 from steward_tools.bench.raw import RATIO_TARGETS, RawProbes, against_raw, slowest_delivery_ms
 from steward_tools.rigs.browsers import PAGE_SETTINGS, Browsers, PageServer
 from steward_tools.rigs.clients import canvas_hash
+from steward_tools.waiting import bounded, wait_until
 
 MESSAGES = [
     "draw a flow chart of our signup",

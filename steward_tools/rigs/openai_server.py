@@ -27,7 +27,7 @@ from typing import Any
 from aiohttp import web
 
 from steward.model.base import estimate_tokens
-from steward_tools.rigs.anthropic_server import Reply, Responder, image_problem
+from steward_tools.rigs.anthropic_server import Reply, Responder, image_problem, serve_local
 
 _STATUS_SCENARIOS = {"429", "500", "503", "529"}
 
@@ -95,13 +95,7 @@ class ChatCompletionsServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     async def start(self) -> str:
-        app = web.Application(client_max_size=64 * 1024 * 1024)  # screenshots are large
-        app.router.add_post("/v1/chat/completions", self.handle)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
+        self._runner, self.port = await serve_local("/v1/chat/completions", self.handle)
         return self.base_url
 
     async def stop(self) -> None:
