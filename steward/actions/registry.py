@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.actions.arrange.align import ALIGN
+from steward.actions.arrange.bring_forward import BRING_FORWARD
 from steward.actions.arrange.bring_to_front import BRING_TO_FRONT
 from steward.actions.arrange.distribute import DISTRIBUTE
 from steward.actions.arrange.move import MOVE
 from steward.actions.arrange.place import PLACE
 from steward.actions.arrange.resize import RESIZE
 from steward.actions.arrange.rotate import ROTATE
+from steward.actions.arrange.send_backward import SEND_BACKWARD
 from steward.actions.arrange.send_to_back import SEND_TO_BACK
 from steward.actions.arrange.stack import STACK
 from steward.actions.base import ActionSpec, RunState, WireOp
@@ -76,6 +78,8 @@ _REGISTERED: tuple[ActionSpec, ...] = (
     PLACE,
     BRING_TO_FRONT,
     SEND_TO_BACK,
+    BRING_FORWARD,
+    SEND_BACKWARD,
     ROTATE,
     RESIZE,
     ALIGN,
