@@ -9,7 +9,7 @@ from steward.actions.base import Scheduled, TodoItem
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
-from steward.ports import Picture
+from steward.ports import Picture, PromptChannel
 
 MemoryLevel = Literal["fairy", "project", "task"]
 # What the viewport (and the screenshot and shape lists of the same area) of a request is:
@@ -74,6 +74,9 @@ class PromptState:
     # Who the request comes from: a person ("user"), or the steward waking the agent (a task
     # done, a wait met, feedback): then the request line must not say a user wrote it.
     request_from: str = "user"
+    # How the user's words came (typed in the panel, the room's chat, spoken, HTTP): the
+    # request says so, and where the reply will be read. None: not known (not said).
+    channel: PromptChannel | None = None
     user_viewport: Rect | None = None  # the asker's, when the area shown is another
     # Set when the view is not the asker's (no browser behind the prompt): whose it is.
     view_note: str | None = None

@@ -290,6 +290,7 @@ class Intake:
             bounds=req.bounds,
             selection=tuple(req.selection or ()),
             fairy=req.fairy,
+            chat=channel == "chat",
         )
         try:
             session_id = await self.hooks.timed(Stage.PROMPT_STARTED, self._start(prompt))
