@@ -3,7 +3,6 @@
 from steward.prompt.base import Block, PromptPart, text
 from steward.prompt.state import PromptState
 
-
 # How a person's words came, and where the `message` the agent writes will be read.
 _CHANNELS: dict[str, tuple[str, str]] = {
     "panel": (
@@ -58,10 +57,11 @@ def _build(state: PromptState) -> list[Block]:
 
 
 _GUIDE = """The request comes last, with who asked, how their words came (typed, in the room's
-chat, spoken, over HTTP) and where your message will be read. When you are called again on your own (a review, more detail, a
-new view, unfinished todos) it says why and repeats the original request. When the steward
-wakes you (a task is done, what you waited for happened), the request says it comes from the
-steward; the user's own words are in the history and the project."""
+chat, spoken, over HTTP) and where your message will be read. When you are called again on
+your own (a review, more detail, a new view, unfinished todos) it says why and repeats the
+original request. When the steward wakes you (a task is done, what you waited for happened),
+the request says it comes from the steward; the user's own words are in the history and the
+project."""
 
 PART = PromptPart(
     "messages",
