@@ -20,7 +20,7 @@ from typing import Any
 from steward.canvas.mirror import CanvasMirror
 from steward.commands.setup import print_json
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.model.scripted import ScriptedModel
 from steward.obs.logging import configure_logging
 from steward.ports import PromptInput
@@ -251,7 +251,7 @@ class _ModelStreamCheck:
     def __call__(self, data: bytes) -> None:
         text = data.decode("utf-8", "surrogatepass")
         model = CannedModel(pieces=mutate.chunks(self.rng, text))
-        agent = CanvasAgent(AgentConfig(settings=self.settings, model=model))
+        agent = OneShotRunner(OneShotConfig(settings=self.settings, model=model))
         session = MemorySession(MemoryRoom(shapes=list(SHAPE_SEEDS[0])))
         prompt = PromptInput(message="fuzz", source="system", requester="fuzzer")
         outcome = asyncio.run(agent.run(session, prompt))

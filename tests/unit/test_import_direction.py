@@ -102,7 +102,7 @@ def test_imports_run_down_the_tiers() -> None:
 def test_the_rule_refuses_what_it_should() -> None:
     rank = tiers()
     code = {
-        "steward.room.x": "from steward.fairies import agent",  # same tier or upward
+        "steward.room.x": "from steward.fairies import runtime",  # same tier or upward
         "steward.protocol.x": "import steward.service",  # upward
         "steward.service": "from steward_tools.bench import harness",  # runtime -> tooling
         "steward.commands.x": "import steward_tools.bench",  # at module level
@@ -115,3 +115,79 @@ def test_the_rule_refuses_what_it_should() -> None:
         "steward.service",
         "steward.commands.x",
     ]
+
+
+# -- inside the fairies ------------------------------------------------------------------
+# The runtime schedules the fairies; the request runner, the actions' effects and resume call
+# back on it through the scheduler port (`steward/fairies/scheduler.py`) with its
+# dependencies (`deps.py`), so only the one-shot facade, which hands prompts to it, imports it.
+RUNTIME = "steward.fairies.runtime"
+RUNTIME_IMPORTERS = {"steward.fairies.one_shot_runner"}
+# The kinds of request are data every other module reads: they read nothing of the fairies.
+LEAVES = {"steward.fairies.kinds"}
+
+
+def fairies_graph(imports: Iterable[Import]) -> dict[str, set[str]]:
+    """Module -> the modules of `steward.fairies` it imports (type-only imports too)."""
+    graph: dict[str, set[str]] = {}
+    for imp in imports:
+        if imp.importer.startswith("steward.fairies") and imp.target.startswith("steward.fairies."):
+            graph.setdefault(imp.importer, set()).add(imp.target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    found: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                found.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return found
+
+
+def _fairies_imports() -> list[Import]:
+    # `from steward.fairies import x` names module x: count it as importing that module.
+    out = list(all_imports())
+    for path in sorted((PROJECT_ROOT / "steward" / "fairies").glob("*.py")):
+        module = "steward.fairies." + path.stem
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module == "steward.fairies":
+                out += [
+                    Import(module, f"steward.fairies.{a.name}", node.lineno, False)
+                    for a in node.names
+                ]
+    return out
+
+
+def test_the_fairies_import_no_cycle() -> None:
+    assert cycles(fairies_graph(_fairies_imports())) == []
+
+
+def test_only_the_facade_imports_the_runtime() -> None:
+    graph = fairies_graph(_fairies_imports())
+    importers = {m for m, targets in graph.items() if RUNTIME in targets}
+    assert importers <= RUNTIME_IMPORTERS
+
+
+def test_the_kinds_read_nothing_of_the_fairies() -> None:
+    graph = fairies_graph(_fairies_imports())
+    assert {m: graph[m] for m in LEAVES if graph.get(m)} == {}
+
+
+def test_a_cycle_is_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []

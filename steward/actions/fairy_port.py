@@ -1,8 +1,8 @@
-"""The fairy agent's interface: what a fairy action's effect may read and do.
+"""The fairy port: what a fairy action's effect may read and do.
 
 A fairy action (`steward/actions/fairy/`) carries its whole effect: it checks the board's
-rules, then asks the agent to react (switch its mode, interrupt another fairy, wait, notify
-waiters, remember, review, move, end the turn). The fairy runtime implements `FairyAgent`
+rules, then asks the acting fairy to react (switch its mode, interrupt another fairy, wait, notify
+waiters, remember, review, move, end the turn). The fairy runtime implements `FairyPort`
 (`steward/fairies/acting.py`) and `ProjectBoard` (`steward/fairies/projects.py`) is a
 `Board`, so `steward.actions` never imports `steward.fairies`.
 
@@ -100,7 +100,7 @@ class Board(Protocol):
     def abort_project(self, project_id: str) -> tuple[ProjectView, list[Any]]: ...
 
 
-class FairyAgent(Protocol):
+class FairyPort(Protocol):
     """The fairy that took the action, and how it reacts.
 
     The board changes at once; each reaction is carried out, in the order asked, after the
@@ -154,4 +154,4 @@ class FairyAgent(Protocol):
 
 
 # A complete fairy action's effect (sanitized data in the page's coordinates).
-ActionEffect = Callable[[FairyAgent, dict[str, Any]], None]
+ActionEffect = Callable[[FairyPort, dict[str, Any]], None]

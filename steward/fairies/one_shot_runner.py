@@ -1,4 +1,4 @@
-"""The one-shot canvas agent: the `AgentRunner` facade that answers a one-shot prompt as its
+"""The one-shot facade: the `AgentRunner` that answers a one-shot prompt as its
 asker's one-shotting fairy on the fairy runtime (`FairyRuntime.one_shot`): the prompt is a
 request queued to that fairy with the prompt's session lent to it, run by the fairy's worker
 and built by the one request builder (`fairy_request`), like every fairy's request.
@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from steward.config import Settings, get_settings
-from steward.fairies.budget import RoomBudget, UsageRecorder
 from steward.fairies.modes import MODES, ModeDefinition
 from steward.fairies.one_shot import one_shot_fairy
 from steward.fairies.one_shot_job import OneShotJob
-from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.room_fairies import FairyState
+from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelProvider
 from steward.model.registry import get_model
 from steward.ports import PromptInput, SessionPort
+from steward.turns.budget import RoomBudget, UsageRecorder
 
 
 class BudgetExceeded(Exception):
@@ -31,8 +31,8 @@ class BudgetExceeded(Exception):
 
 
 @dataclass
-class AgentConfig:
-    """Constructor input of `CanvasAgent`."""
+class OneShotConfig:
+    """Constructor input of `OneShotRunner`."""
 
     settings: Settings = field(default_factory=get_settings)
     model: ModelProvider | None = None  # overrides settings/prompt model (tests)
@@ -49,12 +49,12 @@ class AgentConfig:
     fairies: FairyRuntime | None = None
 
 
-class CanvasAgent:
-    """One-shot canvas agent: a facade over the fairy runtime's one-shotting fairies.
+class OneShotRunner:
+    """The one-shot facade over the fairy runtime's one-shotting fairies.
     Extend by subclassing `mode_for` / `model_for`."""
 
-    def __init__(self, config: AgentConfig | None = None) -> None:
-        self.config = config or AgentConfig()
+    def __init__(self, config: OneShotConfig | None = None) -> None:
+        self.config = config or OneShotConfig()
         self.fairies = self.config.fairies or FairyRuntime(
             max_followups=self.config.settings.steward_max_followups
         )

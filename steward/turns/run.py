@@ -1,7 +1,7 @@
-"""One run of an agent, whatever its role: a prompt (a user's, or a fairy's queued request)
+"""One run, whatever kind of request began it: a prompt (a user's, or a fairy's queued request)
 and every follow-up request it leads to (review, add-detail, setMyView, data, todos).
 
-The one-shot agent and the fairies keep the same run state and start each model request of
+One-shot prompts and crew requests keep the same run state and start each model request of
 a run the same way: on the room's canvas as it is now, with the previous request's id
 claims cleared (ids the model names stay stable through `ctx.id_map` within a request).
 """
@@ -12,13 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from steward.actions.base import RunState
-from steward.fairies.turn import Turn, TurnHooks
 from steward.model.base import Usage
 from steward.ports import SessionPort
+from steward.turns.turn import Turn, TurnHooks
 
 
 @dataclass
-class AgentRun:
+class Run:
     """State of one run: its session, its action state, and what it has done so far."""
 
     session: SessionPort
@@ -27,7 +27,7 @@ class AgentRun:
     turn: Turn | None = None  # the model request running now (or last)
     request_no: int = 0
     ops_sent: int = 0
-    notes_kept: int = 0  # how many of ctx.notes were handed on to the agent's next prompt
+    notes_kept: int = 0  # how many of ctx.notes were handed on to the run's next request
     usage: Usage = field(default_factory=Usage)
     # What the model is shown as selected: the asker's selection when a user's prompt began
     # the run (kept for its follow-ups); nothing in runs nobody asked for just now.

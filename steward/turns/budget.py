@@ -1,6 +1,6 @@
 """The room's daily model budget and usage records, for every role and every model call.
 
-The one-shot agent and each fairy turn ask `refusal` before calling a model and `record`
+A one-shot prompt and each crew request ask `refusal` before calling a model and `record`
 what each call used (input, output and cache tokens, the model, its estimated cost), so
 per-role models are priced each at its own rate.
 """

@@ -1,13 +1,14 @@
-"""`FairyRuntime`: the room-level fairy agent behind the `AgentRunner` port: the rooms'
-fairies, their queues and workers, their modes, cancels and interrupts, and the effects of
-fairy actions.
+"""`FairyRuntime`: the scheduler of the rooms' fairies behind the `AgentRunner` port: their
+queues and workers, their modes, cancels, interrupts and wakes. It implements the scheduler
+port (`scheduler.py`) the request runner, the actions' effects and resume call back on, and
+hands them its dependencies (`deps.FairyDeps`); none of them imports it.
 
 A prompt for the crew goes to one fairy (the room's orchestrator unless `PromptInput.fairy`
 names one); a one-shot prompt goes to its asker's one-shotting fairy (`one_shot`) with its
 session lent. Each fairy (its state: `room_fairies.FairyState`) has a queue of requests and,
 while it has work, one worker task that runs them in order (`request_runner`: each request
 with its follow-ups; feedback, wakes and continuations are queued requests too). Fairy
-actions change the board and produce effects (interrupt, wait, notify, remember).
+actions change the board and ask for reactions (interrupt, wait, notify, remember).
 
 Drones run in parallel, each in its own session (`fairy_sessions`). Every crew request,
 history item, project, task, wait and mode is written to Postgres as it happens
@@ -23,14 +24,14 @@ from typing import Any
 
 from steward.canvas.bounds import Rect
 from steward.fairies import fairy_sessions, resume
-from steward.fairies.budget import RoomBudget
+from steward.fairies.deps import FairyDeps
 from steward.fairies.fairy_sessions import SessionFactory
 from steward.fairies.interrupts import Interrupt, decide
 from steward.fairies.modes import ModeName, Role, mode
 from steward.fairies.one_shot import one_shot_fairy
 from steward.fairies.one_shot_job import OneShotJob
 from steward.fairies.projects import ProjectBoard, task_completed_key
-from steward.fairies.request_runner import MAX_FEEDBACK, RequestRunner
+from steward.fairies.request_runner import RequestRunner
 from steward.fairies.role_models import ModelFactory, default_models
 from steward.fairies.room_fairies import Request, RoomFairies, is_one_shot
 from steward.fairies.room_records import RoomRecords
@@ -39,10 +40,14 @@ from steward.fairies.waits import mode_transition_key
 from steward.obs.logging import get_logger
 from steward.ports import PromptInput, SessionPort
 from steward.store.fairies import FairyStore
+from steward.turns.budget import RoomBudget
 
 log = get_logger(__name__)
 
 __all__ = ["DEFAULT_CREW", "MAX_FEEDBACK", "FairyRuntime"]
+
+# Feedback requests in a row a fairy gets for refused actions or mistakes.
+MAX_FEEDBACK = 3
 
 # How long a cancelled one-shot prompt waits for its request to stop (revert its partials).
 _STOP_S = 10.0
@@ -56,7 +61,7 @@ DEFAULT_CREW: tuple[tuple[str, Role], ...] = (
 
 
 class FairyRuntime:
-    """Implements `AgentRunner` for rooms with fairies."""
+    """Implements `AgentRunner` for rooms with fairies, and the scheduler port."""
 
     def __init__(
         self,
@@ -69,16 +74,16 @@ class FairyRuntime:
         max_followups: int = 3,
         budget: RoomBudget | None = None,
     ) -> None:
-        self.store = store
-        self.records = RoomRecords(store)
-        # Checked before, and charged after, every model call of every fairy.
-        self.budget = budget
-        # Follow-up requests one turn may run (review, add-detail, setMyView, data, todo).
-        self.max_followups = max_followups
-        self.runner = RequestRunner(self)
-        self.sessions = sessions
-        self.models = models
-        self.publish = publish
+        self.deps = FairyDeps(
+            records=RoomRecords(store),
+            models=models,
+            store=store,
+            sessions=sessions,
+            budget=budget,
+            max_followups=max_followups,
+        )
+        self._runner = RequestRunner(self.deps, self)
+        self._publish = publish
         self.crew = crew
         self.rooms: dict[str, RoomFairies] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -95,7 +100,7 @@ class FairyRuntime:
         state.lent = session
         state.model = prompt.model
         state.asker = prompt.requester
-        await self.records.save_fairy(room, fairy_id)
+        await self.deps.records.save_fairy(room, fairy_id)
         try:
             await self.submit(room, fairy_id, prompt.message, "user")
             await self.wait_settled(room)
@@ -147,14 +152,14 @@ class FairyRuntime:
             return self.rooms[room_id]
 
     async def _load(self, room_id: str) -> RoomFairies:
-        publish = self.publish(room_id) if self.publish else None
+        publish = self._publish(room_id) if self._publish else None
         room = RoomFairies(room_id, Roster(publish=publish), ProjectBoard(room_id))
         room.settled.set()
-        await self.records.load(room)
+        await self.deps.records.load(room)
         if not room.roster.fairies:
             for fid, role in self.crew:
                 room.roster.add(fid, role=role)
-                await self.records.save_fairy(room, fid)
+                await self.deps.records.save_fairy(room, fid)
         return room
 
     async def resume(self, room_id: str) -> int:
@@ -162,16 +167,17 @@ class FairyRuntime:
         nobody would act on. Returns how many requests were queued."""
         room = await self.room(room_id)
         await room.roster.announce()
-        if self.store is None or room_id in self._resumed:
+        store = self.deps.store
+        if store is None or room_id in self._resumed:
             return 0  # this process already runs (or ran) the room's open requests
         self._resumed.add(room_id)
-        rows = await self.store.open_requests(room_id)
+        rows = await store.open_requests(room_id)
         for row in rows:
             req = Request(row["text"], row["origin"], row["request_id"])
             if row["state"] == "running":
                 req.resume_session = row["session_id"]
             room.fairy(row["fairy_id"]).queue.append(req)
-        restarted = await resume.restart_orphans(self, room)
+        restarted = await resume.restart_orphans(self.deps.records, self, room)
         for fid in list(room.fairies):
             self._ensure_worker(room, fid)
         log.info("fairies_resumed", room=room_id, requests=len(rows), restarted=restarted)
@@ -188,7 +194,7 @@ class FairyRuntime:
     # -- requests and workers ------------------------------------------------------------
     async def submit(self, room: RoomFairies, fairy_id: str, text: str, origin: str) -> None:
         req = Request(text, origin)
-        await self.records.enqueue(room, fairy_id, req)
+        await self.deps.records.enqueue(room, fairy_id, req)
         if origin == "user":
             room.fairy(fairy_id).continuations = 0
             room.fairy(fairy_id).feedback_streak = 0
@@ -212,7 +218,7 @@ class FairyRuntime:
             while queue:
                 req = queue.popleft()
                 running = asyncio.create_task(
-                    self.runner.run_request(room, fairy_id, req),
+                    self._runner.run_request(room, fairy_id, req),
                     name=f"fairy-request:{room.room_id}:{fairy_id}",
                 )
                 state.turn, state.current = running, req
@@ -222,10 +228,10 @@ class FairyRuntime:
                     me = asyncio.current_task()
                     if me is not None and me.cancelling():
                         raise
-                    await self._finish_request(req, "canceled")
+                    await self.deps.records.set_request(req, "canceled")
                 except Exception:
                     log.exception("fairy_turn_failed", room=room.room_id, fairy=fairy_id)
-                    await self._finish_request(req, "done")
+                    await self.deps.records.set_request(req, "done")
                 finally:
                     state.turn, state.current = None, None
                     if req.job is not None:  # stopped before it could answer: say so
@@ -236,12 +242,9 @@ class FairyRuntime:
                 if req.job is not None:
                     req.job.settle(asyncio.CancelledError())
             state.worker = None
-            await fairy_sessions.release(room, fairy_id, self.sessions)
+            await fairy_sessions.release(room, fairy_id, self.deps.sessions)
             if not room.crew_working():
                 room.settled.set()
-
-    async def _finish_request(self, req: Request, state: str) -> None:
-        await self.records.set_request(req, state)
 
     # -- modes ---------------------------------------------------------------------------
     async def set_mode(self, room: RoomFairies, fairy_id: str, new: ModeName) -> None:
@@ -250,7 +253,7 @@ class FairyRuntime:
             return
         mode(fairy.mode).on_exit(room.facts(fairy_id))
         starts_task = mode(new).memory == "task" and mode(fairy.mode).memory != "task"
-        if starts_task and fairy.role != "solo":
+        if starts_task and not room.kind_of(fairy_id).keeps_todo:
             room.fairy(fairy_id).todo.clear()  # a new task: the last task's todo list is done
         task = room.board.working_task_of(fairy_id)
         bounds = task.bounds if task is not None and new.startswith("working") else None
@@ -258,7 +261,7 @@ class FairyRuntime:
         if bounds is not None:
             room.roster.fly_to(fairy_id, bounds)
         mode(new).on_enter(room.facts(fairy_id))
-        await self.records.save_fairy(room, fairy_id)
+        await self.deps.records.save_fairy(room, fairy_id)
         await room.roster.announce()
         await self.notify(room, mode_transition_key(fairy_id, new))
 
@@ -310,7 +313,7 @@ class FairyRuntime:
             turn.add_done_callback(cancelled)
             turn.cancel()
         for req in state.queue:
-            self._spawn(room, self._finish_request(req, "canceled"))
+            self._spawn(room, self.deps.records.set_request(req, "canceled"))
         state.queue.clear()
         self._spawn(room, self._after_user_cancel(room, fairy_id, d.switch_to))
         return None
@@ -324,15 +327,15 @@ class FairyRuntime:
         """The stopped fairy's task goes back to todo and whoever awaited it is told, so the
         project can re-plan instead of waiting forever for a task nobody works on."""
         task = room.board.release(fairy_id)
-        await self.records.save_board(room)
+        await self.deps.records.save_board(room)
         if switch_to is not None:
             await self.set_mode(room, fairy_id, switch_to)
         if task is None:
             return
         key = task_completed_key(task.id)
-        waiters = [c.agent_id for c in room.waits.conditions if c.key == key]
+        waiters = [c.fairy_id for c in room.waits.conditions if c.key == key]
         room.waits.notify(key)
-        await self.records.save_waits(room)
+        await self.deps.records.save_waits(room)
         for waiter in waiters:
             await self.submit(
                 room,
@@ -362,27 +365,35 @@ class FairyRuntime:
         """System abort (disband): allowed even mid-project."""
         room = await self.room(room_id)
         project, _ = room.board.abort_project(project_id)
-        await self.records.save_board(room)
+        await self.deps.records.save_board(room)
         fairies = (project.orchestrator, *project.members)
         for fairy_id in fairies:
             room.waits.clear(fairy_id)
-        await self.records.save_waits(room)
+        await self.deps.records.save_waits(room)
         for fairy_id in fairies:
             await self.interrupt(room, fairy_id, Interrupt("system", mode="idling"))
 
     # -- requests -----------------------------------------------------------------------
     async def feed_back(self, room: RoomFairies, fairy_id: str, text: str) -> None:
-        await self.runner.feed_back(room, fairy_id, text)
+        """Feedback is another queued request: a model that keeps repeating its mistake gets
+        MAX_FEEDBACK of them in a row, then none (its mode's own nudges are capped too)."""
+        state = room.fairy(fairy_id)
+        state.feedback_streak += 1
+        streak = state.feedback_streak
+        if streak > MAX_FEEDBACK:
+            log.warning("fairy_feedback_capped", room=room.room_id, fairy=fairy_id, streak=streak)
+            return
+        await self.submit(room, fairy_id, text, "system")
 
     async def notify(self, room: RoomFairies, key: str) -> None:
         """Wake whoever waits on `key`."""
         wakes = room.waits.notify(key)
         if not wakes:
             return
-        await self.records.save_waits(room)
+        await self.deps.records.save_waits(room)
         for w in wakes:
             # Generating: the wake queues behind the current turn; else it starts one now.
-            await self.submit(room, w.agent_id, w.message, "wake")
+            await self.submit(room, w.fairy_id, w.message, "wake")
 
     # -- reporting -----------------------------------------------------------------------
     def project_summary(self, room_id: str) -> dict[str, Any] | None:

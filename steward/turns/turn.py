@@ -1,4 +1,4 @@
-"""The one turn core every agent role runs: stream → parse → sanitize → resolve → bounds
+"""The one turn core every kind of request runs: stream → parse → sanitize → resolve → bounds
 guard → send.
 
 A `Turn` is one model request of one session. `TurnDriver.drive` streams the model into it:
@@ -11,7 +11,6 @@ differ only by their hooks and the actions their mode enables.
 One wire-id scheme: `{session}.{request}.{index}[.k]` (k > 0 for the extra ops of one
 action), so partial versions of an action keep one id. One revert scheme: a final `think`
 under the id of the in-flight partial; every receiver undoes the partial before applying it.
-`run_requests` is the follow-up loop (review, add-detail, setMyView, data, todo).
 
 A turn ended by an action (await-tasks-completion, mark-my-task-done, end-project, a fairy
 mistake) still reads its stream to the end, bounded in time and size: the provider learns the
@@ -26,19 +25,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from steward.actions.base import ActionSpec, RunState, Scheduled, WireOp
+from steward.actions.base import ActionSpec, RunState, WireOp
 from steward.actions.ordering import CreateOrder
 from steward.actions.registry import ACTIONS, Outcome, normalize_name, process
 from steward.canvas.mirror import withdrawals
 from steward.canvas.quality import RunShapes
-from steward.fairies.request_loop import LoopDecision, next_step
-from steward.fairies.task_bounds import BoundsGuard
 from steward.model.base import ModelError, ModelProvider, ModelRequest, Usage
 from steward.model.parser import ActionStreamParser, ParsedAction
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.ports import SessionPort
 from steward.protocol.messages import WireAction
+from steward.turns.bounds_guard import BoundsGuard
 
 log = get_logger(__name__)
 
@@ -397,42 +395,6 @@ class TurnDriver:
 
 
 # -- the follow-up loop ------------------------------------------------------------------
-
-# One request of a run: (request number, the follow-up it answers, bounds to look at).
-RequestFn = Callable[[int, Scheduled | None], Awaitable[TurnEnd]]
-
-
-async def run_requests(
-    request: RequestFn,
-    ctx: RunState,
-    *,
-    max_followups: int,
-    made_progress: Callable[[], bool],
-    on_followup: Callable[[LoopDecision], Awaitable[None]] | None = None,
-) -> TurnEnd:
-    """Run requests while the actions scheduled more (review, add-detail, view, data, todo)."""
-    followup: Scheduled | None = None
-    shown: list[Scheduled] = []  # data answers handed to the request that just ran
-    for request_no in range(max_followups + 1):
-        end = await request(request_no, followup)
-        if end != "done":
-            return end
-        ctx.scheduled = [s for s in ctx.scheduled if all(s is not d for d in shown)]
-        decision = next_step(
-            ctx.scheduled,
-            ctx.todo,
-            made_progress=made_progress(),
-            followups_left=max_followups - request_no,
-        )
-        if decision.followup is None:
-            return "done"
-        followup = decision.followup
-        if on_followup is not None:
-            await on_followup(decision)
-        # Data answers reach the next request whatever it follows up (then they are gone).
-        shown = [s for s in ctx.scheduled if s.kind == "data"]
-        ctx.scheduled = list(shown)
-    return "done"
 
 
 async def shielded_revert(driver: TurnDriver, turn: Turn | None, why: str) -> None:
