@@ -10,7 +10,7 @@ from steward.actions.base import RunState
 from steward.actions.registry import ACTIONS, process
 from steward.canvas.apply import apply_wire_action
 from steward.canvas.bounds import Rect
-from steward.fairies.task_bounds import BoundsGuard
+from steward.turns.bounds_guard import BoundsGuard
 from steward.protocol.messages import WireAction
 
 
