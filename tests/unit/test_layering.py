@@ -10,8 +10,8 @@ from steward.actions.base import RunState
 from steward.actions.registry import ACTIONS, process
 from steward.canvas.apply import apply_wire_action
 from steward.canvas.bounds import Rect
-from steward.turns.bounds_guard import BoundsGuard
 from steward.protocol.messages import WireAction
+from steward.turns.bounds_guard import BoundsGuard
 
 
 def _box(sid: str, x: float, y: float, w: float = 100, h: float = 100) -> dict[str, Any]:
