@@ -198,6 +198,9 @@ def process(
     clean = spec.sanitize(work, ctx, index, complete)
     if clean is None:
         return None
+    # The frame its coordinates are written in (the page point that is the model's 0, 0):
+    # a later request in another frame reads its echo moved into its own.
+    clean["_frame"] = [ctx.coords.origin_x, ctx.coords.origin_y]
     ops = spec.resolve(clean, ctx)
     chat = spec.chat(clean) if spec.chat is not None else None
     return Outcome(index, spec.name, complete, ops, chat, clean, spec)

@@ -232,6 +232,7 @@ def prompt(
     if kind.in_room:
         view = fairy_view(room, fairy_id, req.text, session.canvas.shapes)
         view.viewport = area.viewport
+        view.frame = run.ctx.coords
     # The asker's selection at prompt time (the browser's, else the prompt's own).
     selected = context.selection or list(asked.selection)
     selection = run.selection_for(selected, asked=lent and req.origin == "user")
@@ -255,6 +256,9 @@ def prompt(
         history=_history(room, fairy_id, req, kind, current, view, session),
         memory_level=current.memory,
         asker=asked.asker,
+        # A person's prompt: who asked and how (a crew fairy's, as its state keeps them).
+        asked_by=(asked.asker or room.fairy(fairy_id).asker) if req.origin == "user" else None,
+        channel=(asked.channel or room.fairy(fairy_id).channel) if req.origin == "user" else None,
         user_changes=list(context.user_changes),
         view_note=context.view_note,
         todo=run.ctx.todo,

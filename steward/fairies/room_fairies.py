@@ -24,7 +24,7 @@ from steward.fairies.projects import ProjectBoard
 from steward.fairies.roster import Roster
 from steward.fairies.run_feedback import RunFeedback
 from steward.fairies.waits import WaitBoard
-from steward.ports import SessionPort
+from steward.ports import PromptChannel, SessionPort
 from steward.task_set import TaskSet
 
 if TYPE_CHECKING:
@@ -93,6 +93,8 @@ class FairyState:
     # fairies it directs, so a project's sessions have an owner for cancel rights (saved
     # with the fairy: a restart that resumes the project keeps the owner).
     asker: str | None = None
+    # How that prompt came (panel, lk.chat, voice, HTTP), in memory: its request says so.
+    channel: PromptChannel | None = None
     # It interrupted itself with new input this turn (start-task, …): the old prompt is
     # over, so its on_prompt_end hook must not also schedule a nudge.
     self_interrupted: bool = False

@@ -28,6 +28,8 @@ class ChatItem:
     action: dict[str, Any] | None = None
     who: str | None = None  # who asked for the run it belongs to (participant identity)
     run: str | None = None  # the run (session id) it belongs to
+    # Work a project's fairies did for `who` (not a one-shot run of theirs).
+    crew: bool = False
     # The first request and the plan: shown in full however long the history grows.
     pinned: bool = False
 
@@ -77,6 +79,9 @@ class PromptState:
     # How the user's words came (typed in the panel, the room's chat, spoken, HTTP): the
     # request says so, and where the reply will be read. None: not known (not said).
     channel: PromptChannel | None = None
+    # Who asked for this request (the messages part names them); unlike `asker`, it does
+    # not make the history read their runs as this agent's own.
+    asked_by: str | None = None
     user_viewport: Rect | None = None  # the asker's, when the area shown is another
     # Set when the view is not the asker's (no browser behind the prompt): whose it is.
     view_note: str | None = None

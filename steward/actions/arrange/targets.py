@@ -3,11 +3,14 @@ common centre, and the rule that arrange actions act on complete versions only."
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 from steward.actions.base import ActionModel, RunState
 from steward.actions.sanitize import to_number
-from steward.canvas.bounds import shape_bounds, union
+from steward.canvas.apply import Shapes
+from steward.canvas.bounds import num, shape_bounds, union
 
 
 class Ids(ActionModel):
@@ -87,3 +90,39 @@ def layer_step(data: dict[str, Any], ctx: RunState, to: str) -> dict[str, Any] |
     where = "in front of" if to == "in_front" else "behind"
     ctx.notes.append(f"{name}: no shape overlapping {ids!r} lies {where} them; nothing changed")
     return None
+
+
+# How many shapes an echo of a geometry change lists before and after (then "more").
+_GEOMETRY_SHOWN = 12
+
+
+def _geometry(shapes: Shapes, ids: list[str], ctx: RunState) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for sid in ids[:_GEOMETRY_SHOWN]:
+        s = shapes.get(sid)
+        if s is None:
+            continue
+        b = shape_bounds(s, shapes)
+        box: dict[str, Any] = {
+            "x": ctx.coords.frame_x(b.x),
+            "y": ctx.coords.frame_y(b.y),
+            "w": round(b.w),
+            "h": round(b.h),
+        }
+        turn = round(math.degrees(num(s.get("rotation")))) % 360
+        if turn:
+            box["rotation"] = turn
+        out[sid] = box
+    if len(ids) > _GEOMETRY_SHOWN:
+        out["more"] = len(ids) - _GEOMETRY_SHOWN
+    return out
+
+
+def with_geometry(
+    data: dict[str, Any], ctx: RunState, resolve: Callable[[dict[str, Any], RunState], Any]
+) -> dict[str, Any]:
+    """`data` with what the change does to its shapes: their boxes (and turns) before and
+    after, in the model's frame, so the history can tell an exact undo."""
+    ids: list[str] = list(data.get("_ids") or ([data["_id"]] if data.get("_id") else []))
+    after = ctx.preview(resolve(data, ctx))
+    return {**data, "before": _geometry(ctx.shapes, ids, ctx), "after": _geometry(after, ids, ctx)}

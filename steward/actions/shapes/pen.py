@@ -68,13 +68,18 @@ def _sanitize_pen(
     }
 
 
-def _points_summary(pts: list[tuple[float, float]]) -> str:
+def _points_summary(pts: list[tuple[float, float]]) -> dict[str, Any]:
+    """What the history echoes of a pen's points (all of them would crowd it out): how many,
+    the first and the last, and the box they lie in, in the model's frame."""
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     (x0, y0), (x1, y1) = pts[0], pts[-1]
-    return (
-        f"{len(pts)} points from ({x0:g}, {y0:g}) to ({x1:g}, {y1:g}), "
-        f"within x {min(xs):g} to {max(xs):g}, y {min(ys):g} to {max(ys):g}"
-    )
+
+    def n(v: float) -> float | int:
+        return int(v) if float(v).is_integer() else v
+
+    box = {"x": n(min(xs)), "y": n(min(ys)), "w": n(max(xs) - min(xs)), "h": n(max(ys) - min(ys))}
+    first, last = {"x": n(x0), "y": n(y0)}, {"x": n(x1), "y": n(y1)}
+    return {"count": len(pts), "first": first, "last": last, "within": box}
 
 
 def _resolve_pen(data: dict[str, Any], ctx: RunState) -> list[WireOp]:

@@ -28,9 +28,10 @@ def _asked(state: PromptState) -> list[str]:
     """Who asked, how their words came, and where the reply will be read (nothing when the
     runtime does not know)."""
     how = _CHANNELS.get(state.channel or "")
+    asker = state.asked_by or state.asker
     if how is None:
-        return [f"Asked by {state.asker}."] if state.asker else []
-    who = f"Asked by {state.asker}, {how[0]}" if state.asker else f"This request was {how[0]}"
+        return [f"Asked by {asker}."] if asker else []
+    who = f"Asked by {asker}, {how[0]}" if asker else f"This request was {how[0]}"
     return [f"{who}. Your message will be read {how[1]}."]
 
 
