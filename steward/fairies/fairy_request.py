@@ -270,7 +270,9 @@ def prompt(
         fairy=brief(view) if view is not None else None,
         notes=notes,
         lints=lints,
-        neighbourhood=neighbourhood_of(view.task, view.project_tasks) if view else None,
+        neighbourhood=(
+            neighbourhood_of(view.task, view.project_tasks, room.made_by) if view else None
+        ),
         around=context.around,
     )
     request = build_request(state, current)

@@ -208,6 +208,7 @@ class RequestRunner:
                 room.feedback.keep(
                     f"{session.session_id}:{fairy_id}", run.fresh_notes(), turn.drawn
                 )
+                room.credit(fairy_id, turn.drawn.created)
                 if recorder is not None:
                     await recorder.flush()
             if kind.feedback == "queued":

@@ -42,6 +42,8 @@ class NeighbourTask:
     title: str
     assigned_to: str | None
     bounds: Rect
+    status: str = "todo"
+    made: frozenset[str] = frozenset()  # the shapes its fairy drew
 
 
 @dataclass(frozen=True)

@@ -264,7 +264,8 @@ async def test_a_drones_request_shows_the_area_around_its_task_with_its_neighbou
         assert abs(w / h - 4 / 3) < 0.02 and not _red_at(first_image, w / 2, h / 2)
         caption = next(t for t in _texts(last).split("\n") if "this image shows" in t)
         assert "this image shows x -42 to 882, y -42 to 342" in caption, caption
-        assert '"Left box" (left)' in caption and "low detail" in caption
+        assert '"Left box" (left, ' in caption and "low detail" in caption
+        assert ") at x=0, y=0, w=400, h=300" in caption  # where that area is, in this frame
         assert "(x=440, y=0, w=400, h=300) lies within it" in caption
         # The drawing went on once it saw its neighbour: both boxes are on the canvas.
         assert {"red-box", "blue-box"} <= set(runtime.mirror.shapes)
