@@ -40,7 +40,6 @@ _VERBS = {
     "label": "labelled",
     "resize": "resized",
     "rotate": "rotated",
-    "pen": "drew",
     "place": "placed",
 }
 
@@ -161,12 +160,18 @@ def summarise_actions(actions: Sequence[dict[str, Any]]) -> str:
     """'created 12 shapes: a, b, …' for a run of actions of one kind (or a mixed bag)."""
     kinds: dict[str, list[dict[str, Any]]] = {}
     for a in actions:
-        kinds.setdefault(str(a.get("_type")), []).append(a)
+        kind = str(a.get("_type"))
+        # A pen makes a shape like a create: one count of what was made, as the shape
+        # lists count them.
+        kinds.setdefault("create" if kind == "pen" else kind, []).append(a)
     parts = []
     for kind, acts in kinds.items():
         ids = [i for a in acts for i in _ids(a)]
         verb = _VERBS.get(kind)
         what = f"{verb} {len(ids)} shape(s)" if verb and ids else f"{len(acts)} × {kind}"
+        pens = sum(1 for a in acts if a.get("_type") == "pen")
+        if kind == "create" and pens:
+            what += " (all with the pen)" if pens == len(acts) else f" ({pens} with the pen)"
         parts.append(f"{what}: {_id_list(ids)}" if ids else what)
     return "; ".join(parts)
 
