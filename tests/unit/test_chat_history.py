@@ -192,4 +192,4 @@ def test_a_pen_line_in_the_history_keeps_its_id_and_where_its_points_run() -> No
     )
     # Grouped with others, a pen is still named by its id.
     many = [ChatItem("assistant", "pen", action=dict(out.data, shapeId=f"p{k}")) for k in range(3)]
-    assert "created 3 shape(s) (all with the pen): p0, p1, p2" in render_history(many)[0]
+    assert "created 3 shape(s): p0, p1, p2" in render_history(many)[0]

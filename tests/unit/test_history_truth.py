@@ -97,7 +97,7 @@ def test_made_shapes_count_pens_with_creates() -> None:
 
     items = [made("create", "s0"), made("pen", "p"), made("create", "s1"), made("create", "s2")]
     (line,) = render_history(items, asker="alice")
-    assert "created 4 shape(s) (1 with the pen): s0, p, s1, s2" in line
+    assert "created 4 shape(s): s0, p, s1, s2" in line
 
 
 def test_runs_are_named_for_whom_they_were_done_and_the_askers_own_are_yours() -> None:

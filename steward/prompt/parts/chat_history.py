@@ -32,8 +32,9 @@ _QUOTE_CHARS = 80
 # A long list in one action (e.g. the ids of a bringToFront) keeps this many entries, then
 # says how many more there were, so a cut list never reads as the whole.
 _LIST_SHOWN = 12
+_MADE = "made"  # the bucket of every action that makes a shape
 _VERBS = {
-    "create": "created",
+    _MADE: "created",
     "delete": "deleted",
     "update": "updated",
     "move": "moved",
@@ -161,17 +162,15 @@ def summarise_actions(actions: Sequence[dict[str, Any]]) -> str:
     kinds: dict[str, list[dict[str, Any]]] = {}
     for a in actions:
         kind = str(a.get("_type"))
-        # A pen makes a shape like a create: one count of what was made, as the shape
-        # lists count them.
-        kinds.setdefault("create" if kind == "pen" else kind, []).append(a)
+        spec = ACTIONS.get(kind)
+        # Every action that makes a shape (a create, a pen line) counts in one "created",
+        # as the shape lists count what is on the canvas.
+        kinds.setdefault(_MADE if spec is not None and spec.creates else kind, []).append(a)
     parts = []
     for kind, acts in kinds.items():
         ids = [i for a in acts for i in _ids(a)]
         verb = _VERBS.get(kind)
         what = f"{verb} {len(ids)} shape(s)" if verb and ids else f"{len(acts)} × {kind}"
-        pens = sum(1 for a in acts if a.get("_type") == "pen")
-        if kind == "create" and pens:
-            what += " (all with the pen)" if pens == len(acts) else f" ({pens} with the pen)"
         parts.append(f"{what}: {_id_list(ids)}" if ids else what)
     return "; ".join(parts)
 
