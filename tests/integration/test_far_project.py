@@ -12,31 +12,24 @@ and the history's echo of the lead's plan is in the lead's frame.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from steward.config import PROJECT_ROOT
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
-from tests.support.room import close_all, room_settings
+from tests.support.room import room_settings
+from tests.support.tabs import DIST, Tabs, check_browser_rig, chromium_tabs
 from tests.unit.test_request_frame import _leaks, _unrounded
 
 pytestmark = pytest.mark.integration
 
-BRIDGE = PROJECT_ROOT / "client-bridge"
-TABS = BRIDGE / "bench" / "tabs.mjs"
-DIST = BRIDGE / "demo" / "dist"
-NODE = PROJECT_ROOT / ".tools" / "node" / "bin" / "node"
 FAR = (48_000, -31_000)  # where alice's view is centred, on the page
 # The three task areas, in the lead's (the crew's) frame.
 AREAS = {
@@ -130,22 +123,6 @@ async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
     return await start_fake_anthropic(respond=respond, chunk=64)
 
 
-async def _tabs(*args: str, socket: Path) -> dict[str, Any]:
-    proc = await asyncio.create_subprocess_exec(
-        str(NODE),
-        str(TABS),
-        *args,
-        "--socket",
-        str(socket),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, err.decode()
-    reply: dict[str, Any] = json.loads(out)
-    return reply
-
-
 async def test_a_project_far_from_the_origin_reads_in_one_frame_in_every_request(
     livekit_server: LiveKitServer,
     database: Database,
@@ -153,10 +130,7 @@ async def test_a_project_far_from_the_origin_reads_in_one_frame_in_every_request
     fake: FakeAnthropic,
     tmp_path: Path,
 ) -> None:
-    assert (DIST / "index.html").exists(), (  # `make test` builds it first
-        "build the demo page: npm --prefix client-bridge run build"
-    )
-    assert NODE.exists() and shutil.which(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+    check_browser_rig()
     settings = room_settings(
         livekit_server,
         database.url,
@@ -171,102 +145,67 @@ async def test_a_project_far_from_the_origin_reads_in_one_frame_in_every_request
     service = StewardService(settings, database=database)
     await service.start(http=True)
     runtime = await service.join(room_name)
-    socket = tmp_path / "tabs.sock"
     page = f"http://127.0.0.1:{service.http_port}"
-    tabs = await asyncio.create_subprocess_exec(
-        str(NODE),
-        str(TABS),
-        "serve",
-        "--page",
-        page,
-        "--room",
-        room_name,
-        "--tab",
-        "alice:1280x800",
-        "--socket",
-        str(socket),
-        "--out",
-        str(tmp_path),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    clients = []
     try:
-        assert tabs.stdout is not None
-
-        async def ready() -> None:
-            assert tabs.stdout is not None
-            while line := await tabs.stdout.readline():
-                if b'"ready":true' in line:
-                    return
-            raise AssertionError("the tabs driver exited before it was ready")
-
-        await asyncio.wait_for(ready(), 90)
-        panned = await _tabs("pan", "alice", str(FAR[0]), str(FAR[1]), socket=socket)
-        view = panned["view"]
-        assert panned["ok"], panned
-
-        def published() -> bool:
-            v = runtime.views.get("alice")
-            return v is not None and abs(v.viewport.x - view["x"]) < 1
-
-        await wait_for(published, timeout=10)
-        # Alice asks for the project from her own tab: the crew's frame is her view's.
-        reply = await _tabs(
-            "prompt", "alice", "project: draw three boxes in a row", "--no-wait", socket=socket
-        )
-        assert reply.get("ok", True), reply
-        assert service.fairies is not None
-
-        def board() -> Any:
-            return (
-                service.fairies.rooms[room_name].board
-                if room_name in service.fairies.rooms
-                else None
-            )
-
-        def ended() -> bool:
-            b = board()
-            return b is not None and any(p.status == "done" for p in b.projects.values())
-
-        try:
-            await wait_for(ended, timeout=180, step=0.2)
-        finally:
-            said = [(_mode(b), _texts(b)[-300:]) for b in fake.requests]
-            print(json.dumps(said, indent=1)[-6000:])  # shown when the test fails
-        room = service.fairies.rooms[room_name]
-        assert room.origin is not None
-        ox, oy = room.origin
-        assert abs(ox - view["x"]) <= 1 and abs(oy - view["y"]) <= 1  # far from the origin
-        # The tasks lie where the lead said, on the page: its frame plus the room's origin.
-        for tid, area in AREAS.items():
-            b = room.board.task(tid).bounds
-            assert b is not None and (b.x, b.y) == (area["x"] + ox, area["y"] + oy), tid
-        modes = [_mode(b) for b in fake.requests]
-        assert modes.count("working-drone") >= 3 and "orchestrating-active" in modes
-        for body in fake.requests:
-            text = _texts(body)
-            assert _leaks(text) == [], (_mode(body), _leaks(text)[:5])
-            assert _unrounded(text) == [], (_mode(body), _unrounded(text)[:5])
-        drones = [_texts(b) for b in fake.requests if _mode(b) == "working-drone"]
-        for text in drones:
-            task = re.search(r"You are working on: \[(\w+)\]", text)
-            assert task is not None
-            a = AREAS[task.group(1)]
-            # The drone's area, in the frame the lead wrote it in.
-            assert f"task area (x={a['x']}, y={a['y']}, w={a['w']}, h={a['h']})" in text
-        reviews = [_texts(b) for b in fake.requests if _mode(b) == "orchestrating-active"][1:]
-        assert reviews and all('"x":840,"y":0,"w":400,"h":300' in t for t in reviews)
-        # On every canvas: the boxes where the drones drew them, far from the origin.
-        box = runtime.mirror.shapes["middle-box"]
-        assert (box["x"], box["y"]) == (ox + 440, oy + 20)
+        async with chromium_tabs(page, room_name, ["alice:1280x800"], tmp_path) as tabs:
+            await _run(tabs, service, runtime, room_name, fake)
     finally:
-        await close_all(clients)
-        if tabs.returncode is None:
-            tabs.terminate()
-            try:
-                await asyncio.wait_for(tabs.wait(), 20)
-            except TimeoutError:
-                tabs.kill()
-                await asyncio.wait_for(tabs.wait(), 10)
         await service.close()
+
+
+async def _run(
+    tabs: Tabs, service: StewardService, runtime: Any, room_name: str, fake: FakeAnthropic
+) -> None:
+    panned = await tabs("pan", "alice", str(FAR[0]), str(FAR[1]))
+    view = panned["view"]
+    assert panned["ok"], panned
+
+    def published() -> bool:
+        v = runtime.views.get("alice")
+        return v is not None and abs(v.viewport.x - view["x"]) < 1
+
+    await wait_for(published, timeout=10)
+    # Alice asks for the project from her own tab: the crew's frame is her view's.
+    reply = await tabs("prompt", "alice", "project: draw three boxes in a row", "--no-wait")
+    assert reply.get("ok", True), reply
+    fairies = service.fairies
+    assert fairies is not None
+
+    def board() -> Any:
+        return fairies.rooms[room_name].board if room_name in fairies.rooms else None
+
+    def ended() -> bool:
+        b = board()
+        return b is not None and any(p.status == "done" for p in b.projects.values())
+
+    try:
+        await wait_for(ended, timeout=180, step=0.2)
+    finally:
+        said = [(_mode(b), _texts(b)[-300:]) for b in fake.requests]
+        print(json.dumps(said, indent=1)[-6000:])  # shown when the test fails
+    room = fairies.rooms[room_name]
+    assert room.origin is not None
+    ox, oy = room.origin
+    assert abs(ox - view["x"]) <= 1 and abs(oy - view["y"]) <= 1  # far from the origin
+    # The tasks lie where the lead said, on the page: its frame plus the room's origin.
+    for tid, area in AREAS.items():
+        b = room.board.task(tid).bounds
+        assert b is not None and (b.x, b.y) == (area["x"] + ox, area["y"] + oy), tid
+    modes = [_mode(b) for b in fake.requests]
+    assert modes.count("working-drone") >= 3 and "orchestrating-active" in modes
+    for body in fake.requests:
+        text = _texts(body)
+        assert _leaks(text) == [], (_mode(body), _leaks(text)[:5])
+        assert _unrounded(text) == [], (_mode(body), _unrounded(text)[:5])
+    drones = [_texts(b) for b in fake.requests if _mode(b) == "working-drone"]
+    for text in drones:
+        task = re.search(r"You are working on: \[(\w+)\]", text)
+        assert task is not None
+        a = AREAS[task.group(1)]
+        # The drone's area, in the frame the lead wrote it in.
+        assert f"task area (x={a['x']}, y={a['y']}, w={a['w']}, h={a['h']})" in text
+    reviews = [_texts(b) for b in fake.requests if _mode(b) == "orchestrating-active"][1:]
+    assert reviews and all('"x":840,"y":0,"w":400,"h":300' in t for t in reviews)
+    # On every canvas: the boxes where the drones drew them, far from the origin.
+    box = runtime.mirror.shapes["middle-box"]
+    assert (box["x"], box["y"]) == (ox + 440, oy + 20)

@@ -13,33 +13,26 @@ green, the two lines crossing where the lint says, the path clear of both boxes.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import io
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
 
-from steward.config import PROJECT_ROOT
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
 from tests.support.room import close_all, join_clients, room_settings, settle
+from tests.support.tabs import DIST, check_browser_rig, chromium_tabs
 
 pytestmark = pytest.mark.integration
 
-BRIDGE = PROJECT_ROOT / "client-bridge"
-TABS = BRIDGE / "bench" / "tabs.mjs"
-DIST = BRIDGE / "demo" / "dist"
-NODE = PROJECT_ROOT / ".tools" / "node" / "bin" / "node"
 # The review area, in the first run's model coordinates: everything both runs draw.
 REVIEW = {"x": 0, "y": 0, "w": 1200, "h": 600}
 # The path: its box (x 160..340) covers both boxes' x ranges, its line passes between them
@@ -133,10 +126,7 @@ async def test_a_review_names_only_the_real_crossing_and_its_screenshot_shows_it
     fake: FakeAnthropic,
     tmp_path: Path,
 ) -> None:
-    assert (DIST / "index.html").exists(), (  # `make test` builds it first
-        "build the demo page: npm --prefix client-bridge run build"
-    )
-    assert NODE.exists() and shutil.which(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+    check_browser_rig()
     settings = room_settings(
         livekit_server,
         database.url,
@@ -150,78 +140,55 @@ async def test_a_review_names_only_the_real_crossing_and_its_screenshot_shows_it
     service = StewardService(settings, database=database)
     await service.start(http=True)
     runtime = await service.join(room_name)
-    socket = tmp_path / "tabs.sock"
     page = f"http://127.0.0.1:{service.http_port}"
-    tabs = await asyncio.create_subprocess_exec(
-        str(NODE),
-        str(TABS),
-        "serve",
-        "--page",
-        page,
-        "--room",
-        room_name,
-        "--tab",
-        "alice:1280x800",
-        "--socket",
-        str(socket),
-        "--out",
-        str(tmp_path),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    clients = []
+    clients: list[Any] = []
     try:
-        assert tabs.stdout is not None
-
-        async def ready() -> None:
-            assert tabs.stdout is not None
-            while line := await tabs.stdout.readline():
-                if b'"ready":true' in line:
-                    return
-            raise AssertionError("the tabs driver exited before it was ready")
-
-        await asyncio.wait_for(ready(), 90)
-        await wait_for(lambda: runtime.views.get("alice") is not None, timeout=10)
-        # Bob asks from a client that renders nothing: alice's Chromium tab renders the image.
-        (bob,) = await join_clients(
-            livekit_server, room_name, ["bob"], runtime, capabilities=("apply",)
-        )
-        clients.append(bob)
-        for prompt in ("lay the ground, two boxes and a fence", "stand a house on the ground"):
-            reply = await bob.prompt(prompt)
-            assert reply.session_id, reply.error
-            assert await bob.wait_status(reply.session_id, timeout=60) == "done"
-            await settle(runtime, [bob], reply.session_id)
-        said = [(_text(b)[-400:], len(_images(b))) for b in fake.requests]
-        assert len(fake.requests) == 3, json.dumps(said, indent=1)[-4000:]
-        review = fake.requests[2]
-        listed = _text(review).split("Problems your last actions left on the canvas:")
-        assert len(listed) == 2, _text(review)[-3000:]
-        problems = re.findall(r"^- (.+)$", listed[1].split("\n\n")[0], re.M)
-        assert problems == [
-            "strokes 'fence' and 'path' cross and are not parts of one drawing; move or"
-            " redraw yours so they do not"
-        ], problems
-        (shot,) = _images(review)[:1]
-        (tmp_path / "review.png").write_bytes(shot)
-        # What the lints say is what Chromium drew: the house's red on the ground's green,
-        # a dark line where the path crosses the fence, and none where the path passes the
-        # boxes (their blue stays clear at the box edges facing the path).
-        r, g, b = _rgb(shot, 800, 350)
-        assert r > 150 and r > g + 60, (r, g, b)
-        r, g, b = _rgb(shot, 600, 480)
-        assert g > r + 40 and g > b, (r, g, b)
-        assert _dark_near(shot, *CROSSING)
-        for x, y in ((195, 200), (305, 200)):  # inside each box, next to the path
-            r, g, b = _rgb(shot, x, y)
-            assert b > r + 40 and not _dark((r, g, b)), (x, y, (r, g, b))
+        async with chromium_tabs(page, room_name, ["alice:1280x800"], tmp_path):
+            await _both_runs(livekit_server, runtime, room_name, fake, clients, tmp_path)
     finally:
         await close_all(clients)
-        if tabs.returncode is None:
-            tabs.terminate()
-            try:
-                await asyncio.wait_for(tabs.wait(), 20)
-            except TimeoutError:
-                tabs.kill()
-                await asyncio.wait_for(tabs.wait(), 10)
         await service.close()
+
+
+async def _both_runs(
+    livekit_server: LiveKitServer,
+    runtime: Any,
+    room_name: str,
+    fake: FakeAnthropic,
+    clients: list[Any],
+    tmp_path: Path,
+) -> None:
+    await wait_for(lambda: runtime.views.get("alice") is not None, timeout=10)
+    # Bob asks from a client that renders nothing: alice's Chromium tab renders the image.
+    (bob,) = await join_clients(
+        livekit_server, room_name, ["bob"], runtime, capabilities=("apply",)
+    )
+    clients.append(bob)
+    for prompt in ("lay the ground, two boxes and a fence", "stand a house on the ground"):
+        reply = await bob.prompt(prompt)
+        assert reply.session_id, reply.error
+        assert await bob.wait_status(reply.session_id, timeout=60) == "done"
+        await settle(runtime, [bob], reply.session_id)
+    said = [(_text(b)[-400:], len(_images(b))) for b in fake.requests]
+    assert len(fake.requests) == 3, json.dumps(said, indent=1)[-4000:]
+    review = fake.requests[2]
+    listed = _text(review).split("Problems your last actions left on the canvas:")
+    assert len(listed) == 2, _text(review)[-3000:]
+    problems = re.findall(r"^- (.+)$", listed[1].split("\n\n")[0], re.M)
+    assert problems == [
+        "strokes 'fence' and 'path' cross and are not parts of one drawing; move or"
+        " redraw yours so they do not"
+    ], problems
+    (shot,) = _images(review)[:1]
+    (tmp_path / "review.png").write_bytes(shot)
+    # What the lints say is what Chromium drew: the house's red on the ground's green,
+    # a dark line where the path crosses the fence, and none where the path passes the
+    # boxes (their blue stays clear at the box edges facing the path).
+    r, g, b = _rgb(shot, 800, 350)
+    assert r > 150 and r > g + 60, (r, g, b)
+    r, g, b = _rgb(shot, 600, 480)
+    assert g > r + 40 and g > b, (r, g, b)
+    assert _dark_near(shot, *CROSSING)
+    for x, y in ((195, 200), (305, 200)):  # inside each box, next to the path
+        r, g, b = _rgb(shot, x, y)
+        assert b > r + 40 and not _dark((r, g, b)), (x, y, (r, g, b))

@@ -9,12 +9,13 @@ from steward.actions.base import Scheduled
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.modes import mode
+from steward.model.base import ModelRequest
 from steward.ports import PromptChannel, PromptInput
 from steward.prompt.registry import build_request
 from steward.prompt.state import PromptState
 
 
-def _said(**kw: object) -> str:
+def _request(**kw: object) -> ModelRequest:
     m = mode("one-shotting")
     state = PromptState(
         message="draw a barn",
@@ -25,7 +26,11 @@ def _said(**kw: object) -> str:
         enabled_actions=m.actions,
         **kw,  # type: ignore[arg-type]
     )
-    return "\n".join(str(b.get("text", "")) for b in build_request(state, m).user)
+    return build_request(state, m)
+
+
+def _said(**kw: object) -> str:
+    return "\n".join(str(b.get("text", "")) for b in _request(**kw).user)
 
 
 @pytest.mark.parametrize(
@@ -63,18 +68,5 @@ def test_a_prompt_knows_its_channel() -> None:
 
 
 def test_the_empty_canvas_rule_reads_one_way() -> None:
-    system = "\n".join(build_request_system())
+    system = "\n".join(str(x) for x in _request().system)
     assert "about 80% as tall as the viewport" in system and "80% of its height" not in system
-
-
-def build_request_system() -> list[str]:
-    m = mode("one-shotting")
-    state = PromptState(
-        message="x",
-        model_name="test",
-        shapes={},
-        viewport=Rect(0, 0, 800, 600),
-        coords=CoordinateSpace(0, 0),
-        enabled_actions=m.actions,
-    )
-    return [str(s) for s in build_request(state, m).system]
