@@ -27,8 +27,8 @@ from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
-from tests.support.room import close_all, join_clients, room_settings
-from tests.support.tabs import DIST, Tabs, check_browser_rig, chromium_tabs
+from tests.support.room import close_all, join_clients
+from tests.support.tabs import Tabs, served_tabs
 
 pytestmark = pytest.mark.integration
 
@@ -149,29 +149,21 @@ async def test_a_drones_request_shows_the_area_around_its_task_with_its_neighbou
     fake: FakeAnthropic,
     tmp_path: Path,
 ) -> None:
-    check_browser_rig()
-    settings = room_settings(
+    async with served_tabs(
         livekit_server,
-        database.url,
-        steward_model="anthropic:claude-neighbours-test",
-        anthropic_base_url=fake.base_url,
-        steward_context_timeout_s=4.0,
+        database,
+        room_name,
+        model="anthropic:claude-neighbours-test",
+        model_url=fake.base_url,
+        tabs=["alice:1280x800"],
+        out=tmp_path,
         steward_max_followups=8,
-        steward_http_port=0,
-        steward_dev_tokens=True,
-        steward_demo_dir=DIST,
-    )
-    service = StewardService(settings, database=database)
-    await service.start(http=True)
-    runtime = await service.join(room_name)
-    page = f"http://127.0.0.1:{service.http_port}"
-    clients: list[Any] = []
-    try:
-        async with chromium_tabs(page, room_name, ["alice:1280x800"], tmp_path) as tabs:
+    ) as (service, runtime, tabs):
+        clients: list[Any] = []
+        try:
             await _project(tabs, livekit_server, service, runtime, room_name, fake, clients)
-    finally:
-        await close_all(clients)
-        await service.close()
+        finally:
+            await close_all(clients)
 
 
 async def _project(

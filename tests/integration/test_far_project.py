@@ -24,8 +24,7 @@ from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
-from tests.support.room import room_settings
-from tests.support.tabs import DIST, Tabs, check_browser_rig, chromium_tabs
+from tests.support.tabs import Tabs, served_tabs
 from tests.unit.test_request_frame import _leaks, _unrounded
 
 pytestmark = pytest.mark.integration
@@ -130,27 +129,17 @@ async def test_a_project_far_from_the_origin_reads_in_one_frame_in_every_request
     fake: FakeAnthropic,
     tmp_path: Path,
 ) -> None:
-    check_browser_rig()
-    settings = room_settings(
+    async with served_tabs(
         livekit_server,
-        database.url,
-        steward_model="anthropic:claude-frame-test",
-        anthropic_base_url=fake.base_url,
-        steward_context_timeout_s=4.0,
+        database,
+        room_name,
+        model="anthropic:claude-frame-test",
+        model_url=fake.base_url,
+        tabs=["alice:1280x800"],
+        out=tmp_path,
         steward_max_followups=8,
-        steward_http_port=0,
-        steward_dev_tokens=True,
-        steward_demo_dir=DIST,
-    )
-    service = StewardService(settings, database=database)
-    await service.start(http=True)
-    runtime = await service.join(room_name)
-    page = f"http://127.0.0.1:{service.http_port}"
-    try:
-        async with chromium_tabs(page, room_name, ["alice:1280x800"], tmp_path) as tabs:
-            await _run(tabs, service, runtime, room_name, fake)
-    finally:
-        await service.close()
+    ) as (service, runtime, tabs):
+        await _run(tabs, service, runtime, room_name, fake)
 
 
 async def _run(

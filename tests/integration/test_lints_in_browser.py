@@ -23,13 +23,12 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
-from tests.support.room import close_all, join_clients, room_settings, settle
-from tests.support.tabs import DIST, check_browser_rig, chromium_tabs
+from tests.support.room import close_all, join_clients, settle
+from tests.support.tabs import served_tabs
 
 pytestmark = pytest.mark.integration
 
@@ -126,28 +125,20 @@ async def test_a_review_names_only_the_real_crossing_and_its_screenshot_shows_it
     fake: FakeAnthropic,
     tmp_path: Path,
 ) -> None:
-    check_browser_rig()
-    settings = room_settings(
+    async with served_tabs(
         livekit_server,
-        database.url,
-        steward_model="anthropic:claude-lints-test",
-        anthropic_base_url=fake.base_url,
-        steward_context_timeout_s=4.0,
-        steward_http_port=0,
-        steward_dev_tokens=True,
-        steward_demo_dir=DIST,
-    )
-    service = StewardService(settings, database=database)
-    await service.start(http=True)
-    runtime = await service.join(room_name)
-    page = f"http://127.0.0.1:{service.http_port}"
-    clients: list[Any] = []
-    try:
-        async with chromium_tabs(page, room_name, ["alice:1280x800"], tmp_path):
+        database,
+        room_name,
+        model="anthropic:claude-lints-test",
+        model_url=fake.base_url,
+        tabs=["alice:1280x800"],
+        out=tmp_path,
+    ) as (_, runtime, _tabs):
+        clients: list[Any] = []
+        try:
             await _both_runs(livekit_server, runtime, room_name, fake, clients, tmp_path)
-    finally:
-        await close_all(clients)
-        await service.close()
+        finally:
+            await close_all(clients)
 
 
 async def _both_runs(

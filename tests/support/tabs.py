@@ -14,6 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from steward.config import PROJECT_ROOT
+from steward.room.runtime import RoomRuntime
+from steward.service import StewardService
+from steward.store.database import Database
+from steward_tools.livekit_server import LiveKitServer
+from tests.support.room import room_settings
 
 BRIDGE = PROJECT_ROOT / "client-bridge"
 TABS = BRIDGE / "bench" / "tabs.mjs"
@@ -93,3 +98,40 @@ async def chromium_tabs(page: str, room: str, tabs: list[str], out: Path) -> Asy
             except TimeoutError:
                 proc.kill()
                 await asyncio.wait_for(proc.wait(), 10)
+
+
+@asynccontextmanager
+async def served_tabs(
+    livekit_server: LiveKitServer,
+    database: Database,
+    room: str,
+    *,
+    model: str,
+    model_url: str,
+    tabs: list[str],
+    out: Path,
+    **settings: Any,
+) -> AsyncIterator[tuple[StewardService, RoomRuntime, Tabs]]:
+    """A steward serving the demo page (the `anthropic:` provider at `model_url`), in `room`,
+    with Chromium `tabs` on that page: (service, the room's runtime, tab commands)."""
+    check_browser_rig()
+    config = room_settings(
+        livekit_server,
+        database.url,
+        steward_model=model,
+        anthropic_base_url=model_url,
+        steward_context_timeout_s=4.0,
+        steward_http_port=0,
+        steward_dev_tokens=True,
+        steward_demo_dir=DIST,
+        **settings,
+    )
+    service = StewardService(config, database=database)
+    await service.start(http=True)
+    try:
+        runtime = await service.join(room)
+        page = f"http://127.0.0.1:{service.http_port}"
+        async with chromium_tabs(page, room, tabs, out) as command:
+            yield service, runtime, command
+    finally:
+        await service.close()
