@@ -49,11 +49,11 @@ from steward.protocol.messages import ActionEnvelope, WireAction
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
 from steward.room.runs.sessions import INTERRUPTED
 from steward.store.embedded import EmbeddedPostgres
-from steward_tools.bench.clients import TimedClient
-from steward_tools.bench.executor_client import ExecutorClient, page_disagreements
-from steward_tools.bench.harness import bounded
 from steward_tools.headless.client import Faults
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.clients import TimedClient
+from steward_tools.rigs.executor_client import ExecutorClient, page_disagreements
+from steward_tools.waiting import bounded
 
 log = get_logger(__name__)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from steward_tools.bench.executor_client import NodeExecutor, page_disagreements
+from steward_tools.rigs.executor_client import NodeExecutor, page_disagreements
 
 GEN = Path(__file__).resolve().parents[2] / "client-bridge" / "test" / "parity" / "gen_fixtures.py"
 
@@ -44,11 +44,8 @@ async def _run_script(name: str, frames: list[dict[str, Any]]) -> list[str]:
     await node.start()
     try:
         problems: list[str] = []
-        comparable = True
         for i, frame in enumerate(frames):
             action = frame["action"]
-            if action["name"] == "ungroup":
-                comparable = False
             env = {
                 "v": "tldraw-actions/1",
                 "sessionId": name,
@@ -59,9 +56,7 @@ async def _run_script(name: str, frames: list[dict[str, Any]]) -> list[str]:
             await node.call("receive", envelopes=[env])
             page = (await node.call("page"))["page"]
             where = f"{name} step {i} ({action['name']})"
-            problems += [
-                f"{where}: {p}" for p in page_disagreements(page, frame["page"], order=comparable)
-            ]
+            problems += [f"{where}: {p}" for p in page_disagreements(page, frame["page"])]
         return problems
     finally:
         await node.close()

@@ -29,8 +29,8 @@ from livekit import rtc
 from steward.obs.logging import get_logger
 from steward.protocol.messages import ActionEnvelope, StatusMessage
 from steward.protocol.names import TOPIC_ACK, TOPIC_RESYNC, TOPIC_STATUS
-from steward_tools.bench.browsers import BRIDGE, spawn_node_driver, stop_node_driver
-from steward_tools.bench.clients import TimedClient
+from steward_tools.rigs.browsers import BRIDGE, spawn_node_driver, stop_node_driver
+from steward_tools.rigs.clients import TimedClient
 
 log = get_logger(__name__)
 
@@ -246,12 +246,9 @@ def _angle(r: float) -> float:
     return ((r % t) + t) % t
 
 
-def page_disagreements(
-    page: list[dict[str, Any]], mirror: list[dict[str, Any]], *, order: bool = True
-) -> list[str]:
+def page_disagreements(page: list[dict[str, Any]], mirror: list[dict[str, Any]]) -> list[str]:
     """Where a tldraw page (readPage order) and a mirror (key order = z-order) part; []
-    when they agree. `order=False` after an ungroup: the reference keeps a group's children
-    at their own places in one global order, tldraw inside the group's z-layer."""
+    when they agree."""
     out: list[str] = []
     got = {str(r["id"]): r for r in page}
     want = {str(r["id"]): r for r in mirror}
@@ -274,7 +271,7 @@ def page_disagreements(
             if r.get("parentId") == parent and str(r["id"]) not in bound and r["id"] in got
         ]
 
-    for parent in {r.get("parentId") for r in mirror} if order else ():
+    for parent in {r.get("parentId") for r in mirror}:
         if siblings(page, parent) != [i for i in siblings(mirror, parent) if i in got]:
             out.append(
                 f"order under {parent}: {siblings(page, parent)} != {siblings(mirror, parent)}"
