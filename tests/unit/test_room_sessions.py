@@ -266,3 +266,36 @@ async def test_a_failed_revert_run_ends_with_an_error_status() -> None:
     assert result.outcome == "error: RuntimeError"
     assert wire.rows == {session.session_id: "error"}
     assert wire.statuses(session.session_id) == ["error"]
+
+
+class Restarting(Wire):
+    """An outbox whose Postgres is away for the first `away` attempts to close a row."""
+
+    def __init__(self, away: int) -> None:
+        super().__init__()
+        self.away = away
+
+    async def end_session(self, session_id: str, status: str, outcome: str) -> None:
+        if self.away:
+            self.away -= 1
+            raise ConnectionRefusedError("Postgres is restarting")
+        await super().end_session(session_id, status, outcome)
+
+
+async def test_a_run_ending_while_postgres_restarts_still_closes_its_row() -> None:
+    """A row left `running` would be ended `interrupted` by the next start of the steward."""
+    wire, runner = Restarting(away=3), UntilCancelled()
+    registry = RoomSessions(
+        "room",
+        lambda: runner,
+        broadcaster=cast(Broadcaster, wire),
+        messenger=Messenger("room", wire.publish),
+        snapshots=cast(SnapshotFetcher, None),
+        outbox=cast(Outbox, wire),
+        model="m",
+    )
+    sid = await registry.start(PromptInput(message="a box", source="browser", requester="a"))
+    assert registry.cancel(sid, "a")
+    result = await registry.wait(sid, timeout=20)
+    assert result.outcome == "canceled"
+    assert wire.away == 0 and wire.rows == {sid: "canceled"}
