@@ -36,10 +36,11 @@ from steward.protocol.messages import Box, FairiesMessage
 from steward.protocol.names import TOPIC_FAIRIES
 from steward.room.connect import connect_direct
 from steward.room.deps import RoomDeps
-from steward.room.livekit_admin import LiveKitAdmin
 from steward.room.owners import HTTP_OWNER, queued_owner
+from steward.room.runs.sessions import RoomSessions, SessionsByRoom, new_session_id
 from steward.room.runtime import RoomRuntime
-from steward.room.sessions import RoomSessions, SessionsByRoom, new_session_id
+from steward.room.workers.livekit_admin import LiveKitAdmin
+from steward.store.conversation import ConversationRepo
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.grants import GrantBindings
@@ -132,6 +133,7 @@ class StewardService:
             runner=self.runner,
             fairies=self.fairies,
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
+            conversation=ConversationRepo(self.db.pool) if self.db is not None else None,
             usage_of=self.usage.session_summary,
             speech=speech_engine(self.settings),
             holds_lease=self._holds_lease,

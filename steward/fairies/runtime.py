@@ -313,7 +313,7 @@ class FairyRuntime:
             await room.background.wait()
         return refused
 
-    # -- what the room's sessions ask of a fairy's own run (`steward.room.sessions`) ----
+    # -- what the room's sessions ask of a fairy's own run (`steward.room.runs.sessions`) ----
     def asker_of(self, room_id: str, fairy_id: str) -> str | None:
         """Whom the fairy works for (the participant who started its project, kept across a
         restart), or None when unknown."""

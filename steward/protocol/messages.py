@@ -276,6 +276,8 @@ class ChatMessage(WireModel):
     text: str
     fairy: str | None = None
     partial: bool | None = None
+    # The room's conversation order (`Conversation`): every tab shows items by it.
+    n: int | None = Field(default=None, ge=1, le=_SEQ_MAX)
     ts: float
 
 
@@ -293,6 +295,7 @@ class PromptNotice(WireModel):
     fairy: str | None = None
     # Set on a revert's run: the run it takes back.
     reverts: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    n: int | None = Field(default=None, ge=1, le=_SEQ_MAX)
     ts: float
 
 
@@ -306,7 +309,41 @@ class StatusMessage(WireModel):
     # On a final status (done, canceled, error): the session's last seq, so a browser can
     # ask for a trailing envelope it missed (no later envelope would show it the gap).
     last_seq: int | None = Field(default=None, ge=0, le=_SEQ_MAX)
+    # The conversation order of the run's first status (a run's status keeps its place).
+    n: int | None = Field(default=None, ge=1, le=_SEQ_MAX)
     ts: float
+
+
+class ThoughtMessage(WireModel):
+    """steward → browsers on `agent:thought`: a run's `think` or `add_detail`, whole (the
+    panel folds a run's thoughts into one row)."""
+
+    session_id: str = Id
+    kind: Literal["think", "detail"]
+    text: str
+    fairy: str | None = None
+    n: int | None = Field(default=None, ge=1, le=_SEQ_MAX)
+    ts: float
+
+
+class ConversationRequest(WireModel):
+    """RPC `steward.conversation`: the room's conversation after item `after` (0: from the
+    oldest kept), for a tab that loads, reloads or joins late. One page per call: the reply
+    says `next` when more follow."""
+
+    after: int = Field(default=0, ge=0, le=_SEQ_MAX)
+
+
+class ConversationReply(WireModel):
+    """A page of the room's conversation, in its order (`n`): the prompts, whole chat
+    messages, thoughts and each run's latest status. `next`: call again with `after=next`."""
+
+    prompts: list[PromptNotice] = Field(default_factory=list)
+    chat: list[ChatMessage] = Field(default_factory=list)
+    thoughts: list[ThoughtMessage] = Field(default_factory=list)
+    statuses: list[StatusMessage] = Field(default_factory=list)
+    next: int | None = None
+    error: str | None = None
 
 
 class CanvasEdit(WireModel):
@@ -355,6 +392,9 @@ ALL_MESSAGES: dict[str, type[WireModel]] = {
         ChatMessage,
         PromptNotice,
         StatusMessage,
+        ThoughtMessage,
+        ConversationRequest,
+        ConversationReply,
         CanvasEdit,
         FairiesMessage,
     )

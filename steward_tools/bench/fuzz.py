@@ -43,10 +43,16 @@ from steward.protocol.messages import (
     ViewportUpdate,
     WireModel,
 )
-from steward.room.envelopes import FragmentAssembler, is_fragment, pack
-from steward.room.intake import addressed_text
-from steward.room.relay import edit_to_actions
-from steward.room.stream_inbox import ContextFailure, CorruptGzip, Inflater, Oversize, parse_shapes
+from steward.room.inbound.intake import addressed_text
+from steward.room.inbound.stream_inbox import (
+    ContextFailure,
+    CorruptGzip,
+    Inflater,
+    Oversize,
+    parse_shapes,
+)
+from steward.room.outbound.envelopes import FragmentAssembler, is_fragment, pack
+from steward.room.outbound.relay import edit_to_actions
 from steward_tools.bench import mutate
 from steward_tools.bench.fuzz_seeds import SEEDS, SHAPE_SEEDS
 from steward_tools.canned_model import CannedModel

@@ -36,7 +36,7 @@ from steward.config import Settings, get_settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.obs.stage_hooks import Stage, StageEvent
 from steward.protocol.names import RPC_PROMPT
-from steward.room.envelopes import envelopes_in
+from steward.room.outbound.envelopes import envelopes_in
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.embedded import EmbeddedPostgres

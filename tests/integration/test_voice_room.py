@@ -89,6 +89,7 @@ def speech(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SpokenText]:
         "flow": "steward, draw a flow chart of our signup",
         "no_wake": "let us draw a flow chart of our signup",
         "project": "steward, project draw a house",
+        "undo": "steward, undo",
     }
     return {key: speak(text, folder / f"{key}.wav") for key, text in said.items()}
 
@@ -168,6 +169,45 @@ async def test_a_spoken_project_needs_no_colon_and_the_fairies_work_it(
     finally:
         await mic.close()
         await close_all(clients)
+
+
+async def test_steward_undo_spoken_takes_back_the_speakers_run_without_the_model(
+    livekit_server: LiveKitServer,
+    database: Database,
+    room_name: str,
+    speech: dict[str, SpokenText],
+) -> None:
+    service, runners = await recording_steward(livekit_server, database, steward_stt="local")
+    clients: list[HeadlessClient] = []
+    try:
+        runtime = await service.join(room_name)
+        clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+        mic, _ = await _speaker(clients[0], runtime)
+        try:
+            await mic.play(speech["flow"].path)
+            await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=15)
+            run = next(iter(runtime.sessions.sessions))
+            await runtime.sessions.wait(run, timeout=30)
+            await settle(runtime, clients, run)
+            assert clients[0].shapes and len(runners) == 1
+
+            await mic.play(speech["undo"].path)  # "steward, undo": a command, not a prompt
+            await wait_for(lambda: len(runtime.sessions.kinds) == 2, timeout=15)
+            undo = next(s for s in runtime.sessions.kinds if s != run)
+            assert runtime.sessions.kinds[undo] == "revert"
+            assert runtime.sessions.owner(undo) == "alice"
+            assert await clients[1].wait_status(undo) == "done"
+            await settle(runtime, clients, undo)
+            assert runtime.mirror.shapes == {}
+            assert all(c.shapes == {} for c in clients)
+            assert len(runners) == 1  # no model run for the word
+            said = [m.text for m in clients[1].chat if m.session_id == undo]
+            assert said and said[0].startswith('Took back "draw a flow chart of our sign')
+        finally:
+            await mic.close()
+    finally:
+        await close_all(clients)
+        await service.close()
 
 
 async def test_a_participant_without_the_grant_is_captioned_but_never_prompts(

@@ -18,11 +18,11 @@ from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.ports import PromptInput
 from steward.protocol.messages import Box, ContextCounts, ContextReply, ViewportUpdate
 from steward.protocol.names import ATTR_CAPABILITIES, TOPIC_CONTEXT, TOPIC_SCREENSHOT
+from steward.room.context.snapshot_fetcher import SnapshotFetcher
+from steward.room.context.views import Views
+from steward.room.inbound.stream_inbox import StreamInbox
+from steward.room.inbound.user_edits import UserEdits
 from steward.room.participants import Participants
-from steward.room.snapshot_fetcher import SnapshotFetcher
-from steward.room.stream_inbox import StreamInbox
-from steward.room.user_edits import UserEdits
-from steward.room.views import Views
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession
 from tests.support.context_rigs import stream_to

@@ -14,7 +14,7 @@ def test_first_matching_phase_wins_over_the_leaf() -> None:
     assert classify(ack) == "ack decode and flush"
     send = [
         "TurnDriver._ops (steward/turns/turn.py:260)",
-        "Broadcaster._deliver (steward/room/broadcaster.py:240)",
+        "Broadcaster._deliver (steward/room/outbound/broadcaster.py:240)",
         "Outbox.append (steward/store/outbox.py:90)",
         "Connection._do_execute (asyncpg/connection.py:2066)",
     ]

@@ -5,6 +5,9 @@ tier (so `room` and `fairies` never import each other) nor a higher one. The one
 is the CLI front: `steward.commands` imports the tooling (`steward_tools`) only inside a
 command's function or for type checking, so loading the runtime never loads the tooling
 (test_runtime_imports checks that at run time).
+
+Inside `steward.room` the parts (its folders by direction and the modules at its own level)
+have ranks, from the doc's second table: a part imports itself and parts of lower rank only.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from steward.config import PROJECT_ROOT
 
 DOC = PROJECT_ROOT / "docs" / "ARCHITECTURE.md"
 ROW = re.compile(r"^\|\s*(\d+)\s*\|([^|]*)\|")
+ROOM_ROW = re.compile(r"^\s+\|\s*(\d+)\s*\|([^|]*)\|")  # the indented table of the room's parts
 LAZY_OK = ("steward.commands", "steward_tools")  # (importer package, imported package)
 
 
@@ -29,6 +33,37 @@ def tiers() -> dict[str, int]:
             for name in re.findall(r"`([\w.]+)`", match.group(2)):
                 assert name not in out, f"{name} stands in two tiers of {DOC.name}"
                 out[name] = int(match.group(1))
+    return out
+
+
+def room_ranks() -> dict[str, int]:
+    """Part of `steward.room` -> rank, from the doc's indented table `  | N | `a`, `b` |`."""
+    out: dict[str, int] = {}
+    for line in DOC.read_text().splitlines():
+        if match := ROOM_ROW.match(line):
+            for name in re.findall(r"`(\w+)`", match.group(2)):
+                assert name not in out, f"{name} stands in two ranks of {DOC.name}"
+                out[name] = int(match.group(1))
+    return out
+
+
+def room_part_of(module: str) -> str | None:
+    """`steward.room.inbound.intake` -> `inbound`; `steward.room.runtime` -> `runtime`."""
+    parts = module.split(".")
+    if parts[:2] != ["steward", "room"] or len(parts) < 3:
+        return None
+    return parts[2]
+
+
+def room_violations(imports: Iterable[Import], rank: dict[str, int]) -> list[str]:
+    out = []
+    for imp in imports:
+        src, dst = room_part_of(imp.importer), room_part_of(imp.target)
+        if src is None or dst is None or src == dst:
+            continue
+        if rank[dst] >= rank[src]:
+            ranks_seen = f"{src} rank {rank[src]} -> {dst} rank {rank[dst]}"
+            out.append(f"{imp.importer}:{imp.line} imports {imp.target} ({ranks_seen})")
     return out
 
 
@@ -114,6 +149,36 @@ def test_the_rule_refuses_what_it_should() -> None:
         "steward.protocol.x",
         "steward.service",
         "steward.commands.x",
+    ]
+
+
+def test_every_part_of_the_room_has_one_rank() -> None:
+    parts = {p for imp in all_imports() if (p := room_part_of(imp.importer)) and p != "__init__"}
+    rank = room_ranks()
+    assert parts - set(rank) == set(), "place these parts of steward.room in the room's table"
+    assert set(rank) - parts == set(), "the room's table names parts that do not exist"
+
+
+def test_the_rooms_imports_run_by_direction() -> None:
+    assert room_violations(all_imports(), room_ranks()) == []
+
+
+def test_the_room_rule_refuses_what_it_should() -> None:
+    rank = room_ranks()
+    code = {
+        "steward.room.outbound.x": "from steward.room.inbound.intake import Intake",  # upward
+        "steward.room.inbound.x": "from steward.room.context import views",  # upward
+        "steward.room.workers.x": "from steward.room.outbound import relay",  # same rank
+        "steward.room.context.x": "from steward.room.runs.sessions import RoomSessions",
+        "steward.room.runs.x": "from steward.room.context.views import Views",  # downward: ok
+        "steward.room.runtime": "from steward.room.runs import revert",  # downward: ok
+    }
+    found = room_violations((i for m, c in code.items() for i in _imports(m, ast.parse(c))), rank)
+    assert [v.split(":")[0] for v in found] == [
+        "steward.room.outbound.x",
+        "steward.room.inbound.x",
+        "steward.room.workers.x",
+        "steward.room.context.x",
     ]
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from steward.canvas.guard import relay_problem, shape_id
 from steward.obs.logging import get_logger
 from steward.protocol.messages import CanvasEdit, WireAction
-from steward.room.broadcaster import Broadcaster
+from steward.room.outbound.broadcaster import Broadcaster
 
 log = get_logger(__name__)
 

@@ -6,7 +6,7 @@ status.
 A prompted run is one `AgentRunner` task per accepted prompt, driven here. A fairy's own
 run (a drone working a task, a lead waking) is opened and closed by the fairy runtime through
 the `SessionFactory` port (`SessionsByRoom`), which routes each call to its room's registry.
-A revert's run (the inverse of another run, `steward.room.revert`) is opened and closed by the
+A revert's run (the inverse of another run, `steward.room.runs.revert`) is opened and closed by the
 `Reverter` around the one envelope it sends.
 """
 
@@ -27,11 +27,11 @@ from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput, SessionPort
 from steward.protocol.messages import SessionStatus
-from steward.room.broadcaster import Broadcaster
-from steward.room.messenger import Messenger
+from steward.room.context.snapshot_fetcher import SnapshotFetcher
+from steward.room.outbound.broadcaster import Broadcaster
+from steward.room.outbound.messenger import Messenger
 from steward.room.owners import fairy_owner
-from steward.room.session import RoomSession
-from steward.room.snapshot_fetcher import SnapshotFetcher
+from steward.room.runs.session import RoomSession
 from steward.store.outbox import Outbox
 
 log = get_logger(__name__)

@@ -1,6 +1,6 @@
 """The envelope broadcaster: seq, outbox, ack tracking, retransmits and resyncs per room.
 
-It composes the primitives of `steward.room.delivery` (each module there says its rule):
+It composes the primitives of `steward.room.outbound.delivery` (each module there says its rule):
 
 - Each session's envelopes carry a strictly increasing seq (`Sequencer`).
 - Every envelope is written to the outbox before it is published, so nothing is lost. A send
@@ -43,16 +43,16 @@ from steward.obs.logging import get_logger
 from steward.obs.stage_hooks import Stage, StageHooks
 from steward.protocol.messages import Ack, ActionEnvelope, WireAction
 from steward.protocol.names import TOPIC_ACTION, TOPIC_ACTIONS
-from steward.room.delivery.ack_tracker import AckTracker, Key, Pending
-from steward.room.delivery.ack_writer import AckWriter
-from steward.room.delivery.flush_queue import FlushQueue, Queued
-from steward.room.delivery.in_flight import InFlight
-from steward.room.delivery.preview_pacer import PREVIEW_INTERVAL_S, PreviewPacer
-from steward.room.delivery.resync_gate import ResyncGate
-from steward.room.delivery.retransmit_plan import GIVE_UP_S, GiveUp, plan_retransmits
-from steward.room.delivery.sequencer import Sequencer
-from steward.room.delivery.stats import FlushStats, StreamStats
-from steward.room.envelopes import frames, pack
+from steward.room.outbound.delivery.ack_tracker import AckTracker, Key, Pending
+from steward.room.outbound.delivery.ack_writer import AckWriter
+from steward.room.outbound.delivery.flush_queue import FlushQueue, Queued
+from steward.room.outbound.delivery.in_flight import InFlight
+from steward.room.outbound.delivery.preview_pacer import PREVIEW_INTERVAL_S, PreviewPacer
+from steward.room.outbound.delivery.resync_gate import ResyncGate
+from steward.room.outbound.delivery.retransmit_plan import GIVE_UP_S, GiveUp, plan_retransmits
+from steward.room.outbound.delivery.sequencer import Sequencer
+from steward.room.outbound.delivery.stats import FlushStats, StreamStats
+from steward.room.outbound.envelopes import frames, pack
 from steward.store.outbox import AckRow, Outbox, OutboxRow
 from steward.task_set import TaskSet
 

@@ -18,8 +18,8 @@ from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.protocol.messages import Box, ComposingHint
 from steward.protocol.names import TOPIC_COMPOSING
+from steward.room.context.snapshot_fetcher import SnapshotFetcher
 from steward.room.participants import Member, Participants
-from steward.room.snapshot_fetcher import SnapshotFetcher
 
 log = get_logger(__name__)
 

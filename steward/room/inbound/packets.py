@@ -21,9 +21,9 @@ from steward.obs.sampled_log import SampledLog
 from steward.protocol import ProtocolError, decode
 from steward.protocol.messages import WireModel
 from steward.protocol.names import TOPIC_ACK
-from steward.room.abuse import AbuseGuard, stream_weight
-from steward.room.inbound_budget import InboundBudget
-from steward.room.intake import RateLimiter
+from steward.room.inbound.abuse import AbuseGuard, stream_weight
+from steward.room.inbound.budget import InboundBudget
+from steward.room.inbound.intake import RateLimiter
 
 log = get_logger(__name__)
 

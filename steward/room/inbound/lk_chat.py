@@ -26,8 +26,8 @@ from steward.obs.sampled_log import SampledLog
 from steward.protocol.limits import MAX_PROMPT_CHARS
 from steward.protocol.messages import PromptRequest
 from steward.protocol.names import TOPIC_LK_CHAT
-from steward.room.intake import Intake
-from steward.room.stream_inbox import StreamMeter
+from steward.room.inbound.intake import Intake
+from steward.room.inbound.stream_inbox import StreamMeter
 from steward.task_set import TaskSet
 
 log = get_logger(__name__)

@@ -17,7 +17,7 @@ from typing import Any
 from steward.obs.logging import get_logger
 from steward.ports import CanvasSnapshot, SnapshotSource
 from steward.protocol.messages import Box
-from steward.room.views import ParticipantView
+from steward.room.context.views import ParticipantView
 
 log = get_logger(__name__)
 

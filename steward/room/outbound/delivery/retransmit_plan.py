@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from steward.room.delivery.ack_clock import AckClock, backed_off
-from steward.room.delivery.ack_tracker import AckTracker, Key, Pending
+from steward.room.outbound.delivery.ack_clock import AckClock, backed_off
+from steward.room.outbound.delivery.ack_tracker import AckTracker, Key, Pending
 
 RETRANSMIT_BUDGET = 32
 GIVE_UP_S = 60.0

@@ -1,5 +1,5 @@
 """Context and screenshots from browsers: RPC `steward.context` plus correlated byte streams
-(`stream_inbox`), answered from `snapshot_cache` when it can be.
+(`room.inbound.stream_inbox`), answered from `snapshot_cache` when it can be.
 
 Whose view: a prompt's context is the asker's. The asker's own browser is asked first when
 it offers context; else the host renders the asker's last published viewport (`Views`), and
@@ -44,9 +44,9 @@ from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import Box, ContextPart, ContextReply, ContextRequest
 from steward.protocol.names import RPC_CONTEXT, SCREENSHOT_TYPE_JPEG, TOPIC_CONTEXT
-from steward.room.participants import Participants
-from steward.room.snapshot_cache import FlightKey, SnapshotCache, view_for
-from steward.room.stream_inbox import (
+from steward.room.context.snapshot_cache import FlightKey, SnapshotCache, view_for
+from steward.room.context.views import Views
+from steward.room.inbound.stream_inbox import (
     ContextFailure,
     ContextLate,
     ContextRefused,
@@ -54,8 +54,8 @@ from steward.room.stream_inbox import (
     StreamInbox,
     parse_shapes,
 )
-from steward.room.user_edits import UserEdits
-from steward.room.views import Views
+from steward.room.inbound.user_edits import UserEdits
+from steward.room.participants import Participants
 
 log = get_logger(__name__)
 

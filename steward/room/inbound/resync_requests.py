@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable
 
 from steward.protocol.messages import Resync
 from steward.protocol.names import RESYNC_ALL_SESSIONS, TOPIC_RESYNC
-from steward.room.broadcaster import Broadcaster
-from steward.room.inbound import Reject
-from steward.room.intake import RateLimiter
+from steward.room.inbound.intake import RateLimiter
+from steward.room.inbound.packets import Reject
+from steward.room.outbound.broadcaster import Broadcaster
 
 RESYNC_PER_MIN = 30
 RESYNC_ALL_PER_MIN = 4

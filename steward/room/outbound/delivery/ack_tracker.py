@@ -13,7 +13,7 @@ import asyncio
 from dataclasses import dataclass
 
 from steward.protocol.messages import Ack
-from steward.room.delivery.ack_clock import AckClock
+from steward.room.outbound.delivery.ack_clock import AckClock
 
 Key = tuple[str, int]  # (session_id, seq)
 

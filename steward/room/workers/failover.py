@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 
 from steward.obs.logging import get_logger
-from steward.room.livekit_admin import LiveKitAdmin
+from steward.room.workers.livekit_admin import LiveKitAdmin
 from steward.store.leases import RoomLeases
 from steward.store.queued_runs import QueuedRuns
 from steward.task_set import TaskSet

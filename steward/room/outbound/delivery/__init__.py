@@ -1,4 +1,5 @@
-"""Small primitives of envelope delivery, one concept each, that `room.broadcaster` composes:
+"""Small primitives of envelope delivery, one concept each, that `outbound.broadcaster`
+composes:
 
 - `sequencer`: each session's seq and the room-wide order;
 - `preview_pacer`: which previews (partial envelopes) are worth sending;

@@ -2,7 +2,7 @@
 requests by id: the inbox, its capped gzip inflater, and the errors an attempt fails with.
 
 Every stream that reaches the steward, on any topic, is metered against its sender's inbound
-budget (`inbound_budget`): by its announced size, or chunk by chunk while it is drained when
+budget (`budget`): by its announced size, or chunk by chunk while it is drained when
 it announced none; a muted sender's streams are closed at their header, unread. Streams on
 topics nobody registered (another app's) are caught too (`catch_unhandled`), never read.
 

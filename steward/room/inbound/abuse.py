@@ -3,7 +3,7 @@
 Each refusal is a strike; an unsolicited byte or text stream weighs by its size (one strike
 per `STREAM_BYTES_PER_STRIKE`, at least `STREAM_STRIKE`: it costs the room's shared data
 channel far more than a bad packet, so a 5 MiB one is over the default limit at its header);
-data over the participant's inbound budget (`inbound_budget`) weighs likewise. More than
+data over the participant's inbound budget (`budget`) weighs likewise. More than
 `limit` strikes in a minute and the steward revokes the participant's `can_publish_data`
 through LiveKit's own `UpdateParticipant`, so the SFU drops its packets before they reach
 anyone. Logged (`participant_muted`), counted, and listed in the operator's view. The mute
