@@ -81,7 +81,7 @@ after(async () => {
 })
 
 test('one picked fairy works the prompt solo, in the prompt’s own session', async () => {
-  const others = await direct(tabs[0], 'draw a harbour', ['fairy-2'], 'solo')
+  const others = await direct(tabs[0], 'draw a beach', ['fairy-2'], 'solo')
   assert.deepEqual([...others], [], 'no other fairy worked')
 })
 
@@ -91,7 +91,7 @@ test('two picked fairies work it as a duo: the first leads and draws, the second
 })
 
 test('three picked fairies work it as a project the first one leads', async () => {
-  const others = await direct(tabs[0], 'draw a farm', ['fairy-2', 'fairy-1', 'fairy-3'], 'project')
+  const others = await direct(tabs[0], 'draw a street', ['fairy-2', 'fairy-1', 'fairy-3'], 'project')
   assert.deepEqual([...others].sort(), ['fairy-1', 'fairy-3'], 'both drones drew in sessions of their own')
 })
 
