@@ -367,6 +367,10 @@ class FairyRuntime:
         await self.deps.records.save_board(room)
         if switch_to is not None:
             await self.set_mode(room, fairy_id, switch_to)
+        if room.fairy(fairy_id).picked is not None and not room.board.active_project_of(fairy_id):
+            # A picked fairy a user stopped outside a project is free for the next pick (a
+            # stopped solo would otherwise wait in `soloing`, in its solo role).
+            await self.set_mode(room, fairy_id, "idling")
         if task is None:
             return
         key = task_completed_key(task.id)

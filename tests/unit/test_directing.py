@@ -4,6 +4,7 @@ project the first one leads (three or more), then go back to their home roles.""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -11,6 +12,8 @@ import pytest
 from steward.fairies.kinds import DRONE, DUO, LEAD, SOLO, directing
 from steward.fairies.prompt_router import for_fairies
 from steward.fairies.runtime import FairyRuntime
+from steward.model.base import ModelRequest, Usage
+from steward.model.scripted.project import ScriptedProjectModel
 from steward.ports import PromptInput, PromptSource
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 
@@ -153,3 +156,37 @@ async def test_a_pick_of_an_unknown_or_busy_fairy_is_refused_and_says_why() -> N
     )
     assert _roles(runtime, "r") == HOME  # nothing was assigned
     assert not room.fairy("fairy-2").queue and room.fairy("fairy-2").worker is None
+
+
+class HeldSolo(ScriptedProjectModel):
+    """Holds a solo fairy's first drawing request until `gate` opens."""
+
+    def __init__(self) -> None:
+        super().__init__(tokens_per_s=None)
+        self.gate = asyncio.Event()
+        self.holding = asyncio.Event()
+
+    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+        fairy: dict[str, Any] = request.hints.get("fairy") or {}
+        if fairy.get("mode") == "working-solo" and not self.gate.is_set():
+            self.holding.set()
+            await self.gate.wait()
+        async for chunk in super().stream(request, usage):
+            yield chunk
+
+
+async def test_a_picked_fairy_a_user_stops_is_free_for_the_next_pick() -> None:
+    browser = MemoryRoom()
+    model = HeldSolo()
+    runtime = FairyRuntime(sessions=MemorySessions(browser), models=lambda *_: model)
+    run = asyncio.ensure_future(_ask(runtime, browser, "r", "draw a garden", "fairy-2"))
+    await asyncio.wait_for(model.holding.wait(), 10)
+    room = runtime.rooms["r"]
+    assert room.roster.get("fairy-2").mode == "working-solo"
+    run.cancel()  # the asker cancels the run mid-task
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    await asyncio.wait_for(room.background.wait(), 10)
+    assert room.roster.get("fairy-2").mode == "idling" and _roles(runtime, "r") == HOME
+    model.gate.set()
+    assert await _ask(runtime, browser, "r", "draw a garden", "fairy-2") == "done"
