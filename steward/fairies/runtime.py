@@ -321,6 +321,13 @@ class FairyRuntime:
         state = None if room is None else room.fairies.get(fairy_id)
         return None if state is None else state.asker
 
+    def names_of(self, room_id: str) -> dict[str, str]:
+        """The room's fairies by name (lower case), for picks by name; empty before the room
+        is loaded."""
+        room = self.rooms.get(room_id)
+        fairies = room.roster.fairies.values() if room is not None else ()
+        return {f.name.lower(): f.id for f in fairies}
+
     def mode_of(self, room_id: str, fairy_id: str) -> str | None:
         room = self.rooms.get(room_id)
         fairy = None if room is None else room.roster.fairies.get(fairy_id)

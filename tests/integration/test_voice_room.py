@@ -89,6 +89,7 @@ def speech(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SpokenText]:
         "flow": "steward, draw a flow chart of our signup",
         "no_wake": "let us draw a flow chart of our signup",
         "project": "steward, project draw a house",
+        "pick": "steward, bramble and clover, draw a garden",
         "undo": "steward, undo",
     }
     return {key: speak(text, folder / f"{key}.wav") for key, text in said.items()}
@@ -165,6 +166,33 @@ async def test_a_spoken_project_needs_no_colon_and_the_fairies_work_it(
         (project,) = room.board.projects.values()  # the lead and every free drone
         assert project.status == "done" and project.orchestrator == "fairy-1"
         assert set(project.members) == {"fairy-2", "fairy-3"}
+        assert clients[0].shapes and all(c.shapes == clients[0].shapes for c in clients)
+    finally:
+        await mic.close()
+        await close_all(clients)
+
+
+async def test_fairies_named_first_work_the_spoken_request_as_picked(
+    voice_steward: StewardService,
+    livekit_server: LiveKitServer,
+    room_name: str,
+    speech: dict[str, SpokenText],
+) -> None:
+    runtime = await voice_steward.join(room_name)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+    mic, _ = await _speaker(clients[0], runtime)
+    try:
+        await mic.play(speech["pick"].path)
+        await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=15)
+        session_id = next(iter(runtime.sessions.sessions))
+        await runtime.sessions.wait(session_id, timeout=60)
+        await settle(runtime, clients, session_id)
+        assert voice_steward.fairies is not None
+        room = voice_steward.fairies.rooms[room_name]
+        (project,) = room.board.projects.values()  # Bramble leads, Clover draws: a duo
+        assert project.kind == "duo" and project.status == "done"
+        assert project.orchestrator == "fairy-1" and project.members == ("fairy-2",)
+        assert room.history_of("fairy-3") == []  # Fennel was not named
         assert clients[0].shapes and all(c.shapes == clients[0].shapes for c in clients)
     finally:
         await mic.close()
