@@ -229,6 +229,7 @@ def prompt(
     if kind.in_room:
         view = fairy_view(room, fairy_id, req.text, session.canvas.shapes)
         view.viewport = area.viewport
+        view.frame = run.ctx.coords
     # The asker's selection at prompt time (the browser's, else the prompt's own).
     selected = context.selection or list(asked.selection)
     selection = run.selection_for(selected, asked=lent and req.origin == "user")
@@ -252,6 +253,9 @@ def prompt(
         history=_history(room, fairy_id, req, kind, current, view, session),
         memory_level=current.memory,
         asker=asked.asker,
+        # A person's prompt: who asked and how (a crew fairy's, as its state keeps them).
+        asked_by=(asked.asker or room.fairy(fairy_id).asker) if req.origin == "user" else None,
+        channel=(asked.channel or room.fairy(fairy_id).channel) if req.origin == "user" else None,
         user_changes=list(context.user_changes),
         view_note=context.view_note,
         todo=run.ctx.todo,
@@ -263,7 +267,9 @@ def prompt(
         fairy=brief(view) if view is not None else None,
         notes=notes,
         lints=lints,
-        neighbourhood=neighbourhood_of(view.task, view.project_tasks) if view else None,
+        neighbourhood=(
+            neighbourhood_of(view.task, view.project_tasks, room.made_by) if view else None
+        ),
         around=context.around,
     )
     request = build_request(state, current)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from steward.fairies.projects import ProjectBoard
 from steward.fairies.roster import Roster
 from steward.fairies.run_feedback import RunFeedback
 from steward.fairies.waits import WaitBoard
-from steward.ports import SessionPort
+from steward.ports import PromptChannel, SessionPort
 from steward.task_set import TaskSet
 
 if TYPE_CHECKING:
@@ -93,6 +94,8 @@ class FairyState:
     # fairies it directs, so a project's sessions have an owner for cancel rights (saved
     # with the fairy: a restart that resumes the project keeps the owner).
     asker: str | None = None
+    # How that prompt came (panel, lk.chat, voice, HTTP), in memory: its request says so.
+    channel: PromptChannel | None = None
     # It interrupted itself with new input this turn (start-task, …): the old prompt is
     # over, so its on_prompt_end hook must not also schedule a nudge.
     self_interrupted: bool = False
@@ -128,6 +131,15 @@ class RoomFairies:
     # [run-feedback hook] per run (session and fairy: a session may be lent to another
     # fairy): notes and lints for its next request.
     feedback: RunFeedback = field(default_factory=RunFeedback)
+    # Which task made each shape (shape id → task id), as its fairy's turns drew them, in
+    # memory: neighbours are credited to their author, not to whichever area holds them.
+    made_by: dict[str, str] = field(default_factory=dict)
+
+    def credit(self, fairy_id: str, created: Iterable[str]) -> None:
+        """Credit the shapes a fairy made to the task it works (none: no task)."""
+        task = self.board.working_task_of(fairy_id)
+        if task is not None:
+            self.made_by.update(dict.fromkeys(created, task.id))
 
     def fairy(self, fairy_id: str) -> FairyState:
         """The fairy's state (made on first use: a roster entry needs no work yet)."""

@@ -109,6 +109,7 @@ class FairyRuntime:
         state.lent = session
         state.model = prompt.model
         state.asker = prompt.requester
+        state.channel = prompt.channel
         await self.deps.records.save_fairy(room, fairy_id)
         try:
             await self.submit(room, fairy_id, prompt.message, "user")

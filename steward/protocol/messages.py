@@ -29,18 +29,12 @@ from steward.protocol.names import PROTOCOL_VERSION
 Id = Field(min_length=1, max_length=MAX_ID_CHARS)
 FairyId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
 
+# What the steward sends browsers to apply. Layout (move, align, ...) is worked out on the
+# steward's mirror and sent as `update_shape` records (`steward.canvas.apply.LayoutVerb`).
 WireVerb = Literal[
     "create_shape",
     "update_shape",
     "delete_shape",
-    "move",
-    "resize",
-    "rotate",
-    "group",
-    "ungroup",
-    "align",
-    "distribute",
-    "stack",
     "reorder",
     "set_viewport",
     "think",

@@ -29,10 +29,10 @@ from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
 from steward.store.queued_runs import QueuedRuns
-from steward_tools.bench.anthropic_server import MessagesServer
-from steward_tools.bench.responders import SchemaResponder
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.anthropic_server import MessagesServer
+from steward_tools.rigs.responders import SchemaResponder
 from tests.conftest import wait_for
 from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (

@@ -21,9 +21,9 @@ from steward.store.database import Database
 from steward.task_set import TaskSet, close_within
 from steward.tokens import mint_token
 from steward.voice.captions import caption_attributes
-from steward_tools.bench.responders import PlanResponder
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.responders import PlanResponder
 from steward_tools.voice.microphone import WavMicrophone
 from steward_tools.voice.speech import SpokenText, speak
 from tests.conftest import wait_for
