@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from livekit import rtc
 
+from steward.room.runs.session import RoomSession
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
@@ -104,6 +105,16 @@ async def _speaker(client: HeadlessClient, runtime: RoomRuntime) -> tuple[WavMic
     return mic, sid
 
 
+async def _spoken_run(runtime: RoomRuntime) -> tuple[str, RoomSession]:
+    """The run a spoken request started (the fairies it directs open runs of their own)."""
+
+    def spoken() -> list[tuple[str, RoomSession]]:
+        return [(k, s) for k, s in runtime.sessions.sessions.items() if s.prompt.source == "voice"]
+
+    await wait_for(lambda: len(spoken()) == 1, timeout=15)
+    return spoken()[0]
+
+
 async def test_a_spoken_request_is_captioned_and_drawn_for_everyone(
     voice_steward: StewardService,
     livekit_server: LiveKitServer,
@@ -156,8 +167,7 @@ async def test_a_spoken_project_needs_no_colon_and_the_fairies_work_it(
     mic, _ = await _speaker(clients[0], runtime)
     try:
         await mic.play(speech["project"].path)
-        await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=15)
-        (session_id, session) = next(iter(runtime.sessions.sessions.items()))
+        session_id, session = await _spoken_run(runtime)
         assert session.prompt.message.lower().startswith("project")
         await runtime.sessions.wait(session_id, timeout=60)
         await settle(runtime, clients, session_id)
@@ -183,8 +193,7 @@ async def test_fairies_named_first_work_the_spoken_request_as_picked(
     mic, _ = await _speaker(clients[0], runtime)
     try:
         await mic.play(speech["pick"].path)
-        await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=15)
-        session_id = next(iter(runtime.sessions.sessions))
+        session_id, _ = await _spoken_run(runtime)
         await runtime.sessions.wait(session_id, timeout=60)
         await settle(runtime, clients, session_id)
         assert voice_steward.fairies is not None
