@@ -124,5 +124,5 @@ def with_geometry(
     """`data` with what the change does to its shapes: their boxes (and turns) before and
     after, in the model's frame, so the history can tell an exact undo."""
     ids: list[str] = list(data.get("_ids") or ([data["_id"]] if data.get("_id") else []))
-    after = ctx.preview(resolve(data, ctx))
+    after = ctx.after_ops(resolve(data, ctx))
     return {**data, "before": _geometry(ctx.shapes, ids, ctx), "after": _geometry(after, ids, ctx)}
