@@ -111,7 +111,7 @@ def _message_target(model: type[WireModel]) -> Target:
     return Target(f"protocol:{model.__name__}", inputs, check)
 
 
-def _apply_envelopes(session: str, actions: list[Any], replica: CanvasMirror) -> None:
+def apply_envelopes(session: str, actions: list[Any], replica: CanvasMirror) -> None:
     """Pack like the broadcaster, then decode and apply like a client. Every envelope must be
     valid on the wire (within the size limit, decoding under the schema) and together they
     must carry exactly the actions packed, in order (fragments reassembled)."""
@@ -154,7 +154,7 @@ def edit_check(data: bytes) -> int:
     for action in actions:
         steward_mirror.apply_one(action, session="relay")
     replica = CanvasMirror()
-    _apply_envelopes("relay", actions, replica)
+    apply_envelopes("relay", actions, replica)
     if list(replica.shapes.items()) != list(steward_mirror.shapes.items()):
         differ = sorted(
             k

@@ -119,13 +119,13 @@ def test_valid_edits_reach_a_client_replica_equal_to_the_mirror() -> None:
 
 def test_edit_check_fails_when_the_replica_differs(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison can fail: a client that drops the last action it receives goes red."""
-    real = fuzz._apply_envelopes
+    real = fuzz.apply_envelopes
 
     def lossy(session: str, actions: list[Any], replica: Any) -> None:
         real(session, actions, replica)
         replica.shapes.popitem()
 
-    monkeypatch.setattr(fuzz, "_apply_envelopes", lossy)
+    monkeypatch.setattr(fuzz, "apply_envelopes", lossy)
     with pytest.raises(AssertionError, match="differs from the steward mirror"):
         for seed in SEEDS[CanvasEdit]:
             edit_check(json.dumps(seed).encode())
