@@ -189,6 +189,9 @@ class RequestRunner:
                 request_no if kind.numbering == "run" else room.next_request(session.session_id)
             )
             turn = run.new_turn(run.request_no, hooks)
+            # The task its shapes are credited to: the one it works as the turn begins (a
+            # turn may end it with mark-my-task-done).
+            working = room.board.working_task_of(fairy_id)
             refusal = await budget.refusal(room.room_id) if budget is not None else None
             if refusal is not None:
                 await session.send_chat(refusal, role="system")
@@ -208,7 +211,8 @@ class RequestRunner:
                 room.feedback.keep(
                     f"{session.session_id}:{fairy_id}", run.fresh_notes(), turn.drawn
                 )
-                room.credit(fairy_id, turn.drawn.created)
+                if working is not None:
+                    room.credit(working.id, turn.drawn.created)
                 if recorder is not None:
                     await recorder.flush()
             if kind.feedback == "queued":
