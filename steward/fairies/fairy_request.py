@@ -131,6 +131,7 @@ def fairy_view(room: RoomFairies, fairy_id: str, request: str, shapes: Shapes) -
         viewport=view_of(room, fairy_id),
         request=request,
         origin=room.origin or (0.0, 0.0),
+        free=room.free_members(fairy_id),
     )
 
 
@@ -152,11 +153,6 @@ def hints(room: RoomFairies, view: FairyView) -> dict[str, Any]:
 
     area = view.area
     visible = shapes_in(view.shapes, area) if area else list(view.shapes.values())
-    free = [
-        f.id
-        for f in view.others
-        if f.role == "drone" and room.board.active_project_of(f.id) is None
-    ]
     return {
         "mode": view.fairy.mode,
         "fairy_id": view.fairy.id,
@@ -166,7 +162,8 @@ def hints(room: RoomFairies, view: FairyView) -> dict[str, Any]:
         "tasks": [t(x) for x in view.project_tasks],
         "own_tasks": [t(x) for x in view.own_tasks],
         "task": t(view.task) if view.task else None,
-        "free_drones": free,
+        "free_drones": view.free,
+        "room_task_ids": list(room.board.tasks),
         "existing_ids": [s["id"] for s in visible],
         # What is on the canvas, for scripted plans in free space.
         "canvas": shapes_for_model(view.shapes, CoordinateSpace(ox, oy)),

@@ -38,6 +38,7 @@ class FairyView:
     selection: list[str] = field(default_factory=list)
     request: str = ""
     origin: tuple[float, float] = (0.0, 0.0)  # of the model's coordinates
+    free: list[str] = field(default_factory=list)  # the drones free to join its project
     # The request's frame: every number the fairy parts write is in it (offset, rounded).
     frame: CoordinateSpace = field(default_factory=CoordinateSpace)
 
@@ -52,8 +53,7 @@ def _box(r: Rect, frame: CoordinateSpace) -> str:
 
 def _project_orchestrator(v: FairyView) -> str | None:
     if v.project is None:
-        free = [f.id for f in v.others if f.role == "drone" and f.mode in ("idling", "sleeping")]
-        return "You have no project yet. Fairies free to help: " + (", ".join(free) or "none")
+        return "You have no project yet. Fairies free to help: " + (", ".join(v.free) or "none")
     p = v.project
     lines = [
         f'Your project "{p.title}" ({p.status}): {p.description}',

@@ -106,6 +106,9 @@ class FairyState:
     # Its own view (setMyView moves it) and todo list, in memory only.
     view: Rect | None = None
     todo: list[TodoItem] = field(default_factory=list)
+    # The fairies picked with it, when a prompt picked them and it leads them (its project
+    # takes these, not every free drone); in memory only.
+    picked: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -118,6 +121,8 @@ class RoomFairies:
     stats: ProjectStats = field(default_factory=ProjectStats)
     background: TaskSet = field(default_factory=lambda: TaskSet("fairy_task_failed"))
     settled: asyncio.Event = field(default_factory=asyncio.Event)
+    # Set (and replaced by a fresh one) each time a fairy's worker ends.
+    worker_ended: asyncio.Event = field(default_factory=asyncio.Event)
     viewport: Rect = DEFAULT_VIEW
     # The room's coordinate origin for the model (the first view a fairy got), in memory.
     origin: tuple[float, float] | None = None
@@ -159,6 +164,30 @@ class RoomFairies:
         if is_one_shot(fairy_id):
             return ONE_SHOT
         return of_role(self.roster.get(fairy_id).role)
+
+    def free_members(self, lead_id: str) -> list[str]:
+        """The drones free to join the project `lead_id` starts: the ones picked with it
+        when a prompt picked them, else every drone of the room in no active project."""
+        picked = self.fairy(lead_id).picked
+        ids = picked if picked is not None else tuple(self.roster.fairies)
+        return [
+            fid
+            for fid in ids
+            if fid != lead_id
+            and (f := self.roster.fairies.get(fid)) is not None
+            and f.role == "drone"
+            and self.board.active_project_of(fid) is None
+        ]
+
+    def busy(self, fairy_id: str) -> str | None:
+        """What the fairy is busy with (its mode), or None when it is free to be picked."""
+        fairy = self.roster.get(fairy_id)
+        state = self.fairies.get(fairy_id)
+        queued = state is not None and (state.worker is not None or bool(state.queue))
+        in_project = self.board.active_project_of(fairy_id) is not None
+        if fairy.mode in ("idling", "sleeping") and not queued and not in_project:
+            return None
+        return fairy.mode
 
     def history_of(self, fairy_id: str) -> list[HistoryItem]:
         state = self.fairies.get(fairy_id)

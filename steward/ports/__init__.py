@@ -34,6 +34,8 @@ class PromptInput:
     bounds: Box | None = None
     selection: tuple[str, ...] = ()
     fairy: str | None = None
+    # The fairies it is for, in the order picked (empty: none picked; see `PromptRequest`).
+    fairies: tuple[str, ...] = ()
     model: str | None = None  # overrides the configured model for this run
     # A browser prompt sent in the room's text chat (`lk.chat`) rather than the panel.
     chat: bool = False

@@ -9,7 +9,7 @@ import json
 from steward.protocol.limits import MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import ConversationReply
 from steward.protocol.names import TOPIC_THOUGHT
-from steward.room.inbound.undo_words import AskedRun, command_of, targets
+from steward.room.inbound.undo_words import AskedRun, asked_runs, command_of, targets
 from steward.room.outbound.conversation import Conversation
 from steward.room.outbound.messenger import Messenger
 
@@ -118,3 +118,17 @@ def test_undo_takes_back_the_askers_last_run_still_in_effect_and_redo_its_last_u
     # bob's words reach only bob's runs.
     assert [r.session_id for r in targets(runs, "bob", "undo")] == ["p2"]
     assert targets(runs, "cat", "undo") == []
+
+
+async def test_a_prompt_fairies_runs_followed_is_marked_helped() -> None:
+    """An "undo" passes over a run that changed nothing only when no fairy worked after it."""
+    messenger = Messenger("room", Sent())
+    await messenger.prompt("p1", "what time is it?", asker="ann", source="browser")
+    await messenger.chat("p1", "It is noon.", message_id="a")
+    await messenger.prompt("p2", "project: a farm", asker="ann", source="browser")
+    await messenger.chat("p2", "Planning.", message_id="b")
+    await messenger.status("d1", "streaming", fairy="f1")  # a drone's own run
+    await messenger.chat("d1", "Barn drawn.", fairy="f1", message_id="c")
+    await messenger.prompt("p3", "a title", asker="bob", source="browser")
+    runs = asked_runs(messenger.conversation.items())
+    assert [(r.session_id, r.helped) for r in runs] == [("p1", False), ("p2", True), ("p3", False)]

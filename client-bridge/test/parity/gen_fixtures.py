@@ -1,5 +1,9 @@
 """Writes verbs.json: action scripts and the page the Python reference computes after each.
 
+A script may use a layout verb (move, resize, align, ...): it is written as what the steward
+sends for it, the `update_shape` records it changes on the mirror (`diff_ops`, the arrange
+actions' own path), since layout verbs are not on the wire.
+
 Run from the repo root: `uv run python client-bridge/test/parity/gen_fixtures.py`.
 The vitest parity test applies the same scripts in a real tldraw Editor and compares.
 """
@@ -8,9 +12,10 @@ import json
 import math
 from pathlib import Path
 
+from steward.actions.arrange.mirror_diff import diff_ops
 from steward.actions.base import RunState
 from steward.actions.registry import ACTIONS, process
-from steward.canvas.apply import apply_wire_action
+from steward.canvas.apply import LAYOUT_VERBS, apply_wire_action
 from steward.protocol.messages import WireAction
 
 
@@ -177,7 +182,7 @@ SCRIPTS = {
         ("stack", {"ids": ["c", "a", "b"], "direction": "vertical", "gap": 8}),
         ("align", {"ids": ["a", "b"], "alignment": "left"}),
     ],
-    "group_and_order": [
+    "order": [
         ("create_shape", geo("a", 0, 0)),
         ("create_shape", geo("b", 200, 0)),
         ("create_shape", geo("c", 400, 0)),
@@ -189,12 +194,9 @@ SCRIPTS = {
         ("reorder", {"ids": ["d", "a"], "to": "behind", "target": "c"}),
         ("reorder", {"ids": ["b"], "to": "in_front", "target": "c"}),
         ("reorder", {"ids": ["c"], "to": "in_front", "target": "gone"}),
-        ("group", {"id": "g", "ids": ["b", "c"]}),
-        ("move", {"ids": ["g"], "dx": 30, "dy": 40}),
-        ("resize", {"ids": ["g"], "scaleX": 1.5, "scaleY": 1.5, "originX": 230, "originY": 40}),
-        ("ungroup", {"ids": ["g"]}),
-        ("group", {"id": "g2", "ids": ["a", "d"]}),
-        ("delete_shape", {"ids": ["g2"]}),
+        ("move", {"ids": ["b", "c"], "dx": 30, "dy": 40}),
+        ("resize", {"ids": ["b", "c"], "scaleX": 1.5, "scaleY": 1.5, "originX": 230, "originY": 40}),
+        ("delete_shape", {"ids": ["a", "d"]}),
     ],
     "pens": [
         # A straight polyline in one segment is held as one straight segment per edge.
@@ -260,20 +262,28 @@ SCRIPTS = {
 }
 
 
+def wire_steps(shapes, verb, params):
+    """A wire verb as it is; a layout verb as the `update_shape` ops the steward sends."""
+    if verb not in LAYOUT_VERBS:
+        return [(verb, params)]
+    return [(op.name, op.params) for op in diff_ops(RunState(shapes=shapes), verb, params)]
+
+
 def main() -> None:
     out = {}
     for name, steps in SCRIPTS.items():
         shapes: dict = {}
         frames = []
-        for i, (verb, params) in enumerate(steps):
-            action = WireAction(id=f"{name}-{i}", name=verb, params=params)
-            apply_wire_action(shapes, action)
-            frames.append(
-                {
-                    "action": action.model_dump(mode="json"),
-                    "page": json.loads(json.dumps(list(shapes.values()))),
-                }
-            )
+        for verb, params in steps:
+            for sent, sent_params in wire_steps(shapes, verb, params):
+                action = WireAction(id=f"{name}-{len(frames)}", name=sent, params=sent_params)
+                apply_wire_action(shapes, action)
+                frames.append(
+                    {
+                        "action": action.model_dump(mode="json"),
+                        "page": json.loads(json.dumps(list(shapes.values()))),
+                    }
+                )
         out[name] = frames
     path = Path(__file__).with_name("verbs.json")
     path.write_text(json.dumps(out, indent=1) + "\n")

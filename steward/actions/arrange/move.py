@@ -31,8 +31,9 @@ def _resolve_move(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     simple = to_simple(ctx.shapes[data["_id"]], ctx.shapes)
     cx = simple.get("x", simple.get("x1", 0.0))
     cy = simple.get("y", simple.get("y1", 0.0))
-    op = WireOp("move", {"ids": [data["_id"]], "dx": data["_x"] - cx, "dy": data["_y"] - cy})
-    return diff_ops(ctx, [op])
+    return diff_ops(
+        ctx, "move", {"ids": [data["_id"]], "dx": data["_x"] - cx, "dy": data["_y"] - cy}
+    )
 
 
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.

@@ -40,7 +40,7 @@ def _resolve_resize(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
         "originX": ox,
         "originY": oy,
     }
-    return diff_ops(ctx, [WireOp("resize", params)])
+    return diff_ops(ctx, "resize", params)
 
 
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.

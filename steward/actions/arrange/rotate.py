@@ -33,8 +33,9 @@ def _sanitize_rotate(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | No
 def _resolve_rotate(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     ox, oy = data["_origin"]
     angle = math.radians(data["degrees"])
-    op = WireOp("rotate", {"ids": data["_ids"], "angle": angle, "originX": ox, "originY": oy})
-    return diff_ops(ctx, [op])
+    return diff_ops(
+        ctx, "rotate", {"ids": data["_ids"], "angle": angle, "originX": ox, "originY": oy}
+    )
 
 
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.

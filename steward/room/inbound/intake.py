@@ -300,6 +300,7 @@ class Intake:
             bounds=req.bounds,
             selection=tuple(req.selection or ()),
             fairy=req.fairy,
+            fairies=tuple(req.fairies or ()),
             chat=channel == "chat",
         )
         try:

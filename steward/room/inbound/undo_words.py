@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
+
+from steward.store.conversation import ConversationItem
 
 Command = Literal["undo", "redo"]
 
@@ -40,12 +42,37 @@ def command_of(text: str) -> Command | None:
 
 @dataclass(frozen=True)
 class AskedRun:
-    """A run as the conversation shows it: who asked, what, and the run a revert takes back."""
+    """A run as the conversation shows it: who asked, what, the run a revert takes back, and
+    whether fairies' own runs followed it before the next prompt (a project: what it drew is
+    theirs, so an "undo" that finds nothing in the prompt's own run stops there)."""
 
     session_id: str
     asker: str
     text: str
     reverts: str | None = None
+    helped: bool = False
+
+
+def asked_runs(items: Iterable[ConversationItem]) -> list[AskedRun]:
+    """The prompted runs of a room's conversation (`items` in room order)."""
+    runs: list[AskedRun] = []
+    prompted: set[str] = set()
+    for item in items:
+        p = item.payload
+        if item.kind == "prompt":
+            prompted.add(item.session_id)
+            reverts = p.get("reverts")
+            runs.append(
+                AskedRun(
+                    item.session_id,
+                    str(p.get("asker", "")),
+                    str(p.get("text", "")),
+                    reverts if isinstance(reverts, str) else None,
+                )
+            )
+        elif runs and p.get("fairy") and item.session_id not in prompted and not runs[-1].helped:
+            runs[-1] = replace(runs[-1], helped=True)
+    return runs
 
 
 def _taken_back(runs: list[AskedRun]) -> dict[str, bool]:

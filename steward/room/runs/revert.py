@@ -32,7 +32,7 @@ from steward.protocol.messages import (
 )
 from steward.protocol.names import RPC_REVERT
 from steward.room.inbound.intake import Intake, RateLimiter
-from steward.room.inbound.undo_words import AskedRun, Command, targets
+from steward.room.inbound.undo_words import Command, asked_runs, targets
 from steward.room.outbound.broadcaster import Broadcaster
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
 from steward.room.outbound.messenger import Messenger
@@ -140,15 +140,7 @@ class Reverter:
     async def by_word(self, caller: str, said: str, command: Command) -> PromptReply:
         """ "undo" or "redo" from `caller` (typed or spoken, `said`): takes back the caller's
         last run, or does again what their last undo took back, as the undo button does."""
-        items = self._deps.messenger.conversation.items()
-        runs = [
-            AskedRun(
-                i.session_id, str(p.get("asker", "")), str(p.get("text", "")), p.get("reverts")
-            )
-            for i in items
-            if i.kind == "prompt"
-            for p in (i.payload,)
-        ]
+        runs = asked_runs(self._deps.messenger.conversation.items())
         candidates = targets(runs, caller, command)
         if not candidates:
             why = "nothing of yours to undo" if command == "undo" else "no undo of yours to redo"
@@ -163,7 +155,8 @@ class Reverter:
             if command == "redo" and what is not None:
                 what = f"the undo of {what}"
             reply = await self.revert(run.session_id, caller, said=said, what=what)
-            if reply.error != NOTHING_CHANGED:
+            # A chat-only answer is passed over; a project's prompt is not (its fairies drew).
+            if reply.error != NOTHING_CHANGED or run.helped:
                 break
         return PromptReply(session_id=reply.session_id, error=reply.error)
 
