@@ -24,20 +24,12 @@ from steward.ports import PromptInput
 from steward.protocol.messages import Box
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
+from tests.support.frames import LEAK, page_leaks, unrounded
 from tests.unit.test_agent_core import body, box
 
 FAR = Box(x=48_000.4, y=-31_000.6, w=1600, h=900)
 # The one-shot asker's view: elsewhere, far too, so its frame differs from the crew's.
 ELSEWHERE = Box(x=51_317.7, y=-29_547.2, w=1280, h=800)
-# No coordinate of a request's own frame comes near this; a page one always does.
-LEAK = 10_000
-# Where numbers stand as coordinates: `x=12`, `"x":12`, `at (12, 34)`, `x 12 to 34`.
-_COORDS = re.compile(
-    r'(?:\b(?:x|y|x1|y1|x2|y2|originX|originY)=|"(?:x|y|x1|y1|x2|y2|originX|originY)":'
-    r"|\bat \(|, (?=-?\d+(?:\.\d+)?\))|\b[xy] (?=-?\d+(?:\.\d+)? to )| to )(-?\d+(?:\.\d+)?)"
-)
-# The steward's own lines: whole numbers, as every listed shape.
-_STEWARD = re.compile(r"\b(?:x|y|w|h)=(-?\d+(?:\.\d+)?)|\bat \((-?[\d.]+), (-?[\d.]+)\)")
 
 
 class Recording(ScriptedProjectModel):
@@ -57,21 +49,6 @@ class Recording(ScriptedProjectModel):
 
 def _ask(text: str, who: str = "alice") -> PromptInput:
     return PromptInput(message=text, source="browser", requester=who)
-
-
-def _leaks(said: str) -> list[str]:
-    """Coordinates that look like the page's. Fairy positions are checked on their own: the
-    fairies wait far from the view, at the page's start."""
-    said = re.sub(r"^- fairy-\d+ .*$", "", said, flags=re.M)
-    return [m.group(0) for m in _COORDS.finditer(said) if abs(float(m.group(1))) >= LEAK]
-
-
-def _unrounded(said: str) -> list[str]:
-    return [
-        m.group(0)
-        for m in _STEWARD.finditer(said)
-        if any(g is not None and not float(g).is_integer() for g in m.groups())
-    ]
 
 
 async def _project(room_id: str, crew: tuple[tuple[str, str], ...], asked: str) -> Recording:
@@ -94,8 +71,8 @@ async def test_lead_drone_and_duo_requests_far_from_the_origin_read_in_their_fra
     modes = {mode for _, mode, _ in seen}
     assert {"orchestrating-active", "working-drone", "duo-orchestrating-active"} <= modes
     for fairy, mode, said in seen:
-        assert _leaks(said) == [], (fairy, mode, _leaks(said)[:5])
-        assert _unrounded(said) == [], (fairy, mode, _unrounded(said)[:5])
+        assert page_leaks(said) == [], (fairy, mode, page_leaks(said)[:5])
+        assert unrounded(said) == [], (fairy, mode, unrounded(said)[:5])
     # Fairy positions, in the frame: in the view (a fairy at its task) or, for a fairy still
     # waiting at the page's start, far up and left of it; never the page's own numbers.
     for _, _, said in seen:
@@ -132,7 +109,7 @@ async def test_a_one_shot_asker_elsewhere_reads_the_crews_work_in_its_own_frame(
     bob = MemorySession(browser, room_id="far", session_id="s-bob")
     assert await asyncio.wait_for(agent.run(bob, _ask("add a legend", "bob")), 20) == "done"
     (_, _, said), *_ = one_shot.seen
-    assert _leaks(said) == [] and _unrounded(said) == []
+    assert page_leaks(said) == [] and unrounded(said) == []
     assert "[alice's project run]" in said and "crew" not in said
 
 
@@ -151,4 +128,4 @@ async def test_an_askers_earlier_action_reads_in_the_frame_of_the_view_they_ask_
     said = "\n".join(str(b.get("text", "")) for b in model.requests[-1].user)
     assert '"shapeId":"r1","x":-200,"y":0' in said, said[-2000:]  # 100 - 300, 100 - 100
     assert '"bounds":{"x":-200,"y":0,"w":100,"h":50}' in said  # the canvas lists agree
-    assert _leaks(said) == [] and _unrounded(said) == []
+    assert page_leaks(said) == [] and unrounded(said) == []

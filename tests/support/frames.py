@@ -1,0 +1,32 @@
+"""Reading a request as a model reads it: the numbers that stand as coordinates, to check
+that they are in the request's own frame (no page coordinate far from the origin leaks in)
+and that the steward's own lines are whole numbers."""
+
+from __future__ import annotations
+
+import re
+
+# No coordinate of a request's own frame comes near this; a page one always does.
+LEAK = 10_000
+# Where numbers stand as coordinates: `x=12`, `"x":12`, `at (12, 34)`, `x 12 to 34`.
+_COORDS = re.compile(
+    r'(?:\b(?:x|y|x1|y1|x2|y2|originX|originY)=|"(?:x|y|x1|y1|x2|y2|originX|originY)":'
+    r"|\bat \(|, (?=-?\d+(?:\.\d+)?\))|\b[xy] (?=-?\d+(?:\.\d+)? to )| to )(-?\d+(?:\.\d+)?)"
+)
+# The steward's own lines: whole numbers, as every listed shape.
+_STEWARD = re.compile(r"\b(?:x|y|w|h)=(-?\d+(?:\.\d+)?)|\bat \((-?[\d.]+), (-?[\d.]+)\)")
+
+
+def page_leaks(said: str) -> list[str]:
+    """Coordinates that look like the page's. Fairy positions are checked on their own: the
+    fairies wait far from the view, at the page's start."""
+    said = re.sub(r"^- fairy-\d+ .*$", "", said, flags=re.M)
+    return [m.group(0) for m in _COORDS.finditer(said) if abs(float(m.group(1))) >= LEAK]
+
+
+def unrounded(said: str) -> list[str]:
+    return [
+        m.group(0)
+        for m in _STEWARD.finditer(said)
+        if any(g is not None and not float(g).is_integer() for g in m.groups())
+    ]
