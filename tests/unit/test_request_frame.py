@@ -80,7 +80,12 @@ async def test_lead_drone_and_duo_requests_far_from_the_origin_read_in_their_fra
             in_view = abs(int(x)) < LEAK and abs(int(y)) < LEAK
             at_start = abs(int(x) + 48_000) < 2_000 and abs(int(y) - 31_001) < 2_000
             assert in_view or at_start, (x, y)
+    # The lead's request names who asked the crew and how; a drone's brief (the steward's
+    # words, not a person's) does not.
+    leads = [s for _, m, s in seen if m in ("orchestrating-active", "duo-orchestrating-active")]
+    assert any("Asked by alice, typed in the steward panel of their browser." in s for s in leads)
     drones = [said for _, mode, said in seen if mode == "working-drone"]
+    assert not any("Asked by" in s for s in drones)
     # The steward's own lines are there to be checked: task bounds, the area, fairies.
     assert all("You can only see and edit inside your task area (x=" in s for s in drones)
     assert any(re.search(r": \w+ at \(-?\d+, -?\d+\)", s) for _, _, s in seen)
