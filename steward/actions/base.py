@@ -11,10 +11,10 @@ from pydantic import BaseModel, ConfigDict
 
 from steward.actions.fairy_port import ActionEffect
 from steward.actions.sanitize import bump_id, clean_id
-from steward.canvas.apply import LayoutVerb, Shapes, apply_layout
+from steward.canvas.apply import LayoutVerb, Shapes, apply_layout, apply_wire_action
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
-from steward.protocol.messages import WireVerb
+from steward.protocol.messages import WireAction, WireVerb
 
 
 class ActionModel(BaseModel):
@@ -105,6 +105,13 @@ class RunState:
         """The shapes after one layout verb, on a copy (arrange actions diff against it)."""
         shapes = copy.deepcopy(self.shapes)
         apply_layout(shapes, verb, params)
+        return shapes
+
+    def after_ops(self, ops: list[WireOp]) -> Shapes:
+        """The shapes after resolved wire ops, on a copy (the history's before/after boxes)."""
+        shapes = copy.deepcopy(self.shapes)
+        for op in ops:
+            apply_wire_action(shapes, WireAction(id="preview", name=op.name, params=op.params))
         return shapes
 
 

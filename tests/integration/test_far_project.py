@@ -24,7 +24,7 @@ from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
-from tests.support.frames import page_leaks, unrounded
+from tests.support.request_frame import frame_leaks, unrounded_numbers
 from tests.support.tabs import Tabs, served_tabs
 
 pytestmark = pytest.mark.integration
@@ -184,8 +184,8 @@ async def _run(
     assert modes.count("working-drone") >= 3 and "orchestrating-active" in modes
     for body in fake.requests:
         text = _texts(body)
-        assert page_leaks(text) == [], (_mode(body), page_leaks(text)[:5])
-        assert unrounded(text) == [], (_mode(body), unrounded(text)[:5])
+        assert frame_leaks(text) == [], (_mode(body), frame_leaks(text)[:5])
+        assert unrounded_numbers(text) == [], (_mode(body), unrounded_numbers(text)[:5])
     drones = [_texts(b) for b in fake.requests if _mode(b) == "working-drone"]
     for text in drones:
         task = re.search(r"You are working on: \[(\w+)\]", text)

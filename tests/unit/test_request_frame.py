@@ -24,7 +24,7 @@ from steward.ports import PromptInput
 from steward.protocol.messages import Box
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
-from tests.support.frames import LEAK, page_leaks, unrounded
+from tests.support.request_frame import LEAK, frame_leaks, unrounded_numbers
 from tests.unit.test_agent_core import body, box
 
 FAR = Box(x=48_000.4, y=-31_000.6, w=1600, h=900)
@@ -71,8 +71,8 @@ async def test_lead_drone_and_duo_requests_far_from_the_origin_read_in_their_fra
     modes = {mode for _, mode, _ in seen}
     assert {"orchestrating-active", "working-drone", "duo-orchestrating-active"} <= modes
     for fairy, mode, said in seen:
-        assert page_leaks(said) == [], (fairy, mode, page_leaks(said)[:5])
-        assert unrounded(said) == [], (fairy, mode, unrounded(said)[:5])
+        assert frame_leaks(said) == [], (fairy, mode, frame_leaks(said)[:5])
+        assert unrounded_numbers(said) == [], (fairy, mode, unrounded_numbers(said)[:5])
     # Fairy positions, in the frame: in the view (a fairy at its task) or, for a fairy still
     # waiting at the page's start, far up and left of it; never the page's own numbers.
     for _, _, said in seen:
@@ -114,7 +114,7 @@ async def test_a_one_shot_asker_elsewhere_reads_the_crews_work_in_its_own_frame(
     bob = MemorySession(browser, room_id="far", session_id="s-bob")
     assert await asyncio.wait_for(agent.run(bob, _ask("add a legend", "bob")), 20) == "done"
     (_, _, said), *_ = one_shot.seen
-    assert page_leaks(said) == [] and unrounded(said) == []
+    assert frame_leaks(said) == [] and unrounded_numbers(said) == []
     assert "[alice's project run]" in said and "crew" not in said
 
 
@@ -133,4 +133,4 @@ async def test_an_askers_earlier_action_reads_in_the_frame_of_the_view_they_ask_
     said = "\n".join(str(b.get("text", "")) for b in model.requests[-1].user)
     assert '"shapeId":"r1","x":-200,"y":0' in said, said[-2000:]  # 100 - 300, 100 - 100
     assert '"bounds":{"x":-200,"y":0,"w":100,"h":50}' in said  # the canvas lists agree
-    assert page_leaks(said) == [] and unrounded(said) == []
+    assert frame_leaks(said) == [] and unrounded_numbers(said) == []

@@ -3,16 +3,14 @@ common centre, and the rule that arrange actions act on complete versions only."
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable
 from typing import Any
 
 from steward.actions.base import ActionModel, RunState
 from steward.actions.sanitize import to_number
-from steward.canvas.apply import Shapes, apply_wire_action
+from steward.canvas.apply import Shapes
 from steward.canvas.bounds import num, shape_bounds, union
-from steward.protocol.messages import WireAction
 
 
 class Ids(ActionModel):
@@ -126,7 +124,5 @@ def with_geometry(
     """`data` with what the change does to its shapes: their boxes (and turns) before and
     after, in the model's frame, so the history can tell an exact undo."""
     ids: list[str] = list(data.get("_ids") or ([data["_id"]] if data.get("_id") else []))
-    after = copy.deepcopy(ctx.shapes)
-    for op in resolve(data, ctx):  # the wire ops it resolves to, applied on a copy
-        apply_wire_action(after, WireAction(id="geometry", name=op.name, params=op.params))
+    after = ctx.after_ops(resolve(data, ctx))
     return {**data, "before": _geometry(ctx.shapes, ids, ctx), "after": _geometry(after, ids, ctx)}

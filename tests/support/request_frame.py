@@ -1,6 +1,5 @@
-"""Reading a request as a model reads it: the numbers that stand as coordinates, to check
-that they are in the request's own frame (no page coordinate far from the origin leaks in)
-and that the steward's own lines are whole numbers."""
+"""What a request's words show of its frame: page coordinates leaking into a request far from
+the page's origin, and numbers of the steward's own lines that are not rounded."""
 
 from __future__ import annotations
 
@@ -17,14 +16,14 @@ _COORDS = re.compile(
 _STEWARD = re.compile(r"\b(?:x|y|w|h)=(-?\d+(?:\.\d+)?)|\bat \((-?[\d.]+), (-?[\d.]+)\)")
 
 
-def page_leaks(said: str) -> list[str]:
+def frame_leaks(said: str) -> list[str]:
     """Coordinates that look like the page's. Fairy positions are checked on their own: the
     fairies wait far from the view, at the page's start."""
     said = re.sub(r"^- fairy-\d+ .*$", "", said, flags=re.M)
     return [m.group(0) for m in _COORDS.finditer(said) if abs(float(m.group(1))) >= LEAK]
 
 
-def unrounded(said: str) -> list[str]:
+def unrounded_numbers(said: str) -> list[str]:
     return [
         m.group(0)
         for m in _STEWARD.finditer(said)
