@@ -179,9 +179,7 @@ class RequestRunner:
             context = await fairy_request.context(room, fairy_id, req, session, look.area)
             run.progress()
             if kind.frame == "first-view" and request_no == 0 and ctx.coords.fresh:
-                # Whole numbers: the frames of several runs differ by whole shifts.
-                ox, oy = float(round(context.viewport.x)), float(round(context.viewport.y))
-                ctx.coords = CoordinateSpace(ox, oy)
+                ctx.coords = CoordinateSpace.at(context.viewport.x, context.viewport.y)
             elif kind.frame == "room-origin" and ctx.coords.fresh and room.origin is not None:
                 ctx.coords = CoordinateSpace(*room.origin)
             model_request = fairy_request.prompt(room, fairy_id, req, run, context, followup, look)

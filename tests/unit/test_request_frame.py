@@ -15,6 +15,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
+from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.fairies.runtime import FairyRuntime
@@ -134,3 +135,11 @@ async def test_an_askers_earlier_action_reads_in_the_frame_of_the_view_they_ask_
     assert '"shapeId":"r1","x":-200,"y":0' in said, said[-2000:]  # 100 - 300, 100 - 100
     assert '"bounds":{"x":-200,"y":0,"w":100,"h":50}' in said  # the canvas lists agree
     assert frame_leaks(said) == [] and unrounded_numbers(said) == []
+
+
+def test_a_frame_starts_on_a_whole_pixel_at_its_view() -> None:
+    """The frame's 0, 0 is the view's corner rounded as every coordinate is: whole, so
+    frames differ by whole shifts, and the view starts within a pixel of 0, 0."""
+    frame = CoordinateSpace.at(47_520.4, -31_400.6)
+    assert (frame.origin_x, frame.origin_y) == (47_520.0, -31_401.0)
+    assert frame.box_text(47_520.4, -31_400.6, 959.2, 800) == "x=0, y=0, w=959, h=800"
