@@ -119,6 +119,7 @@ class RoomRuntime:
             ),
             limit_per_min=s.steward_abuse_strikes_per_min,
             mute_s=s.steward_abuse_mute_seconds,
+            on_muted=self._on_muted,
         )
         self._tasks = TaskSet("room_task_failed", room=room_id)
         self.inbound = InboundPackets(
@@ -127,6 +128,7 @@ class RoomRuntime:
             bytes_per_window=s.steward_inbound_budget_bytes,
             packets_per_window=s.steward_inbound_budget_packets,
             burst_bytes=s.steward_inbound_burst_bytes,
+            unread_burst_bytes=s.steward_inbound_unread_burst_bytes,
             spawn=self._spawn,
             on_activity=self._active,
         )
@@ -147,7 +149,14 @@ class RoomRuntime:
         self.messenger = Messenger(
             room_id, self._publish_all, partial_interval_s=s.steward_preview_interval_ms / 1000
         )
-        self.inbox = StreamInbox(reject, StreamMeter(self._is_muted, self.budget.charge))
+        self.inbox = StreamInbox(
+            reject,
+            StreamMeter(
+                self._is_muted,
+                self.budget.charge,
+                functools.partial(self.budget.charge, unread=True),
+            ),
+        )
         # Whose view a run sees: each participant's published viewport and own edits.
         self.views = Views()
         self.user_edits = UserEdits()
@@ -505,6 +514,15 @@ class RoomRuntime:
         self.broadcaster.forget(identity, keep_unacked=leaving_host)
         self.abuse.forget(identity)
         self.budget.forget(identity)
+        self.snapshots.participant_left(identity)
+        self.views.forget(identity)
+        self.user_edits.forget(identity)
+
+    def _on_muted(self, identity: str, for_s: float) -> None:
+        """A muted participant cannot answer (LiveKit drops what it sends): it is asked for
+        nothing, hosts nothing, and what the room holds for it goes."""
+        if self.participants.get(identity) is not None:
+            self.participants.demote(identity, for_s)
         self.snapshots.participant_left(identity)
         self.views.forget(identity)
         self.user_edits.forget(identity)

@@ -56,6 +56,7 @@ from steward.protocol.names import (
 )
 from steward.room.runtime import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
+from steward_tools.bench.abuse_hostile import hostile_cases, hostile_summary
 from steward_tools.bench.flooder import Flooders, flood
 from steward_tools.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
 from steward_tools.bench.stream_sender import COMPRESSED_MIB, send_watching
@@ -755,21 +756,31 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
     }
 
 
-async def run_bench(fuzz_per_path: int = 10) -> dict[str, Any]:
+async def run_bench(fuzz_per_path: int = 10, *, only_hostile: bool = False) -> dict[str, Any]:
+    """The hostile cases first (`abuse_hostile`: the steward's memory is measured from a fresh
+    start), then, unless `only_hostile`, every other attack."""
     stack = await start_api_stack("abuse", tokens_per_s=400.0)
     try:
+        hostile = await bounded(hostile_cases(stack), 300, "abuse bench, hostile cases")
+        if only_hostile:
+            return {"hostile": hostile, **hostile_summary(hostile)}
         result: dict[str, Any] = await bounded(
             abuse_bench(stack, fuzz_per_path=fuzz_per_path), 600, "abuse bench"
         )
-        return result
+        return {**result, "hostile": hostile, **hostile_summary(hostile)}
     finally:
         await stack.close()
 
 
 def _handler(args: argparse.Namespace) -> int:
-    result = asyncio.run(run_bench(fuzz_per_path=args.fuzz_per_path))
+    result = asyncio.run(
+        run_bench(fuzz_per_path=args.fuzz_per_path, only_hostile=args.only_hostile)
+    )
     print(json.dumps(result, indent=None if args.json else 2, default=str))
-    ok = result["accepted_wrongly"] == 0 and result["crashes"] == 0 and result["honest_prompt_ok"]
+    ok = all(result["hostile_targets_met"].values())
+    if not args.only_hostile:
+        ok = ok and result["accepted_wrongly"] == 0 and result["crashes"] == 0
+        ok = ok and result["honest_prompt_ok"]
     return 0 if ok else 1
 
 
@@ -780,5 +791,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument(
         "--fuzz-per-path", type=int, default=10, help="then the live fuzzer (0: skip it)"
+    )
+    p.add_argument(
+        "--only-hostile",
+        action="store_true",
+        help="only the many-topic flood, the hostile host and the memory after them",
     )
     p.set_defaults(handler=_handler)
