@@ -116,3 +116,6 @@ class InboundBudget:
 
     def forget(self, identity: str) -> None:
         self._seen.pop(identity, None)
+
+    def __contains__(self, identity: str) -> bool:
+        return identity in self._seen

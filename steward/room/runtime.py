@@ -16,7 +16,7 @@ from typing import Any
 
 from livekit import rtc
 
-from steward import ffi_router
+from steward import ffi_router, memory_release
 from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
@@ -517,6 +517,7 @@ class RoomRuntime:
         self.snapshots.participant_left(identity)
         self.views.forget(identity)
         self.user_edits.forget(identity)
+        memory_release.release_soon()  # what it sent (a flood, a bomb) is freed by now
 
     def _on_muted(self, identity: str, for_s: float) -> None:
         """A muted participant cannot answer (LiveKit drops what it sends): it is asked for
@@ -526,12 +527,24 @@ class RoomRuntime:
         self.snapshots.participant_left(identity)
         self.views.forget(identity)
         self.user_edits.forget(identity)
+        memory_release.release_soon()
 
     def _on_host_changed(self, old: str | None, new: str | None) -> None:
         """Host mode: the new host continues the runs where the old one stopped; what the old
         host applied reaches it through the app's own document sync, not from us."""
         if self.mode == "host" and old is not None and new is not None:
             self.broadcaster.hand_over(old, new)
+
+    def holds(self, identity: str) -> list[str]:
+        """Where the room still keeps something for `identity` (none once it has left)."""
+        places = {
+            "member": self.participants.get(identity) is not None,
+            "budget": identity in self.budget,
+            "strikes": self.abuse.strikes(identity) > 0 or identity in self.abuse.muted,
+            "view": self.views.get(identity) is not None,
+            "context": self.snapshots.holds(identity) or self.inbox.holds(identity),
+        }
+        return [name for name, held in places.items() if held]
 
     # --- inbound data --------------------------------------------------------------------
     def _is_muted(self, identity: str) -> bool:

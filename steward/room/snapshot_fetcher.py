@@ -171,9 +171,14 @@ class SnapshotFetcher:
         self._failures: dict[str, list[float]] = {}  # identity -> times of failed fetches
 
     def participant_left(self, identity: str) -> None:
-        """Fail requests to a browser that left at once, instead of waiting for a timeout."""
+        """Fail requests to a browser that left (or was muted) at once, instead of waiting for
+        a timeout."""
         for task in self._inflight.pop(identity, set()):
             task.cancel()
+
+    def holds(self, identity: str) -> bool:
+        """Whether a request to `identity` is still in flight."""
+        return bool(self._inflight.get(identity))
 
     def candidates(self) -> list[str]:
         host = self._participants.host

@@ -337,6 +337,10 @@ class StreamInbox:
         finally:
             reader.close()
 
+    def holds(self, sender: str) -> bool:
+        """Whether a stream from `sender` is still awaited."""
+        return any(e.sender == sender for e in self._expected.values())
+
     def discard(self, request_id: str) -> None:
         expected = self._expected.pop(request_id, None)
         if expected is not None:

@@ -56,7 +56,7 @@ from steward.protocol.names import (
 )
 from steward.room.runtime import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
-from steward_tools.bench.abuse_hostile import hostile_cases, hostile_summary
+from steward_tools.bench.abuse_hostile import hostile_cases, hostile_summary, settled_rss_mb
 from steward_tools.bench.flooder import Flooders, flood
 from steward_tools.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
 from steward_tools.bench.stream_sender import COMPRESSED_MIB, send_watching
@@ -75,6 +75,7 @@ REFUSALS = frozenset(
         "participant_muted",
         "inbound_over_budget",
         "host_demoted",
+        "context_source_avoided",
     }
 )
 
@@ -345,12 +346,16 @@ async def storage_attacks(a: Abuse, pool: Any, big: Flooders, out: dict[str, Any
     def refusals_of(who: str) -> int:
         return sum(1 for _, w, r in a.runtime.rejected if w == who and r == "unexpected_stream")
 
+    def refused_or_muted(who: str, before: int) -> Callable[[], bool]:
+        """A refusal more, or the sender muted (its next streams are dropped unread)."""
+        return lambda: refusals_of(who) > before or who in a.runtime.abuse.muted
+
     for topic in (TOPIC_SCREENSHOT, TOPIC_CONTEXT):
 
         async def text_stream(topic: str = topic) -> tuple[bool, bool, str]:
             before = refusals_of("trudy")
             await lp.send_text("x" * 100_000, topic=topic, destination_identities=to)
-            await _until(lambda: refusals_of("trudy") > before, 10)
+            await _until(refused_or_muted("trudy", before), 10)
             return True, False, topic
 
         await a.attempt(f"unsolicited_text_stream_{topic}", text_stream)
@@ -359,7 +364,7 @@ async def storage_attacks(a: Abuse, pool: Any, big: Flooders, out: dict[str, Any
         async def byte_stream(topic: str = topic) -> tuple[bool, bool, str]:
             before = refusals_of("trudy")
             await lp.send_bytes(b"\0" * 100_000, topic=topic, destination_identities=to)
-            await _until(lambda: refusals_of("trudy") > before, 10)
+            await _until(refused_or_muted("trudy", before), 10)
             return True, False, topic
 
         await a.attempt(f"unsolicited_byte_stream_{topic}", byte_stream)
@@ -767,7 +772,10 @@ async def run_bench(fuzz_per_path: int = 10, *, only_hostile: bool = False) -> d
         result: dict[str, Any] = await bounded(
             abuse_bench(stack, fuzz_per_path=fuzz_per_path), 600, "abuse bench"
         )
-        return {**result, "hostile": hostile, **hostile_summary(hostile)}
+        # Every attacker of the whole suite gone (and ann): the steward's memory, untrimmed.
+        whole = {"before": hostile["rss_mb"]["before"], "after": await settled_rss_mb()}
+        whole["after_over_before"] = round(whole["after"] - whole["before"], 1)
+        return {**result, "hostile": hostile, **hostile_summary(hostile), "rss_mb_suite": whole}
     finally:
         await stack.close()
 

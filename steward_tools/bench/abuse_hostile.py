@@ -68,6 +68,16 @@ async def _run_s(client: HeadlessClient, timeout: float = 60) -> float | None:
     return round(time.monotonic() - started, 2) if status == "done" else None
 
 
+async def settled_rss_mb() -> float:
+    """This process's RSS once the steward has let go of what the attackers left: the highest
+    reading over `AFTER_S` (untrimmed: what the steward itself hands back is what counts)."""
+    after_at, rss = time.monotonic(), 0.0
+    while time.monotonic() - after_at < AFTER_S:
+        await asyncio.sleep(0.25)
+        rss = max(rss, self_rss_mb())
+    return round(rss, 1)
+
+
 class _Peak:
     """This process's highest RSS while it runs (sampled every 50 ms)."""
 
@@ -199,11 +209,7 @@ async def hostile_cases(stack: Stack) -> dict[str, Any]:
         gone = {"hal", *(w for w, _ in SPREAD)}
         await _until(lambda: not any(runtime.participants.get(w) for w in gone), 20)
         rss_peak = await peak.stop()
-        after_at = time.monotonic()
-        rss_after = 0.0
-        while time.monotonic() - after_at < AFTER_S:
-            await asyncio.sleep(0.25)
-            rss_after = max(rss_after, self_rss_mb())
+        rss_after = await settled_rss_mb()
         out["rss_mb"] = {
             "before": round(rss_before, 1),
             "peak": rss_peak,

@@ -66,27 +66,27 @@ class HostileHost:
         host = cls(proc)
         try:
             spec = {"url": url, "token": token, "identity": identity, "steward": steward}
-            await host._send(json.dumps(spec))
-            if await host._read() != "ready":
+            await host.send_line(json.dumps(spec))
+            if await host.read_line() != "ready":
                 raise RuntimeError("hostile host did not start")
         except BaseException:
             await host.close()
             raise
         return host
 
-    async def _send(self, line: str) -> None:
+    async def send_line(self, line: str) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(line.encode() + b"\n")
         await self.proc.stdin.drain()
 
-    async def _read(self, timeout: float = 60) -> str:
+    async def read_line(self, timeout: float = 60) -> str:
         assert self.proc.stdout is not None
         async with asyncio.timeout(timeout):
             return (await self.proc.stdout.readline()).decode().strip()
 
     async def answer(self, mode: ContextMode) -> None:
-        await self._send(mode)
-        if json.loads(await self._read()).get("mode") != mode:
+        await self.send_line(mode)
+        if json.loads(await self.read_line()).get("mode") != mode:
             raise RuntimeError(f"hostile host did not switch to {mode}")
 
     async def close(self) -> None:
