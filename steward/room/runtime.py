@@ -522,7 +522,8 @@ class RoomRuntime:
     def _on_muted(self, identity: str, for_s: float) -> None:
         """A muted participant cannot answer (LiveKit drops what it sends): it is asked for
         nothing, hosts nothing, and what the room holds for it goes."""
-        if self.participants.get(identity) is not None:
+        member = self.participants.get(identity)
+        if member is not None and member.has("context"):
             self.participants.demote(identity, for_s)
         self.snapshots.participant_left(identity)
         self.views.forget(identity)

@@ -354,7 +354,7 @@ async def storage_attacks(a: Abuse, pool: Any, big: Flooders, out: dict[str, Any
 
         async def text_stream(topic: str = topic) -> tuple[bool, bool, str]:
             before = refusals_of("trudy")
-            await lp.send_text("x" * 100_000, topic=topic, destination_identities=to)
+            await lp.send_text("x" * 5_000, topic=topic, destination_identities=to)
             await _until(refused_or_muted("trudy", before), 10)
             return True, False, topic
 
@@ -363,7 +363,7 @@ async def storage_attacks(a: Abuse, pool: Any, big: Flooders, out: dict[str, Any
 
         async def byte_stream(topic: str = topic) -> tuple[bool, bool, str]:
             before = refusals_of("trudy")
-            await lp.send_bytes(b"\0" * 100_000, topic=topic, destination_identities=to)
+            await lp.send_bytes(b"\0" * 5_000, topic=topic, destination_identities=to)
             await _until(refused_or_muted("trudy", before), 10)
             return True, False, topic
 
@@ -690,7 +690,8 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         for c in flow_clients.values():
             await c.disconnect()
         await asyncio.sleep(1.0)
-        rss_growth_untrimmed = self_rss_mb() - rss_before_untrimmed
+        rss_before_fuzz = self_rss_mb()
+        rss_growth_untrimmed = rss_before_fuzz - rss_before_untrimmed
         rss_growth = self_rss_mb(trim=True) - rss_before
         fuzz: dict[str, Any] | None = None
         if fuzz_per_path > 0:
@@ -726,6 +727,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         "rss_mb_growth": round(rss_growth, 1),
         "rss_mb_growth_untrimmed": round(rss_growth_untrimmed, 1),
         "rss_mb_growth_by_phase": phases,
+        "rss_mb_before_fuzz": round(rss_before_fuzz, 1),
         # Of which during the unread-topic floods, prompt flood and never-acker.
         "rss_mb_growth_flow_attacks": round(rss_flow, 1),
         # The two ways of measuring side by side. Before, the flooders ran in this process and
@@ -773,7 +775,11 @@ async def run_bench(fuzz_per_path: int = 10, *, only_hostile: bool = False) -> d
             abuse_bench(stack, fuzz_per_path=fuzz_per_path), 600, "abuse bench"
         )
         # Every attacker of the whole suite gone (and ann): the steward's memory, untrimmed.
-        whole = {"before": hostile["rss_mb"]["before"], "after": await settled_rss_mb()}
+        whole = {
+            "before": hostile["rss_mb"]["before"],
+            "before_fuzz": result["rss_mb_before_fuzz"],
+            "after": await settled_rss_mb(),
+        }
         whole["after_over_before"] = round(whole["after"] - whole["before"], 1)
         return {**result, "hostile": hostile, **hostile_summary(hostile), "rss_mb_suite": whole}
     finally:
