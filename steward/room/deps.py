@@ -10,7 +10,7 @@ from livekit.agents import stt
 
 from steward.config import Settings
 from steward.ports import AgentRunner
-from steward.room.sessions import FairyDesk
+from steward.room.runs.sessions import FairyDesk
 from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox
 
