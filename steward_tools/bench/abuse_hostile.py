@@ -228,16 +228,18 @@ def hostile_summary(out: dict[str, Any]) -> dict[str, Any]:
     """The three figures and whether each met its target."""
     flood, host, rss = out["spread_flood"], out["hostile_host"], out["rss_mb"]
     mutes = [t for t in flood["muted_after_s"].values()]
+    met = {
+        "spread_flood_rpc_wait_s": flood["rpc_wait_s"] <= 2.0,
+        "spread_flood_muted_within_1s": None not in mutes and max(mutes) <= 1.0,
+        "hostile_host_within_baseline_plus_5s": host["over_baseline_s"] is not None
+        and host["over_baseline_s"] <= 5.0,
+        "rss_after_within_16mb": rss["after_over_before"] <= 16.0,
+    }
     return {
         "spread_flood_rpc_wait_s": flood["rpc_wait_s"],
         "spread_flood_muted_after_s": None if None in mutes else max(mutes),
         "hostile_host_run_s": {"baseline": host["baseline_s"], "hostile": host["hostile_s"]},
         "rss_mb": {k: rss[k] for k in ("before", "peak", "after")},
-        "hostile_targets_met": {
-            "spread_flood_rpc_wait_s": flood["rpc_wait_s"] <= 2.0,
-            "spread_flood_muted_within_1s": None not in mutes and max(mutes) <= 1.0,
-            "hostile_host_within_baseline_plus_5s": host["over_baseline_s"] is not None
-            and host["over_baseline_s"] <= 5.0,
-            "rss_after_within_16mb": rss["after_over_before"] <= 16.0,
-        },
+        "hostile_targets_met": met,
+        "misses": [name for name, ok in met.items() if not ok],
     }
