@@ -56,13 +56,18 @@ from steward.protocol.names import (
 )
 from steward.room.runtime import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
-from steward_tools.bench.abuse_hostile import hostile_cases, hostile_summary, settled_rss_mb
+from steward_tools.bench.abuse_hostile import (
+    PROMPT,
+    honest_run,
+    hostile_cases,
+    hostile_summary,
+    settled_rss_mb,
+)
 from steward_tools.bench.flooder import Flooders, flood
 from steward_tools.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
 from steward_tools.bench.stream_sender import COMPRESSED_MIB, send_watching
 from steward_tools.headless.client import Faults, HeadlessClient
 
-PROMPT = "draw a flow chart of our signup"
 # Log events that record a refusal (each names the participant or peer and a reason).
 REFUSALS = frozenset(
     {
@@ -199,15 +204,6 @@ async def _until(cond: Callable[[], bool], timeout: float) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError("condition not met")
         await asyncio.sleep(0.02)
-
-
-async def honest_run(ann: HeadlessClient, timeout: float = 60) -> float | None:
-    started = time.monotonic()
-    reply = await ann.prompt(PROMPT)
-    if reply.session_id is None:
-        return None
-    status = await ann.wait_status(reply.session_id, timeout=timeout)
-    return time.monotonic() - started if status == "done" else None
 
 
 # --- the attacks ---------------------------------------------------------------------------

@@ -25,12 +25,11 @@ import asyncio
 import statistics
 import time
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 from steward.tokens import mint_token
 from steward_tools.bench.flooder import Flooders, flood
-from steward_tools.bench.harness import Stack, self_rss_mb
+from steward_tools.bench.harness import Stack, self_rss_mb, wait_until
 from steward_tools.bench.hostile_host import HostileHost
 from steward_tools.headless.client import HeadlessClient
 
@@ -43,14 +42,6 @@ FLOOD_WATCH_S = 4.0
 AFTER_S = 3.0
 
 
-async def _until(cond: Callable[[], bool], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met")
-        await asyncio.sleep(0.02)
-
-
 async def _rpc_s(client: HeadlessClient) -> float:
     """One round trip of the steward's cheapest RPC (cancelling no run), bounded."""
     started = time.monotonic()
@@ -59,13 +50,19 @@ async def _rpc_s(client: HeadlessClient) -> float:
     return time.monotonic() - started
 
 
-async def _run_s(client: HeadlessClient, timeout: float = 60) -> float | None:
+async def honest_run(client: HeadlessClient, timeout: float = 60) -> float | None:
+    """Seconds from `client`'s prompt to its run done (None: refused or not done)."""
     started = time.monotonic()
     reply = await client.prompt(PROMPT)
     if reply.session_id is None:
         return None
     status = await client.wait_status(reply.session_id, timeout=timeout)
-    return round(time.monotonic() - started, 2) if status == "done" else None
+    return time.monotonic() - started if status == "done" else None
+
+
+async def _run_s(client: HeadlessClient) -> float | None:
+    took = await honest_run(client)
+    return None if took is None else round(took, 2)
 
 
 async def settled_rss_mb() -> float:
@@ -116,7 +113,7 @@ async def spread_flood(stack: Stack, room: str, ann: HeadlessClient) -> dict[str
     flooders = await Flooders.start(s.url, stack.settings.steward_identity, specs)
     who = {w for w, _ in SPREAD}
     try:
-        await _until(lambda: all(runtime.participants.get(w) for w in who), 20)
+        await wait_until(lambda: all(runtime.participants.get(w) for w in who), 20, "flooders")
         muted_at: dict[str, float] = {}
         started = time.monotonic()
         await flooders.go()
@@ -190,11 +187,11 @@ async def hostile_cases(stack: Stack) -> dict[str, Any]:
         )
         await c.connect()
         clients.append(c)
-        await _until(lambda: runtime.participants.get(identity) is not None, 10)
+        await wait_until(lambda: runtime.participants.get(identity) is not None, 10, identity)
         return c
 
     try:
-        await _until(lambda: runtime.participants.host == "hal", 10)
+        await wait_until(lambda: runtime.participants.host == "hal", 10, "hal hosting")
         ann = await client("ann")
         await client("carl", can_prompt=False)
         bob = await client("bob", capabilities=("apply",))
@@ -207,7 +204,7 @@ async def hostile_cases(stack: Stack) -> dict[str, Any]:
         out["hostile_host"] = await hostile_host(stack, room, host, bob)
         await host.close()
         gone = {"hal", *(w for w, _ in SPREAD)}
-        await _until(lambda: not any(runtime.participants.get(w) for w in gone), 20)
+        await wait_until(lambda: not any(runtime.participants.get(w) for w in gone), 20, "gone")
         rss_peak = await peak.stop()
         rss_after = await settled_rss_mb()
         out["rss_mb"] = {

@@ -23,6 +23,7 @@ from livekit import rtc
 
 from steward.native_exit import exit_skipping_native_teardown
 from steward.tokens import mint_token
+from steward_tools.child_process import leave_child
 
 SEND_TIMEOUT_S = 20.0
 
@@ -209,16 +210,7 @@ class Flooders:
 
     async def close(self) -> None:
         """Closing stdin makes the flooders leave; killed if they have not within 10 s."""
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            async with asyncio.timeout(10):
-                await self.proc.wait()
-        except TimeoutError:
-            self.proc.kill()
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(10):
-                    await self.proc.wait()
+        await leave_child(self.proc)
 
 
 def main() -> int:

@@ -18,6 +18,7 @@ import sys
 from typing import Any, cast, get_args
 
 from steward.native_exit import exit_skipping_native_teardown
+from steward_tools.child_process import leave_child
 from steward_tools.headless.client import ContextMode, Faults, HeadlessClient
 
 
@@ -91,16 +92,7 @@ class HostileHost:
 
     async def close(self) -> None:
         """Closing stdin makes it leave; killed if it has not within 10 s."""
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            async with asyncio.timeout(10):
-                await self.proc.wait()
-        except TimeoutError:
-            self.proc.kill()
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(10):
-                    await self.proc.wait()
+        await leave_child(self.proc)
 
 
 def main() -> int:
