@@ -14,7 +14,12 @@ from steward.protocol.names import (
     TOPIC_TRANSCRIPTION,
 )
 from steward.room.inbound.abuse import STREAM_STRIKE, AbuseGuard
-from steward.room.inbound.stream_inbox import GIVEN_UP_KEPT, StreamInbox, StreamMeter
+from steward.room.inbound.stream_inbox import (
+    GIVEN_UP_KEPT,
+    STREAM_OPEN_BYTES,
+    StreamInbox,
+    StreamMeter,
+)
 
 
 @dataclass
@@ -177,4 +182,12 @@ async def test_streams_refused_at_their_header_never_get_a_reader() -> None:
         (TOPIC_CONTEXT, "eve", "unexpected_stream", 5 << 20),
         (TOPIC_ACK, "eve", "unexpected_stream", 100_000),
     ]
-    assert charged == [("eve", 5 << 20), ("eve", 100_000), ("eve", 3 << 20)]
+    # Another app's streams cost their opening as well as their bytes.
+    opening = STREAM_OPEN_BYTES
+    assert charged == [
+        ("eve", 5 << 20),
+        ("eve", 100_000),
+        ("eve", opening),
+        ("eve", 3 << 20),
+        ("eve", opening),
+    ]

@@ -47,6 +47,10 @@ STREAM_KINDS = {TOPIC_SCREENSHOT: "screenshot", TOPIC_CONTEXT: "shapes"}
 # Streams announcing less than this (or nothing) get a reader whatever their topic, to be
 # counted chunk by chunk; larger ones are charged their announced size at their header.
 DRAIN_BELOW = 64 * 1024
+# What opening a stream on a topic with no handler costs its sender's unread allowance, its
+# bytes aside: a flood spread over many streams is counted from their headers, which reach
+# the steward first, not only from chunks that queue behind them.
+STREAM_OPEN_BYTES = 4096
 # How the SDK ends a stream that sent more than its header announced.
 OVERRAN = "exceeded total length"
 STREAM_CAPS = {"screenshot": MAX_SCREENSHOT_BYTES, "shapes": MAX_SHAPES_JSON_BYTES}
@@ -270,6 +274,11 @@ class StreamInbox:
         """Refuse (and account for) a stream from its header alone; False: make a reader."""
         if self.meter.muted(sender):
             return True
+        ours = (topic, kind) in self._refusing or (kind == "byte" and topic in self._reading)
+        if not registered and not ours:  # no handler: its opening alone costs unread bytes
+            self.meter.charge_unread(sender, STREAM_OPEN_BYTES)
+            if self.meter.muted(sender):
+                return True
         if size < DRAIN_BELOW:
             return False  # not announced, or small: drained by its reader to be metered
         if (topic, kind) in self._refusing:
