@@ -3,14 +3,16 @@ steward's memory once the attackers are gone.
 
 One room: `ann` (may prompt, her tab offers context), `carl` (a second capable tab) and
 `bob` (may prompt, his tab only applies: his runs' context comes from the host, else from
-another tab). The host is `hal`, a tab in a process of its own (`hostile_host`) that joined
-first and answers honestly until told otherwise.
+another tab). The host is `hal`, a tab in a process of its own
+(`steward_tools.rigs.hostile_host`) that joined first and answers honestly until told
+otherwise.
 
-- `spread_flood`: two strangers (a child process, `flooder`) open streams 8 at a time over
-  200 topics the steward has no handler for: byte and text streams written chunk by chunk
-  with no announced size, byte streams announcing 1 byte and sending 60 kB, whole announced
-  ones, a packet between each. While they flood, ann calls the steward's cheapest RPC every
-  0.1 s; `rpc_wait_s` is the slowest reply against the slowest before the flood.
+- `spread_flood`: two strangers (a child process, `steward_tools.rigs.flooder`) open
+  streams 8 at a time over 200 topics the steward has no handler for: byte and text
+  streams written chunk by chunk with no announced size, byte streams announcing 1 byte and
+  sending 60 kB, whole announced ones, a packet between each. While they flood, ann calls
+  the steward's cheapest RPC every 0.1 s; `rpc_wait_s` is the slowest reply against the
+  slowest before the flood.
 - `hostile_host`: bob's run while hal answers honestly (the baseline, median of 3), then
   while hal answers every `steward.context` with a gzip bomb as its shapes and 5 MiB of
   noise as its JPEG (median of 3).
@@ -28,10 +30,11 @@ import uuid
 from typing import Any
 
 from steward.tokens import mint_token
-from steward_tools.bench.flooder import Flooders, flood
-from steward_tools.bench.harness import Stack, self_rss_mb, wait_until
-from steward_tools.bench.hostile_host import HostileHost
+from steward_tools.bench.harness import Stack, self_rss_mb
 from steward_tools.headless.client import HeadlessClient
+from steward_tools.rigs.flooder import Flooders, flood
+from steward_tools.rigs.hostile_host import HostileHost
+from steward_tools.waiting import wait_until
 
 PROMPT = "draw a flow chart of our signup"
 SPREAD = (("sal", "app:spread-a"), ("sid", "app:spread-b"))
