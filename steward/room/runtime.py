@@ -161,14 +161,8 @@ class RoomRuntime:
             partial_interval_s=s.steward_preview_interval_ms / 1000,
             conversation=self.conversation,
         )
-        self.inbox = StreamInbox(
-            reject,
-            StreamMeter(
-                self._is_muted,
-                self.budget.charge,
-                functools.partial(self.budget.charge, unread=True),
-            ),
-        )
+        unread = functools.partial(self.budget.charge, unread=True)
+        self.inbox = StreamInbox(reject, StreamMeter(self._is_muted, self.budget.charge, unread))
         # Whose view a run sees: each participant's published viewport and own edits.
         self.views = Views()
         self.user_edits = UserEdits()
@@ -538,8 +532,8 @@ class RoomRuntime:
         memory_release.release_soon()  # what it sent (a flood, a bomb) is freed by now
 
     def _on_muted(self, identity: str, for_s: float) -> None:
-        """A muted participant cannot answer (LiveKit drops what it sends): it is asked for
-        nothing, hosts nothing, and what the room holds for it goes."""
+        """Muted, it cannot answer (LiveKit drops what it sends): asked for nothing, hosts
+        nothing, and what the room holds for it goes."""
         member = self.participants.get(identity)
         if member is not None and member.has("context"):
             self.participants.demote(identity, for_s)
