@@ -125,13 +125,16 @@ async def test_a_hostile_hosts_bomb_answers_are_refused_and_the_run_ends_through
         asked = hal.stats.context_requests - asked_before
         refused = [r for r in runtime.rejected if r[1] == "hal"]
         print(f"hal asked {asked}x; refusals {refused}; host {runtime.participants.host}")
-        # One look paid for the bomb; every other went to carl, none degraded.
+        # One look paid for her; every other went to carl, none degraded. Her bomb is refused
+        # (`oversize`), or on a loaded machine arrives after the look gave up (`late_stream`).
         assert asked == 1, asked
         assert runtime.snapshots.degraded_runs == 0
-        assert ("agent:context", "hal", "oversize") in refused
-        # The role moved off her, and the 5 MiB she sent past the cap muted her.
+        why = {r for t, _, r in refused if t == "agent:context"}
+        assert why & {"oversize", "late_stream"}, refused
+        # The role moved off her, and her 5 MiB "JPEG" muted her (counted past its cap, or
+        # late as a whole: over the allowance either way).
         assert runtime.participants.host == "carl"
-        assert "hal" in runtime.abuse.muted
+        await wait_for(lambda: "hal" in runtime.abuse.muted, timeout=10)
     finally:
         await close_all([hal, carl, bob])
 
