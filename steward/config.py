@@ -136,6 +136,11 @@ class Settings(BaseSettings):
     # ... and in any 1 s: a flood passes this within a fraction of a second and is muted;
     # over it every arrival is strikes, one per KiB.
     steward_inbound_burst_bytes: int = Field(default=512 * 1024, ge=64 * 1024)
+    # ... and of what the steward never reads (packets and streams on topics it does not
+    # handle, an answer's bytes past its cap; 4 KiB more for opening a stream on a topic with
+    # no handler) in any 1 s: over it, a strike per 128 bytes, so a stream flood spread over
+    # senders, topics and streams is muted within about a second.
+    steward_inbound_unread_burst_bytes: int = Field(default=32 * 1024, ge=4 * 1024)
 
     steward_max_followups: int = Field(default=3, ge=0, le=20)
     # A run with no progress (no model output, no context answer) for this long ends; a run

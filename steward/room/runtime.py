@@ -16,7 +16,7 @@ from typing import Any
 
 from livekit import rtc
 
-from steward import ffi_router
+from steward import ffi_router, memory_release
 from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
@@ -124,6 +124,7 @@ class RoomRuntime:
             ),
             limit_per_min=s.steward_abuse_strikes_per_min,
             mute_s=s.steward_abuse_mute_seconds,
+            on_muted=self._on_muted,
         )
         self._tasks = TaskSet("room_task_failed", room=room_id)
         self.inbound = InboundPackets(
@@ -132,6 +133,7 @@ class RoomRuntime:
             bytes_per_window=s.steward_inbound_budget_bytes,
             packets_per_window=s.steward_inbound_budget_packets,
             burst_bytes=s.steward_inbound_burst_bytes,
+            unread_burst_bytes=s.steward_inbound_unread_burst_bytes,
             spawn=self._spawn,
             on_activity=self._active,
         )
@@ -159,7 +161,8 @@ class RoomRuntime:
             partial_interval_s=s.steward_preview_interval_ms / 1000,
             conversation=self.conversation,
         )
-        self.inbox = StreamInbox(reject, StreamMeter(self._is_muted, self.budget.charge))
+        unread = functools.partial(self.budget.charge, unread=True)
+        self.inbox = StreamInbox(reject, StreamMeter(self._is_muted, self.budget.charge, unread))
         # Whose view a run sees: each participant's published viewport and own edits.
         self.views = Views()
         self.user_edits = UserEdits()
@@ -526,12 +529,35 @@ class RoomRuntime:
         self.snapshots.participant_left(identity)
         self.views.forget(identity)
         self.user_edits.forget(identity)
+        memory_release.release_soon()  # what it sent (a flood, a bomb) is freed by now
+
+    def _on_muted(self, identity: str, for_s: float) -> None:
+        """Muted, it cannot answer (LiveKit drops what it sends): asked for nothing, hosts
+        nothing, and what the room holds for it goes."""
+        member = self.participants.get(identity)
+        if member is not None and member.has("context"):
+            self.participants.demote(identity, for_s)
+        self.snapshots.participant_left(identity)
+        self.views.forget(identity)
+        self.user_edits.forget(identity)
+        memory_release.release_soon()
 
     def _on_host_changed(self, old: str | None, new: str | None) -> None:
         """Host mode: the new host continues the runs where the old one stopped; what the old
         host applied reaches it through the app's own document sync, not from us."""
         if self.mode == "host" and old is not None and new is not None:
             self.broadcaster.hand_over(old, new)
+
+    def holds(self, identity: str) -> list[str]:
+        """Where the room still keeps something for `identity` (none once it has left)."""
+        places = {
+            "member": self.participants.get(identity) is not None,
+            "budget": identity in self.budget,
+            "strikes": self.abuse.strikes(identity) > 0 or identity in self.abuse.muted,
+            "view": self.views.get(identity) is not None,
+            "context": self.snapshots.holds(identity) or self.inbox.holds(identity),
+        }
+        return [name for name, held in places.items() if held]
 
     # --- inbound data --------------------------------------------------------------------
     def _is_muted(self, identity: str) -> bool:
