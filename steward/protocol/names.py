@@ -20,6 +20,8 @@ TOPIC_STATUS: Final = "agent:status"
 TOPIC_PROMPT: Final = "agent:prompt"
 TOPIC_EDIT: Final = "canvas:edit"
 TOPIC_FAIRIES: Final = "agent:fairies"
+# steward → browsers: a project's state (`ProjectState`), on change and to a joining tab.
+TOPIC_PROJECT: Final = "agent:project"
 TOPIC_TRANSCRIPTION: Final = "lk.transcription"
 # LiveKit's chat (its components' `useChat`, the agents playground): text streams, one per
 # message. Prompts arrive on it as on `steward.prompt`; the agent's chat goes out on it too.
@@ -29,6 +31,13 @@ RPC_CONTEXT: Final = "steward.context"
 RPC_PROMPT: Final = "steward.prompt"
 RPC_CANCEL: Final = "steward.cancel"
 RPC_REVERT: Final = "steward.revert"
+# The room's crew: summon, rename and dismiss a fairy (`steward.room.crew`).
+RPC_SUMMON: Final = "steward.summon"
+RPC_RENAME: Final = "steward.rename"
+RPC_DISMISS: Final = "steward.dismiss"
+# Steering a project: end it now, or take back all its runs as one revert.
+RPC_ABORT: Final = "steward.abort"
+RPC_REVERT_PROJECT: Final = "steward.revert_project"
 
 # Participant attributes a browser sets to announce what it can do.
 ATTR_CAPABILITIES: Final = "steward.capabilities"  # comma list: context,screenshot,apply
