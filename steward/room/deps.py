@@ -10,9 +10,13 @@ from livekit.agents import stt
 
 from steward.config import Settings
 from steward.ports import AgentRunner
+from steward.room.crew import CrewDesk
 from steward.room.sessions import FairyDesk
+from steward.room.steering import ProjectDesk
+from steward.store.crew import CrewStore
 from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox
+from steward.store.project_runs import ProjectRuns
 
 
 @dataclass
@@ -25,6 +29,13 @@ class RoomDeps:
     # The fairy runtime, as the room's sessions ask it about a fairy's own runs (whom its
     # fairy works for, its mode, a user's cancel); None: no fairies in this process.
     fairies: FairyDesk | None = None
+    # The room's crew (where it is stored, and the fairy runtime told of its changes) and
+    # its projects (who asked, their runs, and the runtime that aborts them); None: no
+    # fairies, and the crew and steering RPCs say so.
+    crew_store: CrewStore | None = None
+    crew: CrewDesk | None = None
+    project_runs: ProjectRuns | None = None
+    projects: ProjectDesk | None = None
     # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
     grant_bindings: GrantBindings | None = None
     # A session's models, tokens and estimated cost, for its `session_ended` line.

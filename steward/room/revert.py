@@ -78,12 +78,13 @@ def describe(shape_id: str, record: Shape | None) -> str:
     return f"{shape_id} ({record.get('type', 'shape')}{words})"
 
 
-def reply_text(inverse: RunInverse, run_id: str, shapes: dict[str, Shape]) -> str:
+def reply_text(inverse: RunInverse, what: str, shapes: dict[str, Shape]) -> str:
+    """The revert's chat reply; `what` names what it took back ("run s-…", "project …")."""
     changes = len(inverse.restored) + len(inverse.removed)
     if changes:
-        said = f"Took back run {run_id}: {changes} shape change{'s' if changes != 1 else ''}."
+        said = f"Took back {what}: {changes} shape change{'s' if changes != 1 else ''}."
     else:
-        said = f"Nothing of run {run_id} to take back."
+        said = f"Nothing of {what} to take back."
     if inverse.left:
         named = ", ".join(describe(sid, shapes.get(sid)) for sid in inverse.left[:NAMED_IN_CHAT])
         more = len(inverse.left) - NAMED_IN_CHAT
@@ -145,18 +146,32 @@ class Reverter:
         refusal = deps.intake.cancel_refusal(caller, run_id, owner, verb="revert")
         if refusal is not None:
             return RevertReply(error=refusal)
+        return await self._take_back(run_id, [run_id], caller, f"run {run_id}")
+
+    async def revert_project(self, project_id: str, runs: list[str], caller: str) -> RevertReply:
+        """Take back every run of project `project_id` as one revert (its rights and its
+        abort are checked and done by `steward.room.steering`)."""
+        if not self._limit.allow(caller):
+            return self._refused(project_id, caller, "rate limit: too many reverts, try again soon")
+        if not runs:
+            return self._refused(project_id, caller, "that project changed nothing on the canvas")
+        return await self._take_back(project_id, runs, caller, f"project {project_id}")
+
+    async def _take_back(self, target: str, runs: list[str], caller: str, what: str) -> RevertReply:
+        deps = self._deps
         if deps.startup is not None:
             try:
                 await asyncio.wait_for(deps.startup.wait(), STOP_WAIT_S)
             except TimeoutError:
-                return self._refused(run_id, caller, "the room is still starting; try again")
-        if not await self._stopped(run_id, caller):
-            return self._refused(run_id, caller, "the run did not stop in time; try again")
+                return self._refused(target, caller, "the room is still starting; try again")
+        for run_id in runs:
+            if not await self._stopped(run_id, caller):
+                return self._refused(target, caller, "the run did not stop in time; try again")
         try:
             async with self._lock:
-                return await self._send_inverse(run_id, caller)
+                return await self._send_inverse(target, runs, caller, what)
         except Exception as err:
-            log.exception("revert_failed", room=self.room_id, session_id=run_id, by=caller)
+            log.exception("revert_failed", room=self.room_id, session_id=target, by=caller)
             return RevertReply(error=f"could not revert: {type(err).__name__}")
 
     def _owner(self, run_id: str, record: SessionRecord | None) -> str | None:
@@ -214,15 +229,22 @@ class Reverter:
         statuses = session.figures.statuses if session is not None else []
         return bool(statuses) and statuses[-1] in FINAL_STATUSES
 
-    async def _send_inverse(self, run_id: str, caller: str) -> RevertReply:
+    async def _send_inverse(
+        self, run_id: str, runs: list[str], caller: str, what: str
+    ) -> RevertReply:
+        """Sends the inverse of `runs` as one revert run naming `run_id` (a run's id, or a
+        project's when `runs` are its runs)."""
         deps = self._deps
         broadcaster = deps.broadcaster
-        await broadcaster.last_seq(run_id)  # whatever is queued reaches the outbox first
+        for run in runs:  # whatever is queued reaches the outbox first
+            await broadcaster.last_seq(run)
         rows = await deps.outbox.room_history(self.room_id)
         mirror = broadcaster.mirror
-        inverse = run_inverse(history_envelopes(rows), run_id, current=mirror.shapes)
+        inverse = run_inverse(history_envelopes(rows), runs, current=mirror.shapes)
         if not inverse.found:
-            return self._refused(run_id, caller, "that run changed nothing on the canvas")
+            return self._refused(
+                run_id, caller, f"that {what.split()[0]} changed nothing on the canvas"
+            )
         shapes_then = dict(mirror.shapes)
         session = await deps.sessions.open_revert(run_id, caller)
         session_id = session.session_id
@@ -239,7 +261,7 @@ class Reverter:
             await session.send_status("streaming")
             if inverse.actions:
                 await broadcaster.send(session_id, inverse.actions)
-            await session.send_chat(reply_text(inverse, run_id, shapes_then))
+            await session.send_chat(reply_text(inverse, what, shapes_then))
             outcome = "done"
         except asyncio.CancelledError:
             outcome = "canceled"

@@ -32,9 +32,14 @@ from steward.protocol.messages import (
 )
 from steward.protocol.names import (
     ATTR_READY,
+    RPC_ABORT,
     RPC_CANCEL,
+    RPC_DISMISS,
     RPC_PROMPT,
+    RPC_RENAME,
     RPC_REVERT,
+    RPC_REVERT_PROJECT,
+    RPC_SUMMON,
     TOPIC_ACK,
     TOPIC_ACTION,
     TOPIC_ACTIONS,
@@ -43,6 +48,7 @@ from steward.protocol.names import (
     TOPIC_CONTEXT,
     TOPIC_EDIT,
     TOPIC_FAIRIES,
+    TOPIC_PROJECT,
     TOPIC_RESYNC,
     TOPIC_SCREENSHOT,
     TOPIC_STATUS,
@@ -52,6 +58,7 @@ from steward.protocol.names import (
 from steward.room.abuse import AbuseGuard, livekit_revoker
 from steward.room.broadcaster import Broadcaster
 from steward.room.composing import ComposingHints
+from steward.room.crew import CrewChanges
 from steward.room.deps import RoomDeps
 from steward.room.envelopes import FragmentAssembler, is_fragment
 from steward.room.grants import GrantBook
@@ -60,11 +67,13 @@ from steward.room.intake import Intake, trusted_agents
 from steward.room.livekit_conventions import LiveKitConventions
 from steward.room.messenger import Messenger
 from steward.room.participants import Participants
+from steward.room.project_states import ProjectStates
 from steward.room.relay import Relay
 from steward.room.resync_requests import ResyncRequests
 from steward.room.revert import RevertDeps, Reverter
 from steward.room.sessions import RoomSessions
 from steward.room.snapshot_fetcher import SnapshotFetcher
+from steward.room.steering import Steering
 from steward.room.stream_inbox import StreamInbox, StreamMeter
 from steward.room.user_edits import UserEdits
 from steward.room.views import Views
@@ -87,6 +96,7 @@ STEWARD_TOPICS = (
     TOPIC_STATUS,
     TOPIC_EDIT,
     TOPIC_FAIRIES,
+    TOPIC_PROJECT,
     TOPIC_TRANSCRIPTION,
 )
 
@@ -215,6 +225,20 @@ class RoomRuntime:
                 startup=self.interrupted_ended,
             ),
         )
+        self.crew = CrewChanges(
+            room_id,
+            self.participants,
+            self.intake,
+            deps.crew_store,
+            deps.crew,
+            policy=s.steward_crew_policy,
+            limit=s.steward_crew_limit,
+        )
+        self.steering = Steering(
+            room_id, self.intake, self.reverter, deps.project_runs, deps.projects
+        )
+        # Each project's state, to everyone on change and to a tab that joins.
+        self.projects = ProjectStates(self.messenger)
         self.voice: RoomVoice | None = None
         if deps.speech is not None:
             self.voice = RoomVoice(
@@ -284,6 +308,11 @@ class RoomRuntime:
         lp.register_rpc_method(RPC_PROMPT, self.intake.on_prompt_rpc)
         lp.register_rpc_method(RPC_CANCEL, self.intake.on_cancel_rpc)
         lp.register_rpc_method(RPC_REVERT, self.reverter.on_revert_rpc)
+        lp.register_rpc_method(RPC_SUMMON, self.crew.on_summon_rpc)
+        lp.register_rpc_method(RPC_RENAME, self.crew.on_rename_rpc)
+        lp.register_rpc_method(RPC_DISMISS, self.crew.on_dismiss_rpc)
+        lp.register_rpc_method(RPC_ABORT, self.steering.on_abort_rpc)
+        lp.register_rpc_method(RPC_REVERT_PROJECT, self.steering.on_revert_project_rpc)
         room.register_byte_stream_handler(TOPIC_SCREENSHOT, self.inbox.handler(TOPIC_SCREENSHOT))
         room.register_byte_stream_handler(TOPIC_CONTEXT, self.inbox.handler(TOPIC_CONTEXT))
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
@@ -490,8 +519,10 @@ class RoomRuntime:
         """A new browser catches up from the outbox: the room's history in room order.
 
         Replayed by the steward rather than on the browser's request, because a browser's
-        first packets can arrive before the SDK knows who sent them.
+        first packets can arrive before the SDK knows who sent them. Its project cards
+        follow: the state of the room's recent projects.
         """
+        self._spawn(self.projects.joined(identity))
         if identity in self._recipients():
             self._spawn(
                 self.broadcaster.resync_room(

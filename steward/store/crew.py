@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TypeAlias
 
 import asyncpg
+from asyncpg.pool import PoolConnectionProxy
 
 # Colours handed out in order to summoned fairies that name none (tldraw's palette, the
 # ones a fairy reads well in).
@@ -30,6 +32,7 @@ SUMMON_COLORS = (
     "light-blue",
     "light-red",
 )
+_Conn: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
 LEAD_ROLES = frozenset({"orchestrator", "duo-orchestrator"})
 FAIRY_ID_PREFIX = "fairy-"
 
@@ -192,7 +195,7 @@ class CrewStore:
             return changed
 
     async def _locked(
-        self, conn: asyncpg.Connection, room_id: str, default: Sequence[CrewMate]
+        self, conn: _Conn, room_id: str, default: Sequence[CrewMate]
     ) -> list[CrewMate]:
         """The room's crew with its rows locked for this transaction; a room that never chose
         has `default` written first (the advisory lock serialises that first write)."""
@@ -206,7 +209,7 @@ class CrewStore:
         return list(default)
 
     async def _put(
-        self, conn: asyncpg.Connection, room_id: str, mates: Sequence[CrewMate], *, by: str | None
+        self, conn: _Conn, room_id: str, mates: Sequence[CrewMate], *, by: str | None
     ) -> None:
         await conn.executemany(
             "INSERT INTO room_crew (room_id, fairy_id, position, name, personality, color, role,"

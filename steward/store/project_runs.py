@@ -21,7 +21,9 @@ class ProjectRuns:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
-    async def set_origin(self, project_id: str, *, asker: str | None, session_id: str | None) -> None:
+    async def set_origin(
+        self, project_id: str, *, asker: str | None, session_id: str | None
+    ) -> None:
         """Who asked for the project and the run of that prompt (a project row exists)."""
         await self.pool.execute(
             "UPDATE fairy_projects SET asker = $2, session_id = $3 WHERE project_id = $1",
