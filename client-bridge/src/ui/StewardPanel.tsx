@@ -2,10 +2,12 @@
 // asked, then the run's messages, collapsed thoughts and status; "show" when what it drew is
 // out of view; "undo" takes the run back, "redo" on an undo's own run), a prompt box, the
 // todo list and a cancel button.
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
+import { Fragment, useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
 import { useValue } from 'tldraw'
 import { MAX_PROMPT_CHARS, type Box } from '../protocol.gen'
 import type { StewardHandle } from '../steward'
+import { CrewList } from './CrewList'
+import { ProjectCard } from './ProjectCard'
 import { outOfView, timeline, type Run, type ThoughtItem } from './timeline'
 import { useStewardState } from './useSteward'
 
@@ -59,9 +61,20 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
         {room && <span className="room">room {room}{identity ? ` · ${identity}` : ''}</span>}
       </header>
 
+      <CrewList handle={handle} fairies={state.fairies} following={state.following} />
+
       <section className="steward-chat" data-testid="chat">
         {runs.map((run) => (
-          <RunView key={run.sessionId} run={run} me={identity} view={view} handle={handle} drawn={state.drawn[run.sessionId]?.length ?? 0} names={names} />
+          <Fragment key={run.sessionId}>
+            <RunView run={run} me={identity} view={view} handle={handle} drawn={state.drawn[run.sessionId]?.length ?? 0} names={names} />
+            {state.projects.filter((p) => p.sessionId === run.sessionId).map((p) => (
+              <ProjectCard key={p.projectId} project={p} handle={handle} fairies={state.fairies} />
+            ))}
+          </Fragment>
+        ))}
+        {/* A project whose prompt this tab never saw (a late tab): its card on its own. */}
+        {state.projects.filter((p) => !runs.some((r) => r.sessionId === p.sessionId)).map((p) => (
+          <ProjectCard key={p.projectId} project={p} handle={handle} fairies={state.fairies} />
         ))}
         <div ref={chatEnd} />
       </section>
