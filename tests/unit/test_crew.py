@@ -49,7 +49,7 @@ def test_rename_and_its_refusals() -> None:
     assert renamed(DEFAULT, "fairy-2", "CLOVER").name == "CLOVER"  # its own name, recased
     with pytest.raises(CrewRefused, match="already has a fairy named"):
         renamed(DEFAULT, "fairy-2", "fennel")
-    with pytest.raises(CrewRefused, match='no fairy "fairy-9".*Bramble \\(fairy-1\\)'):
+    with pytest.raises(CrewRefused, match=r'no fairy "fairy-9".*Bramble \(fairy-1\)'):
         renamed(DEFAULT, "fairy-9", "Moss")
 
 

@@ -57,9 +57,7 @@ def test_tasks_owners_status_areas_and_waits() -> None:
 
 def test_an_ended_project_waits_on_nothing() -> None:
     board, pid, (t1, _) = _board()
-    board.projects[pid] = board.projects[pid].__class__(
-        **{**board.projects[pid].__dict__, "status": "aborted"}
-    )
+    board.projects[pid] = replace(board.projects[pid], status="aborted")
     msg = project_state(
         board, board.projects[pid], [WaitCondition("lead", task_completed_key(t1), "x")]
     )
