@@ -34,7 +34,7 @@ log = get_logger(__name__)
 class ProjectDesk(Protocol):
     """What steering needs of the fairy runtime (which implements it)."""
 
-    async def abort(self, room_id: str, project_id: str, by: str) -> str | None:
+    async def abort_project(self, room_id: str, project_id: str, by: str) -> str | None:
         """End the active project now, its fairies stopped as on a cancel and nothing half
         drawn left; returns why not (it is not active, or unknown), or None once ended."""
         ...
@@ -112,7 +112,7 @@ class Steering:
         if record.status != "active":
             return f"that project is {record.status} already"
         assert self._desk is not None
-        error = await self._desk.abort(self.room_id, project_id, caller)
+        error = await self._desk.abort_project(self.room_id, project_id, caller)
         log.info(
             "project_aborted" if error is None else "project_abort_failed",
             room=self.room_id,
@@ -128,7 +128,7 @@ class Steering:
             return RevertReply(error=record)
         if record.status == "active":
             assert self._desk is not None
-            error = await self._desk.abort(self.room_id, project_id, caller)
+            error = await self._desk.abort_project(self.room_id, project_id, caller)
             if error is not None:
                 return RevertReply(error=f"could not stop the project first: {error}")
         assert self._projects is not None
