@@ -20,16 +20,7 @@ CREATE TABLE room_crew (
 CREATE UNIQUE INDEX room_crew_name ON room_crew (room_id, lower(name)) WHERE dismissed_at IS NULL;
 
 -- Who asked for each project and the prompt's run that started it: abort and undo rights,
--- and where the browsers show its card.
+-- where the browsers show its card, and (with its fairies' runs while it lasted) what an
+-- undo of the whole project takes back.
 ALTER TABLE fairy_projects ADD COLUMN IF NOT EXISTS asker text;
 ALTER TABLE fairy_projects ADD COLUMN IF NOT EXISTS session_id text;
-
--- Every run of a project (its lead's and its drones'), so the project is undone as one.
-CREATE TABLE project_runs (
-    room_id     text NOT NULL,
-    project_id  text NOT NULL,
-    session_id  text NOT NULL,
-    added_at    timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (project_id, session_id)
-);
-CREATE INDEX project_runs_room ON project_runs (room_id, project_id);

@@ -133,6 +133,4 @@ class Steering:
                 return RevertReply(error=f"could not stop the project first: {error}")
         assert self._projects is not None
         runs = await self._projects.runs(self.room_id, project_id)
-        if record.session_id is not None and record.session_id not in runs:
-            runs.insert(0, record.session_id)
         return await self._reverter.revert_project(project_id, runs, caller)

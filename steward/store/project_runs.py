@@ -1,5 +1,6 @@
 """What the room needs of a project to steer it (migration 0019): who asked for it, the
-prompt's run that started it, and every run of its fairies, so it is undone as one."""
+prompt's run that started it, and every run of its fairies while it lasted (read off
+`agent_sessions`), so it is undone as one."""
 
 from __future__ import annotations
 
@@ -32,15 +33,6 @@ class ProjectRuns:
             session_id,
         )
 
-    async def add(self, room_id: str, project_id: str, session_id: str) -> None:
-        await self.pool.execute(
-            "INSERT INTO project_runs (room_id, project_id, session_id) VALUES ($1, $2, $3)"
-            " ON CONFLICT DO NOTHING",
-            room_id,
-            project_id,
-            session_id,
-        )
-
     async def record(self, project_id: str) -> ProjectRecord | None:
         row = await self.pool.fetchrow(
             "SELECT project_id, room_id, status, asker, session_id FROM fairy_projects"
@@ -54,10 +46,16 @@ class ProjectRuns:
         )
 
     async def runs(self, room_id: str, project_id: str) -> list[str]:
-        """The project's runs in the order they were added (its starting prompt's first)."""
+        """The project's runs, oldest first: the prompt's run that started it, then every run
+        of its fairies (lead and members) opened while it lasted."""
         rows = await self.pool.fetch(
-            "SELECT session_id FROM project_runs WHERE room_id = $1 AND project_id = $2"
-            " ORDER BY added_at, session_id",
+            "SELECT s.session_id FROM agent_sessions s JOIN fairy_projects p"
+            " ON p.project_id = $2 AND p.room_id = s.room_id"
+            " WHERE s.room_id = $1 AND (s.session_id = p.session_id OR ("
+            "   s.fairy_id = ANY(array_append(p.members, p.orchestrator))"
+            "   AND s.created_at >= p.created_at"
+            "   AND (p.status = 'active' OR s.created_at <= p.updated_at)))"
+            " ORDER BY s.created_at, s.session_id",
             room_id,
             project_id,
         )

@@ -76,13 +76,32 @@ async def test_summons_at_once_never_pass_the_limit(database: Database) -> None:
 
 async def test_a_projects_asker_and_runs(database: Database) -> None:
     runs = ProjectRuns(database.pool)
-    await database.pool.execute(
+    pool = database.pool
+    await pool.execute("INSERT INTO rooms (room_id) VALUES ('r'), ('other')")
+
+    async def session(sid: str, fairy: str | None, room: str = "r", ago_s: float = 0) -> None:
+        await pool.execute(
+            "INSERT INTO agent_sessions (session_id, room_id, fairy_id, source, model, status,"
+            " created_at) VALUES ($1, $2, $3, 'system', 'scripted', 'done',"
+            " now() - make_interval(secs => $4))",
+            sid,
+            room,
+            fairy,
+            ago_s,
+        )
+
+    await session("s-prompt", "fairy-1", ago_s=20)  # the prompt's run, before the project
+    await session("s-earlier", "fairy-2", ago_s=15)  # a drone's run before the project
+    await pool.execute(
         "INSERT INTO fairy_projects (project_id, room_id, title, kind, orchestrator, members,"
-        " status) VALUES ('p1', 'r', 'Farm', 'orchestrated', 'fairy-1', '{fairy-2}', 'active')"
+        " status, created_at) VALUES ('p1', 'r', 'Farm', 'orchestrated', 'fairy-1',"
+        " '{fairy-2}', 'active', now() - interval '10 seconds')"
     )
     await runs.set_origin("p1", asker="ann", session_id="s-prompt")
-    for sid in ("s-lead", "s-drone", "s-lead"):
-        await runs.add("r", "p1", sid)
+    await session("s-lead", "fairy-1", ago_s=8)
+    await session("s-drone", "fairy-2", ago_s=5)
+    await session("s-stranger", "fairy-3", ago_s=5)  # not in the project
+    await session("s-elsewhere", "fairy-2", room="other", ago_s=5)
     record = await runs.record("p1")
     assert record is not None
     assert (record.room_id, record.status, record.asker, record.session_id) == (
@@ -91,6 +110,10 @@ async def test_a_projects_asker_and_runs(database: Database) -> None:
         "ann",
         "s-prompt",
     )
-    assert await runs.runs("r", "p1") == ["s-lead", "s-drone"]
+    assert await runs.runs("r", "p1") == ["s-prompt", "s-lead", "s-drone"]
     assert await runs.runs("other", "p1") == []
     assert await runs.record("nope") is None
+    # Once it ended, later runs of its fairies are not the project's.
+    await pool.execute("UPDATE fairy_projects SET status = 'done', updated_at = now()")
+    await session("s-after", "fairy-2", ago_s=-5)
+    assert await runs.runs("r", "p1") == ["s-prompt", "s-lead", "s-drone"]
