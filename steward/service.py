@@ -27,13 +27,14 @@ from steward.config import Settings
 from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.budget import RoomBudget
 from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.project_steering import PublishProject
 from steward.fairies.prompt_router import PromptRouter
 from steward.fairies.role_models import models_from_settings
 from steward.fairies.roster import Publish
 from steward.obs.gc_pauses import watch_gc_pauses
 from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput
-from steward.protocol.messages import Box, FairiesMessage
+from steward.protocol.messages import Box, FairiesMessage, ProjectState
 from steward.protocol.names import TOPIC_FAIRIES
 from steward.room.connect import connect_direct
 from steward.room.deps import RoomDeps
@@ -41,12 +42,14 @@ from steward.room.livekit_admin import LiveKitAdmin
 from steward.room.owners import HTTP_OWNER, queued_owner
 from steward.room.runtime import RoomRuntime
 from steward.room.sessions import RoomSessions, SessionsByRoom, new_session_id
+from steward.store.crew import CrewStore
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.grants import GrantBindings
 from steward.store.leases import Lease, LeaseHeld, LeaseKeeper, RoomLeases, worker_id
 from steward.store.liveness import Liveness, process_liveness
 from steward.store.outbox import Outbox
+from steward.store.project_runs import ProjectRuns
 from steward.store.queued_runs import QueuedRun, QueuedRuns, RunBell
 from steward.store.usage import LazyUsage, UsageRepo
 from steward.task_set import TaskSet, close_within
@@ -132,6 +135,10 @@ class StewardService:
             runner=self.runner,
             fairies=self.fairies,
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
+            crew_store=CrewStore(self.db.pool) if self.db is not None else None,
+            crew=self.fairies.room_crew if self.fairies is not None else None,
+            project_runs=ProjectRuns(self.db.pool) if self.db is not None else None,
+            projects=self.fairies.steering if self.fairies is not None else None,
             usage_of=self.usage.session_summary,
             speech=speech_engine(self.settings),
             holds_lease=self._holds_lease,
@@ -157,6 +164,14 @@ class StewardService:
 
         return publish
 
+    def _project_states(self, room_id: str) -> PublishProject:
+        async def publish(state: ProjectState) -> None:
+            runtime = self.rooms.get(room_id)
+            if runtime is not None and not runtime.closed.is_set():
+                await runtime.projects.publish(state)
+
+        return publish
+
     async def start(self, *, http: bool = True) -> StewardService:
         ffi_router.require_sdk_internals()  # before any room relies on them
         ffi_router.set_native_log_capture(self.settings.steward_native_log_capture)
@@ -169,6 +184,9 @@ class StewardService:
                 sessions=SessionsByRoom(self._room_sessions),
                 models=models_from_settings(self.settings),
                 publish=self._fairy_presence,
+                crew_store=CrewStore(self.db.pool),
+                project_runs=ProjectRuns(self.db.pool),
+                publish_project=self._project_states,
                 budget=RoomBudget(self.usage, self.settings.steward_room_daily_budget_usd),
             )
         if self.leases is None:
