@@ -35,7 +35,6 @@ from steward.obs.gc_pauses import watch_gc_pauses
 from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput
 from steward.protocol.messages import Box, FairiesMessage, ProjectState
-from steward.protocol.names import TOPIC_FAIRIES
 from steward.room.connect import connect_direct
 from steward.room.deps import RoomDeps
 from steward.room.livekit_admin import LiveKitAdmin
@@ -160,7 +159,7 @@ class StewardService:
         async def publish(msg: FairiesMessage) -> None:
             runtime = self.rooms.get(room_id)
             if runtime is not None and not runtime.closed.is_set():
-                await runtime.messenger.publish(msg.to_wire(), TOPIC_FAIRIES)
+                await runtime.standing.fairies(msg)
 
         return publish
 
@@ -168,7 +167,7 @@ class StewardService:
         async def publish(state: ProjectState) -> None:
             runtime = self.rooms.get(room_id)
             if runtime is not None and not runtime.closed.is_set():
-                await runtime.projects.publish(state)
+                await runtime.standing.publish(state)
 
         return publish
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from steward.fairies.project_state import project_state
 from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
-from steward.fairies.room_fairies import RoomFairies
+from steward.fairies.room_fairies import FairyState, RoomFairies
 from steward.obs.logging import get_logger
 from steward.protocol.messages import ProjectState
 from steward.store.project_runs import ProjectRuns
@@ -31,6 +31,19 @@ log = get_logger(__name__)
 PublishProject = Callable[[ProjectState], Awaitable[None]]
 # How long an abort waits for its fairies' turns to stop.
 STOP_S = 10.0
+
+
+def _cancelled_by_user(state: FairyState) -> None:
+    """The fairy's turn, about to be cancelled, withdraws its previews as on a user's cancel
+    (until it has ended)."""
+    state.user_cancelled = True
+    turn = state.turn
+    assert turn is not None
+
+    def ended(_: object) -> None:
+        state.user_cancelled = False
+
+    turn.add_done_callback(ended)
 
 
 class ProjectSteering:
@@ -109,12 +122,15 @@ class ProjectSteering:
         fairies = (project.orchestrator, *project.members)
         lead = room.fairy(project.orchestrator)
         said_in = lead.lent or lead.session
-        # Nothing queued for them runs after the abort.
+        # Nothing queued for them runs after the abort, and a turn cancelled by it ends as a
+        # user's cancel: what it had half drawn is withdrawn.
         for fid in fairies:
             state = room.fairy(fid)
             for req in state.queue:
                 await self._rt.records.set_request(req, "canceled")
             state.queue.clear()
+            if state.turn is not None:
+                _cancelled_by_user(state)
         await self._rt.abort(room_id, project_id)  # board, waits, each fairy interrupted
         turns = [t for fid in fairies if (t := room.fairy(fid).turn) is not None]
         if turns:

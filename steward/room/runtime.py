@@ -32,6 +32,7 @@ from steward.protocol.messages import (
 )
 from steward.protocol.names import (
     ATTR_READY,
+    RESYNC_ALL_SESSIONS,
     RPC_ABORT,
     RPC_CANCEL,
     RPC_DISMISS,
@@ -67,12 +68,12 @@ from steward.room.intake import Intake, trusted_agents
 from steward.room.livekit_conventions import LiveKitConventions
 from steward.room.messenger import Messenger
 from steward.room.participants import Participants
-from steward.room.project_states import ProjectStates
 from steward.room.relay import Relay
 from steward.room.resync_requests import ResyncRequests
 from steward.room.revert import RevertDeps, Reverter
 from steward.room.sessions import RoomSessions
 from steward.room.snapshot_fetcher import SnapshotFetcher
+from steward.room.standing import Standing
 from steward.room.steering import Steering
 from steward.room.stream_inbox import StreamInbox, StreamMeter
 from steward.room.user_edits import UserEdits
@@ -237,8 +238,9 @@ class RoomRuntime:
         self.steering = Steering(
             room_id, self.intake, self.reverter, deps.project_runs, deps.projects
         )
-        # Each project's state, to everyone on change and to a tab that joins.
-        self.projects = ProjectStates(self.messenger)
+        # Fairy presence and each project's state, to everyone on change and to a tab that
+        # joins.
+        self.standing = Standing(self.messenger)
         self.voice: RoomVoice | None = None
         if deps.speech is not None:
             self.voice = RoomVoice(
@@ -278,7 +280,7 @@ class RoomRuntime:
             reject=reject,
         )
         self.inbound.handle(TOPIC_ACK, Ack, MAX_ENVELOPE_BYTES, self._on_ack)
-        self.inbound.handle(TOPIC_RESYNC, Resync, MAX_ENVELOPE_BYTES, self.resyncs.on_resync)
+        self.inbound.handle(TOPIC_RESYNC, Resync, MAX_ENVELOPE_BYTES, self._on_resync)
         self.inbound.handle(TOPIC_EDIT, CanvasEdit, MAX_DATA_PACKET_BYTES, self._on_edit)
         self.inbound.handle(TOPIC_VIEWPORT, ViewportUpdate, MAX_ENVELOPE_BYTES, self._on_viewport)
         self.inbound.handle(
@@ -519,10 +521,10 @@ class RoomRuntime:
         """A new browser catches up from the outbox: the room's history in room order.
 
         Replayed by the steward rather than on the browser's request, because a browser's
-        first packets can arrive before the SDK knows who sent them. Its project cards
-        follow: the state of the room's recent projects.
+        first packets can arrive before the SDK knows who sent them. The fairies' presence
+        and the room's recent project cards follow.
         """
-        self._spawn(self.projects.joined(identity))
+        self._spawn(self.standing.joined(identity))
         if identity in self._recipients():
             self._spawn(
                 self.broadcaster.resync_room(
@@ -575,6 +577,13 @@ class RoomRuntime:
         ids = [str(r["id"]) for r in edit.put]
         self.user_edits.record(sender, ids, edit.remove, lambda sid: sid in self.mirror.shapes)
         return self.relay.send(sender, actions)
+
+    async def _on_resync(self, sender: str, req: Resync) -> None:
+        """A tab asking for the whole room (it connected, or reconnected) also gets what
+        stands: sent on join too, but a tab may drop what arrives before it knows us."""
+        if req.session_id == RESYNC_ALL_SESSIONS:
+            self._spawn(self.standing.joined(sender))
+        await self.resyncs.on_resync(sender, req)
 
     def _on_ack(self, sender: str, ack: Ack) -> None:
         refused = self.broadcaster.on_ack(sender, ack)
