@@ -56,6 +56,8 @@ const waitProject = (tab, sessionId, predicate, arg = null) =>
 before(async () => {
   mkdirSync(results, { recursive: true })
   let info
+  // The scripted model streams slowly enough that an abort lands while drones still draw.
+  process.env.STEWARD_SCRIPTED_TOKENS_PER_S = '80'
   ;({ child: stack, info } = await startStack(ROOM))
   tabs.info = info
   tabs.t1 = await openTab(info, 't1', ROOM)
@@ -177,20 +179,24 @@ test('follow keeps the camera on a fairy; abort mid-project stops it for everyon
   // t1 did not ask for it and is no moderator: its abort is refused and said so.
   await t1.page.click(`[data-testid=project-card][data-project=${pid}] [data-testid=project-abort]`)
   await t1.page.waitForSelector(`[data-testid=project-card][data-project=${pid}] [data-testid=project-error]`, { timeout: WAIT })
-  assert.match(await t1.page.textContent(`[data-testid=project-card][data-project=${pid}] [data-testid=project-error]`), /only who asked/)
+  assert.match(await t1.page.textContent(`[data-testid=project-card][data-project=${pid}] [data-testid=project-error]`), /only who asked for this project/)
   assert.equal((await projectOf(t1, sid)).status, 'active')
-  // The asker aborts it from the card.
+  // The asker aborts it from the card while a drone's shape is still a preview (locked).
+  await t2.page.waitForFunction(() => window.__steward.editor.getCurrentPageShapes().some((s) => s.isLocked), null, { timeout: WAIT })
+  await shot(t2, '8-before-abort')
   await t2.page.click(`[data-testid=project-card][data-project=${pid}] [data-testid=project-abort]`)
   for (const t of [t1, t2, t3]) await waitProject(t, sid, (p) => p.status === 'aborted')
   // The lead said so in the chat.
   await t1.page.waitForFunction(() => window.__steward.handle.state.chat.some((m) => /aborted/i.test(m.text)), null, { timeout: WAIT })
   // Every fairy stops: none left working.
   await t1.page.waitForFunction(() => window.__steward.handle.state.fairies.every((f) => !f.mode.startsWith('working') && !f.mode.startsWith('orchestrating')), null, { timeout: WAIT })
+  const aborted = await projectOf(t1, sid)
+  assert.ok((aborted.tasks ?? []).some((t) => t.status !== 'done'), `every task was done before the abort: ${JSON.stringify(aborted.tasks)}`)
   const recs = await converge([t1, t2, t3], 'after the abort')
   assert.ok(recs.every((r) => r.typeName !== 'shape' || r.isLocked === false), 'a half-drawn preview was left behind')
   await t3.page.click(`[data-testid=crew-fairy][data-fairy=${working}] [data-testid=crew-follow]`) // unfollow
-  await shot(t1, '8-aborted')
-  await shot(t2, '8-aborted')
+  await shot(t1, '9-aborted')
+  await shot(t2, '9-aborted')
 })
 
 test('undo a whole project as one revert: every tab back to before it', async () => {
@@ -203,5 +209,5 @@ test('undo a whole project as one revert: every tab back to before it', async ()
   for (const t of [t1, t2, t3]) await t.page.waitForFunction((s) => window.__steward.handle.state.sessions[s]?.status === 'done', reply.sessionId, { timeout: WAIT })
   const after = await converge([t1, t2, t3], 'after undoing the project')
   assert.ok(after.filter((r) => r.typeName === 'shape').length < shapesBefore, 'the project undo took nothing back')
-  await shot(t2, '9-project-undone')
+  await shot(t2, '10-project-undone')
 })

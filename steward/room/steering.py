@@ -101,7 +101,9 @@ class Steering:
                 reason="unknown",
             )
             return "no project with that id in this room"
-        refusal = self._intake.cancel_refusal(caller, project_id, record.asker, verb=verb)
+        refusal = self._intake.cancel_refusal(
+            caller, project_id, record.asker, verb=verb, what="project"
+        )
         return record if refusal is None else refusal
 
     async def abort(self, project_id: str, caller: str) -> str | None:
