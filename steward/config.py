@@ -130,13 +130,13 @@ class Settings(BaseSettings):
     steward_models_allowed: str = ""
     # Refusals per participant per minute (an unsolicited stream counts 10, or one per 16 KiB
     # it announces) before the steward revokes its data publishing through LiveKit
-    # (steward.room.abuse).
+    # (steward.room.inbound.abuse).
     steward_abuse_strikes_per_min: int = Field(default=200, ge=1)
     # A muted identity that leaves and rejoins within this long is muted again.
     steward_abuse_mute_seconds: float = Field(default=600.0, ge=0)
     # What one participant may send the steward in 10 s, on any topic, streams included
     # (those it asked for count a packet, no bytes); past it every arrival is strikes, one
-    # per 4 KiB (steward.room.inbound_budget).
+    # per 4 KiB (steward.room.inbound.budget).
     steward_inbound_budget_bytes: int = Field(default=2 * 1024 * 1024, ge=64 * 1024)
     steward_inbound_budget_packets: int = Field(default=2000, ge=100)
     # ... and in any 1 s: a flood passes this within a fraction of a second and is muted;

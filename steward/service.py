@@ -24,23 +24,22 @@ from livekit import rtc
 from steward import ffi_router
 from steward.api.app import RunAccepted, RunRefused, create_app
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.budget import RoomBudget
-from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.fairies.project_steering import PublishProject
 from steward.fairies.prompt_router import PromptRouter
 from steward.fairies.role_models import models_from_settings
 from steward.fairies.roster import Publish
+from steward.fairies.runtime import FairyRuntime
 from steward.obs.gc_pauses import watch_gc_pauses
 from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput
 from steward.protocol.messages import Box, FairiesMessage, ProjectState
 from steward.room.connect import connect_direct
 from steward.room.deps import RoomDeps
-from steward.room.livekit_admin import LiveKitAdmin
 from steward.room.owners import HTTP_OWNER, queued_owner
+from steward.room.runs.sessions import RoomSessions, SessionsByRoom, new_session_id
 from steward.room.runtime import RoomRuntime
-from steward.room.sessions import RoomSessions, SessionsByRoom, new_session_id
+from steward.room.workers.livekit_admin import LiveKitAdmin
 from steward.store.crew import CrewStore
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.fairies import FairyStore
@@ -53,6 +52,7 @@ from steward.store.queued_runs import QueuedRun, QueuedRuns, RunBell
 from steward.store.usage import LazyUsage, UsageRepo
 from steward.task_set import TaskSet, close_within
 from steward.tokens import mint_token
+from steward.turns.budget import RoomBudget
 from steward.voice.engines import speech_engine
 
 log = get_logger(__name__)
@@ -64,7 +64,7 @@ def default_runner(settings: Settings, usage: LazyUsage | None = None) -> Runner
     """The canvas agent (one per process; its one-shotting fairies live on the service's fairy
     runtime once it starts), checking the room's daily budget and recording usage when given
     `usage`."""
-    agent = CanvasAgent(AgentConfig(settings=settings, usage=usage))
+    agent = OneShotRunner(OneShotConfig(settings=settings, usage=usage))
     return lambda: agent
 
 
@@ -123,7 +123,7 @@ class StewardService:
         one_shot = self._one_shot()
         if self.fairies is None:
             return one_shot
-        if isinstance(one_shot, CanvasAgent):
+        if isinstance(one_shot, OneShotRunner):
             one_shot.use(self.fairies)  # its one-shotting fairies: one runtime, durable
         return PromptRouter(self.fairies, one_shot)
 

@@ -7,7 +7,7 @@ per minted token, and `mac` is a truncated HMAC-SHA256 over those fields plus ro
 identity, each length-prefixed so no two (room, identity) pairs share an input.
 
 Browsers may set their own attributes, so the steward also binds each grant to the
-participant session (SID) that first presented it (`steward.room.grants`): a grant copied
+participant session (SID) that first presented it (`steward.room.inbound.grants`): a grant copied
 into another connection, including the same user's later one, is refused.
 
 Signing keys: `STEWARD_GRANT_SECRETS` (comma list; the first signs, every one verifies, so a

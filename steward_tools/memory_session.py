@@ -22,7 +22,7 @@ from steward.ports import CanvasSnapshot, Picture, SessionPort
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction
-from steward.room.envelopes import FragmentAssembler, is_fragment, pack
+from steward.room.outbound.envelopes import FragmentAssembler, is_fragment, pack
 from steward.store.outbox import Outbox
 
 _session_ids = itertools.count(1)

@@ -115,8 +115,11 @@ test("a project's card shows every task's owner and status as they change, in ev
   while (Date.now() < deadline) {
     last = await projectOf(t2, sid)
     for (const task of last.tasks ?? []) seen.add(`${task.id}:${task.status}:${task.owner ?? ''}`)
-    if (!midShot && (last.tasks ?? []).some((t) => t.status === 'in-progress')) {
+    const ts = last.tasks ?? []
+    if (!midShot && ts.some((t) => t.status === 'done') && ts.some((t) => t.status !== 'done')) {
       midShot = true
+      // This tab's camera only (no document change): the whole drawing beside the card.
+      await t2.page.evaluate(() => window.__steward.editor.zoomToFit({ animation: { duration: 0 } }))
       await shot(t2, '5-project-working')
     }
     if (last.status !== 'active') break

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from steward.actions.agent import ActionEffect
+from steward.actions.fairy_port import ActionEffect
 from steward.actions.sanitize import bump_id, clean_id
 from steward.canvas.apply import Shapes, apply_wire_action
 from steward.canvas.bounds import Rect

@@ -24,9 +24,9 @@ from steward.obs import stack_dump
 from steward.obs.logging import get_logger
 from steward.protocol.names import ATTR_ROLE
 from steward.room.connect import room_options
-from steward.room.failover import FailoverWatcher
-from steward.room.livekit_admin import LiveKitAdmin
-from steward.room.worker_capacity import WorkerCapacity
+from steward.room.workers.failover import FailoverWatcher
+from steward.room.workers.livekit_admin import LiveKitAdmin
+from steward.room.workers.worker_capacity import WorkerCapacity
 from steward.service import Draining, StewardService
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.leases import LeaseHeld, RoomLeases, worker_id

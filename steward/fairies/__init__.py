@@ -1,1 +1,1 @@
-"""Fairies: the agent(s) that plan and act; they reach the room only through `ports`."""
+"""Fairies: whatever plans and acts on a prompt; they reach the room only through `ports`."""

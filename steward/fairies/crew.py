@@ -2,7 +2,7 @@
 
 A room that never chose has the default crew (`DEFAULT_CREW`, with the roster's default
 names, colours and personalities); `steward.store.crew` keeps what they chose once they
-change it. `RoomCrew` is the fairy runtime's side of `steward.room.crew.CrewDesk`: told of a
+change it. `RoomCrew` is the fairy runtime's side of `steward.room.inbound.crew.CrewDesk`: told of a
 change, it ends a dismissed fairy's work as a cancel (the lead's project is aborted with it),
 then makes the roster match the crew and announces it on `agent:fairies` (a new name shows
 at once). When a room's fairies load it applies the stored crew too, so a restart keeps it.
@@ -11,17 +11,14 @@ at once). When a room's fairies load it applies the stored crew too, so a restar
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from steward.fairies.modes import Role
+from steward.fairies.project_steering import ProjectSteering, Rooms
 from steward.fairies.room_fairies import RoomFairies
+from steward.fairies.room_records import RoomRecords
 from steward.fairies.roster import DEFAULT_COLORS, DEFAULT_NAMES, Roster, default_personality
 from steward.obs.logging import get_logger
 from steward.store.crew import CrewMate, CrewStore, active
-
-if TYPE_CHECKING:
-    from steward.fairies.orchestrator import FairyRuntime
-    from steward.fairies.project_steering import ProjectSteering
 
 log = get_logger(__name__)
 
@@ -76,16 +73,21 @@ def apply_crew(roster: Roster, crew: list[CrewMate]) -> list[str]:
 class RoomCrew:
     def __init__(
         self,
-        runtime: FairyRuntime,
+        rooms: Rooms,
+        records: RoomRecords,
         store: CrewStore | None,
         steering: ProjectSteering | None = None,
+        *,
+        default: tuple[tuple[str, Role], ...] = DEFAULT_CREW,
     ) -> None:
-        self._rt = runtime
+        self._rooms = rooms
+        self._records = records
         self._store = store
         self._steering = steering
+        self._default = default
 
     def default_crew(self, room_id: str) -> list[CrewMate]:
-        return default_mates(self._rt.crew)
+        return default_mates(self._default)
 
     async def loaded(self, room: RoomFairies) -> None:
         """A room's fairies were loaded: the crew its people chose, else the default."""
@@ -93,18 +95,18 @@ class RoomCrew:
         if crew is None:
             if room.roster.fairies:
                 return
-            crew = default_mates(self._rt.crew)
+            crew = default_mates(self._default)
         apply_crew(room.roster, crew)
         for fid in room.roster.fairies:
-            await self._rt.records.save_fairy(room, fid)
+            await self._records.save_fairy(room, fid)
 
     async def crew_changed(self, room_id: str, crew: list[CrewMate], dismissed: str | None) -> None:
-        room = await self._rt.room(room_id)
+        room = await self._rooms.room(room_id)
         if dismissed is not None and dismissed in room.roster.fairies:
             await self._stop(room, dismissed)
         apply_crew(room.roster, crew)
         for fid in room.roster.fairies:
-            await self._rt.records.save_fairy(room, fid)
+            await self._records.save_fairy(room, fid)
         await room.roster.announce()
         log.info(
             "crew_applied", room=room_id, fairies=list(room.roster.fairies), dismissed=dismissed
@@ -117,7 +119,7 @@ class RoomCrew:
         project = room.board.active_project_of(fairy_id)
         if project is not None and project.orchestrator == fairy_id and self._steering:
             await self._steering.abort_project(room.room_id, project.id, "steward")
-        elif not self._rt.stop(room.room_id, fairy_id):
+        elif not self._rooms.stop(room.room_id, fairy_id):
             log.info("dismissed_fairy_not_stopped", room=room.room_id, fairy=fairy_id)
         state = room.fairies.get(fairy_id)
         worker = None if state is None else state.worker

@@ -3,15 +3,14 @@ context it fetches there, and the prompt state built from the room's fairy state
 parts and that context.
 
 The area a request shows is one `Look` (`look.py`): the screenshot is fetched for it, and
-the viewport text and shape tiers describe it, named for what it is. A one-shot prompt's
-request (`Request.job`) takes from the prompt what a crew fairy takes from the room: its
-mode, its actions (no fairy actions), the asker's selection and bounds, the clock; its
-history is the room's one-shot runs (its asker's own in full) with the crew's runs beside.
+the viewport text and shape tiers describe it, named for what it is. What differs between
+kinds of request (where they look, whether their context moves the room's view, their
+history and actions) is the request's kind (`kinds.py`); what a prompt says beside its text
+(its mode, bounds, selection, asker, clock) is `Request.asked`.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from steward.actions.base import Scheduled
@@ -19,17 +18,15 @@ from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect, union
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.around import with_around
+from steward.fairies.kinds import RequestKind
 from steward.fairies.look import Look, shown
 from steward.fairies.memory import filter_history, history_tokens
-from steward.fairies.modes import mode
+from steward.fairies.modes import ModeDefinition, mode
 from steward.fairies.neighbours import neighbourhood_of
-from steward.fairies.one_shot_job import OneShotJob
 from steward.fairies.project_task import Task
 from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.room_fairies import Request, RoomFairies
 from steward.fairies.room_runs import crew_runs, one_shot_runs, own_items, thread
-from steward.fairies.run import AgentRun
-from steward.fairies.task_bounds import shapes_in
 from steward.model.base import ModelRequest
 from steward.model.scripted.seen import shapes_for_model
 from steward.ports import CanvasSnapshot, SessionPort
@@ -37,9 +34,8 @@ from steward.prompt.parts.chat_history import thread_for
 from steward.prompt.registry import build_request
 from steward.prompt.state import ChatItem, PromptState
 from steward.protocol.messages import Box
-
-# The crew's cap on blurry shapes (the runtime has no settings: the settings' default).
-_CREW_BLURRY_CAP = 300
+from steward.turns.bounds_guard import shapes_in
+from steward.turns.run import Run
 
 
 def led_area(room: RoomFairies, fairy_id: str) -> Rect | None:
@@ -63,9 +59,9 @@ def view_of(room: RoomFairies, fairy_id: str) -> Rect:
 def look_of(room: RoomFairies, fairy_id: str, req: Request, session: SessionPort) -> Look:
     """Where a turn starts looking: its task area, else its own view (setMyView,
     fly-to-bounds), else the area of the project it leads, else the asker's view when a
-    user's prompt in the asker's own session began the turn, else the room's. A one-shot
-    prompt starts where its asker looks, every time."""
-    if req.job is not None:
+    user's prompt in the asker's own session began the turn, else the room's. A kind that
+    looks where its asker looks (a one-shot prompt) starts there, every time."""
+    if room.kind_of(fairy_id).look == "asker":
         return Look(None, "asker")
     task = room.board.working_task_of(fairy_id)
     if task is not None and task.bounds is not None:
@@ -85,16 +81,15 @@ async def context(
     room: RoomFairies, fairy_id: str, req: Request, session: SessionPort, area: Rect | None
 ) -> CanvasSnapshot:
     """The context of `area` (None: the asker's view, as the session's browser reports, or
-    the bounds a one-shot prompt gave). A one-shot prompt's context is its asker's alone:
-    the room's view and origin stay the crew's."""
-    job = req.job
-    current = job.mode if job is not None else mode(room.roster.get(fairy_id).mode)
+    the bounds a prompt gave). The context of a kind not in the room (a one-shot prompt) is
+    its asker's alone: the room's view and origin stay the crew's."""
+    kind = room.kind_of(fairy_id)
+    current = mode_of(room, fairy_id, req)
     sees = "screenshot" in current.parts
     box = Box(x=area.x, y=area.y, w=area.w, h=area.h) if area is not None else None
-    if job is not None:
-        box = box or job.prompt.bounds
+    box = box or req.asked.bounds
     # A working fairy also gets a low-detail image around its task area (`around.py`).
-    task = room.board.working_task_of(fairy_id) if job is None else None
+    task = room.board.working_task_of(fairy_id) if kind.in_room else None
     nearby = task.bounds if sees and "neighbours" in current.parts and task is not None else None
     project = room.board.active_project_of(fairy_id) if nearby is not None else None
     others = [
@@ -105,7 +100,7 @@ async def context(
     ctx = await with_around(
         session, nearby, session.request_context(bounds=box, want_screenshot=sees), others=others
     )
-    if job is not None:
+    if not kind.in_room:
         return ctx
     if ctx.viewport.w > 0 and ctx.viewport.h > 0 and not ctx.degraded:
         room.viewport = Rect(ctx.viewport.x, ctx.viewport.y, ctx.viewport.w, ctx.viewport.h)
@@ -113,6 +108,11 @@ async def context(
         # One origin for the room's fairies, so areas one plans mean the same to all.
         room.origin = (float(round(room.viewport.x)), float(round(room.viewport.y)))
     return ctx
+
+
+def mode_of(room: RoomFairies, fairy_id: str, req: Request) -> ModeDefinition:
+    """The mode a request runs in: the one its prompt set, else the fairy's."""
+    return req.asked.mode or mode(room.roster.get(fairy_id).mode)
 
 
 def fairy_view(room: RoomFairies, fairy_id: str, request: str, shapes: Shapes) -> FairyView:
@@ -175,12 +175,10 @@ def hints(room: RoomFairies, view: FairyView) -> dict[str, Any]:
     }
 
 
-def _crew_history(
-    room: RoomFairies, fairy_id: str, req: Request, view: FairyView
-) -> list[ChatItem]:
+def _remembered(room: RoomFairies, fairy_id: str, req: Request, view: FairyView) -> list[ChatItem]:
     """A crew fairy's remembered items, the plan pinned, with the room's one-shot runs."""
     current = view.mode
-    if view.fairy.role in ("orchestrator", "duo-orchestrator") and view.project is not None:
+    if room.kind_of(fairy_id).leads and view.project is not None:
         room.stats.history_tokens_orchestrator += history_tokens(
             filter_history(view.history, current.memory)
         )
@@ -195,71 +193,77 @@ def _crew_history(
     return thread(own_items(remembered, current.memory), one_shot_runs(room, current.memory))
 
 
-def _one_shot_history(room: RoomFairies, job: OneShotJob) -> list[ChatItem]:
+def _room_runs(room: RoomFairies, current: ModeDefinition, session: SessionPort) -> list[ChatItem]:
     """The room's one-shot runs (its asker's own in full) and the crew's runs beside them,
     without this run's own request (the `messages` part)."""
-    level = job.mode.memory
+    level = current.memory
     runs = thread(one_shot_runs(room, level), crew_runs(room, level))
-    return thread_for(runs, job.session.session_id)
+    return thread_for(runs, session.session_id)
+
+
+def _history(
+    room: RoomFairies,
+    fairy_id: str,
+    req: Request,
+    kind: RequestKind,
+    current: ModeDefinition,
+    view: FairyView | None,
+    session: SessionPort,
+) -> list[ChatItem]:
+    if kind.history == "remembered" and view is not None:
+        return _remembered(room, fairy_id, req, view)
+    return _room_runs(room, current, session)
 
 
 def prompt(
     room: RoomFairies,
     fairy_id: str,
     req: Request,
-    run: AgentRun,
+    run: Run,
     context: CanvasSnapshot,
     followup: Scheduled | None,
     look: Look,
 ) -> ModelRequest:
-    session = run.session
-    job = req.job
+    session, asked, kind = run.session, req.asked, room.kind_of(fairy_id)
     # The area this request shows (image and shape lists alike), named for what it is; the
     # selection only in a run a user's prompt began, in the asker's own session.
     lent = session is room.fairy(fairy_id).lent
     area = shown(look, context, askers=lent)
+    current = mode_of(room, fairy_id, req)
     view: FairyView | None = None
-    if job is None:
+    if kind.in_room:
         view = fairy_view(room, fairy_id, req.text, session.canvas.shapes)
         view.viewport = area.viewport
-        current = view.mode
-        selected = context.selection
-        history = _crew_history(room, fairy_id, req, view)
-    else:
-        current = job.mode
-        # The asker's selection at prompt time (the browser's, else the prompt's own).
-        selected = context.selection or list(job.prompt.selection)
-        history = _one_shot_history(room, job)
+    # The asker's selection at prompt time (the browser's, else the prompt's own).
+    selected = context.selection or list(asked.selection)
     selection = run.selection_for(selected, asked=lent and req.origin == "user")
-    bounds = job.prompt.bounds if job is not None else None
+    bounds = asked.bounds
     # [run-feedback hook] this run's own notes and lints, never another run's
     notes, lints = room.feedback.take(f"{session.session_id}:{fairy_id}", session.canvas.shapes)
     state = PromptState(
         message=req.text,
         request_from="user" if req.origin == "user" else "steward",
-        model_name=job.model_spec if job is not None else run.model_name,
+        model_name=asked.model_spec or run.model_name,
         shapes=session.canvas.shapes,
         viewport=area.viewport,
         view_kind=area.kind,
         user_viewport=area.asker_view,
         coords=run.ctx.coords,
-        enabled_actions=job.actions() if job is not None else current.actions,
+        enabled_actions=kind.enabled(current.actions),
         selection=selection,
         context_bounds=Rect(bounds.x, bounds.y, bounds.w, bounds.h) if bounds else None,
         screenshot=context.screenshot,
         screenshot_type=context.screenshot_type,
-        history=history,
+        history=_history(room, fairy_id, req, kind, current, view, session),
         memory_level=current.memory,
-        asker=job.prompt.requester if job is not None else None,
+        asker=asked.asker,
         user_changes=list(context.user_changes),
         view_note=context.view_note,
         todo=run.ctx.todo,
         scheduled=list(run.ctx.scheduled),
         followup=followup,
-        now_iso=(job.clock() if job is not None else datetime.now(UTC)).isoformat(
-            timespec="seconds"
-        ),
-        blurry_cap=job.settings.steward_blurry_shape_cap if job is not None else _CREW_BLURRY_CAP,
+        now_iso=asked.clock().isoformat(timespec="seconds"),
+        blurry_cap=asked.blurry_cap,
         mode=current.name,
         fairy=brief(view) if view is not None else None,
         notes=notes,

@@ -17,7 +17,7 @@ log = get_logger(__name__)
 
 
 class SessionFactory(Protocol):
-    """Provided by the room (`steward.room.sessions.SessionsByRoom`): a new run of the
+    """Provided by the room (`steward.room.runs.sessions.SessionsByRoom`): a new run of the
     fairy's own (own id and seq) in the room's one registry of runs.
 
     With `resume`, the session reopens that (dead) session id and continues its seq; the

@@ -2,7 +2,7 @@
 describe the same area.
 
 A run starts at its base view (the asker's, the fairy's own or task area, the room's). A
-`setMyView` moves the agent's own view for the rest of the run; a `review` of an area looks
+`setMyView` moves the fairy's own view for the rest of the run; a `review` of an area looks
 there for the request that answers it only, then the run looks where it looked before.
 """
 

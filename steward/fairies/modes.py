@@ -1,6 +1,6 @@
 """The one mode table: for each mode, its memory level, the actions it may take (names in
 `steward.actions.registry`), the prompt parts it sees (names in `steward.prompt.registry`)
-and its lifecycle hooks. The plain canvas agent runs in `one-shotting`.
+and its lifecycle hooks. A one-shot prompt runs in `one-shotting`.
 
 Hooks are pure: they read `ModeFacts` (a snapshot of the fairy's situation) and return a
 `Transition` (switch mode, schedule a self prompt, or refuse a cancel). The fairy runtime
@@ -9,7 +9,7 @@ applies the transition, so the whole machine is testable without a model or a ro
 Actions are checked by the kind on their spec (`ActionSpec.kind`): `canvas` (edits the
 canvas: create, update, move, …), `talk` (message, think, review, todo, …; never changes the
 canvas) and `fairy` (the fairy actions, listed by name per mode). The modes' names are
-`steward.actions.agent.ModeName`, the vocabulary fairy actions speak too.
+`steward.actions.fairy_port.ModeName`, the vocabulary fairy actions speak too.
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from steward.actions.agent import ModeName as ModeName
 from steward.actions.base import ActionKind
+from steward.actions.fairy_port import ModeName as ModeName
 from steward.actions.registry import ACTIONS
 from steward.config import ModelRole
+from steward.fairies.kinds import BY_ROLE
+from steward.fairies.kinds import Role as Role
 from steward.fairies.memory import MemoryLevel
 
-Role = Literal["solo", "orchestrator", "duo-orchestrator", "drone"]
 CancelSource = Literal["user", "system", "self"]
 
 # A fairy that keeps ending turns without finishing gets this many nudges, then stops.
@@ -164,20 +165,11 @@ def _start_by_role(f: ModeFacts) -> Transition:
     return Transition(mode=START_MODE[f.role])
 
 
-START_MODE: dict[Role, ModeName] = {
-    "solo": "soloing",
-    "orchestrator": "orchestrating-active",
-    "duo-orchestrator": "duo-orchestrating-active",
-    "drone": "one-shotting",
-}
-
-
-# The mode a fairy of each role works one of its own tasks in (a lead only works in a duo).
+# The mode a user's prompt starts a fairy of each role in, and the mode it works one of its
+# own tasks in (a lead only works in a duo): its kind's (`kinds.py`).
+START_MODE: dict[Role, ModeName] = {r: k.start_mode for r, k in BY_ROLE.items()}
 WORKING_MODE: dict[Role, ModeName] = {
-    "solo": "working-solo",
-    "orchestrator": "working-orchestrator",
-    "duo-orchestrator": "working-orchestrator",
-    "drone": "working-drone",
+    r: k.working_mode for r, k in BY_ROLE.items() if k.working_mode is not None
 }
 
 

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from steward.actions.registry import ACTIONS
 from steward.config import Settings
-from steward.fairies.budget import RoomBudget
+from steward.fairies.asked import Asked
 from steward.fairies.modes import ModeDefinition
 from steward.model.base import ModelProvider
 from steward.ports import PromptInput, SessionPort
+from steward.turns.budget import RoomBudget
 
 
 @dataclass(kw_only=True)
@@ -37,14 +37,19 @@ class OneShotJob:
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
 
-    def actions(self) -> tuple[str, ...]:
-        """Its mode's actions but the fairy ones: a one-shotting fairy has no crew to move."""
-        return tuple(n for n in self.mode.actions if ACTIONS[n].family != "fairy")
-
     @property
-    def model_spec(self) -> str:
-        """The model the prompt's words name (the prompt's, else the one-shot role's)."""
-        return self.prompt.model or self.settings.model_for_role("one-shot")
+    def asked(self) -> Asked:
+        """What the prompt says beside its text (the model its words name: the prompt's,
+        else the one-shot role's)."""
+        return Asked(
+            bounds=self.prompt.bounds,
+            selection=tuple(self.prompt.selection),
+            asker=self.prompt.requester,
+            model_spec=self.prompt.model or self.settings.model_for_role("one-shot"),
+            mode=self.mode,
+            blurry_cap=self.settings.steward_blurry_shape_cap,
+            clock=self.clock,
+        )
 
     def settle(self, outcome: str | BaseException) -> None:
         """Hand the caller the run's outcome (or what stopped it), once."""

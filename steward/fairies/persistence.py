@@ -141,7 +141,7 @@ def task_from(row: Mapping[str, Any]) -> Task:
 
 
 def wait_row(w: WaitCondition) -> Row:
-    return {"agent_id": w.agent_id, "key": w.key, "message": w.message}
+    return {"agent_id": w.fairy_id, "key": w.key, "message": w.message}
 
 
 def wait_from(row: Mapping[str, Any]) -> WaitCondition:

@@ -24,9 +24,9 @@ def _cut(text: str, limit: int) -> str:
 def _wait(condition: WaitCondition) -> ProjectWait:
     task = completed_task_id(condition.key)
     if task is not None:
-        return ProjectWait(fairy=condition.agent_id, task=task)
+        return ProjectWait(fairy=condition.fairy_id, task=task)
     on, _, mode = condition.key.removeprefix(_MODE_KEY).partition(":")
-    return ProjectWait(fairy=condition.agent_id, on_fairy=on or None, mode=mode or None)
+    return ProjectWait(fairy=condition.fairy_id, on_fairy=on or None, mode=mode or None)
 
 
 def project_state(
@@ -66,7 +66,7 @@ def project_state(
             for t in shown
         ],
         # An ended project waits on nothing (its waits are cleared with it).
-        waits=[_wait(c) for c in waits if c.agent_id in people][:MAX_PROJECT_TASKS]
+        waits=[_wait(c) for c in waits if c.fairy_id in people][:MAX_PROJECT_TASKS]
         if project.status == "active"
         else [],
         ts=time.time() if now is None else now,

@@ -4,7 +4,7 @@ Every save of the board or the waits publishes the state of each project it touc
 (`project_state`, on `agent:project` through the room), so a card ticks off tasks as they
 change. A new project's origin (who asked, the prompt's run: its lead's lent session) is
 written down when it first appears. `abort_project` is the fairy runtime's side of
-`steward.room.steering.ProjectDesk`: the project ends as aborted, every fairy of it stops as
+`steward.room.runs.steering.ProjectDesk`: the project ends as aborted, every fairy of it stops as
 on a cancel (its queue dropped, its turn cancelled and waited for, so what it had half drawn
 is withdrawn), and the lead says in the chat that it ended and how far it got.
 """
@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from steward.fairies.project_state import project_state
 from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
 from steward.fairies.room_fairies import FairyState, RoomFairies
+from steward.fairies.room_records import RoomRecords
 from steward.obs.logging import get_logger
 from steward.protocol.messages import ProjectState
 from steward.store.project_runs import ProjectRuns
-
-if TYPE_CHECKING:
-    from steward.fairies.orchestrator import FairyRuntime
 
 log = get_logger(__name__)
 
@@ -46,14 +44,30 @@ def _cancelled_by_user(state: FairyState) -> None:
     turn.add_done_callback(ended)
 
 
+class Rooms(Protocol):
+    """What steering needs of whatever schedules the room's fairies (`FairyRuntime`)."""
+
+    async def room(self, room_id: str) -> RoomFairies: ...
+
+    def stop(self, room_id: str, fairy_id: str) -> bool:
+        """A user's cancel of the fairy: False when it refuses (or is unknown)."""
+        ...
+
+    async def abort(self, room_id: str, project_id: str) -> None:
+        """The system's abort: the project ends, its waits go, each fairy goes idle."""
+        ...
+
+
 class ProjectSteering:
     def __init__(
         self,
-        runtime: FairyRuntime,
+        rooms: Rooms,
+        records: RoomRecords,
         runs: ProjectRuns | None = None,
         publish: Callable[[str], PublishProject] | None = None,
     ) -> None:
-        self._rt = runtime
+        self._rooms = rooms
+        self._records = records
         self._runs = runs
         self._publish = publish
         # (asker, session id of the prompt's run) per project id.
@@ -113,7 +127,7 @@ class ProjectSteering:
 
     # -- steering ----------------------------------------------------------------------------
     async def abort_project(self, room_id: str, project_id: str, by: str) -> str | None:
-        room = await self._rt.room(room_id)
+        room = await self._rooms.room(room_id)
         project = room.board.projects.get(project_id)
         if project is None:
             return "no project with that id in this room"
@@ -127,11 +141,11 @@ class ProjectSteering:
         for fid in fairies:
             state = room.fairy(fid)
             for req in state.queue:
-                await self._rt.records.set_request(req, "canceled")
+                await self._records.set_request(req, "canceled")
             state.queue.clear()
             if state.turn is not None:
                 _cancelled_by_user(state)
-        await self._rt.abort(room_id, project_id)  # board, waits, each fairy interrupted
+        await self._rooms.abort(room_id, project_id)  # board, waits, each fairy interrupted
         turns = [t for fid in fairies if (t := room.fairy(fid).turn) is not None]
         if turns:
             await asyncio.wait(turns, timeout=STOP_S)

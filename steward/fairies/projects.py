@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from steward.actions.agent import ProjectKind as ProjectKind
+from steward.actions.fairy_port import ProjectKind as ProjectKind
 from steward.actions.mistakes import FairyMistake
 from steward.canvas.bounds import Rect
 from steward.fairies.project_task import Task, new_task_id

@@ -1,11 +1,11 @@
-"""Which agent handles a prompt: the room's fairies or the one-shot canvas agent.
+"""Which runner handles a prompt: the room's fairies or the one-shot facade.
 
 The rule (also in docs/FAIRIES.md):
 - a prompt that names a fairy (`PromptRequest.fairy`) goes to the fairies: a fairy id of the
   room's roster reaches that fairy; any other name (`"orchestrator"`, `"lead"`, …) reaches
   the room's lead, which starts a project;
 - a message that starts with `project:` goes to the room's lead, without the prefix;
-- everything else is a one-shot request for the canvas agent, which answers it as the
+- everything else is a one-shot request for the one-shot facade, which answers it as the
   asker's one-shotting fairy on the same fairy runtime (`one_shot.py`).
 """
 

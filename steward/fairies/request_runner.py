@@ -1,5 +1,6 @@
 """Running one queued request of a fairy with its follow-ups: what a fairy's worker does
-with each request it takes from the fairy's queue (`FairyRuntime`).
+with each request it takes from the fairy's queue (`FairyRuntime`, through the scheduler
+port and the fairies' dependencies: this module never imports the runtime).
 
 A request starts its mode's prompt (mode hooks, history), then runs model requests while
 its actions schedule more (review, add-detail, setMyView, data, todo: `turn.run_requests`):
@@ -8,87 +9,85 @@ each asks the fairy's session for the context of where it looks, builds the requ
 lints for its next request. Refused actions and mistakes queue a feedback request; a mode
 that ends a prompt unfinished queues a continuation; both through the fairy's queue.
 
-A one-shot prompt's request (`Request.job`) is run the same way by its one-shotting fairy,
-inside the prompt's guards: the watchdog, the model's failure, the statuses its session
-ends with, its usage charged to the room's budget, and the `agent_run_end` log line.
+What differs between kinds of request (budget, coordinates, numbering, feedback) is read
+off the request's kind (`kinds.py`). A one-shot prompt's request (`Request.job`, the prompt
+waiting for its outcome) is run the same way by its one-shotting fairy, inside the prompt's
+guards: the watchdog, the model's failure, the statuses its session ends with, its usage
+charged to the room's budget, and the `agent_run_end` log line.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 from steward.actions.base import RunState, Scheduled
 from steward.actions.registry import ACTIONS, Outcome, select
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies import acting, fairy_request, fairy_sessions, resume
+from steward.fairies.deps import FairyDeps
 from steward.fairies.look import Gaze
 from steward.fairies.memory import PromptOrigin, action_item, prompt_item
 from steward.fairies.modes import ModeDefinition, mode, model_role
 from steward.fairies.one_shot import OneShotRecorder
 from steward.fairies.one_shot_job import OneShotJob
-from steward.fairies.request_loop import LoopDecision
 from steward.fairies.room_fairies import Request, RoomFairies
-from steward.fairies.run import AgentRun
-from steward.fairies.task_bounds import BoundsGuard
-from steward.fairies.turn import TurnDriver, TurnEnd, TurnHooks, run_requests, shielded_revert
+from steward.fairies.scheduler import Scheduler
 from steward.model.base import ModelError, ModelProvider, Usage
 from steward.obs.logging import get_logger
 from steward.ports import SessionPort
+from steward.turns.bounds_guard import BoundsGuard
+from steward.turns.loop import LoopDecision, run_requests
+from steward.turns.run import Run
+from steward.turns.turn import TurnDriver, TurnEnd, TurnHooks, shielded_revert
 from steward.watchdog import Watchdog
 
-if TYPE_CHECKING:
-    from steward.fairies.orchestrator import FairyRuntime
-
 log = get_logger(__name__)
-
-# Feedback requests in a row a fairy gets for refused actions or mistakes.
-MAX_FEEDBACK = 3
 
 
 class RequestRunner:
     """Runs the requests of a runtime's fairies, one queued request at a time per fairy."""
 
-    def __init__(self, rt: FairyRuntime) -> None:
-        self.rt = rt
+    def __init__(self, deps: FairyDeps, scheduler: Scheduler) -> None:
+        self.deps = deps
+        self.scheduler = scheduler
         self.driver = TurnDriver()
 
     async def run_request(self, room: RoomFairies, fairy_id: str, req: Request) -> None:
         """Run one queued request and the follow-ups its actions schedule."""
         if req.job is not None:
             try:
-                outcome = await self._one_shot(room, fairy_id, req, req.job)
+                outcome = await self._answer_prompt(room, fairy_id, req, req.job)
             except BaseException as err:
                 req.job.settle(err)
                 raise
             req.job.settle(outcome)
             return
-        rt = self.rt
+        deps, scheduler = self.deps, self.scheduler
         fairy = room.roster.get(fairy_id)
         stale = req.origin == "wake" and room.board.active_project_of(fairy_id) is None
         if stale or (fairy.mode in ("idling", "sleeping") and req.origin != "user"):
             # A wake for an ended project, or feedback/nudges that outlived their work.
-            await rt._finish_request(req, "done")
+            await deps.records.set_request(req, "done")
             return
         start = mode(fairy.mode).on_prompt_start(room.facts(fairy_id))
         if start.mode is not None:
-            await rt.set_mode(room, fairy_id, start.mode)
+            await scheduler.set_mode(room, fairy_id, start.mode)
         current = mode(room.roster.get(fairy_id).mode)
         if req.resume_session is None:
-            await rt.records.remember(
+            await deps.records.remember(
                 room, fairy_id, [prompt_item(req.text, current.memory, _origin(req.origin))]
             )
         if not current.generates:
-            await rt._finish_request(req, "done")
+            await deps.records.set_request(req, "done")
             return
-        session = await fairy_sessions.session_of(room, fairy_id, rt.sessions)
-        await rt.records.set_request(req, "running", session.session_id)
+        session = await fairy_sessions.session_of(room, fairy_id, deps.sessions)
+        await deps.records.set_request(req, "running", session.session_id)
         if req.resume_session is not None:
-            await resume.revert_in_flight(rt, room, fairy_id, session, req.resume_session)
+            await resume.revert_in_flight(deps, room, fairy_id, session, req.resume_session)
         state = room.fairy(fairy_id)
         state.self_interrupted = False
         await self._crew_requests(room, fairy_id, req, session)
-        await rt._finish_request(req, "done")
+        await deps.records.set_request(req, "done")
         if state.self_interrupted:
             state.self_interrupted = False
         else:
@@ -98,11 +97,11 @@ class RequestRunner:
         current = mode(room.roster.get(fairy_id).mode)
         end = current.on_prompt_end(room.facts(fairy_id))
         if end.mode is not None:
-            await self.rt.set_mode(room, fairy_id, end.mode)
+            await self.scheduler.set_mode(room, fairy_id, end.mode)
         if end.schedule is not None:
             room.fairy(fairy_id).continuations += 1
-            await self.rt.records.save_fairy(room, fairy_id)
-            await self.rt.submit(room, fairy_id, end.schedule, "self")
+            await self.deps.records.save_fairy(room, fairy_id)
+            await self.scheduler.submit(room, fairy_id, end.schedule, "self")
 
     def _hooks(self, room: RoomFairies, fairy_id: str, guard: BoundsGuard | None) -> TurnHooks:
         def current() -> ModeDefinition:
@@ -112,13 +111,13 @@ class RequestRunner:
             return current().refusal(name, ACTIONS[name].kind)
 
         async def effect(out: Outcome) -> bool:
-            return await acting.carry_out(self.rt, room, fairy_id, out)
+            return await acting.carry_out(self.deps.records, self.scheduler, room, fairy_id, out)
 
         async def applied(out: Outcome) -> None:
             if out.spec is not None and out.spec.effect is None:
                 room.count(fairy_id, 1)
                 item = action_item(out.name, out.data, current().memory)
-                await self.rt.records.remember(room, fairy_id, [item])
+                await self.deps.records.remember(room, fairy_id, [item])
 
         return TurnHooks(
             actions=lambda: select(current().actions),
@@ -132,7 +131,7 @@ class RequestRunner:
         self, room: RoomFairies, fairy_id: str, req: Request, session: SessionPort
     ) -> None:
         role = model_role(room.roster.get(fairy_id).mode)
-        provider = self.rt.models(room.fairy(fairy_id).model, role)
+        provider = self.deps.models(room.fairy(fairy_id).model, role)
         task = room.board.working_task_of(fairy_id)
         guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
         ctx = RunState(
@@ -141,7 +140,7 @@ class RequestRunner:
             todo=room.fairy(fairy_id).todo,
         )
         ctx.task_bounds = task.bounds if task is not None else None
-        run = AgentRun(session, ctx, provider.name)
+        run = Run(session, ctx, provider.name)
         try:
             await self._requests(
                 room, fairy_id, req, run, provider, self._hooks(room, fairy_id, guard)
@@ -160,40 +159,38 @@ class RequestRunner:
         room: RoomFairies,
         fairy_id: str,
         req: Request,
-        run: AgentRun,
+        run: Run,
         provider: ModelProvider,
         hooks: TurnHooks,
         recorder: OneShotRecorder | None = None,
     ) -> TurnEnd:
         """The request's model requests, while its actions schedule follow-ups."""
-        job, session, ctx = req.job, run.session, run.ctx
+        session, ctx, kind = run.session, run.ctx, room.kind_of(fairy_id)
         gaze = Gaze(fairy_request.look_of(room, fairy_id, req, session))
-        # A one-shot run is charged once, at its end (`_one_shot`); a crew request each time.
-        budget = self.rt.budget if job is None else None
+        # Charged at every model request, or once at the run's end (`_answer_prompt`).
+        budget = self.deps.budget if kind.charged == "per-request" else None
 
         async def request(request_no: int, followup: Scheduled | None) -> TurnEnd:
             look = gaze.next(followup)
-            if job is None and followup is not None and followup.kind == "view":
-                # A crew fairy's own view lasts; a one-shot run's, for the run only.
+            if kind.view_lasts and followup is not None and followup.kind == "view":
                 room.fairy(fairy_id).view = followup.bounds or room.fairy(fairy_id).view
             await session.send_status("waiting_context")
             context = await fairy_request.context(room, fairy_id, req, session, look.area)
             run.progress()
-            if job is not None and request_no == 0 and ctx.coords.fresh:
+            if kind.frame == "first-view" and request_no == 0 and ctx.coords.fresh:
                 ctx.coords = CoordinateSpace(context.viewport.x, context.viewport.y)
-            elif job is None and ctx.coords.fresh and room.origin is not None:
+            elif kind.frame == "room-origin" and ctx.coords.fresh and room.origin is not None:
                 ctx.coords = CoordinateSpace(*room.origin)
             model_request = fairy_request.prompt(room, fairy_id, req, run, context, followup, look)
-            # A one-shot prompt's wire ids count its own requests (its session is its own).
             run.request_no = (
-                request_no if job is not None else room.next_request(session.session_id)
+                request_no if kind.numbering == "run" else room.next_request(session.session_id)
             )
             turn = run.new_turn(run.request_no, hooks)
             refusal = await budget.refusal(room.room_id) if budget is not None else None
             if refusal is not None:
                 await session.send_chat(refusal, role="system")
                 return "ended"
-            usage = run.usage if job is not None else Usage()
+            usage = run.usage if kind.charged == "per-run" else Usage()
             try:
                 end = await self.driver.drive(turn, provider, model_request, usage)
             finally:
@@ -210,7 +207,7 @@ class RequestRunner:
                 )
                 if recorder is not None:
                     await recorder.flush()
-            if job is None:
+            if kind.feedback == "queued":
                 await self._request_feedback(room, fairy_id, turn.refusals)
             return end
 
@@ -220,9 +217,9 @@ class RequestRunner:
         return await run_requests(
             request,
             ctx,
-            max_followups=self.rt.max_followups,
+            max_followups=self.deps.max_followups,
             made_progress=lambda: run.ops_sent > 0,
-            on_followup=scheduled if job is not None else None,
+            on_followup=scheduled if kind.announces_followups else None,
         )
 
     async def _request_feedback(
@@ -231,23 +228,12 @@ class RequestRunner:
         state = room.fairy(fairy_id)
         mistaken, state.mistaken = state.mistaken, False
         if refusals:
-            await self.feed_back(room, fairy_id, "Feedback: " + " ".join(refusals[:10]))
+            await self.scheduler.feed_back(room, fairy_id, "Feedback: " + " ".join(refusals[:10]))
         elif not mistaken:
             state.feedback_streak = 0  # a clean request: the model got it
 
-    async def feed_back(self, room: RoomFairies, fairy_id: str, text: str) -> None:
-        """Feedback is another queued request: a model that keeps repeating its mistake gets
-        MAX_FEEDBACK of them in a row, then none (its mode's own nudges are capped too)."""
-        state = room.fairy(fairy_id)
-        state.feedback_streak += 1
-        streak = state.feedback_streak
-        if streak > MAX_FEEDBACK:
-            log.warning("fairy_feedback_capped", room=room.room_id, fairy=fairy_id, streak=streak)
-            return
-        await self.rt.submit(room, fairy_id, text, "system")
-
     # -- a one-shot prompt ---------------------------------------------------------------
-    async def _one_shot(
+    async def _answer_prompt(
         self, room: RoomFairies, fairy_id: str, req: Request, job: OneShotJob
     ) -> str:
         """Answer a one-shot prompt in its session, lent to the fairy for the run; returns
@@ -255,15 +241,15 @@ class RequestRunner:
         session, settings = job.session, job.settings
         state = room.fairy(fairy_id)
         state.lent = state.session = session
-        recorder = OneShotRecorder(self.rt.records, room, state, job.mode.memory)
-        run = AgentRun(
+        recorder = OneShotRecorder(self.deps.records, room, state, job.mode.memory)
+        run = Run(
             session,
             RunState(
                 shapes=session.canvas.shapes, room_claims=session.canvas.claims, todo=state.todo
             ),
             job.provider.name,
         )
-        enabled = select(job.actions())
+        enabled = select(room.kind_of(fairy_id).enabled(job.mode.actions))
         said, applied = recorder.hooks(session)
         hooks = TurnHooks(actions=lambda: enabled, said=said, applied=applied, mark=job.mark)
         recorder.request(req.text, session)  # history: who asked, which run
@@ -311,7 +297,7 @@ class RequestRunner:
         )
         return outcome
 
-    async def _revert_inflight(self, run: AgentRun, why: str) -> None:
+    async def _revert_inflight(self, run: Run, why: str) -> None:
         if run.turn is not None:
             await self.driver.revert_inflight(run.turn, why)
             await self.driver.finish_chats(run.turn)

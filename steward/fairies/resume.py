@@ -1,7 +1,7 @@
 """Resuming a room's fairies after a restart: what the dead process left half-streamed is
 reverted, and work nobody would act on gets someone who does.
 
-Open requests are re-run by `FairyRuntime.resume`; a request that was running first gets
+Open requests are re-run by the runtime's `resume`; a request that was running first gets
 its dead session's in-flight partials ended (`revert_in_flight`). A crash can fall between
 two writes of one step, so `restart_orphans` then restarts tasks in progress nobody works,
 delivers wakes the dead process never queued, and tells an active project's lead when
@@ -10,26 +10,24 @@ nothing would wake it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from steward.actions.fairy.projects import drone_brief
+from steward.fairies.deps import FairyDeps
 from steward.fairies.interrupts import Interrupt
 from steward.fairies.modes import WORKING_MODE
 from steward.fairies.projects import completed_task_id
 from steward.fairies.room_fairies import RoomFairies
+from steward.fairies.room_records import RoomRecords
+from steward.fairies.scheduler import Scheduler
 from steward.obs.logging import get_logger
 from steward.ports import SessionPort
 from steward.protocol.messages import WireAction
-
-if TYPE_CHECKING:
-    from steward.fairies.orchestrator import FairyRuntime
 
 log = get_logger(__name__)
 
 REVERTED_AFTER_RESTART = "reverted after a restart"
 
 
-async def restart_orphans(rt: FairyRuntime, room: RoomFairies) -> int:
+async def restart_orphans(records: RoomRecords, scheduler: Scheduler, room: RoomFairies) -> int:
     """Work the dead process left where nobody acts on it gets someone to act.
 
     A crash can fall between two writes of one step: a task in progress whose fairy's
@@ -50,7 +48,7 @@ async def restart_orphans(rt: FairyRuntime, room: RoomFairies) -> int:
             work = f'Work on your task "{task.id}": {task.text}'
         working = WORKING_MODE[room.roster.get(fid).role]
         log.info("fairy_task_restarted", room=room.room_id, fairy=fid, task=task.id)
-        await rt.interrupt(room, fid, Interrupt("system", mode=working, input=work))
+        await scheduler.interrupt(room, fid, Interrupt("system", mode=working, input=work))
     for cond in list(room.waits.conditions):
         tid = completed_task_id(cond.key)
         if tid is None:
@@ -59,15 +57,15 @@ async def restart_orphans(rt: FairyRuntime, room: RoomFairies) -> int:
         if status == "in-progress":
             continue  # its fairy works it (resumed or restarted above) and will notify
         if status == "done":
-            await rt.notify(room, cond.key)  # the wake the dead process never queued
+            await scheduler.notify(room, cond.key)  # the wake the dead process never queued
             continue
         room.waits.notify(cond.key)
-        await rt.records.save_waits(room)
+        await records.save_waits(room)
     for project in list(room.board.projects.values()):
         lead = project.orchestrator
         if project.status != "active" or room.fairy(lead).queue or room.waits.waiting_on(lead):
             continue
-        await rt.submit(
+        await scheduler.submit(
             room,
             lead,
             "Your project was resumed after a restart and nothing is waking you. Tasks: "
@@ -80,7 +78,7 @@ async def restart_orphans(rt: FairyRuntime, room: RoomFairies) -> int:
 
 
 async def revert_in_flight(
-    rt: FairyRuntime, room: RoomFairies, fairy_id: str, session: SessionPort, dead_session: str
+    deps: FairyDeps, room: RoomFairies, fairy_id: str, session: SessionPort, dead_session: str
 ) -> None:
     """Undo what a dead process left half-streamed.
 
@@ -91,18 +89,18 @@ async def revert_in_flight(
     it restores exactly what the partial changed. Without a factory that can reopen
     sessions, creates are deleted by id and other verbs get a no-op final in the current
     session (exact for creates only)."""
-    assert rt.store is not None
-    partials = await rt.store.in_flight_partials(dead_session)
+    assert deps.store is not None
+    partials = await deps.store.in_flight_partials(dead_session)
     if not partials:
         return
     reopened: SessionPort | None = None
-    if rt.sessions is not None:
+    if deps.sessions is not None:
         try:
-            reopened = await rt.sessions.open_session(room.room_id, fairy_id, resume=dead_session)
+            reopened = await deps.sessions.open_session(room.room_id, fairy_id, resume=dead_session)
         except Exception:
             log.exception("fairy_session_reopen_failed", room=room.room_id, fairy=fairy_id)
-    if reopened is not None:
-        await rt.sessions.close_session(reopened, "reverted")  # type: ignore[union-attr]
+    if reopened is not None and deps.sessions is not None:
+        await deps.sessions.close_session(reopened, "reverted")
     else:
         reverts: list[WireAction] = []
         for a in partials:

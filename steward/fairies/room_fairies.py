@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from steward.actions.base import TodoItem
 from steward.canvas.bounds import Rect
+from steward.fairies.asked import CREW_ASKED, Asked
+from steward.fairies.kinds import ONE_SHOT, RequestKind, of_role
 from steward.fairies.memory import HistoryItem
 from steward.fairies.modes import ModeFacts
 from steward.fairies.projects import ProjectBoard
@@ -55,13 +57,17 @@ class Request:
     # Not written to Postgres (its session dies with the process: nothing to resume).
     job: OneShotJob | None = None
 
+    @property
+    def asked(self) -> Asked:
+        return self.job.asked if self.job is not None else CREW_ASKED
+
 
 @dataclass
 class ProjectStats:
     orchestrator_actions: int = 0
     drone_actions: int = 0
     # Summed over the orchestrator's turns: the history it was shown (filtered by its
-    # memory level) and what one agent that had done all the work would have been shown.
+    # memory level) and what one fairy that had done all the work would have been shown.
     history_tokens_orchestrator: int = 0
     history_tokens_unfiltered: int = 0
 
@@ -137,6 +143,13 @@ class RoomFairies:
             if f.worker is not None and not is_one_shot(f.fairy_id)
         ]
 
+    def kind_of(self, fairy_id: str) -> RequestKind:
+        """The kind of request the fairy works: a one-shotting fairy's are one-shot prompts,
+        a crew fairy's follow its role."""
+        if is_one_shot(fairy_id):
+            return ONE_SHOT
+        return of_role(self.roster.get(fairy_id).role)
+
     def history_of(self, fairy_id: str) -> list[HistoryItem]:
         state = self.fairies.get(fairy_id)
         return state.history if state is not None else []
@@ -144,7 +157,7 @@ class RoomFairies:
     def lead(self) -> str:
         """The fairy a prompt for the room's fairies reaches when it names none."""
         for f in self.roster.fairies.values():
-            if f.role in ("orchestrator", "duo-orchestrator"):
+            if of_role(f.role).leads:
                 return f.id
         return next(iter(self.roster.fairies))
 
@@ -165,7 +178,7 @@ class RoomFairies:
 
     def count(self, fairy_id: str, n: int) -> None:
         """`n` more actions by the fairy, for the project summary."""
-        if self.roster.get(fairy_id).role in ("orchestrator", "duo-orchestrator"):
+        if self.kind_of(fairy_id).leads:
             self.stats.orchestrator_actions += n
         else:
             self.stats.drone_actions += n

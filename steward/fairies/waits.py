@@ -16,8 +16,8 @@ from steward.fairies.projects import task_completed_key
 Delivery = Literal["schedule", "prompt"]
 
 
-def mode_transition_key(agent_id: str, mode: str) -> str:
-    return f"agent-mode-transition:{agent_id}:{mode}"
+def mode_transition_key(fairy_id: str, mode: str) -> str:
+    return f"agent-mode-transition:{fairy_id}:{mode}"
 
 
 __all__ = [
@@ -32,14 +32,14 @@ __all__ = [
 
 @dataclass(frozen=True)
 class WaitCondition:
-    agent_id: str
+    fairy_id: str
     key: str
     message: str  # what the waiter is told when the event happens
 
 
 @dataclass(frozen=True)
 class Wake:
-    agent_id: str
+    fairy_id: str
     key: str
     message: str
 
@@ -53,13 +53,13 @@ def delivery(waiter_generating: bool) -> Delivery:
 class WaitBoard:
     conditions: list[WaitCondition] = field(default_factory=list)
 
-    def wait(self, agent_id: str, keys_and_messages: list[tuple[str, str]]) -> list[WaitCondition]:
-        """Add conditions (duplicates of an existing (agent, key) are ignored)."""
-        have = {(c.agent_id, c.key) for c in self.conditions}
+    def wait(self, fairy_id: str, keys_and_messages: list[tuple[str, str]]) -> list[WaitCondition]:
+        """Add conditions (duplicates of an existing (fairy, key) are ignored)."""
+        have = {(c.fairy_id, c.key) for c in self.conditions}
         added = [
-            WaitCondition(agent_id, key, msg)
+            WaitCondition(fairy_id, key, msg)
             for key, msg in keys_and_messages
-            if (agent_id, key) not in have
+            if (fairy_id, key) not in have
         ]
         self.conditions.extend(added)
         return added
@@ -69,14 +69,14 @@ class WaitBoard:
         if not fulfilled:
             return []
         self.conditions = [c for c in self.conditions if c.key != key]
-        return [Wake(c.agent_id, c.key, c.message) for c in fulfilled]
+        return [Wake(c.fairy_id, c.key, c.message) for c in fulfilled]
 
-    def waiting_on(self, agent_id: str) -> list[WaitCondition]:
-        return [c for c in self.conditions if c.agent_id == agent_id]
+    def waiting_on(self, fairy_id: str) -> list[WaitCondition]:
+        return [c for c in self.conditions if c.fairy_id == fairy_id]
 
-    def clear(self, agent_id: str) -> list[WaitCondition]:
-        gone = self.waiting_on(agent_id)
-        self.conditions = [c for c in self.conditions if c.agent_id != agent_id]
+    def clear(self, fairy_id: str) -> list[WaitCondition]:
+        gone = self.waiting_on(fairy_id)
+        self.conditions = [c for c in self.conditions if c.fairy_id != fairy_id]
         return gone
 
     def load(self, conditions: list[WaitCondition]) -> None:

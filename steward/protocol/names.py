@@ -31,7 +31,7 @@ RPC_CONTEXT: Final = "steward.context"
 RPC_PROMPT: Final = "steward.prompt"
 RPC_CANCEL: Final = "steward.cancel"
 RPC_REVERT: Final = "steward.revert"
-# The room's crew: summon, rename and dismiss a fairy (`steward.room.crew`).
+# The room's crew: summon, rename and dismiss a fairy (`steward.room.inbound.crew`).
 RPC_SUMMON: Final = "steward.summon"
 RPC_RENAME: Final = "steward.rename"
 RPC_DISMISS: Final = "steward.dismiss"

@@ -8,8 +8,8 @@ from livekit import rtc
 
 from steward.config import Settings
 from steward.room.deps import RoomDeps
+from steward.room.inbound.stream_inbox import STREAM_CAPS
 from steward.room.runtime import RoomRuntime
-from steward.room.stream_inbox import STREAM_CAPS
 from steward.tokens import mint_token
 
 

@@ -10,9 +10,9 @@ from livekit.agents import stt
 
 from steward.config import Settings
 from steward.ports import AgentRunner
-from steward.room.crew import CrewDesk
-from steward.room.sessions import FairyDesk
-from steward.room.steering import ProjectDesk
+from steward.room.inbound.crew import CrewDesk
+from steward.room.runs.sessions import FairyDesk
+from steward.room.runs.steering import ProjectDesk
 from steward.store.crew import CrewStore
 from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox

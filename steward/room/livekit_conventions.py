@@ -10,11 +10,11 @@ from typing import Any
 from livekit import rtc
 
 from steward.protocol.names import ATTR_AGENT_STATE, TOPIC_LK_CHAT
-from steward.room.agent_state import AgentState
-from steward.room.intake import Intake
-from steward.room.lk_chat import LkChat, Reject
-from steward.room.messenger import Messenger
-from steward.room.stream_inbox import StreamMeter
+from steward.room.inbound.intake import Intake
+from steward.room.inbound.lk_chat import LkChat, Reject
+from steward.room.inbound.stream_inbox import StreamMeter
+from steward.room.outbound.agent_state import AgentState
+from steward.room.outbound.messenger import Messenger
 from steward.task_set import close_within
 
 MaySpeak = Callable[[str], Awaitable[bool]]

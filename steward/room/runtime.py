@@ -56,28 +56,28 @@ from steward.protocol.names import (
     TOPIC_TRANSCRIPTION,
     TOPIC_VIEWPORT,
 )
-from steward.room.abuse import AbuseGuard, livekit_revoker
-from steward.room.broadcaster import Broadcaster
-from steward.room.composing import ComposingHints
-from steward.room.crew import CrewChanges
+from steward.room.context.composing import ComposingHints
+from steward.room.context.snapshot_fetcher import SnapshotFetcher
+from steward.room.context.views import Views
 from steward.room.deps import RoomDeps
-from steward.room.envelopes import FragmentAssembler, is_fragment
-from steward.room.grants import GrantBook
-from steward.room.inbound import InboundPackets
-from steward.room.intake import Intake, trusted_agents
+from steward.room.inbound.abuse import AbuseGuard, livekit_revoker
+from steward.room.inbound.crew import CrewChanges
+from steward.room.inbound.grants import GrantBook
+from steward.room.inbound.intake import Intake, trusted_agents
+from steward.room.inbound.packets import InboundPackets
+from steward.room.inbound.resync_requests import ResyncRequests
+from steward.room.inbound.stream_inbox import StreamInbox, StreamMeter
+from steward.room.inbound.user_edits import UserEdits
 from steward.room.livekit_conventions import LiveKitConventions
-from steward.room.messenger import Messenger
+from steward.room.outbound.broadcaster import Broadcaster
+from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
+from steward.room.outbound.messenger import Messenger
+from steward.room.outbound.relay import Relay
+from steward.room.outbound.standing import Standing
 from steward.room.participants import Participants
-from steward.room.relay import Relay
-from steward.room.resync_requests import ResyncRequests
-from steward.room.revert import RevertDeps, Reverter
-from steward.room.sessions import RoomSessions
-from steward.room.snapshot_fetcher import SnapshotFetcher
-from steward.room.standing import Standing
-from steward.room.steering import Steering
-from steward.room.stream_inbox import StreamInbox, StreamMeter
-from steward.room.user_edits import UserEdits
-from steward.room.views import Views
+from steward.room.runs.revert import RevertDeps, Reverter
+from steward.room.runs.sessions import RoomSessions
+from steward.room.runs.steering import Steering
 from steward.task_set import TaskSet, close_within
 from steward.voice.listener import Hearing, RoomVoice
 

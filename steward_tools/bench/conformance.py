@@ -41,12 +41,12 @@ from typing import Any
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.commands.setup import print_json
 from steward.fairies import modes as fairy_modes
-from steward.fairies.task_bounds import belongs
 from steward.obs import metrics
 from steward.obs.logging import configure_logging
 from steward.protocol.messages import ActionEnvelope
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
+from steward.turns.bounds_guard import belongs
 from steward_tools.bench.anthropic_server import MessagesServer, Reply
 from steward_tools.bench.clients import canvas_hash
 from steward_tools.bench.fuzz_live import Observer, observing

@@ -7,7 +7,7 @@ and an agent dispatch. Every room runs a one-shot prompt (the scripted model, sl
 be mid-stream) and a fairy project whose orchestrator and drones run on the real `anthropic:`
 provider against the local Messages server and its test model. Mid-run the worker holding
 the most rooms is SIGKILLed. The other workers' re-dispatch watcher
-(steward/room/failover.py) sees its liveness lock gone (or its leases lapse) with people
+(steward/room/workers/failover.py) sees its liveness lock gone (or its leases lapse) with people
 still in the rooms and dispatches them again; the new steward resumes from Postgres.
 
 Reported: the rooms of the killed worker and how many were served again, the recovery time
@@ -60,7 +60,7 @@ from steward.obs import stack_dump
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope
 from steward.protocol.names import ATTR_READY
-from steward.room.livekit_admin import LiveKitAdmin
+from steward.room.workers.livekit_admin import LiveKitAdmin
 from steward.store.embedded import EmbeddedPostgres
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.clients import TimedClient

@@ -36,7 +36,7 @@ from steward.commands.setup import print_json
 from steward.config import DEV_API_SECRET
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope, WireAction
-from steward.room.envelopes import FragmentAssembler, is_fragment
+from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
 from steward.store.embedded import EmbeddedPostgres
 from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.harness import bounded

@@ -20,7 +20,7 @@ from typing import Any
 from steward.canvas.mirror import CanvasMirror
 from steward.commands.setup import print_json
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.model.scripted import ScriptedModel
 from steward.obs.logging import configure_logging
 from steward.ports import PromptInput
@@ -43,10 +43,16 @@ from steward.protocol.messages import (
     ViewportUpdate,
     WireModel,
 )
-from steward.room.envelopes import FragmentAssembler, is_fragment, pack
-from steward.room.intake import addressed_text
-from steward.room.relay import edit_to_actions
-from steward.room.stream_inbox import ContextFailure, CorruptGzip, Inflater, Oversize, parse_shapes
+from steward.room.inbound.intake import addressed_text
+from steward.room.inbound.stream_inbox import (
+    ContextFailure,
+    CorruptGzip,
+    Inflater,
+    Oversize,
+    parse_shapes,
+)
+from steward.room.outbound.envelopes import FragmentAssembler, is_fragment, pack
+from steward.room.outbound.relay import edit_to_actions
 from steward_tools.bench import mutate
 from steward_tools.bench.fuzz_seeds import SEEDS, SHAPE_SEEDS
 from steward_tools.canned_model import CannedModel
@@ -251,7 +257,7 @@ class _ModelStreamCheck:
     def __call__(self, data: bytes) -> None:
         text = data.decode("utf-8", "surrogatepass")
         model = CannedModel(pieces=mutate.chunks(self.rng, text))
-        agent = CanvasAgent(AgentConfig(settings=self.settings, model=model))
+        agent = OneShotRunner(OneShotConfig(settings=self.settings, model=model))
         session = MemorySession(MemoryRoom(shapes=list(SHAPE_SEEDS[0])))
         prompt = PromptInput(message="fuzz", source="system", requester="fuzzer")
         outcome = asyncio.run(agent.run(session, prompt))

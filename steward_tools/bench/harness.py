@@ -33,10 +33,10 @@ from livekit import rtc
 from pydantic import SecretStr
 
 from steward.config import Settings, get_settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.obs.stage_hooks import Stage, StageEvent
 from steward.protocol.names import RPC_PROMPT
-from steward.room.envelopes import envelopes_in
+from steward.room.outbound.envelopes import envelopes_in
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.embedded import EmbeddedPostgres
@@ -289,8 +289,8 @@ async def start_stack(
         values.update(overrides)
         settings = base.model_copy(update=values)
         marks = marks or Marks()
-        agent = CanvasAgent(
-            AgentConfig(settings=settings, tokens_per_s=tokens_per_s, mark=marks.mark)
+        agent = OneShotRunner(
+            OneShotConfig(settings=settings, tokens_per_s=tokens_per_s, mark=marks.mark)
         )
         service = StewardService(settings, runner=lambda: agent)
         await service.start(http=False)

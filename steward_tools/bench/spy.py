@@ -32,7 +32,7 @@ PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("LiveKit publish (FFI)", ("publish_data", "ffi_router", "ffi_client", "livekit/rtc")),
     ("envelope encode", ("to_wire", "envelopes.py", "_number")),
     ("retransmit loop", ("retransmit_due", "_retransmit_loop")),
-    ("context fetch and inflate", ("room/stream_inbox", "gzip", "zlib", "pictures")),
+    ("context fetch and inflate", ("room/inbound/stream_inbox", "gzip", "zlib", "pictures")),
     ("prompt build", ("prompt_parts", "scripted/reading", "scripted/seen", "fairies/prompt")),
     ("sanitize/resolve", ("actions/", "canvas/")),
     ("parser", ("model/parser",)),

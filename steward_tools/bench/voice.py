@@ -25,7 +25,7 @@ from typing import Any
 from steward.commands.setup import print_json
 from steward.obs.logging import configure_logging
 from steward.obs.stage_hooks import Stage, StageEvent
-from steward.room.envelopes import envelopes_in
+from steward.room.outbound.envelopes import envelopes_in
 from steward.voice.local_stt import decode_pcm, make_decoder
 from steward_tools.bench.harness import Stack, bounded, percentiles, start_stack, wait_until
 from steward_tools.headless.client import HeadlessClient

@@ -78,7 +78,7 @@ from steward.protocol.names import (
     TOPIC_STATUS,
     TOPIC_VIEWPORT,
 )
-from steward.room.envelopes import FragmentAssembler, is_fragment
+from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
 from steward.task_set import TaskSet
 from steward.tokens import mint_token
 from steward_tools.headless.acks import AckCoalescer

@@ -10,7 +10,7 @@ import pytest
 
 from steward.actions.registry import ACTIONS
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.model.anthropic_model import AnthropicModel
 from steward.model.base import PREFILL, ModelError, ModelRequest, Usage
 from steward.model.registry import get_model
@@ -125,7 +125,7 @@ async def test_agent_reverts_partial_when_stream_is_cut(fake: FakeAnthropic) -> 
     settings = Settings(anthropic_base_url=f"http://127.0.0.1:{fake.port}")
     provider = get_model("anthropic:claude-sonnet-test", settings)
     session = MemorySession()
-    agent = CanvasAgent(AgentConfig(settings=settings, model=provider))
+    agent = OneShotRunner(OneShotConfig(settings=settings, model=provider))
     outcome = await agent.run(session, PromptInput(message="box", source="http", requester="t"))
     assert outcome.startswith("error:")
     assert any(partial for partial, _ in session.envelopes)  # the box did start to appear
@@ -204,7 +204,7 @@ async def test_the_one_shot_role_model_applies_through_a_prefill_refusing_api(
         steward_model_one_shot="anthropic:claude-one-shot-test",
     )
     session = MemorySession()
-    agent = CanvasAgent(AgentConfig(settings=settings))
+    agent = OneShotRunner(OneShotConfig(settings=settings))
     outcome = await agent.run(session, PromptInput(message="box", source="http", requester="t"))
     assert outcome == "done"
     assert [s["id"] for s in session.browser.shapes.values()] == ["b"]

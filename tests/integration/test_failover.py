@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from steward.room.failover import FailoverWatcher
-from steward.room.livekit_admin import LiveKitAdmin
+from steward.room.workers.failover import FailoverWatcher
+from steward.room.workers.livekit_admin import LiveKitAdmin
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
 from steward.store.queued_runs import QueuedRun, QueuedRuns

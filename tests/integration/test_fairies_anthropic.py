@@ -15,10 +15,10 @@ import pytest
 
 from steward.canvas.bounds import shape_bounds
 from steward.fairies.modes import MODES
-from steward.fairies.task_bounds import belongs
-from steward.fairies.turn import NO_ACTION_NOTICE
 from steward.service import StewardService
 from steward.store.database import Database
+from steward.turns.bounds_guard import belongs
+from steward.turns.turn import NO_ACTION_NOTICE
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.responders import PlanResponder
 from steward_tools.livekit_server import LiveKitServer

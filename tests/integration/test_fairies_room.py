@@ -26,8 +26,7 @@ import pytest
 
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.canvas.mirror import CanvasMirror
-from steward.fairies.orchestrator import FairyRuntime
-from steward.fairies.task_bounds import belongs
+from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest, Usage
 from steward.model.scripted.project import ScriptedProjectModel, drone_drawing
 from steward.protocol.messages import ActionEnvelope
@@ -35,6 +34,7 @@ from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.outbox import Outbox
+from steward.turns.bounds_guard import belongs
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
@@ -196,7 +196,7 @@ async def test_drones_with_overlapping_bounds_cannot_trample_each_other(
         return room is not None and "part-1-frame" in runtime.mirror.shapes
 
     model = Trespasser(frame_ready)
-    fairies.models = lambda *_: model
+    fairies.deps.models = lambda *_: model
     clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
     try:
         reply = await clients[0].prompt("draw a pond", fairy="orchestrator")
@@ -265,7 +265,7 @@ async def test_a_drone_sees_its_neighbours_drawing_as_blurry_shapes(
         return task is not None and task.status == "done"
 
     model = Neighbourly(part1_done)
-    fairies.models = lambda *_: model
+    fairies.deps.models = lambda *_: model
     clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
     try:
         reply = await clients[0].prompt("draw a pond", fairy="orchestrator")

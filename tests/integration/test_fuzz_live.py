@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.bench.fuzz_live import fuzz_live
@@ -36,7 +36,7 @@ async def steward(
     livekit_server: LiveKitServer, database: Database
 ) -> AsyncIterator[StewardService]:
     settings = room_settings(livekit_server, database.url, steward_model="scripted")
-    agent = CanvasAgent(AgentConfig(settings=settings, tokens_per_s=None))
+    agent = OneShotRunner(OneShotConfig(settings=settings, tokens_per_s=None))
     service = StewardService(settings, database=database, runner=lambda: agent)
     await service.start(http=True)
     yield service

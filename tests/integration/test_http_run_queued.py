@@ -20,7 +20,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from steward.room.livekit_admin import LiveKitAdmin
+from steward.room.workers.livekit_admin import LiveKitAdmin
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.leases import RoomLeases

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from steward.room.livekit_admin import LiveKitAdmin
+from steward.room.workers.livekit_admin import LiveKitAdmin
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.failover import (

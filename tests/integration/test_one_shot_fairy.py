@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
+from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest
 from steward.model.scripted import ScriptedModel
 from steward.ports import PromptInput
@@ -32,9 +32,9 @@ def _history_text(request: ModelRequest) -> str:
     )
 
 
-def _agent(runtime: FairyRuntime, model: CannedModel) -> CanvasAgent:
+def _agent(runtime: FairyRuntime, model: CannedModel) -> OneShotRunner:
     settings = Settings(steward_model="scripted")
-    return CanvasAgent(AgentConfig(settings=settings, model=model, fairies=runtime))
+    return OneShotRunner(OneShotConfig(settings=settings, model=model, fairies=runtime))
 
 
 async def test_one_shot_history_survives_a_runtime_reload_and_stays_off_the_roster(

@@ -12,7 +12,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.model.base import ModelError, ModelRequest, Usage
 from steward.model.openai_model import OpenAIModel
 from steward.model.registry import get_model
@@ -72,7 +72,7 @@ async def run_agent(server: ChatCompletionsServer) -> tuple[str, MemorySession]:
         steward_model_one_shot="openai:gpt-one-shot-test",
     )
     session = MemorySession()
-    agent = CanvasAgent(AgentConfig(settings=settings))
+    agent = OneShotRunner(OneShotConfig(settings=settings))
     async with asyncio.timeout(60):
         outcome = await agent.run(session, PromptInput(message="box", source="http", requester="t"))
     return outcome, session

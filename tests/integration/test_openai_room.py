@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from steward.canvas.bounds import shape_bounds
-from steward.fairies.task_bounds import belongs
 from steward.service import StewardService
 from steward.store.database import Database
+from steward.turns.bounds_guard import belongs
 from steward_tools.bench.anthropic_server import MessagesServer
 from steward_tools.bench.openai_server import ChatCompletionsServer
 from steward_tools.bench.responders import PlanResponder

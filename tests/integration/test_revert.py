@@ -13,7 +13,7 @@ from structlog.testing import capture_logs
 
 from steward.canvas.inverse import run_inverse
 from steward.protocol.messages import ActionEnvelope
-from steward.room.revert import history_envelopes
+from steward.room.runs.revert import history_envelopes
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database

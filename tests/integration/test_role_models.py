@@ -15,8 +15,8 @@ import pytest
 from steward.actions.registry import ACTIONS
 from steward.config import Settings
 from steward.fairies.modes import MODES, Role, model_role
-from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.role_models import models_from_settings
+from steward.fairies.runtime import FairyRuntime
 from steward.ports import PromptInput
 from steward.prompt.registry import PARTS
 from steward.prompt.system import flow

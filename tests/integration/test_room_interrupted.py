@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from steward.protocol.messages import ActionEnvelope
-from steward.room.sessions import INTERRUPTED
+from steward.room.runs.sessions import INTERRUPTED
 from steward.store.database import Database
 from steward.store.outbox import Outbox
 from steward_tools.headless.client import HeadlessClient

@@ -16,7 +16,7 @@ from steward.protocol.names import (
     TOPIC_SCREENSHOT,
     TOPIC_TRANSCRIPTION,
 )
-from steward.room.snapshot_fetcher import DEMOTE_AFTER
+from steward.room.context.snapshot_fetcher import DEMOTE_AFTER
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.headless.client import Faults

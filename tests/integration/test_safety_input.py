@@ -16,7 +16,7 @@ from livekit import rtc
 
 from steward.protocol.messages import ActionEnvelope, WireAction
 from steward.protocol.names import TOPIC_EDIT, TOPIC_TRANSCRIPTION
-from steward.room.relay import relay_session_id
+from steward.room.outbound.relay import relay_session_id
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.tokens import mint_token

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from steward.config import Settings
-from steward.fairies.budget import RoomBudget
-from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.role_models import models_from_settings
+from steward.fairies.runtime import FairyRuntime
 from steward.ports import PromptInput
 from steward.store.database import Database
 from steward.store.usage import UsageRepo
+from steward.turns.budget import RoomBudget
 from steward_tools.bench.anthropic_server import Reply
 from steward_tools.bench.responders import PlanResponder, RequestView
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.model.base import Usage, estimate_cost
 from steward.ports import PromptInput
 from steward.store.database import Database
@@ -36,7 +36,7 @@ async def test_records_and_sums_per_room_and_day(database: Database) -> None:
 async def test_budget_refuses_new_runs_with_a_clear_message(database: Database) -> None:
     repo = UsageRepo(database.pool)
     settings = Settings(steward_room_daily_budget_usd=0.5)
-    agent = CanvasAgent(AgentConfig(settings=settings, usage=repo, tokens_per_s=0))
+    agent = OneShotRunner(OneShotConfig(settings=settings, usage=repo, tokens_per_s=0))
     session = MemorySession(room_id="busy")
     prompt = PromptInput(message="draw a circle", source="browser", requester="alice")
     assert await agent.run(session, prompt) == "done"

@@ -19,9 +19,9 @@ from steward.protocol.names import (
     TOPIC_CONTEXT,
     TOPIC_SCREENSHOT,
 )
+from steward.room.context.snapshot_fetcher import SnapshotFetcher
+from steward.room.inbound.stream_inbox import Received, StreamInbox
 from steward.room.participants import Participants
-from steward.room.snapshot_fetcher import SnapshotFetcher
-from steward.room.stream_inbox import Received, StreamInbox
 
 WEBP = b"RIFF\x04\x00\x00\x00WEBPVP8 "
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from steward.room.abuse import STREAM_STRIKE, AbuseGuard
+from steward.room.inbound.abuse import STREAM_STRIKE, AbuseGuard
 
 
 class Clock:

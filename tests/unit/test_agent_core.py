@@ -1,4 +1,4 @@
-"""The turn core every role runs (steward.fairies.turn), over an in-memory session whose
+"""The turn core every role runs (steward.turns.turn), over an in-memory session whose
 canvas applies every send with the browsers' partial-action semantics."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from steward.actions.base import RunState
 from steward.actions.registry import Outcome, select
 from steward.canvas.bounds import Rect
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.orchestrator import FairyRuntime
-from steward.fairies.task_bounds import BoundsGuard
-from steward.fairies.turn import NO_ACTION_NOTICE, Turn, TurnDriver, TurnHooks
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
+from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
+from steward.turns.bounds_guard import BoundsGuard
+from steward.turns.turn import NO_ACTION_NOTICE, Turn, TurnDriver, TurnHooks
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 
@@ -132,10 +132,10 @@ async def test_a_refused_action_feeds_back_the_modes_reason() -> None:
     assert turn.refusals == ["no clear here"] and turn.actions_done == 1
 
 
-def agent(*texts: str) -> tuple[CanvasAgent, CannedModel]:
+def agent(*texts: str) -> tuple[OneShotRunner, CannedModel]:
     model = CannedModel(list(texts), chunk=7)
     settings = Settings(steward_model="scripted", steward_max_followups=2)
-    return CanvasAgent(AgentConfig(settings=settings, model=model)), model
+    return OneShotRunner(OneShotConfig(settings=settings, model=model)), model
 
 
 def ask(text: str) -> PromptInput:

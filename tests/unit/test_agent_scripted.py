@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.ports import PromptInput
 from steward_tools.memory_session import MemoryRoom, MemorySession
 
 
-def agent(**kw: object) -> CanvasAgent:
+def agent(**kw: object) -> OneShotRunner:
     settings = Settings(steward_model="scripted", **kw)  # type: ignore[arg-type]
-    return CanvasAgent(AgentConfig(settings=settings, tokens_per_s=0))
+    return OneShotRunner(OneShotConfig(settings=settings, tokens_per_s=0))
 
 
 def prompt(text: str) -> PromptInput:

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from steward.room import agent_state
-from steward.room.agent_state import AgentState
+from steward.room.outbound import agent_state
+from steward.room.outbound.agent_state import AgentState
 from tests.conftest import wait_for
 
 

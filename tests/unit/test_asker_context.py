@@ -14,15 +14,15 @@ from livekit import rtc
 
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.ports import PromptInput
 from steward.protocol.messages import Box, ContextCounts, ContextReply, ViewportUpdate
 from steward.protocol.names import ATTR_CAPABILITIES, TOPIC_CONTEXT, TOPIC_SCREENSHOT
+from steward.room.context.snapshot_fetcher import SnapshotFetcher
+from steward.room.context.views import Views
+from steward.room.inbound.stream_inbox import StreamInbox
+from steward.room.inbound.user_edits import UserEdits
 from steward.room.participants import Participants
-from steward.room.snapshot_fetcher import SnapshotFetcher
-from steward.room.stream_inbox import StreamInbox
-from steward.room.user_edits import UserEdits
-from steward.room.views import Views
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession
 from tests.support.context_rigs import stream_to
@@ -259,7 +259,7 @@ def _says_ok() -> CannedModel:
 
 async def test_the_model_request_says_whose_view_it_is_and_what_the_asker_changed() -> None:
     model = _says_ok()
-    agent = CanvasAgent(AgentConfig(settings=Settings(), model=model))
+    agent = OneShotRunner(OneShotConfig(settings=Settings(), model=model))
     session = MemorySession(
         MemoryRoom(
             user_changes=[{"id": "box-1", "change": "updated"}],
@@ -272,7 +272,7 @@ async def test_the_model_request_says_whose_view_it_is_and_what_the_asker_change
     assert "Whose view this is: This request came over HTTP" in text
     assert 'Recent user edits:\n[{"id":"box-1","change":"updated"}]' in text
     plain = _says_ok()
-    agent = CanvasAgent(AgentConfig(settings=Settings(), model=plain))
+    agent = OneShotRunner(OneShotConfig(settings=Settings(), model=plain))
     assert await agent.run(MemorySession(), prompt) == "done"
     text = "\n".join(str(b.get("text", "")) for b in plain.requests[0].user)
     assert "Whose view" not in text and "Recent user edits" not in text

@@ -13,8 +13,8 @@ from steward.actions.registry import ACTIONS, process
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
+from steward.fairies.runtime import FairyRuntime
 from steward.ports import PromptInput
 from steward.prompt.parts.lints import PART as LINTS
 from steward.prompt.state import PromptState
@@ -115,7 +115,7 @@ def test_notes_are_shown_in_the_lints_part() -> None:
 def test_the_next_prompt_tells_the_model_what_was_dropped() -> None:
     bad = '{"_type": "update", "intent": "blue", "update": {"shapeId": "box", "color": 7}}]}'
     model = CannedModel([bad, "]}"])
-    agent = CanvasAgent(AgentConfig(settings=Settings(steward_max_followups=0), model=model))
+    agent = OneShotRunner(OneShotConfig(settings=Settings(steward_max_followups=0), model=model))
     session = MemorySession(MemoryRoom(shapes=[dict(RED_BOX)]))
 
     async def two_prompts() -> None:

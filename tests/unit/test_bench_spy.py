@@ -13,8 +13,8 @@ def test_first_matching_phase_wins_over_the_leaf() -> None:
     ack = ["_on_data (steward/room/runtime.py:527)", "BaseModel.__init__ (pydantic/main.py:1)"]
     assert classify(ack) == "ack decode and flush"
     send = [
-        "TurnDriver._ops (steward/fairies/turn.py:260)",
-        "Broadcaster._deliver (steward/room/broadcaster.py:240)",
+        "TurnDriver._ops (steward/turns/turn.py:260)",
+        "Broadcaster._deliver (steward/room/outbound/broadcaster.py:240)",
         "Outbox.append (steward/store/outbox.py:90)",
         "Connection._do_execute (asyncpg/connection.py:2066)",
     ]

@@ -10,8 +10,8 @@ import pytest
 
 from steward.protocol.messages import Ack, ActionEnvelope, EnvelopeBatch
 from steward.protocol.names import TOPIC_ACTION, TOPIC_ACTIONS
-from steward.room.broadcaster import Broadcaster
-from steward.room.envelopes import envelopes_in
+from steward.room.outbound.broadcaster import Broadcaster
+from steward.room.outbound.envelopes import envelopes_in
 from steward.store.outbox import OutboxRow
 from tests.support.outbox_fakes import MemoryOutbox, StallingOutbox
 from tests.support.wire import text_action as action

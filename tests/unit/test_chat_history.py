@@ -8,7 +8,6 @@ from steward.actions.base import RunState
 from steward.actions.registry import ACTIONS, process
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.memory import (
     HistoryItem,
     action_item,
@@ -16,6 +15,7 @@ from steward.fairies.memory import (
     feedback_item,
     prompt_item,
 )
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.model.base import ModelRequest
 from steward.model.scripted import ScriptedModel
 from steward.ports import PromptInput
@@ -153,7 +153,7 @@ def _history_text(request: ModelRequest) -> str:
 
 async def test_a_review_follow_up_sees_what_the_run_did_and_said_before_it() -> None:
     model = _recording()
-    agent = CanvasAgent(AgentConfig(settings=Settings(steward_model="scripted"), model=model))
+    agent = OneShotRunner(OneShotConfig(settings=Settings(steward_model="scripted"), model=model))
     session = MemorySession()
     said_first: list[str] = []
     prompt = PromptInput(message="draw a flow chart of our signup", source="browser", requester="a")

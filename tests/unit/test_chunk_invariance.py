@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.ports import PromptInput
 from steward_tools.bench import mutate
 from steward_tools.bench.fuzz_seeds import SHAPE_SEEDS
@@ -134,7 +134,7 @@ def one_action(draw: st.DrawFn) -> dict[str, Any]:
 def final_canvas(text: str, chunks: list[str]) -> dict[str, Any]:
     assert "".join(chunks) == text
     settings_ = Settings(steward_max_followups=0, steward_watchdog_s=20)
-    agent = CanvasAgent(AgentConfig(settings=settings_, model=CannedModel(pieces=chunks)))
+    agent = OneShotRunner(OneShotConfig(settings=settings_, model=CannedModel(pieces=chunks)))
     session = MemorySession(MemoryRoom(shapes=list(SHAPE_SEEDS[0])))
     prompt = PromptInput(message="draw", source="system", requester="test")
     assert asyncio.run(agent.run(session, prompt)) == "done"

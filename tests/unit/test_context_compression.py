@@ -22,7 +22,7 @@ from steward.protocol.limits import (
 )
 from steward.protocol.messages import ContextRequest
 from steward.protocol.names import TOPIC_CONTEXT
-from steward.room.stream_inbox import ContextFailure, CorruptGzip, Inflater, Oversize
+from steward.room.inbound.stream_inbox import ContextFailure, CorruptGzip, Inflater, Oversize
 from steward_tools.headless.screenshot import MIN_LONG_SIDE, budget_steps, fit_jpeg, render_canvas
 from tests.support.context_rigs import FetchRig, InboxRig
 

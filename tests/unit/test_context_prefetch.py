@@ -14,9 +14,9 @@ from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
 from steward.protocol.messages import Box, ComposingHint
 from steward.protocol.names import TOPIC_COMPOSING
-from steward.room.composing import ComposingHints
+from steward.room.context.composing import ComposingHints
+from steward.room.context.views import ParticipantView
 from steward.room.participants import Member, Participants
-from steward.room.views import ParticipantView
 from tests.support.context_rigs import WEBP, FetchRig
 
 
@@ -233,7 +233,7 @@ async def test_a_speaking_participant_allowed_to_prompt_prefetches_quietly(rig: 
 
 
 async def test_a_transcription_stream_starting_calls_the_speaking_hook() -> None:
-    from steward.room.intake import Intake
+    from steward.room.inbound.intake import Intake
 
     spoke: list[str] = []
 
@@ -256,7 +256,7 @@ async def test_a_transcription_stream_starting_calls_the_speaking_hook() -> None
 
 
 async def test_the_cache_keeps_only_the_newest_answers(rig: FetchRig) -> None:
-    from steward.room.snapshot_cache import MAX_CACHED
+    from steward.room.context.snapshot_cache import MAX_CACHED
 
     boxes = [Box(x=i, y=0, w=100, h=100) for i in range(MAX_CACHED + 2)]
     for box in boxes:

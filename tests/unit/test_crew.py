@@ -8,9 +8,9 @@ import pytest
 from pydantic import ValidationError
 
 from steward.protocol.messages import RenameRequest, SummonRequest
-from steward.room.crew import CrewChanges, CrewPolicy
-from steward.room.grants import GrantBook
-from steward.room.intake import Intake
+from steward.room.inbound.crew import CrewChanges, CrewPolicy
+from steward.room.inbound.grants import GrantBook
+from steward.room.inbound.intake import Intake
 from steward.room.participants import Participants
 from steward.store.crew import CrewMate, CrewRefused, active, dismissed, renamed, summoned
 from steward.tokens import prompt_grant

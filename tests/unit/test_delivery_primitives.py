@@ -8,12 +8,16 @@ from typing import Any, cast
 import pytest
 
 from steward.protocol.messages import Ack
-from steward.room.delivery.ack_clock import MAX_BACKOFF_S, AckClock
-from steward.room.delivery.ack_tracker import AckTracker
-from steward.room.delivery.flush_queue import FlushQueue, Queued
-from steward.room.delivery.preview_pacer import PreviewPacer
-from steward.room.delivery.retransmit_plan import GIVE_UP_S, RETRANSMIT_BUDGET, plan_retransmits
-from steward.room.delivery.sequencer import Sequencer
+from steward.room.outbound.delivery.ack_clock import MAX_BACKOFF_S, AckClock
+from steward.room.outbound.delivery.ack_tracker import AckTracker
+from steward.room.outbound.delivery.flush_queue import FlushQueue, Queued
+from steward.room.outbound.delivery.preview_pacer import PreviewPacer
+from steward.room.outbound.delivery.retransmit_plan import (
+    GIVE_UP_S,
+    RETRANSMIT_BUDGET,
+    plan_retransmits,
+)
+from steward.room.outbound.delivery.sequencer import Sequencer
 from steward.store.outbox import Outbox
 from tests.support.wire import text_action as action
 

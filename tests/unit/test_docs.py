@@ -612,7 +612,8 @@ def test_the_code_name_checks_catch_what_they_should(tmp_path: Path) -> None:
     sample = tmp_path / "docs" / "sample.md"
     sample.parent.mkdir()
     sample.write_text(
-        "`steward/room/broadcaster.py` and `room/broadcaster.py` and `steward/room/` exist;\n"
+        "`steward/room/outbound/broadcaster.py`, `room/outbound/broadcaster.py` and `steward/room/`"
+        " exist;\n"
         "`steward/room/no_such_module.py` and `fairies/gone/` do not.\n"
         "`steward.config.Settings` exists, `steward.config.NoSuch` does not.\n"
         "`Settings.model_fields` exists, `Settings.no_such` does not.\n"

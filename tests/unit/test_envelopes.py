@@ -1,11 +1,18 @@
-"""Packing actions into envelopes that fit, and fragments for those that do not (room/envelopes)."""
+"""Packing actions into envelopes that fit, and fragments for those that do not
+(room/outbound/envelopes)."""
 
 from __future__ import annotations
 
 from steward.protocol.limits import MAX_BATCH_BYTES, MAX_ENVELOPE_BYTES
 from steward.protocol.messages import ActionEnvelope, EnvelopeBatch, WireAction
 from steward.protocol.names import TOPIC_ACTION, TOPIC_ACTIONS
-from steward.room.envelopes import FragmentAssembler, envelopes_in, frames, is_fragment, pack
+from steward.room.outbound.envelopes import (
+    FragmentAssembler,
+    envelopes_in,
+    frames,
+    is_fragment,
+    pack,
+)
 from tests.support.wire import text_action as action
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from structlog.testing import capture_logs
 
-from steward.room.failover import FailoverWatcher
+from steward.room.workers.failover import FailoverWatcher
 
 
 class FakeLeases:

@@ -122,7 +122,7 @@ def test_waits_wake_once_and_delivery_rule() -> None:
     assert waits.notify("task-completed:t1") == []
     key = mode_transition_key("a", "standing-by")
     waits.wait("x", [(key, "a stands by")])
-    assert [w.agent_id for w in waits.notify(key)] == ["x"]
+    assert [w.fairy_id for w in waits.notify(key)] == ["x"]
     assert delivery(True) == "schedule" and delivery(False) == "prompt"
     assert len(waits.clear("o")) == 1 and waits.conditions == []
 

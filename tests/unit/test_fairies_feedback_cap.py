@@ -7,7 +7,7 @@ import json
 
 from structlog.testing import capture_logs
 
-from steward.fairies.orchestrator import MAX_FEEDBACK, FairyRuntime
+from steward.fairies.runtime import MAX_FEEDBACK, FairyRuntime
 from steward.model.base import ModelRequest
 from steward.ports import PromptInput
 from steward_tools.canned_model import CannedModel

@@ -9,10 +9,9 @@ from typing import Any
 
 from steward.canvas.bounds import Rect, shape_bounds
 from steward.config import ModelRole, Settings
-from steward.fairies.orchestrator import FairyRuntime
 from steward.fairies.role_models import models_from_settings
 from steward.fairies.room_fairies import RoomFairies
-from steward.fairies.task_bounds import belongs
+from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelProvider, ModelRequest, Usage
 from steward.model.scripted.project import (
     TASK_OVERLAP,
@@ -21,6 +20,7 @@ from steward.model.scripted.project import (
     task_titles,
 )
 from steward.ports import PromptInput
+from steward.turns.bounds_guard import belongs
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.conftest import wait_for
 from tests.support.drone_counts import planned_per_task

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from steward.canvas.bounds import shape_bounds
-from steward.fairies.orchestrator import FairyRuntime
-from steward.fairies.task_bounds import belongs
+from steward.fairies.runtime import FairyRuntime
 from steward.ports import PromptInput
+from steward.turns.bounds_guard import belongs
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.support.drone_counts import planned_per_task
 

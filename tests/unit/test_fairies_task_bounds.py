@@ -1,12 +1,12 @@
-"""Task bounds enforcement on wire actions (the rule in steward/fairies/task_bounds.py)."""
+"""Task bounds enforcement on wire actions (the rule in steward/turns/bounds_guard.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from steward.canvas.bounds import Rect
-from steward.fairies.task_bounds import BoundsGuard, shapes_in
 from steward.protocol.messages import WireAction
+from steward.turns.bounds_guard import BoundsGuard, shapes_in
 
 LEFT = Rect(0, 0, 500, 400)
 RIGHT = Rect(400, 0, 500, 400)  # overlaps LEFT on x 400..500

@@ -11,7 +11,7 @@ from steward.canvas.bounds import Rect, shape_bounds, union
 from steward.canvas.quality import quality_report
 from steward.canvas.simple import model_type
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.ports import PromptInput
 from steward.protocol.messages import Box
 from steward_tools.memory_session import MemoryRoom, MemorySession
@@ -20,7 +20,7 @@ from tests.support.first_run import CASES, Case
 VIEWPORTS = {"wide": Box(x=0, y=0, w=1600, h=900), "small": Box(x=3000, y=-400, w=900, h=700)}
 
 
-async def _say(agent: CanvasAgent, session: MemorySession, text: str) -> list[str]:
+async def _say(agent: OneShotRunner, session: MemorySession, text: str) -> list[str]:
     before = len(session.chats)
     outcome = await agent.run(
         session, PromptInput(message=text, source="browser", requester="alice")
@@ -33,7 +33,9 @@ async def _say(agent: CanvasAgent, session: MemorySession, text: str) -> list[st
 @pytest.mark.parametrize("case", CASES, ids=[f"{i}:{c.sentence[:30]}" for i, c in enumerate(CASES)])
 async def test_sentence(case: Case, view: str) -> None:
     session = MemorySession(MemoryRoom(viewport=VIEWPORTS[view]))
-    agent = CanvasAgent(AgentConfig(settings=Settings(steward_model="scripted"), tokens_per_s=0))
+    agent = OneShotRunner(
+        OneShotConfig(settings=Settings(steward_model="scripted"), tokens_per_s=0)
+    )
     for text in case.before:
         await _say(agent, session, text)
     if case.select:

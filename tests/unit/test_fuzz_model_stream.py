@@ -16,7 +16,7 @@ from steward.actions.base import RunState
 from steward.actions.registry import ALL_ACTION_NAMES, process, select
 from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.model.base import PREFILL
 from steward.model.parser import MAX_DEPTH, ActionStreamParser, parse_all
 from steward.ports import PromptInput
@@ -147,7 +147,7 @@ def test_registry_sanitizes_anything(items: list[dict[str, Any]], complete: bool
 def run_agent(text: str, seed: int) -> tuple[CanvasMirror, MemorySession, str]:
     model = CannedModel(pieces=mutate.chunks(random.Random(seed), text))
     settings_ = Settings(steward_max_followups=1, steward_watchdog_s=20)
-    agent = CanvasAgent(AgentConfig(settings=settings_, model=model))
+    agent = OneShotRunner(OneShotConfig(settings=settings_, model=model))
     session = MemorySession(MemoryRoom(shapes=list(SHAPE_SEEDS[0])))
     prompt = PromptInput(message="fuzz", source="system", requester="fuzzer")
     outcome = asyncio.run(agent.run(session, prompt))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from steward.room.grants import GrantBook
+from steward.room.inbound.grants import GrantBook
 from steward.room.participants import Member
 from steward.tokens import MAX_GRANT_CHARS, prompt_grant, verify_grant
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from steward.obs.sampled_log import SampledLog
-from steward.room.delivery.resync_gate import ResyncGate
-from steward.room.inbound_budget import BURST_BYTES_PER_STRIKE, BYTES_PER_STRIKE, InboundBudget
+from steward.room.inbound.budget import BURST_BYTES_PER_STRIKE, BYTES_PER_STRIKE, InboundBudget
+from steward.room.outbound.delivery.resync_gate import ResyncGate
 
 
 class Clock:

@@ -1,8 +1,8 @@
-"""Prompt intake: the wake phrase and the per-participant rate limit (room/intake)."""
+"""Prompt intake: the wake phrase and the per-participant rate limit (room/inbound/intake)."""
 
 from __future__ import annotations
 
-from steward.room.intake import RateLimiter, addressed_text
+from steward.room.inbound.intake import RateLimiter, addressed_text
 
 
 def test_wake_phrase_and_rate_limit() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from livekit import api
 
-from steward.room.livekit_admin import superseded
+from steward.room.workers.livekit_admin import superseded
 
 
 def _dispatch(dispatch_id: str, agent: str) -> api.AgentDispatch:

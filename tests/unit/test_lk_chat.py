@@ -1,5 +1,5 @@
-"""`lk.chat`: prompts in through the RPC's one path, the agent's chat out (room/lk_chat), and
-the hooks that feed it and `lk.agent.state` (messenger, intake)."""
+"""`lk.chat`: prompts in through the RPC's one path, the agent's chat out
+(room/inbound/lk_chat), and the hooks that feed it and `lk.agent.state` (messenger, intake)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from typing import Any
 
 from steward.ports import PromptInput
 from steward.protocol.limits import MAX_PROMPT_CHARS
-from steward.room import lk_chat
-from steward.room.intake import Intake
-from steward.room.lk_chat import LkChat
-from steward.room.messenger import Messenger
+from steward.room.inbound import lk_chat
+from steward.room.inbound.intake import Intake
+from steward.room.inbound.lk_chat import LkChat
+from steward.room.inbound.stream_inbox import StreamMeter
+from steward.room.outbound.messenger import Messenger
 from steward.room.participants import Participants
-from steward.room.stream_inbox import StreamMeter
 from steward.tokens import Grant
 
 

@@ -9,10 +9,10 @@ from typing import Any, cast
 from steward.ports import PromptInput
 from steward.protocol.messages import ChatMessage, PromptNotice, SessionStatus, StatusMessage
 from steward.protocol.names import TOPIC_CHAT, TOPIC_PROMPT, TOPIC_STATUS
-from steward.room.broadcaster import Broadcaster
-from steward.room.messenger import Messenger
-from steward.room.session import RoomSession
-from steward.room.snapshot_fetcher import SnapshotFetcher
+from steward.room.context.snapshot_fetcher import SnapshotFetcher
+from steward.room.outbound.broadcaster import Broadcaster
+from steward.room.outbound.messenger import Messenger
+from steward.room.runs.session import RoomSession
 
 
 class Sent:

@@ -12,8 +12,8 @@ import pytest
 
 from steward.config import Settings
 from steward.fairies import fairy_request
-from steward.fairies.agent import AgentConfig, CanvasAgent
-from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
+from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest, Usage
 from steward.model.scripted import ScriptedProjectModel
 from steward.ports import PromptInput
@@ -67,7 +67,7 @@ async def test_a_one_shot_runs_requests_are_built_by_the_fairy_request_builder(
             DRAW,
         ]
     )
-    agent = CanvasAgent(AgentConfig(settings=Settings(), model=model))
+    agent = OneShotRunner(OneShotConfig(settings=Settings(), model=model))
     session = MemorySession(room_id="built", session_id="s-1")
     assert await agent.run(session, ask("draw a box")) == "done"
     # Both requests of the run (the prompt and its review follow-up) came from the builder,
@@ -95,7 +95,7 @@ async def test_a_one_shot_follow_up_runs_in_the_fairys_worker_and_prompts_queue_
         ]
     )
     runtime = FairyRuntime()
-    agent = CanvasAgent(AgentConfig(settings=Settings(), model=model, fairies=runtime))
+    agent = OneShotRunner(OneShotConfig(settings=Settings(), model=model, fairies=runtime))
     first = MemorySession(room_id="queued", session_id="s-1")
     second = MemorySession(room_id="queued", session_id="s-2")
     one = asyncio.create_task(agent.run(first, ask("draw a box")))
@@ -131,7 +131,9 @@ async def test_two_askers_one_shot_prompts_run_at_the_same_time() -> None:
                 yield chunk
 
     runtime = FairyRuntime()
-    agent = CanvasAgent(AgentConfig(settings=Settings(), model=Waiting([DRAW]), fairies=runtime))
+    agent = OneShotRunner(
+        OneShotConfig(settings=Settings(), model=Waiting([DRAW]), fairies=runtime)
+    )
     a = agent.run(MemorySession(room_id="two", session_id="s-a"), ask("one", "alice"))
     b = agent.run(MemorySession(room_id="two", session_id="s-b"), ask("two", "bob"))
     assert await asyncio.wait_for(asyncio.gather(a, b), 10) == ["done", "done"]
@@ -152,8 +154,8 @@ async def test_the_crew_sees_one_shot_runs_and_one_shot_runs_see_the_crews() -> 
     shared = MemoryRoom()
     crew_model = _Recording()
     runtime = FairyRuntime(sessions=MemorySessions(shared), models=lambda *_: crew_model)
-    agent = CanvasAgent(
-        AgentConfig(settings=Settings(), model=CannedModel([DRAW]), fairies=runtime)
+    agent = OneShotRunner(
+        OneShotConfig(settings=Settings(), model=CannedModel([DRAW]), fairies=runtime)
     )
     # Bob's one-shot run, then a project for alice by the crew.
     bob = MemorySession(shared, room_id="shared", session_id="s-bob")
@@ -168,7 +170,9 @@ async def test_the_crew_sees_one_shot_runs_and_one_shot_runs_see_the_crews() -> 
     assert "[bob's run]" in history(drone)
     # Carol's one-shot prompt sees the crew's project run as one line, for whom it was.
     carol_model = CannedModel([DRAW])
-    carol_agent = CanvasAgent(AgentConfig(settings=Settings(), model=carol_model, fairies=runtime))
+    carol_agent = OneShotRunner(
+        OneShotConfig(settings=Settings(), model=carol_model, fairies=runtime)
+    )
     carol = MemorySession(shared, room_id="shared", session_id="s-carol")
     assert await asyncio.wait_for(carol_agent.run(carol, ask("add a legend", "carol")), 10) == (
         "done"
@@ -192,7 +196,7 @@ async def test_cancelling_a_one_shot_prompt_stops_its_request_and_reverts_its_pa
 
     runtime = FairyRuntime()
     half = body(box("r1"), close=False)[:-1]  # the box's text still streaming
-    agent = CanvasAgent(AgentConfig(settings=Settings(), model=Stalls([half]), fairies=runtime))
+    agent = OneShotRunner(OneShotConfig(settings=Settings(), model=Stalls([half]), fairies=runtime))
     session = MemorySession(room_id="stop", session_id="s-stop")
     run = asyncio.create_task(agent.run(session, ask("draw a box")))
     await asyncio.wait_for(streaming.wait(), 5)

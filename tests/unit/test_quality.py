@@ -10,7 +10,7 @@ from prometheus_client import REGISTRY
 from steward.canvas.bounds import Rect
 from steward.canvas.quality import RunShapes, add_counts, quality_report
 from steward.model.scripted.pictures import PICTURES, layout
-from steward.room.sessions import record_quality
+from steward.room.runs.sessions import record_quality
 
 
 def geo(

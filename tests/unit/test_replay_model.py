@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.model.base import PREFILL, ModelError, ModelRequest, Usage
 from steward.model.registry import get_model
 from steward.ports import PromptInput
@@ -37,7 +37,7 @@ async def test_agent_runs_a_replay(tmp_path: Path) -> None:
     path = tmp_path / "r.txt"
     path.write_text(BODY)
     session = MemorySession()
-    agent = CanvasAgent(AgentConfig(settings=Settings()))
+    agent = OneShotRunner(OneShotConfig(settings=Settings()))
     prompt = PromptInput(message="x", source="http", requester="t", model=f"replay:{path}")
     assert await agent.run(session, prompt) == "done"
     assert session.browser.shapes["n"]["type"] == "note"

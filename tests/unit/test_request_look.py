@@ -11,9 +11,9 @@ from typing import Any
 from steward.actions.base import Scheduled
 from steward.canvas.bounds import Rect
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
 from steward.fairies.look import Gaze, Look
-from steward.fairies.orchestrator import FairyRuntime
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
+from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest
 from steward.model.scripted.project import ScriptedProjectModel
 from steward.ports import PromptInput
@@ -58,7 +58,7 @@ async def test_after_set_my_view_text_tiers_and_screenshot_move_together() -> No
             body({"_type": "message", "text": "Seen it."}),
         ]
     )
-    agent = CanvasAgent(AgentConfig(settings=Settings(), model=model))
+    agent = OneShotRunner(OneShotConfig(settings=Settings(), model=model))
     session = MemorySession(MemoryRoom(shapes=[NEAR, FAR], selection=["near"]))
     assert await agent.run(session, ask("what is on the right?")) == "done"
     first, second = (texts(r) for r in model.requests)
@@ -88,7 +88,7 @@ async def test_a_review_shows_its_area_once_with_its_name() -> None:
             body({"_type": "message", "text": "Looks right."}),
         ]
     )
-    agent = CanvasAgent(AgentConfig(settings=Settings(), model=model))
+    agent = OneShotRunner(OneShotConfig(settings=Settings(), model=model))
     session = MemorySession(MemoryRoom(shapes=[NEAR, FAR]))
     assert await agent.run(session, ask("check the far box")) == "done"
     second = texts(model.requests[1])
@@ -108,7 +108,7 @@ async def test_the_selection_is_the_askers_when_the_run_began() -> None:
             body({"_type": "message", "text": "Done."}),
         ]
     )
-    agent = CanvasAgent(AgentConfig(settings=Settings(), model=model))
+    agent = OneShotRunner(OneShotConfig(settings=Settings(), model=model))
     session = MemorySession(MemoryRoom(shapes=[NEAR, FAR], selection=[]))
     original = session.request_context
 

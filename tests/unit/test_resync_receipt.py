@@ -12,8 +12,8 @@ from typing import Any
 
 from steward.protocol.messages import Resync
 from steward.protocol.names import RESYNC_ALL_SESSIONS
-from steward.room.delivery.resync_gate import ResyncGate
-from steward.room.resync_requests import ResyncRequests
+from steward.room.inbound.resync_requests import ResyncRequests
+from steward.room.outbound.delivery.resync_gate import ResyncGate
 
 
 class _Broadcaster:

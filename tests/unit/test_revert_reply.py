@@ -1,11 +1,11 @@
-"""What a revert reads from the outbox and says in the chat (`steward.room.revert`)."""
+"""What a revert reads from the outbox and says in the chat (`steward.room.runs.revert`)."""
 
 from __future__ import annotations
 
 from steward.canvas.inverse import RunInverse, run_inverse
 from steward.protocol.messages import ActionEnvelope, WireAction
-from steward.room.envelopes import pack
-from steward.room.revert import NAMED_IN_CHAT, describe, history_envelopes, reply_text
+from steward.room.outbound.envelopes import pack
+from steward.room.runs.revert import NAMED_IN_CHAT, describe, history_envelopes, reply_text
 from steward.store.outbox import OutboxRow
 
 

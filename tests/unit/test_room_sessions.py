@@ -14,11 +14,11 @@ from steward.canvas.mirror import CanvasMirror
 from steward.ports import PromptInput, SessionPort
 from steward.protocol.messages import StatusMessage, WireAction
 from steward.protocol.names import TOPIC_STATUS
-from steward.room.broadcaster import Broadcaster
-from steward.room.delivery.stats import StreamStats
-from steward.room.messenger import Messenger
-from steward.room.sessions import RoomSessions, SessionsByRoom
-from steward.room.snapshot_fetcher import SnapshotFetcher
+from steward.room.context.snapshot_fetcher import SnapshotFetcher
+from steward.room.outbound.broadcaster import Broadcaster
+from steward.room.outbound.delivery.stats import StreamStats
+from steward.room.outbound.messenger import Messenger
+from steward.room.runs.sessions import RoomSessions, SessionsByRoom
 from steward.store.outbox import Outbox
 
 

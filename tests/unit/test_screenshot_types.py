@@ -15,7 +15,7 @@ from steward.prompt.parts.screenshot import PART
 from steward.prompt.state import PromptState
 from steward.protocol.images import matches, screenshot_type, sniff
 from steward.protocol.names import TOPIC_CONTEXT, TOPIC_SCREENSHOT
-from steward.room.stream_inbox import ContextFailure, Received
+from steward.room.inbound.stream_inbox import ContextFailure, Received
 from tests.support.context_rigs import InboxRig
 
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 16

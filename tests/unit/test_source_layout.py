@@ -99,12 +99,12 @@ def test_no_module_imports_another_modules_private_names() -> None:
 def test_the_private_name_check_finds_both_forms(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text(
-        "from steward.room import broadcaster\n"
-        "from steward.room.stream_inbox import _REFUSALS\n"
+        "from steward.room.outbound import broadcaster\n"
+        "from steward.room.inbound.stream_inbox import _REFUSALS\n"
         "broadcaster._room_order()\n"
     )
     assert private_uses(sample) == [
-        "sample.py:2 from steward.room.stream_inbox import _REFUSALS",
+        "sample.py:2 from steward.room.inbound.stream_inbox import _REFUSALS",
         "sample.py:3 broadcaster._room_order",
     ]
 

@@ -13,8 +13,8 @@ from steward.protocol.names import (
     TOPIC_CONTEXT,
     TOPIC_TRANSCRIPTION,
 )
-from steward.room.abuse import STREAM_STRIKE, AbuseGuard
-from steward.room.stream_inbox import GIVEN_UP_KEPT, StreamInbox, StreamMeter
+from steward.room.inbound.abuse import STREAM_STRIKE, AbuseGuard
+from steward.room.inbound.stream_inbox import GIVEN_UP_KEPT, StreamInbox, StreamMeter
 
 
 @dataclass

@@ -14,9 +14,9 @@ from structlog.testing import capture_logs
 
 from steward.actions.base import RunState
 from steward.actions.registry import Outcome, select
-from steward.fairies import turn as turn_module
-from steward.fairies.turn import Turn, TurnDriver, TurnHooks
 from steward.model.base import ModelError, ModelRequest, Usage
+from steward.turns import turn as turn_module
+from steward.turns.turn import Turn, TurnDriver, TurnHooks
 from steward_tools.memory_session import MemorySession
 
 

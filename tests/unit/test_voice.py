@@ -10,7 +10,7 @@ import pytest
 from livekit import rtc
 
 from steward.ports import PromptInput
-from steward.room.intake import Intake, addressed_text
+from steward.room.inbound.intake import Intake, addressed_text
 from steward.room.participants import Participants
 from steward.tokens import Grant
 from steward.voice.captions import caption_attributes

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from steward.config import Settings
-from steward.fairies.agent import AgentConfig, CanvasAgent
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.ports import PromptInput
 from steward.watchdog import Watchdog
 from steward_tools.canned_model import CannedModel
@@ -30,7 +30,7 @@ def _run(model: CannedModel, *, idle_s: float, max_s: float) -> tuple[str, Memor
     settings = Settings(
         steward_max_followups=0, steward_watchdog_s=idle_s, steward_session_max_s=max_s
     )
-    agent = CanvasAgent(AgentConfig(settings=settings, model=model))  # type: ignore[arg-type]
+    agent = OneShotRunner(OneShotConfig(settings=settings, model=model))  # type: ignore[arg-type]
     session = MemorySession()
     prompt = PromptInput(message="hi", source="system", requester="test")
     return asyncio.run(agent.run(session, prompt)), session

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from steward.room.worker_capacity import LAUNCH_S, WorkerCapacity
+from steward.room.workers.worker_capacity import LAUNCH_S, WorkerCapacity
 
 
 def test_an_idle_worker_takes_a_burst_up_to_its_slots_and_frees_them_as_jobs_end() -> None:

@@ -1,4 +1,4 @@
-"""`setMyView`: move the agent's own viewport (the users' cameras stay)."""
+"""`setMyView`: move the fairy's own viewport (the users' cameras stay)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _resolve_view(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     box = named_area(data, ctx, "view")
     if box is None:
         return []
-    # The agent's own view moves (its next request looks there); the users' cameras stay.
+    # The fairy's own view moves (its next request looks there); the users' cameras stay.
     ctx.scheduled.append(Scheduled("view", str(data.get("intent") or "Look here."), box))
     return []
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from steward.actions.agent import FairyAgent
 from steward.actions.base import ActionModel
 from steward.actions.fairy.field_values import area_field, text_field
 from steward.actions.fairy.spec import fairy_spec
+from steward.actions.fairy_port import FairyPort
 
 
 class SoloTask(ActionModel):
@@ -20,10 +20,10 @@ class SoloTask(ActionModel):
     h: float | None = None
 
 
-def _create_solo_task(agent: FairyAgent, data: dict[str, Any]) -> None:
+def _create_solo_task(fairy: FairyPort, data: dict[str, Any]) -> None:
     area = area_field(data) if all(data.get(k) is not None for k in "xywh") else None
-    agent.board.create_solo_task(
-        agent.fairy_id,
+    fairy.board.create_solo_task(
+        fairy.fairy_id,
         title=text_field(data, "title"),
         text=text_field(data, "text"),
         bounds=area,

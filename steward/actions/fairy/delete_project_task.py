@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from steward.actions.agent import FairyAgent
 from steward.actions.fairy.field_values import text_field
 from steward.actions.fairy.schemas import TaskRef
 from steward.actions.fairy.spec import fairy_spec
+from steward.actions.fairy_port import FairyPort
 
 
-def _delete_project_task(agent: FairyAgent, data: dict[str, Any]) -> None:
-    agent.board.delete_project_task(agent.fairy_id, text_field(data, "taskId"))
+def _delete_project_task(fairy: FairyPort, data: dict[str, Any]) -> None:
+    fairy.board.delete_project_task(fairy.fairy_id, text_field(data, "taskId"))
 
 
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.

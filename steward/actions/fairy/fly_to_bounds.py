@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from steward.actions.agent import FairyAgent
 from steward.actions.base import ActionModel
 from steward.actions.fairy.field_values import area_field
 from steward.actions.fairy.spec import fairy_spec
+from steward.actions.fairy_port import FairyPort
 
 
 class FlyTo(ActionModel):
@@ -17,8 +17,8 @@ class FlyTo(ActionModel):
     h: float
 
 
-def _fly_to(agent: FairyAgent, data: dict[str, Any]) -> None:
-    agent.move(area_field(data))
+def _fly_to(fairy: FairyPort, data: dict[str, Any]) -> None:
+    fairy.move(area_field(data))
 
 
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from steward.actions.agent import ActionEffect
 from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
+from steward.actions.fairy_port import ActionEffect
 
 
 def complete_only(
