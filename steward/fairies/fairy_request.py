@@ -167,6 +167,8 @@ def hints(room: RoomFairies, view: FairyView) -> dict[str, Any]:
         "own_tasks": [t(x) for x in view.own_tasks],
         "task": t(view.task) if view.task else None,
         "free_drones": free,
+        # Every task id of the room (a new project's plan must not reuse one).
+        "task_ids": sorted(room.board.tasks),
         "existing_ids": [s["id"] for s in visible],
         # What is on the canvas, for scripted plans in free space.
         "canvas": shapes_for_model(view.shapes, CoordinateSpace(ox, oy)),

@@ -38,6 +38,17 @@ def _subject(message: str) -> str:
     return (r.subject or r.text).strip().rstrip(".!")[:60] or "a scene"
 
 
+def _task_prefix(taken: set[str], n: int) -> str:
+    """`part` for the room's first project's tasks (part-1, part-2, …), then `part2`, `part3`,
+    … so a later project's task ids never collide with an earlier one's."""
+    k = 1
+    while True:
+        prefix = "part" if k == 1 else f"part{k}"
+        if not any(f"{prefix}-{i + 1}" in taken for i in range(n)):
+            return prefix
+        k += 1
+
+
 def task_titles(subject: str, n: int) -> list[str]:
     """n parts of the subject, each something a drone can draw: a farm's barn, tree, field."""
     scene = scene_for(subject)
@@ -161,8 +172,9 @@ class ScriptedProjectModel(ScriptedModel):
             # A duo is the lead and one partner: the partner gets part 1, the lead part 2.
             crew = [members[0], str(f.get("fairy_id"))] if duo else members
             ids = []
+            prefix = _task_prefix(set(f.get("task_ids") or []), len(areas))
             for i, (area, part) in enumerate(zip(areas, parts, strict=False)):
-                tid = f"part-{i + 1}"
+                tid = f"{prefix}-{i + 1}"
                 ids.append(tid)
                 acts.append(
                     {
