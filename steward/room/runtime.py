@@ -226,6 +226,7 @@ class RoomRuntime:
         self.steering = Steering(
             room_id, self.intake, self.reverter, deps.project_runs, deps.projects
         )
+        self.reverter.project_of_prompt = self.steering.revert_started_by
         # Fairy presence and each project's state, to everyone on change and to a tab that
         # joins.
         self.standing = Standing(self.messenger)

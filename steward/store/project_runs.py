@@ -45,6 +45,16 @@ class ProjectRuns:
             row["project_id"], row["room_id"], row["status"], row["asker"], row["session_id"]
         )
 
+    async def started_by(self, room_id: str, session_id: str) -> str | None:
+        """The project the prompt's run `session_id` started, if it started one."""
+        value = await self.pool.fetchval(
+            "SELECT project_id FROM fairy_projects WHERE room_id = $1 AND session_id = $2"
+            " ORDER BY created_at DESC LIMIT 1",
+            room_id,
+            session_id,
+        )
+        return str(value) if value is not None else None
+
     async def runs(self, room_id: str, project_id: str) -> list[str]:
         """The project's runs, oldest first: the prompt's run that started it, then every run
         of its fairies (lead and members) opened while it lasted."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from livekit import rtc
@@ -95,6 +96,10 @@ def reply_text(inverse: RunInverse, what: str, shapes: dict[str, Shape]) -> str:
     return said
 
 
+# (prompt's run, caller, words said, what the reply calls it) -> the project's revert, or None.
+ProjectOfPrompt = Callable[[str, str, str, str | None], Awaitable[RevertReply | None]]
+
+
 @dataclass
 class RevertDeps:
     """What a revert needs of its room (wired by the room runtime)."""
@@ -117,6 +122,9 @@ class Reverter:
         # One revert at a time per room: each reads the history the previous one wrote.
         self._lock = asyncio.Lock()
         self._limit = RateLimiter(per_min)
+        # The revert of the project a prompt's run started (None: it started none), for an
+        # "undo" of a project's prompt; set by the room runtime to its project steering.
+        self.project_of_prompt: ProjectOfPrompt | None = None
 
     async def on_revert_rpc(self, inv: rtc.RpcInvocationData) -> str:
         caller = inv.caller_identity
@@ -150,14 +158,15 @@ class Reverter:
             what = f'"{_quoted(asked)}"' if asked else None
             if command == "redo" and what is not None:
                 what = f"the undo of {what}"
+            if run.helped and self.project_of_prompt is not None:
+                # A project's prompt: its fairies drew, not its run alone; the project goes.
+                named = f"the project {what}" if what else None
+                taken = await self.project_of_prompt(run.session_id, caller, said, named)
+                if taken is not None:
+                    return PromptReply(session_id=taken.session_id, error=taken.error)
             reply = await self.revert(run.session_id, caller, said=said, what=what)
-            if reply.error != NOTHING_CHANGED:
+            if reply.error != NOTHING_CHANGED or run.helped:
                 break
-            if run.helped:  # a project's prompt: its fairies drew, not its own run
-                why = (
-                    f"your last request, {what or 'a project'}, was a project: undo it on its card"
-                )
-                return PromptReply(error=why)
             # A chat-only answer is passed over: the run before it is tried.
         return PromptReply(session_id=reply.session_id, error=reply.error)
 
@@ -182,14 +191,24 @@ class Reverter:
             return RevertReply(error=refusal)
         return await self._take_back(run_id, [run_id], caller, what or f"run {run_id}", said)
 
-    async def revert_project(self, project_id: str, runs: list[str], caller: str) -> RevertReply:
+    async def revert_project(
+        self,
+        project_id: str,
+        runs: list[str],
+        caller: str,
+        *,
+        said: str | None = None,
+        what: str | None = None,
+    ) -> RevertReply:
         """Take back every run of project `project_id` as one revert (its rights and its
         abort are checked and done by `steward.room.runs.steering`)."""
         if not self._limit.allow(caller):
             return self._refused(project_id, caller, "rate limit: too many reverts, try again soon")
         if not runs:
             return self._refused(project_id, caller, "that project changed nothing on the canvas")
-        return await self._take_back(project_id, runs, caller, f"project {project_id}")
+        return await self._take_back(
+            project_id, runs, caller, what or f"project {project_id}", said
+        )
 
     async def _take_back(
         self, target: str, runs: list[str], caller: str, what: str, said: str | None = None

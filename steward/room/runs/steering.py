@@ -124,7 +124,22 @@ class Steering:
         )
         return error
 
-    async def revert(self, project_id: str, caller: str) -> RevertReply:
+    async def revert_started_by(
+        self, session_id: str, caller: str, said: str, what: str | None
+    ) -> RevertReply | None:
+        """The revert of the project prompt run `session_id` started (the words `said`,
+        "undo", on a project's prompt; `what` names it in the reply), or None when it
+        started none."""
+        if self._projects is None:
+            return None
+        project_id = await self._projects.started_by(self.room_id, session_id)
+        if project_id is None:
+            return None
+        return await self.revert(project_id, caller, said=said, what=what)
+
+    async def revert(
+        self, project_id: str, caller: str, *, said: str | None = None, what: str | None = None
+    ) -> RevertReply:
         record = await self._project(project_id, caller, "revert")
         if isinstance(record, str):
             return RevertReply(error=record)
@@ -135,4 +150,4 @@ class Steering:
                 return RevertReply(error=f"could not stop the project first: {error}")
         assert self._projects is not None
         runs = await self._projects.runs(self.room_id, project_id)
-        return await self._reverter.revert_project(project_id, runs, caller)
+        return await self._reverter.revert_project(project_id, runs, caller, said=said, what=what)
