@@ -285,6 +285,7 @@ export interface PromptRequest {
   bounds?: Box | null;
   selection?: Array<string> | null;
   fairy?: string | null;
+  fairies?: Array<string> | null;
 }
 
 /** RPC `steward.rename`: a fairy of the crew gets a new name. */
@@ -349,6 +350,6 @@ export interface ViewportUpdate {
 /** One TLDraw-native operation. `id` stays stable across partial updates. */
 export interface WireAction {
   id: string;
-  name: "create_shape" | "update_shape" | "delete_shape" | "move" | "resize" | "rotate" | "group" | "ungroup" | "align" | "distribute" | "stack" | "reorder" | "set_viewport" | "think" | "todo" | "add_detail";
+  name: "create_shape" | "update_shape" | "delete_shape" | "reorder" | "set_viewport" | "think" | "todo" | "add_detail";
   params?: Record<string, JsonValue>;
 }

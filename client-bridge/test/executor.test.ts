@@ -12,7 +12,8 @@ class MemStorage implements Storage {
   setItem(k: string, v: string) { this.m.set(k, v) }
 }
 
-const move = (id: string, dx: number, ids = ['a']) => ({ name: 'move' as const, id, params: { ids, dx, dy: 0 } })
+// An update of one shape's x: what the steward sends for a move (layout is worked out on its mirror).
+const moveTo = (id: string, x: number, shape = 'a') => ({ name: 'update_shape' as const, id, params: { id: shape, x } })
 
 describe('executor: what each run drew', () => {
   it('reports the shapes a final action created or changed, not previews', () => {
@@ -20,7 +21,7 @@ describe('executor: what each run drew', () => {
     rig.executor.receive(env('s', 1, [geo('a', 0, 0)], true)) // a preview
     expect(rig.drawn).toEqual([])
     rig.executor.receive(env('s', 2, [geo('a', 0, 0), geo('b', 200, 0)]))
-    rig.executor.receive(env('t', 1, [move('m1', 10, ['b'])]))
+    rig.executor.receive(env('t', 1, [moveTo('m1', 10, 'b')]))
     expect(rig.drawn.map(([s, ids]) => [s, [...ids].sort()])).toEqual([
       ['s', ['shape:a']],
       ['s', ['shape:b']],
@@ -33,7 +34,7 @@ describe('executor: exactly once, in order', () => {
   it('applies each action once when envelopes are duplicated', () => {
     const rig = makeRig()
     const e1 = env('s', 1, [geo('a', 0, 0)])
-    const e2 = env('s', 2, [move('m1', 10)])
+    const e2 = env('s', 2, [moveTo('m1', 10)])
     rig.executor.receive(e1)
     rig.executor.receive(e2)
     rig.executor.receive(e2)
@@ -51,21 +52,21 @@ describe('executor: exactly once, in order', () => {
 
   it('skips an action id already applied in another envelope of the session', () => {
     const rig = makeRig()
-    rig.executor.receive(env('s', 1, [geo('a', 0, 0), move('m1', 10)]))
-    rig.executor.receive(env('s', 2, [move('m1', 10), move('m2', 5)]))
+    rig.executor.receive(env('s', 1, [geo('a', 0, 0), moveTo('m1', 10)]))
+    rig.executor.receive(env('s', 2, [moveTo('m1', 10), moveTo('m2', 15)]))
     expect(page(rig.editor).a!.x).toBe(15)
     expect(rig.acks[1]!.applied).toEqual(['m2'])
   })
 
   it('holds out-of-order envelopes until the gap fills, and asks for a resync', () => {
     const rig = makeRig()
-    rig.executor.receive(env('s', 3, [move('m3', 100)]))
-    rig.executor.receive(env('s', 2, [move('m2', 10)]))
+    rig.executor.receive(env('s', 3, [moveTo('m3', 100)]))
+    rig.executor.receive(env('s', 2, [moveTo('m2', 10)]))
     expect(page(rig.editor).a).toBeUndefined()
     expect(rig.acks).toHaveLength(0)
     expect(rig.resyncs).toEqual([{ sessionId: 's', lastSeq: 0 }])
     rig.executor.receive(env('s', 1, [geo('a', 0, 0)]))
-    expect(page(rig.editor).a!.x).toBe(110)
+    expect(page(rig.editor).a!.x).toBe(100) // seq 2 before seq 3
     // the filled gap is acked once, cumulatively: seqs 1 to 3 applied
     expect(rig.acks.map((a) => [a.seq, a.cumulative, a.applied])).toEqual([[3, true, ['c-a', 'm2', 'm3']]])
   })
@@ -80,8 +81,8 @@ describe('executor: exactly once, in order', () => {
     t += 1600
     rig.executor.sequencer.retryGaps()
     expect(rig.resyncs).toEqual([{ sessionId: 's', lastSeq: 1 }])
-    rig.executor.receive(env('s', 2, [move('m2', 10)]))
-    rig.executor.receive(env('s', 3, [move('m3', 5)]))
+    rig.executor.receive(env('s', 2, [moveTo('m2', 10)]))
+    rig.executor.receive(env('s', 3, [moveTo('m3', 15)]))
     t += 5000
     rig.executor.sequencer.retryGaps()
     expect(rig.resyncs).toHaveLength(1) // complete: nothing more to ask
@@ -96,7 +97,7 @@ describe('executor: exactly once, in order', () => {
     const rig = makeRig()
     rig.executor.receive(env('s1', 1, [geo('a', 0, 0)]))
     rig.executor.receive(env('s2', 1, [geo('b', 0, 0)]))
-    rig.executor.receive(env('s2', 2, [move('mb', 7, ['b'])]))
+    rig.executor.receive(env('s2', 2, [moveTo('mb', 7, 'b')]))
     expect(page(rig.editor).b!.x).toBe(7)
   })
 
@@ -131,18 +132,18 @@ describe('executor: partial actions', () => {
     rig.executor.receive(env('s', 2, [{ id: 'p', name: 'create_shape', params: { id: 'b', type: 'geo', x: 0, y: 0, props: { w: 10, h: 10, text: 'He' } } }], true))
     expect(rig.editor.getShape('shape:b' as TLShapeId)!.isLocked).toBe(true)
     // a partial update of an existing shape: the next version starts from the original
-    rig.executor.receive(env('s', 3, [{ id: 'u', name: 'update_shape', params: { id: 'a', x: 50 } }, move('pm', 5, ['c'])], true))
+    rig.executor.receive(env('s', 3, [{ id: 'u', name: 'update_shape', params: { id: 'a', x: 50 } }, moveTo('pm', 5, 'c')], true))
     expect([page(rig.editor).a!.x, page(rig.editor).c!.x]).toEqual([50, 5])
-    rig.executor.receive(env('s', 4, [{ id: 'u', name: 'update_shape', params: { id: 'a', x: 70 } }, move('pm', 6, ['c'])], true))
+    rig.executor.receive(env('s', 4, [{ id: 'u', name: 'update_shape', params: { id: 'a', x: 70 } }, moveTo('pm', 6, 'c')], true))
     expect([page(rig.editor).a!.x, page(rig.editor).c!.x]).toEqual([70, 6])
     rig.executor.receive(env('s', 5, [{ id: 'p', name: 'create_shape', params: { id: 'b', type: 'geo', x: 0, y: 0, props: { w: 40, h: 10, text: 'Hello' } } }]))
     const b = rig.editor.getShape('shape:b' as TLShapeId)!
     expect(b.isLocked).toBe(false)
     expect(page(rig.editor).b!.props).toMatchObject({ w: 40, text: 'Hello' })
-    rig.executor.receive(env('s', 6, [{ id: 'u', name: 'update_shape', params: { id: 'a', x: 90 } }, move('pm', 1, ['c'])]))
+    rig.executor.receive(env('s', 6, [{ id: 'u', name: 'update_shape', params: { id: 'a', x: 90 } }, moveTo('pm', 1, 'c')]))
     expect([page(rig.editor).a!.x, page(rig.editor).c!.x]).toEqual([90, 1])
     // a finished action is never applied again
-    rig.executor.receive(env('s', 7, [move('pm', 1000, ['c'])]))
+    rig.executor.receive(env('s', 7, [moveTo('pm', 1000, 'c')]))
     expect(page(rig.editor).c!.x).toBe(1)
   })
 
@@ -201,7 +202,7 @@ describe('executor: reload memory', () => {
     const storage = new MemStorage()
     const first = makeRig({ storage, key: 'steward:room1' })
     first.executor.receive(env('s', 1, [geo('a', 0, 0)]))
-    first.executor.receive(env('s', 2, [move('m1', 10)]))
+    first.executor.receive(env('s', 2, [moveTo('m1', 10)]))
     first.memory.saveNow()
 
     // "reload": a fresh editor restores the saved document, then the steward replays
@@ -210,8 +211,8 @@ describe('executor: reload memory', () => {
     editor.loadSnapshot(saved.document)
     const second = makeRig({ storage, key: 'steward:room1', editor })
     second.executor.receive(env('s', 1, [geo('a', 0, 0)]))
-    second.executor.receive(env('s', 2, [move('m1', 10)]))
-    second.executor.receive(env('s', 3, [move('m2', 1)]))
+    second.executor.receive(env('s', 2, [moveTo('m1', 10)]))
+    second.executor.receive(env('s', 3, [moveTo('m2', 11)]))
     expect(page(second.editor).a!.x).toBe(11)
     second.executor.resyncAll()
     expect(second.resyncs).toEqual([{ sessionId: 's', lastSeq: 3 }])
@@ -221,12 +222,12 @@ describe('executor: reload memory', () => {
     const storage = new MemStorage()
     const first = makeRig({ storage, key: 'k' })
     first.executor.receive(env('s', 1, [geo('a', 0, 0)]))
-    first.executor.receive(env('s', 2, [move('pm', 5)], true))
+    first.executor.receive(env('s', 2, [moveTo('pm', 5)], true))
     first.memory.saveNow()
     const editor = makeEditor()
     editor.loadSnapshot(JSON.parse(storage.getItem('k')!).document)
     const second = makeRig({ storage, key: 'k', editor })
-    second.executor.receive(env('s', 3, [move('pm', 7)]))
+    second.executor.receive(env('s', 3, [moveTo('pm', 7)]))
     expect(page(second.editor).a!.x).toBe(7)
   })
 })

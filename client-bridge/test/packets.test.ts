@@ -3,12 +3,13 @@ import { envelopesIn } from '../src/executor/packets'
 import { TOPIC_ACTION, TOPIC_ACTIONS } from '../src/protocol.gen'
 import { env, geo, makeRig, page } from './harness'
 
-const move = (id: string, dx: number) => ({ name: 'move' as const, id, params: { ids: ['a'], dx, dy: 0 } })
+// An update of a's x: what the steward sends for a move (layout is worked out on its mirror).
+const moveTo = (id: string, x: number) => ({ name: 'update_shape' as const, id, params: { id: 'a', x } })
 
 describe('steward packets: one envelope or a batch', () => {
   it('unpacks a batch in send order and acks it once per session, cumulatively', () => {
     const rig = makeRig()
-    const batch = { envelopes: [env('s', 1, [geo('a', 0, 0)]), env('t', 1, [move('m1', 10)], true), env('s', 2, [move('m2', 5)])] }
+    const batch = { envelopes: [env('s', 1, [geo('a', 0, 0)]), env('t', 1, [moveTo('m1', 10)], true), env('s', 2, [moveTo('m2', 15)])] }
     const wire = JSON.parse(JSON.stringify(batch)) as unknown
     const envelopes = envelopesIn(TOPIC_ACTIONS, wire)
     expect(envelopes?.map((e) => [e.sessionId, e.seq])).toEqual([['s', 1], ['t', 1], ['s', 2]])
@@ -22,7 +23,7 @@ describe('steward packets: one envelope or a batch', () => {
 
   it('a batch that arrives again is applied once and acked again', () => {
     const rig = makeRig()
-    const batch = { envelopes: [env('s', 1, [geo('a', 0, 0)]), env('s', 2, [move('m1', 10)])] }
+    const batch = { envelopes: [env('s', 1, [geo('a', 0, 0)]), env('s', 2, [moveTo('m1', 10)])] }
     for (let i = 0; i < 2; i++) rig.executor.receiveAll(envelopesIn(TOPIC_ACTIONS, batch) ?? [])
     expect(page(rig.editor).a!.x).toBe(10)
     // the duplicate batch is acked again (the steward may have lost the ack), applied once

@@ -38,12 +38,8 @@ describe('parity with the Python reference', () => {
   for (const [name, frames] of Object.entries(fixtures as unknown as Record<string, Frame[]>)) {
     it(name, () => {
       const rig = makeRig()
-      let orderComparable = true
       frames.forEach((frame, i) => {
-        // Known model difference: the reference keeps a group's children at their own places
-        // in one global order, tldraw keeps them inside the group's z-layer, so after an
-        // ungroup the orders differ. And tldraw keeps a bound arrow just above its targets.
-        if (frame.action.name === 'ungroup') orderComparable = false
+        // Known model difference: tldraw keeps a bound arrow just above its targets.
         rig.executor.receive(env('s', i + 1, [frame.action as never]))
         const got = page(rig.editor)
         const want = frame.page
@@ -52,7 +48,7 @@ describe('parity with the Python reference', () => {
         // z-order among siblings follows the reference's key order
         const parents = new Set(want.map((r) => r.parentId ?? null))
         const boundArrows = new Set(want.filter((r) => r.type === 'arrow' && r.bindings && (r.bindings.start || r.bindings.end)).map((r) => r.id))
-        for (const parent of orderComparable ? parents : []) {
+        for (const parent of parents) {
           const order = (ids: string[]) => ids.filter((id) => !boundArrows.has(id))
           const wantIds = want.filter((r) => (r.parentId ?? null) === parent).map((r) => r.id)
           const gotIds = Object.values(got).filter((r) => (r.parentId ?? null) === parent).map((r) => r.id)

@@ -1,29 +1,35 @@
-"""The reference implementation of the wire verbs on a map of shape records.
+"""The reference implementation of the wire verbs on a map of shape records, and of the
+layout verbs the steward previews on its mirror.
 
 The steward's `CanvasMirror`, the Python headless client and (by translation) the browser
-bridge apply actions exactly like this, so they all compute the same canvas. The full spec is
-in docs/WIRE-VERBS.md; in short:
+bridge apply wire actions exactly like this, so they all compute the same canvas. The full
+spec is in docs/WIRE-VERBS.md; in short:
 
 Shape record: ``{id, type, x, y, rotation, parentId?, bindings?, props{...}}`` with page
 coordinates, ids without the ``shape:`` prefix, plain ``text`` props, arrow ``bindings`` as
 ``{start, end}`` shape ids, and the key order of the map as the z-order (back to front).
 
-Params per verb (ids that do not exist are skipped):
+Params per wire verb (ids that do not exist are skipped):
 
 - ``create_shape``  {id, type, x, y, rotation?, parentId?, bindings?, meta?, props}
 - ``update_shape``  {id, type?, x?, y?, rotation?, parentId?, bindings?, meta?, props?}
   (props, meta and bindings merge key by key; a ``null`` prop/meta value removes the key)
 - ``delete_shape``  {ids}  (descendants go too; arrow bindings to them become null)
+- ``reorder``       {ids, to, target?}  front|back|forward|backward, or behind|in_front
+  of the shape `target` (no change when it does not exist or is one of `ids`)
+- ``set_viewport``  {x, y, w, h};  ``think`` {text};  ``todo`` {items:[{id,text,status}]};
+  ``add_detail`` {text}  (no canvas change)
+
+Layout verbs never go on the wire: an arrange action applies one to a copy of the mirror
+(`apply_layout`) and sends what changed as ``update_shape`` (`actions/arrange/mirror_diff.py`),
+so every browser gets records, not geometry to recompute:
+
 - ``move``          {ids, dx, dy}
 - ``resize``        {ids, scaleX, scaleY, originX, originY}
 - ``rotate``        {ids, angle, originX, originY}  (radians, delta)
-- ``group``         {id, ids};  ``ungroup`` {ids}
 - ``align``         {ids, alignment}  left|center-horizontal|right|top|center-vertical|bottom
 - ``distribute``    {ids, direction}  horizontal|vertical
 - ``stack``         {ids, direction, gap}
-- ``reorder``       {ids, to}  front|back|forward|backward
-- ``set_viewport``  {x, y, w, h};  ``think`` {text};  ``todo`` {items:[{id,text,status}]};
-  ``add_detail`` {text}  (no canvas change)
 """
 
 from __future__ import annotations
@@ -31,10 +37,10 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal
 
 from steward.canvas import layout
-from steward.canvas.bounds import local_box, num, rotate_point, shape_bounds, union
+from steward.canvas.bounds import local_box, num, rotate_point
 from steward.canvas.draw import split_straight
 from steward.protocol.messages import WireAction
 
@@ -44,7 +50,7 @@ Shapes = dict[str, Shape]
 # Verbs that never change the canvas.
 UI_ONLY_VERBS = frozenset({"set_viewport", "think", "todo", "add_detail"})
 # Verbs whose revert must also restore the z-order (they remove or reorder records).
-ORDER_VERBS = frozenset({"delete_shape", "reorder", "ungroup"})
+ORDER_VERBS = frozenset({"delete_shape", "reorder"})
 
 
 def _ids(params: dict[str, Any]) -> list[str]:
@@ -94,11 +100,6 @@ def affected_ids(shapes: Shapes, action: WireAction) -> list[str]:
             and gone_set.intersection(v for v in s["bindings"].values() if isinstance(v, str))
         ]
         return gone + arrows
-    if name == "group":
-        gid = p.get("id")
-        return ([gid] if isinstance(gid, str) else []) + [i for i in ids if i in shapes]
-    if name == "ungroup":
-        return descendants(shapes, ids)
     return descendants(shapes, ids)
 
 
@@ -187,14 +188,20 @@ def _flip(s: Shape, props: dict[str, Any], fx: bool, fy: bool) -> None:
                 geo = props["geo"] = mirror[geo]
 
 
-def _reorder(shapes: Shapes, ids: list[str], to: str) -> None:
+def _reorder(shapes: Shapes, ids: list[str], to: str, target: Any = None) -> None:
     moving = [sid for sid in shapes if sid in set(ids)]
     if not moving:
         return
     moving_set = set(moving)
     order = list(shapes)
     rest = [sid for sid in order if sid not in moving_set]
-    if to == "front":
+    if to in ("behind", "in_front"):
+        # Relative to one named shape (tldraw's editor places by index the same way).
+        if not isinstance(target, str) or target not in rest:
+            return
+        anchor = rest.index(target) + (1 if to == "in_front" else 0)
+        new_order = rest[:anchor] + moving + rest[anchor:]
+    elif to == "front":
         new_order = rest + moving
     elif to == "back":
         new_order = moving + rest
@@ -291,36 +298,6 @@ def _delete(shapes: Shapes, ids: list[str]) -> None:
                     binds[k] = None
 
 
-def _group(shapes: Shapes, p: dict[str, Any]) -> None:
-    gid = p.get("id")
-    kids = [i for i in _ids(p) if i in shapes and i != gid]
-    if not isinstance(gid, str) or not gid or not kids:
-        return
-    box = union(shape_bounds(shapes[k], shapes) for k in kids)
-    assert box is not None
-    parent = shapes[kids[0]].get("parentId")
-    shapes[gid] = {"id": gid, "type": "group", "x": box.x, "y": box.y, "rotation": 0.0, "props": {}}
-    if isinstance(parent, str):
-        shapes[gid]["parentId"] = parent
-    for k in kids:
-        shapes[k]["parentId"] = gid
-
-
-def _ungroup(shapes: Shapes, ids: list[str]) -> None:
-    for gid in ids:
-        group = shapes.get(gid)
-        if group is None or group.get("type") != "group":
-            continue
-        parent = group.get("parentId")
-        for s in shapes.values():
-            if s.get("parentId") == gid:
-                if isinstance(parent, str):
-                    s["parentId"] = parent
-                else:
-                    s.pop("parentId", None)
-        del shapes[gid]
-
-
 def _move(shapes: Shapes, p: dict[str, Any]) -> None:
     dx, dy = num(p.get("dx")), num(p.get("dy"))
     for sid in descendants(shapes, _ids(p)):
@@ -358,16 +335,24 @@ _HANDLERS: dict[str, Callable[[Shapes, dict[str, Any]], None]] = {
     "create_shape": _create,
     "update_shape": _update,
     "delete_shape": lambda s, p: _delete(s, _ids(p)),
+    "reorder": lambda s, p: _reorder(s, _ids(p), str(p.get("to") or "front"), p.get("target")),
+}
+
+LayoutVerb = Literal["move", "resize", "rotate", "align", "distribute", "stack"]
+LAYOUT_VERBS: tuple[str, ...] = LayoutVerb.__args__  # type: ignore[attr-defined]
+_LAYOUT: dict[str, Callable[[Shapes, dict[str, Any]], None]] = {
     "move": _move,
     "resize": _resize,
     "rotate": _rotate,
-    "group": _group,
-    "ungroup": lambda s, p: _ungroup(s, _ids(p)),
     "align": lambda s, p: _layout(s, "align", p),
     "distribute": lambda s, p: _layout(s, "distribute", p),
     "stack": lambda s, p: _layout(s, "stack", p),
-    "reorder": lambda s, p: _reorder(s, _ids(p), str(p.get("to") or "front")),
 }
+
+
+def apply_layout(shapes: Shapes, verb: LayoutVerb, params: dict[str, Any]) -> None:
+    """Apply one layout verb to `shapes` in place (a preview of the mirror, never sent)."""
+    _LAYOUT[verb](shapes, params)
 
 
 def apply_wire_action(shapes: Shapes, action: WireAction) -> None:

@@ -7,7 +7,7 @@ side reads natural TypeScript.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 from pydantic.alias_generators import to_camel
@@ -32,19 +32,14 @@ from steward.protocol.limits import (
 from steward.protocol.names import PROTOCOL_VERSION
 
 Id = Field(min_length=1, max_length=MAX_ID_CHARS)
+FairyId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
 
+# What the steward sends browsers to apply. Layout (move, align, ...) is worked out on the
+# steward's mirror and sent as `update_shape` records (`steward.canvas.apply.LayoutVerb`).
 WireVerb = Literal[
     "create_shape",
     "update_shape",
     "delete_shape",
-    "move",
-    "resize",
-    "rotate",
-    "group",
-    "ungroup",
-    "align",
-    "distribute",
-    "stack",
     "reorder",
     "set_viewport",
     "think",
@@ -212,7 +207,13 @@ class PromptRequest(WireModel):
     message: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
     bounds: Box | None = None
     selection: list[str] | None = None
+    # A fairy reached as it is (its own role; a name not in the room reaches its lead).
     fairy: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    # The fairies the prompt is for, in the order picked: one works it solo, two as a duo
+    # (the first leads and also draws), three or more as a project the first one leads.
+    fairies: list[FairyId] | None = Field(
+        default=None, min_length=1, max_length=MAX_FAIRIES_PER_ROOM
+    )
 
     _bounds = field_validator("bounds")(bounded_box)
 

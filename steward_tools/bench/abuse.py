@@ -22,7 +22,7 @@ prompt-to-done time after the attacks over her time before them (median of 3 eac
 median, and `flood_phases_s` where the flood's seconds went (each flooder's first byte counted,
 first strike, mute and LiveKit's answer to it; the last packet dropped from a muted sender).
 The steward's RSS growth (`rss_mb_growth`) is this process's: the floods are sent from
-child processes (`steward_tools.bench.flooder`), and the attackers whose clients still run
+child processes (`steward_tools.rigs.flooder`), and the attackers whose clients still run
 here connect before the baseline, so neither their connections nor the senders' buffers are
 counted as the steward's; what their attacks make those clients hold still is
 (`rss_mb_growth_method` puts the old, all-attackers-counted estimate beside it).
@@ -56,10 +56,11 @@ from steward.protocol.names import (
 )
 from steward.room.runtime import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
-from steward_tools.bench.flooder import Flooders, flood
-from steward_tools.bench.harness import Stack, bounded, self_rss_mb, start_api_stack
-from steward_tools.bench.stream_sender import COMPRESSED_MIB, send_watching
+from steward_tools.bench.harness import Stack, self_rss_mb, start_api_stack
 from steward_tools.headless.client import Faults, HeadlessClient
+from steward_tools.rigs.flooder import Flooders, flood
+from steward_tools.rigs.stream_sender import COMPRESSED_MIB, send_watching
+from steward_tools.waiting import bounded, wait_until
 
 PROMPT = "draw a flow chart of our signup"
 # Log events that record a refusal (each names the participant or peer and a reason).
@@ -134,7 +135,12 @@ class Abuse:
         await c.connect()
         self.clients.append(c)
         runtime = self.stack.service.rooms[room or self.room]
-        await _until(lambda: runtime.participants.get(identity) is not None, 10)
+        await wait_until(
+            lambda: runtime.participants.get(identity) is not None,
+            10,
+            f"{identity} seen",
+            every=0.02,
+        )
         return c
 
     async def attempt(
@@ -153,12 +159,14 @@ class Abuse:
     async def set_grant(self, c: HeadlessClient, value: str) -> None:
         await c.room.local_participant.set_attributes({ATTR_CAN_PROMPT: value})
         runtime = self.stack.service.rooms[c_room(c)]
-        await _until(
+        await wait_until(
             lambda: (
                 (m := runtime.participants.get(c.identity)) is not None
                 and m.attributes.get(ATTR_CAN_PROMPT) == value
             ),
             10,
+            f"{c.identity}'s grant seen",
+            every=0.02,
         )
 
     async def refused_prompt(self, c: HeadlessClient) -> tuple[bool, bool, str]:
@@ -189,14 +197,6 @@ async def connect_attackers(a: Abuse) -> None:
 
 def c_room(c: HeadlessClient) -> str:
     return c.room.name
-
-
-async def _until(cond: Callable[[], bool], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met")
-        await asyncio.sleep(0.02)
 
 
 async def honest_run(ann: HeadlessClient, timeout: float = 60) -> float | None:
@@ -349,7 +349,7 @@ async def storage_attacks(a: Abuse, pool: Any, big: Flooders, out: dict[str, Any
         async def text_stream(topic: str = topic) -> tuple[bool, bool, str]:
             before = refusals_of("trudy")
             await lp.send_text("x" * 100_000, topic=topic, destination_identities=to)
-            await _until(lambda: refusals_of("trudy") > before, 10)
+            await wait_until(lambda: refusals_of("trudy") > before, 10, "trudy refused", every=0.02)
             return True, False, topic
 
         await a.attempt(f"unsolicited_text_stream_{topic}", text_stream)
@@ -358,7 +358,7 @@ async def storage_attacks(a: Abuse, pool: Any, big: Flooders, out: dict[str, Any
         async def byte_stream(topic: str = topic) -> tuple[bool, bool, str]:
             before = refusals_of("trudy")
             await lp.send_bytes(b"\0" * 100_000, topic=topic, destination_identities=to)
-            await _until(lambda: refusals_of("trudy") > before, 10)
+            await wait_until(lambda: refusals_of("trudy") > before, 10, "trudy refused", every=0.02)
             return True, False, topic
 
         await a.attempt(f"unsolicited_byte_stream_{topic}", byte_stream)
@@ -369,8 +369,11 @@ async def storage_attacks(a: Abuse, pool: Any, big: Flooders, out: dict[str, Any
         sent = await big.result(60)
         out["big_rss_mb_growth"] = sent.get("rss_mb_growth")
         # Each refused, or the sender muted at the first one's header (the rest dropped).
-        await _until(
-            lambda: refusals_of("oscar") >= before + 4 or "oscar" in a.runtime.abuse.muted, 30
+        await wait_until(
+            lambda: refusals_of("oscar") >= before + 4 or "oscar" in a.runtime.abuse.muted,
+            30,
+            "oscar's streams refused",
+            every=0.02,
         )
         refused = refusals_of("oscar") - before
         return True, False, f"4 x 5 MiB on agent:context, refused={refused} sent={sent['sent']}"
@@ -444,7 +447,7 @@ def _muted(c: HeadlessClient) -> bool:
 
 
 # Floods (identity, topic, count, size, stream or packets) sent from a child process
-# (`steward_tools.bench.flooder`), so neither the senders' SDK buffers nor their CPU are
+# (`steward_tools.rigs.flooder`), so neither the senders' SDK buffers nor their CPU are
 # counted as the steward's: four 5 MiB streams on a topic the steward reads when asked, and
 # the unread-topic floods.
 BIG_STREAMS = (("oscar", TOPIC_CONTEXT, 4, 5 << 20, True),)
@@ -471,7 +474,12 @@ async def start_flooders(a: Abuse, floods: tuple[Flood, ...]) -> Flooders:
         for who, topic, count, size, stream in floods
     ]
     flooders = await Flooders.start(s.url, a.stack.settings.steward_identity, specs)
-    await _until(lambda: all(a.runtime.participants.get(f[0]) for f in floods), 20)
+    await wait_until(
+        lambda: all(a.runtime.participants.get(f[0]) for f in floods),
+        20,
+        "the flooders seen",
+        every=0.02,
+    )
     return flooders
 
 
@@ -497,7 +505,12 @@ async def flow_attacks(
 
     async def unread_topic_floods() -> tuple[bool, bool, str]:
         async def all_muted() -> float:
-            await _until(lambda: {f[0] for f in FLOODS} <= a.runtime.abuse.muted, 30)
+            await wait_until(
+                lambda: {f[0] for f in FLOODS} <= a.runtime.abuse.muted,
+                30,
+                "the flooders muted",
+                every=0.02,
+            )
             return round(time.monotonic() - started, 2)
 
         started = time.monotonic()
@@ -527,7 +540,7 @@ async def flow_attacks(
                 continue
             granted += reply.session_id is not None
             refused += reply.session_id is None
-        await _until(lambda: "pam" in a.runtime.abuse.muted, 10)
+        await wait_until(lambda: "pam" in a.runtime.abuse.muted, 10, "pam muted", every=0.02)
         lines = a.refusal_log.refusals["prompt_refused"]
         return granted == 0, granted > 0 or refused > 60, f"refused={refused} log_lines={lines}"
 
@@ -537,7 +550,9 @@ async def flow_attacks(
     async def never_acker() -> tuple[bool, bool, str]:
         rt = a.runtime
         first = await honest_run(a.ann)
-        await _until(lambda: rt.broadcaster.gate.owes_ack("nick"), 15)
+        await wait_until(
+            lambda: rt.broadcaster.gate.owes_ack("nick"), 15, "nick owing an ack", every=0.02
+        )
         dups = nick.stats.duplicates_received
         reply = await a.ann.prompt(PROMPT)
         if reply.session_id:
@@ -631,7 +646,9 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         s = stack.server
         ann = HeadlessClient.create(s.url, s.api_key, s.api_secret, room=room, identity="ann")
         await ann.connect()
-        await _until(lambda: runtime.participants.get("ann") is not None, 10)
+        await wait_until(
+            lambda: runtime.participants.get("ann") is not None, 10, "ann seen", every=0.02
+        )
         a = Abuse(stack, runtime, ann, refusal_log, clients=[ann])
         base_runs = [await honest_run(ann) for _ in range(3)]
         flow_clients = await flow_attackers(a)

@@ -47,20 +47,21 @@ from steward.protocol.messages import ActionEnvelope
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.turns.bounds_guard import belongs
-from steward_tools.bench.anthropic_server import MessagesServer, Reply
-from steward_tools.bench.clients import canvas_hash
 from steward_tools.bench.fuzz_live import Observer, observing
-from steward_tools.bench.harness import bounded, start_stack, wait_until
-from steward_tools.bench.openai_server import ChatCompletionsServer
-from steward_tools.bench.request_text import RequestView, read_request
-from steward_tools.bench.responders import (
+from steward_tools.bench.harness import start_stack
+from steward_tools.headless.client import HeadlessClient
+from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.anthropic_server import MessagesServer, Reply
+from steward_tools.rigs.clients import canvas_hash
+from steward_tools.rigs.openai_server import ChatCompletionsServer
+from steward_tools.rigs.request_text import RequestView, read_request
+from steward_tools.rigs.responders import (
     PlanResponder,
     SchemaResponder,
     continuation,
     random_chunks,
 )
-from steward_tools.headless.client import HeadlessClient
-from steward_tools.livekit_server import LiveKitServer
+from steward_tools.waiting import bounded, wait_until
 
 TARGET_OUTPUTS = 500
 CLIENTS = ("alice", "bob", "carol")

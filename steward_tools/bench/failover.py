@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -62,22 +61,20 @@ from steward.protocol.messages import ActionEnvelope
 from steward.protocol.names import ATTR_READY
 from steward.room.workers.livekit_admin import LiveKitAdmin
 from steward.store.embedded import EmbeddedPostgres
-from steward_tools.bench.anthropic_server import MessagesServer
-from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.faults import converged, outbox_state, prompt_retrying
 from steward_tools.bench.harness import (
     Marks,
-    bounded,
-    kill_process,
     loop_lag,
     percentiles,
     rooms_spec,
-    start_module,
-    wait_until,
 )
-from steward_tools.bench.responders import PlanResponder
 from steward_tools.livekit_cluster import LiveKitCluster
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.anthropic_server import MessagesServer
+from steward_tools.rigs.clients import TimedClient
+from steward_tools.rigs.participant import ParticipantProcess
+from steward_tools.rigs.responders import PlanResponder
+from steward_tools.waiting import bounded, wait_until
 
 log = get_logger(__name__)
 
@@ -133,31 +130,32 @@ class Room:
 
 
 class Observer:
-    """`steward_tools.bench.observer` in its own process: when a hidden participant with no
+    """`steward_tools.rigs.observer` in its own process: when a hidden participant with no
     traffic of its own saw each room's steward ready (wall clock), beside the clients."""
 
     def __init__(self, server: LiveKitServer, rooms: list[str]) -> None:
         self.spec = rooms_spec(server, get_settings().steward_identity, rooms)
         self.sightings: dict[str, list[tuple[str, float]]] = {}
-        self.proc: asyncio.subprocess.Process | None = None
+        self.child: ParticipantProcess | None = None
         self._reader: asyncio.Task[None] | None = None
 
     async def start(self, timeout: float = 60) -> None:
-        self.proc = await start_module("steward_tools.bench.observer", self.spec)
-        ready = asyncio.get_running_loop().create_future()
-        self._reader = asyncio.ensure_future(self._read(ready))
-        await bounded(ready, timeout, "the observer connecting")
+        self.child = await ParticipantProcess.start(
+            "steward_tools.rigs.observer",
+            self.spec,
+            timeout=timeout,
+            what="the observer connecting",
+        )
+        for seen in self.child.early:  # the stewards already there, reported while it connected
+            self._saw(seen)
+        self._reader = asyncio.ensure_future(self._read(self.child))
 
-    async def _read(self, ready: asyncio.Future[None]) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        while line := await self.proc.stdout.readline():
-            seen = json.loads(line)
-            if seen.get("event") == "ready":
-                ready.set_result(None)
-            else:  # the stewards already there are reported while it connects
-                self.sightings.setdefault(seen["room"], []).append((seen["sid"], seen["t"]))
-        if not ready.done():
-            ready.set_exception(RuntimeError("the observer exited before it was ready"))
+    async def _read(self, child: ParticipantProcess) -> None:
+        async for seen in child.lines():
+            self._saw(seen)
+
+    def _saw(self, seen: dict[str, Any]) -> None:
+        self.sightings.setdefault(seen["room"], []).append((seen["sid"], seen["t"]))
 
     def saw_ready(self, room: str, old_sid: str | None, after: float) -> float | None:
         """When it first saw a steward other than `old_sid` ready after `after`."""
@@ -167,7 +165,8 @@ class Observer:
     async def stop(self) -> None:
         if self._reader is not None:
             self._reader.cancel()
-        await kill_process(self.proc)
+        if self.child is not None:
+            await self.child.kill()
 
 
 class Workers:
@@ -291,6 +290,10 @@ async def _unfinished(db_url: str, rooms: list[str]) -> list[str]:
 async def _projects_done(db_url: str, rooms: list[str]) -> int:
     sql = "SELECT count(*) FROM fairy_projects WHERE room_id = ANY($1) AND status = 'done'"
     return await _count(db_url, sql, rooms)
+
+
+async def _all_projects_done(db_url: str, rooms: list[str], want: int) -> bool:
+    return await _projects_done(db_url, rooms) >= want
 
 
 async def _takeovers(db_url: str, rooms: list[str]) -> int:
@@ -501,8 +504,8 @@ async def run(
             await asyncio.gather(*(_served_again(r) for r in of_killed if r.name in recovery))
         )
         with contextlib.suppress(TimeoutError):
-            await wait_until_async(
-                lambda: _projects_done(db_url, names), rooms, 90, "projects done"
+            await wait_until(
+                lambda: _all_projects_done(db_url, names, rooms), 90, "projects done", every=0.5
             )
         done = await _projects_done(db_url, names)
         lost = duplicated = out_of_order = 0
@@ -597,14 +600,6 @@ async def run(
             cluster.stop()
         else:
             server.stop()
-
-
-async def wait_until_async(probe: Any, want: int, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while await probe() < want:
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not within {timeout:.0f}s")
-        await asyncio.sleep(0.5)
 
 
 def _per_node(cluster: LiveKitCluster | None, rooms: list[str]) -> list[int]:

@@ -38,10 +38,10 @@ from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope, WireAction
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
 from steward.store.embedded import EmbeddedPostgres
-from steward_tools.bench.clients import TimedClient
-from steward_tools.bench.harness import bounded
 from steward_tools.headless.client import Faults
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.clients import TimedClient
+from steward_tools.waiting import bounded
 
 log = get_logger(__name__)
 

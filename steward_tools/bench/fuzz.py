@@ -53,10 +53,10 @@ from steward.room.inbound.stream_inbox import (
 )
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment, pack
 from steward.room.outbound.relay import edit_to_actions
-from steward_tools.bench import mutate
-from steward_tools.bench.fuzz_seeds import SEEDS, SHAPE_SEEDS
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession
+from steward_tools.rigs import mutate
+from steward_tools.rigs.fuzz_seeds import SEEDS, SHAPE_SEEDS
 
 LIMITS: dict[type[WireModel], int] = {
     Ack: MAX_ENVELOPE_BYTES,

@@ -18,7 +18,7 @@ get a complete run with identical canvases.
 
 Payloads come from hypothesis strategies (drawn deterministically up front: the network is too
 slow to let hypothesis drive and shrink each example) and from the seeded mutators of
-`steward_tools.bench.mutate`, so a run is reproduced by its seed.
+`steward_tools.rigs.mutate`, so a run is reproduced by its seed.
 """
 
 from __future__ import annotations
@@ -85,12 +85,12 @@ from steward.protocol.names import (
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.task_set import TaskSet
-from steward_tools.bench import mutate
-from steward_tools.bench.clients import canvas_hash
-from steward_tools.bench.fuzz_seeds import SEEDS, SHAPE_SEEDS
-from steward_tools.bench.harness import wait_until
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs import mutate
+from steward_tools.rigs.clients import canvas_hash
+from steward_tools.rigs.fuzz_seeds import SEEDS, SHAPE_SEEDS
+from steward_tools.waiting import wait_until
 
 DATA_TOPICS: dict[str, type[WireModel]] = {
     TOPIC_ACK: Ack,
@@ -652,7 +652,8 @@ async def _room_a_still_serves(service: StewardService, runtime: RoomRuntime) ->
 
 async def run_bench(per_path: int = 40, seed: int = 1, limit_s: float = 120.0) -> dict[str, Any]:
     """`steward bench fuzz --live`: its own livekit-server, Postgres and steward."""
-    from steward_tools.bench.harness import bounded, start_api_stack
+    from steward_tools.bench.harness import start_api_stack
+    from steward_tools.waiting import bounded
 
     stack = await start_api_stack("fuzz", tokens_per_s=400.0)
     try:

@@ -20,7 +20,6 @@ import gc
 import json
 import os
 import resource
-import sys
 import tempfile
 import time
 import uuid
@@ -42,6 +41,8 @@ from steward.service import StewardService
 from steward.store.embedded import EmbeddedPostgres
 from steward.store.outbox import OutboxRow
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.participant import ParticipantProcess
+from steward_tools.waiting import bounded
 
 
 async def loop_lag(marks: Marks, period: float = 0.05) -> None:
@@ -317,14 +318,6 @@ async def start_api_stack(label: str, **overrides: Any) -> Stack:
     return stack
 
 
-async def bounded(coro: Awaitable[Any], timeout: float, what: str) -> Any:
-    """Await with a deadline; a benchmark never hangs."""
-    try:
-        return await asyncio.wait_for(coro, timeout)
-    except TimeoutError as err:
-        raise TimeoutError(f"{what} did not finish within {timeout:.0f}s") from err
-
-
 def rooms_spec(server: LiveKitServer, steward: str, rooms: list[str]) -> dict[str, Any]:
     """What a participant process of a bench needs to join `rooms` (clients, observer)."""
     return {
@@ -336,78 +329,35 @@ def rooms_spec(server: LiveKitServer, steward: str, rooms: list[str]) -> dict[st
     }
 
 
-async def start_module(module: str, spec: dict[str, Any], **kw: Any) -> asyncio.subprocess.Process:
-    """`python -m module` with stdin and stdout piped, its JSON spec written as the first line."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        module,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        **kw,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write((json.dumps(spec) + "\n").encode())
-    await proc.stdin.drain()
-    return proc
-
-
-async def kill_process(proc: asyncio.subprocess.Process | None) -> None:
-    if proc is not None and proc.returncode is None:
-        proc.kill()
-        with contextlib.suppress(Exception):
-            await proc.wait()
-
-
 class ClientProcess:
-    """The headless clients of a run, in their own process (see `steward_tools.bench.clients`), so
+    """The headless clients of a run, in their own process (`steward_tools.rigs.clients`), so
     the steward's CPU and memory are measured alone."""
 
     def __init__(self, stack: Stack, rooms: list[str], **spec: Any) -> None:
         self.spec = {**rooms_spec(stack.server, stack.settings.steward_identity, rooms), **spec}
-        self.proc: asyncio.subprocess.Process | None = None
+        self.child: ParticipantProcess | None = None
         self.pid: int | None = None
 
     async def start(self, timeout: float) -> None:
-        self.proc = await start_module(
-            "steward_tools.bench.clients", self.spec, limit=256 * 1024 * 1024
+        self.child = await ParticipantProcess.start(
+            "steward_tools.rigs.clients", self.spec, timeout=timeout, what="connecting the clients"
         )
-        self.pid = self.proc.pid
-        line = await bounded(self._line(), timeout, "connecting the clients")
-        if line.get("event") != "ready":
-            raise RuntimeError(f"client process: {line}")
-
-    async def _line(self) -> dict[str, Any]:
-        assert self.proc is not None and self.proc.stdout is not None
-        raw = await self.proc.stdout.readline()
-        if not raw:
-            raise RuntimeError("the client process exited early")
-        value: dict[str, Any] = json.loads(raw)
-        return value
+        self.pid = self.child.pid
 
     async def go(self, timeout: float) -> dict[str, Any]:
-        assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write(b"go\n")
-        await self.proc.stdin.drain()
-        result: dict[str, Any] = await bounded(self._line(), timeout, "the client run")
-        await bounded(self.proc.wait(), 30, "the client process exit")
+        assert self.child is not None
+        await self.child.send("go")
+        result = await self.child.read(timeout, "the client run")
+        await bounded(self.child.proc.wait(), 30, "the client process exit")
         return result
 
     def cpu_s(self) -> float | None:
         """User + system CPU of the client process so far (from /proc)."""
-        return _proc_cpu_s(self.pid) if self.pid else None
+        return self.child.cpu_s() if self.child else None
 
     async def kill(self) -> None:
-        await kill_process(self.proc)
-
-
-def _proc_cpu_s(pid: int) -> float | None:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
+        if self.child is not None:
+            await self.child.kill()
 
 
 def process_tree_cpu_s(pid: int) -> float:
@@ -476,11 +426,3 @@ def rss_mb(pid: int | str) -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return 0.0
-
-
-async def wait_until(cond: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not within {timeout:.0f}s")
-        await asyncio.sleep(0.05)

@@ -3,7 +3,7 @@
 One steward (this process) serves one room with `--clients` headless clients (another
 process); the first client sends `--prompts` prompts one after another to the scripted model.
 `--browsers` runs the same with Chromium tabs on the client-bridge demo page instead (see
-`steward_tools.bench.browsers`), then times the host screenshot (`steward_tools.bench.screenshot`).
+`steward_tools.rigs.browsers`), then times the host screenshot (`steward_tools.bench.screenshot`).
 The prompter "types" each prompt for `--typing-ms` after a composing hint (the steward
 prefetches the prompter's context meanwhile); `--cold-prompts` more are sent without one
 (`prompt_to_model_cold_ms`), and each prompt's context source is reported.
@@ -26,19 +26,18 @@ from steward.commands.setup import print_json
 from steward.obs.logging import configure_logging
 from steward.room.runtime import RoomRuntime
 from steward_tools.bench import screenshot
-from steward_tools.bench.browsers import PAGE_SETTINGS, Browsers, PageServer
-from steward_tools.bench.clients import canvas_hash
 from steward_tools.bench.harness import (
     ClientProcess,
     Marks,
     Stack,
-    bounded,
     percentiles,
     sampling,
     start_stack,
-    wait_until,
 )
 from steward_tools.bench.raw import RATIO_TARGETS, RawProbes, against_raw, slowest_delivery_ms
+from steward_tools.rigs.browsers import PAGE_SETTINGS, Browsers, PageServer
+from steward_tools.rigs.clients import canvas_hash
+from steward_tools.waiting import bounded, wait_until
 
 MESSAGES = [
     "draw a flow chart of our signup",

@@ -24,12 +24,10 @@ from steward.commands.setup import print_json
 from steward.obs import metrics
 from steward.obs.gc_pauses import watch_gc_pauses
 from steward.obs.logging import configure_logging
-from steward_tools.bench.clients import canvas_hash
 from steward_tools.bench.harness import (
     ClientProcess,
     Marks,
     Stack,
-    bounded,
     busiest_threads,
     percentiles,
     process_tree_cpu_s,
@@ -38,10 +36,11 @@ from steward_tools.bench.harness import (
     self_rss_mb,
     start_stack,
     thread_cpu_s,
-    wait_until,
 )
 from steward_tools.bench.raw import cpu_floor, ratio
 from steward_tools.bench.spy import Sampler
+from steward_tools.rigs.clients import canvas_hash
+from steward_tools.waiting import bounded, wait_until
 
 TARGET_OVERHEAD_P95_MS = 10.0
 ROOMS_PER_CLIENT = 10

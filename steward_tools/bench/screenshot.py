@@ -33,8 +33,8 @@ from steward.protocol.images import sniff
 from steward.protocol.messages import Box
 from steward.protocol.names import TOPIC_CONTEXT, TOPIC_SCREENSHOT
 from steward.room.runtime import RoomRuntime
-from steward_tools.bench.browsers import Browsers, wait_host
 from steward_tools.bench.harness import Stack, percentiles
+from steward_tools.rigs.browsers import Browsers, wait_host
 
 WIDTH, HEIGHT = 1280, 800
 

@@ -27,10 +27,11 @@ from steward.obs.logging import configure_logging
 from steward.obs.stage_hooks import Stage, StageEvent
 from steward.room.outbound.envelopes import envelopes_in
 from steward.voice.local_stt import decode_pcm, make_decoder
-from steward_tools.bench.harness import Stack, bounded, percentiles, start_stack, wait_until
+from steward_tools.bench.harness import Stack, percentiles, start_stack
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.voice.microphone import WavMicrophone
 from steward_tools.voice.speech import read_pcm, speak
+from steward_tools.waiting import bounded, wait_until
 
 ADDRESSED = (
     "steward, draw a flow chart of our sign up",

@@ -22,7 +22,8 @@ from aiohttp import web
 
 from steward.model.base import estimate_tokens
 from steward.obs.logging import get_logger
-from steward_tools.bench.anthropic_server import (
+from steward_tools.by_hand import parking
+from steward_tools.rigs.anthropic_server import (
     PING,
     block_stop,
     error_event,
@@ -32,7 +33,6 @@ from steward_tools.bench.anthropic_server import (
     text_block_start,
     text_delta,
 )
-from steward_tools.by_hand import parking
 
 log = get_logger(__name__)
 

@@ -7,9 +7,9 @@ from collections.abc import Callable
 import pytest
 from livekit import rtc
 
-from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.raw import cpu_floor
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.clients import TimedClient
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.integration

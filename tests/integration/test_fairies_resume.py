@@ -28,8 +28,8 @@ from steward.protocol.messages import WireAction
 from steward.store.database import Database
 from steward.store.fairies import FairyStore
 from steward.store.outbox import Outbox
-from steward_tools.bench.responders import PlanResponder
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
+from steward_tools.rigs.responders import PlanResponder
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import StartFake
 from tests.support.drone_counts import by_task, planned_per_task

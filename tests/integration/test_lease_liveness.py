@@ -19,10 +19,10 @@ from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.leases import LeaseHeld, LeaseKeeper, RoomLeases
 from steward.store.liveness import NAMESPACE, Liveness
-from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.failover import Room, unfenced
 from steward_tools.bench.faults import converged
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.clients import TimedClient
 from tests.conftest import wait_for
 from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import prompt_until_accepted, room_settings, spawn_join, stop_group

@@ -16,9 +16,9 @@ from PIL import Image
 from steward.model.anthropic_model import AnthropicModel
 from steward.model.base import PREFILL, ModelError, ModelRequest, Usage, estimate_tokens
 from steward.model.replay import ReplayModel
-from steward_tools.bench.harness import wait_until
 from steward_tools.by_hand import parking
 from steward_tools.by_hand.server import TRANSCRIPT, HandServer
+from steward_tools.waiting import wait_until
 
 ANSWER = '{"actions": [{"_type": "message", "text": "a red circle, drawn by hand"}]}'
 

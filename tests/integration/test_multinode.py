@@ -24,8 +24,6 @@ from pathlib import Path
 import pytest
 
 from steward.room.workers.livekit_admin import LiveKitAdmin
-from steward_tools.bench.anthropic_server import MessagesServer
-from steward_tools.bench.clients import TimedClient
 from steward_tools.bench.failover import (
     FAIRY_MODEL,
     Room,
@@ -35,9 +33,11 @@ from steward_tools.bench.failover import (
     unfenced,
 )
 from steward_tools.bench.faults import converged, prompt_retrying
-from steward_tools.bench.harness import wait_until
-from steward_tools.bench.responders import PlanResponder
 from steward_tools.livekit_cluster import LiveKitCluster
+from steward_tools.rigs.anthropic_server import MessagesServer
+from steward_tools.rigs.clients import TimedClient
+from steward_tools.rigs.responders import PlanResponder
+from steward_tools.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 

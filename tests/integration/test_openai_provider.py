@@ -17,9 +17,9 @@ from steward.model.base import ModelError, ModelRequest, Usage
 from steward.model.openai_model import OpenAIModel
 from steward.model.registry import get_model
 from steward.ports import PromptInput
-from steward_tools.bench.anthropic_server import Reply, split_text
-from steward_tools.bench.openai_server import ChatCompletionsServer
 from steward_tools.memory_session import MemorySession
+from steward_tools.rigs.anthropic_server import Reply, split_text
+from steward_tools.rigs.openai_server import ChatCompletionsServer
 
 pytestmark = pytest.mark.integration
 

@@ -16,10 +16,10 @@ from steward.canvas.bounds import shape_bounds
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.turns.bounds_guard import belongs
-from steward_tools.bench.anthropic_server import MessagesServer
-from steward_tools.bench.openai_server import ChatCompletionsServer
-from steward_tools.bench.responders import PlanResponder
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.anthropic_server import MessagesServer
+from steward_tools.rigs.openai_server import ChatCompletionsServer
+from steward_tools.rigs.responders import PlanResponder
 from tests.conftest import wait_for
 from tests.support.room import close_all, join_clients, room_settings
 

@@ -15,9 +15,9 @@ import pytest
 
 from steward.service import StewardService
 from steward.store.database import Database
-from steward_tools.bench.anthropic_server import Reply, split_text
-from steward_tools.bench.request_text import RequestView, read_request
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.anthropic_server import Reply, split_text
+from steward_tools.rigs.request_text import RequestView, read_request
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
 from tests.support.room import close_all, join_clients, room_settings, settle

@@ -20,8 +20,8 @@ from steward.fairies.runtime import FairyRuntime
 from steward.ports import PromptInput
 from steward.prompt.registry import PARTS
 from steward.prompt.system import flow
-from steward_tools.bench.responders import PlanResponder
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
+from steward_tools.rigs.responders import PlanResponder
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
 
 pytestmark = pytest.mark.integration

@@ -8,8 +8,8 @@ from structlog.testing import capture_logs
 
 from steward.service import StewardService
 from steward.store.database import Database
-from steward_tools.bench.responders import PlanResponder
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.responders import PlanResponder
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
 from tests.support.room import close_all, join_clients, room_settings

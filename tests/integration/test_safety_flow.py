@@ -16,9 +16,9 @@ from structlog.testing import capture_logs
 from steward.protocol.names import RESYNC_ALL_SESSIONS, TOPIC_RESYNC, TOPIC_SCREENSHOT
 from steward.service import StewardService
 from steward.store.database import Database
-from steward_tools.bench.flooder import Flooders, flood
 from steward_tools.headless.client import Faults, HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.flooder import Flooders, flood
 from tests.conftest import wait_for
 from tests.support.room import close_all, fixed_script_steward, join_clients
 

@@ -15,11 +15,11 @@ from steward.protocol.names import ATTR_CAN_PROMPT
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.tokens import prompt_grant
-from steward_tools.bench.anthropic_server import MessagesServer
-from steward_tools.bench.request_text import read_request
-from steward_tools.bench.responders import PlanResponder
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.anthropic_server import MessagesServer
+from steward_tools.rigs.request_text import read_request
+from steward_tools.rigs.responders import PlanResponder
 from tests.conftest import wait_for
 from tests.support.room import (
     close_all,

@@ -23,9 +23,9 @@ from steward.ports import PromptInput
 from steward.store.database import Database
 from steward.store.usage import UsageRepo
 from steward.turns.budget import RoomBudget
-from steward_tools.bench.anthropic_server import Reply
-from steward_tools.bench.responders import PlanResponder, RequestView
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
+from steward_tools.rigs.anthropic_server import Reply
+from steward_tools.rigs.responders import PlanResponder, RequestView
 from tests.support.anthropic_fake import StartFake
 
 pytestmark = pytest.mark.integration

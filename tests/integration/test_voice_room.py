@@ -21,9 +21,9 @@ from steward.store.database import Database
 from steward.task_set import TaskSet, close_within
 from steward.tokens import mint_token
 from steward.voice.captions import caption_attributes
-from steward_tools.bench.responders import PlanResponder
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.responders import PlanResponder
 from steward_tools.voice.microphone import WavMicrophone
 from steward_tools.voice.speech import SpokenText, speak
 from tests.conftest import wait_for
@@ -89,6 +89,7 @@ def speech(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SpokenText]:
         "flow": "steward, draw a flow chart of our signup",
         "no_wake": "let us draw a flow chart of our signup",
         "undo": "steward, undo",
+        "project": "steward, project draw a house",
     }
     return {key: speak(text, folder / f"{key}.wav") for key, text in said.items()}
 
@@ -180,6 +181,33 @@ async def test_steward_undo_spoken_takes_back_the_speakers_run_without_the_model
     finally:
         await close_all(clients)
         await service.close()
+
+
+async def test_a_spoken_project_needs_no_colon_and_the_fairies_work_it(
+    voice_steward: StewardService,
+    livekit_server: LiveKitServer,
+    room_name: str,
+    speech: dict[str, SpokenText],
+) -> None:
+    runtime = await voice_steward.join(room_name)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+    mic, _ = await _speaker(clients[0], runtime)
+    try:
+        await mic.play(speech["project"].path)
+        await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=15)
+        (session_id, session) = next(iter(runtime.sessions.sessions.items()))
+        assert session.prompt.message.lower().startswith("project")
+        await runtime.sessions.wait(session_id, timeout=60)
+        await settle(runtime, clients, session_id)
+        assert voice_steward.fairies is not None
+        room = voice_steward.fairies.rooms[room_name]
+        (project,) = room.board.projects.values()  # the lead and every free drone
+        assert project.status == "done" and project.orchestrator == "fairy-1"
+        assert set(project.members) == {"fairy-2", "fairy-3"}
+        assert clients[0].shapes and all(c.shapes == clients[0].shapes for c in clients)
+    finally:
+        await mic.close()
+        await close_all(clients)
 
 
 async def test_a_participant_without_the_grant_is_captioned_but_never_prompts(

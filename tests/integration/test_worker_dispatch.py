@@ -19,9 +19,9 @@ from steward.config import Settings
 from steward.obs import stack_dump
 from steward.protocol.names import ATTR_READY, ATTR_ROLE, TOPIC_CONTEXT
 from steward.tokens import mint_token
-from steward_tools.bench.stream_sender import send_watching
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.stream_sender import send_watching
 from steward_tools.voice.microphone import WavMicrophone
 from steward_tools.voice.speech import speak
 from tests.conftest import wait_for

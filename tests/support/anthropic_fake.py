@@ -2,8 +2,8 @@
 the request body (a model that reads its prompt): `FakeAnthropic`.
 
 The server itself (scenarios, image checks, `refuse_prefill` / `refuse_temperature`) lives in
-`steward_tools.bench.anthropic_server`; test models that read the request plug into it as
-responders (`steward_tools.bench.responders`).
+`steward_tools.rigs.anthropic_server`; test models that read the request plug into it as
+responders (`steward_tools.rigs.responders`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward_tools.bench.anthropic_server import (
+from steward_tools.rigs.anthropic_server import (
     IMAGE_SIGNATURES,
     MessagesServer,
     Reply,

@@ -107,8 +107,8 @@ def flow_chart(prefix: str, origin_x: float = 100, origin_y: float = 100) -> lis
                 ),
                 WireAction(
                     id=f"{prefix}-move",
-                    name="move",
-                    params={"ids": [f"{prefix}-title"], "dx": 0, "dy": -10},
+                    name="update_shape",
+                    params={"id": f"{prefix}-title", "y": origin_y - 90},
                 ),
             ],
             False,

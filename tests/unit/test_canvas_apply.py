@@ -1,4 +1,5 @@
-"""The reference verb implementation and the mirror's partial-action semantics."""
+"""The reference wire verbs, the layout verbs the steward previews, and the mirror's
+partial-action semantics."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from steward.canvas.apply import apply_wire_action
+from steward.canvas.apply import apply_layout, apply_wire_action
 from steward.canvas.bounds import shape_bounds
 from steward.canvas.mirror import CanvasMirror
 from steward.protocol.messages import WireAction
@@ -61,13 +62,11 @@ def test_create_update_delete_and_bindings() -> None:
 
 def test_move_resize_rotate() -> None:
     shapes = canvas()
-    apply_wire_action(shapes, act("move", ids=["a", "b"], dx=5, dy=-5))
+    apply_layout(shapes, "move", dict(ids=["a", "b"], dx=5, dy=-5))
     assert (shapes["a"]["x"], shapes["a"]["y"], shapes["b"]["x"]) == (5, -5, 305)
-    apply_wire_action(
-        shapes, act("resize", ids=["c"], scaleX=2, scaleY=0.5, originX=100, originY=400)
-    )
+    apply_layout(shapes, "resize", dict(ids=["c"], scaleX=2, scaleY=0.5, originX=100, originY=400))
     assert shapes["c"]["props"]["w"] == 100 and shapes["c"]["props"]["h"] == 25
-    apply_wire_action(shapes, act("rotate", ids=["c"], angle=math.pi / 2, originX=100, originY=300))
+    apply_layout(shapes, "rotate", dict(ids=["c"], angle=math.pi / 2, originX=100, originY=300))
     assert math.isclose(shapes["c"]["x"], 0.0, abs_tol=1e-9)
     assert math.isclose(shapes["c"]["y"], 300.0, abs_tol=1e-9)
     assert math.isclose(shapes["c"]["rotation"], math.pi / 2)
@@ -75,33 +74,31 @@ def test_move_resize_rotate() -> None:
 
 def test_layout_verbs() -> None:
     shapes = canvas()
-    apply_wire_action(shapes, act("align", ids=["a", "b", "c"], alignment="left"))
+    apply_layout(shapes, "align", dict(ids=["a", "b", "c"], alignment="left"))
     assert {shapes[i]["x"] for i in "abc"} == {0}
-    apply_wire_action(shapes, act("stack", ids=["a", "b", "c"], direction="vertical", gap=10))
+    apply_layout(shapes, "stack", dict(ids=["a", "b", "c"], direction="vertical", gap=10))
     ys = sorted((shape_bounds(shapes[i]).y, shape_bounds(shapes[i]).max_y) for i in "abc")
     assert ys == [(0, 50), (60, 110), (120, 170)]
     shapes = canvas()
-    apply_wire_action(shapes, act("distribute", ids=["a", "b", "c"], direction="horizontal"))
+    apply_layout(shapes, "distribute", dict(ids=["a", "b", "c"], direction="horizontal"))
     # first stays at 0, last right edge at 400; the middle one (c, w 50) centred in the gaps
     assert shapes["a"]["x"] == 0 and shapes["b"]["x"] == 300
     assert shapes["c"]["x"] == 175
 
 
-def test_group_ungroup_and_reorder() -> None:
+def test_children_move_with_their_group_and_reorder() -> None:
     shapes = canvas()
-    apply_wire_action(shapes, act("group", id="g", ids=["a", "b"]))
-    assert shapes["g"]["x"] == 0 and shapes["a"]["parentId"] == "g"
-    apply_wire_action(shapes, act("move", ids=["g", "a"], dx=1, dy=0))
+    apply_wire_action(shapes, act("create_shape", id="g", type="group", x=0, y=0, props={}))
+    for kid in ("a", "b"):
+        apply_wire_action(shapes, act("update_shape", id=kid, parentId="g"))
+    apply_layout(shapes, "move", dict(ids=["g", "a"], dx=1, dy=0))
     assert shapes["a"]["x"] == 1 and shapes["b"]["x"] == 301  # moved once, not twice
     apply_wire_action(shapes, act("reorder", ids=["a"], to="back"))
     assert next(iter(shapes)) == "a"
     apply_wire_action(shapes, act("reorder", ids=["a"], to="forward"))
     assert list(shapes)[:2] == ["b", "a"]
-    apply_wire_action(shapes, act("ungroup", ids=["g"]))
-    assert "g" not in shapes and "parentId" not in shapes["a"]
-    apply_wire_action(shapes, act("group", id="g2", ids=["a", "c"]))
-    apply_wire_action(shapes, act("delete_shape", ids=["g2"]))
-    assert list(shapes) == ["b"]
+    apply_wire_action(shapes, act("delete_shape", ids=["g"]))
+    assert list(shapes) == ["c"]
 
 
 def test_ui_verbs_change_nothing() -> None:
@@ -184,7 +181,7 @@ def _corners(s: dict[str, Any]) -> set[tuple[float, float]]:
 def test_a_negative_scale_mirrors_a_box(rotation: float, sx: float, sy: float) -> None:
     shapes = {"b": {**box("b", 40, 10, 120, 60), "rotation": rotation}}
     before = copy.deepcopy(shapes["b"])
-    apply_wire_action(shapes, act("resize", ids=["b"], scaleX=sx, scaleY=sy, originX=7, originY=3))
+    apply_layout(shapes, "resize", dict(ids=["b"], scaleX=sx, scaleY=sy, originX=7, originY=3))
     after = shapes["b"]
     assert after["props"]["w"] == pytest.approx(120 * abs(sx))
     assert after["props"]["h"] == pytest.approx(60 * abs(sy))
@@ -203,8 +200,8 @@ def test_a_negative_scale_mirrors_a_box(rotation: float, sx: float, sy: float) -
     if rotation and abs(sx) != abs(sy):
         return  # a rotated box scaled unevenly is no box: only approximated, not reversible
     # Flipping back restores the shape.
-    apply_wire_action(
-        shapes, act("resize", ids=["b"], scaleX=1 / sx, scaleY=1 / sy, originX=7, originY=3)
+    apply_layout(
+        shapes, "resize", dict(ids=["b"], scaleX=1 / sx, scaleY=1 / sy, originX=7, originY=3)
     )
     for key in ("x", "y"):
         assert shapes["b"][key] == pytest.approx(before[key])
@@ -224,9 +221,9 @@ def test_a_flip_mirrors_points_and_asymmetric_geo_kinds() -> None:
     arrow = {**box("f", 0, 0), "props": {"geo": "arrow-right", "w": 100, "h": 50}}
     slant = {**box("r", 0, 0), "props": {"geo": "rhombus", "w": 100, "h": 50}}
     shapes = {"ln": line, "f": arrow, "r": slant}
-    apply_wire_action(shapes, act("resize", ids=["ln", "f"], scaleX=-1, scaleY=1, originX=50))
+    apply_layout(shapes, "resize", dict(ids=["ln", "f"], scaleX=-1, scaleY=1, originX=50))
     pts = [(line["x"] + p["x"], line["y"] + p["y"]) for p in line["props"]["points"]]
     assert pts == [(100, 300), (40, 330), (0, 300)]
     assert arrow["props"]["geo"] == "arrow-left" and (arrow["x"], arrow["y"]) == (0, 0)
-    apply_wire_action(shapes, act("resize", ids=["r"], scaleX=1, scaleY=-1, originY=25))
+    apply_layout(shapes, "resize", dict(ids=["r"], scaleX=1, scaleY=-1, originY=25))
     assert slant["props"]["geo"] == "rhombus-2" and (slant["x"], slant["y"]) == (0, 0)

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.ports import PromptInput
-from steward_tools.bench import mutate
-from steward_tools.bench.fuzz_seeds import SHAPE_SEEDS
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession
+from steward_tools.rigs import mutate
+from steward_tools.rigs.fuzz_seeds import SHAPE_SEEDS
 
 # More for a long hunt: STEWARD_CHUNK_EXAMPLES=2000 (1,500 passed at the time of writing).
 EXAMPLES = int(os.environ.get("STEWARD_CHUNK_EXAMPLES", "100"))

@@ -20,11 +20,11 @@ from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.model.base import PREFILL
 from steward.model.parser import MAX_DEPTH, ActionStreamParser, parse_all
 from steward.ports import PromptInput
-from steward_tools.bench import mutate
 from steward_tools.bench.fuzz import action_seeds
-from steward_tools.bench.fuzz_seeds import SHAPE_SEEDS
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession
+from steward_tools.rigs import mutate
+from steward_tools.rigs.fuzz_seeds import SHAPE_SEEDS
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SEEDS = action_seeds()

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_SHAPES_JSON_BYTES
 from steward.protocol.messages import CanvasEdit, WireModel
-from steward_tools.bench import mutate
 from steward_tools.bench.fuzz import (
     LIMITS,
     Rejected,
@@ -22,7 +21,8 @@ from steward_tools.bench.fuzz import (
     gzip_shapes_check,
     shapes_check,
 )
-from steward_tools.bench.fuzz_seeds import SEEDS
+from steward_tools.rigs import mutate
+from steward_tools.rigs.fuzz_seeds import SEEDS
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MODELS = sorted(SEEDS, key=lambda m: m.__name__)

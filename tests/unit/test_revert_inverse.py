@@ -80,7 +80,7 @@ def test_moved_updated_and_deleted_shapes_come_back_in_their_z_order() -> None:
     history.append(
         env(
             "s-1",
-            act("m", "move", ids=["a"], dx=10, dy=20),
+            act("m", "update_shape", id="a", x=10, y=20),
             act("u", "update_shape", id="c", props={"text": "changed"}),
             act("d", "delete_shape", ids=["b"]),
             act("n", "create_shape", **geo("n", 0, 500)),
@@ -101,12 +101,12 @@ def test_a_shape_a_user_changed_after_the_run_is_left_and_named() -> None:
             "s-1",
             act("n1", "create_shape", **geo("n1", 0, 300)),
             act("n2", "create_shape", **geo("n2", 0, 400)),
-            act("m", "move", ids=["a"], dx=50, dy=0),
+            act("m", "update_shape", id="a", x=50),
         )
     )
     # The user moves one of the run's new shapes, and the shape the run moved, afterwards.
     history.append(env("relay:r", act("e9", "create_shape", **geo("n1", 900, 900))))
-    history.append(env("relay:r", act("e10", "move", ids=["a"], dx=0, dy=70)))
+    history.append(env("relay:r", act("e10", "update_shape", id="a", y=70)))
     inverse = revert(history, "s-1", "r-1")
     assert inverse.left == ["n1", "a"]
     assert inverse.removed == ["n2"]
@@ -165,7 +165,14 @@ def test_partial_versions_count_as_their_final_version() -> None:
 
 def test_a_deleted_group_comes_back_parents_first_with_its_arrow_bound_again() -> None:
     history = base()
-    history.append(env("relay:r", act("g", "group", id="g", ids=["a", "b"])))
+    history.append(
+        env(
+            "relay:r",
+            act("g", "create_shape", id="g", type="group", x=0, y=0, rotation=0, props={}),
+            act("ga", "update_shape", id="a", parentId="g"),
+            act("gb", "update_shape", id="b", parentId="g"),
+        )
+    )
     history.append(
         env(
             "relay:r",

@@ -20,14 +20,14 @@ from steward.model.base import PREFILL
 from steward.prompt.registry import build_request
 from steward.prompt.schema import response_schema
 from steward.prompt.state import PromptState
-from steward_tools.bench.request_text import Box, json_values, read_request
-from steward_tools.bench.responders import (
+from steward_tools.rigs.request_text import Box, json_values, read_request
+from steward_tools.rigs.responders import (
     PlanResponder,
     SchemaResponder,
     continuation,
     random_chunks,
 )
-from steward_tools.bench.schema_sampler import Knowledge, SchemaSampler
+from steward_tools.rigs.schema_sampler import Knowledge, SchemaSampler
 
 JPEG = b"\xff\xd8\xff\xe0jpeg"
 SCHEMA = response_schema(ALL_ACTION_NAMES)

@@ -1,5 +1,9 @@
 """Writes verbs.json: action scripts and the page the Python reference computes after each.
 
+A script may use a layout verb (move, resize, align, ...): it is written as what the steward
+sends for it, the `update_shape` records it changes on the mirror (`diff_ops`, the arrange
+actions' own path), since layout verbs are not on the wire.
+
 Run from the repo root: `uv run python client-bridge/test/parity/gen_fixtures.py`.
 The vitest parity test applies the same scripts in a real tldraw Editor and compares.
 """
@@ -8,7 +12,10 @@ import json
 import math
 from pathlib import Path
 
-from steward.canvas.apply import apply_wire_action
+from steward.actions.arrange.mirror_diff import diff_ops
+from steward.actions.base import RunState
+from steward.actions.registry import ACTIONS, process
+from steward.canvas.apply import LAYOUT_VERBS, apply_wire_action
 from steward.protocol.messages import WireAction
 
 
@@ -20,6 +27,23 @@ def geo(i, x, y, w=100, h=50, **props):
         "y": y,
         "props": {"geo": "rectangle", "w": w, "h": h, "color": "blue", "text": "", **props},
     }
+
+
+# The ring draw-pen.test.ts checks in the browser: twelve points on an ellipse.
+RING = [
+    {"x": 500 + 120 * math.cos(k * math.pi / 6), "y": 300 + 80 * math.sin(k * math.pi / 6)}
+    for k in range(12)
+]
+
+
+def pen(shape_id, points, **fields):
+    """The wire record a model's `pen` action becomes (the steward smooths it)."""
+    action = {"_type": "pen", "shapeId": shape_id, "points": points, **fields}
+    out = process(
+        action, index=0, complete=True, incomplete_path=None, ctx=RunState(shapes={}), enabled=ACTIONS
+    )
+    assert out is not None
+    return out.ops[0].params
 
 
 SCRIPTS = {
@@ -158,7 +182,7 @@ SCRIPTS = {
         ("stack", {"ids": ["c", "a", "b"], "direction": "vertical", "gap": 8}),
         ("align", {"ids": ["a", "b"], "alignment": "left"}),
     ],
-    "group_and_order": [
+    "order": [
         ("create_shape", geo("a", 0, 0)),
         ("create_shape", geo("b", 200, 0)),
         ("create_shape", geo("c", 400, 0)),
@@ -167,12 +191,12 @@ SCRIPTS = {
         ("reorder", {"ids": ["d"], "to": "back"}),
         ("reorder", {"ids": ["b"], "to": "forward"}),
         ("reorder", {"ids": ["a"], "to": "backward"}),
-        ("group", {"id": "g", "ids": ["b", "c"]}),
-        ("move", {"ids": ["g"], "dx": 30, "dy": 40}),
-        ("resize", {"ids": ["g"], "scaleX": 1.5, "scaleY": 1.5, "originX": 230, "originY": 40}),
-        ("ungroup", {"ids": ["g"]}),
-        ("group", {"id": "g2", "ids": ["a", "d"]}),
-        ("delete_shape", {"ids": ["g2"]}),
+        ("reorder", {"ids": ["d", "a"], "to": "behind", "target": "c"}),
+        ("reorder", {"ids": ["b"], "to": "in_front", "target": "c"}),
+        ("reorder", {"ids": ["c"], "to": "in_front", "target": "gone"}),
+        ("move", {"ids": ["b", "c"], "dx": 30, "dy": 40}),
+        ("resize", {"ids": ["b", "c"], "scaleX": 1.5, "scaleY": 1.5, "originX": 230, "originY": 40}),
+        ("delete_shape", {"ids": ["a", "d"]}),
     ],
     "pens": [
         # A straight polyline in one segment is held as one straight segment per edge.
@@ -232,7 +256,17 @@ SCRIPTS = {
         ),
         ("resize", {"ids": ["rail"], "scaleX": 0.5, "scaleY": 2, "originX": 45, "originY": 305}),
     ],
+    "smooth_ring": [
+        ("create_shape", pen("ring", RING, closed=True, style="smooth", fill="tint")),
+    ],
 }
+
+
+def wire_steps(shapes, verb, params):
+    """A wire verb as it is; a layout verb as the `update_shape` ops the steward sends."""
+    if verb not in LAYOUT_VERBS:
+        return [(verb, params)]
+    return [(op.name, op.params) for op in diff_ops(RunState(shapes=shapes), verb, params)]
 
 
 def main() -> None:
@@ -240,15 +274,16 @@ def main() -> None:
     for name, steps in SCRIPTS.items():
         shapes: dict = {}
         frames = []
-        for i, (verb, params) in enumerate(steps):
-            action = WireAction(id=f"{name}-{i}", name=verb, params=params)
-            apply_wire_action(shapes, action)
-            frames.append(
-                {
-                    "action": action.model_dump(mode="json"),
-                    "page": json.loads(json.dumps(list(shapes.values()))),
-                }
-            )
+        for verb, params in steps:
+            for sent, sent_params in wire_steps(shapes, verb, params):
+                action = WireAction(id=f"{name}-{len(frames)}", name=sent, params=sent_params)
+                apply_wire_action(shapes, action)
+                frames.append(
+                    {
+                        "action": action.model_dump(mode="json"),
+                        "page": json.loads(json.dumps(list(shapes.values()))),
+                    }
+                )
         out[name] = frames
     path = Path(__file__).with_name("verbs.json")
     path.write_text(json.dumps(out, indent=1) + "\n")

@@ -29,8 +29,7 @@ class Align(Ids):
 
 
 def _resolve_align(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
-    op = WireOp("align", {"ids": data["_ids"], "alignment": data["alignment"]})
-    return diff_ops(ctx, [op])
+    return diff_ops(ctx, "align", {"ids": data["_ids"], "alignment": data["alignment"]})
 
 
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.

@@ -15,8 +15,7 @@ class Distribute(Ids):
 
 
 def _resolve_distribute(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
-    op = WireOp("distribute", {"ids": data["_ids"], "direction": data["direction"]})
-    return diff_ops(ctx, [op])
+    return diff_ops(ctx, "distribute", {"ids": data["_ids"], "direction": data["direction"]})
 
 
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.

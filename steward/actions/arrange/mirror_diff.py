@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from steward.actions.base import RunState, WireOp
 from steward.actions.convert import record_diff
+from steward.canvas.apply import LayoutVerb
 
 
-def diff_ops(ctx: RunState, ops: list[WireOp]) -> list[WireOp]:
-    """`update_shape` ops for every shape `ops` change on a preview of the mirror."""
-    after = ctx.preview(ops)
+def diff_ops(ctx: RunState, verb: LayoutVerb, params: dict[str, Any]) -> list[WireOp]:
+    """`update_shape` ops for every shape the layout verb changes on a preview of the mirror
+    (layout verbs are not on the wire: browsers get the records they produce)."""
+    after = ctx.preview(verb, params)
     out = []
     for sid, new in after.items():
         old = ctx.shapes.get(sid)

@@ -66,7 +66,7 @@ def _resolve_place(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     )
     if delta is None:
         return []
-    return diff_ops(ctx, [WireOp("move", {"ids": [data["_id"]], "dx": delta[0], "dy": delta[1]})])
+    return diff_ops(ctx, "move", {"ids": [data["_id"]], "dx": delta[0], "dy": delta[1]})
 
 
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.

@@ -16,8 +16,9 @@ class Stack(Ids):
 
 
 def _resolve_stack(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
-    op = WireOp("stack", {"ids": data["_ids"], "direction": data["direction"], "gap": data["gap"]})
-    return diff_ops(ctx, [op])
+    return diff_ops(
+        ctx, "stack", {"ids": data["_ids"], "direction": data["direction"], "gap": data["gap"]}
+    )
 
 
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.

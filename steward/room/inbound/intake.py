@@ -300,6 +300,8 @@ class Intake:
             bounds=req.bounds,
             selection=tuple(req.selection or ()),
             fairy=req.fairy,
+            fairies=tuple(req.fairies or ()),
+            chat=channel == "chat",
         )
         try:
             session_id = await self.hooks.timed(Stage.PROMPT_STARTED, self._start(prompt))

@@ -22,7 +22,8 @@ from typing import Any
 
 from steward.obs.logging import get_logger
 from steward.room.runtime import RoomRuntime
-from steward_tools.bench.harness import Stack, bounded, wait_until
+from steward_tools.bench.harness import Stack
+from steward_tools.waiting import bounded, wait_until
 
 log = get_logger(__name__)
 

@@ -1,4 +1,5 @@
-"""The client side of a benchmark, in a process of its own: `python -m steward_tools.bench.clients`.
+"""The client side of a benchmark, in a process of its own (`steward_tools.rigs.participant`):
+`python -m steward_tools.rigs.clients`.
 
 Reads one JSON spec on stdin, connects `per_room` headless clients to every room, prints
 `{"event": "ready"}`, waits for a `go` line, then in every room the first client sends the
@@ -19,17 +20,17 @@ import contextlib
 import hashlib
 import json
 import resource
-import sys
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from livekit import rtc
 
-from steward.native_exit import exit_skipping_native_teardown
 from steward.protocol.messages import ActionEnvelope
 from steward_tools.bench.raw import RAW_TOPIC, echo_payload, echo_wanted, probe_id
 from steward_tools.headless.client import Faults, HeadlessClient
+from steward_tools.rigs.participant import READY, next_line, run_child, say
 
 
 def canvas_hash(shapes: dict[str, Any]) -> str:
@@ -185,7 +186,7 @@ def _report(run: RoomRun) -> dict[str, Any]:
     }
 
 
-async def main(spec: dict[str, Any]) -> dict[str, Any]:
+async def clients(spec: dict[str, Any]) -> dict[str, Any]:
     sem = asyncio.Semaphore(spec.get("connect_concurrency", 8))
 
     async def connect(room: str) -> RoomRun:
@@ -193,8 +194,8 @@ async def main(spec: dict[str, Any]) -> dict[str, Any]:
             return await _connect_room(spec, room)
 
     runs = await asyncio.gather(*(connect(r) for r in spec["rooms"]))
-    _emit({"event": "ready"})
-    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    say(READY)
+    await next_line()  # go
     started, cpu0 = time.monotonic(), _cpu_s()
     await asyncio.gather(*(_drive(spec, run) for run in runs))
     result = {
@@ -210,30 +211,24 @@ async def main(spec: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+async def main(spec: dict[str, Any]) -> None:
+    if not spec.get("profile"):
+        say(await clients(spec))
+        return
+    # `bench scale --profile DIR`: where this process spends its time, as text.
+    from pyinstrument import Profiler
+
+    with Profiler(interval=0.005, async_mode="disabled") as profiler:
+        result = await clients(spec)
+    text = profiler.output_text(unicode=False, show_all=False)
+    await asyncio.to_thread(Path(spec["profile"]).write_text, text)
+    say(result)
+
+
 def _cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 
 
-def _emit(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
 if __name__ == "__main__":
-    from steward.obs.logging import configure_logging
-
-    configure_logging("error", "json")
-    spec = json.loads(sys.stdin.readline())
-    if spec.get("profile"):
-        # `bench scale --profile DIR`: where this process spends its time, as text.
-        from pyinstrument import Profiler
-
-        with Profiler(interval=0.005, async_mode="disabled") as profiler:
-            result = asyncio.run(main(spec))
-        with open(spec["profile"], "w") as out:
-            out.write(profiler.output_text(unicode=False, show_all=False))
-        _emit(result)
-    else:
-        _emit(asyncio.run(main(spec)))
-    exit_skipping_native_teardown(0)
+    run_child(main)

@@ -2,33 +2,39 @@
 
 `steward bench abuse` measures the steward's RSS while this arrives; sending from the bench's
 own process would put the sender's copies of the buffer into the same RSS figure.
-Usage: `python -m steward_tools.bench.stream_sender URL TOKEN TO TOPIC MIB`.
+It speaks as every participant process does (`steward_tools.rigs.participant`): its spec
+(`url`, `token`, `to`, `topic`, `mib`) on stdin, `ready` once joined, then one result line.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
+from typing import Any
 
 from livekit import rtc
 
-from steward.native_exit import exit_skipping_native_teardown
+from steward_tools.rigs.participant import READY, ParticipantProcess, run_child, say
 
 COMPRESSED_MIB = 256  # the issue's original hole: this stream doubled RSS (116 -> 245 MB)
 
 
-async def send(url: str, token: str, to: str, topic: str, mib: int) -> str:
+async def main(spec: dict[str, Any]) -> None:
     room = rtc.Room()
-    await room.connect(url, token)
+    await room.connect(spec["url"], spec["token"])
+    say(READY)
     try:
         await room.local_participant.send_bytes(
-            bytes(mib << 20), topic=topic, destination_identities=[to], compress=True
+            bytes(int(spec["mib"]) << 20),
+            topic=spec["topic"],
+            destination_identities=[spec["to"]],
+            compress=True,
         )
-        return "sent"
+        outcome = "sent"
     except Exception as err:  # the steward may cut us off: report it, it is the point
-        return f"stopped: {err!r}"[:200]
+        outcome = f"stopped: {err!r}"[:200]
     finally:
         await room.disconnect()
+    say({"event": "result", "outcome": outcome})
 
 
 async def send_watching(
@@ -47,34 +53,21 @@ async def send_watching(
             peak = max(peak, rss_mb(watch))
             await asyncio.sleep(0.05)
 
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "steward_tools.bench.stream_sender",
-        url,
-        token,
-        to,
-        topic,
-        str(mib),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
     sampler = asyncio.create_task(sample())
+    sender: ParticipantProcess | None = None
     try:
-        out, _ = await asyncio.wait_for(proc.communicate(), 120)
+        spec = {"url": url, "token": token, "to": to, "topic": topic, "mib": mib}
+        sender = await ParticipantProcess.start(
+            "steward_tools.rigs.stream_sender", spec, timeout=60, what="the sender", quiet=True
+        )
+        outcome = str((await sender.read(120, "the stream"))["outcome"])
         await asyncio.sleep(1.0)  # what the core holds after the sender is gone
     finally:
         sampler.cancel()
-        if proc.returncode is None:
-            proc.kill()
-    return out.decode().strip(), peak - start
-
-
-def main(argv: list[str]) -> int:
-    url, token, to, topic, mib = argv
-    print(asyncio.run(send(url, token, to, topic, int(mib))), flush=True)
-    return 0
+        if sender is not None:
+            await sender.close()
+    return outcome, peak - start
 
 
 if __name__ == "__main__":
-    exit_skipping_native_teardown(main(sys.argv[1:]))
+    run_child(main)

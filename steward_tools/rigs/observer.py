@@ -1,5 +1,5 @@
-"""A hidden watcher of the steward's `ready` attribute, in a process of its own:
-`python -m steward_tools.bench.observer`.
+"""A hidden watcher of the steward's `ready` attribute, in a process of its own
+(`steward_tools.rigs.participant`): `python -m steward_tools.rigs.observer`.
 
 The failover bench's clients share one process, and under CPU load their SDK may learn of a
 new steward seconds after LiveKit announced it. This process joins every room as a hidden,
@@ -13,16 +13,13 @@ a `ready` attribute: `{"room", "sid", "t"}` (wall clock). Ends when stdin closes
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
 import time
 from typing import Any
 
 from livekit import api, rtc
 
-from steward.native_exit import exit_skipping_native_teardown
 from steward.protocol.names import ATTR_READY
+from steward_tools.rigs.participant import READY, next_line, run_child, say
 
 IDENTITY = "bench-observer"
 
@@ -44,17 +41,12 @@ def _token(spec: dict[str, Any], room: str) -> str:
     )
 
 
-def _say(line: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(line) + "\n")
-    sys.stdout.flush()
-
-
 async def _watch(spec: dict[str, Any], name: str) -> rtc.Room:
     room = rtc.Room()
 
     def seen(p: rtc.RemoteParticipant) -> None:
         if p.identity == spec["steward"] and p.attributes.get(ATTR_READY):
-            _say({"room": name, "sid": p.sid, "t": time.time()})
+            say({"room": name, "sid": p.sid, "t": time.time()})
 
     room.on("participant_connected", seen)
     room.on("participant_attributes_changed", lambda _changed, p: seen(p))
@@ -64,16 +56,14 @@ async def _watch(spec: dict[str, Any], name: str) -> rtc.Room:
     return room
 
 
-async def main() -> None:
-    loop = asyncio.get_running_loop()
-    spec = json.loads(await loop.run_in_executor(None, sys.stdin.readline))
+async def main(spec: dict[str, Any]) -> None:
     rooms = [await _watch(spec, name) for name in spec["rooms"]]
-    _say({"event": "ready"})
-    await loop.run_in_executor(None, sys.stdin.read)  # until the bench closes our stdin
+    say(READY)
+    while await next_line():  # until the bench closes our stdin
+        pass
     for room in rooms:
         await room.disconnect()
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
-    exit_skipping_native_teardown(0)
+    run_child(main)

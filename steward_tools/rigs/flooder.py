@@ -1,28 +1,27 @@
-"""Flooding participants in their own process, for `steward bench abuse`.
+"""Flooding participants in their own process (`steward_tools.rigs.participant`), for
+`steward bench abuse`.
 
 The abuse bench's steward runs in the bench's process; a flooder there would put its own
 SDK's send buffers and its CPU (chunking megabytes into FFI requests on the same event loop)
 into the steward's figures. Here each flooder is a plain `rtc.Room` in a child process: the
 parent writes one JSON line (`url` and the `floods`: identity, token, topic, count, size,
-stream or packets), the child joins them all and prints `ready`, waits for `go` on stdin,
+stream or packets), the child joins them all and says it is ready, waits for `go` on stdin,
 floods until each sender sees its `can_publish_data` revoked, and prints one JSON line: what
 each sent before the mute and this process's own RSS growth in MB. The flooders stay in the
 room until stdin closes (the steward forgets a participant's mute when it leaves).
-Usage: `python -m steward_tools.bench.flooder` (the spec on stdin).
+Usage: `python -m steward_tools.rigs.flooder` (the spec on stdin).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import sys
 from typing import Any
 
 from livekit import rtc
 
-from steward.native_exit import exit_skipping_native_teardown
 from steward.tokens import mint_token
+from steward_tools.rigs.participant import READY, ParticipantProcess, next_line, run_child, say
 
 SEND_TIMEOUT_S = 20.0
 
@@ -77,12 +76,7 @@ async def _flood(room: rtc.Room, to: str, flood: dict[str, Any]) -> int:
     return sent
 
 
-async def _line() -> str:
-    line: str = await asyncio.to_thread(sys.stdin.readline)
-    return line.strip()
-
-
-async def run(spec: dict[str, Any]) -> None:
+async def main(spec: dict[str, Any]) -> None:
     from steward_tools.bench.harness import self_rss_mb
 
     rooms: dict[str, rtc.Room] = {}
@@ -91,19 +85,20 @@ async def run(spec: dict[str, Any]) -> None:
             room = rtc.Room()
             await room.connect(spec["url"], flood["token"])
             rooms[flood["identity"]] = room
-        print("ready", flush=True)
-        if await _line() != "go":
+        say(READY)
+        if await next_line() != "go":
             return
         before = self_rss_mb(trim=True)
         sent = await asyncio.gather(
             *(_flood(rooms[f["identity"]], spec["to"], f) for f in spec["floods"])
         )
-        result = {
-            "sent": {f["identity"]: n for f, n in zip(spec["floods"], sent, strict=True)},
-            "rss_mb_growth": round(self_rss_mb(trim=True) - before, 1),
-        }
-        print(json.dumps(result), flush=True)
-        await _line()  # until the parent closes stdin
+        say(
+            {
+                "sent": {f["identity"]: n for f, n in zip(spec["floods"], sent, strict=True)},
+                "rss_mb_growth": round(self_rss_mb(trim=True) - before, 1),
+            }
+        )
+        await next_line()  # until the parent closes stdin
     finally:
         for room in rooms.values():
             with contextlib.suppress(Exception):
@@ -113,64 +108,28 @@ async def run(spec: dict[str, Any]) -> None:
 class Flooders:
     """The parent's side: the child process, started and joined, flooding on `go()`."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
+    def __init__(self, child: ParticipantProcess) -> None:
+        self.child = child
 
     @classmethod
     async def start(cls, url: str, to: str, floods: list[dict[str, Any]]) -> Flooders:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "steward_tools.bench.flooder",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
+        spec = {"url": url, "to": to, "floods": floods}
+        child = await ParticipantProcess.start(
+            "steward_tools.rigs.flooder", spec, timeout=60, what="the flooders", quiet=True
         )
-        flooders = cls(proc)
-        try:
-            assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(json.dumps({"url": url, "to": to, "floods": floods}).encode() + b"\n")
-            await proc.stdin.drain()
-            async with asyncio.timeout(60):
-                ready = (await proc.stdout.readline()).decode().strip()
-            if ready != "ready":
-                raise RuntimeError(f"flooder did not start: {ready!r}")
-        except BaseException:
-            await flooders.close()
-            raise
-        return flooders
+        return cls(child)
 
     async def go(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b"go\n")
-        await self.proc.stdin.drain()
+        await self.child.send("go")
 
     async def result(self, timeout: float = 120) -> dict[str, Any]:
         """What the child printed once every flooder was muted or done."""
-        assert self.proc.stdout is not None
-        async with asyncio.timeout(timeout):
-            line = await self.proc.stdout.readline()
-        out: dict[str, Any] = json.loads(line)
-        return out
+        return await self.child.read(timeout, "the flood")
 
     async def close(self) -> None:
         """Closing stdin makes the flooders leave; killed if they have not within 10 s."""
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            async with asyncio.timeout(10):
-                await self.proc.wait()
-        except TimeoutError:
-            self.proc.kill()
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(10):
-                    await self.proc.wait()
-
-
-def main() -> int:
-    asyncio.run(run(json.loads(sys.stdin.readline())))
-    return 0
+        await self.child.close(10)
 
 
 if __name__ == "__main__":
-    exit_skipping_native_teardown(main())
+    run_child(main)

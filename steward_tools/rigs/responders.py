@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward_tools.bench.anthropic_server import Reply
-from steward_tools.bench.request_text import Box, RequestView, read_request, variant_name, variants
-from steward_tools.bench.schema_sampler import Knowledge, SchemaSampler
+from steward_tools.rigs.anthropic_server import Reply
+from steward_tools.rigs.request_text import Box, RequestView, read_request, variant_name, variants
+from steward_tools.rigs.schema_sampler import Knowledge, SchemaSampler
 
 
 @dataclass

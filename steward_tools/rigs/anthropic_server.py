@@ -3,7 +3,7 @@
 The real `anthropic:` provider talks to it, so tests and benches run the provider's own path
 (SDK, retries, prefill, images) with no key and no internet. What each request is answered
 with comes from a pluggable *responder*: a fixed text, or a test model that reads the request
-(`steward_tools.bench.responders`). A queue of scenarios injects failures: HTTP 429/529/500, an
+(`steward_tools.rigs.responders`). A queue of scenarios injects failures: HTTP 429/529/500, an
 `error` event (overloaded) before any text, or a connection cut after some text. Like the real
 API, it refuses (400 `invalid_request_error`) an image block whose media type is not one it
 accepts or whose bytes are not of that type; with `refuse_prefill` / `refuse_temperature` it
@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,6 +139,19 @@ def image_problem(body: dict[str, Any]) -> str | None:
 _ERROR_TYPES = {"429": "rate_limit_error", "529": "overloaded_error", "500": "api_error"}
 
 
+async def serve_local(
+    path: str, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> tuple[web.AppRunner, int]:
+    """An aiohttp app answering POST `path` on 127.0.0.1, at a port the OS picks: its runner
+    (to clean up) and the port."""
+    app = web.Application(client_max_size=64 * 1024 * 1024)  # screenshots are large
+    app.router.add_post(path, handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    return runner, int(runner.addresses[0][1])
+
+
 @dataclass
 class MessagesServer:
     """`POST /v1/messages` on 127.0.0.1; every request body is kept in `requests`."""
@@ -156,13 +169,7 @@ class MessagesServer:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self) -> str:
-        app = web.Application(client_max_size=64 * 1024 * 1024)  # screenshots are large
-        app.router.add_post("/v1/messages", self.handle)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
+        self._runner, self.port = await serve_local("/v1/messages", self.handle)
         return self.base_url
 
     async def stop(self) -> None:

@@ -2,7 +2,7 @@
 
 The real `openai:` provider talks to it, so tests and benches run the provider's own path
 (streaming, retries, images, usage) with no key and no internet. Requests are answered by the
-same responders as the local Messages server (`steward_tools.bench.responders`): each body is
+same responders as the local Messages server (`steward_tools.rigs.responders`): each body is
 read in the Messages shape (system text, user text and image blocks, no prefill), so a test
 model is written once for both protocols. Like servers that cache prompt prefixes, it reports
 a system message it has seen before as `prompt_tokens_details.cached_tokens`.
@@ -27,7 +27,7 @@ from typing import Any
 from aiohttp import web
 
 from steward.model.base import estimate_tokens
-from steward_tools.bench.anthropic_server import Reply, Responder, image_problem
+from steward_tools.rigs.anthropic_server import Reply, Responder, image_problem, serve_local
 
 _STATUS_SCENARIOS = {"429", "500", "503", "529"}
 
@@ -95,13 +95,7 @@ class ChatCompletionsServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     async def start(self) -> str:
-        app = web.Application(client_max_size=64 * 1024 * 1024)  # screenshots are large
-        app.router.add_post("/v1/chat/completions", self.handle)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
+        self._runner, self.port = await serve_local("/v1/chat/completions", self.handle)
         return self.base_url
 
     async def stop(self) -> None:
