@@ -1,4 +1,4 @@
-"""A room's crew as its people chose it (table `room_crew`, migration 0019).
+"""A room's crew as its people chose it (table `room_crew`, migration 0021).
 
 The rules of a change (the room's limit, unique names, a fairy that exists, a crew never
 left empty) are pure functions of the crew as it stands (`summoned`, `renamed`,

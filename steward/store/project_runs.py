@@ -1,4 +1,4 @@
-"""What the room needs of a project to steer it (migration 0019): who asked for it, the
+"""What the room needs of a project to steer it (migration 0021): who asked for it, the
 prompt's run that started it, and every run of its fairies while it lasted (read off
 `agent_sessions`), so it is undone as one."""
 
