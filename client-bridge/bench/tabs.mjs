@@ -6,7 +6,7 @@
 //   node tabs.mjs open NAME[:WxH]          another tab, named NAME (its LiveKit identity)
 //   node tabs.mjs viewport NAME WxH        resize a tab's window
 //   node tabs.mjs pan NAME X Y             centre a tab's view on page point (X, Y), same zoom
-//   node tabs.mjs prompt NAME TEXT...      ask as NAME ("project: ..." too); waits for the run
+//   node tabs.mjs prompt NAME TEXT...      ask as NAME ("project: ..." too; --fairies a,b picks them); waits for the run
 //        [--no-wait] [--timeout S]         to be done/canceled/error (default 1800 s)
 //   node tabs.mjs wait NAME [SESSION]      wait for a run (the tab's last one by default)
 //   node tabs.mjs shot [NAME...] [--out DIR] [--prefix P]
@@ -157,7 +157,9 @@ async function serve(opts) {
       const text = words.join(' ')
       if (!text) throw new Error('prompt needs NAME and the text')
       const t = tab(name)
-      const reply = await t.page.evaluate((m) => window.__steward.handle.prompt(m), text)
+      // `--fairies fairy-2,fairy-3`: the fairies the prompt is for (one solo, two a duo, more a project).
+      const extra = args.fairies ? { fairies: String(args.fairies).split(',').filter(Boolean) } : {}
+      const reply = await t.page.evaluate(([m, x]) => window.__steward.handle.prompt(m, x), [text, extra])
       if (!reply.sessionId) return { tab: name, reply }
       t.lastSession = reply.sessionId
       if (args.noWait) return { tab: name, sessionId: reply.sessionId, status: 'started' }
