@@ -126,7 +126,7 @@ class StewardService:
             return one_shot
         if isinstance(one_shot, OneShotRunner):
             one_shot.use(self.fairies)  # its one-shotting fairies: one runtime, durable
-        return PromptRouter(self.fairies, one_shot)
+        return PromptRouter(self.fairies, one_shot, names=self.fairies.names_of)
 
     def _deps(self) -> RoomDeps:
         return RoomDeps(

@@ -325,6 +325,13 @@ class FairyRuntime:
         state = None if room is None else room.fairies.get(fairy_id)
         return None if state is None else state.asker
 
+    def names_of(self, room_id: str) -> dict[str, str]:
+        """The room's fairies by name (lower case), for picks by name; empty before the room
+        is loaded."""
+        room = self.rooms.get(room_id)
+        fairies = room.roster.fairies.values() if room is not None else ()
+        return {f.name.lower(): f.id for f in fairies}
+
     def mode_of(self, room_id: str, fairy_id: str) -> str | None:
         room = self.rooms.get(room_id)
         fairy = None if room is None else room.roster.fairies.get(fairy_id)
@@ -371,6 +378,10 @@ class FairyRuntime:
         await self.deps.records.save_board(room)
         if switch_to is not None:
             await self.set_mode(room, fairy_id, switch_to)
+        if room.fairy(fairy_id).picked is not None and not room.board.active_project_of(fairy_id):
+            # A picked fairy a user stopped outside a project is free for the next pick (a
+            # stopped solo would otherwise wait in `soloing`, in its solo role).
+            await self.set_mode(room, fairy_id, "idling")
         if task is None:
             return
         key = task_completed_key(task.id)
