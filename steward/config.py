@@ -13,6 +13,7 @@ from steward.protocol.limits import (
     ACK_DELAY_MS,
     DEFAULT_SCREENSHOT_MAX_BYTES,
     DEFAULT_SCREENSHOT_MAX_SIZE,
+    MAX_FAIRIES_PER_ROOM,
     MAX_SCREENSHOT_BYTES,
     MIN_SCREENSHOT_MAX_BYTES,
 )
@@ -118,6 +119,11 @@ class Settings(BaseSettings):
     # Who may cancel a run: `owner` (who asked, or a moderator grant) or `everyone` (anyone
     # allowed to prompt).
     steward_cancel_policy: Literal["owner", "everyone"] = "owner"
+    # Who may summon, rename and dismiss the room's fairies: `prompters` (anyone allowed to
+    # prompt) or `moderators` (a moderator grant only).
+    steward_crew_policy: Literal["prompters", "moderators"] = "prompters"
+    # How many fairies a room's crew may have (summons past it are refused).
+    steward_crew_limit: int = Field(default=6, ge=1, le=MAX_FAIRIES_PER_ROOM)
     # Models a caller (HTTP `model`) may pick, comma list; empty: only the configured ones
     # (`steward_model` and the role models).
     # `replay:` and anything naming a file is never accepted from a caller.
@@ -136,6 +142,11 @@ class Settings(BaseSettings):
     # ... and in any 1 s: a flood passes this within a fraction of a second and is muted;
     # over it every arrival is strikes, one per KiB.
     steward_inbound_burst_bytes: int = Field(default=512 * 1024, ge=64 * 1024)
+    # ... and of what the steward never reads (packets and streams on topics it does not
+    # handle, an answer's bytes past its cap; 4 KiB more for opening a stream on a topic with
+    # no handler) in any 1 s: over it, a strike per 128 bytes, so a stream flood spread over
+    # senders, topics and streams is muted within about a second.
+    steward_inbound_unread_burst_bytes: int = Field(default=32 * 1024, ge=4 * 1024)
 
     steward_max_followups: int = Field(default=3, ge=0, le=20)
     # A run with no progress (no model output, no context answer) for this long ends; a run

@@ -58,14 +58,18 @@ class Member:
 
 
 def elect_host(
-    members: list[Member], capability: str = "context", demoted: frozenset[str] = frozenset()
+    members: list[Member],
+    capability: str = "context",
+    demoted: frozenset[str] = frozenset(),
+    avoided: frozenset[str] = frozenset(),
 ) -> str | None:
     """Deterministic: earliest join among members with `capability` (and not demoted), then
-    lowest identity."""
+    lowest identity; one `avoided` only when every other is."""
     capable = [m for m in members if m.has(capability) and m.identity not in demoted]
-    if not capable:
+    preferred = [m for m in capable if m.identity not in avoided] or capable
+    if not preferred:
         return None
-    return min(capable, key=lambda m: (m.joined_at_ms, m.identity)).identity
+    return min(preferred, key=lambda m: (m.joined_at_ms, m.identity)).identity
 
 
 class Participants:
@@ -93,6 +97,9 @@ class Participants:
         self.host_changes = 0
         # Browsers whose context answers kept failing: not asked, not host, until the time.
         self._demoted: dict[str, asyncio.TimerHandle] = {}
+        # Browsers whose last answer failed (late, refused): asked after every other, host
+        # only when no other can be, until the time.
+        self._avoided: dict[str, asyncio.TimerHandle] = {}
 
     # --- queries -------------------------------------------------------------------------
     def get(self, identity: str) -> Member | None:
@@ -183,23 +190,40 @@ class Participants:
 
     def demote(self, identity: str, for_s: float) -> None:
         """Stop asking `identity` for context (and take the host role from it) for `for_s`."""
-        old = self._demoted.pop(identity, None)
+        self._until(self._demoted, identity, for_s)
+        log.warning("host_demoted", participant=identity, for_s=for_s)
+        self._reelect()
+
+    def avoid(self, identity: str, for_s: float) -> None:
+        """Ask `identity` for context after every other browser (and make it host only when
+        no other can be) for `for_s`: its last answer failed."""
+        self._until(self._avoided, identity, for_s)
+        log.info("context_source_avoided", participant=identity, for_s=for_s)
+        self._reelect()
+
+    def _until(self, marks: dict[str, asyncio.TimerHandle], identity: str, for_s: float) -> None:
+        old = marks.pop(identity, None)
         if old is not None:
             old.cancel()
         loop = asyncio.get_running_loop()
-        self._demoted[identity] = loop.call_later(for_s, self._restore, identity)
-        log.warning("host_demoted", participant=identity, for_s=for_s)
-        self._reelect()
+        marks[identity] = loop.call_later(for_s, self._restore, marks, identity)
 
     def demoted(self) -> frozenset[str]:
         return frozenset(self._demoted)
 
-    def _restore(self, identity: str) -> None:
-        if self._demoted.pop(identity, None) is not None:
+    def avoided(self) -> frozenset[str]:
+        return frozenset(self._avoided)
+
+    def _restore(self, marks: dict[str, asyncio.TimerHandle], identity: str) -> None:
+        if marks.pop(identity, None) is not None:
             self._reelect()
 
     def _reelect(self) -> None:
-        new = elect_host(list(self._members.values()), demoted=frozenset(self._demoted))
+        new = elect_host(
+            list(self._members.values()),
+            demoted=frozenset(self._demoted),
+            avoided=frozenset(self._avoided),
+        )
         if new != self.host:
             old, self.host = self.host, new
             self.host_changes += 1
@@ -208,7 +232,12 @@ class Participants:
                 self._on_host_changed(old, new)
 
     def close(self) -> None:
-        for timer in [*self._pending_leave.values(), *self._demoted.values()]:
+        for timer in [
+            *self._pending_leave.values(),
+            *self._demoted.values(),
+            *self._avoided.values(),
+        ]:
             timer.cancel()
         self._pending_leave.clear()
         self._demoted.clear()
+        self._avoided.clear()

@@ -16,7 +16,7 @@ from typing import Any
 
 from livekit import rtc
 
-from steward import ffi_router
+from steward import ffi_router, memory_release
 from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
@@ -32,22 +32,23 @@ from steward.protocol.messages import (
 )
 from steward.protocol.names import (
     ATTR_READY,
+    RESYNC_ALL_SESSIONS,
+    RPC_ABORT,
     RPC_CANCEL,
     RPC_CONVERSATION,
+    RPC_DISMISS,
     RPC_PROMPT,
+    RPC_RENAME,
     RPC_REVERT,
+    RPC_REVERT_PROJECT,
+    RPC_SUMMON,
+    STEWARD_TOPICS,
     TOPIC_ACK,
-    TOPIC_ACTION,
-    TOPIC_ACTIONS,
-    TOPIC_CHAT,
     TOPIC_COMPOSING,
     TOPIC_CONTEXT,
     TOPIC_EDIT,
-    TOPIC_FAIRIES,
     TOPIC_RESYNC,
     TOPIC_SCREENSHOT,
-    TOPIC_STATUS,
-    TOPIC_THOUGHT,
     TOPIC_TRANSCRIPTION,
     TOPIC_VIEWPORT,
 )
@@ -57,6 +58,7 @@ from steward.room.context.views import Views
 from steward.room.deps import RoomDeps
 from steward.room.inbound.abuse import AbuseGuard, livekit_revoker
 from steward.room.inbound.conversation_requests import ConversationRequests
+from steward.room.inbound.crew import CrewChanges
 from steward.room.inbound.grants import GrantBook
 from steward.room.inbound.intake import Intake, trusted_agents
 from steward.room.inbound.packets import InboundPackets
@@ -69,31 +71,15 @@ from steward.room.outbound.conversation import Conversation
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
 from steward.room.outbound.messenger import Messenger
 from steward.room.outbound.relay import Relay
+from steward.room.outbound.standing import Standing
 from steward.room.participants import Participants
 from steward.room.runs.revert import RevertDeps, Reverter
 from steward.room.runs.sessions import RoomSessions
+from steward.room.runs.steering import Steering
 from steward.task_set import TaskSet, close_within
 from steward.voice.listener import Hearing, RoomVoice
 
 log = get_logger(__name__)
-
-# Every topic the steward speaks: a stream on one of them is either expected or refused.
-STEWARD_TOPICS = (
-    TOPIC_ACTION,
-    TOPIC_ACTIONS,
-    TOPIC_ACK,
-    TOPIC_SCREENSHOT,
-    TOPIC_CONTEXT,
-    TOPIC_VIEWPORT,
-    TOPIC_RESYNC,
-    TOPIC_COMPOSING,
-    TOPIC_CHAT,
-    TOPIC_STATUS,
-    TOPIC_THOUGHT,
-    TOPIC_EDIT,
-    TOPIC_FAIRIES,
-    TOPIC_TRANSCRIPTION,
-)
 
 
 def _joined_ms(p: rtc.Participant) -> int:
@@ -124,6 +110,7 @@ class RoomRuntime:
             ),
             limit_per_min=s.steward_abuse_strikes_per_min,
             mute_s=s.steward_abuse_mute_seconds,
+            on_muted=self._on_muted,
         )
         self._tasks = TaskSet("room_task_failed", room=room_id)
         self.inbound = InboundPackets(
@@ -132,6 +119,7 @@ class RoomRuntime:
             bytes_per_window=s.steward_inbound_budget_bytes,
             packets_per_window=s.steward_inbound_budget_packets,
             burst_bytes=s.steward_inbound_burst_bytes,
+            unread_burst_bytes=s.steward_inbound_unread_burst_bytes,
             spawn=self._spawn,
             on_activity=self._active,
         )
@@ -159,7 +147,8 @@ class RoomRuntime:
             partial_interval_s=s.steward_preview_interval_ms / 1000,
             conversation=self.conversation,
         )
-        self.inbox = StreamInbox(reject, StreamMeter(self._is_muted, self.budget.charge))
+        unread = functools.partial(self.budget.charge, unread=True)
+        self.inbox = StreamInbox(reject, StreamMeter(self._is_muted, self.budget.charge, unread))
         # Whose view a run sees: each participant's published viewport and own edits.
         self.views = Views()
         self.user_edits = UserEdits()
@@ -228,6 +217,22 @@ class RoomRuntime:
             ),
         )
         self.intake.on_command = self.reverter.by_word
+        self.crew = CrewChanges(
+            room_id,
+            self.participants,
+            self.intake,
+            deps.crew_store,
+            deps.crew,
+            policy=s.steward_crew_policy,
+            limit=s.steward_crew_limit,
+        )
+        self.steering = Steering(
+            room_id, self.intake, self.reverter, deps.project_runs, deps.projects
+        )
+        self.reverter.project_of_prompt = self.steering.revert_started_by
+        # Fairy presence and each project's state, to everyone on change and to a tab that
+        # joins.
+        self.standing = Standing(self.messenger)
         self.voice: RoomVoice | None = None
         if deps.speech is not None:
             self.voice = RoomVoice(
@@ -267,7 +272,7 @@ class RoomRuntime:
             reject=reject,
         )
         self.inbound.handle(TOPIC_ACK, Ack, MAX_ENVELOPE_BYTES, self._on_ack)
-        self.inbound.handle(TOPIC_RESYNC, Resync, MAX_ENVELOPE_BYTES, self.resyncs.on_resync)
+        self.inbound.handle(TOPIC_RESYNC, Resync, MAX_ENVELOPE_BYTES, self._on_resync)
         self.inbound.handle(TOPIC_EDIT, CanvasEdit, MAX_DATA_PACKET_BYTES, self._on_edit)
         self.inbound.handle(TOPIC_VIEWPORT, ViewportUpdate, MAX_ENVELOPE_BYTES, self._on_viewport)
         self.inbound.handle(
@@ -302,6 +307,11 @@ class RoomRuntime:
             RPC_CONVERSATION,
             ConversationRequests(self.conversation, self.participants).on_conversation_rpc,
         )
+        lp.register_rpc_method(RPC_SUMMON, self.crew.on_summon_rpc)
+        lp.register_rpc_method(RPC_RENAME, self.crew.on_rename_rpc)
+        lp.register_rpc_method(RPC_DISMISS, self.crew.on_dismiss_rpc)
+        lp.register_rpc_method(RPC_ABORT, self.steering.on_abort_rpc)
+        lp.register_rpc_method(RPC_REVERT_PROJECT, self.steering.on_revert_project_rpc)
         room.register_byte_stream_handler(TOPIC_SCREENSHOT, self.inbox.handler(TOPIC_SCREENSHOT))
         room.register_byte_stream_handler(TOPIC_CONTEXT, self.inbox.handler(TOPIC_CONTEXT))
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
@@ -508,8 +518,10 @@ class RoomRuntime:
         """A new browser catches up from the outbox: the room's history in room order.
 
         Replayed by the steward rather than on the browser's request, because a browser's
-        first packets can arrive before the SDK knows who sent them.
+        first packets can arrive before the SDK knows who sent them. The fairies' presence
+        and the room's recent project cards follow.
         """
+        self._spawn(self.standing.joined(identity))
         if identity in self._recipients():
             self._spawn(
                 self.broadcaster.resync_room(
@@ -526,12 +538,35 @@ class RoomRuntime:
         self.snapshots.participant_left(identity)
         self.views.forget(identity)
         self.user_edits.forget(identity)
+        memory_release.release_soon()  # what it sent (a flood, a bomb) is freed by now
+
+    def _on_muted(self, identity: str, for_s: float) -> None:
+        """Muted, it cannot answer (LiveKit drops what it sends): asked for nothing, hosts
+        nothing, and what the room holds for it goes."""
+        member = self.participants.get(identity)
+        if member is not None and member.has("context"):
+            self.participants.demote(identity, for_s)
+        self.snapshots.participant_left(identity)
+        self.views.forget(identity)
+        self.user_edits.forget(identity)
+        memory_release.release_soon()
 
     def _on_host_changed(self, old: str | None, new: str | None) -> None:
         """Host mode: the new host continues the runs where the old one stopped; what the old
         host applied reaches it through the app's own document sync, not from us."""
         if self.mode == "host" and old is not None and new is not None:
             self.broadcaster.hand_over(old, new)
+
+    def holds(self, identity: str) -> list[str]:
+        """Where the room still keeps something for `identity` (none once it has left)."""
+        places = {
+            "member": self.participants.get(identity) is not None,
+            "budget": identity in self.budget,
+            "strikes": self.abuse.strikes(identity) > 0 or identity in self.abuse.muted,
+            "view": self.views.get(identity) is not None,
+            "context": self.snapshots.holds(identity) or self.inbox.holds(identity),
+        }
+        return [name for name, held in places.items() if held]
 
     # --- inbound data --------------------------------------------------------------------
     def _is_muted(self, identity: str) -> bool:
@@ -562,6 +597,13 @@ class RoomRuntime:
         ids = [str(r["id"]) for r in edit.put]
         self.user_edits.record(sender, ids, edit.remove, lambda sid: sid in self.mirror.shapes)
         return self.relay.send(sender, actions)
+
+    async def _on_resync(self, sender: str, req: Resync) -> None:
+        """A tab asking for the whole room (it connected, or reconnected) also gets what
+        stands: sent on join too, but a tab may drop what arrives before it knows us."""
+        if req.session_id == RESYNC_ALL_SESSIONS:
+            self._spawn(self.standing.joined(sender))
+        await self.resyncs.on_resync(sender, req)
 
     def _on_ack(self, sender: str, ack: Ack) -> None:
         refused = self.broadcaster.on_ack(sender, ack)

@@ -56,13 +56,19 @@ from steward.protocol.names import (
 )
 from steward.room.runtime import RoomRuntime
 from steward.tokens import mint_token, prompt_grant
+from steward_tools.bench.abuse_hostile import (
+    PROMPT,
+    honest_run,
+    hostile_cases,
+    hostile_summary,
+    settled_rss_mb,
+)
 from steward_tools.bench.harness import Stack, self_rss_mb, start_api_stack
 from steward_tools.headless.client import Faults, HeadlessClient
 from steward_tools.rigs.flooder import Flooders, flood
 from steward_tools.rigs.stream_sender import COMPRESSED_MIB, send_watching
 from steward_tools.waiting import bounded, wait_until
 
-PROMPT = "draw a flow chart of our signup"
 # Log events that record a refusal (each names the participant or peer and a reason).
 REFUSALS = frozenset(
     {
@@ -75,6 +81,7 @@ REFUSALS = frozenset(
         "participant_muted",
         "inbound_over_budget",
         "host_demoted",
+        "context_source_avoided",
     }
 )
 
@@ -197,15 +204,6 @@ async def connect_attackers(a: Abuse) -> None:
 
 def c_room(c: HeadlessClient) -> str:
     return c.room.name
-
-
-async def honest_run(ann: HeadlessClient, timeout: float = 60) -> float | None:
-    started = time.monotonic()
-    reply = await ann.prompt(PROMPT)
-    if reply.session_id is None:
-        return None
-    status = await ann.wait_status(reply.session_id, timeout=timeout)
-    return time.monotonic() - started if status == "done" else None
 
 
 # --- the attacks ---------------------------------------------------------------------------
@@ -344,12 +342,16 @@ async def storage_attacks(a: Abuse, pool: Any, big: Flooders, out: dict[str, Any
     def refusals_of(who: str) -> int:
         return sum(1 for _, w, r in a.runtime.rejected if w == who and r == "unexpected_stream")
 
+    def refused_or_muted(who: str, before: int) -> Callable[[], bool]:
+        """A refusal more, or the sender muted (its next streams are dropped unread)."""
+        return lambda: refusals_of(who) > before or who in a.runtime.abuse.muted
+
     for topic in (TOPIC_SCREENSHOT, TOPIC_CONTEXT):
 
         async def text_stream(topic: str = topic) -> tuple[bool, bool, str]:
             before = refusals_of("trudy")
-            await lp.send_text("x" * 100_000, topic=topic, destination_identities=to)
-            await wait_until(lambda: refusals_of("trudy") > before, 10, "trudy refused", every=0.02)
+            await lp.send_text("x" * 5_000, topic=topic, destination_identities=to)
+            await wait_until(refused_or_muted("trudy", before), 10, "trudy refused", every=0.02)
             return True, False, topic
 
         await a.attempt(f"unsolicited_text_stream_{topic}", text_stream)
@@ -357,8 +359,8 @@ async def storage_attacks(a: Abuse, pool: Any, big: Flooders, out: dict[str, Any
 
         async def byte_stream(topic: str = topic) -> tuple[bool, bool, str]:
             before = refusals_of("trudy")
-            await lp.send_bytes(b"\0" * 100_000, topic=topic, destination_identities=to)
-            await wait_until(lambda: refusals_of("trudy") > before, 10, "trudy refused", every=0.02)
+            await lp.send_bytes(b"\0" * 5_000, topic=topic, destination_identities=to)
+            await wait_until(refused_or_muted("trudy", before), 10, "trudy refused", every=0.02)
             return True, False, topic
 
         await a.attempt(f"unsolicited_byte_stream_{topic}", byte_stream)
@@ -701,7 +703,8 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         for c in flow_clients.values():
             await c.disconnect()
         await asyncio.sleep(1.0)
-        rss_growth_untrimmed = self_rss_mb() - rss_before_untrimmed
+        rss_before_fuzz = self_rss_mb()
+        rss_growth_untrimmed = rss_before_fuzz - rss_before_untrimmed
         rss_growth = self_rss_mb(trim=True) - rss_before
         fuzz: dict[str, Any] | None = None
         if fuzz_per_path > 0:
@@ -737,6 +740,7 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
         "rss_mb_growth": round(rss_growth, 1),
         "rss_mb_growth_untrimmed": round(rss_growth_untrimmed, 1),
         "rss_mb_growth_by_phase": phases,
+        "rss_mb_before_fuzz": round(rss_before_fuzz, 1),
         # Of which during the unread-topic floods, prompt flood and never-acker.
         "rss_mb_growth_flow_attacks": round(rss_flow, 1),
         # The two ways of measuring side by side. Before, the flooders ran in this process and
@@ -772,20 +776,37 @@ async def abuse_bench(stack: Stack, *, fuzz_per_path: int) -> dict[str, Any]:
     }
 
 
-async def run_bench(fuzz_per_path: int = 10) -> dict[str, Any]:
+async def run_bench(fuzz_per_path: int = 10, *, only_hostile: bool = False) -> dict[str, Any]:
+    """The hostile cases first (`abuse_hostile`: the steward's memory is measured from a fresh
+    start), then, unless `only_hostile`, every other attack."""
     stack = await start_api_stack("abuse", tokens_per_s=400.0)
     try:
+        hostile = await bounded(hostile_cases(stack), 300, "abuse bench, hostile cases")
+        if only_hostile:
+            return {"hostile": hostile, **hostile_summary(hostile)}
         result: dict[str, Any] = await bounded(
             abuse_bench(stack, fuzz_per_path=fuzz_per_path), 600, "abuse bench"
         )
-        return result
+        # Every attacker of the whole suite gone (and ann): the steward's memory, untrimmed.
+        whole = {
+            "before": hostile["rss_mb"]["before"],
+            "before_fuzz": result["rss_mb_before_fuzz"],
+            "after": await settled_rss_mb(),
+        }
+        whole["after_over_before"] = round(whole["after"] - whole["before"], 1)
+        return {**result, "hostile": hostile, **hostile_summary(hostile), "rss_mb_suite": whole}
     finally:
         await stack.close()
 
 
 def _handler(args: argparse.Namespace) -> int:
-    result = asyncio.run(run_bench(fuzz_per_path=args.fuzz_per_path))
+    result = asyncio.run(
+        run_bench(fuzz_per_path=args.fuzz_per_path, only_hostile=args.only_hostile)
+    )
     print(json.dumps(result, indent=None if args.json else 2, default=str))
+    if args.only_hostile:
+        return 0
+    # Timed targets are reported (`misses`), not failed on: the machine's load moves them.
     ok = result["accepted_wrongly"] == 0 and result["crashes"] == 0 and result["honest_prompt_ok"]
     return 0 if ok else 1
 
@@ -797,5 +818,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument(
         "--fuzz-per-path", type=int, default=10, help="then the live fuzzer (0: skip it)"
+    )
+    p.add_argument(
+        "--only-hostile",
+        action="store_true",
+        help="only the many-topic flood, the hostile host and the memory after them",
     )
     p.set_defaults(handler=_handler)

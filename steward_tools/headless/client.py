@@ -14,6 +14,7 @@ import contextlib
 import functools
 import gzip
 import json
+import os
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -99,6 +100,8 @@ ContextMode = Literal[
     "mislabelled_screenshot",
     "gzip_bomb",  # shapes: a small gzip stream inflating to 64 MiB of zeros
     "oversized_screenshot",  # a screenshot four times the byte budget asked for
+    # shapes: the gzip bomb; screenshot: 5 MiB of noise behind a JPEG header, announced
+    "bomb_and_fake_jpeg",
 ]
 
 
@@ -124,6 +127,15 @@ class Faults:
 @functools.cache
 def _gzip_bomb() -> bytes:
     return gzip.compress(b"\0" * (64 << 20), 9)
+
+
+FAKE_JPEG_BYTES = 5 << 20
+
+
+@functools.cache
+def _fake_jpeg() -> bytes:
+    """A JPEG's first bytes, then noise (it does not compress) up to FAKE_JPEG_BYTES."""
+    return b"\xff\xd8\xff\xe0" + os.urandom(FAKE_JPEG_BYTES - 4)
 
 
 @dataclass
@@ -550,7 +562,7 @@ class HeadlessClient:
             mime_type, name = SHAPES_TYPE_JSON, "shapes.json"
             if self.shapes_gzip:
                 data, mime_type, name = gzip.compress(data, 6), SHAPES_TYPE_GZIP, "shapes.json.gz"
-            if mode == "gzip_bomb":
+            if mode in ("gzip_bomb", "bomb_and_fake_jpeg"):
                 data, mime_type, name = _gzip_bomb(), SHAPES_TYPE_GZIP, "shapes.json.gz"
             sends.append(
                 lp.send_bytes(
@@ -572,6 +584,8 @@ class HeadlessClient:
             elif mode == "oversized_screenshot":
                 budget = req.max_bytes or DEFAULT_SCREENSHOT_MAX_BYTES
                 image += b"\0" * max(0, 4 * budget - len(image))
+            elif mode == "bomb_and_fake_jpeg":
+                image = _fake_jpeg()
             sends.append(
                 lp.send_bytes(
                     image,

@@ -36,9 +36,13 @@ def flood(
     count: int,
     size: int,
     stream: bool,
+    spread: int = 0,
 ) -> dict[str, Any]:
     """One flooder's part of the spec: a participant with no rights sending `count` streams
-    (or reliable packets) of `size` bytes on `topic`."""
+    (or reliable packets) of `size` bytes on `topic`. With `spread`, the streams go out
+    `SPREAD_AT_ONCE` at a time over `spread` topics (`topic:0`, `topic:1`, ...), in turn a
+    byte stream written chunk by chunk with no announced size, a text stream likewise, a
+    byte stream announcing 1 byte and a whole announced one, with a packet between them."""
     token = mint_token(key, secret, room=room, identity=identity, capabilities=(), can_prompt=False)
     return {
         "identity": identity,
@@ -47,6 +51,7 @@ def flood(
         "count": count,
         "size": size,
         "stream": stream,
+        "spread": spread,
     }
 
 
@@ -54,8 +59,57 @@ def _muted(room: rtc.Room) -> bool:
     return room.local_participant.permissions.can_publish_data is False
 
 
+# Streams a spreading flooder keeps open at once, and the chunk it writes them in.
+SPREAD_AT_ONCE = 8
+SPREAD_CHUNK = 15_000
+
+
+async def _spread_one(
+    lp: rtc.LocalParticipant, to: list[str], topic: str, size: int, i: int
+) -> None:
+    """One stream of a spreading flood (its kind picked by `i`), then one packet."""
+    kind = i % 4
+    if kind == 3:
+        await lp.send_bytes(b"\3" * size, topic=topic, destination_identities=to, compress=False)
+    elif kind == 1:
+        text = await lp.stream_text(topic=topic, destination_identities=to)
+        for at in range(0, size, SPREAD_CHUNK):
+            await text.write("t" * min(SPREAD_CHUNK, size - at))
+        await text.aclose()
+    else:  # no announced size, or 1 byte announced and `size` sent
+        data = await lp.stream_bytes(
+            "x.bin", topic=topic, destination_identities=to, total_size=1 if kind == 2 else None
+        )
+        for at in range(0, size, SPREAD_CHUNK):
+            await data.write(b"\2" * min(SPREAD_CHUNK, size - at))
+        await data.aclose()
+    await lp.publish_data(b"\4" * 2000, topic=topic, reliable=True, destination_identities=to)
+
+
+async def _spread(room: rtc.Room, to: str, flood: dict[str, Any]) -> int:
+    """`count` streams over `spread` topics, `SPREAD_AT_ONCE` at a time, until muted."""
+    lp, size, spread = room.local_participant, int(flood["size"]), int(flood["spread"])
+    sent = 0
+    started = 0
+    running: set[asyncio.Task[None]] = set()
+    while started < int(flood["count"]) and not _muted(room):
+        while len(running) < SPREAD_AT_ONCE and started < int(flood["count"]):
+            topic = f"{flood['topic']}:{started % spread}"
+            coro = _spread_one(lp, [to], topic, size, started)
+            running.add(asyncio.ensure_future(asyncio.wait_for(coro, SEND_TIMEOUT_S)))
+            started += 1
+        done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+        sent += sum(1 for t in done if not t.cancelled() and t.exception() is None)
+    for task in running:
+        task.cancel()
+    await asyncio.gather(*running, return_exceptions=True)
+    return sent
+
+
 async def _flood(room: rtc.Room, to: str, flood: dict[str, Any]) -> int:
     """`count` streams (or reliable packets) of `size` bytes until muted; how many left."""
+    if flood.get("spread"):
+        return await _spread(room, to, flood)
     lp = room.local_participant
     blob = b"\1" * int(flood["size"])
     topic = str(flood["topic"])

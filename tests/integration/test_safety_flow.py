@@ -219,7 +219,7 @@ async def test_refused_prompts_are_rate_limited_strikes_with_sampled_log_lines(
         await close_all([ann, mal])
 
 
-async def test_a_late_host_is_asked_once_per_fetch_and_loses_the_role_despite_honest_answers(
+async def test_a_late_host_is_asked_last_and_loses_the_role_despite_honest_answers(
     steward: StewardService, livekit_server: LiveKitServer, room_name: str
 ) -> None:
     runtime = await steward.join(room_name)
@@ -239,10 +239,11 @@ async def test_a_late_host_is_asked_once_per_fetch_and_loses_the_role_despite_ho
             took.append(await _timed_run(bob))
             asked.append(hostile.stats.context_requests - before)
         print(f"took={[round(t, 2) for t in took]} asked={asked} host={runtime.participants.host}")
-        # Never asked twice in one fetch (a late answer is not retried at her).
-        assert max(asked) <= 1, asked
-        # Failing 3 fetches in 5 minutes loses the role, though she answered one in between.
+        # Asked once in all: a late answer makes her the last resort for a while (the run's
+        # next look and the next runs go to ann first), and the host role moves to ann.
+        assert sum(asked) == 1, asked
         assert runtime.participants.host == "ann"
+        assert "hostile" in runtime.participants.avoided()
         timeout = runtime.snapshots.timeout_s
         assert max(took) < 2 * timeout + 2.0, took
         assert runtime.snapshots.degraded_runs == 0

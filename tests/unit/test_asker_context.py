@@ -37,6 +37,7 @@ class Browser:
     selection: list[str] = field(default_factory=list)
     changes: list[dict[str, Any]] = field(default_factory=list)
     fail: bool = False
+    garbage: bool = False  # answers with a reply no honest browser sends
 
 
 class Room:
@@ -80,6 +81,8 @@ class Room:
         browser = self.browsers[destination_identity]
         if browser.fail:
             raise rtc.RpcError(1500, "context unavailable")
+        if browser.garbage:
+            return '{"requestId": 7}'
         rid, sender = req["requestId"], destination_identity
         stream_to(self.inbox, rid, sender, TOPIC_CONTEXT, "application/json", b"[]")
         stream_to(self.inbox, rid, sender, TOPIC_SCREENSHOT, "image/webp", WEBP)
@@ -276,3 +279,28 @@ async def test_the_model_request_says_whose_view_it_is_and_what_the_asker_change
     assert await agent.run(MemorySession(), prompt) == "done"
     text = "\n".join(str(b.get("text", "")) for b in plain.requests[0].user)
     assert "Whose view" not in text and "Recent user edits" not in text
+
+
+async def test_a_failed_source_is_asked_last_and_one_sending_garbage_not_at_all(
+    room: Room,
+) -> None:
+    room.browsers["alice"].fail = True  # the host answers with an error
+    ctx = await room.fetcher.fetch(asker="erin", source="browser")
+    assert [c[0] for c in room.calls] == ["alice", "bob"]
+    assert ctx.source_identity == "bob"
+    # The run's next look, and the room's next runs: the others first, her last.
+    assert room.participants.avoided() == {"alice"} and room.participants.host == "bob"
+    room.calls.clear()
+    await room.fetcher.fetch(asker="erin", source="browser")
+    assert [c[0] for c in room.calls] == ["bob"]
+    # Bob answers with a reply no honest browser sends: demoted at once, never asked.
+    room.browsers["bob"].garbage = True
+    room.browsers["alice"].fail = False
+    room.calls.clear()
+    ctx = await room.fetcher.fetch(asker="erin", source="browser")
+    assert [c[0] for c in room.calls] == ["bob", "carol"] and ctx.source_identity == "carol"
+    assert "bob" in room.participants.demoted()
+    room.calls.clear()
+    await room.fetcher.fetch(asker="erin", source="browser")
+    assert [c[0] for c in room.calls] == ["carol"]  # alice still avoided: asked after carol
+    room.participants.close()

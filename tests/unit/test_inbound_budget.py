@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from steward.obs.sampled_log import SampledLog
-from steward.room.inbound.budget import BURST_BYTES_PER_STRIKE, BYTES_PER_STRIKE, InboundBudget
+from steward.room.inbound.budget import (
+    BURST_BYTES_PER_STRIKE,
+    BYTES_PER_STRIKE,
+    UNREAD_BYTES_PER_STRIKE,
+    InboundBudget,
+)
 from steward.room.outbound.delivery.resync_gate import ResyncGate
 
 
@@ -105,3 +110,24 @@ def test_a_replayed_participant_owes_an_ack_before_the_next_replay() -> None:
     gate.replayed("nick")
     gate.forget("nick")
     assert not gate.owes_ack("nick")
+
+
+def test_unread_bytes_have_their_own_small_allowance_and_strike_by_the_128_bytes() -> None:
+    clock = Clock()
+    strikes: list[tuple[str, str, int]] = []
+    budget = InboundBudget(
+        lambda who, why, weight: strikes.append((who, why, weight)),
+        bytes_per_window=2 << 20,
+        packets_per_window=2000,
+        burst_bytes=512 << 10,
+        unread_burst_bytes=32 << 10,
+        clock=clock,
+    )
+    assert budget.charge("ann", 300_000)  # read: under the general allowance
+    assert budget.charge("eve", 30_000, unread=True)
+    assert not budget.charge("eve", 15_000, unread=True)  # past 32 KiB within the second
+    assert strikes == [("eve", "over_budget_unread", 1 + 15_000 // UNREAD_BYTES_PER_STRIKE)]
+    assert budget.usage("eve") == (45_000, 2)  # unread bytes count in the budget as well
+    clock.now = 1.5  # the second slid past them
+    assert budget.charge("eve", 30_000, unread=True)
+    assert "eve" in budget and "bob" not in budget

@@ -50,3 +50,19 @@ async def test_who_is_not_back_after_our_reconnect_has_left() -> None:
     p.connection_reconnected(lambda: {"bob"})
     await asyncio.sleep(0.15)
     assert p.get("alice") is None and p.host == "bob"
+
+
+async def test_an_avoided_browser_hosts_only_when_no_other_can_and_a_demoted_one_never() -> None:
+    p = Participants()
+    p.joined("hal", 1, {"steward.capabilities": "context"})
+    p.joined("carl", 2, {"steward.capabilities": "context"})
+    p.avoid("hal", 0.05)
+    assert p.host == "carl" and p.avoided() == {"hal"}
+    p.avoid("carl", 0.05)  # both avoided: the earliest again, rather than none
+    assert p.host == "hal"
+    await asyncio.sleep(0.1)  # both marks ran out
+    assert p.host == "hal" and not p.avoided()
+    p.demote("hal", 10)
+    p.avoid("carl", 10)
+    assert p.host == "carl"  # avoided, but the only one not demoted
+    p.close()

@@ -14,7 +14,12 @@ from steward.protocol.names import (
     TOPIC_TRANSCRIPTION,
 )
 from steward.room.inbound.abuse import STREAM_STRIKE, AbuseGuard
-from steward.room.inbound.stream_inbox import GIVEN_UP_KEPT, StreamInbox, StreamMeter
+from steward.room.inbound.stream_inbox import (
+    GIVEN_UP_KEPT,
+    STREAM_OPEN_BYTES,
+    StreamInbox,
+    StreamMeter,
+)
 
 
 @dataclass
@@ -161,18 +166,28 @@ async def test_streams_refused_at_their_header_never_get_a_reader() -> None:
     byte, text = room.open_byte, room.open_text
     byte(_opened(TOPIC_CONTEXT, "ann", 100, "q1"))  # asked for: read
     byte(_opened(TOPIC_CONTEXT, "eve", 5 << 20, "q1"))  # not hers to answer
-    byte(_opened(TOPIC_ACK, "eve", 1000))  # never a stream
+    byte(_opened(TOPIC_ACK, "eve", 100_000))  # never a stream
+    byte(_opened(TOPIC_ACK, "eve", 1000))  # small: its reader counts it (the size may lie)
     byte(_opened("app:files", "eve", 3 << 20))  # another app's: metered only
     byte(_opened("app:files", "eve", 0))  # size not announced: drained by a reader
     byte(_opened(TOPIC_CONTEXT, "mal", 100, "q1"))  # muted
     text(_opened(TOPIC_TRANSCRIPTION, "ann", 10))  # captions: read by their handler
     assert room.readers == [
         ("byte", TOPIC_CONTEXT),
+        ("byte", TOPIC_ACK),
         ("byte", "app:files"),
         ("text", TOPIC_TRANSCRIPTION),
     ]
     assert rejected == [
         (TOPIC_CONTEXT, "eve", "unexpected_stream", 5 << 20),
-        (TOPIC_ACK, "eve", "unexpected_stream", 1000),
+        (TOPIC_ACK, "eve", "unexpected_stream", 100_000),
     ]
-    assert charged == [("eve", 5 << 20), ("eve", 1000), ("eve", 3 << 20)]
+    # Another app's streams cost their opening as well as their bytes.
+    opening = STREAM_OPEN_BYTES
+    assert charged == [
+        ("eve", 5 << 20),
+        ("eve", 100_000),
+        ("eve", opening),
+        ("eve", 3 << 20),
+        ("eve", opening),
+    ]

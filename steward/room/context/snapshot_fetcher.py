@@ -6,8 +6,12 @@ it offers context; else the host renders the asker's last published viewport (`V
 the asker's published selection stands; then the other capable browsers. Each browser gets
 bounded retries (tenacity, exponential backoff) for quick failures only: one that answered
 late (an RPC or stream timeout) or sent what was refused is not asked again in that fetch,
-the next browser is. A browser failing `DEMOTE_AFTER` fetches within `DEMOTE_WINDOW_S` loses
-the host role for `DEMOTE_S`, however many it answered in between. When none delivers, the
+the next browser is. A browser whose fetch failed is asked after every other one (and is
+host only when no other can be) for `AVOID_S`, so the run's next look and the room's next
+runs go to a tab that can answer; one that sent what no honest browser sends (a malformed
+reply, a stream over its cap, a bomb, the wrong image type) is not asked at all and loses the
+host role for `DEMOTE_S` at once, and so does one failing `DEMOTE_AFTER` fetches within
+`DEMOTE_WINDOW_S`, however many it answered in between. When none delivers, the
 run goes on text-only with the steward's mirror of the canvas and is logged as degraded. A
 prompt with no browser behind it (HTTP, voice with no canvas open) gets the host's view, no
 selection, and a `view_note` telling the model so. The asker's own edits since the agent
@@ -69,6 +73,8 @@ TOTAL_TIMEOUTS = 4
 DEMOTE_AFTER = 3
 DEMOTE_WINDOW_S = 300.0
 DEMOTE_S = 120.0
+# A browser whose last answer failed is asked last for this long.
+AVOID_S = 30.0
 
 
 @dataclass
@@ -165,9 +171,14 @@ class SnapshotFetcher:
         self._failures: dict[str, list[float]] = {}  # identity -> times of failed fetches
 
     def participant_left(self, identity: str) -> None:
-        """Fail requests to a browser that left at once, instead of waiting for a timeout."""
+        """Fail requests to a browser that left (or was muted) at once, instead of waiting for
+        a timeout."""
         for task in self._inflight.pop(identity, set()):
             task.cancel()
+
+    def holds(self, identity: str) -> bool:
+        """Whether a request to `identity` is still in flight."""
+        return bool(self._inflight.get(identity))
 
     def candidates(self) -> list[str]:
         host = self._participants.host
@@ -191,7 +202,11 @@ class SnapshotFetcher:
         view = self._views.get(asker)
         theirs = bounds if bounds is not None or view is None else view.viewport
         plan = [_Ask(own, bounds, self._browser_changes)] if own else []
-        return plan + [_Ask(c, theirs) for c in self.candidates() if c != own]
+        plan += [_Ask(c, theirs) for c in self.candidates() if c != own]
+        avoided = self._participants.avoided()
+        return [a for a in plan if a.identity not in avoided] + [
+            a for a in plan if a.identity in avoided
+        ]
 
     async def fetch(
         self,
@@ -378,12 +393,19 @@ class SnapshotFetcher:
                 best.errors.append(f"{identity}: {err}")
                 log.info("context_attempts_failed", room=self.room_id, participant=identity)
                 if not ask.image_only:  # a picture is extra: missing one demotes no host
-                    self._failed(identity)
+                    self._failed(identity, err)
         return None
 
-    def _failed(self, identity: str) -> None:
-        """One more fetch this browser failed; at DEMOTE_AFTER within DEMOTE_WINDOW_S it is
-        demoted (successes do not reset the count: honest one time in three is not enough)."""
+    def _failed(self, identity: str, err: ContextFailure) -> None:
+        """One more fetch this browser failed: it is asked last for a while; one that sent
+        what no honest browser sends is demoted at once, and so is one at DEMOTE_AFTER
+        failures within DEMOTE_WINDOW_S (successes do not reset the count: honest one time
+        in three is not enough)."""
+        if isinstance(err, ContextRefused):
+            self._failures.pop(identity, None)
+            self._participants.demote(identity, DEMOTE_S)
+            return
+        self._participants.avoid(identity, AVOID_S)
         now = self._clock()
         times = [t for t in self._failures.get(identity, []) if now - t < DEMOTE_WINDOW_S]
         times.append(now)
@@ -454,10 +476,10 @@ class SnapshotFetcher:
             reply = decode(ContextReply, raw, topic=RPC_CONTEXT, max_bytes=MAX_RPC_PAYLOAD_BYTES)
             if isinstance(reply, ProtocolError):
                 self._reject(RPC_CONTEXT, identity, reply.kind, reply.reason)
-                raise ContextFailure(f"bad reply: {reply}")
+                raise ContextRefused(f"bad reply: {reply}")
             if reply.request_id != request_id:
                 self._reject(RPC_CONTEXT, identity, "wrong_request_id")
-                raise ContextFailure("reply for another request")
+                raise ContextRefused("reply for another request")
             got = _Attempt(reply=reply, identity=identity)
             if best.reply is None and not ask.image_only:
                 best.reply, best.identity = reply, identity
@@ -475,7 +497,7 @@ class SnapshotFetcher:
                                 got.shapes = parse_shapes(received.data)
                             except ContextFailure as err:
                                 self._reject(TOPIC_CONTEXT, identity, "invalid_shapes", str(err))
-                                raise
+                                raise ContextRefused(str(err)) from err
                             if best.shapes is None:
                                 best.shapes = got.shapes
             except TimeoutError as err:

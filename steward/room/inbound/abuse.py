@@ -34,9 +34,22 @@ _NOT_STRIKES = frozenset({"no_sender", "late_stream", "unacked_resync"})
 Revoke = Callable[[str], Awaitable[None]]
 
 
+# A stream that sends more than its header announced: no honest SDK does, so one mutes.
+OVERRAN_STRIKE = 1_000_000
+
+
 def stream_weight(size: int | None) -> int:
     """The strikes an unsolicited stream of `size` bytes (None: not announced) weighs."""
     return max(STREAM_STRIKE, (size or 0) // STREAM_BYTES_PER_STRIKE)
+
+
+def refusal_weight(reason: str, size: int | None) -> int:
+    """The strikes one refusal weighs: most one, a stream by its size, a lie all of them."""
+    if reason == "unexpected_stream":
+        return stream_weight(size)
+    if reason == "stream_overran":
+        return OVERRAN_STRIKE
+    return 1
 
 
 class AbuseGuard:
@@ -48,9 +61,12 @@ class AbuseGuard:
         limit_per_min: int,
         mute_s: float = 600.0,
         clock: Callable[[], float] = time.monotonic,
+        on_muted: Callable[[str, float], None] = lambda _identity, _for_s: None,
     ) -> None:
         self.room_id = room_id
         self._revoke = revoke
+        # The room lets go of what it holds for a muted participant (and stops asking it).
+        self._on_muted = on_muted
         self.limit_per_min = limit_per_min
         self.mute_s = mute_s
         self._clock = clock
@@ -89,6 +105,7 @@ class AbuseGuard:
             last_reason=reason,
         )
         self._revoke_later(identity)
+        self._on_muted(identity, self.mute_s)
 
     def _revoke_later(self, identity: str) -> None:
         async def revoke() -> None:
@@ -134,6 +151,7 @@ class AbuseGuard:
             for_s=round(until - now, 1),
         )
         self._revoke_later(identity)
+        self._on_muted(identity, until - now)
 
 
 def livekit_revoker(url: str, api_key: str, api_secret: str, room: str) -> Revoke:

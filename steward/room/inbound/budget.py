@@ -15,6 +15,13 @@ over the allowance (at least one), so a flood of bytes is muted (`AbuseGuard`) w
 packets past the allowance and a flood of small packets within the guard's limit of them.
 Streams the steward asked for (context answers, bounded by their own caps) count one packet
 and no bytes.
+
+What the steward never reads (packets on topics it does not handle, streams on topics with
+no handler, the part of an answer past its cap) has a third, much smaller allowance over
+the same `BURST_S` (`unread_burst_bytes`), a strike per `UNREAD_BYTES_PER_STRIKE` past it:
+nothing the app sends the steward goes unread, so unread bytes are another app's chatter at
+best, and a flood spread over many senders, topics or streams reaches each sender's share
+of the data channel (a fraction of a megabyte a second) well under the general allowance.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ BYTES_PER_STRIKE = 4096
 BURST_BYTES_PER_STRIKE = 1024
 WINDOW_S = 10.0
 BURST_S = 1.0
+UNREAD_BYTES_PER_STRIKE = 128
 
 # (identity, reason, weight): a strike for data over the budget.
 Strike = Callable[[str, str, int], None]
@@ -55,6 +63,7 @@ class InboundBudget:
         bytes_per_window: int,
         packets_per_window: int,
         burst_bytes: int | None = None,
+        unread_burst_bytes: int | None = None,
         window_s: float = WINDOW_S,
         burst_s: float = BURST_S,
         clock: Callable[[], float] = time.monotonic,
@@ -63,21 +72,24 @@ class InboundBudget:
         self.bytes_per_window = bytes_per_window
         self.packets_per_window = packets_per_window
         self.burst_bytes = burst_bytes  # None: no burst allowance, the budget alone
+        self.unread_burst_bytes = unread_burst_bytes  # None: unread bytes count like the rest
         self.window_s = window_s
         self.burst_s = burst_s
         self._clock = clock
-        # identity -> (its arrivals over the window, over the burst span)
-        self._seen: dict[str, tuple[_Window, _Window]] = {}
+        # identity -> its arrivals over the window, over the burst span, and its unread
+        # arrivals over the burst span
+        self._seen: dict[str, tuple[_Window, _Window, _Window]] = {}
         self.over_events = 0
 
-    def charge(self, identity: str, nbytes: int, *, what: str = "data") -> bool:
-        """Count one arrival of `nbytes` from `identity`; False (and a strike) when it is
-        over the budget or the burst allowance."""
+    def charge(self, identity: str, nbytes: int, *, unread: bool = False) -> bool:
+        """Count one arrival of `nbytes` from `identity` (`unread`: the steward does not read
+        it); False (and a strike) when it is over the budget or an allowance."""
         now = self._clock()
         seen = self._seen.get(identity)
         if seen is None:
-            seen = self._seen[identity] = (_Window(self.window_s), _Window(self.burst_s))
-        window, burst = seen
+            spans = (self.window_s, self.burst_s, self.burst_s)
+            seen = self._seen[identity] = (_Window(spans[0]), _Window(spans[1]), _Window(spans[2]))
+        window, burst, unread_burst = seen
         window.add(now, nbytes)
         burst.add(now, nbytes)
         weight = 0
@@ -85,10 +97,16 @@ class InboundBudget:
             weight = 1 + nbytes // BYTES_PER_STRIKE
         if self.burst_bytes is not None and burst.bytes > self.burst_bytes:
             weight = max(weight, 1 + nbytes // BURST_BYTES_PER_STRIKE)
+        reason = "over_budget_data"
+        if unread and self.unread_burst_bytes is not None:
+            unread_burst.add(now, nbytes)
+            if unread_burst.bytes > self.unread_burst_bytes:
+                weight = max(weight, 1 + nbytes // UNREAD_BYTES_PER_STRIKE)
+                reason = "over_budget_unread"
         if not weight:
             return True
         self.over_events += 1
-        self._strike(identity, f"over_budget_{what}", weight)
+        self._strike(identity, reason, weight)
         return False
 
     def usage(self, identity: str) -> tuple[int, int]:
@@ -98,3 +116,6 @@ class InboundBudget:
 
     def forget(self, identity: str) -> None:
         self._seen.pop(identity, None)
+
+    def __contains__(self, identity: str) -> bool:
+        return identity in self._seen

@@ -21,7 +21,7 @@ from steward.obs.sampled_log import SampledLog
 from steward.protocol import ProtocolError, decode
 from steward.protocol.messages import WireModel
 from steward.protocol.names import TOPIC_ACK
-from steward.room.inbound.abuse import AbuseGuard, stream_weight
+from steward.room.inbound.abuse import AbuseGuard, refusal_weight
 from steward.room.inbound.budget import InboundBudget
 from steward.room.inbound.intake import RateLimiter
 
@@ -56,6 +56,7 @@ class InboundPackets:
         bytes_per_window: int,
         packets_per_window: int,
         burst_bytes: int | None = None,
+        unread_burst_bytes: int | None = None,
         spawn: Callable[[Awaitable[None]], object],
         on_activity: Callable[[], None],
     ) -> None:
@@ -69,6 +70,7 @@ class InboundPackets:
             bytes_per_window=bytes_per_window,
             packets_per_window=packets_per_window,
             burst_bytes=burst_bytes,
+            unread_burst_bytes=unread_burst_bytes,
         )
         self.rejected: list[tuple[str, str, str]] = []
         # Packets of muted senders dropped unread (LiveKit forwards what it had in flight).
@@ -87,8 +89,7 @@ class InboundPackets:
         self, topic: str, sender: str, reason: str, detail: str = "", *, size: int | None = None
     ) -> None:
         metrics.REJECTED_INBOUND.labels(topic=topic, reason=reason).inc()
-        weight = stream_weight(size) if reason == "unexpected_stream" else 1
-        self._abuse.strike(sender, reason, weight=weight)
+        self._abuse.strike(sender, reason, weight=refusal_weight(reason, size))
         self.rejected.append((topic, sender, reason))
         del self.rejected[:-REJECTED_KEPT]
         log.warning(
@@ -117,14 +118,17 @@ class InboundPackets:
     def on_data(self, packet: rtc.DataPacket) -> None:
         topic = packet.topic or ""
         sender = packet.participant.identity if packet.participant is not None else None
+        own = topic.startswith(_OWN_PREFIXES)
         if sender is not None:
             if sender in self._abuse.muted:
                 self.dropped_from_muted += 1
                 return
-            if not self.budget.charge(sender, len(packet.data)) and sender in self._abuse.muted:
+            unread = not own or topic not in self._handlers
+            charged = self.budget.charge(sender, len(packet.data), unread=unread)
+            if not charged and sender in self._abuse.muted:
                 self.dropped_from_muted += 1  # this one's strike muted it: unread as well
                 return
-        if not topic.startswith(_OWN_PREFIXES):
+        if not own:
             return
         if sender is None:
             self.reject(topic, "<server>", "no_sender")

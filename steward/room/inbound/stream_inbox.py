@@ -44,6 +44,15 @@ from steward.task_set import TaskSet
 log = get_logger(__name__)
 
 STREAM_KINDS = {TOPIC_SCREENSHOT: "screenshot", TOPIC_CONTEXT: "shapes"}
+# Streams announcing less than this (or nothing) get a reader whatever their topic, to be
+# counted chunk by chunk; larger ones are charged their announced size at their header.
+DRAIN_BELOW = 64 * 1024
+# What opening a stream on a topic with no handler costs its sender's unread allowance, its
+# bytes aside: a flood spread over many streams is counted from their headers, which reach
+# the steward first, not only from chunks that queue behind them.
+STREAM_OPEN_BYTES = 4096
+# How the SDK ends a stream that sent more than its header announced.
+OVERRAN = "exceeded total length"
 STREAM_CAPS = {"screenshot": MAX_SCREENSHOT_BYTES, "shapes": MAX_SHAPES_JSON_BYTES}
 
 
@@ -133,15 +142,17 @@ def shapes_encoding(mime_type: str) -> str:
 
 class StreamMeter:
     """What the inbox asks of the room about a stream's sender: whether it is muted, and to
-    count an arrival against its inbound budget (False: over it)."""
+    count an arrival against its inbound budget (False: over it), as read or unread bytes."""
 
     def __init__(
         self,
         muted: Callable[[str], bool] = lambda _sender: False,
         charge: Callable[[str, int], bool] = lambda _sender, _nbytes: True,
+        charge_unread: Callable[[str, int], bool] | None = None,
     ) -> None:
         self.muted = muted
         self.charge = charge
+        self.charge_unread = charge_unread if charge_unread is not None else charge
 
 
 AnyReader = rtc.ByteStreamReader | rtc.TextStreamReader
@@ -209,7 +220,7 @@ class StreamInbox:
         if self.meter.muted(sender):
             reader.close()
             return
-        self._meter_unread(reader, sender, "app_stream")
+        self._meter_unread(reader, sender)
 
     def catch_unhandled(self, room: rtc.Room) -> None:
         """Route streams on every topic no handler was registered for to `unhandled` (after
@@ -263,8 +274,13 @@ class StreamInbox:
         """Refuse (and account for) a stream from its header alone; False: make a reader."""
         if self.meter.muted(sender):
             return True
-        if size <= 0:
-            return False  # not announced: drained by its reader to be metered
+        ours = (topic, kind) in self._refusing or (kind == "byte" and topic in self._reading)
+        if not registered and not ours:  # no handler: its opening alone costs unread bytes
+            self.meter.charge_unread(sender, STREAM_OPEN_BYTES)
+            if self.meter.muted(sender):
+                return True
+        if size < DRAIN_BELOW:
+            return False  # not announced, or small: drained by its reader to be metered
         if (topic, kind) in self._refusing:
             self._on_reject(topic, sender, "unexpected_stream", f"{kind} stream", size=size)
         elif kind == "byte" and topic in self._reading:
@@ -280,9 +296,12 @@ class StreamInbox:
             self._on_reject(
                 topic, sender, "late_stream" if late else "unexpected_stream", "", size=size
             )
+            if late:  # an answer the steward gave up on: counted as what it asked for
+                self.meter.charge(sender, size)
+                return True
         elif registered:
             return False  # read by its handler (captions)
-        self.meter.charge(sender, size)
+        self.meter.charge_unread(sender, size)
         return True
 
     def _refuse_stream(
@@ -290,29 +309,46 @@ class StreamInbox:
     ) -> None:
         size = reader.info.size or None
         self._on_reject(topic, sender, reason, detail, size=size)
-        self._meter_unread(reader, sender, "stream")
+        self._meter_unread(reader, sender, unread=reason != "late_stream")
 
-    def _meter_unread(self, reader: AnyReader, sender: str, what: str) -> None:
-        """Charge a stream that is not read to its sender: its announced size, closed at
-        once; or, announcing none, drained chunk by chunk until it ends, its sender goes over
-        budget or is muted (its bytes reach the steward either way: they must count)."""
+    def _meter_unread(self, reader: AnyReader, sender: str, *, unread: bool = True) -> None:
+        """Charge a stream that is not read to its sender: its announced size when that is
+        large, closed at once; else drained chunk by chunk until it ends, its sender goes over
+        budget or is muted (its bytes reach the steward either way: they must count, and a
+        small announced size may be a lie the SDK only reveals at the chunk past it). A late
+        answer (`unread` False) counts as what the steward asked for."""
         size = reader.info.size or 0
-        if size > 0:
-            self.meter.charge(sender, size)
+        charge = self.meter.charge_unread if unread else self.meter.charge
+        if size >= DRAIN_BELOW:
+            charge(sender, size)
             reader.close()
             return
-        self._tasks.spawn(self._drain(reader, sender))
+        self._tasks.spawn(self._drain(reader, sender, charge))
 
-    async def _drain(self, reader: AnyReader, sender: str) -> None:
+    async def _drain(
+        self, reader: AnyReader, sender: str, charge: Callable[[str, int], bool] | None = None
+    ) -> None:
+        charge = charge or self.meter.charge_unread
         try:
             async for chunk in reader:
                 nbytes = len(chunk) if isinstance(chunk, bytes) else len(chunk.encode())
-                if not self.meter.charge(sender, nbytes) or self.meter.muted(sender):
+                if not charge(sender, nbytes) or self.meter.muted(sender):
                     break
-        except Exception:  # aborted by the sender or the room: nothing more to count
+        except rtc.StreamError as err:
+            # Past its announced length: the SDK drops the rest natively, uncounted, so the
+            # lie itself is what the sender is charged for. Otherwise aborted by the sender
+            # or the room: nothing more to count.
+            if OVERRAN in err.description and not self.meter.muted(sender):
+                info = reader.info
+                self._on_reject(info.topic, sender, "stream_overran", str(info.size))
+        except Exception:  # the room went away mid-read: nothing more to count
             pass
         finally:
             reader.close()
+
+    def holds(self, sender: str) -> bool:
+        """Whether a stream from `sender` is still awaited."""
+        return any(e.sender == sender for e in self._expected.values())
 
     def discard(self, request_id: str) -> None:
         expected = self._expected.pop(request_id, None)
@@ -368,6 +404,7 @@ class StreamInbox:
         declared = reader.info.size or 0
         if declared > cap:  # refused from its header, before a byte is read
             self._fail(fut, topic, sender, "oversize", f"{kind} stream announced {declared} bytes")
+            self.meter.charge_unread(sender, declared - cap)  # what it sends past its cap
             reader.close()
             return
         inflater = None
@@ -389,7 +426,7 @@ class StreamInbox:
             data = bytes(buf) if inflater is None else inflater.finish()
         except Oversize as err:
             self._fail(fut, topic, sender, "oversize", str(err))
-            reader.close()  # the rest is never read
+            self._tasks.spawn(self._drain(reader, sender))  # the rest: unread, counted
             return
         except CorruptGzip as err:
             self._fail(fut, topic, sender, "corrupt_gzip", str(err))
