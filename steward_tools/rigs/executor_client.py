@@ -147,6 +147,13 @@ class ExecutorClient(TimedClient):
         self.page = list((await self._node.call("page", timeout))["page"])
         return self.page
 
+    async def _on_context(self, inv: rtc.RpcInvocationData) -> str:
+        # Answered from tldraw's page as it is now (a host's context is what it shows).
+        before = self.page
+        if await self.refresh() != before:
+            self.doc_version += 1
+        return await super()._on_context(inv)
+
     async def _gap_watch(self) -> None:
         """The executor's own retry timer asks for gaps (the headless order is unused)."""
         return None
