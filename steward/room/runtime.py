@@ -42,13 +42,10 @@ from steward.protocol.names import (
     RPC_REVERT,
     RPC_REVERT_PROJECT,
     RPC_SUMMON,
-    STEWARD_TOPICS,
     TOPIC_ACK,
     TOPIC_COMPOSING,
-    TOPIC_CONTEXT,
     TOPIC_EDIT,
     TOPIC_RESYNC,
-    TOPIC_SCREENSHOT,
     TOPIC_TRANSCRIPTION,
     TOPIC_VIEWPORT,
 )
@@ -141,6 +138,7 @@ class RoomRuntime:
         self.conversation = Conversation(
             room_id, deps.conversation, keep=s.steward_conversation_items
         )
+        self.conversation_requests = ConversationRequests(self.conversation, self.participants)
         self.messenger = Messenger(
             room_id,
             self._publish_all,
@@ -303,28 +301,15 @@ class RoomRuntime:
         lp.register_rpc_method(RPC_PROMPT, self.intake.on_prompt_rpc)
         lp.register_rpc_method(RPC_CANCEL, self.intake.on_cancel_rpc)
         lp.register_rpc_method(RPC_REVERT, self.reverter.on_revert_rpc)
-        lp.register_rpc_method(
-            RPC_CONVERSATION,
-            ConversationRequests(self.conversation, self.participants).on_conversation_rpc,
-        )
+        lp.register_rpc_method(RPC_CONVERSATION, self.conversation_requests.on_conversation_rpc)
         lp.register_rpc_method(RPC_SUMMON, self.crew.on_summon_rpc)
         lp.register_rpc_method(RPC_RENAME, self.crew.on_rename_rpc)
         lp.register_rpc_method(RPC_DISMISS, self.crew.on_dismiss_rpc)
         lp.register_rpc_method(RPC_ABORT, self.steering.on_abort_rpc)
         lp.register_rpc_method(RPC_REVERT_PROJECT, self.steering.on_revert_project_rpc)
-        room.register_byte_stream_handler(TOPIC_SCREENSHOT, self.inbox.handler(TOPIC_SCREENSHOT))
-        room.register_byte_stream_handler(TOPIC_CONTEXT, self.inbox.handler(TOPIC_CONTEXT))
-        room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
         self.livekit.start()  # `lk.chat` prompts, and `lk.agent.state` from idle on
-        # Every other stream on our topics is refused unread (the SDK would otherwise drop
-        # it without a word, or the other kind would be read on a topic that expects one).
-        for topic in STEWARD_TOPICS:
-            if topic not in (TOPIC_SCREENSHOT, TOPIC_CONTEXT):
-                room.register_byte_stream_handler(topic, self.inbox.refuse(topic, "byte"))
-            if topic != TOPIC_TRANSCRIPTION:
-                room.register_text_stream_handler(topic, self.inbox.refuse(topic, "text"))
-        # Last: streams on every other topic are metered and closed unread.
-        self.inbox.catch_unhandled(room)
+        # After lk.chat's own handler: the inbox then meters every other topic's streams.
+        self.inbox.attach(room, {TOPIC_TRANSCRIPTION: self.intake.on_transcription})
         # Ready means ready: a browser that sees the attribute may call our RPC methods at once;
         # and before the participants, so what we send them is not dropped as from a stranger.
         await self._announce()

@@ -35,6 +35,7 @@ from steward.protocol.limits import MAX_SCREENSHOT_BYTES, MAX_SHAPES_JSON_BYTES
 from steward.protocol.names import (
     SHAPES_TYPE_GZIP,
     SHAPES_TYPE_JSON,
+    STEWARD_TOPICS,
     STREAM_ATTR_REQUEST_ID,
     TOPIC_CONTEXT,
     TOPIC_SCREENSHOT,
@@ -221,6 +222,25 @@ class StreamInbox:
             reader.close()
             return
         self._meter_unread(reader, sender)
+
+    def attach(
+        self, room: rtc.Room, texts: dict[str, Callable[[rtc.TextStreamReader, str], None]]
+    ) -> None:
+        """Register every stream handler of the room: the context answers read here, the text
+        topics in `texts` read by their handler, every other stream on our topics refused
+        unread (the SDK would otherwise drop it without a word, or the other kind would be
+        read on a topic that expects one), and, last, streams on every other topic metered
+        and closed unread."""
+        for topic in (TOPIC_SCREENSHOT, TOPIC_CONTEXT):
+            room.register_byte_stream_handler(topic, self.handler(topic))
+        for topic, on_text in texts.items():
+            room.register_text_stream_handler(topic, on_text)
+        for topic in STEWARD_TOPICS:
+            if topic not in (TOPIC_SCREENSHOT, TOPIC_CONTEXT):
+                room.register_byte_stream_handler(topic, self.refuse(topic, "byte"))
+            if topic not in texts:
+                room.register_text_stream_handler(topic, self.refuse(topic, "text"))
+        self.catch_unhandled(room)
 
     def catch_unhandled(self, room: rtc.Room) -> None:
         """Route streams on every topic no handler was registered for to `unhandled` (after
