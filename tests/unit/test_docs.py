@@ -6,8 +6,9 @@ docstring of steward/ and steward_tools/ and every help text of the CLI (an upst
 project's issue, `livekit/agents issue 1472`, may be cited). README.md and docs/**/*.md
 also name only code that exists: backticked files and folders, dotted Python names
 (`steward.x.y`, `Class.attr`), bare class names and constants, `steward` command lines
-(checked against the CLI's own parsers) and settings (`STEWARD_*` against `Settings`). A renamed module or class fails here with the doc,
-line and name to fix. README.md stays short enough to read in one go; detail goes to docs/.
+(checked against the CLI's own parsers) and settings (`STEWARD_*` against `Settings`). A
+renamed module or class fails here with the doc, line and name to fix. README.md stays short
+enough to read in one go; detail goes to docs/.
 """
 
 from __future__ import annotations
