@@ -51,7 +51,8 @@ setup-voice:
 setup-node: setup-python
 	./ops/install-node.sh
 	@if [ -f client-bridge/package.json ]; then \
-	  cd client-bridge && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }; \
+	  cd client-bridge && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; } && \
+	  cd test-apps/react18 && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }; \
 	fi
 
 lint:

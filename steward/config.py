@@ -168,6 +168,9 @@ class Settings(BaseSettings):
     steward_blurry_shape_cap: int = Field(default=300, ge=0)
     steward_room_daily_budget_usd: float = Field(default=5.0, ge=0)
     steward_prompt_rate_per_min: int = Field(default=30, ge=1)
+    # Items of a room's conversation (prompts, messages, thoughts, run statuses) kept for a
+    # tab that reloads or joins late; older ones are deleted.
+    steward_conversation_items: int = Field(default=200, ge=1, le=10_000)
 
     steward_log_format: Literal["auto", "json", "console"] = "auto"
     steward_log_level: Literal["debug", "info", "warning", "error"] = "info"

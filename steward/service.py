@@ -40,6 +40,7 @@ from steward.room.owners import HTTP_OWNER, queued_owner
 from steward.room.runs.sessions import RoomSessions, SessionsByRoom, new_session_id
 from steward.room.runtime import RoomRuntime
 from steward.room.workers.livekit_admin import LiveKitAdmin
+from steward.store.conversation import ConversationRepo
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.grants import GrantBindings
@@ -132,6 +133,7 @@ class StewardService:
             runner=self.runner,
             fairies=self.fairies,
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
+            conversation=ConversationRepo(self.db.pool) if self.db is not None else None,
             usage_of=self.usage.session_summary,
             speech=speech_engine(self.settings),
             holds_lease=self._holds_lease,
@@ -300,6 +302,7 @@ class StewardService:
                 requester=queued_owner(run.asker),
                 bounds=run.viewport,
                 model=run.model,
+                fairies=run.fairies,
             )
             if self.draining:  # taken as the drain began: the next steward takes it again
                 log.info("queued_run_left", room=room, session_id=run.session_id)
@@ -342,17 +345,29 @@ class StewardService:
             raise RunRefused(400, "model not allowed (see STEWARD_MODELS_ALLOWED)")
 
     async def run_http(
-        self, room_id: str, message: str, model: str | None, viewport: Box | None
+        self,
+        room_id: str,
+        message: str,
+        model: str | None,
+        viewport: Box | None,
+        fairies: tuple[str, ...] = (),
     ) -> RunAccepted:
         """Run it here if this process serves the room; else queue it for the room's steward."""
         self._check_model(model)
         runtime = self.rooms.get(room_id)
         if runtime is not None and not runtime.closed.is_set():
             prompt = PromptInput(
-                message=message, source="http", requester=HTTP_OWNER, bounds=viewport, model=model
+                message=message,
+                source="http",
+                requester=HTTP_OWNER,
+                bounds=viewport,
+                model=model,
+                fairies=fairies,
             )
             return RunAccepted(await runtime.run_prompt(prompt), "running")
-        run = QueuedRun(new_session_id(), room_id, message, model, viewport, asker=HTTP_OWNER)
+        run = QueuedRun(
+            new_session_id(), room_id, message, model, viewport, asker=HTTP_OWNER, fairies=fairies
+        )
         await self._queue(run)
         return RunAccepted(run.session_id, "queued")
 

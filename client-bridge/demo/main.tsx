@@ -1,6 +1,7 @@
 // Demo: join a room by name, draw together, ask the steward. Every tab on the same room
 // sees and edits the same canvas. The token comes from the steward's dev endpoint
-// `GET /api/dev/token?room=<room>&identity=<identity>` → `{token, url}`.
+// `GET /api/dev/token?room=<room>&identity=<identity>` → `{token, url}`. It uses the package
+// as an app would: `useSteward`, `StewardPanel`, `FairyOverlay`, `connectVoice`, `VoiceBar`.
 import { Room } from 'livekit-client'
 import { useEffect, useMemo, useState } from 'react'
 import { createRoot } from 'react-dom/client'
@@ -8,7 +9,7 @@ import { Tldraw, type Editor, type TLComponents } from 'tldraw'
 import 'tldraw/tldraw.css'
 import '../src/ui/steward.css'
 import { getAssetUrlsByImport } from '@tldraw/assets/imports.vite'
-import { connectSteward, connectVoice, FairyOverlay, StewardPanel, VoiceBar, type StewardHandle, type VoiceHandle } from '../src/index'
+import { connectVoice, FairyOverlay, StewardPanel, useSteward, VoiceBar, type StewardHandle, type VoiceHandle } from '../src/index'
 
 declare global {
   interface Window {
@@ -60,9 +61,11 @@ function Join() {
 function CanvasRoom({ roomName }: { roomName: string }) {
   const identity = useMemo(tabIdentity, [])
   const [room, setRoom] = useState<Room | null>(null)
-  const [handle, setHandle] = useState<StewardHandle | null>(null)
+  const [editor, setEditor] = useState<Editor | null>(null)
   const [error, setError] = useState<string | null>(null)
   const mode = new URLSearchParams(location.search).get('mode') === 'host' ? 'host' : 'relay'
+  // Connected while this component shows the room's canvas; null until both are there.
+  const handle = useSteward(room, editor, { mode })
 
   useEffect(() => {
     const r = new Room({ adaptiveStream: false, dynacast: false })
@@ -81,6 +84,11 @@ function CanvasRoom({ roomName }: { roomName: string }) {
   const voice = useMemo(() => (room ? connectVoice(room) : null), [room])
   useEffect(() => () => voice?.close(), [voice])
 
+  // For the browser tests and the console.
+  useEffect(() => {
+    if (handle && editor && room) window.__steward = { editor, handle, room, identity, voice }
+  }, [handle, editor, room, identity, voice])
+
   const components = useMemo<TLComponents>(() => ({ InFrontOfTheCanvas: () => <FairyOverlay handle={handle} /> }), [handle])
 
   if (error) return <div className="fatal">Could not join room “{roomName}”: {error}</div>
@@ -88,15 +96,7 @@ function CanvasRoom({ roomName }: { roomName: string }) {
   return (
     <div className="app">
       <div className="canvas">
-        <Tldraw
-          components={components}
-          assetUrls={assetUrls}
-          onMount={(editor) => {
-            const h = connectSteward({ room, editor, options: { mode } })
-            window.__steward = { editor, handle: h, room, identity, voice }
-            setHandle(h)
-          }}
-        />
+        <Tldraw components={components} assetUrls={assetUrls} onMount={setEditor} />
       </div>
       <div className="side">
         <StewardPanel handle={handle} room={roomName} identity={identity} />

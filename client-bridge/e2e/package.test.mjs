@@ -3,6 +3,9 @@
 // livekit-client and React from the npm cache, no network), type-checked against the shipped
 // .d.ts, built with `vite build`, served by the steward, opened in two Chromium tabs against a
 // real livekit-server, Postgres and steward: a prompt typed into the app's panel draws in both.
+// With STEWARD_APP_REACT=18 the app is a React 18 app: its React, React DOM and their types are
+// the versions test-apps/react18's lock file pins (`make setup` installs that app, which puts
+// them in the npm cache), the rest as client-bridge's.
 // Must run inside the network namespace (ops/netns-run.sh).
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -16,14 +19,20 @@ import { snapshot } from './snapshot.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const bridge = resolve(here, '..')
+const results = join(bridge, 'test-results')
 const repo = resolve(bridge, '..')
-const ROOM = `pkg-${Date.now().toString(36)}`
+const REACT = process.env.STEWARD_APP_REACT ?? '19'
+assert.ok(['18', '19'].includes(REACT), `STEWARD_APP_REACT is 18 or 19, not ${REACT}`)
+const ROOM = `pkg${REACT}-${Date.now().toString(36)}`
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 const WAIT = 30_000
 // npm as the running npm script was started (its own CLI on this node), else from PATH.
 const NPM = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm']
 
 const lock = JSON.parse(readFileSync(join(bridge, 'package-lock.json'), 'utf8'))
+// React 18: the React 18 app's lock file (its React, React DOM, their types and what they need).
+const react18Lock = REACT === '18' ? JSON.parse(readFileSync(join(bridge, 'test-apps', 'react18', 'package-lock.json'), 'utf8')) : null
+const REACT_PACKAGES = ['react', 'react-dom', '@types/react', '@types/react-dom']
 const work = mkdtempSync(join(tmpdir(), 'steward-fresh-app-'))
 const app = join(work, 'app')
 let stack
@@ -52,9 +61,11 @@ function run(cmd, args, cwd, ms) {
   })
 }
 
-/** The versions client-bridge's lock file has: the npm cache holds exactly these. */
+/** The versions client-bridge's lock file has (React's from the React 18 app's, for React
+ * 18): the npm cache holds exactly these. */
 function locked(name) {
-  const version = lock.packages[`node_modules/${name}`]?.version
+  const from = react18Lock && REACT_PACKAGES.includes(name) ? react18Lock : lock
+  const version = from.packages[`node_modules/${name}`]?.version
   assert.ok(version, `${name} is in client-bridge's lock file`)
   return version
 }
@@ -142,7 +153,8 @@ before(async () => {
   // as client-bridge's (same versions; npm prunes what the app does not use), and npm is not
   // asked to look peers up in the registry (--legacy-peer-deps): `npm ls` checks them after.
   const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'))
-  const seed = { ...lock, name: manifest.name, packages: { ...lock.packages, '': { name: manifest.name, dependencies: manifest.dependencies, devDependencies: manifest.devDependencies } } }
+  const packages = { ...lock.packages, ...(react18Lock?.packages ?? {}) }
+  const seed = { ...lock, name: manifest.name, packages: { ...packages, '': { name: manifest.name, dependencies: manifest.dependencies, devDependencies: manifest.devDependencies } } }
   writeFileSync(join(app, 'package-lock.json'), JSON.stringify(seed, null, 2))
   // From the npm cache only: the test needs no network (and the namespace has none).
   await run(NPM[0], [...NPM.slice(1), 'install', '--offline', '--legacy-peer-deps', '--no-audit', '--no-fund', '--loglevel', 'error'], app, 180_000)
@@ -175,10 +187,13 @@ after(async () => {
   rmSync(work, { recursive: true, force: true })
 })
 
-test('a prompt typed into the fresh app draws in both of its tabs', async () => {
+test(`a prompt typed into the fresh app (React ${REACT}) draws in both of its tabs`, async () => {
   const page = stack.info.page
   const t1 = await openTab('a1', page)
   const t2 = await openTab('a2', page)
+  // The app runs on the React it installed (the package brought none of its own).
+  const reactVersion = await t1.page.evaluate(() => window.__reactVersion)
+  assert.equal(reactVersion?.split('.')[0], REACT, `the app renders with React ${REACT}: ${reactVersion}`)
   const before = await snapshot(t1)
   assert.equal(before, '[]', 'the canvas starts empty')
   // As a user does it: the panel's prompt box and its send button.
@@ -199,4 +214,8 @@ test('a prompt typed into the fresh app draws in both of its tabs', async () => 
   assert.ok(shapes.some((s) => s.type === 'arrow'), 'with arrows between its steps')
   // The fairy overlay from the package renders on the app's canvas.
   assert.ok((await t1.page.locator('.steward-fairies').count()) > 0, 'the fairy overlay is on the canvas')
+  // The panel shows the prompt and the run's reply in both tabs.
+  for (const t of [t1, t2]) await t.page.waitForSelector('[data-testid="run-message"]', { timeout: WAIT })
+  mkdirSync(results, { recursive: true })
+  await t1.page.screenshot({ path: join(results, `package-react${REACT}.png`) })
 })

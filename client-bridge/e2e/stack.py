@@ -5,7 +5,8 @@ and runs until stdin closes (or SIGTERM). The steward runs as a child process: i
 API serves the built demo page and the dev token endpoint, plus `/e2e/contexts` (what each
 agent run received from `request_context`: whose view, from which tab, with which screenshot)
 and `POST /e2e/context` (one context fetch of given bounds for an asker: the image and the shape
-ids the model's "in view" list would name).
+ids the model's "in view" list would name), and `/e2e/model-requests` (how many requests the
+scripted model was sent).
 `POST /e2e/crash` SIGKILLs that steward and starts `steward join ROOM` in its place.
 """
 
@@ -37,6 +38,20 @@ from steward.tokens import mint_token
 from steward_tools.livekit_server import LiveKitServer
 
 CONTEXTS: list[dict[str, Any]] = []
+# Requests the scripted model was sent, every role's (counted, the model itself unchanged).
+MODEL_REQUESTS = [0]
+
+
+def count_model_requests() -> None:
+    from steward.model.scripted import ScriptedModel
+
+    stream = ScriptedModel.stream
+
+    def counted(self: ScriptedModel, request: Any, usage: Any) -> Any:
+        MODEL_REQUESTS[0] += 1
+        return stream(self, request, usage)
+
+    ScriptedModel.stream = counted  # type: ignore[method-assign]
 
 
 class RecordingSession:
@@ -96,6 +111,7 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
     )
     # Its log lines on stderr (the test reads them), at STEWARD_LOG_LEVEL / _FORMAT.
     configure_logging(settings.steward_log_level, settings.steward_log_format)
+    count_model_requests()
     base = default_runner(settings)
     service = StewardService(settings, runner=lambda: RecordingRunner(base()))
     await service.start(http=True)
@@ -103,6 +119,9 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
 
     async def contexts(_: web.Request) -> web.Response:
         return web.json_response(CONTEXTS)
+
+    async def model_requests(_: web.Request) -> web.Response:
+        return web.json_response({"requests": MODEL_REQUESTS[0]})
 
     async def context(request: web.Request) -> web.Response:
         body = await request.json()
@@ -158,6 +177,7 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
     app.router.add_post("/e2e/context", context)
     app.router.add_get("/e2e/token", token)
     app.router.add_get("/e2e/participant", participant)
+    app.router.add_get("/e2e/model-requests", model_requests)
     port = await _serve(app)
     info = {
         "page": f"http://127.0.0.1:{service.http_port}",
@@ -165,6 +185,7 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
         "context": f"http://127.0.0.1:{port}/e2e/context",
         "token": f"http://127.0.0.1:{port}/e2e/token",
         "participant": f"http://127.0.0.1:{port}/e2e/participant",
+        "modelRequests": f"http://127.0.0.1:{port}/e2e/model-requests",
     }
     print(json.dumps(info), flush=True)
     await _until_stopped()

@@ -32,6 +32,7 @@ export const PROTOCOL_VERSION = "tldraw-actions/1" as const;
 export const RESYNC_ALL_SESSIONS = "*" as const;
 export const RPC_CANCEL = "steward.cancel" as const;
 export const RPC_CONTEXT = "steward.context" as const;
+export const RPC_CONVERSATION = "steward.conversation" as const;
 export const RPC_PROMPT = "steward.prompt" as const;
 export const RPC_REVERT = "steward.revert" as const;
 export const SCREENSHOT_TYPE_JPEG = "image/jpeg" as const;
@@ -52,6 +53,7 @@ export const TOPIC_PROMPT = "agent:prompt" as const;
 export const TOPIC_RESYNC = "steward:resync" as const;
 export const TOPIC_SCREENSHOT = "agent:screenshot" as const;
 export const TOPIC_STATUS = "agent:status" as const;
+export const TOPIC_THOUGHT = "agent:thought" as const;
 export const TOPIC_TRANSCRIPTION = "lk.transcription" as const;
 export const TOPIC_VIEWPORT = "canvas:viewport" as const;
 export const VIEWPORT_MIN_INTERVAL_MS = 80 as const;
@@ -106,6 +108,7 @@ export interface ChatMessage {
   text: string;
   fairy?: string | null;
   partial?: boolean | null;
+  n?: number | null;
   ts: number;
 }
 
@@ -138,6 +141,21 @@ export interface ContextRequest {
   maxSize?: number | null;
   maxBytes?: number | null;
   want?: Array<"screenshot" | "shapes" | "viewport" | "selection" | "user_changes">;
+}
+
+/** A page of the room's conversation, in its order (`n`): the prompts, whole chat messages, thoughts and each run's latest status. `next`: call again with `after=next`. */
+export interface ConversationReply {
+  prompts?: Array<PromptNotice>;
+  chat?: Array<ChatMessage>;
+  thoughts?: Array<ThoughtMessage>;
+  statuses?: Array<StatusMessage>;
+  next?: number | null;
+  error?: string | null;
+}
+
+/** RPC `steward.conversation`: the room's conversation after item `after` (0: from the oldest kept), for a tab that loads, reloads or joins late. One page per call: the reply says `next` when more follow. */
+export interface ConversationRequest {
+  after?: number;
 }
 
 /** steward → browsers on `agent:actions`: envelopes (of one or more sessions) in send order, one packet; each is handled and acked as if it had come alone on `agent:action`. */
@@ -174,6 +192,7 @@ export interface PromptNotice {
   truncated?: boolean | null;
   fairy?: string | null;
   reverts?: string | null;
+  n?: number | null;
   ts: number;
 }
 
@@ -188,6 +207,7 @@ export interface PromptRequest {
   bounds?: Box | null;
   selection?: Array<string> | null;
   fairy?: string | null;
+  fairies?: Array<string> | null;
 }
 
 /** browser → steward on `steward:resync`: replay everything after `last_seq`. */
@@ -215,6 +235,17 @@ export interface StatusMessage {
   detail?: string | null;
   fairy?: string | null;
   lastSeq?: number | null;
+  n?: number | null;
+  ts: number;
+}
+
+/** steward → browsers on `agent:thought`: a run's `think` or `add_detail`, whole (the panel folds a run's thoughts into one row). */
+export interface ThoughtMessage {
+  sessionId: string;
+  kind: "think" | "detail";
+  text: string;
+  fairy?: string | null;
+  n?: number | null;
   ts: number;
 }
 

@@ -22,6 +22,7 @@ import {
   RESYNC_ALL_SESSIONS,
   RPC_CANCEL,
   RPC_CONTEXT,
+  RPC_CONVERSATION,
   RPC_PROMPT,
   RPC_REVERT,
   TOPIC_ACK,
@@ -34,11 +35,13 @@ import {
   TOPIC_PROMPT,
   TOPIC_RESYNC,
   TOPIC_STATUS,
+  TOPIC_THOUGHT,
   TOPIC_VIEWPORT,
   type Box,
   type CancelReply,
   type ChatMessage,
   type ContextRequest,
+  type ConversationReply,
   type FairiesMessage,
   type FairyPresence,
   type PromptNotice,
@@ -46,6 +49,7 @@ import {
   type PromptRequest,
   type RevertReply,
   type StatusMessage,
+  type ThoughtMessage,
 } from './protocol.gen'
 
 export type ApplyMode = 'relay' | 'host'
@@ -80,7 +84,9 @@ export interface StewardState {
   activeSession: string | null
   fairies: FairyPresence[]
   todos: TodoItem[]
-  /** Each run's prompt and who asked, as the steward told the room. */
+  /** The room's conversation, each item with its place `n` in it (the steward's one order,
+   * the same in every tab): each run's prompt and who asked, the chat, the runs' thoughts. A
+   * tab that loads, reloads or reconnects reads what it missed from the steward. */
   prompts: PromptItem[]
   chat: ChatItem[]
   thoughts: ThoughtItem[]
@@ -123,8 +129,12 @@ export interface StewardHandle {
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 const MAX_CHAT = 200
-const MAX_THOUGHTS = 50
+const MAX_THOUGHTS = 200
 const MAX_PROMPTS = 100
+// Pages of the room's conversation a loading tab reads at most (each up to one RPC reply).
+const MAX_CONVERSATION_PAGES = 50
+const CONVERSATION_ATTEMPTS = 3
+const CONVERSATION_RETRY_MS = 1000
 const MAX_DRAWN_RUNS = 100
 const MAX_DRAWN_PER_RUN = 2000
 
@@ -175,11 +185,15 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     drawn: {},
   }
   const listeners = new Set<(s: StewardState) => void>()
-  // Arrival order of what the panel shows: it interleaves a run's messages and thoughts.
-  let arrivals = 0
-  const arrived = () => ++arrivals
-  const thought = (sessionId: string, kind: ThoughtItem['kind'], text: string) =>
-    set({ thoughts: [...state.thoughts, { sessionId, kind, text, n: arrived() }].slice(-MAX_THOUGHTS) })
+  // The place of an item in the room's conversation: the steward numbers every item (an item
+  // without a number, from an older steward, goes after everything seen).
+  let lastN = 0
+  const placed = (n: number | null | undefined) => {
+    const at = typeof n === 'number' && n > 0 ? n : lastN + 0.5
+    lastN = Math.max(lastN, at)
+    return at
+  }
+  const byN = <T extends { n: number }>(items: T[]) => items.sort((a, b) => a.n - b.n)
   const noteDrawn = (sessionId: string, ids: string[]) => {
     const had = state.drawn[sessionId] ?? []
     const fresh = ids.filter((id) => !had.includes(id))
@@ -215,10 +229,9 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     sendAck: (ack) => acks.add(ack),
     sendResync: (r) => publish(TOPIC_RESYNC, r),
     log,
+    // Thoughts come from the conversation (`agent:thought`), numbered like the chat.
     ui: {
       todo: (_sid, items) => set({ todos: items }),
-      think: (sessionId, text) => thought(sessionId, 'think', text),
-      addDetail: (sessionId, text) => thought(sessionId, 'detail', text),
       drew: (sessionId, ids) => {
         if (!sessionId.startsWith('relay:')) noteDrawn(sessionId, ids)
       },
@@ -265,6 +278,81 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     else screenshots.stop()
   }
 
+  // ---- the conversation ----------------------------------------------------------------
+  // Live and loaded items meet here: each kept once (by its id, run or number), in the
+  // steward's order. A message's newer version replaces the older and keeps its place.
+  const withChat = (chat: ChatItem[], msgs: ChatMessage[]) => {
+    let out = chat
+    for (const msg of msgs) {
+      let i = out.findIndex((m) => m.id === msg.id)
+      // A streamed message replaces its own previous partial version.
+      const last = out[out.length - 1]
+      if (i < 0 && msg.n == null && last?.partial && last.sessionId === msg.sessionId && last.role === msg.role && last.fairy === msg.fairy) i = out.length - 1
+      if (i >= 0) {
+        // A loaded (whole) version never replaces a newer live one, nor a whole one a partial.
+        if (out[i]!.ts > msg.ts) continue
+        out = out.map((m, j) => (j === i ? { ...msg, n: m.n } : m))
+      } else out = [...out, { ...msg, n: placed(msg.n) }]
+    }
+    return byN(out === chat ? [...out] : out).slice(-MAX_CHAT)
+  }
+  const withPrompts = (prompts: PromptItem[], msgs: PromptNotice[]) => {
+    const fresh = msgs.filter((m) => !prompts.some((p) => p.sessionId === m.sessionId))
+    return fresh.length ? byN([...prompts, ...fresh.map((m) => ({ ...m, n: placed(m.n) }))]).slice(-MAX_PROMPTS) : prompts
+  }
+  const withThoughts = (thoughts: ThoughtItem[], msgs: ThoughtMessage[]) => {
+    const fresh = msgs.filter((m) => m.n == null || !thoughts.some((t) => t.n === m.n))
+    return fresh.length ? byN([...thoughts, ...fresh.map((m) => ({ ...m, n: placed(m.n) }))]).slice(-MAX_THOUGHTS) : thoughts
+  }
+  const withStatuses = (sessions: Record<string, StatusMessage>, msgs: StatusMessage[]) => {
+    const out = { ...sessions }
+    for (const m of msgs) if (!out[m.sessionId] || out[m.sessionId]!.ts <= m.ts) out[m.sessionId] = m
+    return out
+  }
+  // Reads the room's conversation, page by page, and merges it in (one load at a time; a
+  // load asked for meanwhile runs after it).
+  let loading: Promise<void> | null = null
+  let loadAgain = false
+  const loadConversation = (): Promise<void> => {
+    if (loading) {
+      loadAgain = true
+      return loading
+    }
+    loading = (async () => {
+      do {
+        loadAgain = false
+        let after = 0
+        let failures = 0
+        for (let page = 0; page < MAX_CONVERSATION_PAGES && !detached; page++) {
+          const reply = await rpc<ConversationReply>(RPC_CONVERSATION, { after })
+          if (reply.error) {
+            // A steward that just joined answers once its methods are registered.
+            log('conversation not loaded', reply.error)
+            if (++failures >= CONVERSATION_ATTEMPTS) break
+            await new Promise((r) => setTimeout(r, CONVERSATION_RETRY_MS))
+            page--
+            continue
+          }
+          const sessions = withStatuses(state.sessions, reply.statuses ?? [])
+          // A tab that just loaded shows the latest run's status, as one that saw it live.
+          const latest = (reply.statuses ?? []).reduce<StatusMessage | null>((a, b) => (!a || (b.n ?? 0) > (a.n ?? 0) ? b : a), null)
+          set({
+            prompts: withPrompts(state.prompts, reply.prompts ?? []),
+            chat: withChat(state.chat, reply.chat ?? []),
+            thoughts: withThoughts(state.thoughts, reply.thoughts ?? []),
+            sessions,
+            activeSession: state.activeSession ?? latest?.sessionId ?? null,
+          })
+          if (reply.next == null) break
+          after = reply.next
+        }
+      } while (loadAgain && !detached)
+    })().finally(() => {
+      loading = null
+    })
+    return loading
+  }
+
   // ---- inbound -------------------------------------------------------------------------
   const onData = (payload: Uint8Array, participant?: RemoteParticipant, _kind?: unknown, topic?: string) => {
     // The sender is the packet's participant identity, never a payload field.
@@ -284,21 +372,18 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       }
       case TOPIC_CHAT: {
         const msg = parse<ChatMessage>(payload)
-        if (!msg || typeof msg.id !== 'string') return
-        let i = state.chat.findIndex((m) => m.id === msg.id)
-        // A streamed message replaces its own previous partial version.
-        const last = state.chat[state.chat.length - 1]
-        if (i < 0 && last?.partial && last.sessionId === msg.sessionId && last.role === msg.role && last.fairy === msg.fairy) i = state.chat.length - 1
-        // A new version keeps its place in the run.
-        const chat = i >= 0 ? state.chat.map((m, j) => (j === i ? { ...msg, n: m.n } : m)) : [...state.chat, { ...msg, n: arrived() }].slice(-MAX_CHAT)
-        set({ chat })
+        if (msg && typeof msg.id === 'string') set({ chat: withChat(state.chat, [msg]) })
         break
       }
       case TOPIC_PROMPT: {
         const msg = parse<PromptNotice>(payload)
         if (!msg || typeof msg.sessionId !== 'string' || typeof msg.asker !== 'string' || typeof msg.text !== 'string') return
-        if (state.prompts.some((p) => p.sessionId === msg.sessionId)) return
-        set({ prompts: [...state.prompts, { ...msg, n: arrived() }].slice(-MAX_PROMPTS) })
+        set({ prompts: withPrompts(state.prompts, [msg]) })
+        break
+      }
+      case TOPIC_THOUGHT: {
+        const msg = parse<ThoughtMessage>(payload)
+        if (msg && typeof msg.sessionId === 'string' && typeof msg.text === 'string') set({ thoughts: withThoughts(state.thoughts, [msg]) })
         break
       }
       case TOPIC_STATUS: {
@@ -322,11 +407,13 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     set({ status })
   }
 
-  // After a reconnect (or when the steward (re)joins) ask for everything this tab missed.
+  // After a reconnect (or when the steward (re)joins) ask for everything this tab missed:
+  // the canvas's envelopes and the conversation.
   const resync = () => {
     const kept = memory.knownSessions().length > 0
     publish(TOPIC_RESYNC, { sessionId: RESYNC_ALL_SESSIONS, lastSeq: kept ? 1 : 0 })
     executor.resyncAll()
+    void loadConversation()
   }
   const onReconnected = () => {
     refreshHost()
@@ -391,12 +478,6 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
   }
   if (typeof window !== 'undefined') window.addEventListener('pagehide', onPageHide)
 
-  if (room.state === ConnectionState.Connected) {
-    void announce()
-    if (room.remoteParticipants.has(stewardIdentity)) resync()
-  }
-  refreshHost()
-
   const rpc = async <T>(method: string, payload: unknown): Promise<T> => {
     try {
       const text = await room.localParticipant.performRpc({
@@ -411,6 +492,12 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       return { error: message } as T
     }
   }
+
+  if (room.state === ConnectionState.Connected) {
+    void announce()
+    if (room.remoteParticipants.has(stewardIdentity)) resync()
+  }
+  refreshHost()
 
   const runBounds = (sessionId: string): Box | null =>
     unionBox(

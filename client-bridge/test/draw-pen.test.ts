@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import type { TLShapeId } from 'tldraw'
 import { env, makeRig, page } from './harness'
+import fixtures from './parity/verbs.json'
 
 const fence = [
   { x: 0, y: 0, z: 0.5 },
@@ -65,5 +66,25 @@ describe('pen shapes draw all their points', () => {
     const ys = wave.map((p) => p.y)
     const minY = Math.min(...ys)
     expectBox(bounds(rig, 'wave'), { x: 45, y: 305 + minY, w: 399, h: Math.max(...ys) - minY })
+  })
+
+  it('a closed smooth pen from the steward is drawn through every point it was given', () => {
+    // The record the steward sends for a `pen` of twelve points on an ellipse, closed and
+    // smooth (gen_fixtures.py's RING); tldraw's drawn outline must pass through each point.
+    const ring = Array.from({ length: 12 }, (_, k) => ({
+      x: 500 + 120 * Math.cos((k * Math.PI) / 6),
+      y: 300 + 80 * Math.sin((k * Math.PI) / 6),
+    }))
+    const frames = (fixtures as unknown as Record<string, Array<{ action: { name: string; params: Record<string, unknown> } }>>).smooth_ring!
+    const rig = makeRig()
+    rig.executor.receive(env('s', 1, [frames[0]!.action as never]))
+    const id = 'shape:ring' as TLShapeId
+    const shape = rig.editor.getShape(id)!
+    const geometry = rig.editor.getShapeGeometry(id)
+    for (const p of ring) {
+      const local = { x: p.x - shape.x, y: p.y - shape.y }
+      const off = geometry.distanceToPoint(local as never, false)
+      expect(Math.abs(off), `(${p.x.toFixed(1)}, ${p.y.toFixed(1)}) is ${off.toFixed(2)} px off the stroke`).toBeLessThan(2)
+    }
   })
 })

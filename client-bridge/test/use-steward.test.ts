@@ -2,7 +2,7 @@
 // double effects) unregisters what the steward added to the room and leaves it connected;
 // only disconnect() leaves the room.
 import { ConnectionState, type Room } from 'livekit-client'
-import { act, createElement, StrictMode } from 'react'
+import { act, createElement, StrictMode, version } from 'react'
 import { createRoot } from 'react-dom/client'
 import { describe, expect, it } from 'vitest'
 import { connectSteward, type StewardHandle } from '../src/index'
@@ -67,6 +67,10 @@ describe('detach and disconnect', () => {
 })
 
 describe('useSteward', () => {
+  it('runs on the React major this run is for (19; 18 with vitest.react18.config.ts)', () => {
+    expect(version.split('.')[0]).toBe(process.env.STEWARD_REACT ?? '19')
+  })
+
   it('connects once both are there, survives StrictMode, and detaches on unmount', async () => {
     ;(globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean }).IS_REACT_ACT_ENVIRONMENT = true
     const room = fakeRoom()

@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.actions.arrange.align import ALIGN
+from steward.actions.arrange.bring_forward import BRING_FORWARD
 from steward.actions.arrange.bring_to_front import BRING_TO_FRONT
 from steward.actions.arrange.distribute import DISTRIBUTE
 from steward.actions.arrange.move import MOVE
 from steward.actions.arrange.place import PLACE
 from steward.actions.arrange.resize import RESIZE
 from steward.actions.arrange.rotate import ROTATE
+from steward.actions.arrange.send_backward import SEND_BACKWARD
 from steward.actions.arrange.send_to_back import SEND_TO_BACK
 from steward.actions.arrange.stack import STACK
 from steward.actions.base import ActionSpec, RunState, WireOp
@@ -76,6 +78,8 @@ _REGISTERED: tuple[ActionSpec, ...] = (
     PLACE,
     BRING_TO_FRONT,
     SEND_TO_BACK,
+    BRING_FORWARD,
+    SEND_BACKWARD,
     ROTATE,
     RESIZE,
     ALIGN,
@@ -194,6 +198,9 @@ def process(
     clean = spec.sanitize(work, ctx, index, complete)
     if clean is None:
         return None
+    # The frame its coordinates are written in (the page point that is the model's 0, 0):
+    # a later request in another frame reads its echo moved into its own.
+    clean["_frame"] = [ctx.coords.origin_x, ctx.coords.origin_y]
     ops = spec.resolve(clean, ctx)
     chat = spec.chat(clean) if spec.chat is not None else None
     return Outcome(index, spec.name, complete, ops, chat, clean, spec)

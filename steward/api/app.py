@@ -21,8 +21,8 @@ from pydantic.alias_generators import to_camel
 from steward.config import Settings
 from steward.obs import metrics
 from steward.obs.logging import get_logger
-from steward.protocol.limits import MAX_ID_CHARS, MAX_PROMPT_CHARS
-from steward.protocol.messages import Box, bounded_box
+from steward.protocol.limits import MAX_FAIRIES_PER_ROOM, MAX_ID_CHARS, MAX_PROMPT_CHARS
+from steward.protocol.messages import Box, FairyId, bounded_box
 
 log = get_logger(__name__)
 
@@ -76,6 +76,10 @@ class RunRequest(BaseModel):
     message: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
     model: str | None = Field(default=None, max_length=128)
     viewport: Box | None = None
+    # The fairies the run is for, in the order picked (`PromptRequest.fairies`).
+    fairies: list[FairyId] | None = Field(
+        default=None, min_length=1, max_length=MAX_FAIRIES_PER_ROOM
+    )
 
     _room_id = field_validator("room_id")(_plain_id)
     _viewport = field_validator("viewport")(bounded_box)
@@ -94,7 +98,12 @@ class Backend(Protocol):
     settings: Settings
 
     async def run_http(
-        self, room_id: str, message: str, model: str | None, viewport: Box | None
+        self,
+        room_id: str,
+        message: str,
+        model: str | None,
+        viewport: Box | None,
+        fairies: tuple[str, ...] = (),
     ) -> RunAccepted: ...
 
     async def run_state(self, session_id: str) -> dict[str, Any] | None: ...
@@ -177,7 +186,9 @@ async def run(request: web.Request) -> web.Response:
         where = ".".join(str(p) for p in first["loc"]) or "<body>"
         return _rejected(request, 400, "schema", f"invalid request: {where}: {first['msg']}")
     try:
-        accepted = await backend.run_http(req.room_id, req.message, req.model, req.viewport)
+        accepted = await backend.run_http(
+            req.room_id, req.message, req.model, req.viewport, tuple(req.fairies or ())
+        )
     except RunRefused as err:
         return _rejected(request, err.status, f"refused_{err.status}", err.reason)
     sid = accepted.session_id

@@ -15,7 +15,8 @@ Params per wire verb (ids that do not exist are skipped):
 - ``update_shape``  {id, type?, x?, y?, rotation?, parentId?, bindings?, meta?, props?}
   (props, meta and bindings merge key by key; a ``null`` prop/meta value removes the key)
 - ``delete_shape``  {ids}  (descendants go too; arrow bindings to them become null)
-- ``reorder``       {ids, to}  front|back|forward|backward
+- ``reorder``       {ids, to, target?}  front|back|forward|backward, or behind|in_front
+  of the shape `target` (no change when it does not exist or is one of `ids`)
 - ``set_viewport``  {x, y, w, h};  ``think`` {text};  ``todo`` {items:[{id,text,status}]};
   ``add_detail`` {text}  (no canvas change)
 
@@ -187,14 +188,20 @@ def _flip(s: Shape, props: dict[str, Any], fx: bool, fy: bool) -> None:
                 geo = props["geo"] = mirror[geo]
 
 
-def _reorder(shapes: Shapes, ids: list[str], to: str) -> None:
+def _reorder(shapes: Shapes, ids: list[str], to: str, target: Any = None) -> None:
     moving = [sid for sid in shapes if sid in set(ids)]
     if not moving:
         return
     moving_set = set(moving)
     order = list(shapes)
     rest = [sid for sid in order if sid not in moving_set]
-    if to == "front":
+    if to in ("behind", "in_front"):
+        # Relative to one named shape (tldraw's editor places by index the same way).
+        if not isinstance(target, str) or target not in rest:
+            return
+        anchor = rest.index(target) + (1 if to == "in_front" else 0)
+        new_order = rest[:anchor] + moving + rest[anchor:]
+    elif to == "front":
         new_order = rest + moving
     elif to == "back":
         new_order = moving + rest
@@ -328,7 +335,7 @@ _HANDLERS: dict[str, Callable[[Shapes, dict[str, Any]], None]] = {
     "create_shape": _create,
     "update_shape": _update,
     "delete_shape": lambda s, p: _delete(s, _ids(p)),
-    "reorder": lambda s, p: _reorder(s, _ids(p), str(p.get("to") or "front")),
+    "reorder": lambda s, p: _reorder(s, _ids(p), str(p.get("to") or "front"), p.get("target")),
 }
 
 LayoutVerb = Literal["move", "resize", "rotate", "align", "distribute", "stack"]

@@ -98,6 +98,21 @@ class CoordinateSpace:
                 out[fname] = self._in(key, fname, float(v), offset)
         return out
 
+    # -- lines the steward writes (display only, nothing remembered) -------------------
+    def frame_x(self, v: float) -> int:
+        """A page x as this chat's model reads it: offset and rounded like every shape."""
+        return _round(v - self.origin_x)
+
+    def frame_y(self, v: float) -> int:
+        return _round(v - self.origin_y)
+
+    def point_text(self, x: float, y: float) -> str:
+        return f"({self.frame_x(x)}, {self.frame_y(y)})"
+
+    def box_text(self, x: float, y: float, w: float, h: float) -> str:
+        """`x=…, y=…, w=…, h=…` of a page box, in this chat's frame and rounding."""
+        return f"x={self.frame_x(x)}, y={self.frame_y(y)}, w={_round(w)}, h={_round(h)}"
+
     def x_from_model(self, v: float) -> float:
         return v + self.origin_x
 

@@ -1,6 +1,7 @@
 """The quality report of a run, read off the canvas after it: what a careful drawer avoids.
 
-Six counts, each with the shapes at fault: unintended overlaps (see `_unintended`), text
+Six counts, each with the shapes at fault: unintended overlaps (see `_unintended`; strokes
+judged by the lines they draw, `steward.canvas.strokes`), text
 overflowing its shape, arrows with a loose end, shapes
 outside the run's task bounds, shapes outside the asker's viewport, and shapes left locked
 or partial. Only what the run touched is judged (everything when `touched` is None), against
@@ -16,14 +17,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from steward.canvas.bounds import CHAR_WIDTH_EM, LINE_HEIGHT_EM, Rect, font_size, num, shape_bounds
+from steward.canvas.strokes import crosses, enters, inside, is_stroke, stroke_path
 
 LABEL_PAD = 16.0  # tldraw's padding between a label and its shape's edge
 MAX_LINTS = 20
-_CONNECTORS = ("arrow", "line")
 # Shapes that hold others by design and never overlap "by mistake".
 _CONTAINERS = ("frame", "group")
 # How far (page px) an inner shape may stick out of its holder and still count as inside.
 _NEST_SLACK = 2.0
+# How many times bigger than a shape a textless area behind it must be to be its background.
+_BACKGROUND_RATIO = 2.0
 
 
 class _Box(Protocol):
@@ -36,6 +39,8 @@ class _Box(Protocol):
 @dataclass
 class QualityReport:
     overlaps: list[tuple[str, str]] = field(default_factory=list)
+    # The overlaps that are two strokes crossing (worded as such).
+    crossings: set[tuple[str, str]] = field(default_factory=set)
     overflowing_text: list[str] = field(default_factory=list)
     loose_arrows: list[str] = field(default_factory=list)
     outside_bounds: list[str] = field(default_factory=list)
@@ -57,8 +62,11 @@ class QualityReport:
 
     def lints(self) -> list[str]:
         out = [
-            f"shapes {a!r} and {b!r} overlap and are not parts of one drawing; move yours into"
-            " free space"
+            f"strokes {a!r} and {b!r} cross and are not parts of one drawing; move or redraw"
+            " yours so they do not"
+            if (a, b) in self.crossings
+            else f"shapes {a!r} and {b!r} overlap and are not parts of one drawing; move yours"
+            " into free space"
             for a, b in self.overlaps
         ]
         out += [
@@ -194,24 +202,109 @@ def _has_text(shape: Mapping[str, Any]) -> bool:
     return isinstance(text, str) and bool(text.strip())
 
 
-def _unintended(
-    a: str, b: str, boxes: Mapping[str, Rect], shapes: Mapping[str, Any], one_run: set[str]
-) -> bool:
-    """Whether the overlap of `a` and `b` is a mistake rather than one drawing's parts.
+@dataclass(frozen=True)
+class _Item:
+    """A top-level shape as the overlap test sees it: its box, its place in the stacking
+    order, and for a stroke the line it draws."""
 
-    Not a mistake: one shape inside the other (a window in a wall, a label on a box), and
-    two shapes the same run created when at most one of them carries text: a run places
-    both of its own shapes knowingly, so where they meet they form one object (a crown on a
-    trunk, a roof on a wall). A mistake: any other overlap (with another run's or a user's
-    shape, which the run did not place), and two texts of one run over each other, which
-    hide each other's words whatever was meant.
+    box: Rect
+    depth: int
+    path: list[tuple[float, float]] | None
+    shape: Mapping[str, Any]
+
+    @property
+    def area(self) -> bool:
+        """Whether it covers an area (a box, or a closed stroke), not only a line."""
+        return self.path is None or bool((self.shape.get("props") or {}).get("isClosed"))
+
+
+def _meets(a: _Item, b: _Item) -> bool:
+    """Whether `a` and `b` really overlap, by their geometry: boxes by their boxes (one inside
+    the other is nesting, not overlap), a stroke by the line it draws (running into a box it
+    does not lie wholly inside, or crossing another stroke)."""
+    if a.path is None and b.path is None:
+        return _overlap(a.box, b.box) and not (_contains(a.box, b.box) or _contains(b.box, a.box))
+    if a.path is not None and b.path is not None:
+        return crosses(a.path, b.path)
+    line, box = (a, b) if a.path is not None else (b, a)
+    assert line.path is not None
+    return enters(line.path, box.box) and not inside(line.path, box.box, _NEST_SLACK)
+
+
+def _background(lower: _Item, upper: _Item) -> bool:
+    """Whether `lower` is a background `upper` stands on or in: behind it, an area without
+    text, far bigger (a sky, a ground, a field, a hill), and `upper` within its width (a house
+    may rise above the ground it stands on, not hang off its side)."""
+    big = lower.box.w * lower.box.h >= _BACKGROUND_RATIO * max(upper.box.w * upper.box.h, 1.0)
+    wide = (
+        lower.box.x - _NEST_SLACK <= upper.box.x
+        and upper.box.max_x <= lower.box.max_x + _NEST_SLACK
+    )
+    return lower.depth < upper.depth and lower.area and big and wide and not _has_text(lower.shape)
+
+
+def _unintended(a: str, b: str, items: Mapping[str, _Item], one_run: set[str]) -> bool:
+    """Whether `a` and `b` overlap by mistake rather than as one drawing's parts.
+
+    Not a mistake: one shape inside the other (a window in a wall, a label on a box), a shape
+    standing on or in a background behind it, and two shapes the same run created when at
+    most one of them carries text: a run places both of its own shapes knowingly, so where
+    they meet they form one object (a crown on a trunk, a roof on a wall). A mistake: any
+    other overlap (with another run's or a user's shape, which the run did not place), and
+    two texts of one run over each other, which hide each other's words whatever was meant.
     """
-    ba, bb = boxes[a], boxes[b]
-    if not _overlap(ba, bb) or _contains(ba, bb) or _contains(bb, ba):
+    ia, ib = items[a], items[b]
+    if not _meets(ia, ib) or _background(ia, ib) or _background(ib, ia):
         return False
     if a in one_run and b in one_run:
-        return _has_text(shapes[a]) and _has_text(shapes[b])
+        return _has_text(ia.shape) and _has_text(ib.shape)
     return True
+
+
+def _items(shapes: Mapping[str, Mapping[str, Any]]) -> dict[str, _Item]:
+    out: dict[str, _Item] = {}
+    for depth, (sid, s) in enumerate(shapes.items()):
+        if s.get("type") in _CONTAINERS or not _top_level(s, shapes):
+            continue
+        box = shape_bounds(s, shapes)
+        if not all(math.isfinite(v) for v in (box.x, box.y, box.w, box.h)):
+            continue
+        path = stroke_path(s) if is_stroke(s) else None
+        out[sid] = _Item(box, depth, path, s)
+    return out
+
+
+def _bound_to(shape: Mapping[str, Any]) -> set[str]:
+    binds = shape.get("bindings") or {}
+    return {str(v) for v in binds.values() if isinstance(v, str)}
+
+
+def _overlaps(
+    shapes: Mapping[str, Mapping[str, Any]], judged: set[str], one_run: set[str]
+) -> list[tuple[str, str]]:
+    """Every unintended overlap involving a judged shape, each pair once, in a fixed order:
+    the same canvas gives the same list whatever order the shapes are judged in."""
+    items = _items(shapes)
+    # A stroke's box may be flat (a level line): grown a little so the sweep still meets it.
+    reach = {
+        sid: it.box.expand(_NEST_SLACK) if it.path is not None else it.box
+        for sid, it in items.items()
+    }
+    order = sorted(items, key=lambda i: (reach[i].x, i))
+    found: set[tuple[str, str]] = set()
+    for n, a in enumerate(order):  # sweep by x: only neighbours can overlap
+        ra = reach[a]
+        for b in order[n + 1 :]:
+            rb = reach[b]
+            if rb.x >= ra.max_x:
+                break
+            if (a not in judged and b not in judged) or not ra.intersects(rb):
+                continue
+            if b in _bound_to(items[a].shape) or a in _bound_to(items[b].shape):
+                continue  # an arrow meets the shapes it joins
+            if _unintended(a, b, items, one_run):
+                found.add((a, b) if a < b else (b, a))
+    return sorted(found)
 
 
 def quality_report(
@@ -228,20 +321,8 @@ def quality_report(
     # Shapes of this one run (their overlaps may be one drawing's parts); unknown: none.
     one_run = set(created) if created is not None else set()
     report = QualityReport()
-    boxes = {
-        sid: shape_bounds(s, shapes)
-        for sid, s in shapes.items()
-        if s.get("type") not in _CONNECTORS + _CONTAINERS and _top_level(s, shapes)
-    }
-    order = sorted(boxes, key=lambda i: boxes[i].x)
-    for n, a in enumerate(order):  # sweep by x: only neighbours can overlap
-        ba = boxes[a]
-        for b in order[n + 1 :]:
-            bb = boxes[b]
-            if bb.x >= ba.max_x:
-                break
-            if (a in judged_set or b in judged_set) and _unintended(a, b, boxes, shapes, one_run):
-                report.overlaps.append((a, b) if a < b else (b, a))
+    report.overlaps = _overlaps(shapes, judged_set, one_run)
+    report.crossings = {pair for pair in report.overlaps if all(is_stroke(shapes[i]) for i in pair)}
     view = _rect(viewport) if viewport is not None else None
     # Drawn outside the view: what the run made (when known), not what it only changed.
     made = set(judged) if created is None else one_run

@@ -57,14 +57,7 @@ class ActingFairy:
         return self._room.board
 
     def free_drones(self) -> list[str]:
-        board = self._room.board
-        return [
-            f.id
-            for f in self._room.roster.fairies.values()
-            if f.id != self._fairy_id
-            and f.role == "drone"
-            and board.active_project_of(f.id) is None
-        ]
+        return self._room.free_members(self._fairy_id)
 
     def move(self, area: Rect) -> None:
         room = self._room

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from steward.fairies.modes import ModeDefinition
+from steward.ports import PromptChannel
 from steward.protocol.messages import Box
 
 # The cap on blurry shapes of a request nobody set one for (the settings' default).
@@ -24,6 +25,8 @@ class Asked:
     bounds: Box | None = None
     selection: tuple[str, ...] = ()
     asker: str | None = None
+    # How the prompt's words came (panel, lk.chat, voice, HTTP): the request says so.
+    channel: PromptChannel | None = None
     model_spec: str | None = None  # the model its words name (None: the run's provider's)
     mode: ModeDefinition | None = None  # None: the fairy's own mode
     blurry_cap: int = DEFAULT_BLURRY_CAP

@@ -130,6 +130,7 @@ def fairy_view(room: RoomFairies, fairy_id: str, request: str, shapes: Shapes) -
         viewport=view_of(room, fairy_id),
         request=request,
         origin=room.origin or (0.0, 0.0),
+        free=room.free_members(fairy_id),
     )
 
 
@@ -151,11 +152,6 @@ def hints(room: RoomFairies, view: FairyView) -> dict[str, Any]:
 
     area = view.area
     visible = shapes_in(view.shapes, area) if area else list(view.shapes.values())
-    free = [
-        f.id
-        for f in view.others
-        if f.role == "drone" and room.board.active_project_of(f.id) is None
-    ]
     return {
         "mode": view.fairy.mode,
         "fairy_id": view.fairy.id,
@@ -165,7 +161,8 @@ def hints(room: RoomFairies, view: FairyView) -> dict[str, Any]:
         "tasks": [t(x) for x in view.project_tasks],
         "own_tasks": [t(x) for x in view.own_tasks],
         "task": t(view.task) if view.task else None,
-        "free_drones": free,
+        "free_drones": view.free,
+        "room_task_ids": list(room.board.tasks),
         "existing_ids": [s["id"] for s in visible],
         # What is on the canvas, for scripted plans in free space.
         "canvas": CanvasFacts(dict(view.shapes), CoordinateSpace(ox, oy)),
@@ -231,6 +228,7 @@ def prompt(
     if kind.in_room:
         view = fairy_view(room, fairy_id, req.text, session.canvas.shapes)
         view.viewport = area.viewport
+        view.frame = run.ctx.coords
     # The asker's selection at prompt time (the browser's, else the prompt's own).
     selected = context.selection or list(asked.selection)
     selection = run.selection_for(selected, asked=lent and req.origin == "user")
@@ -254,6 +252,9 @@ def prompt(
         history=_history(room, fairy_id, req, kind, current, view, session),
         memory_level=current.memory,
         asker=asked.asker,
+        # A person's prompt: who asked and how (a crew fairy's, as its state keeps them).
+        asked_by=(asked.asker or room.fairy(fairy_id).asker) if req.origin == "user" else None,
+        channel=(asked.channel or room.fairy(fairy_id).channel) if req.origin == "user" else None,
         user_changes=list(context.user_changes),
         view_note=context.view_note,
         todo=run.ctx.todo,
@@ -265,7 +266,9 @@ def prompt(
         fairy=brief(view) if view is not None else None,
         notes=notes,
         lints=lints,
-        neighbourhood=neighbourhood_of(view.task, view.project_tasks) if view else None,
+        neighbourhood=(
+            neighbourhood_of(view.task, view.project_tasks, room.made_by) if view else None
+        ),
         around=context.around,
     )
     request = build_request(state, current)

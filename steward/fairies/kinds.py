@@ -15,6 +15,7 @@ from typing import Literal
 
 from steward.actions.fairy_port import ModeName
 from steward.actions.registry import ACTIONS
+from steward.protocol.limits import MAX_FAIRIES_PER_ROOM
 
 KindName = Literal["one-shot", "solo", "duo", "lead", "drone"]
 # The crew roles a fairy of the roster has.
@@ -61,6 +62,10 @@ class RequestKind:
     leads: bool = False
     # Its todo list outlives a task (a solo fairy plans its own tasks).
     keeps_todo: bool = False
+    # How many picked fairies it leads when a prompt names them (itself included), and the
+    # kind the others work; None: a prompt's picked group is never led by this kind.
+    leads_picked: tuple[int, int] | None = None
+    members: KindName | None = None
 
     def enabled(self, mode_actions: tuple[str, ...]) -> tuple[str, ...]:
         """The actions a request of this kind may use, of its mode's."""
@@ -92,6 +97,7 @@ SOLO = RequestKind(
     start_mode="soloing",
     working_mode="working-solo",
     keeps_todo=True,
+    leads_picked=(1, 1),
 )
 DUO = RequestKind(
     name="duo",
@@ -99,6 +105,8 @@ DUO = RequestKind(
     start_mode="duo-orchestrating-active",
     working_mode="working-orchestrator",
     leads=True,
+    leads_picked=(2, 2),
+    members="drone",
 )
 LEAD = RequestKind(
     name="lead",
@@ -106,6 +114,8 @@ LEAD = RequestKind(
     start_mode="orchestrating-active",
     working_mode="working-orchestrator",
     leads=True,
+    leads_picked=(3, MAX_FAIRIES_PER_ROOM),
+    members="drone",
 )
 DRONE = RequestKind(
     name="drone", role="drone", start_mode="one-shotting", working_mode="working-drone"
@@ -118,3 +128,14 @@ BY_ROLE: dict[Role, RequestKind] = {k.role: k for k in KINDS.values() if k.role 
 def of_role(role: Role) -> RequestKind:
     """The kind of request a crew fairy of `role` works."""
     return BY_ROLE[role]
+
+
+def directing(picked: int) -> tuple[RequestKind, RequestKind | None]:
+    """The kind the first of `picked` fairies works and the kind the others work: one alone
+    works solo, two work as a duo (the first leads and also draws), three or more as a
+    project the first one leads."""
+    for kind in KINDS.values():
+        low, high = kind.leads_picked or (0, -1)
+        if low <= picked <= high:
+            return kind, KINDS[kind.members] if kind.members is not None else None
+    raise ValueError(f"no kind leads {picked} picked fairies")

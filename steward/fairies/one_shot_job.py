@@ -45,6 +45,7 @@ class OneShotJob:
             bounds=self.prompt.bounds,
             selection=tuple(self.prompt.selection),
             asker=self.prompt.requester,
+            channel=self.prompt.channel,
             model_spec=self.prompt.model or self.settings.model_for_role("one-shot"),
             mode=self.mode,
             blurry_cap=self.settings.steward_blurry_shape_cap,

@@ -12,6 +12,7 @@ from typing import Literal
 
 from steward.actions.mistakes import FairyMistake
 from steward.canvas.bounds import Rect
+from steward.canvas.coords import CoordinateSpace
 
 TaskStatus = Literal["todo", "in-progress", "done"]
 
@@ -45,12 +46,11 @@ class Task:
             raise FairyMistake(f'Task "{self.id}" is {self.status}; it cannot become {status}.')
         return replace(self, status=status)
 
-    def describe(self, origin: tuple[float, float] = (0.0, 0.0)) -> str:
-        """One line for a prompt; bounds relative to the model's coordinate `origin`."""
+    def describe(self, frame: CoordinateSpace | None = None) -> str:
+        """One line for a prompt; bounds in the request's `frame` (offset and rounded)."""
         where = ""
         if self.bounds is not None:
             b = self.bounds
-            x, y = b.x - origin[0], b.y - origin[1]
-            where = f" bounds=(x={x:g}, y={y:g}, w={b.w:g}, h={b.h:g})"
+            where = f" bounds=({(frame or CoordinateSpace()).box_text(b.x, b.y, b.w, b.h)})"
         who = f" assigned to {self.assigned_to}" if self.assigned_to else " unassigned"
         return f'[{self.id}] "{self.title}" ({self.status},{who}){where}: {self.text}'

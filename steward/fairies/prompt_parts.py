@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.canvas.bounds import Rect
+from steward.canvas.coords import CoordinateSpace
 from steward.fairies.memory import HistoryItem
 from steward.fairies.modes import ModeDefinition
 from steward.fairies.project_task import Task
@@ -37,20 +38,22 @@ class FairyView:
     selection: list[str] = field(default_factory=list)
     request: str = ""
     origin: tuple[float, float] = (0.0, 0.0)  # of the model's coordinates
+    free: list[str] = field(default_factory=list)  # the drones free to join its project
+    # The request's frame: every number the fairy parts write is in it (offset, rounded).
+    frame: CoordinateSpace = field(default_factory=CoordinateSpace)
 
     @property
     def area(self) -> Rect | None:
         return self.task.bounds if self.task is not None else None
 
 
-def _box(r: Rect, origin: tuple[float, float]) -> str:
-    return f"x={r.x - origin[0]:g}, y={r.y - origin[1]:g}, w={r.w:g}, h={r.h:g}"
+def _box(r: Rect, frame: CoordinateSpace) -> str:
+    return frame.box_text(r.x, r.y, r.w, r.h)
 
 
 def _project_orchestrator(v: FairyView) -> str | None:
     if v.project is None:
-        free = [f.id for f in v.others if f.role == "drone" and f.mode in ("idling", "sleeping")]
-        return "You have no project yet. Fairies free to help: " + (", ".join(free) or "none")
+        return "You have no project yet. Fairies free to help: " + (", ".join(v.free) or "none")
     p = v.project
     lines = [
         f'Your project "{p.title}" ({p.status}): {p.description}',
@@ -58,14 +61,14 @@ def _project_orchestrator(v: FairyView) -> str | None:
         "Members: " + ", ".join(p.members),
         "Tasks:",
     ]
-    lines += [f"- {t.describe(v.origin)}" for t in v.project_tasks] or ["- none yet"]
+    lines += [f"- {t.describe(v.frame)}" for t in v.project_tasks] or ["- none yet"]
     return "\n".join(lines)
 
 
 def _project_drone(v: FairyView) -> str | None:
     if v.project is None:
         return None
-    mine = v.task.describe(v.origin) if v.task is not None else "none right now"
+    mine = v.task.describe(v.frame) if v.task is not None else "none right now"
     return (
         f'You are a member of the project "{v.project.title}" led by {v.project.orchestrator}.'
         f" Your task: {mine}"
@@ -81,34 +84,41 @@ def beside(area: Rect, other: Rect) -> bool:
 
 
 def _alignment(v: FairyView, area: Rect) -> str | None:
-    """One scene drawn by several members: side by side, their parts must stand on one
-    ground line and share one scale, or the scene falls apart at the seams."""
+    """One picture drawn by several members: side by side with tasks that have started or
+    finished (what has not started has nothing to line up with yet), their parts must meet
+    and share one scale, whether the picture is seen from the side or from above."""
     if v.project is None or v.task is None:
         return None
     own = v.task.id
-    row = [t for t in v.project_tasks if t.id != own and t.bounds and beside(area, t.bounds)]
+    row = [
+        t
+        for t in v.project_tasks
+        if t.id != own and t.status != "todo" and t.bounds and beside(area, t.bounds)
+    ]
     if not row:
         return None
-    names = ", ".join(f'"{t.title}" ({t.id})' for t in row)
+    names = ", ".join(f'"{t.title}" ({t.id}, {t.status})' for t in row)
     return (
-        f"Tasks side by side with yours: {names}. Draw as one scene with them: stand things on "
-        "the same ground line and keep the same scale (a door, a tree the same size in each); "
-        "the image around your area and the shapes next to it show theirs."
+        f"Tasks side by side with yours, started or done: {names}. Draw one picture with them: "
+        "keep their scale (a door, a tree, a bed the same size in each), and where your parts "
+        "meet theirs, line them up: the same ground line in a view from the side, the same "
+        "walls, paths and edges in a plan from above. The image around your area and the "
+        "shapes next to it show their work."
     )
 
 
 def _working_tasks(v: FairyView) -> str | None:
     if v.task is not None:
         if v.task.bounds is None:
-            return f"You are working on: {v.task.describe(v.origin)}"
+            return f"You are working on: {v.task.describe(v.frame)}"
         lines = [
-            f"You are working on: {v.task.describe(v.origin)}",
-            f"You can only see and edit inside your task area ({_box(v.task.bounds, v.origin)}).",
+            f"You are working on: {v.task.describe(v.frame)}",
+            f"You can only see and edit inside your task area ({_box(v.task.bounds, v.frame)}).",
             _alignment(v, v.task.bounds) or "",
         ]
         return "\n".join(line for line in lines if line)
     if v.own_tasks:
-        return "Your tasks:\n" + "\n".join(f"- {t.describe(v.origin)}" for t in v.own_tasks)
+        return "Your tasks:\n" + "\n".join(f"- {t.describe(v.frame)}" for t in v.own_tasks)
     return None
 
 
@@ -118,7 +128,8 @@ def brief(v: FairyView) -> FairyBrief:
     # Fairies stored before personalities were handed out have none: a stable one by id.
     personality = v.fairy.personality or default_personality(zlib.crc32(v.fairy.id.encode()))
     others = tuple(
-        f"- {f.id} ({f.name}, {f.role}): {f.mode} at ({f.x:g}, {f.y:g})" for f in v.others
+        f"- {f.id} ({f.name}, {f.role}): {f.mode} at {v.frame.point_text(f.x, f.y)}"
+        for f in v.others
     )
     if v.fairy.role in ("orchestrator", "duo-orchestrator"):
         project = _project_orchestrator(v)

@@ -133,12 +133,13 @@ class RequestRunner:
         role = model_role(room.roster.get(fairy_id).mode)
         provider = self.deps.models(room.fairy(fairy_id).model, role)
         task = room.board.working_task_of(fairy_id)
-        guard = BoundsGuard(task.bounds) if task is not None and task.bounds else None
         ctx = RunState(
             shapes=session.canvas.shapes,
             room_claims=session.canvas.claims,
             todo=room.fairy(fairy_id).todo,
         )
+        area = task.bounds if task is not None else None
+        guard = BoundsGuard(area, lambda: ctx.coords) if area is not None else None
         ctx.task_bounds = task.bounds if task is not None else None
         run = Run(session, ctx, provider.name)
         try:
@@ -178,7 +179,9 @@ class RequestRunner:
             context = await fairy_request.context(room, fairy_id, req, session, look.area)
             run.progress()
             if kind.frame == "first-view" and request_no == 0 and ctx.coords.fresh:
-                ctx.coords = CoordinateSpace(context.viewport.x, context.viewport.y)
+                # Whole numbers: the frames of several runs differ by whole shifts.
+                ox, oy = float(round(context.viewport.x)), float(round(context.viewport.y))
+                ctx.coords = CoordinateSpace(ox, oy)
             elif kind.frame == "room-origin" and ctx.coords.fresh and room.origin is not None:
                 ctx.coords = CoordinateSpace(*room.origin)
             model_request = fairy_request.prompt(room, fairy_id, req, run, context, followup, look)
@@ -205,6 +208,7 @@ class RequestRunner:
                 room.feedback.keep(
                     f"{session.session_id}:{fairy_id}", run.fresh_notes(), turn.drawn
                 )
+                room.credit(fairy_id, turn.drawn.created)
                 if recorder is not None:
                     await recorder.flush()
             if kind.feedback == "queued":

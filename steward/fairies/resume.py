@@ -43,7 +43,7 @@ async def restart_orphans(records: RoomRecords, scheduler: Scheduler, room: Room
         if project is not None and project.status != "active":
             continue
         if project is not None and fid != project.orchestrator:
-            work = drone_brief(task, project.orchestrator, room.origin or (0.0, 0.0))
+            work = drone_brief(task, project.orchestrator)
         else:
             work = f'Work on your task "{task.id}": {task.text}'
         working = WORKING_MODE[room.roster.get(fid).role]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from steward.fairies.projects import ProjectBoard
 from steward.fairies.roster import Roster
 from steward.fairies.run_feedback import RunFeedback
 from steward.fairies.waits import WaitBoard
-from steward.ports import SessionPort
+from steward.ports import PromptChannel, SessionPort
 from steward.task_set import TaskSet
 
 if TYPE_CHECKING:
@@ -93,6 +94,8 @@ class FairyState:
     # fairies it directs, so a project's sessions have an owner for cancel rights (saved
     # with the fairy: a restart that resumes the project keeps the owner).
     asker: str | None = None
+    # How that prompt came (panel, lk.chat, voice, HTTP), in memory: its request says so.
+    channel: PromptChannel | None = None
     # It interrupted itself with new input this turn (start-task, …): the old prompt is
     # over, so its on_prompt_end hook must not also schedule a nudge.
     self_interrupted: bool = False
@@ -103,6 +106,9 @@ class FairyState:
     # Its own view (setMyView moves it) and todo list, in memory only.
     view: Rect | None = None
     todo: list[TodoItem] = field(default_factory=list)
+    # The fairies picked with it, when a prompt picked them and it leads them (its project
+    # takes these, not every free drone); in memory only.
+    picked: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -115,6 +121,8 @@ class RoomFairies:
     stats: ProjectStats = field(default_factory=ProjectStats)
     background: TaskSet = field(default_factory=lambda: TaskSet("fairy_task_failed"))
     settled: asyncio.Event = field(default_factory=asyncio.Event)
+    # Set (and replaced by a fresh one) each time a fairy's worker ends.
+    worker_ended: asyncio.Event = field(default_factory=asyncio.Event)
     viewport: Rect = DEFAULT_VIEW
     # The room's coordinate origin for the model (the first view a fairy got), in memory.
     origin: tuple[float, float] | None = None
@@ -123,6 +131,15 @@ class RoomFairies:
     # [run-feedback hook] per run (session and fairy: a session may be lent to another
     # fairy): notes and lints for its next request.
     feedback: RunFeedback = field(default_factory=RunFeedback)
+    # Which task made each shape (shape id → task id), as its fairy's turns drew them, in
+    # memory: neighbours are credited to their author, not to whichever area holds them.
+    made_by: dict[str, str] = field(default_factory=dict)
+
+    def credit(self, fairy_id: str, created: Iterable[str]) -> None:
+        """Credit the shapes a fairy made to the task it works (none: no task)."""
+        task = self.board.working_task_of(fairy_id)
+        if task is not None:
+            self.made_by.update(dict.fromkeys(created, task.id))
 
     def fairy(self, fairy_id: str) -> FairyState:
         """The fairy's state (made on first use: a roster entry needs no work yet)."""
@@ -149,6 +166,30 @@ class RoomFairies:
         if is_one_shot(fairy_id):
             return ONE_SHOT
         return of_role(self.roster.get(fairy_id).role)
+
+    def free_members(self, lead_id: str) -> list[str]:
+        """The drones free to join the project `lead_id` starts: the ones picked with it
+        when a prompt picked them, else every drone of the room in no active project."""
+        picked = self.fairy(lead_id).picked
+        ids = picked if picked is not None else tuple(self.roster.fairies)
+        return [
+            fid
+            for fid in ids
+            if fid != lead_id
+            and (f := self.roster.fairies.get(fid)) is not None
+            and f.role == "drone"
+            and self.board.active_project_of(fid) is None
+        ]
+
+    def busy(self, fairy_id: str) -> str | None:
+        """What the fairy is busy with (its mode), or None when it is free to be picked."""
+        fairy = self.roster.get(fairy_id)
+        state = self.fairies.get(fairy_id)
+        queued = state is not None and (state.worker is not None or bool(state.queue))
+        in_project = self.board.active_project_of(fairy_id) is not None
+        if fairy.mode in ("idling", "sleeping") and not queued and not in_project:
+            return None
+        return fairy.mode
 
     def history_of(self, fairy_id: str) -> list[HistoryItem]:
         state = self.fairies.get(fairy_id)

@@ -21,11 +21,6 @@ from steward.prompt.state import ChatItem
 Stamped = tuple[float, int, ChatItem]
 
 
-def crew_label(asker: str | None) -> str:
-    """Who a crew run is shown as: whom the crew worked for, as the crew."""
-    return f"{asker or 'someone'} (crew)"
-
-
 def _stamp(out: list[Stamped], items: Sequence[HistoryItem], chats: Iterable[ChatItem]) -> None:
     for item, chat in zip(items, chats, strict=True):
         out.append((item.created, len(out), chat))
@@ -62,8 +57,8 @@ def crew_runs(room: RoomFairies, level: MemoryLevel) -> list[Stamped]:
             run += 1
         if item.action is not None and item.action.get("name") == "think":
             continue  # what the crew thought is not what it did
-        (chat,) = chat_items([item], level, crew_label(state.asker))
-        out.append((created, len(out), replace(chat, run=f"crew-{run}")))
+        (chat,) = chat_items([item], level, state.asker or "someone")
+        out.append((created, len(out), replace(chat, run=f"crew-{run}", crew=True)))
     return out
 
 

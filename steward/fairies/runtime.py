@@ -23,7 +23,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from steward.canvas.bounds import Rect
-from steward.fairies import fairy_sessions, resume
+from steward.fairies import directing, fairy_sessions, resume
 from steward.fairies.deps import FairyDeps
 from steward.fairies.fairy_sessions import SessionFactory
 from steward.fairies.interrupts import Interrupt, decide
@@ -92,18 +92,31 @@ class FairyRuntime:
     # -- AgentRunner ---------------------------------------------------------------------
     async def run(self, session: SessionPort, prompt: PromptInput) -> str:
         room = await self.room(session.room_id)
-        fairy_id = prompt.fairy if prompt.fairy in room.roster.fairies else room.lead()
-        assert fairy_id is not None
+        picked = directing.picked_once(prompt.fairies)
+        if picked:
+            refused = directing.refusal(room, picked)
+            if refused is not None:
+                log.info("fairies_pick_refused", room=room.room_id, picked=list(picked))
+                await session.send_chat(refused, role="system")
+                return f"error: {refused}"
+            fairy_id = await directing.assign(room, self.deps.records, picked)
+        else:
+            fairy_id = prompt.fairy if prompt.fairy in room.roster.fairies else room.lead()
+            room.fairy(fairy_id).picked = None  # its project takes every free drone
         if prompt.bounds is not None:
             room.viewport = Rect(prompt.bounds.x, prompt.bounds.y, prompt.bounds.w, prompt.bounds.h)
         state = room.fairy(fairy_id)
         state.lent = session
         state.model = prompt.model
         state.asker = prompt.requester
+        state.channel = prompt.channel
         await self.deps.records.save_fairy(room, fairy_id)
         try:
             await self.submit(room, fairy_id, prompt.message, "user")
-            await self.wait_settled(room)
+            if picked:
+                await self.wait_idle(room, picked)
+            else:
+                await self.wait_settled(room)
             return "done"
         except asyncio.CancelledError:
             if self._user_cancel(room, fairy_id) is not None:
@@ -191,6 +204,23 @@ class FairyRuntime:
             if room.settled.is_set() and not room.crew_working():
                 return
 
+    async def wait_idle(self, room: RoomFairies, fairy_ids: tuple[str, ...]) -> None:
+        """Until these fairies are idle (nothing queued, no worker running), whatever the
+        room's other fairies do."""
+
+        def working() -> bool:
+            states = [room.fairy(fid) for fid in fairy_ids]
+            return any(s.worker is not None or s.queue for s in states)
+
+        while True:
+            ended = room.worker_ended
+            if not working():
+                await asyncio.sleep(0)
+                if not working():
+                    return
+                continue
+            await ended.wait()
+
     # -- requests and workers ------------------------------------------------------------
     async def submit(self, room: RoomFairies, fairy_id: str, text: str, origin: str) -> None:
         req = Request(text, origin)
@@ -242,6 +272,8 @@ class FairyRuntime:
                 if req.job is not None:
                     req.job.settle(asyncio.CancelledError())
             state.worker = None
+            room.worker_ended.set()
+            room.worker_ended = asyncio.Event()
             await fairy_sessions.release(room, fairy_id, self.deps.sessions)
             if not room.crew_working():
                 room.settled.set()
@@ -261,9 +293,15 @@ class FairyRuntime:
         if bounds is not None:
             room.roster.fly_to(fairy_id, bounds)
         mode(new).on_enter(room.facts(fairy_id))
+        if new == "idling":
+            directing.back_home(room, fairy_id, self._home(fairy_id))
         await self.deps.records.save_fairy(room, fairy_id)
         await room.roster.announce()
         await self.notify(room, mode_transition_key(fairy_id, new))
+
+    def _home(self, fairy_id: str) -> Role | None:
+        """The fairy's home role: the crew's (None: not of the crew this runtime knows)."""
+        return dict(self.crew).get(fairy_id)
 
     async def cancel(self, room_id: str, fairy_id: str) -> str | None:
         """A user's cancel of one fairy (e.g. `steward.cancel` on a drone's session).

@@ -14,6 +14,9 @@ from typing import Any, Literal, Protocol
 from steward.protocol.messages import Box, SessionStatus, WireAction
 
 PromptSource = Literal["browser", "voice", "http", "system"]
+# How the words reached the steward, as the model is told: typed in a browser's steward panel,
+# sent in the room's text chat (`lk.chat`), spoken, posted over HTTP, or the steward's own.
+PromptChannel = Literal["panel", "chat", "voice", "http", "system"]
 # Where a context came from: a round trip of its own, the short cache, a prefetch started by
 # a composing hint (cached or joined in flight), or the steward's mirror (degraded).
 SnapshotSource = Literal["fetched", "cached", "prefetched", "degraded"]
@@ -31,7 +34,17 @@ class PromptInput:
     bounds: Box | None = None
     selection: tuple[str, ...] = ()
     fairy: str | None = None
+    # The fairies it is for, in the order picked (empty: none picked; see `PromptRequest`).
+    fairies: tuple[str, ...] = ()
     model: str | None = None  # overrides the configured model for this run
+    # A browser prompt sent in the room's text chat (`lk.chat`) rather than the panel.
+    chat: bool = False
+
+    @property
+    def channel(self) -> PromptChannel:
+        if self.source == "browser":
+            return "chat" if self.chat else "panel"
+        return self.source
 
     @property
     def asker(self) -> str | None:

@@ -9,7 +9,7 @@ from steward.actions.base import Scheduled, TodoItem
 from steward.canvas.apply import Shapes
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
-from steward.ports import Picture
+from steward.ports import Picture, PromptChannel
 
 MemoryLevel = Literal["fairy", "project", "task"]
 # What the viewport (and the screenshot and shape lists of the same area) of a request is:
@@ -28,6 +28,8 @@ class ChatItem:
     action: dict[str, Any] | None = None
     who: str | None = None  # who asked for the run it belongs to (participant identity)
     run: str | None = None  # the run (session id) it belongs to
+    # Work a project's fairies did for `who` (not a one-shot run of theirs).
+    crew: bool = False
     # The first request and the plan: shown in full however long the history grows.
     pinned: bool = False
 
@@ -40,6 +42,8 @@ class NeighbourTask:
     title: str
     assigned_to: str | None
     bounds: Rect
+    status: str = "todo"
+    made: frozenset[str] = frozenset()  # the shapes its fairy drew
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,12 @@ class PromptState:
     # Who the request comes from: a person ("user"), or the steward waking the agent (a task
     # done, a wait met, feedback): then the request line must not say a user wrote it.
     request_from: str = "user"
+    # How the user's words came (typed in the panel, the room's chat, spoken, HTTP): the
+    # request says so, and where the reply will be read. None: not known (not said).
+    channel: PromptChannel | None = None
+    # Who asked for this request (the messages part names them); unlike `asker`, it does
+    # not make the history read their runs as this agent's own.
+    asked_by: str | None = None
     user_viewport: Rect | None = None  # the asker's, when the area shown is another
     # Set when the view is not the asker's (no browser behind the prompt): whose it is.
     view_note: str | None = None

@@ -7,7 +7,7 @@ side reads natural TypeScript.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 from pydantic.alias_generators import to_camel
@@ -27,6 +27,7 @@ from steward.protocol.limits import (
 from steward.protocol.names import PROTOCOL_VERSION
 
 Id = Field(min_length=1, max_length=MAX_ID_CHARS)
+FairyId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
 
 # What the steward sends browsers to apply. Layout (move, align, ...) is worked out on the
 # steward's mirror and sent as `update_shape` records (`steward.canvas.apply.LayoutVerb`).
@@ -201,7 +202,13 @@ class PromptRequest(WireModel):
     message: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
     bounds: Box | None = None
     selection: list[str] | None = None
+    # A fairy reached as it is (its own role; a name not in the room reaches its lead).
     fairy: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    # The fairies the prompt is for, in the order picked: one works it solo, two as a duo
+    # (the first leads and also draws), three or more as a project the first one leads.
+    fairies: list[FairyId] | None = Field(
+        default=None, min_length=1, max_length=MAX_FAIRIES_PER_ROOM
+    )
 
     _bounds = field_validator("bounds")(bounded_box)
 
@@ -263,6 +270,8 @@ class ChatMessage(WireModel):
     text: str
     fairy: str | None = None
     partial: bool | None = None
+    # The room's conversation order (`Conversation`): every tab shows items by it.
+    n: int | None = Field(default=None, ge=1, le=_SEQ_MAX)
     ts: float
 
 
@@ -280,6 +289,7 @@ class PromptNotice(WireModel):
     fairy: str | None = None
     # Set on a revert's run: the run it takes back.
     reverts: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    n: int | None = Field(default=None, ge=1, le=_SEQ_MAX)
     ts: float
 
 
@@ -293,7 +303,41 @@ class StatusMessage(WireModel):
     # On a final status (done, canceled, error): the session's last seq, so a browser can
     # ask for a trailing envelope it missed (no later envelope would show it the gap).
     last_seq: int | None = Field(default=None, ge=0, le=_SEQ_MAX)
+    # The conversation order of the run's first status (a run's status keeps its place).
+    n: int | None = Field(default=None, ge=1, le=_SEQ_MAX)
     ts: float
+
+
+class ThoughtMessage(WireModel):
+    """steward → browsers on `agent:thought`: a run's `think` or `add_detail`, whole (the
+    panel folds a run's thoughts into one row)."""
+
+    session_id: str = Id
+    kind: Literal["think", "detail"]
+    text: str
+    fairy: str | None = None
+    n: int | None = Field(default=None, ge=1, le=_SEQ_MAX)
+    ts: float
+
+
+class ConversationRequest(WireModel):
+    """RPC `steward.conversation`: the room's conversation after item `after` (0: from the
+    oldest kept), for a tab that loads, reloads or joins late. One page per call: the reply
+    says `next` when more follow."""
+
+    after: int = Field(default=0, ge=0, le=_SEQ_MAX)
+
+
+class ConversationReply(WireModel):
+    """A page of the room's conversation, in its order (`n`): the prompts, whole chat
+    messages, thoughts and each run's latest status. `next`: call again with `after=next`."""
+
+    prompts: list[PromptNotice] = Field(default_factory=list)
+    chat: list[ChatMessage] = Field(default_factory=list)
+    thoughts: list[ThoughtMessage] = Field(default_factory=list)
+    statuses: list[StatusMessage] = Field(default_factory=list)
+    next: int | None = None
+    error: str | None = None
 
 
 class CanvasEdit(WireModel):
@@ -342,6 +386,9 @@ ALL_MESSAGES: dict[str, type[WireModel]] = {
         ChatMessage,
         PromptNotice,
         StatusMessage,
+        ThoughtMessage,
+        ConversationRequest,
+        ConversationReply,
         CanvasEdit,
         FairiesMessage,
     )

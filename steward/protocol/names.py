@@ -18,6 +18,8 @@ TOPIC_CHAT: Final = "agent:chat"
 TOPIC_STATUS: Final = "agent:status"
 # steward → browsers: a run started for this prompt, asked by this participant.
 TOPIC_PROMPT: Final = "agent:prompt"
+# steward → browsers: a run's thought (`ThoughtMessage`), numbered in the conversation.
+TOPIC_THOUGHT: Final = "agent:thought"
 TOPIC_EDIT: Final = "canvas:edit"
 TOPIC_FAIRIES: Final = "agent:fairies"
 TOPIC_TRANSCRIPTION: Final = "lk.transcription"
@@ -29,6 +31,8 @@ RPC_CONTEXT: Final = "steward.context"
 RPC_PROMPT: Final = "steward.prompt"
 RPC_CANCEL: Final = "steward.cancel"
 RPC_REVERT: Final = "steward.revert"
+# The room's conversation so far, for a tab that loads or joins (`ConversationRequest`).
+RPC_CONVERSATION: Final = "steward.conversation"
 
 # Participant attributes a browser sets to announce what it can do.
 ATTR_CAPABILITIES: Final = "steward.capabilities"  # comma list: context,screenshot,apply

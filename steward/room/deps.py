@@ -11,6 +11,7 @@ from livekit.agents import stt
 from steward.config import Settings
 from steward.ports import AgentRunner
 from steward.room.runs.sessions import FairyDesk
+from steward.store.conversation import ConversationRepo
 from steward.store.grants import GrantBindings
 from steward.store.outbox import Outbox
 
@@ -25,6 +26,8 @@ class RoomDeps:
     # The fairy runtime, as the room's sessions ask it about a fairy's own runs (whom its
     # fairy works for, its mode, a user's cancel); None: no fairies in this process.
     fairies: FairyDesk | None = None
+    # Where each room's conversation is kept; None keeps it in memory only.
+    conversation: ConversationRepo | None = None
     # Where prompt grants are bound to sessions; None keeps the bindings in memory only.
     grant_bindings: GrantBindings | None = None
     # A session's models, tokens and estimated cost, for its `session_ended` line.

@@ -33,6 +33,7 @@ from steward.protocol.messages import (
 from steward.protocol.names import (
     ATTR_READY,
     RPC_CANCEL,
+    RPC_CONVERSATION,
     RPC_PROMPT,
     RPC_REVERT,
     TOPIC_ACK,
@@ -46,6 +47,7 @@ from steward.protocol.names import (
     TOPIC_RESYNC,
     TOPIC_SCREENSHOT,
     TOPIC_STATUS,
+    TOPIC_THOUGHT,
     TOPIC_TRANSCRIPTION,
     TOPIC_VIEWPORT,
 )
@@ -54,6 +56,7 @@ from steward.room.context.snapshot_fetcher import SnapshotFetcher
 from steward.room.context.views import Views
 from steward.room.deps import RoomDeps
 from steward.room.inbound.abuse import AbuseGuard, livekit_revoker
+from steward.room.inbound.conversation_requests import ConversationRequests
 from steward.room.inbound.grants import GrantBook
 from steward.room.inbound.intake import Intake, trusted_agents
 from steward.room.inbound.packets import InboundPackets
@@ -62,6 +65,7 @@ from steward.room.inbound.stream_inbox import StreamInbox, StreamMeter
 from steward.room.inbound.user_edits import UserEdits
 from steward.room.livekit_conventions import LiveKitConventions
 from steward.room.outbound.broadcaster import Broadcaster
+from steward.room.outbound.conversation import Conversation
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
 from steward.room.outbound.messenger import Messenger
 from steward.room.outbound.relay import Relay
@@ -85,6 +89,7 @@ STEWARD_TOPICS = (
     TOPIC_COMPOSING,
     TOPIC_CHAT,
     TOPIC_STATUS,
+    TOPIC_THOUGHT,
     TOPIC_EDIT,
     TOPIC_FAIRIES,
     TOPIC_TRANSCRIPTION,
@@ -144,8 +149,15 @@ class RoomRuntime:
             mirror=self.mirror,
             fence=fence,
         )
+        # The room's one conversation, kept for tabs that reload or join late.
+        self.conversation = Conversation(
+            room_id, deps.conversation, keep=s.steward_conversation_items
+        )
         self.messenger = Messenger(
-            room_id, self._publish_all, partial_interval_s=s.steward_preview_interval_ms / 1000
+            room_id,
+            self._publish_all,
+            partial_interval_s=s.steward_preview_interval_ms / 1000,
+            conversation=self.conversation,
         )
         self.inbox = StreamInbox(reject, StreamMeter(self._is_muted, self.budget.charge))
         # Whose view a run sees: each participant's published viewport and own edits.
@@ -215,6 +227,7 @@ class RoomRuntime:
                 startup=self.interrupted_ended,
             ),
         )
+        self.intake.on_command = self.reverter.by_word
         self.voice: RoomVoice | None = None
         if deps.speech is not None:
             self.voice = RoomVoice(
@@ -271,6 +284,7 @@ class RoomRuntime:
         await self.deps.outbox.ensure_room(self.room_id, self.mode)
         await self._restore_mirror()
         await self.grants.load()
+        await self.conversation.load()
         await self.broadcaster.start()
         room, lp = self.room, self.room.local_participant
         ffi_router.narrow_room_events(room)
@@ -284,6 +298,10 @@ class RoomRuntime:
         lp.register_rpc_method(RPC_PROMPT, self.intake.on_prompt_rpc)
         lp.register_rpc_method(RPC_CANCEL, self.intake.on_cancel_rpc)
         lp.register_rpc_method(RPC_REVERT, self.reverter.on_revert_rpc)
+        lp.register_rpc_method(
+            RPC_CONVERSATION,
+            ConversationRequests(self.conversation, self.participants).on_conversation_rpc,
+        )
         room.register_byte_stream_handler(TOPIC_SCREENSHOT, self.inbox.handler(TOPIC_SCREENSHOT))
         room.register_byte_stream_handler(TOPIC_CONTEXT, self.inbox.handler(TOPIC_CONTEXT))
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)

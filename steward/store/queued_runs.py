@@ -1,4 +1,4 @@
-"""HTTP runs waiting for their room's steward (migration 0015).
+"""HTTP runs waiting for their room's steward (migrations 0015, 0019).
 
 `POST /api/canvas-agent/run` for a room the receiving process does not serve stores the run
 here with the session id the browsers will see. The steward holding the room's lease takes
@@ -52,7 +52,7 @@ AND EXISTS (
     SELECT 1 FROM room_leases
     WHERE room_id = $1 AND token = $3 AND expires_at > now()
 )
-RETURNING session_id, room_id, prompt, model, viewport::text AS viewport, asker
+RETURNING session_id, room_id, prompt, model, viewport::text AS viewport, asker, fairies
 """
 # Older than the retention, past its wait, and not bound to a session still running; a bounded
 # batch per call (it runs where the table grows: on each put).
@@ -87,6 +87,7 @@ class QueuedRun:
     model: str | None
     viewport: Box | None
     asker: str
+    fairies: tuple[str, ...] = ()  # the fairies it is for, in the order picked
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,8 @@ class QueuedRuns:
     async def put(self, run: QueuedRun, *, ttl_s: float) -> None:
         await self.pool.execute(
             "INSERT INTO queued_runs (session_id, room_id, prompt, model, viewport, asker,"
-            " expires_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6,"
-            " now() + make_interval(secs => $7))",
+            " expires_at, fairies) VALUES ($1, $2, $3, $4, $5::jsonb, $6,"
+            " now() + make_interval(secs => $7), $8::text[])",
             run.session_id,
             run.room_id,
             run.prompt,
@@ -115,6 +116,7 @@ class QueuedRuns:
             None if run.viewport is None else run.viewport.model_dump_json(),
             run.asker,
             ttl_s,
+            list(run.fairies),
         )
 
     async def drop(self, session_id: str) -> None:
@@ -141,6 +143,7 @@ class QueuedRuns:
             model=row["model"],
             viewport=None if viewport is None else Box.model_validate_json(viewport),
             asker=row["asker"],
+            fairies=tuple(row["fairies"] or ()),
         )
 
     async def rooms_waiting(self, room_ids: list[str]) -> set[str]:

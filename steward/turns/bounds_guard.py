@@ -23,7 +23,7 @@ area beyond its own, so parallel drones cannot trample each other's work.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,7 @@ from steward.canvas.apply import (
     descendants,
 )
 from steward.canvas.bounds import Rect, num, shape_bounds
+from steward.canvas.coords import CoordinateSpace
 from steward.protocol.messages import WireAction
 
 SLACK = 1.0
@@ -60,10 +61,6 @@ def clamp_shift(box: Rect, area: Rect) -> tuple[float, float] | None:
     return dx, dy
 
 
-def _describe(area: Rect) -> str:
-    return f"(x={area.x:g}, y={area.y:g}, w={area.w:g}, h={area.h:g})"
-
-
 def _shifted(action: WireAction, dx: float, dy: float, base: dict[str, Any]) -> WireAction:
     params = dict(action.params)
     params["x"] = num(params.get("x", base.get("x"))) + dx
@@ -74,8 +71,14 @@ def _shifted(action: WireAction, dx: float, dy: float, base: dict[str, Any]) -> 
 class BoundsGuard:
     """Checks one fairy's actions against its task area, on its own scratch copy."""
 
-    def __init__(self, area: Rect) -> None:
+    def __init__(self, area: Rect, frame: Callable[[], CoordinateSpace] | None = None) -> None:
         self.area = area
+        # The frame the model reads coordinates in (its run's, which is set at its first
+        # request): refusals name the area in it.
+        self._frame = frame or CoordinateSpace
+
+    def _describe(self, area: Rect) -> str:
+        return f"({self._frame().box_text(area.x, area.y, area.w, area.h)})"
 
     def check(self, actions: Iterable[WireAction], shapes: Shapes) -> BoundsVerdict:
         scratch: Shapes = copy.deepcopy(shapes)
@@ -107,7 +110,7 @@ class BoundsGuard:
             if existing is not None and not self._inside(sid, shapes):
                 return (
                     None,
-                    f'Shape "{sid}" is outside your task bounds {_describe(area)}; '
+                    f'Shape "{sid}" is outside your task bounds {self._describe(area)}; '
                     "you may only change shapes inside them.",
                     False,
                 )
@@ -122,8 +125,8 @@ class BoundsGuard:
             if shift is None:
                 return (
                     None,
-                    f'Shape "{sid}" ({box.w:g}×{box.h:g}) does not fit in your task bounds '
-                    f"{_describe(area)}; make it smaller.",
+                    f'Shape "{sid}" ({round(box.w)}×{round(box.h)}) does not fit in your task '
+                    f"bounds {self._describe(area)}; make it smaller.",
                     False,
                 )
             return _shifted(action, shift[0], shift[1], trial[sid]), "", True
@@ -138,7 +141,7 @@ class BoundsGuard:
             return (
                 None,
                 f"{action.name} refused: {', '.join(outside[:5])} lie outside your task bounds "
-                f"{_describe(area)}.",
+                f"{self._describe(area)}.",
                 False,
             )
         trial = copy.deepcopy(shapes)
@@ -148,7 +151,7 @@ class BoundsGuard:
             return (
                 None,
                 f"{action.name} refused: it would carry {', '.join(escaped[:5])} outside your "
-                f"task bounds {_describe(area)}.",
+                f"task bounds {self._describe(area)}.",
                 False,
             )
         return action, "", False

@@ -12,33 +12,26 @@ pixels, with a caption naming the area and the left task.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import io
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
 
-from steward.config import PROJECT_ROOT
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
-from tests.support.room import close_all, join_clients, room_settings
+from tests.support.room import close_all, join_clients
+from tests.support.tabs import Tabs, served_tabs
 
 pytestmark = pytest.mark.integration
 
-BRIDGE = PROJECT_ROOT / "client-bridge"
-TABS = BRIDGE / "bench" / "tabs.mjs"
-DIST = BRIDGE / "demo" / "dist"
-NODE = PROJECT_ROOT / ".tools" / "node" / "bin" / "node"
 # The two task areas, in the model's coordinates: side by side, 40 px apart.
 LEFT = {"x": 0, "y": 0, "w": 400, "h": 300}
 RIGHT = {"x": 440, "y": 0, "w": 400, "h": 300}
@@ -149,22 +142,6 @@ async def fake(start_fake_anthropic: StartFake) -> FakeAnthropic:
     return await start_fake_anthropic(respond=respond, chunk=64)
 
 
-async def _tabs(*args: str, socket: Path) -> dict[str, Any]:
-    proc = await asyncio.create_subprocess_exec(
-        str(NODE),
-        str(TABS),
-        *args,
-        "--socket",
-        str(socket),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode == 0, err.decode()
-    reply: dict[str, Any] = json.loads(out)
-    return reply
-
-
 async def test_a_drones_request_shows_the_area_around_its_task_with_its_neighbours_shapes(
     livekit_server: LiveKitServer,
     database: Database,
@@ -172,109 +149,77 @@ async def test_a_drones_request_shows_the_area_around_its_task_with_its_neighbou
     fake: FakeAnthropic,
     tmp_path: Path,
 ) -> None:
-    assert (DIST / "index.html").exists(), (  # `make test` builds it first
-        "build the demo page: npm --prefix client-bridge run build"
-    )
-    assert NODE.exists() and shutil.which(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-    settings = room_settings(
+    async with served_tabs(
         livekit_server,
-        database.url,
-        steward_model="anthropic:claude-neighbours-test",
-        anthropic_base_url=fake.base_url,
-        steward_context_timeout_s=4.0,
-        steward_max_followups=8,
-        steward_http_port=0,
-        steward_dev_tokens=True,
-        steward_demo_dir=DIST,
-    )
-    service = StewardService(settings, database=database)
-    await service.start(http=True)
-    runtime = await service.join(room_name)
-    socket = tmp_path / "tabs.sock"
-    page = f"http://127.0.0.1:{service.http_port}"
-    tabs = await asyncio.create_subprocess_exec(
-        str(NODE),
-        str(TABS),
-        "serve",
-        "--page",
-        page,
-        "--room",
+        database,
         room_name,
-        "--tab",
-        "alice:1280x800",
-        "--socket",
-        str(socket),
-        "--out",
-        str(tmp_path),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    clients = []
-    try:
-        assert tabs.stdout is not None
-
-        async def ready() -> None:
-            assert tabs.stdout is not None
-            while line := await tabs.stdout.readline():
-                if b'"ready":true' in line:
-                    return
-            raise AssertionError("the tabs driver exited before it was ready")
-
-        await asyncio.wait_for(ready(), 90)
-        # `pan` moves the tab's camera; the tab publishes the view it now shows.
-        panned = await _tabs("pan", "alice", "2000", "1000", socket=socket)
-        view = panned["view"]
-        assert panned["ok"] and abs(view["x"] + view["w"] / 2 - 2000) < 1, panned
-        assert abs(view["y"] + view["h"] / 2 - 1000) < 1, panned
-
-        def published() -> bool:
-            v = runtime.views.get("alice")
-            return v is not None and abs(v.viewport.x - view["x"]) < 1
-
-        await wait_for(published, timeout=10)
-        # Bob asks from a client that renders nothing: alice's Chromium tab renders every image.
-        (bob,) = await join_clients(
-            livekit_server, room_name, ["bob"], runtime, capabilities=("apply",)
-        )
-        clients.append(bob)
-        reply = await bob.prompt("project: draw a red box and a blue box side by side")
-        assert reply.session_id, reply.error
-        assert service.fairies is not None
-        board = service.fairies.rooms[room_name].board
-
-        def ended() -> bool:
-            return any(p.status == "done" for p in board.projects.values())
-
+        model="anthropic:claude-neighbours-test",
+        model_url=fake.base_url,
+        tabs=["alice:1280x800"],
+        out=tmp_path,
+        steward_max_followups=8,
+    ) as (service, runtime, tabs):
+        clients: list[Any] = []
         try:
-            await wait_for(ended, timeout=150, step=0.2)
+            await _project(tabs, livekit_server, service, runtime, room_name, fake, clients)
         finally:
-            said = [(_mode(b), len(_images(b)), _texts(b)[-300:]) for b in fake.requests]
-            print(json.dumps(said, indent=1)[-6000:])  # shown when the test fails
+            await close_all(clients)
 
-        drones = [b for b in fake.requests if _mode(b) == "working-drone"]
-        right = [b for b in drones if "You are working on: [right]" in _texts(b)]
-        assert right, [_texts(b)[:300] for b in drones]
-        last = right[-1]
-        first_image, around = _images(last)  # its task area, then the area around it
-        assert _left_red_in_around(around), "the left task's red box is in the image around"
-        # The image is small (924 x 384 canvas units at 512 px); the first one is the task
-        # area itself (400 x 300), still empty where the right drone draws.
-        assert Image.open(io.BytesIO(around)).size == (512, 212)
-        w, h = Image.open(io.BytesIO(first_image)).size
-        assert abs(w / h - 4 / 3) < 0.02 and not _red_at(first_image, w / 2, h / 2)
-        caption = next(t for t in _texts(last).split("\n") if "this image shows" in t)
-        assert "this image shows x -42 to 882, y -42 to 342" in caption, caption
-        assert '"Left box" (left)' in caption and "low detail" in caption
-        assert "(x=440, y=0, w=400, h=300) lies within it" in caption
-        # The drawing went on once it saw its neighbour: both boxes are on the canvas.
-        assert {"red-box", "blue-box"} <= set(runtime.mirror.shapes)
+
+async def _project(
+    tabs: Tabs,
+    livekit_server: LiveKitServer,
+    service: StewardService,
+    runtime: Any,
+    room_name: str,
+    fake: FakeAnthropic,
+    clients: list[Any],
+) -> None:
+    # `pan` moves the tab's camera; the tab publishes the view it now shows.
+    panned = await tabs("pan", "alice", "2000", "1000")
+    view = panned["view"]
+    assert panned["ok"] and abs(view["x"] + view["w"] / 2 - 2000) < 1, panned
+    assert abs(view["y"] + view["h"] / 2 - 1000) < 1, panned
+
+    def published() -> bool:
+        v = runtime.views.get("alice")
+        return v is not None and abs(v.viewport.x - view["x"]) < 1
+
+    await wait_for(published, timeout=10)
+    # Bob asks from a client that renders nothing: alice's Chromium tab renders every image.
+    (bob,) = await join_clients(
+        livekit_server, room_name, ["bob"], runtime, capabilities=("apply",)
+    )
+    clients.append(bob)
+    reply = await bob.prompt("project: draw a red box and a blue box side by side")
+    assert reply.session_id, reply.error
+    assert service.fairies is not None
+    board = service.fairies.rooms[room_name].board
+
+    def ended() -> bool:
+        return any(p.status == "done" for p in board.projects.values())
+
+    try:
+        await wait_for(ended, timeout=150, step=0.2)
     finally:
-        await close_all(clients)
-        if tabs.returncode is None:
-            tabs.terminate()
-            try:
-                await asyncio.wait_for(tabs.wait(), 20)
-            except TimeoutError:
-                tabs.kill()
-                await asyncio.wait_for(tabs.wait(), 10)
-        await service.close()
+        said = [(_mode(b), len(_images(b)), _texts(b)[-300:]) for b in fake.requests]
+        print(json.dumps(said, indent=1)[-6000:])  # shown when the test fails
+
+    drones = [b for b in fake.requests if _mode(b) == "working-drone"]
+    right = [b for b in drones if "You are working on: [right]" in _texts(b)]
+    assert right, [_texts(b)[:300] for b in drones]
+    last = right[-1]
+    first_image, around = _images(last)  # its task area, then the area around it
+    assert _left_red_in_around(around), "the left task's red box is in the image around"
+    # The image is small (924 x 384 canvas units at 512 px); the first one is the task
+    # area itself (400 x 300), still empty where the right drone draws.
+    assert Image.open(io.BytesIO(around)).size == (512, 212)
+    w, h = Image.open(io.BytesIO(first_image)).size
+    assert abs(w / h - 4 / 3) < 0.02 and not _red_at(first_image, w / 2, h / 2)
+    caption = next(t for t in _texts(last).split("\n") if "this image shows" in t)
+    assert "this image shows x -42 to 882, y -42 to 342" in caption, caption
+    assert '"Left box" (left, ' in caption and "low detail" in caption
+    assert ") at x=0, y=0, w=400, h=300" in caption  # where that area is, in this frame
+    assert "(x=440, y=0, w=400, h=300) lies within it" in caption
+    # The drawing went on once it saw its neighbour: both boxes are on the canvas.
+    assert {"red-box", "blue-box"} <= set(runtime.mirror.shapes)

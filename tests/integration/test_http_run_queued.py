@@ -250,6 +250,45 @@ async def read_state(http: aiohttp.ClientSession, base: str, sid: str) -> str:
         return str((await r.json())["status"])
 
 
+async def test_an_http_run_for_picked_fairies_is_worked_by_them_after_its_queue(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    serving = StewardService(
+        room_settings(livekit_server, database.url, steward_queue_poll_seconds=0.2),
+        database=database,
+        runner=lambda: FixedScriptRunner(),
+    )
+    await serving.start(http=False)
+    runtime = await serving.join(room_name)
+    settings = room_settings(livekit_server, database.url, steward_agent_name=AGENT)
+    accepting = await StewardService(settings, database=database, fairies=False).start()
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+    base = f"http://127.0.0.1:{accepting.http_port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            body = {
+                "roomId": room_name,
+                "message": "draw a garden",
+                "fairies": ["fairy-3", "fairy-1"],
+            }
+            async with http.post(f"{base}/api/canvas-agent/run", json=body, headers=AUTH) as r:
+                answer = await r.json()
+                assert r.status == 202 and answer["status"] == "queued", answer
+            sid = answer["session"]
+            for client in clients:
+                assert await client.wait_status(sid, timeout=60) == "done"
+            await settle(runtime, clients, sid)
+        assert serving.fairies is not None
+        (project,) = serving.fairies.rooms[room_name].board.projects.values()
+        assert project.kind == "duo" and project.status == "done"
+        assert project.orchestrator == "fairy-3" and project.members == ("fairy-1",)
+        assert clients[0].shapes and clients[0].shapes == clients[1].shapes
+    finally:
+        await close_all(clients)
+        await accepting.close()
+        await serving.close()
+
+
 async def test_a_run_whose_steward_died_before_starting_it_is_run_by_the_next_one(
     livekit_server: LiveKitServer,
     database: Database,

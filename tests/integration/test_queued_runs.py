@@ -18,7 +18,8 @@ pytestmark = pytest.mark.integration
 
 def run(n: int, room: str) -> QueuedRun:
     view = Box(x=0, y=0, w=100 + n, h=50) if n == 1 else None
-    return QueuedRun(f"s-q{n}", room, f"prompt {n}", None, view, asker="http")
+    picked = ("fairy-3", "fairy-1") if n == 1 else ()
+    return QueuedRun(f"s-q{n}", room, f"prompt {n}", None, view, asker="http", fairies=picked)
 
 
 async def test_runs_are_taken_once_in_order_only_by_the_live_lease(
@@ -45,6 +46,8 @@ async def test_runs_are_taken_once_in_order_only_by_the_live_lease(
     assert [r.session_id for r in taken if r is not None] == ["s-q5", "s-q4", "s-q6"]
     first = next(r for r in got if r.session_id == "s-q1")
     assert first.viewport == Box(x=0, y=0, w=101, h=50) and first.prompt == "prompt 1"
+    assert first.fairies == ("fairy-3", "fairy-1")  # the fairies it is for, in order
+    assert all(r.fairies == () for r in got if r is not first)
     assert await runs.take(room_name, owner="live", token=live.token) is None
     state = await runs.state("s-q1")
     assert state is not None and state.state == "taken"  # no session started for it here

@@ -23,6 +23,7 @@ from tests.conftest import wait_for
 from tests.support.room import (
     close_all,
     converged,
+    drawn_run,
     join_clients,
     paced_steward,
     recording_steward,
@@ -40,16 +41,6 @@ async def steward(
 ) -> AsyncIterator[StewardService]:
     async with paced_steward(livekit_server, database, step_delay_s=0.2) as service:
         yield service
-
-
-async def drawn_run(
-    client: HeadlessClient, runtime: RoomRuntime, everyone: list[HeadlessClient]
-) -> str:
-    reply = await client.prompt("draw our signup flow")
-    assert reply.session_id, reply.error
-    assert await client.wait_status(reply.session_id) == "done"
-    await settle(runtime, everyone, reply.session_id)
-    return reply.session_id
 
 
 async def room_with_a_user_shape(

@@ -88,6 +88,8 @@ def speech(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SpokenText]:
     said = {
         "flow": "steward, draw a flow chart of our signup",
         "no_wake": "let us draw a flow chart of our signup",
+        "undo": "steward, undo",
+        "project": "steward, project draw a house",
     }
     return {key: speak(text, folder / f"{key}.wav") for key, text in said.items()}
 
@@ -137,6 +139,72 @@ async def test_a_spoken_request_is_captioned_and_drawn_for_everyone(
             if c.attributes["lk.transcription_final"] == "true"
         }
         assert len(final_segments) == 2  # one segment per utterance
+    finally:
+        await mic.close()
+        await close_all(clients)
+
+
+async def test_steward_undo_spoken_takes_back_the_speakers_run_without_the_model(
+    livekit_server: LiveKitServer,
+    database: Database,
+    room_name: str,
+    speech: dict[str, SpokenText],
+) -> None:
+    service, runners = await recording_steward(livekit_server, database, steward_stt="local")
+    clients: list[HeadlessClient] = []
+    try:
+        runtime = await service.join(room_name)
+        clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+        mic, _ = await _speaker(clients[0], runtime)
+        try:
+            await mic.play(speech["flow"].path)
+            await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=15)
+            run = next(iter(runtime.sessions.sessions))
+            await runtime.sessions.wait(run, timeout=30)
+            await settle(runtime, clients, run)
+            assert clients[0].shapes and len(runners) == 1
+
+            await mic.play(speech["undo"].path)  # "steward, undo": a command, not a prompt
+            await wait_for(lambda: len(runtime.sessions.kinds) == 2, timeout=15)
+            undo = next(s for s in runtime.sessions.kinds if s != run)
+            assert runtime.sessions.kinds[undo] == "revert"
+            assert runtime.sessions.owner(undo) == "alice"
+            assert await clients[1].wait_status(undo) == "done"
+            await settle(runtime, clients, undo)
+            assert runtime.mirror.shapes == {}
+            assert all(c.shapes == {} for c in clients)
+            assert len(runners) == 1  # no model run for the word
+            said = [m.text for m in clients[1].chat if m.session_id == undo]
+            assert said and said[0].startswith('Took back "draw a flow chart of our sign')
+        finally:
+            await mic.close()
+    finally:
+        await close_all(clients)
+        await service.close()
+
+
+async def test_a_spoken_project_needs_no_colon_and_the_fairies_work_it(
+    voice_steward: StewardService,
+    livekit_server: LiveKitServer,
+    room_name: str,
+    speech: dict[str, SpokenText],
+) -> None:
+    runtime = await voice_steward.join(room_name)
+    clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
+    mic, _ = await _speaker(clients[0], runtime)
+    try:
+        await mic.play(speech["project"].path)
+        await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=15)
+        (session_id, session) = next(iter(runtime.sessions.sessions.items()))
+        assert session.prompt.message.lower().startswith("project")
+        await runtime.sessions.wait(session_id, timeout=60)
+        await settle(runtime, clients, session_id)
+        assert voice_steward.fairies is not None
+        room = voice_steward.fairies.rooms[room_name]
+        (project,) = room.board.projects.values()  # the lead and every free drone
+        assert project.status == "done" and project.orchestrator == "fairy-1"
+        assert set(project.members) == {"fairy-2", "fairy-3"}
+        assert clients[0].shapes and all(c.shapes == clients[0].shapes for c in clients)
     finally:
         await mic.close()
         await close_all(clients)

@@ -151,6 +151,18 @@ async def settle(runtime: RoomRuntime, clients: list[HeadlessClient], session_id
     )
 
 
+async def drawn_run(
+    client: HeadlessClient, runtime: RoomRuntime, everyone: list[HeadlessClient]
+) -> str:
+    """`client` asks for the fixed script's drawing; returns its run once every client has
+    applied all of it."""
+    reply = await client.prompt("draw our signup flow")
+    assert reply.session_id, reply.error
+    assert await client.wait_status(reply.session_id) == "done"
+    await settle(runtime, everyone, reply.session_id)
+    return reply.session_id
+
+
 async def converged(runtime: RoomRuntime, clients: list[HeadlessClient]) -> dict[str, Any]:
     """Waits until nothing is unacked and every client's canvas equals the steward's mirror;
     returns a copy of it."""

@@ -186,7 +186,10 @@ def test_a_pen_line_in_the_history_keeps_its_id_and_where_its_points_run() -> No
     (line,) = render_history(chat_items([action_item("pen", out.data, "task")], "task"))
     assert '"shapeId":"fence"' in line
     # The summary is in the model's coordinates, as it wrote them.
-    assert '"points":"4 points from (0, 0) to (20, 210), within x 0 to 300, y 0 to 210"' in line
+    assert (
+        '"points":{"count":4,"first":{"x":0,"y":0},"last":{"x":20,"y":210},'
+        '"within":{"x":0,"y":0,"w":300,"h":210}}' in line
+    )
     # Grouped with others, a pen is still named by its id.
     many = [ChatItem("assistant", "pen", action=dict(out.data, shapeId=f"p{k}")) for k in range(3)]
-    assert "drew 3 shape(s): p0, p1, p2" in render_history(many)[0]
+    assert "created 3 shape(s): p0, p1, p2" in render_history(many)[0]

@@ -1,7 +1,11 @@
-"""A drone whose task sits side by side with other tasks of its project is told to draw one
-scene with them (one ground line, one scale); one with no such neighbour is told nothing."""
+"""A drone whose task sits side by side with other tasks of its project that have started or
+finished is told to draw one picture with them (one scale, parts lined up where they meet,
+worded for a view from the side and a plan from above alike); a neighbour that has not
+started, or none, gets no such advice."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from steward.canvas.bounds import Rect
 from steward.fairies.modes import mode
@@ -43,9 +47,20 @@ def test_side_by_side_means_one_row_of_the_plan() -> None:
     assert not beside(BARN.bounds, Rect(100, 0, 100, 300))  # inside it: not beside
 
 
-def test_a_drone_with_a_task_beside_it_is_told_to_share_ground_line_and_scale() -> None:
-    lines = _tasks_lines([BARN, HOUSE, POND])
+def test_a_drone_with_a_started_task_beside_it_is_told_to_share_scale_and_lines() -> None:
+    started = replace(HOUSE, status="in-progress")
+    lines = _tasks_lines([BARN, started, POND])
     (hint,) = [ln for ln in lines if ln.startswith("Tasks side by side")]
-    assert '"The farmhouse" (house)' in hint and "pond" not in hint
-    assert "same ground line" in hint and "same scale" in hint
+    assert '"The farmhouse" (house, in-progress)' in hint and "pond" not in hint
+    assert "keep their scale" in hint
+    # Worded for both: the ground line of a side view, the walls and paths of a plan.
+    assert "the same ground line in a view from the side" in hint
+    assert "the same walls, paths and edges in a plan from above" in hint
+    done = _tasks_lines([BARN, replace(HOUSE, status="done")])
+    assert any('"The farmhouse" (house, done)' in ln for ln in done)
+
+
+def test_no_advice_about_a_neighbour_that_has_not_started() -> None:
+    assert HOUSE.status == "todo"
+    assert not any("side by side" in ln for ln in _tasks_lines([BARN, HOUSE, POND]))
     assert not any("side by side" in ln for ln in _tasks_lines([BARN, POND]))

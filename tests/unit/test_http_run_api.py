@@ -27,13 +27,20 @@ class QueueingBackend:
 
     settings: Settings
     runs: list[tuple[str, str, str | None, Box | None]] = field(default_factory=list)
+    picked: list[tuple[str, ...]] = field(default_factory=list)
 
     async def run_http(
-        self, room_id: str, message: str, model: str | None, viewport: Box | None
+        self,
+        room_id: str,
+        message: str,
+        model: str | None,
+        viewport: Box | None,
+        fairies: tuple[str, ...] = (),
     ) -> RunAccepted:
         if model == "refused":
             raise RunRefused(400, "model not allowed (see STEWARD_MODELS_ALLOWED)")
         self.runs.append((room_id, message, model, viewport))
+        self.picked.append(fairies)
         return RunAccepted(f"s-{len(self.runs)}", "queued")
 
     async def run_state(self, session_id: str) -> dict[str, Any] | None:
@@ -73,6 +80,11 @@ async def test_a_queued_run_answers_202_with_the_session_the_browsers_will_see(
         "roomId": "r1",
     }
     assert backend.runs == [("r1", "draw", None, Box(x=0, y=0, w=10, h=5))]
+    assert backend.picked == [()]
+    body = {"roomId": "r1", "message": "draw", "fairies": ["fairy-2", "fairy-3"]}
+    r = await client.post(RUN_PATH, json=body, headers=AUTH)
+    assert r.status == 202
+    assert backend.picked == [(), ("fairy-2", "fairy-3")]
     r = await client.get(f"{RUN_PATH}/s-1", headers=AUTH)
     assert r.status == 200 and (await r.json())["status"] == "queued"
     r = await client.get(f"{RUN_PATH}/s-9", headers=AUTH)
@@ -90,6 +102,10 @@ async def test_a_queued_run_answers_202_with_the_session_the_browsers_will_see(
         (AUTH, {"roomId": "r", "message": "m", "asker": "alice"}, 400, "asker"),
         (AUTH, {"roomId": "r", "message": "m", "model": "refused"}, 400, "model not allowed"),
         (AUTH, {"roomId": "r", "message": "m" * MAX_BODY_BYTES}, 413, "body over"),
+        (AUTH, {"roomId": "r", "message": "m", "fairies": []}, 400, "fairies"),
+        (AUTH, {"roomId": "r", "message": "m", "fairies": [""]}, 400, "fairies"),
+        (AUTH, {"roomId": "r", "message": "m", "fairies": ["f"] * 11}, 400, "fairies"),
+        (AUTH, {"roomId": "r", "message": "m", "fairies": "fairy-1"}, 400, "fairies"),
     ],
 )
 async def test_bad_runs_are_refused_and_nothing_is_queued(

@@ -48,14 +48,19 @@ SHAPES = {
 }
 
 
-def test_neighbours_are_the_shapes_around_the_area_with_their_task_nearest_first() -> None:
-    hood = neighbourhood_of(MINE, [LEFT, MINE, FAR])
+# Who drew what: the fence's drone drew its post and rail; the gate-side box beside the
+# barn was drawn by a person, though it lies in the fence's area.
+MADE_BY = {"t0-post": "t0", "t0-rail": "t0", "t0-gate": "t0", "t1-wall": "t1"}
+
+
+def test_neighbours_are_the_shapes_around_the_area_with_the_task_that_drew_them() -> None:
+    hood = neighbourhood_of(MINE, [LEFT, MINE, FAR], MADE_BY)
     assert hood is not None and hood.area == MINE.bounds
     assert [t.id for t in hood.tasks] == ["t0", "t9"]  # its own task is not a neighbour
     seen = surroundings(SHAPES, hood, CoordinateSpace(100, 0))
     assert [s["shapeId"] for s in seen.shapes] == ["t0-post", "t0-rail"]
     post, rail = seen.shapes
-    # BlurryShape rows in the model's coordinates, with the task whose area holds them.
+    # BlurryShape rows in the model's coordinates, with the task that drew them.
     assert post == {
         "shapeId": "t0-post",
         "type": "rectangle",
@@ -66,7 +71,11 @@ def test_neighbours_are_the_shapes_around_the_area_with_their_task_nearest_first
         "text": "post",
         "task": "t0",
     }
-    assert rail["task"] is None
+    assert rail["task"] == "t0"  # drawn by the fence's drone, though outside every area
+    # A person's shape in the fence's area is not credited to the fence.
+    user_box = _box("note", 360, 200)
+    rows = surroundings({**SHAPES, "note": user_box}, hood, CoordinateSpace(100, 0)).shapes
+    assert next(r for r in rows if r["shapeId"] == "note")["task"] is None
     assert [t["id"] for t in seen.tasks] == ["t0"]  # the pond is too far to matter
     assert seen.tasks[0]["bounds"] == {"x": -20, "y": 0, "w": 340, "h": 300}
 
@@ -144,7 +153,9 @@ def test_the_image_around_the_task_area_follows_its_truthful_caption() -> None:
     assert "this image shows x 75 to 825, y -225 to 525" in caption
     assert "about 512x512 px" in caption and "low detail" in caption
     assert "(x=300, y=0, w=300, h=300) lies within it" in caption
-    assert '"The fence" (t0)' in caption and "t9" not in caption
+    # The task areas it claims are named with where they are, in the request's frame.
+    assert '"The fence" (t0, in-progress) at x=-20, y=0, w=340, h=300' in caption
+    assert "t9" not in caption
     # Without the image (no browser rendered it), no caption claims one.
     plain = build_request(_drone_state(), MODES["working-drone"])
     assert not any(b["type"] == "image" for b in plain.user)

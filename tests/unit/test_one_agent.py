@@ -178,7 +178,7 @@ async def test_the_crew_sees_one_shot_runs_and_one_shot_runs_see_the_crews() -> 
         "done"
     )
     seen = history(carol_model.requests[0]).splitlines()
-    crew_lines = [ln for ln in seen if ln.startswith("[alice (crew)'s run]")]
+    crew_lines = [ln for ln in seen if ln.startswith("[alice's project run]")]
     assert len(crew_lines) == 1, seen
     assert 'asked "draw a farm"' in crew_lines[0] and "created" in crew_lines[0]
     assert any(ln.startswith("[bob's run]") for ln in seen)

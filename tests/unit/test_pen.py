@@ -3,6 +3,8 @@ its first point to its second only, so a straight polyline is one straight segme
 
 from __future__ import annotations
 
+import json
+import math
 from itertools import pairwise
 from typing import Any
 
@@ -64,7 +66,51 @@ def test_a_smooth_pen_keeps_every_point_in_one_free_segment() -> None:
     out = process(action, index=0, complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)
     assert out is not None
     segs = out.ops[0].params["props"]["segments"]
-    assert [s["type"] for s in segs] == ["free"] and len(segs[0]["points"]) == 300
+    assert [s["type"] for s in segs] == ["free"]
+    held = [(p["x"], p["y"]) for p in segs[0]["points"]]
+    assert _in_order([(float(p["x"]), float(p["y"])) for p in wave], held)
+
+
+def _in_order(wanted: list[tuple[float, float]], held: list[tuple[float, float]]) -> bool:
+    """Whether every wanted point is among `held`, in the same order (within the eighth of a
+    pixel a smooth stroke's points are held on)."""
+    at = 0
+    for wx, wy in wanted:
+        while at < len(held) and math.dist(held[at], (wx, wy)) > 0.09:
+            at += 1
+        if at == len(held):
+            return False
+    return True
+
+
+def test_a_closed_smooth_pen_passes_through_every_point_and_ends_where_it_began() -> None:
+    ring = [
+        {"x": 500 + 120 * math.cos(k * math.pi / 6), "y": 300 + 80 * math.sin(k * math.pi / 6)}
+        for k in range(12)
+    ]
+    rec = _pen(points=ring, closed=True, style="smooth")
+    (seg,) = rec["props"]["segments"]
+    page = [(rec["x"] + p["x"], rec["y"] + p["y"]) for p in seg["points"]]
+    assert page[0] == page[-1] and rec["props"]["isClosed"] is True
+    assert _in_order([(p["x"], p["y"]) for p in ring], page)
+    # Dense enough that tldraw's trailing renderer stays on the curve.
+    assert max(math.dist(a, b) for a, b in pairwise(page)) <= 6
+    # The mirror holds the same curve: applied, its bounds take in every given point.
+    shapes: dict[str, Any] = {}
+    apply_wire_action(shapes, WireAction(id="a", name="create_shape", params=rec))
+    box = shape_bounds(shapes["rail"]).expand(0.07)
+    assert all(box.contains(Rect(p["x"], p["y"], 0, 0)) for p in ring)
+
+
+def test_a_pen_echoes_the_fill_the_model_named_and_takes_a_shape_id() -> None:
+    ctx = RunState(shapes={})
+    action = {"_type": "pen", "shapeId": "hill", "points": FENCE, "fill": "tint", "closed": True}
+    out = process(action, index=0, complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)
+    assert out is not None
+    assert out.data["fill"] == "tint" and out.data["shapeId"] == "hill"
+    assert out.ops[0].params["props"]["fill"] == "solid"  # tldraw's name for the pale tint
+    pen_schema = json.dumps(response_schema(["pen"]))
+    assert '"shapeId"' in pen_schema
 
 
 def test_a_created_draw_box_draws_all_four_sides() -> None:

@@ -24,7 +24,8 @@ def drew(*ids: str) -> RunShapes:
     return drawn
 
 
-TREE = by_id(geo("tree1-crown", 0, 0, 120, 100), geo("tree1-trunk", 45, 80, 30, 80))
+# The crown in front of its trunk (a crown behind would be the trunk's background).
+TREE = by_id(geo("tree1-trunk", 45, 80, 30, 80), geo("tree1-crown", 0, 0, 120, 100))
 
 
 def test_containment_is_not_an_overlap() -> None:

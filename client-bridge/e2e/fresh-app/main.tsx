@@ -5,7 +5,7 @@ import { FairyOverlay, StewardPanel, useSteward, type StewardHandle } from '@can
 import '@canvas-steward/client-bridge/steward.css'
 import { getAssetUrlsByImport } from '@tldraw/assets/imports.vite'
 import { Room } from 'livekit-client'
-import { useEffect, useMemo, useState } from 'react'
+import { useEffect, useMemo, useState, version as reactVersion } from 'react'
 import { createRoot } from 'react-dom/client'
 import { Tldraw, type Editor, type TLComponents } from 'tldraw'
 import 'tldraw/tldraw.css'
@@ -13,6 +13,7 @@ import 'tldraw/tldraw.css'
 declare global {
   interface Window {
     __steward?: { editor: Editor; handle: StewardHandle }
+    __reactVersion?: string
   }
 }
 
@@ -20,6 +21,7 @@ const params = new URLSearchParams(location.search)
 const roomName = params.get('room') ?? 'fresh'
 const identity = `app-${Math.random().toString(36).slice(2, 8)}`
 const assetUrls = getAssetUrlsByImport()
+window.__reactVersion = reactVersion
 
 function App() {
   const [room, setRoom] = useState<Room | null>(null)

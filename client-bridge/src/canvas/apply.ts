@@ -52,7 +52,7 @@ function replaceAll(shapes: Shapes, order: string[]) {
   for (const [k, v] of records) shapes.set(k, v)
 }
 
-function reorder(shapes: Shapes, ids: string[], to: string) {
+function reorder(shapes: Shapes, ids: string[], to: string, target: unknown) {
   const idSet = new Set(ids)
   const order = [...shapes.keys()]
   const moving = order.filter((sid) => idSet.has(sid))
@@ -60,7 +60,12 @@ function reorder(shapes: Shapes, ids: string[], to: string) {
   const movingSet = new Set(moving)
   const rest = order.filter((sid) => !movingSet.has(sid))
   let next: string[]
-  if (to === 'front') next = [...rest, ...moving]
+  if (to === 'behind' || to === 'in_front') {
+    // Relative to one named shape; nothing changes when it is missing or among the moved.
+    if (typeof target !== 'string' || !rest.includes(target)) return
+    const anchor = rest.indexOf(target) + (to === 'in_front' ? 1 : 0)
+    next = [...rest.slice(0, anchor), ...moving, ...rest.slice(anchor)]
+  } else if (to === 'front') next = [...rest, ...moving]
   else if (to === 'back') next = [...moving, ...rest]
   else {
     let anchor: number
@@ -138,7 +143,7 @@ const HANDLERS: Record<string, (shapes: Shapes, p: JsonMap) => void> = {
   create_shape: create,
   update_shape: update,
   delete_shape: (s, p) => remove(s, idsOf(p)),
-  reorder: (s, p) => reorder(s, idsOf(p), typeof p.to === 'string' && p.to ? p.to : 'front'),
+  reorder: (s, p) => reorder(s, idsOf(p), typeof p.to === 'string' && p.to ? p.to : 'front', p.target),
 }
 
 export const CANVAS_VERBS = Object.keys(HANDLERS)

@@ -1,12 +1,13 @@
-// The steward side panel: connection/host indicator, the chat as runs (each prompt with who
-// asked, then the run's messages, collapsed thoughts and status; "show" when what it drew is
-// out of view; "undo" takes the run back, "redo" on an undo's own run), a prompt box, the
-// todo list and a cancel button.
+// The steward side panel: connection/host indicator, the room's conversation as cards in the
+// steward's one order (each prompt with who asked, then everything done for it in time order,
+// a project's fairies' messages included, each fairy named once, each run's thoughts folded
+// into one row, and its status; "show" when what it drew is out of view; "undo" takes the run
+// back, "redo" on an undo's own run), a prompt box, the todo list and a cancel button.
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
 import { useValue } from 'tldraw'
 import { MAX_PROMPT_CHARS, type Box } from '../protocol.gen'
 import type { StewardHandle } from '../steward'
-import { outOfView, timeline, type Run, type ThoughtItem } from './timeline'
+import { outOfView, timeline, type ProjectGroup, type Run, type ThoughtItem } from './timeline'
 import { useStewardState } from './useSteward'
 
 const DONE = new Set(['done', 'canceled', 'error'])
@@ -19,7 +20,12 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
   const chatEnd = useRef<HTMLDivElement>(null)
   // Fairies by the names their overlay shows, not their ids.
   const names = useMemo(() => Object.fromEntries((state?.fairies ?? []).map((f) => [f.id, f.name])), [state?.fairies])
-  const runs = useMemo(() => (state ? timeline(state) : []), [state?.prompts, state?.chat, state?.thoughts, state?.sessions])
+  // Projects (when the steward tells them) put their fairies' runs under their prompt's card.
+  const projects = (state as { projects?: ProjectGroup[] } | null)?.projects
+  const runs = useMemo(
+    () => (state ? timeline({ ...state, projects, names }) : []),
+    [state?.prompts, state?.chat, state?.thoughts, state?.sessions, projects, names],
+  )
   // This tab's view, followed as the user pans and zooms (it decides where "show" is offered).
   const view = useValue(
     'steward panel view',
@@ -134,7 +140,7 @@ function RunView({ run, me, view, handle, drawn, names }: { run: Run; me?: strin
   }
   const redo = !!run.prompt?.reverts
   return (
-    <div className="run" data-testid="run" data-session={run.sessionId} data-state={status?.status ?? ''}>
+    <div className="run" data-testid="run" data-session={run.sessionId} data-sessions={run.sessions.join(' ')} data-state={status?.status ?? ''}>
       {run.prompt && (
         <div className="msg msg-prompt" data-testid="run-prompt" data-asker={run.prompt.asker}>
           <b className="asker">
@@ -147,12 +153,12 @@ function RunView({ run, me, view, handle, drawn, names }: { run: Run; me?: strin
       )}
       {run.entries.map((e) =>
         e.kind === 'message' ? (
-          <div key={e.message.id} className={`msg msg-${e.message.role}`} data-testid="run-message" data-partial={e.message.partial ? 'yes' : 'no'}>
-            {e.message.fairy && <b>{fairy(e.message.fairy)}</b>}
+          <div key={e.message.id} className={`msg msg-${e.message.role}`} data-testid="run-message" data-n={e.message.n} data-partial={e.message.partial ? 'yes' : 'no'}>
+            {e.speaker && <b className="speaker">{fairy(e.speaker)}</b>}
             {e.message.text}
           </div>
         ) : (
-          <Thoughts key={`t${e.thoughts[0]!.n}`} thoughts={e.thoughts} />
+          <Thoughts key={`t${e.sessionId}`} thoughts={e.thoughts} who={e.fairy ? names[e.fairy] ?? e.fairy : null} />
         ),
       )}
       {(status || hidden) && (
@@ -192,12 +198,15 @@ function RunView({ run, me, view, handle, drawn, names }: { run: Run; me?: strin
   )
 }
 
-/** Consecutive thoughts, collapsed to one line until opened. */
-function Thoughts({ thoughts }: { thoughts: ThoughtItem[] }) {
+/** A run's thoughts, folded into one line until opened. */
+function Thoughts({ thoughts, who }: { thoughts: ThoughtItem[]; who: string | null }) {
   const label = thoughts.length === 1 ? '1 thought' : `${thoughts.length} thoughts`
   return (
     <details className="msg msg-thought" data-testid="run-thoughts">
-      <summary>💭 {label}</summary>
+      <summary>
+        💭 {who ? `${who} · ` : ''}
+        {label}
+      </summary>
       {thoughts.map((t) => (
         <div key={t.n}>
           {t.kind === 'think' ? '' : 'ℹ️ '}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from steward.actions.arrange.mirror_diff import diff_ops
 from steward.actions.base import RunState
+from steward.actions.registry import ACTIONS, process
 from steward.canvas.apply import LAYOUT_VERBS, apply_wire_action
 from steward.protocol.messages import WireAction
 
@@ -26,6 +27,23 @@ def geo(i, x, y, w=100, h=50, **props):
         "y": y,
         "props": {"geo": "rectangle", "w": w, "h": h, "color": "blue", "text": "", **props},
     }
+
+
+# The ring draw-pen.test.ts checks in the browser: twelve points on an ellipse.
+RING = [
+    {"x": 500 + 120 * math.cos(k * math.pi / 6), "y": 300 + 80 * math.sin(k * math.pi / 6)}
+    for k in range(12)
+]
+
+
+def pen(shape_id, points, **fields):
+    """The wire record a model's `pen` action becomes (the steward smooths it)."""
+    action = {"_type": "pen", "shapeId": shape_id, "points": points, **fields}
+    out = process(
+        action, index=0, complete=True, incomplete_path=None, ctx=RunState(shapes={}), enabled=ACTIONS
+    )
+    assert out is not None
+    return out.ops[0].params
 
 
 SCRIPTS = {
@@ -173,6 +191,9 @@ SCRIPTS = {
         ("reorder", {"ids": ["d"], "to": "back"}),
         ("reorder", {"ids": ["b"], "to": "forward"}),
         ("reorder", {"ids": ["a"], "to": "backward"}),
+        ("reorder", {"ids": ["d", "a"], "to": "behind", "target": "c"}),
+        ("reorder", {"ids": ["b"], "to": "in_front", "target": "c"}),
+        ("reorder", {"ids": ["c"], "to": "in_front", "target": "gone"}),
         ("move", {"ids": ["b", "c"], "dx": 30, "dy": 40}),
         ("resize", {"ids": ["b", "c"], "scaleX": 1.5, "scaleY": 1.5, "originX": 230, "originY": 40}),
         ("delete_shape", {"ids": ["a", "d"]}),
@@ -234,6 +255,9 @@ SCRIPTS = {
             },
         ),
         ("resize", {"ids": ["rail"], "scaleX": 0.5, "scaleY": 2, "originX": 45, "originY": 305}),
+    ],
+    "smooth_ring": [
+        ("create_shape", pen("ring", RING, closed=True, style="smooth", fill="tint")),
     ],
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from steward.actions.arrange.mirror_diff import diff_ops
-from steward.actions.arrange.targets import when_complete
+from steward.actions.arrange.targets import when_complete, with_geometry
 from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
 from steward.actions.sanitize import to_number
 from steward.canvas.simple import to_simple
@@ -24,7 +24,7 @@ def _sanitize_move(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None
     if sid is None or x is None or y is None:
         return None
     px, py = ctx.coords.point_from_model(sid, x, y)
-    return {**data, "_id": sid, "_x": px, "_y": py}
+    return with_geometry({**data, "_id": sid, "_x": px, "_y": py}, ctx, _resolve_move)
 
 
 def _resolve_move(data: dict[str, Any], ctx: RunState) -> list[WireOp]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from steward.actions.arrange.mirror_diff import diff_ops
-from steward.actions.arrange.targets import Ids, origin, when_complete, with_ids
+from steward.actions.arrange.targets import Ids, origin, when_complete, with_geometry, with_ids
 from steward.actions.base import ActionSpec, RunState, WireOp
 from steward.actions.sanitize import to_number
 
@@ -23,11 +23,16 @@ def _sanitize_resize(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | No
     sx, sy = to_number(data.get("scaleX"), limit=100.0), to_number(data.get("scaleY"), limit=100.0)
     if out is None or not sx or not sy:
         return None
-    return {**out, "scaleX": sx, "scaleY": sy}
+    out = {**out, "scaleX": sx, "scaleY": sy}
+    # The origin it scales about, as applied (its default is the shapes' centre).
+    ox, oy = origin(out, ctx)
+    out["originX"], out["originY"] = ctx.coords.frame_x(ox), ctx.coords.frame_y(oy)
+    out["_origin"] = (ox, oy)
+    return with_geometry(out, ctx, _resolve_resize)
 
 
 def _resolve_resize(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
-    ox, oy = origin(data, ctx)
+    ox, oy = data["_origin"]
     params = {
         "ids": data["_ids"],
         "scaleX": data["scaleX"],

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from steward.actions.arrange.mirror_diff import diff_ops
-from steward.actions.arrange.targets import Ids, origin, when_complete, with_ids
+from steward.actions.arrange.targets import Ids, origin, when_complete, with_geometry, with_ids
 from steward.actions.base import ActionSpec, RunState, WireOp
 from steward.actions.sanitize import to_number
 
@@ -20,11 +20,18 @@ class Rotate(Ids):
 def _sanitize_rotate(data: dict[str, Any], ctx: RunState) -> dict[str, Any] | None:
     out = with_ids(data, ctx)
     deg = to_number(data.get("degrees"), limit=36_000)
-    return None if out is None or deg is None else {**out, "degrees": deg}
+    if out is None or deg is None:
+        return None
+    out = {**out, "degrees": deg}
+    # The origin it turns about, as applied (its default is the shapes' centre).
+    ox, oy = origin(out, ctx)
+    out["originX"], out["originY"] = ctx.coords.frame_x(ox), ctx.coords.frame_y(oy)
+    out["_origin"] = (ox, oy)
+    return with_geometry(out, ctx, _resolve_rotate)
 
 
 def _resolve_rotate(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
-    ox, oy = origin(data, ctx)
+    ox, oy = data["_origin"]
     angle = math.radians(data["degrees"])
     return diff_ops(
         ctx, "rotate", {"ids": data["_ids"], "angle": angle, "originX": ox, "originY": oy}

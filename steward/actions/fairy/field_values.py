@@ -29,6 +29,7 @@ def number_field(data: dict[str, Any], key: str) -> float:
 
 
 def area_field(data: dict[str, Any]) -> Rect:
-    """A task's or flight's area, made sane (positive, not tiny)."""
-    x, y, w, h = (number_field(data, key) for key in "xywh")
+    """A task's or flight's area on the page, made sane (positive, not tiny): its corner as
+    the sanitizer brought it to the page (`_x`, `_y`), else as written."""
+    x, y, w, h = (number_field(data, f"_{k}" if f"_{k}" in data else k) for k in "xywh")
     return Rect(x, y, max(w, MIN_TASK_SIDE), max(h, MIN_TASK_SIDE))

@@ -10,13 +10,10 @@ from steward.actions.fairy_port import ActionEffect, FairyPort, ModeName, Projec
 from steward.actions.mistakes import FairyMistake
 
 
-def drone_brief(task: TaskView, orchestrator: str, origin: tuple[float, float] = (0.0, 0.0)) -> str:
-    """The prompt a directed fairy starts its task with (area in the model's coordinates)."""
-    b = task.bounds
-    where = ""
-    if b is not None:
-        x, y = b.x - origin[0], b.y - origin[1]
-        where = f" Your area is x={x:g}, y={y:g}, w={b.w:g}, h={b.h:g}."
+def drone_brief(task: TaskView, orchestrator: str) -> str:
+    """The prompt a directed fairy starts its task with. Its area is not written here: the
+    request shows the task's bounds in that request's own coordinates."""
+    where = " Your area is your task's bounds, given with your task." if task.bounds else ""
     return (
         f'{orchestrator} asked you to do task "{task.id}": {task.title}. {task.text}{where}'
         " Work only inside your area, then use mark-my-task-done."
@@ -59,7 +56,7 @@ def direct(fairy: FairyPort, data: dict[str, Any]) -> None:
         fairy.fairy_id, text_field(data, "taskId"), to if isinstance(to, str) else None
     )
     assert task.assigned_to is not None
-    brief = drone_brief(task, fairy.fairy_id)  # its area in page coordinates
+    brief = drone_brief(task, fairy.fairy_id)
     fairy.interrupt(task.assigned_to, "working-drone", brief)
 
 

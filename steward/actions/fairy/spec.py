@@ -12,14 +12,20 @@ from steward.actions.fairy_port import ActionEffect
 def complete_only(
     data: dict[str, Any], ctx: RunState, index: int, complete: bool
 ) -> dict[str, Any] | None:
-    """Complete versions only, areas taken from the model's coordinates to the page's."""
+    """Complete versions only, areas taken from the model's coordinates to the page's: the
+    page's under `_x`, `_y` (what the effect uses), the model's kept as written (what the
+    history echoes, in the frame of the request that wrote it)."""
     if not complete:
         return None
     out = dict(data)
     for key, to_page in (("x", ctx.coords.x_from_model), ("y", ctx.coords.y_from_model)):
         v = out.get(key)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            out[key] = to_page(float(v))
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            continue
+        try:
+            out[f"_{key}"] = to_page(float(v))
+        except ValueError:
+            continue  # not a number: the effect says so (`number_field`)
     return out
 
 

@@ -46,23 +46,24 @@ def _sanitize_create(
     if sid is None:
         return None
     note = f"create {sid!r}" if complete else None
-    page = to_page(kind, {**shape, "_type": kind}, ctx, note)
+    page, written = to_page(kind, {**shape, "_type": kind}, ctx, note)
     if kind == "arrow":
         for key in ("fromId", "toId"):
             if page.get(key) is not None:
                 ref = ctx.existing_id(page[key], besides=sid)
                 if ref is None and complete:
                     ctx.notes.append(f"arrow {sid!r}: {key} {page[key]!r} does not exist")
-                page[key] = ref
+                page[key] = written[key] = ref
     if complete and kind in ("arrow", "line") and ("x1" not in page or "y1" not in page):
         return None
     if kind not in ("arrow", "line") and ("x" not in page or "y" not in page):
         return None
-    return {**data, "shape": page, "_id": sid}
+    # `shape`: what is applied, in the model's frame (the history's echo); `_shape`: on the page.
+    return {**data, "shape": {**written, "shapeId": sid}, "_shape": page, "_id": sid}
 
 
 def _resolve_create(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
-    rec = simple_to_record(data["shape"], data["_id"])
+    rec = simple_to_record(data["_shape"], data["_id"])
     return [WireOp("create_shape", rec)] if rec else []
 
 

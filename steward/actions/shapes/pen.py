@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
 from steward.actions.sanitize import MAX_COORD, norm_color, norm_enum, to_bool, to_number
-from steward.canvas.draw import draw_segments
-from steward.canvas.styles import COLORS, Color, fill_to_tldraw
+from steward.canvas.draw import draw_segments, smooth_through
+from steward.canvas.styles import COLORS, Color, fill_to_tldraw, model_fill
 
 
 class PenPoint(ActionModel):
@@ -17,6 +17,7 @@ class PenPoint(ActionModel):
 
 class Pen(ActionModel):
     intent: str
+    shapeId: str | None = None
     points: list[PenPoint]
     style: Literal["smooth", "straight"] = "smooth"
     closed: bool = False
@@ -61,29 +62,43 @@ def _sanitize_pen(
         "style": norm_enum(data.get("style"), ("smooth", "straight")) or "smooth",
         "closed": bool(to_bool(data.get("closed"))),
         "color": color or "black",
-        "fill": fill_to_tldraw(data.get("fill")),
+        # The fill as the model names it (the history echoes it); `_fill` is tldraw's.
+        "fill": model_fill(data.get("fill")) or "none",
+        "_fill": fill_to_tldraw(data.get("fill")),
     }
 
 
-def _points_summary(pts: list[tuple[float, float]]) -> str:
+def _points_summary(pts: list[tuple[float, float]]) -> dict[str, Any]:
+    """What the history echoes of a pen's points (all of them would crowd it out): how many,
+    the first and the last, and the box they lie in, in the model's frame."""
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]
     (x0, y0), (x1, y1) = pts[0], pts[-1]
-    return (
-        f"{len(pts)} points from ({x0:g}, {y0:g}) to ({x1:g}, {y1:g}), "
-        f"within x {min(xs):g} to {max(xs):g}, y {min(ys):g} to {max(ys):g}"
-    )
+
+    def n(v: float) -> float | int:
+        return int(v) if float(v).is_integer() else v
+
+    box = {"x": n(min(xs)), "y": n(min(ys)), "w": n(max(xs) - min(xs)), "h": n(max(ys) - min(ys))}
+    first, last = {"x": n(x0), "y": n(y0)}, {"x": n(x1), "y": n(y1)}
+    return {"count": len(pts), "first": first, "last": last, "within": box}
 
 
 def _resolve_pen(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
-    pts = data["_points"]
+    straight = data["style"] == "straight"
+    pts: list[tuple[float, float]] = list(data["_points"])
+    if not straight:
+        pts = smooth_through(pts, closed=data["closed"])
+    elif data["closed"]:
+        pts.append(pts[0])
     x0, y0 = min(p[0] for p in pts), min(p[1] for p in pts)
     rel = [{"x": x - x0, "y": y - y0, "z": 0.5} for x, y in pts]
-    if data["closed"]:
-        rel.append(dict(rel[0]))
+    if not straight:
+        # tldraw stores a stroke as half-float steps from point to point: on an eighth of a
+        # pixel, each short step is exact, so browsers hold the very points the mirror holds.
+        rel = [{"x": round(p["x"] * 8) / 8, "y": round(p["y"] * 8) / 8, "z": 0.5} for p in rel]
     props = {
-        "segments": draw_segments(rel, straight=data["style"] == "straight"),
+        "segments": draw_segments(rel, straight=straight),
         "color": data["color"],
-        "fill": data["fill"],
+        "fill": data["_fill"],
         "dash": "draw",
         "size": "m",
         "isComplete": True,
@@ -96,7 +111,8 @@ def _resolve_pen(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
 
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.
 _PEN = """Draw a free line through points (x, y): `smooth` for curves, `straight` for straight
-segments; `closed` joins the end to the start, and a closed line can be filled. Use it for forms
+segments; the line passes through every point you give. `closed` joins the end to the start,
+and a closed line can be filled. Name it with `shapeId` to refer to it later. Use it for forms
 the shape kinds cannot make, or where pieces must fit together exactly. Give enough points for a
 smooth curve (a circle wants a dozen or more)."""
 

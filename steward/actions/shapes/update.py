@@ -74,7 +74,10 @@ def _sanitize_update(
         if key in upd and upd[key] is not None:
             upd[key] = ctx.existing_id(upd[key])
     note = f"update of {sid!r} (that field was left as it was)"
-    return {**data, "update": to_page(kind, upd, ctx, note), "_id": sid}
+    page, written = to_page(kind, upd, ctx, note)
+    # `update`: what is applied, in the model's frame (the history's echo); `_update`: on
+    # the page.
+    return {**data, "update": {**written, "shapeId": sid}, "_update": page, "_id": sid}
 
 
 def _resolve_update(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
@@ -82,7 +85,7 @@ def _resolve_update(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
     current = ctx.shapes[sid]
     simple = to_simple(current, ctx.shapes)
     base = simple_to_record(simple, sid)
-    merged = {**simple, **{k: v for k, v in data["update"].items() if k != "shapeId"}}
+    merged = {**simple, **{k: v for k, v in data["_update"].items() if k != "shapeId"}}
     new = simple_to_record(merged, sid)
     if base is None or new is None or base["type"] != new["type"]:
         ctx.notes.append(f"update of {sid!r} cannot change its kind")

@@ -108,6 +108,20 @@ def drone_drawing(task: dict[str, Any]) -> list[dict[str, Any]]:
     return shapes
 
 
+def fresh_ids(prefix: str, n: int, taken: object) -> list[str]:
+    """`n` task ids `prefix-1`, `prefix-2`, … that no task of the room has yet (a room's
+    task ids are one namespace across its projects)."""
+    used = set(taken) if isinstance(taken, list) else set()
+    out: list[str] = []
+    k = 1
+    while len(out) < n:
+        tid = f"{prefix}-{k}"
+        if tid not in used:
+            out.append(tid)
+        k += 1
+    return out
+
+
 class ScriptedProjectModel(ScriptedModel):
     def actions_for(self, hints: dict[str, Any]) -> list[dict[str, Any]]:
         fairy = hints.get("fairy")
@@ -161,10 +175,9 @@ class ScriptedProjectModel(ScriptedModel):
             ]
             # A duo is the lead and one partner: the partner gets part 1, the lead part 2.
             crew = [members[0], str(f.get("fairy_id"))] if duo else members
-            ids = []
+            ids = fresh_ids("part", len(areas), f.get("room_task_ids"))
             for i, (area, part) in enumerate(zip(areas, parts, strict=False)):
-                tid = f"part-{i + 1}"
-                ids.append(tid)
+                tid = ids[i]
                 acts.append(
                     {
                         "_type": "create-duo-task" if duo else "create-project-task",
@@ -252,12 +265,13 @@ class ScriptedProjectModel(ScriptedModel):
                 message,
             )
             acts.append({"_type": "think", "text": f"Two parts for {subject}, one at a time."})
-            for i, (area, title) in enumerate(zip(areas, task_titles(subject, 2), strict=True)):
-                own.append({"id": f"solo-{i + 1}", "status": "todo"})
+            ids = fresh_ids("solo", 2, f.get("room_task_ids"))
+            for tid, area, title in zip(ids, areas, task_titles(subject, 2), strict=True):
+                own.append({"id": tid, "status": "todo"})
                 acts.append(
                     {
                         "_type": "create-task",
-                        "taskId": f"solo-{i + 1}",
+                        "taskId": tid,
                         "title": title,
                         "text": f"Draw {title.lower()}.",
                         **area,

@@ -32,15 +32,15 @@ _QUOTE_CHARS = 80
 # A long list in one action (e.g. the ids of a bringToFront) keeps this many entries, then
 # says how many more there were, so a cut list never reads as the whole.
 _LIST_SHOWN = 12
+_MADE = "made"  # the bucket of every action that makes a shape
 _VERBS = {
-    "create": "created",
+    _MADE: "created",
     "delete": "deleted",
     "update": "updated",
     "move": "moved",
     "label": "labelled",
     "resize": "resized",
     "rotate": "rotated",
-    "pen": "drew",
     "place": "placed",
 }
 
@@ -72,10 +72,41 @@ def _public(v: Any) -> Any:
     return v
 
 
-def model_action(data: dict[str, Any]) -> dict[str, Any]:
-    """An action as the model wrote it: `_type` first, the steward's own `_` keys dropped."""
+# Fields that hold an x or a y coordinate wherever they appear in an action (a shape's, an
+# area's, a point's, a scale or turn origin); sizes and offsets need no shift.
+_X_KEYS = frozenset({"x", "x1", "x2", "originX"})
+_Y_KEYS = frozenset({"y", "y1", "y2", "originY"})
+Frame = tuple[float, float]
+
+
+def _shifted(v: Any, dx: float, dy: float) -> Any:
+    if isinstance(v, list):
+        return [_shifted(x, dx, dy) for x in v]
+    if not isinstance(v, dict):
+        return v
+    out: dict[str, Any] = {}
+    for k, x in v.items():
+        by = dx if k in _X_KEYS else dy if k in _Y_KEYS else None
+        if by is not None and isinstance(x, (int, float)) and not isinstance(x, bool):
+            moved = x + by
+            out[k] = int(moved) if float(moved).is_integer() else round(moved, 2)
+        else:
+            out[k] = _shifted(x, dx, dy)
+    return out
+
+
+def model_action(data: dict[str, Any], to: Frame | None = None) -> dict[str, Any]:
+    """An action as the model wrote it: `_type` first, the steward's own `_` keys dropped;
+    with `to`, its coordinates moved from the frame of the request that wrote it (`_frame`,
+    the page point that was its 0, 0) into the frame whose 0, 0 is `to`."""
     out: dict[str, Any] = {"_type": data.get("_type")}
     out.update({k: _public(v) for k, v in data.items() if not k.startswith("_")})
+    frame = data.get("_frame")
+    if to is not None and isinstance(frame, (list, tuple)) and len(frame) == 2:
+        dx, dy = float(frame[0]) - to[0], float(frame[1]) - to[1]
+        if dx or dy:
+            shifted: dict[str, Any] = _shifted(out, dx, dy)
+            return shifted
     return out
 
 
@@ -114,9 +145,9 @@ def _id_list(ids: Iterable[str]) -> str:
     return ", ".join(seen[:_IDS_SHOWN]) + more
 
 
-def render_action(data: dict[str, Any]) -> str:
+def render_action(data: dict[str, Any], to: Frame | None = None) -> str:
     """One action as compact JSON; long strings clipped, and a still-long action summarised."""
-    action = model_action(data)
+    action = model_action(data, to)
     full = json.dumps(action, separators=(",", ":"), ensure_ascii=False)
     if len(full) <= LINE_CHARS // 2:
         return full
@@ -130,7 +161,11 @@ def summarise_actions(actions: Sequence[dict[str, Any]]) -> str:
     """'created 12 shapes: a, b, …' for a run of actions of one kind (or a mixed bag)."""
     kinds: dict[str, list[dict[str, Any]]] = {}
     for a in actions:
-        kinds.setdefault(str(a.get("_type")), []).append(a)
+        kind = str(a.get("_type"))
+        spec = ACTIONS.get(kind)
+        # Every action that makes a shape (a create, a pen line) counts in one "created",
+        # as the shape lists count what is on the canvas.
+        kinds.setdefault(_MADE if spec is not None and spec.creates else kind, []).append(a)
     parts = []
     for kind, acts in kinds.items():
         ids = [i for a in acts for i in _ids(a)]
@@ -161,14 +196,14 @@ def _said(action: dict[str, Any]) -> str | None:
     return spec.chat(action) if spec is not None and spec.chat is not None else None
 
 
-def _own_lines(items: Sequence[ChatItem]) -> list[_Line]:
+def _own_lines(items: Sequence[ChatItem], to: Frame | None) -> list[_Line]:
     lines: list[_Line] = []
     i = 0
     while i < len(items):
         item = items[i]
         if item.action is None or _said(item.action) is not None:
             said = item.action is not None
-            body = render_action(item.action) if item.action is not None else item.text
+            body = render_action(item.action, to) if item.action is not None else item.text
             request = item.text if item.role == "user" else None
             lines.append(_Line(f"{_tag(item)} {body}", item.pinned, request, said=int(said)))
             i += 1
@@ -177,35 +212,47 @@ def _own_lines(items: Sequence[ChatItem]) -> list[_Line]:
         while j < len(items) and _kind(items[j]) == _kind(item) and not items[j].pinned:
             j += 1
         if j - i >= GROUP_MIN:
-            acts = tuple(model_action(x.action) for x in items[i:j] if x.action is not None)
+            acts = tuple(model_action(x.action, to) for x in items[i:j] if x.action is not None)
             lines.append(_Line(f"[you, {j - i} actions] {summarise_actions(acts)}", actions=acts))
             i = j
         else:
-            act = model_action(item.action)
+            act = model_action(item.action, to)
             lines.append(_Line(f"[you] {render_action(act)}", item.pinned, actions=(act,)))
             i += 1
     return lines
 
 
-def _other_run(items: Sequence[ChatItem]) -> _Line:
-    """Another asker's run in one line: who asked what, what was done, what was said."""
+def _run_tag(who: str, crew: bool, asker: str | None) -> str:
+    """How a run is named: whose it is, and whether a project's fairies did it."""
+    if not crew:
+        return f"[{who}'s run]"
+    return f"[your project run for {who}]" if who == asker else f"[{who}'s project run]"
+
+
+def _other_run(items: Sequence[ChatItem], asker: str | None, to: Frame | None) -> _Line:
+    """Another asker's run, or a project run, in one line: who asked what, what was done,
+    what was said."""
     who = next((i.who for i in items if i.who), "someone")
     asked = [i.text for i in items if i.role == "user"]
-    acts = tuple(model_action(i.action) for i in items if i.action and _said(i.action) is None)
+    acts = tuple(model_action(i.action, to) for i in items if i.action and _said(i.action) is None)
     said = [text for i in items if i.action and (text := _said(i.action)) is not None]
     bits = [f'asked "{_clip(asked[0], _QUOTE_CHARS)}"' if asked else "ran"]
     if acts:
         bits.append(summarise_actions(acts))
     if said:
         bits.append(f'said "{_clip(said[-1], _QUOTE_CHARS)}"')
-    return _Line(_clip(f"[{who}'s run] " + "; ".join(bits), LINE_CHARS), actions=acts)
+    tag = _run_tag(who, any(i.crew for i in items), asker)
+    return _Line(_clip(f"{tag} " + "; ".join(bits), LINE_CHARS), actions=acts)
 
 
-def history_lines(items: Sequence[ChatItem], asker: str | None) -> list[_Line]:
-    """Every item as a line, oldest first; other askers' runs one line each."""
+def history_lines(
+    items: Sequence[ChatItem], asker: str | None, to: Frame | None = None
+) -> list[_Line]:
+    """Every item as a line, oldest first; other askers' runs and project runs one line
+    each; actions in the frame whose 0, 0 is `to` (None: as written)."""
 
     def other(item: ChatItem) -> bool:  # a crew fairy (no asker) sees every asker's as other
-        return item.who is not None and item.who != asker
+        return item.crew or (item.who is not None and item.who != asker)
 
     lines: list[_Line] = []
     k = 0
@@ -214,11 +261,11 @@ def history_lines(items: Sequence[ChatItem], asker: str | None) -> list[_Line]:
         if other(items[k]):
             while end < len(items) and other(items[end]) and items[end].run == items[k].run:
                 end += 1
-            lines.append(_other_run(items[k:end]))
+            lines.append(_other_run(items[k:end], asker, to))
         else:
             while end < len(items) and not other(items[end]):
                 end += 1
-            lines.extend(_own_lines(items[k:end]))
+            lines.extend(_own_lines(items[k:end], to))
         k = end
     # The first request (or, for a fairy told what to do by another, the first item).
     first = next((ln for ln in lines if ln.request is not None), lines[0] if lines else None)
@@ -274,21 +321,27 @@ def bounded(lines: Sequence[_Line], budget: int = BUDGET_CHARS) -> list[str]:
     return out
 
 
-def render_history(items: Sequence[ChatItem], asker: str | None = None) -> list[str]:
-    return bounded(history_lines(items, asker))
+def render_history(
+    items: Sequence[ChatItem], asker: str | None = None, to: Frame | None = None
+) -> list[str]:
+    return bounded(history_lines(items, asker, to))
 
 
 def _build(state: PromptState) -> list[Block]:
     items = filter_history(state.history, state.memory_level)
     if not items:
         return []
-    return text("Earlier in this chat:", *render_history(items, state.asker))
+    to = (state.coords.origin_x, state.coords.origin_y)
+    return text("Earlier in this chat:", *render_history(items, state.asker, to))
 
 
 _GUIDE = """Earlier requests and what you did about them come first, as far as your memory reaches:
 [user …] is a request, [you] an action you wrote (as JSON, as you write it; many of one kind
 in one line), [system] a note from the steward, [name's run] a run another person asked for
-in this room (its work may be yours, done for them), [earlier …] older items in brief.
+in this room (its work may be yours, done for them), [name's project run] work a project's
+fairies (a lead and its helpers) did for that person, [your project run for name] such work
+done for the person asking now, [earlier …] older items in brief. Coordinates in them are in
+this request's frame.
 Build on them: do not redo what is done, do not repeat a message you already sent, and stay
 consistent with what you told the user."""
 

@@ -31,7 +31,8 @@ def _build(state: PromptState) -> list[Block]:
 _GUIDE = """Problems your own last actions left on the canvas (shapes overlapping others they are
 not part of, text overflowing its shape, arrows loose at an end) and remarks about those actions
 (an id that did not exist, a field that was dropped). Fix them unless the request meant it so.
-Parts of one drawing may overlap: a window in a wall, a trunk under a crown."""
+Parts of one drawing may overlap: a window in a wall, a trunk under a crown, a house standing on
+the ground behind it. Strokes count where their lines run: two that cross are named as crossing."""
 
 PART = PromptPart(
     "lints",

@@ -2,7 +2,7 @@
 
 A drone sees its own area in full; what must fit with it (a fence around a barn another
 drone draws) sits next to it. This part lists, at low detail, the shapes that adjoin the area
-but are not inside it, each with the task whose area holds it, and the other tasks' areas
+but are not inside it, each with the task that drew it, and the other tasks' areas
 near it; and it shows a small image of the project area around the task area, so the drone
 can match positions without seeing or editing the others' work in full.
 """
@@ -76,8 +76,8 @@ def surroundings(
     shapes: Shapes, hood: Neighbourhood, coords: CoordinateSpace, cap: int = MAX_NEIGHBOURS
 ) -> Surroundings:
     """The shapes adjoining `hood.area` but not inside it (top-level, nearest first), each as
-    a BlurryShape with the id of the other task whose area holds its centre (or null); the
-    other tasks whose areas meet the area around it."""
+    a BlurryShape with the id of the other task that drew it (null: a person, or work outside
+    the project); the other tasks whose areas meet the area around it."""
     own = hood.area
     look = around(own, (t.bounds for t in hood.tasks))
     close = adjoining(own)
@@ -89,7 +89,7 @@ def surroundings(
         if not b.intersects(close) or own.contains(b):
             continue
         cx, cy = b.mid_x, b.mid_y
-        owner = next((t.id for t in hood.tasks if t.bounds.contains(Rect(cx, cy, 0, 0))), None)
+        owner = next((t.id for t in hood.tasks if s.get("id") in t.made), None)
         row = coords.shape_to_model(to_blurry(s, shapes))
         row["task"] = owner
         dist = max(own.x - cx, cx - own.max_x, own.y - cy, cy - own.max_y, 0.0)
@@ -100,6 +100,7 @@ def surroundings(
             "id": t.id,
             "title": t.title,
             "assignedTo": t.assigned_to,
+            "status": t.status,
             "bounds": coords.box_to_model(t.id, t.bounds.to_dict()),
         }
         for t in hood.tasks
@@ -144,7 +145,14 @@ def _picture(state: PromptState, seen: Surroundings) -> list[Block]:
     longest = max(b.w, b.h, 1.0)
     scale = min(1.0, AROUND_MAX_SIZE / longest)
     if seen.tasks:
-        names = ", ".join(f'"{t["title"]}" ({t["id"]})' for t in seen.tasks)
+
+        def area(t: dict[str, Any]) -> str:
+            b = t["bounds"]
+            return f'"{t["title"]}" ({t["id"]}, {t["status"]}) at x={b["x"]}, y={b["y"]}, ' + (
+                f"w={b['w']}, h={b['h']}"
+            )
+
+        names = "; ".join(area(t) for t in seen.tasks)
         whose = f"Other tasks' areas in it, with their shapes as they are now: {names}."
     else:
         whose = "No other task's area is in it."
@@ -160,7 +168,8 @@ def _picture(state: PromptState, seen: Surroundings) -> list[Block]:
 
 
 _GUIDE = """Next to your task area you see the project's other tasks and the shapes that adjoin
-your area, briefly (id, kind, box, text, and the task whose area holds it), and, when a browser
+your area, briefly (id, kind, box, text, and the task that drew it: null when a person or no
+task of the project did), and, when a browser
 could render it, a small low-detail image of the area around yours. They are others' work: do
 not edit them, but line your drawing up with them where the parts meet (a fence around a
 barn, a path to a door)."""

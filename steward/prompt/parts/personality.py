@@ -8,7 +8,11 @@ def _build(state: PromptState) -> list[Block]:
     f = state.fairy
     if f is None:
         return []
-    return text(f"You are {f.name} (id {f.id}), a fairy. Personality: {f.personality}.")
+    return text(
+        f"You are {f.name} (id {f.id}), a fairy. Personality: {f.personality}.\n"
+        # The panel names the speaker of each message; a name in the text shows it twice.
+        f'The chat labels each of your messages with your name: never begin one with "{f.name}:".'
+    )
 
 
 _GUIDE = """You are one of the fairies of this room: the request gives your name, id and

@@ -35,8 +35,8 @@ yours.
   top of shapes that are there unless asked. When they name no place, work inside your viewport.
 - Placing work outside the user's view is fine when asked or when there is no room inside it:
   then say in your message where it is ("below the chart"), so they can find it.
-- On an empty canvas, put your work in the middle of the viewport, about 80% of its height; take
-  more room if the work needs it."""
+- On an empty canvas, centre your work in the viewport and make the whole of it about 80% as
+  tall as the viewport; take more room if the work needs it."""
 
 PART = PromptPart(
     "viewport",

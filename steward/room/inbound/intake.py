@@ -12,7 +12,9 @@ participant's track in `lk.transcribed_track_id`, for that track's owner only if
 is an agent the deployment trusts (`STEWARD_CAPTION_AGENTS`, of LiveKit kind agent); any
 other caption of someone else's track is refused unread and counted as a strike, so it can
 neither prompt, nor cancel, nor stop the steward hearing the real speaker. "Steward, stop"
-cancels the room's running sessions the speaker may cancel.
+cancels the room's running sessions the speaker may cancel. "Undo" and "redo", typed or
+spoken (`steward.room.inbound.undo_words`), take back or do again the asker's last run through
+`on_command` (the room's `Reverter`) and never start a model run.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_PROMPT_CHARS, MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import CancelReply, CancelRequest, PromptReply, PromptRequest
 from steward.protocol.names import RPC_CANCEL, RPC_PROMPT
+from steward.room.inbound.undo_words import Command, command_of
 from steward.room.owners import RESERVED_PREFIX, is_reserved
 from steward.room.participants import Member, Participants
 from steward.task_set import TaskSet
@@ -139,6 +142,7 @@ Cancel = Callable[[str, str], bool]
 # The participant (or API client) whose prompt started a session; None when no prompt did
 # (a fairy's own sessions) or the session is unknown.
 OwnerOf = Callable[[str], str | None]
+OnCommand = Callable[[str, str, Command], Awaitable[PromptReply]]
 
 
 class Intake:
@@ -196,6 +200,8 @@ class Intake:
         self._refusals_log = SampledLog(log, clock=clock)
         # Told the speaker while someone who may prompt is heard addressing the steward.
         self.on_addressed: Callable[[str], None] | None = None
+        # "undo" / "redo" of a participant allowed to prompt (caller, words, command).
+        self.on_command: OnCommand | None = None
 
     def may_prompt(self, member: Member) -> bool:
         if is_reserved(member.identity):  # the name space of owners that are not people
@@ -279,6 +285,10 @@ class Intake:
                     REFUSAL_PAST_LIMIT_STRIKES if reason == REFUSED_RATE_LIMIT else 1,
                 )
             return PromptReply(error=reason)
+        command = command_of(req.message)
+        if command is not None and self.on_command is not None:
+            log.info("prompt_command", room=self.room_id, participant=caller, command=command)
+            return await self.on_command(caller, req.message, command)
         member = self._participants.get(caller)
         source: PromptSource = (
             "voice" if member is not None and member.role == "voice" else "browser"
@@ -290,6 +300,8 @@ class Intake:
             bounds=req.bounds,
             selection=tuple(req.selection or ()),
             fairy=req.fairy,
+            fairies=tuple(req.fairies or ()),
+            chat=channel == "chat",
         )
         try:
             session_id = await self.hooks.timed(Stage.PROMPT_STARTED, self._start(prompt))
@@ -445,6 +457,11 @@ class Intake:
         if not decision.allowed:
             self._refuse(speaker, decision.reason, "voice")
             return None
+        command = command_of(message)
+        if command is not None and self.on_command is not None:
+            log.info("voice_command", room=self.room_id, participant=speaker, command=command)
+            reply = await self.on_command(speaker, message, command)
+            return reply.session_id
         prompt = PromptInput(message=message[:MAX_PROMPT_CHARS], source="voice", requester=speaker)
         try:
             session_id = await self.hooks.timed(Stage.PROMPT_STARTED, self._start(prompt))

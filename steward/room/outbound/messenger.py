@@ -1,5 +1,6 @@
-"""Chat, prompt and status messages of sessions, on `agent:chat`, `agent:prompt` and
-`agent:status`."""
+"""Chat, prompt, thought and status messages of sessions, on `agent:chat`, `agent:prompt`,
+`agent:thought` and `agent:status`: each numbered in the room's conversation and, once
+whole, kept in it (`steward.room.outbound.conversation`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,15 @@ from pydantic import ValidationError
 
 from steward.obs.logging import get_logger
 from steward.protocol.limits import MAX_ID_CHARS
-from steward.protocol.messages import ChatMessage, PromptNotice, SessionStatus, StatusMessage
-from steward.protocol.names import TOPIC_CHAT, TOPIC_PROMPT, TOPIC_STATUS
+from steward.protocol.messages import (
+    ChatMessage,
+    PromptNotice,
+    SessionStatus,
+    StatusMessage,
+    ThoughtMessage,
+)
+from steward.protocol.names import TOPIC_CHAT, TOPIC_PROMPT, TOPIC_STATUS, TOPIC_THOUGHT
+from steward.room.outbound.conversation import Conversation
 
 log = get_logger(__name__)
 
@@ -33,9 +41,18 @@ class Publish(Protocol):
 class Messenger:
     """Publishes to every participant of the room; losing one is not fatal (UI only)."""
 
-    def __init__(self, room_id: str, publish: Publish, *, partial_interval_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        room_id: str,
+        publish: Publish,
+        *,
+        partial_interval_s: float = 0.0,
+        conversation: Conversation | None = None,
+    ) -> None:
         self.room_id = room_id
         self._publish = publish
+        # Numbers and keeps what goes out (a room without one keeps it in memory only).
+        self.conversation = conversation or Conversation(room_id, None)
         # A streaming message's text goes out at most this often (its final always goes),
         # as an action's previews do: one packet per parser snapshot is not worth sending.
         self.partial_interval_s = partial_interval_s
@@ -75,17 +92,40 @@ class Messenger:
         chunks = [text[i : i + CHAT_CHUNK_CHARS] for i in range(0, len(text), CHAT_CHUNK_CHARS)]
         safe_role = cast(ChatRole, role if role in ("user", "assistant", "system") else "assistant")
         for i, chunk in enumerate(chunks or [""]):
+            msg_id = base if len(chunks) <= 1 else f"{base}-{i}"
+            key = f"chat:{msg_id}"
             msg = ChatMessage(
-                id=base if len(chunks) <= 1 else f"{base}-{i}",
+                id=msg_id,
                 session_id=session_id,
                 role=safe_role,
                 text=chunk,
                 fairy=fairy,
                 partial=partial or None,
+                n=self.conversation.number(key),
                 ts=time.time(),
             )
+            if not partial:
+                await self.conversation.add("chat", key, msg)
             await self._send(msg.to_wire(), TOPIC_CHAT)
         return base
+
+    async def thought(
+        self, session_id: str, kind: str, text: str, *, fairy: str | None = None
+    ) -> None:
+        """A run's whole `think` or `add_detail`, numbered and kept in the conversation."""
+        if not text.strip():
+            return
+        key = f"thought:{uuid.uuid4().hex[:12]}"
+        msg = ThoughtMessage(
+            session_id=session_id,
+            kind="detail" if kind == "add_detail" else "think",
+            text=text[:CHAT_CHUNK_CHARS],
+            fairy=fairy,
+            n=self.conversation.number(key),
+            ts=time.time(),
+        )
+        await self.conversation.add("thought", key, msg)
+        await self._send(msg.to_wire(), TOPIC_THOUGHT)
 
     async def prompt(
         self,
@@ -95,10 +135,12 @@ class Messenger:
         asker: str,
         source: Literal["browser", "voice", "http"],
         fairy: str | None = None,
+        reverts: str | None = None,
     ) -> None:
         """Tells every browser which prompt a run answers and who asked (one packet: a longer
-        text is cut, and says so)."""
+        text is cut, and says so); `reverts`: the run a revert's run takes back."""
         cut = len(text) > CHAT_CHUNK_CHARS
+        key = f"prompt:{session_id}"
         try:
             msg = PromptNotice(
                 session_id=session_id,
@@ -107,6 +149,8 @@ class Messenger:
                 text=text[:CHAT_CHUNK_CHARS],
                 truncated=cut or None,
                 fairy=fairy,
+                reverts=reverts,
+                n=self.conversation.number(key),
                 ts=time.time(),
             )
         except ValidationError as err:  # UI only: the run goes on without it
@@ -114,6 +158,7 @@ class Messenger:
             fields = sorted({".".join(map(str, e["loc"])) for e in err.errors()})
             log.warning("prompt_notice_invalid", room=self.room_id, fields=fields)
             return
+        await self.conversation.add("prompt", key, msg)
         await self._send(msg.to_wire(), TOPIC_PROMPT)
 
     def _paced(self, message_id: str, partial: bool) -> bool:
@@ -139,15 +184,20 @@ class Messenger:
         to: list[str] | None = None,
         last_seq: int | None = None,
     ) -> None:
-        """To everyone, or only to the participants `to` (a resend: not news)."""
+        """To everyone, or only to the participants `to` (a resend: not news). The room's
+        conversation keeps each run's latest status, in the place of its first."""
         if to is None and self.on_status is not None:
             self.on_status(session_id, status)
+        key = f"status:{session_id}"
         msg = StatusMessage(
             session_id=session_id,
             status=status,
             detail=(detail or None) and detail[:500],
             fairy=fairy,
             last_seq=last_seq,
+            n=self.conversation.number(key),
             ts=time.time(),
         )
+        if to is None:
+            await self.conversation.add("status", key, msg)
         await self._send(msg.to_wire(), TOPIC_STATUS, to)

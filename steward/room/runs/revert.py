@@ -26,12 +26,13 @@ from steward.protocol.limits import MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import (
     FINAL_STATUSES,
     ActionEnvelope,
-    PromptNotice,
+    PromptReply,
     RevertReply,
     RevertRequest,
 )
-from steward.protocol.names import RPC_REVERT, TOPIC_PROMPT
+from steward.protocol.names import RPC_REVERT
 from steward.room.inbound.intake import Intake, RateLimiter
+from steward.room.inbound.undo_words import Command, asked_runs, targets
 from steward.room.outbound.broadcaster import Broadcaster
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
 from steward.room.outbound.messenger import Messenger
@@ -46,6 +47,7 @@ STOP_WAIT_S = 10.0
 _POLL_S = 0.05
 # Shapes named in the chat reply (the RPC reply lists them all).
 NAMED_IN_CHAT = 20
+NOTHING_CHANGED = "that run changed nothing on the canvas"
 # Reverts a participant may ask for a minute.
 REVERTS_PER_MIN = 20
 
@@ -78,12 +80,17 @@ def describe(shape_id: str, record: Shape | None) -> str:
     return f"{shape_id} ({record.get('type', 'shape')}{words})"
 
 
-def reply_text(inverse: RunInverse, reverted_id: str, shapes: dict[str, Shape]) -> str:
+def reply_text(
+    inverse: RunInverse, reverted_id: str, shapes: dict[str, Shape], what: str | None = None
+) -> str:
+    """What the revert's run says: what it took back (`what`: the run as its asker knows it,
+    e.g. their request's words; default its id) and what it left."""
     changes = len(inverse.restored) + len(inverse.removed)
+    named = what or f"run {reverted_id}"
     if changes:
-        said = f"Took back run {reverted_id}: {changes} shape change{'s' if changes != 1 else ''}."
+        said = f"Took back {named}: {changes} shape change{'s' if changes != 1 else ''}."
     else:
-        said = f"Nothing of run {reverted_id} to take back."
+        said = f"Nothing of {named} to take back."
     if inverse.left:
         named = ", ".join(describe(sid, shapes.get(sid)) for sid in inverse.left[:NAMED_IN_CHAT])
         more = len(inverse.left) - NAMED_IN_CHAT
@@ -130,9 +137,35 @@ class Reverter:
             return RevertReply(error=f"invalid revert: {req}").to_wire().decode()
         return (await self.revert(req.session_id, caller)).to_wire().decode()
 
-    async def revert(self, reverted_id: str, caller: str) -> RevertReply:
-        """Take back the run `reverted_id` (a session id) for participant `caller`: the reply
-        names the revert's own run."""
+    async def by_word(self, caller: str, said: str, command: Command) -> PromptReply:
+        """ "undo" or "redo" from `caller` (typed or spoken, `said`): takes back the caller's
+        last run, or does again what their last undo took back, as the undo button does."""
+        runs = asked_runs(self._deps.messenger.conversation.items())
+        candidates = targets(runs, caller, command)
+        if not candidates:
+            why = "nothing of yours to undo" if command == "undo" else "no undo of yours to redo"
+            log.info("session_revert_refused", room=self.room_id, by=caller, reason=why)
+            return PromptReply(error=why)
+        text = {r.session_id: r.text for r in runs}
+        reply = RevertReply(error="nothing of yours to undo")
+        for run in candidates:
+            # An undo names the request it takes back; a redo, the request it does again.
+            asked = text.get(run.reverts or "", "") if command == "redo" else run.text
+            what = f'"{_quoted(asked)}"' if asked else None
+            if command == "redo" and what is not None:
+                what = f"the undo of {what}"
+            reply = await self.revert(run.session_id, caller, said=said, what=what)
+            # A chat-only answer is passed over; a project's prompt is not (its fairies drew).
+            if reply.error != NOTHING_CHANGED or run.helped:
+                break
+        return PromptReply(session_id=reply.session_id, error=reply.error)
+
+    async def revert(
+        self, reverted_id: str, caller: str, *, said: str | None = None, what: str | None = None
+    ) -> RevertReply:
+        """Take back run `reverted_id` for participant `caller`: the reply names the revert's run.
+        `said`: the words that asked for it (shown as its prompt); `what`: the run as the
+        chat reply names it."""
         deps = self._deps
         if not self._limit.allow(caller):  # each revert reads the room's whole history
             return self._refused(
@@ -157,7 +190,7 @@ class Reverter:
             return self._refused(reverted_id, caller, "the run did not stop in time; try again")
         try:
             async with self._lock:
-                return await self._send_inverse(reverted_id, caller)
+                return await self._send_inverse(reverted_id, caller, said, what)
         except Exception as err:
             log.exception("revert_failed", room=self.room_id, session_id=reverted_id, by=caller)
             return RevertReply(error=f"could not revert: {type(err).__name__}")
@@ -219,7 +252,9 @@ class Reverter:
         statuses = session.figures.statuses if session is not None else []
         return bool(statuses) and statuses[-1] in FINAL_STATUSES
 
-    async def _send_inverse(self, reverted_id: str, caller: str) -> RevertReply:
+    async def _send_inverse(
+        self, reverted_id: str, caller: str, said: str | None, what: str | None
+    ) -> RevertReply:
         deps = self._deps
         broadcaster = deps.broadcaster
         await broadcaster.last_seq(reverted_id)  # whatever is queued reaches the outbox first
@@ -227,7 +262,7 @@ class Reverter:
         mirror = broadcaster.mirror
         inverse = run_inverse(history_envelopes(rows), reverted_id, current=mirror.shapes)
         if not inverse.found:
-            return self._refused(reverted_id, caller, "that run changed nothing on the canvas")
+            return self._refused(reverted_id, caller, NOTHING_CHANGED)
         shapes_then = dict(mirror.shapes)
         session = await deps.sessions.open_revert(reverted_id, caller)
         session_id = session.session_id
@@ -240,11 +275,11 @@ class Reverter:
         }
         outcome = "error: unknown"
         try:
-            await self._announce(session_id, reverted_id, caller)
+            await self._announce(session_id, reverted_id, caller, said)
             await session.send_status("streaming")
             if inverse.actions:
                 await broadcaster.send(session_id, inverse.actions)
-            await session.send_chat(reply_text(inverse, reverted_id, shapes_then))
+            await session.send_chat(reply_text(inverse, reverted_id, shapes_then, what))
             outcome = "done"
         except asyncio.CancelledError:
             outcome = "canceled"
@@ -267,13 +302,19 @@ class Reverter:
         )
         return RevertReply(session_id=session_id, left=inverse.left)
 
-    async def _announce(self, session_id: str, reverted_id: str, caller: str) -> None:
-        notice = PromptNotice(
-            session_id=session_id,
+    async def _announce(
+        self, session_id: str, reverted_id: str, caller: str, said: str | None
+    ) -> None:
+        await self._deps.messenger.prompt(
+            session_id,
+            said or f"Undo {reverted_id}",
             asker=caller,
             source="browser",
-            text=f"Undo {reverted_id}",
             reverts=reverted_id,
-            ts=time.time(),
         )
-        await self._deps.messenger.publish(notice.to_wire(), TOPIC_PROMPT)
+
+
+def _quoted(text: str, limit: int = 60) -> str:
+    """A request's words, short enough to quote in one chat line."""
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"

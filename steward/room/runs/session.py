@@ -13,6 +13,9 @@ from steward.room.context.snapshot_fetcher import SnapshotFetcher
 from steward.room.outbound.broadcaster import Broadcaster
 from steward.room.outbound.messenger import Messenger
 
+# Wire verbs a person reads as a run's thoughts (they change nothing on the canvas).
+THOUGHT_VERBS = frozenset({"think", "add_detail"})
+
 
 @dataclass
 class SessionFigures:
@@ -105,7 +108,18 @@ class RoomSession:
         if not partial:
             for a in actions:
                 self.figures.drawn.note(a.name, a.params)
-        return await self._broadcaster.send(self._session_id, actions, partial=partial, wait=wait)
+        seq = await self._broadcaster.send(self._session_id, actions, partial=partial, wait=wait)
+        if not partial:  # the panel shows a run's thoughts from the conversation
+            for a in actions:
+                if a.name in THOUGHT_VERBS:
+                    text = a.params.get("text")
+                    await self._messenger.thought(
+                        self._session_id,
+                        a.name,
+                        text if isinstance(text, str) else "",
+                        fairy=self.prompt.fairy,
+                    )
+        return seq
 
     async def flush_actions(self) -> None:
         await self._broadcaster.flush(self._session_id)

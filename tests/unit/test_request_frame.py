@@ -1,0 +1,154 @@
+"""One frame per request: every number a model reads in one request (shapes, areas, tasks,
+fairy positions, the steward's own lines, the history's echo of earlier actions, lints) is
+in that request's frame and rounding, here with the canvas far from the page's origin.
+
+A lead with two drones, a duo and a one-shot asker work in rooms whose views lie around
+x 48,000, y -31,000: a page coordinate leaking into a request shows as a number in the tens
+of thousands. The one-shot asker looks from elsewhere (its frame is not the crew's), so the
+crew's earlier actions it is shown must be moved into its frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from steward.config import Settings
+from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
+from steward.fairies.runtime import FairyRuntime
+from steward.model.base import ModelRequest, Usage
+from steward.model.scripted import ScriptedProjectModel
+from steward.ports import PromptInput
+from steward.protocol.messages import Box
+from steward_tools.canned_model import CannedModel
+from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
+from tests.unit.test_agent_core import body, box
+
+FAR = Box(x=48_000.4, y=-31_000.6, w=1600, h=900)
+# The one-shot asker's view: elsewhere, far too, so its frame differs from the crew's.
+ELSEWHERE = Box(x=51_317.7, y=-29_547.2, w=1280, h=800)
+# No coordinate of a request's own frame comes near this; a page one always does.
+LEAK = 10_000
+# Where numbers stand as coordinates: `x=12`, `"x":12`, `at (12, 34)`, `x 12 to 34`.
+_COORDS = re.compile(
+    r'(?:\b(?:x|y|x1|y1|x2|y2|originX|originY)=|"(?:x|y|x1|y1|x2|y2|originX|originY)":'
+    r"|\bat \(|, (?=-?\d+(?:\.\d+)?\))|\b[xy] (?=-?\d+(?:\.\d+)? to )| to )(-?\d+(?:\.\d+)?)"
+)
+# The steward's own lines: whole numbers, as every listed shape.
+_STEWARD = re.compile(r"\b(?:x|y|w|h)=(-?\d+(?:\.\d+)?)|\bat \((-?[\d.]+), (-?[\d.]+)\)")
+
+
+class Recording(ScriptedProjectModel):
+    """The scripted project model, keeping every request's words by fairy and mode."""
+
+    def __init__(self) -> None:
+        super().__init__(tokens_per_s=None)
+        self.seen: list[tuple[str, str, str]] = []
+
+    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+        fairy: dict[str, Any] = request.hints.get("fairy") or {}
+        said = "\n".join(str(b.get("text", "")) for b in request.user if b.get("type") == "text")
+        self.seen.append((str(fairy.get("fairy_id", "one-shot")), str(fairy.get("mode")), said))
+        async for chunk in super().stream(request, usage):
+            yield chunk
+
+
+def _ask(text: str, who: str = "alice") -> PromptInput:
+    return PromptInput(message=text, source="browser", requester=who)
+
+
+def _leaks(said: str) -> list[str]:
+    """Coordinates that look like the page's. Fairy positions are checked on their own: the
+    fairies wait far from the view, at the page's start."""
+    said = re.sub(r"^- fairy-\d+ .*$", "", said, flags=re.M)
+    return [m.group(0) for m in _COORDS.finditer(said) if abs(float(m.group(1))) >= LEAK]
+
+
+def _unrounded(said: str) -> list[str]:
+    return [
+        m.group(0)
+        for m in _STEWARD.finditer(said)
+        if any(g is not None and not float(g).is_integer() for g in m.groups())
+    ]
+
+
+async def _project(room_id: str, crew: tuple[tuple[str, str], ...], asked: str) -> Recording:
+    browser = MemoryRoom(viewport=FAR)
+    model = Recording()
+    runtime = FairyRuntime(sessions=MemorySessions(browser), models=lambda *_: model, crew=crew)
+    lead = MemorySession(browser, room_id=room_id, fairy="lead")
+    assert await asyncio.wait_for(runtime.run(lead, _ask(asked)), 30) == "done"
+    return model
+
+
+async def test_lead_drone_and_duo_requests_far_from_the_origin_read_in_their_frame() -> None:
+    lead_crew = (("fairy-1", "orchestrator"), ("fairy-2", "drone"), ("fairy-3", "drone"))
+    duo_crew = (("fairy-1", "duo-orchestrator"), ("fairy-2", "drone"))
+    models = [
+        await _project("far-lead", lead_crew, "draw a farm: a barn, a pond and a tree"),
+        await _project("far-duo", duo_crew, "draw a garden"),
+    ]
+    seen = [s for m in models for s in m.seen]
+    modes = {mode for _, mode, _ in seen}
+    assert {"orchestrating-active", "working-drone", "duo-orchestrating-active"} <= modes
+    for fairy, mode, said in seen:
+        assert _leaks(said) == [], (fairy, mode, _leaks(said)[:5])
+        assert _unrounded(said) == [], (fairy, mode, _unrounded(said)[:5])
+    # Fairy positions, in the frame: in the view (a fairy at its task) or, for a fairy still
+    # waiting at the page's start, far up and left of it; never the page's own numbers.
+    for _, _, said in seen:
+        for x, y in re.findall(r"^- fairy-\d+ .* at \((-?\d+), (-?\d+)\)$", said, flags=re.M):
+            in_view = abs(int(x)) < LEAK and abs(int(y)) < LEAK
+            at_start = abs(int(x) + 48_000) < 2_000 and abs(int(y) - 31_001) < 2_000
+            assert in_view or at_start, (x, y)
+    drones = [said for _, mode, said in seen if mode == "working-drone"]
+    # The steward's own lines are there to be checked: task bounds, the area, fairies.
+    assert all("You can only see and edit inside your task area (x=" in s for s in drones)
+    assert any(re.search(r": \w+ at \(-?\d+, -?\d+\)", s) for _, _, s in seen)
+
+
+async def test_a_one_shot_asker_elsewhere_reads_the_crews_work_in_its_own_frame() -> None:
+    browser = MemoryRoom(viewport=FAR)
+    crew_model = Recording()
+    crew = (("fairy-1", "orchestrator"), ("fairy-2", "drone"), ("fairy-3", "drone"))
+    runtime = FairyRuntime(
+        sessions=MemorySessions(browser), models=lambda *_: crew_model, crew=crew
+    )
+    lead = MemorySession(browser, room_id="far", fairy="lead")
+    assert (
+        await asyncio.wait_for(runtime.run(lead, _ask("draw a farm: a barn and a pond")), 30)
+        == "done"
+    )
+    room = runtime.rooms["far"]
+    assert room.origin == (48_000.0, -31_001.0)
+    first = next(t for t in room.board.tasks.values() if t.bounds is not None)
+    assert first.bounds is not None
+    # Bob asks from his own view, elsewhere: his request's 0, 0 is its top-left, rounded.
+    browser.viewport = ELSEWHERE
+    one_shot = Recording()
+    agent = OneShotRunner(OneShotConfig(settings=Settings(), model=one_shot, fairies=runtime))
+    bob = MemorySession(browser, room_id="far", session_id="s-bob")
+    assert await asyncio.wait_for(agent.run(bob, _ask("add a legend", "bob")), 20) == "done"
+    (_, _, said), *_ = one_shot.seen
+    assert _leaks(said) == [] and _unrounded(said) == []
+    assert "[alice's project run]" in said and "crew" not in said
+
+
+async def test_an_askers_earlier_action_reads_in_the_frame_of_the_view_they_ask_from_now() -> None:
+    """Alice draws a box from one view, pans 300 px right and 100 px down and asks again:
+    her earlier `create` is echoed where the box now is in her new frame."""
+    browser = MemoryRoom(viewport=FAR)
+    draw = body(box("r1", 100, 100), {"_type": "message", "text": "Drew a box."})
+    model = CannedModel([draw, body({"_type": "message", "text": "ok"})])
+    agent = OneShotRunner(OneShotConfig(settings=Settings(), model=model, fairies=FairyRuntime()))
+    alice = MemorySession(browser, room_id="pan", session_id="s-1")
+    assert await asyncio.wait_for(agent.run(alice, _ask("draw a box")), 10) == "done"
+    browser.viewport = Box(x=FAR.x + 300, y=FAR.y + 100, w=FAR.w, h=FAR.h)
+    again = MemorySession(browser, room_id="pan", session_id="s-2")
+    assert await asyncio.wait_for(agent.run(again, _ask("what is there?")), 10) == "done"
+    said = "\n".join(str(b.get("text", "")) for b in model.requests[-1].user)
+    assert '"shapeId":"r1","x":-200,"y":0' in said, said[-2000:]  # 100 - 300, 100 - 100
+    assert '"bounds":{"x":-200,"y":0,"w":100,"h":50}' in said  # the canvas lists agree
+    assert _leaks(said) == [] and _unrounded(said) == []
