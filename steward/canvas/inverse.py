@@ -64,11 +64,11 @@ class _Images:
     found: bool = False
 
 
-def _replay(history: Iterable[HistoryEnvelope], run_id: str) -> tuple[_Images, CanvasMirror]:
+def _replay(history: Iterable[HistoryEnvelope], reverted_id: str) -> tuple[_Images, CanvasMirror]:
     mirror = CanvasMirror()
     images = _Images()
     for env in history:
-        ours = env.session_id == run_id
+        ours = env.session_id == reverted_id
         if ours and not images.found:
             images.found = True
             images.order_before = list(mirror.shapes)
@@ -143,14 +143,14 @@ def _reorders(now: list[str], wanted: list[str], new_id: Any) -> list[WireAction
 
 def run_inverse(
     history: Iterable[HistoryEnvelope],
-    run_id: str,
+    reverted_id: str,
     *,
     current: Shapes | None = None,
     id_prefix: str = "undo",
 ) -> RunInverse:
-    """The inverse of run `run_id` against `current` (default: the canvas the history ends
+    """The inverse of run `reverted_id` against `current` (default: the canvas the history ends
     in; the room's live mirror when given, which is the same in relay mode)."""
-    images, replayed = _replay(history, run_id)
+    images, replayed = _replay(history, reverted_id)
     now = replayed.shapes if current is None else current
     out = RunInverse(found=images.found)
     counter = iter(range(1_000_000))
