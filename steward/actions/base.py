@@ -101,7 +101,14 @@ class RunState:
         out = [i for i in (self.existing_id(x) for x in items) if i is not None]
         return list(dict.fromkeys(out))
 
-    def preview(self, verb: LayoutVerb, params: dict[str, Any]) -> Shapes:
+    def preview(self, ops: list[WireOp]) -> Shapes:
+        """The shapes after `ops` are sent, on a copy."""
+        shapes = copy.deepcopy(self.shapes)
+        for op in ops:
+            apply_wire_action(shapes, WireAction(id="preview", name=op.name, params=op.params))
+        return shapes
+
+    def preview_layout(self, verb: LayoutVerb, params: dict[str, Any]) -> Shapes:
         """The shapes after one layout verb, on a copy (arrange actions diff against it)."""
         shapes = copy.deepcopy(self.shapes)
         apply_layout(shapes, verb, params)

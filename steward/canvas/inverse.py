@@ -145,16 +145,16 @@ def _reorders(now: list[str], wanted: list[str], new_id: Any) -> list[WireAction
 
 def run_inverse(
     history: Iterable[HistoryEnvelope],
-    run_id: str | Collection[str],
+    reverted_id: str | Collection[str],
     *,
     current: Shapes | None = None,
     id_prefix: str = "undo",
 ) -> RunInverse:
-    """The inverse of run `run_id` against `current` (default: the canvas the history ends
+    """The inverse of run `reverted_id` against `current` (default: the canvas the history ends
     in; the room's live mirror when given, which is the same in relay mode). Several runs
     (a project's) are taken back as one: each shape goes back to before the first of them
     touched it."""
-    runs = frozenset((run_id,) if isinstance(run_id, str) else run_id)
+    runs = frozenset((reverted_id,) if isinstance(reverted_id, str) else reverted_id)
     images, replayed = _replay(history, runs)
     now = replayed.shapes if current is None else current
     out = RunInverse(found=images.found)

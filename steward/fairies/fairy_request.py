@@ -27,8 +27,7 @@ from steward.fairies.project_task import Task
 from steward.fairies.prompt_parts import FairyView, brief
 from steward.fairies.room_fairies import Request, RoomFairies
 from steward.fairies.room_runs import crew_runs, one_shot_runs, own_items, thread
-from steward.model.base import ModelRequest
-from steward.model.scripted.seen import shapes_for_model
+from steward.model.base import CanvasFacts, ModelRequest
 from steward.ports import CanvasSnapshot, SessionPort
 from steward.prompt.parts.chat_history import thread_for
 from steward.prompt.registry import build_request
@@ -167,7 +166,7 @@ def hints(room: RoomFairies, view: FairyView) -> dict[str, Any]:
         "room_task_ids": list(room.board.tasks),
         "existing_ids": [s["id"] for s in visible],
         # What is on the canvas, for scripted plans in free space.
-        "canvas": shapes_for_model(view.shapes, CoordinateSpace(ox, oy)),
+        "canvas": CanvasFacts(dict(view.shapes), CoordinateSpace(ox, oy)),
     }
 
 

@@ -38,7 +38,7 @@ from steward.ports import SessionPort
 from steward.turns.bounds_guard import BoundsGuard
 from steward.turns.loop import LoopDecision, run_requests
 from steward.turns.run import Run
-from steward.turns.turn import TurnDriver, TurnEnd, TurnHooks, shielded_revert
+from steward.turns.turn import TurnDriver, TurnEnd, TurnHooks, shielded_withdraw
 from steward.watchdog import Watchdog
 
 log = get_logger(__name__)
@@ -83,7 +83,7 @@ class RequestRunner:
         session = await fairy_sessions.session_of(room, fairy_id, deps.sessions)
         await deps.records.set_request(req, "running", session.session_id)
         if req.resume_session is not None:
-            await resume.revert_in_flight(deps, room, fairy_id, session, req.resume_session)
+            await resume.withdraw_in_flight(deps, room, fairy_id, session, req.resume_session)
         state = room.fairy(fairy_id)
         state.self_interrupted = False
         await self._crew_requests(room, fairy_id, req, session)
@@ -150,7 +150,7 @@ class RequestRunner:
             if room.fairy(fairy_id).user_cancelled:
                 # A user stopped this fairy: its half-streamed actions end as no-ops (their
                 # partial changes are undone). A dying process leaves them for resume().
-                await shielded_revert(self.driver, run.turn, "canceled")
+                await shielded_withdraw(self.driver, run.turn, "canceled")
             raise
         # No "done" status per request: it is terminal for browsers, and a session carries
         # many. The room's sessions send it once, when the run ends (`RoomSessions`).
@@ -270,7 +270,7 @@ class RequestRunner:
             await session.send_status("error", "watchdog: the run stalled or took too long")
             outcome = "error: watchdog"
         except asyncio.CancelledError:
-            await shielded_revert(self.driver, run.turn, "canceled")
+            await shielded_withdraw(self.driver, run.turn, "canceled")
             raise
         except ModelError as err:
             await self._revert_inflight(run, "the model failed")
@@ -305,7 +305,7 @@ class RequestRunner:
 
     async def _revert_inflight(self, run: Run, why: str) -> None:
         if run.turn is not None:
-            await self.driver.revert_inflight(run.turn, why)
+            await self.driver.withdraw_in_flight(run.turn, why)
             await self.driver.finish_chats(run.turn)
 
 

@@ -1,8 +1,8 @@
 """Resuming a room's fairies after a restart: what the dead process left half-streamed is
-reverted, and work nobody would act on gets someone who does.
+withdrawn, and work nobody would act on gets someone who does.
 
 Open requests are re-run by the runtime's `resume`; a request that was running first gets
-its dead session's in-flight partials ended (`revert_in_flight`). A crash can fall between
+its dead session's in-flight partials ended (`withdraw_in_flight`). A crash can fall between
 two writes of one step, so `restart_orphans` then restarts tasks in progress nobody works,
 delivers wakes the dead process never queued, and tells an active project's lead when
 nothing would wake it.
@@ -77,14 +77,14 @@ async def restart_orphans(records: RoomRecords, scheduler: Scheduler, room: Room
     return sum(len(f.queue) for f in room.fairies.values()) - before
 
 
-async def revert_in_flight(
+async def withdraw_in_flight(
     deps: FairyDeps, room: RoomFairies, fairy_id: str, session: SessionPort, dead_session: str
 ) -> None:
     """Undo what a dead process left half-streamed.
 
     Exact for every verb: the room reopens the dead session (its seq continued) and
     withdraws what it left in flight there, the one way every run's previews are withdrawn
-    (`RoomSessions.revert_in_flight`); every receiver — browsers, the room's mirror, a client
+    (`RoomSessions.withdraw_in_flight`); every receiver — browsers, the room's mirror, a client
     replaying the outbox later — keeps the undo of a partial under (session, action id), so
     it restores exactly what the partial changed. Without a factory that can reopen
     sessions, creates are deleted by id and other verbs get a no-op final in the current

@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from steward.canvas.coords import CoordinateSpace
+
 # The assistant turn starts with this, so the model continues inside the actions array.
 PREFILL = '{"actions": ['
+
+
+@dataclass(frozen=True)
+class CanvasFacts:
+    """The canvas a request shows, as the steward holds it: page records (a snapshot of the
+    map, taken when the request was built) and the request's coordinate space. The request
+    path hands these over as they are; a model that reads hints rather than the prompt (the
+    scripted one) works out what it sees from them, so a real model's requests never pay
+    for that view."""
+
+    shapes: Mapping[str, dict[str, Any]]
+    coords: CoordinateSpace
 
 
 @dataclass

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from steward.model.base import ModelRequest
-from steward.model.scripted.seen import shapes_for_model
+from steward.model.base import CanvasFacts, ModelRequest
 from steward.prompt.base import Block, PromptPart
 from steward.prompt.parts import (
     blurry_shapes,
@@ -100,8 +99,9 @@ def build_request(state: PromptState, mode: PromptMode) -> ModelRequest:
     user = build_blocks(state, [p for p in names if not PARTS[p].static])
     hints = {
         "message": state.message,
-        # What a model reads off the canvas (model coordinates), for the scripted model.
-        "canvas": shapes_for_model(state.shapes, state.coords),
+        # The canvas as held, for a model that reads hints (the scripted one works out what
+        # it sees from it): a snapshot of the map, nothing computed here.
+        "canvas": CanvasFacts(dict(state.shapes), state.coords),
         "now": state.now_iso,
         "viewport": state.coords.box_to_model("viewport", state.viewport.to_dict()),
         "selection": list(state.selection),

@@ -9,8 +9,9 @@ fairy actions) goes to the role's `TurnHooks.effect`, which runs that effect. Th
 differ only by their hooks and the actions their mode enables.
 
 One wire-id scheme: `{session}.{request}.{index}[.k]` (k > 0 for the extra ops of one
-action), so partial versions of an action keep one id. One revert scheme: a final `think`
-under the id of the in-flight partial; every receiver undoes the partial before applying it.
+action), so partial versions of an action keep one id. One way to withdraw a half-streamed
+action: a final `think` under the id of the in-flight partial; every receiver undoes the
+partial before applying it (taking back a whole run is a revert: `room/runs/revert.py`).
 
 A turn ended by an action (await-tasks-completion, mark-my-task-done, end-project, a fairy
 mistake) still reads its stream to the end, bounded in time and size: the provider learns the
@@ -121,7 +122,7 @@ def record_outcome(room: str, session: str, name: str, refused: str | None = Non
         )
 
 
-def revert_action(wire_id: str, why: str = "reverted") -> WireAction:
+def withdrawal(wire_id: str, why: str = "reverted") -> WireAction:
     """The final version that undoes an in-flight partial everywhere."""
     (final,) = withdrawals([wire_id], why)
     return final
@@ -153,7 +154,7 @@ class TurnDriver:
         async for chunk in stream:
             turn.progress()
             if session.cancelled():
-                await self.revert_inflight(turn, "canceled")
+                await self.withdraw_in_flight(turn, "canceled")
                 return "canceled"
             if first:
                 await session.send_status("streaming")
@@ -161,7 +162,7 @@ class TurnDriver:
             events = parser.feed(chunk)
             turn.ctx.notes.extend(parser.take_notes())  # entries skipped: the model is told
             if await self.handle(turn, events):
-                await self.revert_inflight(turn, "the turn ended")
+                await self.withdraw_in_flight(turn, "the turn ended")
                 await self.finish_chats(turn)
                 await self.read_tail(turn, stream, parser)
                 return "ended"
@@ -173,7 +174,7 @@ class TurnDriver:
             if await self._one(turn, ev):
                 ended = True
                 break
-        await self.revert_inflight(turn, "cut off")
+        await self.withdraw_in_flight(turn, "cut off")
         await self.finish_chats(turn)
         if turn.actions_done == 0 and not ended:
             await session.send_chat(NO_ACTION_NOTICE, role="system")
@@ -262,7 +263,7 @@ class TurnDriver:
             if out is not None and out.chat:
                 turn.last_chat[ev.index] = out.chat
             elif ev.index not in turn.last_chat:
-                await self.revert_one(turn, ev.index, "cut off")
+                await self.withdraw_one(turn, ev.index, "cut off")
                 turn.ctx.notes.append(f"action {ev.index} was cut off")
             return False
         name = normalize_name(ev.data.get("_type"))
@@ -270,7 +271,7 @@ class TurnDriver:
             if ev.complete:
                 turn.refusals.append(turn.hooks.refusal(name))
                 self._outcome(turn, name, turn.refusals[-1])
-                await self.revert_one(turn, ev.index, "not allowed")
+                await self.withdraw_one(turn, ev.index, "not allowed")
             return False
         notes = len(turn.ctx.notes)
         out = process(
@@ -285,7 +286,7 @@ class TurnDriver:
             if ev.complete:
                 why = "; ".join(turn.ctx.notes[notes:]) or "not usable as sent"
                 self._outcome(turn, str(name or ev.data.get("_type")), why)
-                await self.revert_one(turn, ev.index, "refused")
+                await self.withdraw_one(turn, ev.index, "refused")
             return False
         if out.spec is not None and out.spec.effect is not None:
             if not out.complete:
@@ -342,7 +343,7 @@ class TurnDriver:
         refused, returns why."""
         if not out.ops:
             if out.complete:
-                await self.revert_one(turn, out.index, "nothing to do")
+                await self.withdraw_one(turn, out.index, "nothing to do")
             return None
         if not out.complete:
             if len(out.ops) != 1:
@@ -363,7 +364,7 @@ class TurnDriver:
         refused = None if actions else " ".join(turn.refusals[seen:]) or "outside the bounds"
         partial_id = turn.inflight.pop(out.index, None)
         if partial_id is not None and partial_id not in {a.id for a in actions}:
-            actions.append(revert_action(partial_id, "refused"))
+            actions.append(withdrawal(partial_id, "refused"))
         if actions:
             turn.ops_sent += len(actions)
             for a in actions:
@@ -384,20 +385,20 @@ class TurnDriver:
     def _wire(turn: Turn, index: int, k: int, op: WireOp) -> WireAction:
         return WireAction(id=turn.wire_id(index, k), name=op.name, params=op.params)
 
-    async def revert_one(self, turn: Turn, index: int, why: str = "reverted") -> None:
+    async def withdraw_one(self, turn: Turn, index: int, why: str = "reverted") -> None:
         wire_id = turn.inflight.pop(index, None)
         if wire_id is not None:
-            await turn.session.send_actions([revert_action(wire_id, why)])
+            await turn.session.send_actions([withdrawal(wire_id, why)])
 
-    async def revert_inflight(self, turn: Turn, why: str = "reverted") -> None:
+    async def withdraw_in_flight(self, turn: Turn, why: str = "reverted") -> None:
         for index in list(turn.inflight):
-            await self.revert_one(turn, index, why)
+            await self.withdraw_one(turn, index, why)
 
 
 # -- the follow-up loop ------------------------------------------------------------------
 
 
-async def shielded_revert(driver: TurnDriver, turn: Turn | None, why: str) -> None:
-    """Revert a cancelled turn's partials even while its task is being cancelled."""
+async def shielded_withdraw(driver: TurnDriver, turn: Turn | None, why: str) -> None:
+    """Withdraw a cancelled turn's partials even while its task is being cancelled."""
     if turn is not None:
-        await asyncio.shield(driver.revert_inflight(turn, why))
+        await asyncio.shield(driver.withdraw_in_flight(turn, why))

@@ -1,5 +1,5 @@
-"""`steward bench abuse --json`: every attack of issue 15 against a real room, then the
-honest user's prompt.
+"""`steward bench abuse --json`: every attack the steward is built to refuse, against a real
+room, then the honest user's prompt.
 
 One steward (real livekit-server, real Postgres, scripted model) serves a room where `ann`
 (allowed to prompt, the host) works. Attackers then try, one attempt each: forged, expired,
@@ -813,7 +813,7 @@ def _handler(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "abuse", help="issue 15's attacks on a real room (run in ./ops/netns-run.sh)"
+        "abuse", help="every refused attack on a real room (run in ./ops/netns-run.sh)"
     )
     p.add_argument("--json", action="store_true")
     p.add_argument(

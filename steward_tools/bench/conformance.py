@@ -20,7 +20,7 @@ callbacks, unhandled loop errors, runs ending in `error`), `canvases_identical`,
 `task_shapes_outside_bounds` (shapes a fairy created while working a task, outside its task
 area, checked right after each round), `requests_without_schema`,
 `requests_without_screenshot` (modes that may see only).
-Targets (issue 12): every mode, >= 500 outputs, crashes 0, requests without schema 0,
+Targets: every mode, >= 500 outputs, crashes 0, requests without schema 0,
 requests without screenshot 0.
 """
 

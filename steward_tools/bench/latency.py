@@ -7,7 +7,7 @@ process); the first client sends `--prompts` prompts one after another to the sc
 The prompter "types" each prompt for `--typing-ms` after a composing hint (the steward
 prefetches the prompter's context meanwhile); `--cold-prompts` more are sent without one
 (`prompt_to_model_cold_ms`), and each prompt's context source is reported.
-See `steward_tools.bench.harness` for where each instant is taken. Targets (issue 7): overhead p95
+See `steward_tools.bench.harness` for where each instant is taken. Targets: overhead p95
 <= 2 ms, e2e p95 <= 30 ms, prompt_to_model p95 <= 120 ms, screenshot p95 <= 100 ms.
 """
 

@@ -3,7 +3,7 @@
 Each room has 2 headless clients (in a separate process, so the steward's CPU and RSS are
 measured alone) and runs one prompt to the scripted model at 50 tokens/s, all rooms at the
 same time. Reports the per-action overhead p95 across all rooms, the steward's CPU seconds
-during the run, its RSS and the RSS growth per room. Target (issue 7): 200 rooms with
+during the run, its RSS and the RSS growth per room. Target: 200 rooms with
 overhead p95 <= 10 ms.
 """
 

@@ -18,7 +18,7 @@ from steward.config import Settings
 from steward.fairies.persistence import fairy_row, project_row, task_row
 from steward.fairies.project_task import Task
 from steward.fairies.projects import task_completed_key
-from steward.fairies.resume import revert_in_flight
+from steward.fairies.resume import withdraw_in_flight
 from steward.fairies.role_models import models_from_settings
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelProvider, ModelRequest, Usage
@@ -127,7 +127,7 @@ async def test_resume_reverts_any_half_sent_verb_exactly(database: Database) -> 
     runtime = FairyRuntime(store=store, sessions=MemorySessions(browser))
     room = await runtime.room("yard")
     now = MemorySession(browser, room_id="yard", fairy="fairy-2")
-    await revert_in_flight(runtime.deps, room, "fairy-2", now, "dead-1")
+    await withdraw_in_flight(runtime.deps, room, "fairy-2", now, "dead-1")
 
     assert browser.canvas.shapes == original
     assert not browser.canvas.in_flight()

@@ -1,11 +1,14 @@
 """The docs are written for users and name only what exists.
 
 README.md, CHANGELOG.md and every docs/**/*.md: no issue numbers, no development sessions,
-no path outside the repository. README.md and docs/**/*.md also name only code that exists:
-backticked files and folders, dotted Python names (`steward.x.y`, `Class.attr`), bare class
-names and constants, `steward` command lines (checked against the CLI's own parsers) and
-settings (`STEWARD_*` against `Settings`). A renamed module or class fails here with the doc,
-line and name to fix. README.md stays short enough to read in one go; detail goes to docs/.
+no path outside the repository; the same holds for what users read in the code: every
+docstring of steward/ and steward_tools/ and every help text of the CLI (an upstream
+project's issue, `livekit/agents issue 1472`, may be cited). README.md and docs/**/*.md
+also name only code that exists: backticked files and folders, dotted Python names
+(`steward.x.y`, `Class.attr`), bare class names and constants, `steward` command lines
+(checked against the CLI's own parsers) and settings (`STEWARD_*` against `Settings`). A
+renamed module or class fails here with the doc, line and name to fix. README.md stays short
+enough to read in one go; detail goes to docs/.
 """
 
 from __future__ import annotations
@@ -98,13 +101,26 @@ _OUTSIDE = [
 ]
 
 
+# "livekit/agents issue 1472": another project's issue, cited; not one of ours.
+_UPSTREAM = re.compile(r"[\w.-]+/[\w.-]+\s+$")
+
+
+def line_diary_words(line: str) -> list[str]:
+    """What in one line tells our history or points outside the repository."""
+    return [
+        f"{what}: {match.group(0)!r}"
+        for pattern, what in _DIARY + _OUTSIDE
+        for match in pattern.finditer(line)
+        if not _UPSTREAM.search(line[: match.start()])
+    ]
+
+
 def diary_words(path: Path) -> list[str]:
-    found = []
-    for number, line, _fenced in _lines(path):
-        for pattern, what in _DIARY + _OUTSIDE:
-            for match in pattern.finditer(line):
-                found.append(f"{_rel(path)}:{number}: {what}: {match.group(0)!r}")
-    return found
+    return [
+        f"{_rel(path)}:{number}: {word}"
+        for number, line, _fenced in _lines(path)
+        for word in line_diary_words(line)
+    ]
 
 
 @pytest.mark.parametrize("doc", _all_doc_paths(), ids=_rel)
@@ -134,6 +150,61 @@ def test_the_history_check_catches_what_it_should(tmp_path: Path) -> None:
         "a session of ours: 'this session:'",
         "a document outside the repository: 'seed 004'",
     ]
+
+
+def _docstrings(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, text) of every docstring in a module: the module's, its classes' and functions'."""
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            doc = ast.get_docstring(node, clean=False)
+            if doc is not None:
+                yield (node.body[0].lineno, doc)
+
+
+def _help_texts() -> Iterator[tuple[str, str]]:
+    """(command, help) of `steward` and every subcommand, as `--help` prints it."""
+    roots, seen = _parsers()
+    todo = [(f"steward {name}".strip(), parser) for name, parser in roots.items()]
+    done: set[int] = set()
+    while todo:
+        name, parser = todo.pop()
+        if id(parser) in done:
+            continue
+        done.add(id(parser))
+        yield name, parser.format_help()
+        for sub, child in seen.get(id(parser), _Parser()).commands.items():
+            todo.append((f"{name} {sub}", child))
+
+
+def code_diary_words() -> list[str]:
+    found = []
+    for root in ("steward", "steward_tools"):
+        for path in sorted((ROOT / root).rglob("*.py")):
+            for start, doc in _docstrings(path):
+                for offset, line in enumerate(doc.splitlines()):
+                    found += [f"{_rel(path)}:{start + offset}: {w}" for w in line_diary_words(line)]
+    for command, text in _help_texts():
+        found += [
+            f"`{command} --help`: {w}" for line in text.splitlines() for w in line_diary_words(line)
+        ]
+    return found
+
+
+def test_docstrings_and_help_texts_tell_no_history() -> None:
+    assert code_diary_words() == []
+
+
+def test_the_code_history_check_reads_docstrings_and_help(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        '"""Targets (issue 7): fast.\n\nAs livekit/agents issue 1472 says."""\n\n\n'
+        'def f() -> None:\n    """Fixed in #17."""\n'
+    )
+    words = [w for start, doc in _docstrings(sample) for w in line_diary_words(doc)]
+    assert words == ["an issue number: 'issue 7'", "an issue number (#N): '#17'"]
+    helps = dict(_help_texts())
+    assert "steward" in helps and "steward bench abuse" in helps
 
 
 # ---------------------------------------------------------------- the README's length

@@ -256,3 +256,20 @@ def test_a_cycle_is_found() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c", "a"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+# Choosing a provider may name the scripted model; building a request never reads its hints.
+MAY_NAME_THE_SCRIPTED_MODEL = {"steward.fairies.role_models"}
+
+
+def test_the_request_path_does_not_import_the_scripted_model() -> None:
+    """The scripted model reads what it needs off `CanvasFacts` (its port in `model.base`);
+    the prompt, the turn core and the fairies hand those over without importing it."""
+    found = [
+        f"{imp.importer}:{imp.line} imports {imp.target}"
+        for imp in all_imports()
+        if imp.target.startswith("steward.model.scripted")
+        and imp.importer.startswith(("steward.prompt", "steward.turns", "steward.fairies"))
+        and imp.importer not in MAY_NAME_THE_SCRIPTED_MODEL
+    ]
+    assert found == []

@@ -12,7 +12,7 @@ from steward.canvas.apply import LayoutVerb
 def diff_ops(ctx: RunState, verb: LayoutVerb, params: dict[str, Any]) -> list[WireOp]:
     """`update_shape` ops for every shape the layout verb changes on a preview of the mirror
     (layout verbs are not on the wire: browsers get the records they produce)."""
-    after = ctx.preview(verb, params)
+    after = ctx.preview_layout(verb, params)
     out = []
     for sid, new in after.items():
         old = ctx.shapes.get(sid)

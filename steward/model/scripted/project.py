@@ -24,6 +24,7 @@ from steward.model.scripted.model import ScriptedModel, ScriptedTurn
 from steward.model.scripted.pictures import picture_for, scene_for
 from steward.model.scripted.reading import read
 from steward.model.scripted.request import FONT
+from steward.model.scripted.seen import seen_shapes
 
 # Neighbouring task areas share this many pixels: parallel drones meet but do not collide.
 TASK_OVERLAP = 40
@@ -154,7 +155,7 @@ class ScriptedProjectModel(ScriptedModel):
             areas = plan_areas(
                 f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900},
                 max(len(members), 2),
-                f.get("canvas"),
+                seen_shapes(f.get("canvas")),
                 message,
             )
             parts = task_titles(subject, len(areas))
@@ -260,7 +261,7 @@ class ScriptedProjectModel(ScriptedModel):
             areas = plan_areas(
                 f.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900},
                 2,
-                f.get("canvas"),
+                seen_shapes(f.get("canvas")),
                 message,
             )
             acts.append({"_type": "think", "text": f"Two parts for {subject}, one at a time."})

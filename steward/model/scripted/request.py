@@ -9,7 +9,7 @@ from typing import Any
 from steward.canvas.bounds import Rect, text_extent
 from steward.canvas.free_space import GAP, Placer, fit_scale
 from steward.model.scripted.reading import read
-from steward.model.scripted.seen import Seen, SeenCanvas
+from steward.model.scripted.seen import Seen, SeenCanvas, seen_shapes
 
 NEEDS_MODEL = (
     "Without a real model (set STEWARD_MODEL=anthropic:<model> and ANTHROPIC_API_KEY) I can "
@@ -60,7 +60,8 @@ class ScriptedRequest:
         self.r = read(str(hints.get("message", "")))
         v = hints.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900}
         self.view = Rect(float(v["x"]), float(v["y"]), float(v["w"]), float(v["h"]))
-        self.canvas = SeenCanvas(hints.get("canvas"), list(hints.get("selection") or []))
+        seen = seen_shapes(hints.get("canvas"))
+        self.canvas = SeenCanvas(seen, list(hints.get("selection") or []))
         self.n = self.canvas.next_drawing()
         self.placed: list[Rect] = []
 

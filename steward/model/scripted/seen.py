@@ -15,11 +15,20 @@ from typing import Any
 from steward.canvas.bounds import Rect, shape_bounds, union
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.simple import model_type, to_simple
+from steward.model.base import CanvasFacts
 from steward.model.scripted.reading import Reading, words_of
 
 MAX_SHAPES = 400
 # Notes the scripted model writes on what it draws: "drawing 3: flow chart of signup".
 _DRAWING = re.compile(r"^drawing (\d+): (.*)$")
+
+
+def seen_shapes(hint: Any) -> Any:
+    """A request's `canvas` hint as the scripted model reads it: the list `shapes_for_model`
+    makes of the steward's `CanvasFacts`; a list given as is (tests, plans) passes through."""
+    if isinstance(hint, CanvasFacts):
+        return shapes_for_model(hint.shapes, hint.coords)
+    return hint
 
 
 def shapes_for_model(

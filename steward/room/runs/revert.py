@@ -171,25 +171,29 @@ class Reverter:
         return PromptReply(session_id=reply.session_id, error=reply.error)
 
     async def revert(
-        self, run_id: str, caller: str, *, said: str | None = None, what: str | None = None
+        self, reverted_id: str, caller: str, *, said: str | None = None, what: str | None = None
     ) -> RevertReply:
-        """Take back run `run_id` for participant `caller`: the reply names the revert's run.
+        """Take back run `reverted_id` for participant `caller`: the reply names the revert's run.
         `said`: the words that asked for it (shown as its prompt); `what`: the run as the
         chat reply names it (default its id)."""
         deps = self._deps
         if not self._limit.allow(caller):  # each revert reads the room's whole history
-            return self._refused(run_id, caller, "rate limit: too many reverts, try again soon")
-        if run_id == relay_session_id(self.room_id):
-            return self._refused(run_id, caller, "users' own edits are not a run to revert")
-        record = await deps.outbox.session_record(run_id)
-        room = record.room_id if record is not None else await deps.outbox.session_room(run_id)
+            return self._refused(
+                reverted_id, caller, "rate limit: too many reverts, try again soon"
+            )
+        if reverted_id == relay_session_id(self.room_id):
+            return self._refused(reverted_id, caller, "users' own edits are not a run to revert")
+        record = await deps.outbox.session_record(reverted_id)
+        room = record.room_id if record is not None else await deps.outbox.session_room(reverted_id)
         if room != self.room_id:
-            return self._refused(run_id, caller, "no run with that id in this room")
-        owner = self._owner(run_id, record)
-        refusal = deps.intake.cancel_refusal(caller, run_id, owner, verb="revert")
+            return self._refused(reverted_id, caller, "no run with that id in this room")
+        owner = self._owner(reverted_id, record)
+        refusal = deps.intake.cancel_refusal(caller, reverted_id, owner, verb="revert")
         if refusal is not None:
             return RevertReply(error=refusal)
-        return await self._take_back(run_id, [run_id], caller, what or f"run {run_id}", said)
+        return await self._take_back(
+            reverted_id, [reverted_id], caller, what or f"run {reverted_id}", said
+        )
 
     async def revert_project(
         self,
@@ -219,8 +223,8 @@ class Reverter:
                 await asyncio.wait_for(deps.startup.wait(), STOP_WAIT_S)
             except TimeoutError:
                 return self._refused(target, caller, "the room is still starting; try again")
-        for run_id in runs:
-            if not await self._stopped(run_id, caller):
+        for reverted_id in runs:
+            if not await self._stopped(reverted_id, caller):
                 return self._refused(target, caller, "the run did not stop in time; try again")
         try:
             async with self._lock:
@@ -229,65 +233,67 @@ class Reverter:
             log.exception("revert_failed", room=self.room_id, session_id=target, by=caller)
             return RevertReply(error=f"could not revert: {type(err).__name__}")
 
-    def _owner(self, run_id: str, record: SessionRecord | None) -> str | None:
+    def _owner(self, reverted_id: str, record: SessionRecord | None) -> str | None:
         """Whom the run works for: as a cancel sees it while the run is open; after, the
         participant who asked (a fairy's session: whom its fairy works for), from Postgres."""
-        owner = self._deps.sessions.owner(run_id)
+        owner = self._deps.sessions.owner(reverted_id)
         if owner is not None or record is None:
             return owner
         if record.fairy_id is not None:
             owner = self._deps.sessions.fairy_asker(record.fairy_id)
         return owner if owner is not None else record.requester
 
-    def _refused(self, run_id: str, caller: str, reason: str) -> RevertReply:
+    def _refused(self, reverted_id: str, caller: str, reason: str) -> RevertReply:
         log.info(
             "session_revert_refused",
             room=self.room_id,
-            session_id=run_id[:64],
+            session_id=reverted_id[:64],
             by=caller,
             reason=reason,
         )
         return RevertReply(error=reason)
 
-    async def _stopped(self, run_id: str, caller: str) -> bool:
+    async def _stopped(self, reverted_id: str, caller: str) -> bool:
         """Cancels the run if it is still going, and waits (bounded) until it has ended and
         its in-flight previews are withdrawn."""
         deps = self._deps
         sessions = deps.sessions
-        ours = run_id in sessions.running()
+        ours = reverted_id in sessions.running()
         # A fairy's own run still open (whom it works for known), or a run with previews
         # still in flight.
-        fairy = sessions.fairy_of(run_id) is not None and sessions.owner(run_id) is not None
-        other = not ours and (fairy or bool(deps.broadcaster.mirror.in_flight(run_id)))
+        fairy = (
+            sessions.fairy_of(reverted_id) is not None and sessions.owner(reverted_id) is not None
+        )
+        other = not ours and (fairy or bool(deps.broadcaster.mirror.in_flight(reverted_id)))
         if not ours and not other:
             return True
         started = time.monotonic()
-        if not ours or not self._finishing(run_id):
-            sessions.cancel(run_id, caller)
+        if not ours or not self._finishing(reverted_id):
+            sessions.cancel(reverted_id, caller)
         if ours:
             # The run's task ends by itself once cancelled; waited for, never raised from.
-            ended = asyncio.ensure_future(sessions.settled(run_id))
+            ended = asyncio.ensure_future(sessions.settled(reverted_id))
             await asyncio.wait([ended], timeout=STOP_WAIT_S)
             if not ended.done():
                 ended.cancel()
                 return False
         # A fairy's run withdraws its previews as its fairy stops: polled, as nothing tells.
         while time.monotonic() - started < STOP_WAIT_S:
-            if not deps.broadcaster.mirror.in_flight(run_id):
+            if not deps.broadcaster.mirror.in_flight(reverted_id):
                 return True
             await asyncio.sleep(_POLL_S)
         return False
 
-    def _finishing(self, run_id: str) -> bool:
+    def _finishing(self, reverted_id: str) -> bool:
         """Whether the run has sent its final status and is only writing its end down."""
-        session = self._deps.sessions.sessions.get(run_id)
+        session = self._deps.sessions.sessions.get(reverted_id)
         statuses = session.figures.statuses if session is not None else []
         return bool(statuses) and statuses[-1] in FINAL_STATUSES
 
     async def _send_inverse(
-        self, run_id: str, runs: list[str], caller: str, what: str, said: str | None
+        self, reverted_id: str, runs: list[str], caller: str, what: str, said: str | None
     ) -> RevertReply:
-        """Sends the inverse of `runs` as one revert run naming `run_id` (a run's id, or a
+        """Sends the inverse of `runs` as one revert run naming `reverted_id` (a run's id, or a
         project's when `runs` are its runs); `said`: the words that asked, its prompt."""
         deps = self._deps
         broadcaster = deps.broadcaster
@@ -297,13 +303,13 @@ class Reverter:
         mirror = broadcaster.mirror
         inverse = run_inverse(history_envelopes(rows), runs, current=mirror.shapes)
         if not inverse.found:
-            kind = "run" if runs == [run_id] else "project"
-            return self._refused(run_id, caller, f"that {kind} changed nothing on the canvas")
+            kind = "run" if runs == [reverted_id] else "project"
+            return self._refused(reverted_id, caller, f"that {kind} changed nothing on the canvas")
         shapes_then = dict(mirror.shapes)
-        session = await deps.sessions.open_revert(run_id, caller)
+        session = await deps.sessions.open_revert(reverted_id, caller)
         session_id = session.session_id
         figures: dict[str, object] = {
-            "reverts": run_id,
+            "reverts": reverted_id,
             "restored": len(inverse.restored),
             "removed": len(inverse.removed),
             "left": len(inverse.left),
@@ -311,7 +317,7 @@ class Reverter:
         }
         outcome = "error: unknown"
         try:
-            await self._announce(session_id, run_id, caller, said)
+            await self._announce(session_id, reverted_id, caller, said)
             await session.send_status("streaming")
             if inverse.actions:
                 await broadcaster.send(session_id, inverse.actions)
@@ -328,7 +334,7 @@ class Reverter:
         log.info(
             "session_reverted",
             room=self.room_id,
-            session_id=run_id,
+            session_id=reverted_id,
             revert_session_id=session_id,
             by=caller,
             restored=len(inverse.restored),
@@ -338,9 +344,15 @@ class Reverter:
         )
         return RevertReply(session_id=session_id, left=inverse.left)
 
-    async def _announce(self, session_id: str, run_id: str, caller: str, said: str | None) -> None:
+    async def _announce(
+        self, session_id: str, reverted_id: str, caller: str, said: str | None
+    ) -> None:
         await self._deps.messenger.prompt(
-            session_id, said or f"Undo {run_id}", asker=caller, source="browser", reverts=run_id
+            session_id,
+            said or f"Undo {reverted_id}",
+            asker=caller,
+            source="browser",
+            reverts=reverted_id,
         )
 
 

@@ -265,7 +265,7 @@ class RoomSessions:
         self.kinds[session_id] = "fairy"
         log.info("fairy_session_opened", room=self.room_id, fairy=fairy_id, session_id=session_id)
         if resume is not None:
-            await self.revert_in_flight(session_id, "reverted after a restart")
+            await self.withdraw_in_flight(session_id, "reverted after a restart")
         return session
 
     async def close_fairy(self, session: SessionPort, outcome: str) -> None:
@@ -277,11 +277,11 @@ class RoomSessions:
         await self._end(own, outcome, status="done")
 
     # --- a revert's runs ------------------------------------------------------------------
-    async def open_revert(self, run_id: str, requester: str) -> RoomSession:
-        """The run that takes back run `run_id` for participant `requester` (whose it is,
+    async def open_revert(self, reverted_id: str, requester: str) -> RoomSession:
+        """The run that takes back run `reverted_id` for participant `requester` (whose it is,
         until it ends). Its row's source says revert; what it sends is its own envelopes."""
         session_id = new_session_id()
-        prompt = PromptInput(message=f"Undo {run_id}", source="browser", requester=requester)
+        prompt = PromptInput(message=f"Undo {reverted_id}", source="browser", requester=requester)
         session = self._session(session_id, prompt)
         await self._outbox.start_session(
             session_id=session_id,
@@ -297,7 +297,7 @@ class RoomSessions:
             "revert_session_opened",
             room=self.room_id,
             session_id=session_id,
-            reverts=run_id,
+            reverts=reverted_id,
             requester=requester,
         )
         return session
@@ -325,7 +325,7 @@ class RoomSessions:
         sid = session.session_id
         kind = self.kinds.get(sid, "prompt")
         if outcome not in ("done", "reverted"):  # canceled or failed: no half-drawn preview
-            await self.revert_in_flight(sid, "canceled" if outcome == "canceled" else "failed")
+            await self.withdraw_in_flight(sid, "canceled" if outcome == "canceled" else "failed")
         status = status or final_status(outcome)
         if not session.ended:  # the run's final status, unless the runner sent it already
             with contextlib.suppress(Exception):
@@ -430,7 +430,7 @@ class RoomSessions:
         previews as a cancel does and give browsers its final status, once."""
         if session_id in self._tasks or session_id in self.results:
             return  # ours: it ends by itself
-        reverted = await self.revert_in_flight(session_id, "interrupted")
+        reverted = await self.withdraw_in_flight(session_id, "interrupted")
         with contextlib.suppress(Exception):
             await self._interrupted_status(session_id)
         await self._outbox.end_session(session_id, "error", INTERRUPTED)
@@ -450,7 +450,7 @@ class RoomSessions:
         last = await self._broadcaster.last_seq(session_id)
         await self._messenger.status(session_id, "error", INTERRUPTED, to=to, last_seq=last)
 
-    async def revert_in_flight(self, session_id: str, why: str = "canceled") -> int:
+    async def withdraw_in_flight(self, session_id: str, why: str = "canceled") -> int:
         """The one way a run's in-flight previews are withdrawn (a run that did not finish,
         one a dead steward left, a fairy's run reopened after a restart): a final no-op
         version under each in-flight id, in that run. Returns how many."""
