@@ -13,6 +13,7 @@ from steward.protocol.limits import (
     ACK_DELAY_MS,
     DEFAULT_SCREENSHOT_MAX_BYTES,
     DEFAULT_SCREENSHOT_MAX_SIZE,
+    MAX_FAIRIES_PER_ROOM,
     MAX_SCREENSHOT_BYTES,
     MIN_SCREENSHOT_MAX_BYTES,
 )
@@ -118,6 +119,11 @@ class Settings(BaseSettings):
     # Who may cancel a run: `owner` (who asked, or a moderator grant) or `everyone` (anyone
     # allowed to prompt).
     steward_cancel_policy: Literal["owner", "everyone"] = "owner"
+    # Who may summon, rename and dismiss the room's fairies: `prompters` (anyone allowed to
+    # prompt) or `moderators` (a moderator grant only).
+    steward_crew_policy: Literal["prompters", "moderators"] = "prompters"
+    # How many fairies a room's crew may have (summons past it are refused).
+    steward_crew_limit: int = Field(default=6, ge=1, le=MAX_FAIRIES_PER_ROOM)
     # Models a caller (HTTP `model`) may pick, comma list; empty: only the configured ones
     # (`steward_model` and the role models).
     # `replay:` and anything naming a file is never accepted from a caller.

@@ -25,6 +25,7 @@ from steward import ffi_router
 from steward.api.app import RunAccepted, RunRefused, create_app
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
+from steward.fairies.project_steering import PublishProject
 from steward.fairies.prompt_router import PromptRouter
 from steward.fairies.role_models import models_from_settings
 from steward.fairies.roster import Publish
@@ -32,8 +33,7 @@ from steward.fairies.runtime import FairyRuntime
 from steward.obs.gc_pauses import watch_gc_pauses
 from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput
-from steward.protocol.messages import Box, FairiesMessage
-from steward.protocol.names import TOPIC_FAIRIES
+from steward.protocol.messages import Box, FairiesMessage, ProjectState
 from steward.room.connect import connect_direct
 from steward.room.deps import RoomDeps
 from steward.room.owners import HTTP_OWNER, queued_owner
@@ -41,12 +41,14 @@ from steward.room.runs.sessions import RoomSessions, SessionsByRoom, new_session
 from steward.room.runtime import RoomRuntime
 from steward.room.workers.livekit_admin import LiveKitAdmin
 from steward.store.conversation import ConversationRepo
+from steward.store.crew import CrewStore
 from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.fairies import FairyStore
 from steward.store.grants import GrantBindings
 from steward.store.leases import Lease, LeaseHeld, LeaseKeeper, RoomLeases, worker_id
 from steward.store.liveness import Liveness, process_liveness
 from steward.store.outbox import Outbox
+from steward.store.project_runs import ProjectRuns
 from steward.store.queued_runs import QueuedRun, QueuedRuns, RunBell
 from steward.store.usage import LazyUsage, UsageRepo
 from steward.task_set import TaskSet, close_within
@@ -124,7 +126,7 @@ class StewardService:
             return one_shot
         if isinstance(one_shot, OneShotRunner):
             one_shot.use(self.fairies)  # its one-shotting fairies: one runtime, durable
-        return PromptRouter(self.fairies, one_shot)
+        return PromptRouter(self.fairies, one_shot, names=self.fairies.names_of)
 
     def _deps(self) -> RoomDeps:
         return RoomDeps(
@@ -134,6 +136,10 @@ class StewardService:
             fairies=self.fairies,
             grant_bindings=GrantBindings(self.db.pool) if self.db is not None else None,
             conversation=ConversationRepo(self.db.pool) if self.db is not None else None,
+            crew_store=CrewStore(self.db.pool) if self.db is not None else None,
+            crew=self.fairies.room_crew if self.fairies is not None else None,
+            project_runs=ProjectRuns(self.db.pool) if self.db is not None else None,
+            projects=self.fairies.steering if self.fairies is not None else None,
             usage_of=self.usage.session_summary,
             speech=speech_engine(self.settings),
             holds_lease=self._holds_lease,
@@ -155,7 +161,15 @@ class StewardService:
         async def publish(msg: FairiesMessage) -> None:
             runtime = self.rooms.get(room_id)
             if runtime is not None and not runtime.closed.is_set():
-                await runtime.messenger.publish(msg.to_wire(), TOPIC_FAIRIES)
+                await runtime.standing.fairies(msg)
+
+        return publish
+
+    def _project_states(self, room_id: str) -> PublishProject:
+        async def publish(state: ProjectState) -> None:
+            runtime = self.rooms.get(room_id)
+            if runtime is not None and not runtime.closed.is_set():
+                await runtime.standing.publish(state)
 
         return publish
 
@@ -171,6 +185,9 @@ class StewardService:
                 sessions=SessionsByRoom(self._room_sessions),
                 models=models_from_settings(self.settings),
                 publish=self._fairy_presence,
+                crew_store=CrewStore(self.db.pool),
+                project_runs=ProjectRuns(self.db.pool),
+                publish_project=self._project_states,
                 budget=RoomBudget(self.usage, self.settings.steward_room_daily_budget_usd),
             )
         if self.leases is None:

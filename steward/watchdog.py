@@ -34,3 +34,8 @@ class Watchdog:
         if self._timeout is not None and not self._timeout.expired():
             now = asyncio.get_running_loop().time()
             self._timeout.reschedule(min(now + self.idle_s, self._hard))
+
+    def deadline(self) -> float | None:
+        """When the guarded block ends unless progress comes (event loop time); None outside
+        a guard."""
+        return None if self._timeout is None else self._timeout.when()

@@ -9,11 +9,12 @@ import { Tldraw, type Editor, type TLComponents } from 'tldraw'
 import 'tldraw/tldraw.css'
 import '../src/ui/steward.css'
 import { getAssetUrlsByImport } from '@tldraw/assets/imports.vite'
-import { connectVoice, FairyOverlay, StewardPanel, useSteward, VoiceBar, type StewardHandle, type VoiceHandle } from '../src/index'
+import { connectVoice, FairyOverlay, readPage, StewardPanel, useSteward, VoiceBar, type StewardHandle, type VoiceHandle } from '../src/index'
 
 declare global {
   interface Window {
-    __steward?: { editor: Editor; handle: StewardHandle; room: Room; identity: string; voice: VoiceHandle | null }
+    // For the e2e tests: `page` is the canvas as steward records (readPage).
+    __steward?: { editor: Editor; handle: StewardHandle; room: Room; identity: string; voice: VoiceHandle | null; page?: () => unknown[] }
   }
 }
 
@@ -86,7 +87,7 @@ function CanvasRoom({ roomName }: { roomName: string }) {
 
   // For the browser tests and the console.
   useEffect(() => {
-    if (handle && editor && room) window.__steward = { editor, handle, room, identity, voice }
+    if (handle && editor && room) window.__steward = { editor, handle, room, identity, voice, page: () => [...readPage(editor).values()] }
   }, [handle, editor, room, identity, voice])
 
   const components = useMemo<TLComponents>(() => ({ InFrontOfTheCanvas: () => <FairyOverlay handle={handle} /> }), [handle])

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
-import { snapshot } from './snapshot.mjs'
+import { matchesOutbox, snapshot } from './snapshot.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const bridge = resolve(here, '..')
@@ -400,6 +400,9 @@ test('the host tab closes mid-run and the run completes', async () => {
   await tabs.t1.context.close()
   for (const n of ['t2', 't3']) await waitStatus(tabs[n], sid)
   await converge([tabs.t2, tabs.t3], 'after the host left')
+  // Every record of both tabs is the durable outbox's: nothing lost, doubled or left as a
+  // preview across the change of host.
+  await matchesOutbox(stackInfo.agrees, [tabs.t2, tabs.t3], 'after the host left', WAIT)
   // A remaining tab took over as host, and both tabs agree which one.
   for (const n of ['t2', 't3']) {
     await tabs[n].page.waitForFunction((h) => window.__steward.handle.state.host !== h, oldHost, { timeout: WAIT })
@@ -551,4 +554,5 @@ test('the steward is SIGKILLed mid-run and restarted: every tab ends the run int
   const next = await prompt(tabs.t3, 'draw a red circle')
   for (const n of ['t2', 't3']) await waitStatus(tabs[n], next)
   await converge([tabs.t2, tabs.t3], 'after a run on the restarted steward')
+  await matchesOutbox(stackInfo.agrees, [tabs.t2, tabs.t3], 'after a run on the restarted steward', WAIT)
 })

@@ -167,3 +167,39 @@ test('reload and a late tab show the same chat in the same order; typed "undo" r
   await showsSame(cat, withUndo)
   await shot(cat, '5-reloaded-cat')
 })
+
+test('typed "undo" after a project takes the whole project back, with no model request', async () => {
+  const [ann, bob] = tabs
+  const before = await identical([ann, bob])
+  await typePrompt(ann, 'project: draw a farm')
+  await doneRun(ann, 'project: draw a farm')
+  const during = await identical([ann, bob])
+  assert.ok(during.length > before.length, 'the project drew')
+  // The project's card sits under its prompt, its fairies' runs in the same card.
+  const card = await ann.page.evaluate(() => {
+    const runs = [...document.querySelectorAll('[data-testid=chat] [data-testid=run]')]
+    const run = runs.find((r) => r.querySelector('[data-testid=run-prompt]')?.textContent.includes('project: draw a farm'))
+    const kids = [...(run?.children ?? [])].map((el) => el.dataset.testid ?? el.className)
+    return { kids, sessions: run?.dataset.sessions.split(' ').length ?? 0 }
+  })
+  assert.equal(card.kids[0], 'run-prompt')
+  assert.match(String(card.kids[1]), /project/, `the project's card is right under the prompt: ${card.kids}`)
+  assert.ok(card.sessions >= 3, `the project's fairies' runs are in its prompt's card: ${card.sessions}`)
+  await shot(ann, '6-project-ann')
+  const requests = await modelRequests()
+  await typePrompt(ann, 'undo')
+  await ann.page.waitForFunction(
+    () => {
+      const s = window.__steward.handle.state
+      const undo = s.prompts.filter((p) => p.reverts && p.text === 'undo').at(-1)
+      const done = undo && s.sessions[undo.sessionId]?.status === 'done'
+      return done && s.chat.some((m) => m.sessionId === undo.sessionId && /^Took back the project "project: draw a farm": \d+ shape changes\.$/.test(m.text))
+    },
+    null,
+    { timeout: WAIT },
+  )
+  const after = await identical([ann, bob])
+  assert.deepEqual(after.map((s) => s.id).sort(), before.map((s) => s.id).sort(), 'every tab is back to before the project')
+  assert.equal(await modelRequests(), requests, 'the word "undo" reached no model')
+  await shot(ann, '7-project-undone-ann')
+})

@@ -37,15 +37,27 @@ const fairySessions = (tab) =>
       .map((s) => `${s.sessionId}:${s.fairy}`),
   )
 
+// This tab's camera shows the whole canvas (a camera move, not a document change).
+async function fit(tab) {
+  await tab.page.evaluate(() => {
+    window.__steward.editor.zoomToFit({ animation: { duration: 0 } })
+  })
+  await tab.page.waitForTimeout(300)
+}
+
 async function direct(from, message, fairies, label) {
   const before = new Set(await fairySessions(tabs[0]))
   const shapesBefore = (await converge(`${label}: before`)).filter((r) => r.typeName === 'shape').length
   const reply = await from.page.evaluate(([m, f]) => window.__steward.handle.prompt(m, { fairies: f }), [message, fairies])
   assert.ok(reply.sessionId, `prompt refused: ${reply.error}`)
-  // Mid-run: the picked fairies at work, as the asker's tab shows them.
-  await from.page
-    .waitForFunction(() => window.__steward.handle.state.fairies.some((f) => f.mode !== 'idling'), null, { timeout: WAIT })
-    .catch(() => {}) // a solo run may be over before the first presence arrives
+  // Mid-run: a picked fairy drawing in its task area, as the asker's tab shows it (the
+  // overlay's labels read "name · mode"; the camera fits the whole canvas).
+  const working = await from.page
+    .waitForFunction(() => [...document.querySelectorAll('.steward-fairy')].some((e) => / · working-/.test(e.title)), null, { timeout: WAIT })
+    .then(() => true)
+    .catch(() => false)
+  assert.ok(working, `${label}: no tab showed a picked fairy at work`)
+  await fit(from)
   await from.page.screenshot({ path: join(results, `e2e-directing-${label}-working.png`) })
   for (const tab of tabs) {
     await tab.page.waitForFunction((s) => window.__steward.handle.state.sessions[s]?.status === 'done', reply.sessionId, { timeout: RUN_WAIT })
@@ -58,10 +70,7 @@ async function direct(from, message, fairies, label) {
     await tab.page.waitForFunction(() => window.__steward.handle.state.fairies.every((f) => f.mode === 'idling'), null, { timeout: WAIT })
   }
   for (const tab of tabs) {
-    await tab.page.evaluate(() => {
-      window.__steward.editor.zoomToFit({ animation: { duration: 0 } })
-    })
-    await tab.page.waitForTimeout(300)
+    await fit(tab)
     await tab.page.screenshot({ path: join(results, `e2e-directing-${label}-${tab.name}.png`) })
   }
   const added = (await fairySessions(tabs[0])).filter((s) => !before.has(s)).map((s) => s.split(':')[1])
@@ -81,7 +90,7 @@ after(async () => {
 })
 
 test('one picked fairy works the prompt solo, in the prompt’s own session', async () => {
-  const others = await direct(tabs[0], 'draw a harbour', ['fairy-2'], 'solo')
+  const others = await direct(tabs[0], 'draw a beach', ['fairy-2'], 'solo')
   assert.deepEqual([...others], [], 'no other fairy worked')
 })
 
@@ -91,7 +100,7 @@ test('two picked fairies work it as a duo: the first leads and draws, the second
 })
 
 test('three picked fairies work it as a project the first one leads', async () => {
-  const others = await direct(tabs[0], 'draw a farm', ['fairy-2', 'fairy-1', 'fairy-3'], 'project')
+  const others = await direct(tabs[0], 'draw a street', ['fairy-2', 'fairy-1', 'fairy-3'], 'project')
   assert.deepEqual([...others].sort(), ['fairy-1', 'fairy-3'], 'both drones drew in sessions of their own')
 })
 

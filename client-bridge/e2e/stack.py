@@ -8,6 +8,8 @@ and `POST /e2e/context` (one context fetch of given bounds for an asker: the ima
 ids the model's "in view" list would name), and `/e2e/model-requests` (how many requests the
 scripted model was sent).
 `POST /e2e/crash` SIGKILLs that steward and starts `steward join ROOM` in its place.
+`POST /e2e/agrees` takes a tab's page (`readPage`, steward records) and says where it parts
+from the mirror rebuilt from the durable outbox (the parity rules of `page_disagreements`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ from steward.protocol.messages import Box
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
 from steward.tokens import mint_token
+from steward_tools.bench.faults import outbox_state
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.rigs.executor_client import page_disagreements
 
 CONTEXTS: list[dict[str, Any]] = []
 # Requests the scripted model was sent, every role's (counted, the model itself unchanged).
@@ -260,10 +264,22 @@ async def main(room: str, dist: Path) -> None:
         line = await _ready_line(again, "the restarted steward", b"steward serving")
         return web.json_response({"killed": victim.pid, "restarted": line.decode().strip()})
 
+    async def agrees(request: web.Request) -> web.Response:
+        """Where a tab's page and the outbox mirror part ([] when they agree)."""
+        page = (await request.json())["page"]
+        _, mirror = await outbox_state(db_url, room)
+        problems = page_disagreements(page, list(mirror.values()))
+        return web.json_response({"problems": problems, "shapes": len(mirror)})
+
     app = web.Application()
     app.router.add_post("/e2e/crash", crash)
+    app.router.add_post("/e2e/agrees", agrees)
     port = await _serve(app)
-    info |= {"crash": f"http://127.0.0.1:{port}/e2e/crash", "livekit": livekit.url}
+    info |= {
+        "crash": f"http://127.0.0.1:{port}/e2e/crash",
+        "agrees": f"http://127.0.0.1:{port}/e2e/agrees",
+        "livekit": livekit.url,
+    }
     print(json.dumps(info), flush=True)
     await _until_stopped()
     for child in children:

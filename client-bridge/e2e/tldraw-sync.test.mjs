@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path'
 import { after, before, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { chromium } from 'playwright-core'
-import { snapshot } from './snapshot.mjs'
+import { matchesOutbox as agreeing, snapshot } from './snapshot.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const bridge = resolve(here, '..')
@@ -114,6 +114,8 @@ async function converge(list, label) {
   assert.fail(`${label}: canvases differ\n${diffs.slice(0, 6).join('\n')}`)
 }
 
+const matchesOutbox = (list, label) => agreeing(stack.agrees, list, label, WAIT)
+
 async function prompt(tab, message) {
   const reply = await tab.page.evaluate((m) => window.__steward.handle.prompt(m), message)
   assert.ok(reply.sessionId, `prompt refused: ${reply.error}`)
@@ -169,6 +171,7 @@ test("a prompt draws: the host applies, tldraw sync brings the agent's edits to 
   t.diagnostic(`run ${ran - started} ms, then identical everywhere in ${Date.now() - ran} ms`)
   firstRunShapes = shapes(recs).length
   assert.ok(firstRunShapes >= 4, `the run drew shapes: ${firstRunShapes}`)
+  assert.equal(await matchesOutbox([t1, t2, t3], 'after a run'), firstRunShapes)
   assert.ok(recs.every((r) => r.typeName !== 'shape' || r.isLocked === false), 'no shape left locked')
   // Only the host applied envelopes: the others' canvases came through tldraw sync.
   assert.ok((await applied(t1)) > 0, 'the host applied the run')
@@ -179,6 +182,7 @@ test('a tab that joins late sees the drawing', async () => {
   const t4 = await openTab('t4')
   const recs = await converge([tabs.t1, t4], 'for a late joiner')
   assert.equal(shapes(recs).length, firstRunShapes)
+  await matchesOutbox([t4], 'for a late joiner')
   assert.equal(await applied(t4), 0, 'the late joiner got the drawing from tldraw sync, not from a replay')
   assert.equal(await t4.page.evaluate(() => window.__steward.handle.state.host), tabs.t1.identity)
 })
@@ -204,6 +208,9 @@ test('the host tab closes mid-run and the run completes through another host', a
   assert.ok(host, `host ${hosts[0]} is not a remaining tab`)
   assert.ok((await applied(host)) > 0, 'the new host applied the rest of the run')
   const recs = await converge(rest, 'after the host left')
+  // Every record of every remaining tab is the durable outbox's: nothing lost, doubled or
+  // left as a preview across the change of host.
+  assert.equal(await matchesOutbox(rest, 'after the host left'), shapes(recs).length)
   assert.equal(shapes(recs).length, 2 * firstRunShapes, 'the second drawing is whole')
   assert.ok(recs.every((r) => r.typeName !== 'shape' || r.isLocked === false), 'a preview was left locked')
   await host.page.evaluate(() => window.__steward.editor.zoomToFit({ animation: { duration: 0 } }))

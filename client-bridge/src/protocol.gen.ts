@@ -22,19 +22,29 @@ export const MAX_EDIT_RECORDS = 500 as const;
 export const MAX_ENVELOPES_PER_BATCH = 256 as const;
 export const MAX_ENVELOPE_BYTES = 15360 as const;
 export const MAX_FAIRIES_PER_ROOM = 10 as const;
+export const MAX_FAIRY_NAME_CHARS = 32 as const;
 export const MAX_ID_CHARS = 128 as const;
+export const MAX_PERSONALITY_CHARS = 400 as const;
+export const MAX_PLAN_CHARS = 2000 as const;
+export const MAX_PROJECT_TASKS = 40 as const;
 export const MAX_PROMPT_CHARS = 8000 as const;
 export const MAX_RPC_PAYLOAD_BYTES = 15360 as const;
 export const MAX_SCREENSHOT_BYTES = 4194304 as const;
 export const MAX_SHAPES_JSON_BYTES = 8388608 as const;
+export const MAX_TITLE_CHARS = 120 as const;
 export const MIN_SCREENSHOT_MAX_BYTES = 1000 as const;
 export const PROTOCOL_VERSION = "tldraw-actions/1" as const;
 export const RESYNC_ALL_SESSIONS = "*" as const;
+export const RPC_ABORT = "steward.abort" as const;
 export const RPC_CANCEL = "steward.cancel" as const;
 export const RPC_CONTEXT = "steward.context" as const;
 export const RPC_CONVERSATION = "steward.conversation" as const;
+export const RPC_DISMISS = "steward.dismiss" as const;
 export const RPC_PROMPT = "steward.prompt" as const;
+export const RPC_RENAME = "steward.rename" as const;
 export const RPC_REVERT = "steward.revert" as const;
+export const RPC_REVERT_PROJECT = "steward.revert_project" as const;
+export const RPC_SUMMON = "steward.summon" as const;
 export const SCREENSHOT_TYPE_JPEG = "image/jpeg" as const;
 export const SCREENSHOT_TYPE_WEBP = "image/webp" as const;
 export const SHAPES_TYPE_GZIP = "application/gzip" as const;
@@ -49,6 +59,7 @@ export const TOPIC_CONTEXT = "agent:context" as const;
 export const TOPIC_EDIT = "canvas:edit" as const;
 export const TOPIC_FAIRIES = "agent:fairies" as const;
 export const TOPIC_LK_CHAT = "lk.chat" as const;
+export const TOPIC_PROJECT = "agent:project" as const;
 export const TOPIC_PROMPT = "agent:prompt" as const;
 export const TOPIC_RESYNC = "steward:resync" as const;
 export const TOPIC_SCREENSHOT = "agent:screenshot" as const;
@@ -57,6 +68,16 @@ export const TOPIC_THOUGHT = "agent:thought" as const;
 export const TOPIC_TRANSCRIPTION = "lk.transcription" as const;
 export const TOPIC_VIEWPORT = "canvas:viewport" as const;
 export const VIEWPORT_MIN_INTERVAL_MS = 80 as const;
+
+export interface AbortReply {
+  ok: boolean;
+  error?: string | null;
+}
+
+/** RPC `steward.abort`: end a project now (who asked for it, or a moderator). Its drones stop as on a cancel, nothing half drawn stays, and the lead says it ended. */
+export interface AbortRequest {
+  projectId: string;
+}
 
 /** browser → steward on `agent:ack`: the listed actions were *applied*. `cumulative`: every envelope of the session up to `seq` is applied (one ack for the envelopes of a batch or a filled gap; `applied` then lists their ids, at most `MAX_ACKED_IDS`). */
 export interface Ack {
@@ -158,6 +179,26 @@ export interface ConversationRequest {
   after?: number;
 }
 
+/** One fairy of the room's crew, as people chose it. */
+export interface CrewMember {
+  id: string;
+  name: string;
+  personality?: string;
+  color: string;
+  role: "solo" | "orchestrator" | "duo-orchestrator" | "drone";
+}
+
+/** The fairy summoned, renamed or dismissed, or a clear error. */
+export interface CrewReply {
+  fairy?: CrewMember | null;
+  error?: string | null;
+}
+
+/** RPC `steward.dismiss`: a fairy leaves the crew; whatever it was doing ends as a cancel. */
+export interface DismissRequest {
+  fairyId: string;
+}
+
 /** steward → browsers on `agent:actions`: envelopes (of one or more sessions) in send order, one packet; each is handled and acked as if it had come alone on `agent:action`. */
 export interface EnvelopeBatch {
   envelopes: Array<ActionEnvelope>;
@@ -181,6 +222,43 @@ export interface FairyPresence {
 export interface Point {
   x: number;
   y: number;
+}
+
+/** RPC `steward.revert_project`: take back every run of a project as one revert (who asked for it, or a moderator). An active project is aborted first. */
+export interface ProjectRevertRequest {
+  projectId: string;
+}
+
+/** steward → browsers on `agent:project`: one project as it stands, sent on every change of its plan, tasks or waits, and to a tab that joins. `session_id`: the prompt's run that started it (the card sits under that prompt); `asker`: who asked for it. */
+export interface ProjectState {
+  projectId: string;
+  title: string;
+  plan?: string;
+  kind: "orchestrated" | "duo";
+  status: "active" | "done" | "aborted";
+  lead: string;
+  members?: Array<string>;
+  asker?: string | null;
+  sessionId?: string | null;
+  tasks?: Array<ProjectTaskState>;
+  waits?: Array<ProjectWait>;
+  ts: number;
+}
+
+export interface ProjectTaskState {
+  id: string;
+  title: string;
+  status: "todo" | "in-progress" | "done";
+  owner?: string | null;
+  area?: Box | null;
+}
+
+/** A fairy of the project waiting: on a task (`task`: its id) or on another fairy (`fairy`: its id, reaching `mode`). */
+export interface ProjectWait {
+  fairy: string;
+  task?: string | null;
+  onFairy?: string | null;
+  mode?: string | null;
 }
 
 /** steward → browsers on `agent:prompt`: a run started, for what and for whom. `asker` is the participant identity the prompt came from (the API client's name over HTTP), as the steward saw it; never a field of the prompt's payload. */
@@ -210,6 +288,12 @@ export interface PromptRequest {
   fairies?: Array<string> | null;
 }
 
+/** RPC `steward.rename`: a fairy of the crew gets a new name. */
+export interface RenameRequest {
+  fairyId: string;
+  name: string;
+}
+
 /** browser → steward on `steward:resync`: replay everything after `last_seq`. */
 export interface Resync {
   sessionId: string;
@@ -237,6 +321,13 @@ export interface StatusMessage {
   lastSeq?: number | null;
   n?: number | null;
   ts: number;
+}
+
+/** RPC `steward.summon`: a new fairy joins the room's crew (up to the room's limit). */
+export interface SummonRequest {
+  name: string;
+  personality?: string;
+  color?: "black" | "grey" | "light-violet" | "violet" | "blue" | "light-blue" | "yellow" | "orange" | "green" | "light-green" | "light-red" | "red" | null;
 }
 
 /** steward → browsers on `agent:thought`: a run's `think` or `add_detail`, whole (the panel folds a run's thoughts into one row). */

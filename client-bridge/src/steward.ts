@@ -14,6 +14,7 @@ import { DelayedAcks } from './executor/acks'
 import { Executor, type TodoItem } from './executor/executor'
 import { ReloadMemory } from './executor/memory'
 import { envelopesIn } from './executor/packets'
+import { crewApi, focusBox, withProject, type CrewApi } from './crew'
 import { electHost } from './host'
 import { unionBox, type ChatItem, type PromptItem, type ThoughtItem } from './ui/timeline'
 import {
@@ -32,6 +33,7 @@ import {
   TOPIC_COMPOSING,
   TOPIC_EDIT,
   TOPIC_FAIRIES,
+  TOPIC_PROJECT,
   TOPIC_PROMPT,
   TOPIC_RESYNC,
   TOPIC_STATUS,
@@ -44,6 +46,7 @@ import {
   type ConversationReply,
   type FairiesMessage,
   type FairyPresence,
+  type ProjectState,
   type PromptNotice,
   type PromptReply,
   type PromptRequest,
@@ -92,9 +95,13 @@ export interface StewardState {
   thoughts: ThoughtItem[]
   /** Shape ids each run drew or changed in this tab (what "show" zooms to). */
   drawn: Record<string, string[]>
+  /** Each project's latest state (plan, tasks with owner and status, waits), oldest first. */
+  projects: ProjectState[]
+  /** The fairy this tab's camera follows (`follow`), or null. */
+  following: string | null
 }
 
-export interface StewardHandle {
+export interface StewardHandle extends CrewApi {
   readonly state: StewardState
   readonly status: ConnectionStatus
   readonly fairies: FairyPresence[]
@@ -119,6 +126,11 @@ export interface StewardHandle {
   runBounds(sessionId: string): Box | null
   /** Zooms this tab's camera to what run `sessionId` drew; false when nothing of it is left. */
   show(sessionId: string): boolean
+  /** Flies this tab's camera to a task's area (`{area}`) or a fairy (its task area, else
+   * around it); false when there is nowhere to go. */
+  flyTo(target: { area?: Box | null } | FairyPresence): boolean
+  /** Keeps this tab's camera on fairy `fairyId` as it moves (null: stop following). */
+  follow(fairyId: string | null): void
   /** Stops answering and applying in this tab and forgets its listeners; the room stays
    * connected (it is the app's). */
   detach(): void
@@ -183,6 +195,8 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     chat: [],
     thoughts: [],
     drawn: {},
+    projects: [],
+    following: null,
   }
   const listeners = new Set<(s: StewardState) => void>()
   // The place of an item in the room's conversation: the steward numbers every item (an item
@@ -395,7 +409,16 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       }
       case TOPIC_FAIRIES: {
         const msg = parse<FairiesMessage>(payload)
-        if (msg && Array.isArray(msg.fairies)) set({ fairies: msg.fairies })
+        if (msg && Array.isArray(msg.fairies)) {
+          set({ fairies: msg.fairies })
+          const followed = msg.fairies.find((f) => f.id === state.following)
+          if (followed) editor.centerOnPoint(followed.position, { animation: { duration: 120 } })
+        }
+        break
+      }
+      case TOPIC_PROJECT: {
+        const projects = withProject(state.projects, parse<unknown>(payload))
+        if (projects !== state.projects) set({ projects })
         break
       }
     }
@@ -550,6 +573,19 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
       const reply = await rpc<RevertReply>(RPC_REVERT, { sessionId })
       if (reply.sessionId) set({ activeSession: reply.sessionId })
       return reply
+    },
+    ...crewApi(rpc),
+    flyTo(target) {
+      const box = focusBox(target)
+      if (!box) return false
+      const pad = Math.max(box.w, box.h, 1) * 0.15
+      editor.zoomToBounds(new TlBox(box.x - pad, box.y - pad, box.w + 2 * pad, box.h + 2 * pad), { animation: { duration: 200 } })
+      return true
+    },
+    follow(fairyId) {
+      set({ following: fairyId })
+      const fairy = state.fairies.find((f) => f.id === fairyId)
+      if (fairy) handle.flyTo(fairy)
     },
     runBounds,
     show(sessionId) {

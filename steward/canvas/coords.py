@@ -32,6 +32,13 @@ class CoordinateSpace:
     # (key, field) → (integer sent to the model, exact page value)
     _saved: dict[tuple[str, str], tuple[int, float]] = field(default_factory=dict)
 
+    @classmethod
+    def at(cls, x: float, y: float) -> CoordinateSpace:
+        """The frame whose 0, 0 is page point (x, y) rounded as every coordinate is (half
+        away from zero): a view that starts there starts at 0, 0, and frames of several
+        runs differ by whole shifts."""
+        return cls(float(_round(x)), float(_round(y)))
+
     @property
     def fresh(self) -> bool:
         """Nothing was sent to the model yet: the origin may still move."""

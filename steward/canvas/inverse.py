@@ -20,7 +20,7 @@ The inverse is itself a run, so reverting it computes the redo the same way.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,11 +64,13 @@ class _Images:
     found: bool = False
 
 
-def _replay(history: Iterable[HistoryEnvelope], run_id: str) -> tuple[_Images, CanvasMirror]:
+def _replay(
+    history: Iterable[HistoryEnvelope], runs: Collection[str]
+) -> tuple[_Images, CanvasMirror]:
     mirror = CanvasMirror()
     images = _Images()
     for env in history:
-        ours = env.session_id == run_id
+        ours = env.session_id in runs
         if ours and not images.found:
             images.found = True
             images.order_before = list(mirror.shapes)
@@ -143,14 +145,17 @@ def _reorders(now: list[str], wanted: list[str], new_id: Any) -> list[WireAction
 
 def run_inverse(
     history: Iterable[HistoryEnvelope],
-    run_id: str,
+    run_id: str | Collection[str],
     *,
     current: Shapes | None = None,
     id_prefix: str = "undo",
 ) -> RunInverse:
     """The inverse of run `run_id` against `current` (default: the canvas the history ends
-    in; the room's live mirror when given, which is the same in relay mode)."""
-    images, replayed = _replay(history, run_id)
+    in; the room's live mirror when given, which is the same in relay mode). Several runs
+    (a project's) are taken back as one: each shape goes back to before the first of them
+    touched it."""
+    runs = frozenset((run_id,) if isinstance(run_id, str) else run_id)
+    images, replayed = _replay(history, runs)
     now = replayed.shapes if current is None else current
     out = RunInverse(found=images.found)
     counter = iter(range(1_000_000))

@@ -106,7 +106,8 @@ async def context(
         room.viewport = Rect(ctx.viewport.x, ctx.viewport.y, ctx.viewport.w, ctx.viewport.h)
     if room.origin is None:
         # One origin for the room's fairies, so areas one plans mean the same to all.
-        room.origin = (float(round(room.viewport.x)), float(round(room.viewport.y)))
+        frame = CoordinateSpace.at(room.viewport.x, room.viewport.y)
+        room.origin = (frame.origin_x, frame.origin_y)
     return ctx
 
 

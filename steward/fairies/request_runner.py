@@ -179,9 +179,7 @@ class RequestRunner:
             context = await fairy_request.context(room, fairy_id, req, session, look.area)
             run.progress()
             if kind.frame == "first-view" and request_no == 0 and ctx.coords.fresh:
-                # Whole numbers: the frames of several runs differ by whole shifts.
-                ox, oy = float(round(context.viewport.x)), float(round(context.viewport.y))
-                ctx.coords = CoordinateSpace(ox, oy)
+                ctx.coords = CoordinateSpace.at(context.viewport.x, context.viewport.y)
             elif kind.frame == "room-origin" and ctx.coords.fresh and room.origin is not None:
                 ctx.coords = CoordinateSpace(*room.origin)
             model_request = fairy_request.prompt(room, fairy_id, req, run, context, followup, look)
@@ -189,6 +187,9 @@ class RequestRunner:
                 request_no if kind.numbering == "run" else room.next_request(session.session_id)
             )
             turn = run.new_turn(run.request_no, hooks)
+            # The task its shapes are credited to: the one it works as the turn begins (a
+            # turn may end it with mark-my-task-done).
+            working = room.board.working_task_of(fairy_id)
             refusal = await budget.refusal(room.room_id) if budget is not None else None
             if refusal is not None:
                 await session.send_chat(refusal, role="system")
@@ -208,7 +209,8 @@ class RequestRunner:
                 room.feedback.keep(
                     f"{session.session_id}:{fairy_id}", run.fresh_notes(), turn.drawn
                 )
-                room.credit(fairy_id, turn.drawn.created)
+                if working is not None:
+                    room.credit(working.id, turn.drawn.created)
                 if recorder is not None:
                     await recorder.flush()
             if kind.feedback == "queued":

@@ -135,11 +135,9 @@ class RoomFairies:
     # memory: neighbours are credited to their author, not to whichever area holds them.
     made_by: dict[str, str] = field(default_factory=dict)
 
-    def credit(self, fairy_id: str, created: Iterable[str]) -> None:
-        """Credit the shapes a fairy made to the task it works (none: no task)."""
-        task = self.board.working_task_of(fairy_id)
-        if task is not None:
-            self.made_by.update(dict.fromkeys(created, task.id))
+    def credit(self, task_id: str, created: Iterable[str]) -> None:
+        """Credit the shapes a turn made to the task its fairy was working."""
+        self.made_by.update(dict.fromkeys(created, task_id))
 
     def fairy(self, fairy_id: str) -> FairyState:
         """The fairy's state (made on first use: a roster entry needs no work yet)."""

@@ -5,6 +5,7 @@ runtime keeps everything in memory only."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from steward.fairies.memory import HistoryItem
 from steward.fairies.persistence import (
@@ -20,6 +21,7 @@ from steward.fairies.persistence import (
     wait_row,
 )
 from steward.fairies.project_task import Task
+from steward.fairies.projects import Project
 from steward.fairies.room_fairies import ONE_SHOT_PREFIX, Request, RoomFairies
 from steward.store.fairies import FairyStore
 
@@ -28,6 +30,12 @@ class RoomRecords:
     def __init__(self, store: FairyStore | None) -> None:
         self.store = store
         self._wait_locks: dict[str, asyncio.Lock] = {}
+        # Told what a save of the board changed, and that the waits were saved (the rooms'
+        # project cards follow both).
+        self.on_board_saved: (
+            Callable[[RoomFairies, list[Project | Task]], Awaitable[None]] | None
+        ) = None
+        self.on_waits_saved: Callable[[RoomFairies], Awaitable[None]] | None = None
 
     async def load(self, room: RoomFairies) -> None:
         """The room's fairies, their history, projects, tasks and waits, as last written."""
@@ -84,15 +92,16 @@ class RoomRecords:
     async def save_board(self, room: RoomFairies) -> None:
         """The projects and tasks that changed since the last save."""
         changed, deleted = room.board.drain()
-        if self.store is None:
-            return
-        for obj in changed:
-            if isinstance(obj, Task):
-                await self.store.save_task(task_row(obj))
-            else:
-                await self.store.save_project(project_row(obj))
-        for tid in deleted:
-            await self.store.delete_task(tid)
+        if self.store is not None:
+            for obj in changed:
+                if isinstance(obj, Task):
+                    await self.store.save_task(task_row(obj))
+                else:
+                    await self.store.save_project(project_row(obj))
+            for tid in deleted:
+                await self.store.delete_task(tid)
+        if self.on_board_saved is not None and (changed or deleted):
+            await self.on_board_saved(room, changed)
 
     async def save_waits(self, room: RoomFairies) -> None:
         """Write the room's waits as they are in memory now.
@@ -102,8 +111,9 @@ class RoomRecords:
         could commit in either order and leave a fulfilled wait stored, waking its fairy for
         nothing after a restart. Each save instead takes its snapshot under the room's lock
         and writes it whole, so the last write always matches memory."""
-        if self.store is None:
-            return
-        async with self._wait_locks.setdefault(room.room_id, asyncio.Lock()):
-            rows = [wait_row(w) for w in room.waits.conditions]
-            await self.store.save_waits(room.room_id, rows)
+        if self.store is not None:
+            async with self._wait_locks.setdefault(room.room_id, asyncio.Lock()):
+                rows = [wait_row(w) for w in room.waits.conditions]
+                await self.store.save_waits(room.room_id, rows)
+        if self.on_waits_saved is not None:
+            await self.on_waits_saved(room)

@@ -24,12 +24,14 @@ from typing import Any
 
 from steward.canvas.bounds import Rect
 from steward.fairies import directing, fairy_sessions, resume
+from steward.fairies.crew import DEFAULT_CREW, RoomCrew
 from steward.fairies.deps import FairyDeps
 from steward.fairies.fairy_sessions import SessionFactory
 from steward.fairies.interrupts import Interrupt, decide
 from steward.fairies.modes import ModeName, Role, mode
 from steward.fairies.one_shot import one_shot_fairy
 from steward.fairies.one_shot_job import OneShotJob
+from steward.fairies.project_steering import ProjectSteering, PublishProject
 from steward.fairies.projects import ProjectBoard, task_completed_key
 from steward.fairies.request_runner import RequestRunner
 from steward.fairies.role_models import ModelFactory, default_models
@@ -39,7 +41,9 @@ from steward.fairies.roster import Publish, Roster
 from steward.fairies.waits import mode_transition_key
 from steward.obs.logging import get_logger
 from steward.ports import PromptInput, SessionPort
+from steward.store.crew import CrewStore
 from steward.store.fairies import FairyStore
+from steward.store.project_runs import ProjectRuns
 from steward.turns.budget import RoomBudget
 
 log = get_logger(__name__)
@@ -51,13 +55,6 @@ MAX_FEEDBACK = 3
 
 # How long a cancelled one-shot prompt waits for its request to stop (revert its partials).
 _STOP_S = 10.0
-
-# The default crew of a room with no fairies yet: one orchestrator and two drones.
-DEFAULT_CREW: tuple[tuple[str, Role], ...] = (
-    ("fairy-1", "orchestrator"),
-    ("fairy-2", "drone"),
-    ("fairy-3", "drone"),
-)
 
 
 class FairyRuntime:
@@ -73,6 +70,9 @@ class FairyRuntime:
         crew: tuple[tuple[str, Role], ...] = DEFAULT_CREW,
         max_followups: int = 3,
         budget: RoomBudget | None = None,
+        crew_store: CrewStore | None = None,
+        project_runs: ProjectRuns | None = None,
+        publish_project: Callable[[str], PublishProject] | None = None,
     ) -> None:
         self.deps = FairyDeps(
             records=RoomRecords(store),
@@ -84,6 +84,12 @@ class FairyRuntime:
         )
         self._runner = RequestRunner(self.deps, self)
         self._publish = publish
+        # Projects as people see and steer them, and the crew they chose (the room's desks).
+        records = self.deps.records
+        self.steering = ProjectSteering(self, records, project_runs, publish_project)
+        self.room_crew = RoomCrew(self, records, crew_store, self.steering, default=crew)
+        self.deps.records.on_board_saved = self.steering.board_saved
+        self.deps.records.on_waits_saved = self.steering.waits_saved
         self.crew = crew
         self.rooms: dict[str, RoomFairies] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -169,10 +175,7 @@ class FairyRuntime:
         room = RoomFairies(room_id, Roster(publish=publish), ProjectBoard(room_id))
         room.settled.set()
         await self.deps.records.load(room)
-        if not room.roster.fairies:
-            for fid, role in self.crew:
-                room.roster.add(fid, role=role)
-                await self.deps.records.save_fairy(room, fid)
+        await self.room_crew.loaded(room)
         return room
 
     async def resume(self, room_id: str) -> int:
@@ -322,6 +325,13 @@ class FairyRuntime:
         state = None if room is None else room.fairies.get(fairy_id)
         return None if state is None else state.asker
 
+    def names_of(self, room_id: str) -> dict[str, str]:
+        """The room's fairies by name (lower case), for picks by name; empty before the room
+        is loaded."""
+        room = self.rooms.get(room_id)
+        fairies = room.roster.fairies.values() if room is not None else ()
+        return {f.name.lower(): f.id for f in fairies}
+
     def mode_of(self, room_id: str, fairy_id: str) -> str | None:
         room = self.rooms.get(room_id)
         fairy = None if room is None else room.roster.fairies.get(fairy_id)
@@ -368,6 +378,10 @@ class FairyRuntime:
         await self.deps.records.save_board(room)
         if switch_to is not None:
             await self.set_mode(room, fairy_id, switch_to)
+        if room.fairy(fairy_id).picked is not None and not room.board.active_project_of(fairy_id):
+            # A picked fairy a user stopped outside a project is free for the next pick (a
+            # stopped solo would otherwise wait in `soloing`, in its solo role).
+            await self.set_mode(room, fairy_id, "idling")
         if task is None:
             return
         key = task_completed_key(task.id)

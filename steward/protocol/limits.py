@@ -40,3 +40,11 @@ COMPOSING_MIN_INTERVAL_MS: Final = 2000
 # Browsers publish viewport/selection at most this often.
 VIEWPORT_MIN_INTERVAL_MS: Final = 80
 MAX_FAIRIES_PER_ROOM: Final = 10
+# A fairy's name and personality, as people choose them (`steward.summon`, `steward.rename`).
+MAX_FAIRY_NAME_CHARS: Final = 32
+MAX_PERSONALITY_CHARS: Final = 400
+# A project's state (`agent:project`) fits one packet: its title and each task's, its plan
+# (cut with an ellipsis past it) and its tasks.
+MAX_TITLE_CHARS: Final = 120
+MAX_PLAN_CHARS: Final = 2_000
+MAX_PROJECT_TASKS: Final = 40

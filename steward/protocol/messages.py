@@ -18,10 +18,15 @@ from steward.protocol.limits import (
     MAX_EDIT_RECORDS,
     MAX_ENVELOPES_PER_BATCH,
     MAX_FAIRIES_PER_ROOM,
+    MAX_FAIRY_NAME_CHARS,
     MAX_ID_CHARS,
+    MAX_PERSONALITY_CHARS,
+    MAX_PLAN_CHARS,
+    MAX_PROJECT_TASKS,
     MAX_PROMPT_CHARS,
     MAX_SCREENSHOT_BYTES,
     MAX_SIZE,
+    MAX_TITLE_CHARS,
     MIN_SCREENSHOT_MAX_BYTES,
 )
 from steward.protocol.names import PROTOCOL_VERSION
@@ -365,6 +370,137 @@ class FairiesMessage(WireModel):
     ts: float
 
 
+# tldraw's named colours: a fairy wears one.
+FairyColor = Literal[
+    "black",
+    "grey",
+    "light-violet",
+    "violet",
+    "blue",
+    "light-blue",
+    "yellow",
+    "orange",
+    "green",
+    "light-green",
+    "light-red",
+    "red",
+]
+FairyRole = Literal["solo", "orchestrator", "duo-orchestrator", "drone"]
+FairyName = Field(min_length=1, max_length=MAX_FAIRY_NAME_CHARS)
+
+
+def _fairy_name(name: str) -> str:
+    """A fairy's name as people read it: one line, no runs of spaces."""
+    cleaned = " ".join(name.split())
+    if not cleaned:
+        raise ValueError("a fairy's name must have a letter in it")
+    return cleaned
+
+
+class CrewMember(WireModel):
+    """One fairy of the room's crew, as people chose it."""
+
+    id: str = Id
+    name: str = FairyName
+    personality: str = Field(default="", max_length=MAX_PERSONALITY_CHARS)
+    color: str = Field(max_length=32)
+    role: FairyRole
+
+
+class SummonRequest(WireModel):
+    """RPC `steward.summon`: a new fairy joins the room's crew (up to the room's limit)."""
+
+    name: str = FairyName
+    personality: str = Field(default="", max_length=MAX_PERSONALITY_CHARS)
+    color: FairyColor | None = None
+
+    _name = field_validator("name")(_fairy_name)
+
+
+class RenameRequest(WireModel):
+    """RPC `steward.rename`: a fairy of the crew gets a new name."""
+
+    fairy_id: str = Id
+    name: str = FairyName
+
+    _name = field_validator("name")(_fairy_name)
+
+
+class DismissRequest(WireModel):
+    """RPC `steward.dismiss`: a fairy leaves the crew; whatever it was doing ends as a
+    cancel."""
+
+    fairy_id: str = Id
+
+
+class CrewReply(WireModel):
+    """The fairy summoned, renamed or dismissed, or a clear error."""
+
+    fairy: CrewMember | None = None
+    error: str | None = None
+
+
+TaskStatus = Literal["todo", "in-progress", "done"]
+ProjectStatus = Literal["active", "done", "aborted"]
+
+
+class ProjectTaskState(WireModel):
+    id: str = Id
+    title: str = Field(max_length=MAX_TITLE_CHARS)
+    status: TaskStatus
+    # The fairy working it (a fairy id), or None while nobody is.
+    owner: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    area: Box | None = None
+
+
+class ProjectWait(WireModel):
+    """A fairy of the project waiting: on a task (`task`: its id) or on another fairy
+    (`fairy`: its id, reaching `mode`)."""
+
+    fairy: str = Id
+    task: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    on_fairy: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    mode: str | None = Field(default=None, max_length=64)
+
+
+class ProjectState(WireModel):
+    """steward → browsers on `agent:project`: one project as it stands, sent on every change
+    of its plan, tasks or waits, and to a tab that joins. `session_id`: the prompt's run
+    that started it (the card sits under that prompt); `asker`: who asked for it."""
+
+    project_id: str = Id
+    title: str = Field(max_length=MAX_TITLE_CHARS)
+    plan: str = Field(default="", max_length=MAX_PLAN_CHARS)
+    kind: Literal["orchestrated", "duo"]
+    status: ProjectStatus
+    lead: str = Id
+    members: list[str] = Field(default_factory=list, max_length=MAX_FAIRIES_PER_ROOM)
+    asker: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    session_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    tasks: list[ProjectTaskState] = Field(default_factory=list, max_length=MAX_PROJECT_TASKS)
+    waits: list[ProjectWait] = Field(default_factory=list, max_length=MAX_PROJECT_TASKS)
+    ts: float
+
+
+class AbortRequest(WireModel):
+    """RPC `steward.abort`: end a project now (who asked for it, or a moderator). Its drones
+    stop as on a cancel, nothing half drawn stays, and the lead says it ended."""
+
+    project_id: str = Id
+
+
+class AbortReply(WireModel):
+    ok: bool
+    error: str | None = None
+
+
+class ProjectRevertRequest(WireModel):
+    """RPC `steward.revert_project`: take back every run of a project as one revert (who
+    asked for it, or a moderator). An active project is aborted first."""
+
+    project_id: str = Id
+
+
 # Every message, by the name used in the JSON Schema and the generated TypeScript.
 ALL_MESSAGES: dict[str, type[WireModel]] = {
     m.__name__: m
@@ -391,6 +527,15 @@ ALL_MESSAGES: dict[str, type[WireModel]] = {
         ConversationReply,
         CanvasEdit,
         FairiesMessage,
+        CrewMember,
+        SummonRequest,
+        RenameRequest,
+        DismissRequest,
+        CrewReply,
+        ProjectState,
+        AbortRequest,
+        AbortReply,
+        ProjectRevertRequest,
     )
 }
 

@@ -22,6 +22,8 @@ TOPIC_PROMPT: Final = "agent:prompt"
 TOPIC_THOUGHT: Final = "agent:thought"
 TOPIC_EDIT: Final = "canvas:edit"
 TOPIC_FAIRIES: Final = "agent:fairies"
+# steward → browsers: a project's state (`ProjectState`), on change and to a joining tab.
+TOPIC_PROJECT: Final = "agent:project"
 TOPIC_TRANSCRIPTION: Final = "lk.transcription"
 # LiveKit's chat (its components' `useChat`, the agents playground): text streams, one per
 # message. Prompts arrive on it as on `steward.prompt`; the agent's chat goes out on it too.
@@ -33,6 +35,13 @@ RPC_CANCEL: Final = "steward.cancel"
 RPC_REVERT: Final = "steward.revert"
 # The room's conversation so far, for a tab that loads or joins (`ConversationRequest`).
 RPC_CONVERSATION: Final = "steward.conversation"
+# The room's crew: summon, rename and dismiss a fairy (`steward.room.inbound.crew`).
+RPC_SUMMON: Final = "steward.summon"
+RPC_RENAME: Final = "steward.rename"
+RPC_DISMISS: Final = "steward.dismiss"
+# Steering a project: end it now, or take back all its runs as one revert.
+RPC_ABORT: Final = "steward.abort"
+RPC_REVERT_PROJECT: Final = "steward.revert_project"
 
 # Participant attributes a browser sets to announce what it can do.
 ATTR_CAPABILITIES: Final = "steward.capabilities"  # comma list: context,screenshot,apply
@@ -56,3 +65,22 @@ STREAM_ATTR_REQUEST_ID: Final = "requestId"
 # lastSeq 0 = everything (a fresh client); lastSeq >= 1 = only what the sender has not acked
 # (a client that kept its canvas across a reconnect).
 RESYNC_ALL_SESSIONS: Final = "*"
+
+# Every topic the steward speaks: a stream on one of them is either expected or refused.
+STEWARD_TOPICS: Final = (
+    TOPIC_ACTION,
+    TOPIC_ACTIONS,
+    TOPIC_ACK,
+    TOPIC_SCREENSHOT,
+    TOPIC_CONTEXT,
+    TOPIC_VIEWPORT,
+    TOPIC_RESYNC,
+    TOPIC_COMPOSING,
+    TOPIC_CHAT,
+    TOPIC_STATUS,
+    TOPIC_THOUGHT,
+    TOPIC_EDIT,
+    TOPIC_FAIRIES,
+    TOPIC_PROJECT,
+    TOPIC_TRANSCRIPTION,
+)

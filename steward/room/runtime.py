@@ -32,22 +32,23 @@ from steward.protocol.messages import (
 )
 from steward.protocol.names import (
     ATTR_READY,
+    RESYNC_ALL_SESSIONS,
+    RPC_ABORT,
     RPC_CANCEL,
     RPC_CONVERSATION,
+    RPC_DISMISS,
     RPC_PROMPT,
+    RPC_RENAME,
     RPC_REVERT,
+    RPC_REVERT_PROJECT,
+    RPC_SUMMON,
+    STEWARD_TOPICS,
     TOPIC_ACK,
-    TOPIC_ACTION,
-    TOPIC_ACTIONS,
-    TOPIC_CHAT,
     TOPIC_COMPOSING,
     TOPIC_CONTEXT,
     TOPIC_EDIT,
-    TOPIC_FAIRIES,
     TOPIC_RESYNC,
     TOPIC_SCREENSHOT,
-    TOPIC_STATUS,
-    TOPIC_THOUGHT,
     TOPIC_TRANSCRIPTION,
     TOPIC_VIEWPORT,
 )
@@ -57,6 +58,7 @@ from steward.room.context.views import Views
 from steward.room.deps import RoomDeps
 from steward.room.inbound.abuse import AbuseGuard, livekit_revoker
 from steward.room.inbound.conversation_requests import ConversationRequests
+from steward.room.inbound.crew import CrewChanges
 from steward.room.inbound.grants import GrantBook
 from steward.room.inbound.intake import Intake, trusted_agents
 from steward.room.inbound.packets import InboundPackets
@@ -69,31 +71,15 @@ from steward.room.outbound.conversation import Conversation
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
 from steward.room.outbound.messenger import Messenger
 from steward.room.outbound.relay import Relay
+from steward.room.outbound.standing import Standing
 from steward.room.participants import Participants
 from steward.room.runs.revert import RevertDeps, Reverter
 from steward.room.runs.sessions import RoomSessions
+from steward.room.runs.steering import Steering
 from steward.task_set import TaskSet, close_within
 from steward.voice.listener import Hearing, RoomVoice
 
 log = get_logger(__name__)
-
-# Every topic the steward speaks: a stream on one of them is either expected or refused.
-STEWARD_TOPICS = (
-    TOPIC_ACTION,
-    TOPIC_ACTIONS,
-    TOPIC_ACK,
-    TOPIC_SCREENSHOT,
-    TOPIC_CONTEXT,
-    TOPIC_VIEWPORT,
-    TOPIC_RESYNC,
-    TOPIC_COMPOSING,
-    TOPIC_CHAT,
-    TOPIC_STATUS,
-    TOPIC_THOUGHT,
-    TOPIC_EDIT,
-    TOPIC_FAIRIES,
-    TOPIC_TRANSCRIPTION,
-)
 
 
 def _joined_ms(p: rtc.Participant) -> int:
@@ -231,6 +217,22 @@ class RoomRuntime:
             ),
         )
         self.intake.on_command = self.reverter.by_word
+        self.crew = CrewChanges(
+            room_id,
+            self.participants,
+            self.intake,
+            deps.crew_store,
+            deps.crew,
+            policy=s.steward_crew_policy,
+            limit=s.steward_crew_limit,
+        )
+        self.steering = Steering(
+            room_id, self.intake, self.reverter, deps.project_runs, deps.projects
+        )
+        self.reverter.project_of_prompt = self.steering.revert_started_by
+        # Fairy presence and each project's state, to everyone on change and to a tab that
+        # joins.
+        self.standing = Standing(self.messenger)
         self.voice: RoomVoice | None = None
         if deps.speech is not None:
             self.voice = RoomVoice(
@@ -270,7 +272,7 @@ class RoomRuntime:
             reject=reject,
         )
         self.inbound.handle(TOPIC_ACK, Ack, MAX_ENVELOPE_BYTES, self._on_ack)
-        self.inbound.handle(TOPIC_RESYNC, Resync, MAX_ENVELOPE_BYTES, self.resyncs.on_resync)
+        self.inbound.handle(TOPIC_RESYNC, Resync, MAX_ENVELOPE_BYTES, self._on_resync)
         self.inbound.handle(TOPIC_EDIT, CanvasEdit, MAX_DATA_PACKET_BYTES, self._on_edit)
         self.inbound.handle(TOPIC_VIEWPORT, ViewportUpdate, MAX_ENVELOPE_BYTES, self._on_viewport)
         self.inbound.handle(
@@ -305,6 +307,11 @@ class RoomRuntime:
             RPC_CONVERSATION,
             ConversationRequests(self.conversation, self.participants).on_conversation_rpc,
         )
+        lp.register_rpc_method(RPC_SUMMON, self.crew.on_summon_rpc)
+        lp.register_rpc_method(RPC_RENAME, self.crew.on_rename_rpc)
+        lp.register_rpc_method(RPC_DISMISS, self.crew.on_dismiss_rpc)
+        lp.register_rpc_method(RPC_ABORT, self.steering.on_abort_rpc)
+        lp.register_rpc_method(RPC_REVERT_PROJECT, self.steering.on_revert_project_rpc)
         room.register_byte_stream_handler(TOPIC_SCREENSHOT, self.inbox.handler(TOPIC_SCREENSHOT))
         room.register_byte_stream_handler(TOPIC_CONTEXT, self.inbox.handler(TOPIC_CONTEXT))
         room.register_text_stream_handler(TOPIC_TRANSCRIPTION, self.intake.on_transcription)
@@ -511,8 +518,10 @@ class RoomRuntime:
         """A new browser catches up from the outbox: the room's history in room order.
 
         Replayed by the steward rather than on the browser's request, because a browser's
-        first packets can arrive before the SDK knows who sent them.
+        first packets can arrive before the SDK knows who sent them. The fairies' presence
+        and the room's recent project cards follow.
         """
+        self._spawn(self.standing.joined(identity))
         if identity in self._recipients():
             self._spawn(
                 self.broadcaster.resync_room(
@@ -588,6 +597,13 @@ class RoomRuntime:
         ids = [str(r["id"]) for r in edit.put]
         self.user_edits.record(sender, ids, edit.remove, lambda sid: sid in self.mirror.shapes)
         return self.relay.send(sender, actions)
+
+    async def _on_resync(self, sender: str, req: Resync) -> None:
+        """A tab asking for the whole room (it connected, or reconnected) also gets what
+        stands: sent on join too, but a tab may drop what arrives before it knows us."""
+        if req.session_id == RESYNC_ALL_SESSIONS:
+            self._spawn(self.standing.joined(sender))
+        await self.resyncs.on_resync(sender, req)
 
     def _on_ack(self, sender: str, ack: Ack) -> None:
         refused = self.broadcaster.on_ack(sender, ack)

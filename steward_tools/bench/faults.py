@@ -2,15 +2,24 @@
 
 The steward runs as a child process (`steward join ROOM`) so it can be killed with SIGKILL
 and restarted; LiveKit, an embedded Postgres (which is stopped and started mid-run) and the
-headless clients run here. Every run goes through these steps, one prompt each:
+clients run here. Every run goes through these steps, one prompt each:
 1. lossy clients (dropped, duplicated, reordered envelopes; lost acks) and a forced full
    reconnect of one client mid-stream;
 2. the host leaves mid-stream and a fresh browser joins late;
 3. the steward is killed with SIGKILL mid-stream and started again;
 4. Postgres is stopped and started mid-stream.
-After each step every client must hold every final action in the durable outbox; at the end
-each canvas is compared with the mirror rebuilt from the outbox (what a restarted steward
-uses). `lost` counts outbox actions some client never applied.
+The lossy client and the late joiners apply envelopes with the browser's own executor (the
+bridge's TypeScript `Executor` over a tldraw store, `executor_client.py`); the others are
+headless clients applying with the steward's `CanvasMirror`.
+
+After each step every prompt's request must end `done` (and its last model run with it),
+and every client must hold every final action of the durable outbox with a canvas equal to
+the mirror rebuilt from the outbox (what a restarted steward uses): the headless clients
+exactly, the executor clients' tldraw pages under the parity rules. A step that misses any
+of it is a failed step. `lost` counts, per client, the actions the steward streamed (every
+action id any client received, previews included, and every action in the outbox) whose
+final version that client never applied: an action the model produced that a kill
+stranded as a preview counts, not only outbox rows.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,10 +47,12 @@ from steward.config import DEV_API_SECRET
 from steward.obs.logging import configure_logging, get_logger
 from steward.protocol.messages import ActionEnvelope, WireAction
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
+from steward.room.runs.sessions import INTERRUPTED
 from steward.store.embedded import EmbeddedPostgres
 from steward_tools.headless.client import Faults
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.rigs.clients import TimedClient
+from steward_tools.rigs.executor_client import ExecutorClient, page_disagreements
 from steward_tools.waiting import bounded
 
 log = get_logger(__name__)
@@ -70,11 +82,23 @@ LONG_CYCLES = 2
 class Tally:
     runs: int = 0
     steps: int = 0
+    failed_steps: int = 0
     actions: int = 0
     lost: int = 0
     duplicated: int = 0
     out_of_order: int = 0
     canvases_identical: bool = True
+    # The clients applying with the bridge's executor: how many, and whether each agreed
+    # with the outbox mirror after every step.
+    executor_clients: int = 0
+    executor_steps_compared: int = 0
+    executor_identical: bool = True
+    # The prompts' model runs: how many, how each ended ('running': not within the bound),
+    # and how many a SIGKILL interrupted (asked again; the second run counts too).
+    prompts: int = 0
+    runs_done: int = 0
+    run_outcomes: Counter[str] = field(default_factory=Counter)
+    interrupted_by_kill: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -125,7 +149,8 @@ class Steward:
 
 
 async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]]:
-    """Final action ids in the outbox, and the canvas rebuilt from it (the durable mirror)."""
+    """Final action ids in the outbox, and the canvas rebuilt from it (the durable mirror).
+    LAST_OUTBOX_IDS then holds every action id of the room's outbox (previews included)."""
     conn = await asyncpg.connect(db_url)
     try:
         rows = await conn.fetch(
@@ -134,6 +159,7 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
         )
     finally:
         await conn.close()
+    LAST_OUTBOX_IDS.clear()  # this room's only
     replica, assembler, finals = CanvasMirror(), FragmentAssembler(), set()
     maxseq: dict[str, int] = {}
     seqs: dict[str, list[int]] = {}
@@ -143,6 +169,7 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
         maxseq[env.session_id] = max(maxseq.get(env.session_id, 0), env.seq)
         seqs.setdefault(env.session_id, []).append(env.seq)
         for action in env.actions:
+            LAST_OUTBOX_IDS.add(action.id)
             if not env.partial:
                 finals.add(action.id)
             if is_fragment(action.params):
@@ -166,6 +193,7 @@ async def outbox_state(db_url: str, room: str) -> tuple[set[str], dict[str, Any]
 LAST_OUTBOX_SEQS: dict[str, int] = {}  # for the diagnostic when a canvas differs
 LAST_OUTBOX_ROWS: dict[str, list[int]] = {}
 LAST_WRITERS: dict[str, list[str]] = {}  # shape id → the final envelopes that wrote it
+LAST_OUTBOX_IDS: set[str] = set()  # every action id in the outbox, previews included
 
 
 def _canvas_diff(c: TimedClient, mirror: dict[str, Any]) -> dict[str, Any]:
@@ -187,21 +215,23 @@ def _canvas_diff(c: TimedClient, mirror: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _lagging(clients: list[TimedClient], finals: set[str], mirror: dict[str, Any]) -> str:
-    """Which clients are behind the outbox, and how: finals not applied, shapes that differ
-    (with the outbox envelopes that wrote them, to tell a lost update from two writers)."""
-    parts = []
-    for c in clients:
-        missing = len(finals - set(c.applied_at))
-        differ = sorted(k for k in set(c.shapes) | set(mirror) if c.shapes.get(k) != mirror.get(k))
-        if missing or differ:
-            shown = ", ".join(f"{k} by {LAST_WRITERS.get(k)}" for k in differ[:2])
-            parts.append(f"{c.identity}: {missing} finals missing, {len(differ)} differ {shown}")
-    return "; ".join(parts)
-
-
-async def converged(clients: list[TimedClient], db_url: str, room: str, timeout: float) -> bool:
-    return await lag_after(clients, db_url, room, timeout) is None
+async def client_differences(c: TimedClient, finals: set[str], mirror: dict[str, Any]) -> str:
+    """How one client is behind the outbox ('' when it holds it): finals not applied, and
+    shapes that differ (with the outbox envelopes that wrote them, to tell a lost update
+    from two writers). An executor client's tldraw page is read now and compared under the
+    parity rules."""
+    missing = len(finals - set(c.applied_at))
+    if isinstance(c, ExecutorClient):
+        problems = page_disagreements(await c.refresh(), list(mirror.values()))
+        shown = "; ".join(problems[:2])
+        differ = len(problems)
+    else:
+        keys = sorted(k for k in set(c.shapes) | set(mirror) if c.shapes.get(k) != mirror.get(k))
+        shown = ", ".join(f"{k} by {LAST_WRITERS.get(k)}" for k in keys[:2])
+        differ = len(keys)
+    if not missing and not differ:
+        return ""
+    return f"{c.identity}: {missing} finals missing, {differ} differ {shown}"
 
 
 async def lag_after(
@@ -210,16 +240,60 @@ async def lag_after(
     """None once every client holds the outbox's state; else, after `timeout`, how they
     still differ from it."""
     deadline = time.monotonic() + timeout
-    last: tuple[set[str], dict[str, Any]] | None = None
+    last = "outbox unreadable"
     while time.monotonic() < deadline:
-        with contextlib.suppress(Exception):  # Postgres may be coming back
-            finals, mirror = last = await outbox_state(db_url, room)
-            # Every final applied, and the canvas equal to the outbox's: a trailing partial
-            # preview can still be on its way (a retransmit) after the finals arrived.
-            if all(finals <= set(c.applied_at) and c.shapes == mirror for c in clients):
-                return None
+        try:
+            finals, mirror = await outbox_state(db_url, room)
+        except (OSError, asyncpg.PostgresError):  # Postgres may be coming back
+            await asyncio.sleep(0.25)
+            continue
+        # Every final applied, and the canvas equal to the outbox's: a trailing partial
+        # preview can still be on its way (a retransmit) after the finals arrived.
+        parts = [d for c in clients if (d := await client_differences(c, finals, mirror))]
+        if not parts:
+            return None
+        last = "; ".join(parts)
         await asyncio.sleep(0.25)
-    return "outbox unreadable" if last is None else _lagging(clients, *last)
+    return last
+
+
+async def converged(clients: list[TimedClient], db_url: str, room: str, timeout: float) -> bool:
+    return await lag_after(clients, db_url, room, timeout) is None
+
+
+async def _read(db_url: str, query: str, *args: Any) -> list[asyncpg.Record]:
+    """One query, retried while Postgres comes back (bounded by the callers' waits)."""
+    while True:
+        try:
+            conn = await asyncpg.connect(db_url)
+            try:
+                rows: list[asyncpg.Record] = await conn.fetch(query, *args)
+                return rows
+            finally:
+                await conn.close()
+        except (OSError, asyncpg.CannotConnectNowError, asyncpg.ConnectionDoesNotExistError):
+            await asyncio.sleep(0.25)
+
+
+async def runs_ended(db_url: str, session_ids: list[str], timeout: float) -> dict[str, str]:
+    """Wait (bounded) until these model runs have ended; each one's outcome ('running' when
+    it had not ended by `timeout`, 'missing' when Postgres never heard of it)."""
+    deadline = time.monotonic() + timeout
+    query = "SELECT session_id, status, outcome FROM agent_sessions WHERE session_id = ANY($1)"
+    while True:
+        rows = await bounded(_read(db_url, query, session_ids), timeout, "reading runs")
+        found = {str(r["session_id"]): r for r in rows}
+        outcomes = {
+            sid: "missing"
+            if (r := found.get(sid)) is None
+            else "running"
+            if r["status"] == "running"
+            else str(r["outcome"] or r["status"])
+            for sid in session_ids
+        }
+        if "running" not in outcomes.values() or time.monotonic() > deadline:
+            return outcomes
+        await asyncio.sleep(0.25)
 
 
 async def prompt_retrying(prompter: TimedClient, message: str = FLOW_CHART) -> Any:
@@ -269,9 +343,12 @@ async def one_run(
     await steward.start()
     clients: list[TimedClient] = []
     gone: list[TimedClient] = []
+    streamed: set[str] = set()  # every action id any client received, previews included
 
-    def client(identity: str, faults: Faults | None = None) -> TimedClient:
-        made = TimedClient.create(
+    async def client(identity: str, faults: Faults | None = None) -> TimedClient:
+        # The lossy client and late joiners apply with the browser's own executor.
+        kind = ExecutorClient if faults == LOSSY or identity.startswith("late") else TimedClient
+        made = kind.create(
             server.url,
             server.api_key,
             server.api_secret,
@@ -280,15 +357,17 @@ async def one_run(
             faults=faults,
         )
         assert isinstance(made, TimedClient)
+        made.on_arrival = lambda env: streamed.update(a.id for a in env.actions)
+        if isinstance(made, ExecutorClient):
+            tally.executor_clients += 1
+        await made.connect()
         return made
 
     try:
         # The long mode adds a second prompter (c3): the host leaves once per cycle, and the
         # earliest joined (c0, then c1) is the host.
         for i in range(4 if every_client_prompts else 3):
-            c = client(f"c{i}", LOSSY if i == 2 else None)
-            await c.connect()
-            clients.append(c)
+            clients.append(await client(f"c{i}", LOSSY if i == 2 else None))
         prompter = clients[1]
 
         async def send(asker: TimedClient) -> list[tuple[TimedClient, str]]:
@@ -303,6 +382,7 @@ async def one_run(
 
         for step in steps:
             tally.steps += 1
+            failed = len(tally.notes)
             # The lossy client never prompts (its RPCs are at the mercy of its own faults), nor
             # do late joiners (a reconnect under load gives one a new session, whose grant
             # the steward rightly refuses: its retries would only mute it).
@@ -310,7 +390,10 @@ async def one_run(
             if not every_client_prompts:
                 askers = [prompter]
             sessions = [s for sent in await asyncio.gather(*map(send, askers)) for s in sent]
+            tally.prompts += len(sessions)
             if not sessions:
+                tally.failed_steps += 1
+                tally.notes.append(f"{step}: no prompt accepted")
                 continue
             await asyncio.sleep(0.6)  # mid-stream
             if step == "lossy+reconnect":
@@ -320,9 +403,7 @@ async def one_run(
                 host = clients.pop(0)
                 await host.disconnect()
                 gone.append(host)
-                late = client(f"late{len(gone)}" if len(gone) > 1 else "late")
-                await late.connect()
-                clients.append(late)
+                clients.append(await client(f"late{len(gone)}" if len(gone) > 1 else "late"))
             elif step == "steward_sigkill":
                 await steward.kill()
                 await asyncio.sleep(0.5)
@@ -331,21 +412,51 @@ async def one_run(
                 await asyncio.to_thread(pg.stop)
                 await asyncio.sleep(0.5)
                 await pg.astart()
-            for asker, session_id in sessions:
-                watcher = asker if asker in clients else clients[0]  # the asker may have left
-                with contextlib.suppress(TimeoutError):
-                    await watcher.wait_status(session_id, timeout=30)
+            # Every prompt's run ends `done`, bounded: a run still going after the bound,
+            # or ending any other way, fails the step. The one exception is what a SIGKILL
+            # does by design: a one-shot run the dead steward left is ended `interrupted`
+            # by the restarted one (its previews withdrawn), never re-run; the asker asks
+            # again, and that run must end `done`.
+            outcomes = await runs_ended(db_url, [sid for _, sid in sessions], 90)
+            for asker, sid in sessions:
+                outcome = outcomes[sid]
+                tally.run_outcomes[outcome] += 1
+                if outcome == INTERRUPTED and step == "steward_sigkill":
+                    tally.interrupted_by_kill += 1
+                    again = await prompt_retrying(asker if asker in clients else clients[0])
+                    if again.session_id is None:
+                        tally.notes.append(f"{step}: asking again refused: {again.error}")
+                        continue
+                    outcome = (await runs_ended(db_url, [again.session_id], 90))[again.session_id]
+                    tally.run_outcomes[outcome] += 1
+                    tally.prompts += 1
+                if outcome == "done":
+                    tally.runs_done += 1
+                else:
+                    tally.notes.append(f"{step}: run {sid} ended {outcome}")
             lagging = await lag_after(clients, db_url, room, 30)
             if lagging is not None:
                 tally.notes.append(f"{step}: clients did not converge within 30 s: {lagging}")
+                if any(
+                    lagging.startswith(f"{c.identity}:") or f"; {c.identity}:" in lagging
+                    for c in clients
+                    if isinstance(c, ExecutorClient)
+                ):
+                    tally.executor_identical = False
+            tally.executor_steps_compared += sum(isinstance(c, ExecutorClient) for c in clients)
+            if len(tally.notes) > failed:
+                tally.failed_steps += 1
         finals, mirror = await outbox_state(db_url, room)
+        streamed |= LAST_OUTBOX_IDS
         tally.actions += len(finals)
         for c in clients:
-            tally.lost += len(finals - set(c.applied_at))
+            tally.lost += len(streamed - set(c.applied_at))
             tally.duplicated += c.stats.duplicates_applied
             tally.out_of_order += c.stats.out_of_order_applied
-            if c.shapes != mirror:
+            if await client_differences(c, finals, mirror):
                 tally.canvases_identical = False
+                if isinstance(c, ExecutorClient):
+                    tally.executor_identical = False
                 tally.notes.append(f"{c.identity}: canvas differs from the outbox mirror")
                 log.warning("fault_canvas_differs", **_canvas_diff(c, mirror))
         tally.runs += 1
@@ -392,10 +503,20 @@ async def run(runs: int = 2, *, actions: int = 0, minutes: float = 0.0) -> dict[
         "runs": tally.runs,
         "steps": tally.steps,
         "actions": tally.actions,
+        "failed_steps": tally.failed_steps,
+        "model_runs": {
+            "started": tally.prompts,
+            "ended": dict(tally.run_outcomes.most_common()),
+            "done": tally.runs_done,
+            "interrupted_by_sigkill_then_asked_again": tally.interrupted_by_kill,
+        },
         "lost": tally.lost,
         "duplicated": tally.duplicated,
         "out_of_order": tally.out_of_order,
         "canvases_identical": tally.canvases_identical,
+        "executor_clients": tally.executor_clients,
+        "executor_steps_compared": tally.executor_steps_compared,
+        "executor_identical_to_outbox": tally.executor_identical,
         "faults": list(STEPS),
         "notes": tally.notes[:20],
         "seconds": round(time.monotonic() - started, 1),
@@ -403,8 +524,12 @@ async def run(runs: int = 2, *, actions: int = 0, minutes: float = 0.0) -> dict[
         "ok": tally.runs == runs
         and tally.actions >= max(actions, 1)
         and not tally.notes
+        and tally.failed_steps == 0
+        and tally.runs_done == tally.prompts - tally.interrupted_by_kill
         and tally.lost == tally.duplicated == tally.out_of_order == 0
-        and tally.canvases_identical,
+        and tally.canvases_identical
+        and tally.executor_clients > 0
+        and tally.executor_identical,
     }
 
 

@@ -41,6 +41,7 @@ from steward.protocol.messages import (
     PromptRequest,
     Resync,
     ViewportUpdate,
+    WireAction,
     WireModel,
 )
 from steward.room.inbound.intake import addressed_text
@@ -78,7 +79,7 @@ class Rejected(Exception):
 class Target:
     name: str
     inputs: Callable[[random.Random, int], list[bytes]]
-    check: Callable[[bytes], None]  # raises Rejected, or anything else = crash
+    check: Callable[[bytes], object]  # raises Rejected, or anything else = crash
 
 
 @dataclass
@@ -110,9 +111,12 @@ def _message_target(model: type[WireModel]) -> Target:
     return Target(f"protocol:{model.__name__}", inputs, check)
 
 
-def _apply_envelopes(session: str, actions: list[Any], replica: CanvasMirror) -> None:
-    """Pack like the broadcaster, then decode and apply like a client."""
+def apply_envelopes(session: str, actions: list[Any], replica: CanvasMirror) -> None:
+    """Pack like the broadcaster, then decode and apply like a client. Every envelope must be
+    valid on the wire (within the size limit, decoding under the schema) and together they
+    must carry exactly the actions packed, in order (fragments reassembled)."""
     assembler = FragmentAssembler()
+    carried: list[WireAction] = []
     for seq, group in enumerate(pack(session, actions), start=1):
         env = ActionEnvelope(session_id=session, seq=seq, actions=group, ts=0.0)
         payload = env.to_wire()
@@ -121,17 +125,25 @@ def _apply_envelopes(session: str, actions: list[Any], replica: CanvasMirror) ->
         back = decode(ActionEnvelope, payload, topic="agent:action", max_bytes=MAX_ENVELOPE_BYTES)
         if isinstance(back, ProtocolError):
             raise AssertionError(f"relayed envelope does not decode: {back}")
+        if back.session_id != session or back.seq != seq:
+            raise AssertionError(f"envelope {seq} came back as {back.session_id}:{back.seq}")
         for action in back.actions:
             if is_fragment(action.params):
                 params = assembler.add(action.id, action.params)
                 if params is None:
                     continue
                 action = action.model_copy(update={"params": params})
+            carried.append(action)
             replica.apply_one(action, partial=False, session=session)
+    if carried != list(actions):
+        raise AssertionError(
+            f"envelopes carried {[a.id for a in carried]}, packed {[a.id for a in actions]}"
+        )
 
 
-def edit_check(data: bytes) -> None:
-    """canvas:edit → relay → broadcaster mirror → envelopes → a client's replica."""
+def edit_check(data: bytes) -> int:
+    """canvas:edit → relay → broadcaster mirror → envelopes → a client's replica, which must
+    equal the steward's mirror (same shapes, same order). Returns how many actions went."""
     edit = _decoded(CanvasEdit, data, "canvas:edit")
     assert isinstance(edit, CanvasEdit)
     try:
@@ -141,7 +153,20 @@ def edit_check(data: bytes) -> None:
     steward_mirror = CanvasMirror()
     for action in actions:
         steward_mirror.apply_one(action, session="relay")
-    _apply_envelopes("relay", actions, CanvasMirror())
+    replica = CanvasMirror()
+    apply_envelopes("relay", actions, replica)
+    if list(replica.shapes.items()) != list(steward_mirror.shapes.items()):
+        differ = sorted(
+            k
+            for k in set(replica.shapes) | set(steward_mirror.shapes)
+            if replica.shapes.get(k) != steward_mirror.shapes.get(k)
+        )
+        order = list(replica.shapes) != list(steward_mirror.shapes)
+        raise AssertionError(
+            f"client replica differs from the steward mirror: {differ[:5]}"
+            + (" (order)" if order else "")
+        )
+    return len(actions)
 
 
 def shapes_check(data: bytes) -> None:

@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,40 @@ class PageServer:
         return None  # the service stops its HTTP server when the stack closes
 
 
+async def spawn_node_driver(script: Path) -> asyncio.subprocess.Process:
+    """A Node driver script of client-bridge, talking JSON lines on stdin/stdout, in a
+    session of its own (so it and its helpers can be ended together)."""
+    node = str(PROJECT_NODE) if PROJECT_NODE.exists() else shutil.which("node")
+    if node is None:
+        raise RuntimeError("no Node: run `make setup-node` (the driver needs Node >= 22.12)")
+    return await asyncio.create_subprocess_exec(
+        node,
+        str(script),
+        cwd=BRIDGE,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=64 * 1024 * 1024,
+        start_new_session=True,
+    )
+
+
+async def stop_node_driver(
+    proc: asyncio.subprocess.Process, ask_close: Callable[[], Awaitable[object]]
+) -> None:
+    """Ask a driver to close, give it 10 s to exit, then SIGKILL its session (node and its
+    helpers)."""
+    if proc.returncode is None:
+        with contextlib.suppress(Exception):
+            await ask_close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(proc.wait(), 10)
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # our own session
+        await proc.wait()
+
+
 class Browsers:
     """The Node driver process and the Chromium browsers it launched."""
 
@@ -75,19 +110,7 @@ class Browsers:
         self.profile_dirs: list[str] = []
 
     async def start(self, timeout: float = 30) -> None:
-        node = str(PROJECT_NODE) if PROJECT_NODE.exists() else shutil.which("node")
-        if node is None:
-            raise RuntimeError("no Node: run `make setup-node` (the driver needs Node >= 22.12)")
-        self.proc = await asyncio.create_subprocess_exec(
-            node,
-            str(DRIVER),
-            cwd=BRIDGE,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            limit=64 * 1024 * 1024,
-            start_new_session=True,
-        )
+        self.proc = await spawn_node_driver(DRIVER)
         self._drain = asyncio.ensure_future(self._drain_stderr())
         line = await bounded(self._line(), timeout, "starting the browser driver")
         if line.get("event") != "ready":
@@ -156,15 +179,7 @@ class Browsers:
         proc = self.proc
         if proc is None:
             return
-        if proc.returncode is None:
-            with contextlib.suppress(Exception):
-                await self.call("close", 30)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(proc.wait(), 10)
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # our own session: node and its helpers
-            await proc.wait()
+        await stop_node_driver(proc, lambda: self.call("close", 30))
         # Playwright starts each Chromium in a process group of its own; if the driver died
         # without closing them, end the ones using our profile directories (by pid).
         for pid in _pids_with_profile(self.profile_dirs):

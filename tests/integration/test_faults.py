@@ -1,7 +1,8 @@
 """The fault suite at reduced size (`steward bench faults` runs the full size): lossy
 clients with a forced reconnect, the host leaving, the steward SIGKILLed and restarted, and
-Postgres restarted, each mid-stream. Nothing lost, duplicated or out of order; every canvas
-equals the mirror rebuilt from the outbox."""
+Postgres restarted, each mid-stream. Every run ends done (the one a SIGKILL interrupts is asked
+again); nothing lost, duplicated or out of order; every canvas equals the mirror rebuilt from
+the outbox, the two applying with the browser's executor included."""
 
 from __future__ import annotations
 
@@ -28,6 +29,12 @@ async def test_no_action_lost_duplicated_or_reordered_under_faults(
     finally:
         pg.stop()
     assert tally.notes == []
-    assert tally.runs == 1 and tally.actions > 20
+    assert tally.runs == 1 and tally.actions > 20 and tally.failed_steps == 0
+    # Every run ended done, but the one the SIGKILL interrupted (asked again, and done).
+    assert tally.interrupted_by_kill == 1
+    assert tally.runs_done == tally.prompts - 1 == len(STEPS)
     assert (tally.lost, tally.duplicated, tally.out_of_order) == (0, 0, 0)
     assert tally.canvases_identical
+    # The lossy client and the late joiner applied with the browser's own executor, and
+    # agreed with the outbox mirror after every step.
+    assert tally.executor_clients == 2 and tally.executor_identical

@@ -10,21 +10,26 @@ the room's next steward under the ids their callers got."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
+from steward.config import Settings
+from steward.room.runtime import RoomRuntime
 from steward.room.workers.livekit_admin import LiveKitAdmin
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
 from steward.store.queued_runs import QueuedRuns
+from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.rigs.anthropic_server import MessagesServer
 from steward_tools.rigs.responders import SchemaResponder
@@ -160,9 +165,28 @@ async def test_http_runs_for_a_room_no_steward_serves_are_queued_and_run_once_ev
             print(log.read_text(errors="replace")[-6000:])
 
 
-async def test_a_run_for_a_room_served_elsewhere_is_taken_by_its_steward_without_dispatch(
+@dataclass
+class ServedElsewhere:
+    """A room one steward serves, two clients in it, and the API of another that serves none."""
+
+    serving: StewardService
+    runtime: RoomRuntime
+    clients: list[HeadlessClient]
+    settings: Settings  # the accepting service's
+    base: str  # its HTTP API
+
+    async def queue(self, http: aiohttp.ClientSession, body: dict[str, Any]) -> str:
+        """POST the run; it is queued (this API serves no room). Returns its session id."""
+        async with http.post(f"{self.base}/api/canvas-agent/run", json=body, headers=AUTH) as r:
+            answer = await r.json()
+            assert r.status == 202 and answer["status"] == "queued", answer
+        return str(answer["session"])
+
+
+@contextlib.asynccontextmanager
+async def served_elsewhere(
     livekit_server: LiveKitServer, database: Database, room_name: str
-) -> None:
+) -> AsyncIterator[ServedElsewhere]:
     serving = StewardService(
         room_settings(livekit_server, database.url, steward_queue_poll_seconds=0.2),
         database=database,
@@ -173,29 +197,59 @@ async def test_a_run_for_a_room_served_elsewhere_is_taken_by_its_steward_without
     settings = room_settings(livekit_server, database.url, steward_agent_name=AGENT)
     accepting = await StewardService(settings, database=database, fairies=False).start()
     clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
-    admin = LiveKitAdmin.from_settings(settings)
     base = f"http://127.0.0.1:{accepting.http_port}"
     try:
-        async with aiohttp.ClientSession() as http:
-            body = {"roomId": room_name, "message": "draw our signup flow"}
-            async with http.post(f"{base}/api/canvas-agent/run", json=body, headers=AUTH) as r:
-                answer = await r.json()
-                assert r.status == 202 and answer["status"] == "queued", answer
-            sid = answer["session"]
-            for client in clients:
-                assert await client.wait_status(sid, timeout=30) == "done"
-            await settle(runtime, clients, sid)
-            assert await final_state(http, base, sid) == "done"
-        assert clients[0].shapes == clients[1].shapes and len(clients[0].shapes) == 6
-        assert list(runtime.sessions.sessions) == [sid]
-        # Its steward was live: no dispatch for our agent name was made.
-        made = [d for d in await admin.dispatches(room_name) if d.agent_name == AGENT]
-        assert made == []
+        yield ServedElsewhere(serving, runtime, clients, settings, base)
     finally:
         await close_all(clients)
-        await admin.aclose()
         await accepting.close()
         await serving.close()
+
+
+async def test_a_run_for_a_room_served_elsewhere_is_taken_by_its_steward_without_dispatch(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    async with served_elsewhere(livekit_server, database, room_name) as rig:
+        runtime, clients = rig.runtime, rig.clients
+        admin = LiveKitAdmin.from_settings(rig.settings)
+        try:
+            async with aiohttp.ClientSession() as http:
+                sid = await rig.queue(
+                    http, {"roomId": room_name, "message": "draw our signup flow"}
+                )
+                for client in clients:
+                    assert await client.wait_status(sid, timeout=30) == "done"
+                await settle(runtime, clients, sid)
+                assert await final_state(http, rig.base, sid) == "done"
+            assert clients[0].shapes == clients[1].shapes and len(clients[0].shapes) == 6
+            assert list(runtime.sessions.sessions) == [sid]
+            # Its steward was live: no dispatch for our agent name was made.
+            made = [d for d in await admin.dispatches(room_name) if d.agent_name == AGENT]
+            assert made == []
+        finally:
+            await admin.aclose()
+
+
+async def test_an_http_run_for_picked_fairies_is_worked_by_them_after_its_queue(
+    livekit_server: LiveKitServer, database: Database, room_name: str
+) -> None:
+    async with served_elsewhere(livekit_server, database, room_name) as rig:
+        runtime, clients = rig.runtime, rig.clients
+        async with aiohttp.ClientSession() as http:
+            body = {
+                "roomId": room_name,
+                "message": "draw a garden",
+                "fairies": ["fairy-3", "fairy-1"],
+            }
+            sid = await rig.queue(http, body)
+            for client in clients:
+                assert await client.wait_status(sid, timeout=60) == "done"
+            await settle(runtime, clients, sid)
+        assert rig.serving.fairies is not None
+        (project,) = rig.serving.fairies.rooms[room_name].board.projects.values()
+        assert project.kind == "duo" and project.status == "done"
+        assert project.orchestrator == "fairy-3" and project.members == ("fairy-1",)
+        assert clients[0].shapes and clients[0].shapes == clients[1].shapes
 
 
 @pytest.fixture
@@ -248,45 +302,6 @@ async def read_state(http: aiohttp.ClientSession, base: str, sid: str) -> str:
     async with http.get(f"{base}/api/canvas-agent/run/{sid}", headers=AUTH) as r:
         assert r.status == 200
         return str((await r.json())["status"])
-
-
-async def test_an_http_run_for_picked_fairies_is_worked_by_them_after_its_queue(
-    livekit_server: LiveKitServer, database: Database, room_name: str
-) -> None:
-    serving = StewardService(
-        room_settings(livekit_server, database.url, steward_queue_poll_seconds=0.2),
-        database=database,
-        runner=lambda: FixedScriptRunner(),
-    )
-    await serving.start(http=False)
-    runtime = await serving.join(room_name)
-    settings = room_settings(livekit_server, database.url, steward_agent_name=AGENT)
-    accepting = await StewardService(settings, database=database, fairies=False).start()
-    clients = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
-    base = f"http://127.0.0.1:{accepting.http_port}"
-    try:
-        async with aiohttp.ClientSession() as http:
-            body = {
-                "roomId": room_name,
-                "message": "draw a garden",
-                "fairies": ["fairy-3", "fairy-1"],
-            }
-            async with http.post(f"{base}/api/canvas-agent/run", json=body, headers=AUTH) as r:
-                answer = await r.json()
-                assert r.status == 202 and answer["status"] == "queued", answer
-            sid = answer["session"]
-            for client in clients:
-                assert await client.wait_status(sid, timeout=60) == "done"
-            await settle(runtime, clients, sid)
-        assert serving.fairies is not None
-        (project,) = serving.fairies.rooms[room_name].board.projects.values()
-        assert project.kind == "duo" and project.status == "done"
-        assert project.orchestrator == "fairy-3" and project.members == ("fairy-1",)
-        assert clients[0].shapes and clients[0].shapes == clients[1].shapes
-    finally:
-        await close_all(clients)
-        await accepting.close()
-        await serving.close()
 
 
 async def test_a_run_whose_steward_died_before_starting_it_is_run_by_the_next_one(

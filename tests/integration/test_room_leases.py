@@ -32,7 +32,22 @@ from tests.support.room import (
 
 pytestmark = pytest.mark.integration
 
-TTL = 0.6
+# Long enough that a loaded machine never lets a lease lapse between two statements; a
+# lapse is made by moving the lease's expiry into the past (`_lapse`), not by sleeping.
+TTL = 30.0
+
+
+async def _lapse(database: Database, *rooms: str) -> None:
+    """The leases of `rooms` run out now: their times move back as if TTL and a second had
+    passed since they were taken or renewed (an injected clock for the lease alone)."""
+    await database.pool.execute(
+        "UPDATE room_leases SET acquired_at = acquired_at - make_interval(secs => $2),"
+        " heartbeat_at = heartbeat_at - make_interval(secs => $2),"
+        " expires_at = expires_at - make_interval(secs => $2)"
+        " WHERE room_id = ANY($1::text[])",
+        list(rooms),
+        TTL + 1.0,
+    )
 
 
 async def test_a_leased_room_is_refused_until_its_lease_expires_then_old_appends_fail(
@@ -46,11 +61,10 @@ async def test_a_leased_room_is_refused_until_its_lease_expires_then_old_appends
     with pytest.raises(LeaseHeld):
         await second.acquire("r")
     await outbox.append("r", "s1", 1, 1, False, "{}", fence=lease1.token)
-    await asyncio.sleep(TTL / 2)
     assert await first.renew(lease1)  # renewed: still refused to the other
     with pytest.raises(LeaseHeld):
         await second.acquire("r")
-    await asyncio.sleep(TTL + 0.2)  # lapsed: the other takes it with a new token
+    await _lapse(database, "r")  # lapsed: the other takes it with a new token
     lease2 = await second.acquire("r")
     assert lease2.token == lease1.token + 1
     with capture_logs() as logs, pytest.raises(LeaseLost):
@@ -65,7 +79,7 @@ async def test_a_leased_room_is_refused_until_its_lease_expires_then_old_appends
     with pytest.raises(LeaseLost):
         await outbox.append("r", "s2", 2, 4, False, "{}", fence=lease2.token, if_absent=True)
     # A lease that lapsed while nobody took the room is still its holder's (Postgres away).
-    await asyncio.sleep(TTL + 0.2)
+    await _lapse(database, "r")
     await outbox.append("r", "s3", 1, 5, False, "{}", fence=lease3.token)
     row = await first.get("r")
     assert row is not None and not row.expired and row.token == lease3.token
@@ -99,7 +113,7 @@ async def test_one_statement_renews_every_held_lease_and_names_the_ones_lost(
     second = RoomLeases(database.pool, "w2", ttl_s=TTL)
     kept = [await first.acquire(room) for room in ("m1", "m2")]
     taken = await first.acquire("m3")
-    await asyncio.sleep(TTL + 0.2)  # all three lapse; another steward takes m3
+    await _lapse(database, "m1", "m2", "m3")  # all three lapse; another steward takes m3
     await second.acquire("m3")
     assert await first.renew_many([*kept, taken]) == {"m1", "m2"}
     with pytest.raises(LeaseHeld):  # renewed: still refused to the other

@@ -5,13 +5,17 @@ words "undo" / "redo" resolved to the asker's last run."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
+from typing import Any
 
 from steward.protocol.limits import MAX_RPC_PAYLOAD_BYTES
 from steward.protocol.messages import ConversationReply
 from steward.protocol.names import TOPIC_THOUGHT
+from steward.room.inbound.conversation_requests import ConversationRequests
 from steward.room.inbound.undo_words import AskedRun, asked_runs, command_of, targets
 from steward.room.outbound.conversation import Conversation
 from steward.room.outbound.messenger import Messenger
+from steward.room.participants import Participants
 
 
 class Sent:
@@ -132,3 +136,27 @@ async def test_a_prompt_fairies_runs_followed_is_marked_helped() -> None:
     await messenger.prompt("p3", "a title", asker="bob", source="browser")
     runs = asked_runs(messenger.conversation.items())
     assert [(r.session_id, r.helped) for r in runs] == [("p1", False), ("p2", True), ("p3", False)]
+
+
+async def test_a_page_goes_to_participants_only_within_their_rate_and_bad_input_is_refused() -> (
+    None
+):
+    messenger = Messenger("room", Sent())
+    await messenger.chat("s1", "hello", message_id="m1")
+    people = Participants()
+    people.joined("ann", 1, {})
+    requests = ConversationRequests(messenger.conversation, people, pages_per_min=2)
+
+    async def ask(caller: str, payload: str) -> ConversationReply:
+        inv: Any = SimpleNamespace(caller_identity=caller, payload=payload)
+        return ConversationReply.model_validate_json(await requests.on_conversation_rpc(inv))
+
+    page = await ask("ann", '{"after": 0}')
+    assert page.error is None and [m.text for m in page.chat] == ["hello"]
+    assert (await ask("mallory", '{"after": 0}')).error == "not a participant of this room"
+    bad = await ask("ann", '{"after": -1}')
+    assert bad.error is not None and bad.error.startswith("invalid request")
+    assert (await ask("ann", "{}")).error is None  # the second page this minute
+    assert (await ask("ann", "{}")).error == (
+        "rate limit: too many conversation pages, try again in a minute"
+    )

@@ -4,14 +4,17 @@ project the first one leads (three or more), then go back to their home roles.""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from steward.fairies.kinds import DRONE, DUO, LEAD, SOLO, directing
-from steward.fairies.prompt_router import for_fairies
+from steward.fairies.prompt_router import PromptRouter, for_fairies, spoken_pick
 from steward.fairies.runtime import FairyRuntime
-from steward.ports import PromptInput, PromptSource
+from steward.model.base import ModelRequest, Usage
+from steward.model.scripted.project import ScriptedProjectModel
+from steward.ports import PromptInput, PromptSource, SessionPort
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 
 HOME = {"fairy-1": "orchestrator", "fairy-2": "drone", "fairy-3": "drone"}
@@ -153,3 +156,80 @@ async def test_a_pick_of_an_unknown_or_busy_fairy_is_refused_and_says_why() -> N
     )
     assert _roles(runtime, "r") == HOME  # nothing was assigned
     assert not room.fairy("fairy-2").queue and room.fairy("fairy-2").worker is None
+
+
+class HeldSolo(ScriptedProjectModel):
+    """Holds a solo fairy's first drawing request until `gate` opens."""
+
+    def __init__(self) -> None:
+        super().__init__(tokens_per_s=None)
+        self.gate = asyncio.Event()
+        self.holding = asyncio.Event()
+
+    async def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:
+        fairy: dict[str, Any] = request.hints.get("fairy") or {}
+        if fairy.get("mode") == "working-solo" and not self.gate.is_set():
+            self.holding.set()
+            await self.gate.wait()
+        async for chunk in super().stream(request, usage):
+            yield chunk
+
+
+async def test_a_picked_fairy_a_user_stops_is_free_for_the_next_pick() -> None:
+    browser = MemoryRoom()
+    model = HeldSolo()
+    runtime = FairyRuntime(sessions=MemorySessions(browser), models=lambda *_: model)
+    run = asyncio.ensure_future(_ask(runtime, browser, "r", "draw a garden", "fairy-2"))
+    await asyncio.wait_for(model.holding.wait(), 10)
+    room = runtime.rooms["r"]
+    assert room.roster.get("fairy-2").mode == "working-solo"
+    run.cancel()  # the asker cancels the run mid-task
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    await asyncio.wait_for(room.background.wait(), 10)
+    assert room.roster.get("fairy-2").mode == "idling" and _roles(runtime, "r") == HOME
+    model.gate.set()
+    assert await _ask(runtime, browser, "r", "draw a garden", "fairy-2") == "done"
+
+
+NAMES = {"bramble": "fairy-1", "clover": "fairy-2", "fennel": "fairy-3"}
+
+
+@pytest.mark.parametrize(
+    ("message", "picked"),
+    [
+        ("Clover, draw a garden", (("fairy-2",), "draw a garden")),
+        ("clover and fennel draw a garden", (("fairy-2", "fairy-3"), "draw a garden")),
+        (
+            "Fennel, Bramble and Clover: draw a farm",
+            (("fairy-3", "fairy-1", "fairy-2"), "draw a farm"),
+        ),
+        ("clover and clover draw a cat", (("fairy-2",), "draw a cat")),
+        ("draw a clover", None),  # a name later in the sentence picks nobody
+        ("Clover", None),  # nothing to do
+        ("Clovers, draw", None),
+        ("Clover and Nettle draw a cat", (("fairy-2", "nettle"), "draw a cat")),  # refused later
+    ],
+)
+def test_spoken_names_pick_fairies_in_order(
+    message: str, picked: tuple[tuple[str, ...], str] | None
+) -> None:
+    assert spoken_pick(message, NAMES) == picked
+
+
+async def test_the_router_picks_spoken_names_for_voice_prompts_only() -> None:
+    seen: list[PromptInput] = []
+
+    class Runner:
+        async def run(self, session: SessionPort, prompt: PromptInput) -> str:
+            seen.append(prompt)
+            return "done"
+
+    router = PromptRouter(Runner(), Runner(), names=lambda room: NAMES if room == "r" else {})
+    session = MemorySession(MemoryRoom(), room_id="r")
+    await router.run(session, _prompt("Clover and Fennel, draw a garden", "voice"))
+    await router.run(session, _prompt("Clover and Fennel, draw a garden"))  # typed: as written
+    assert [(p.fairies, p.message) for p in seen] == [
+        (("fairy-2", "fairy-3"), "draw a garden"),
+        ((), "Clover and Fennel, draw a garden"),
+    ]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from steward.protocol import ProtocolError, decode
 from steward.protocol.limits import MAX_SHAPES_JSON_BYTES
 from steward.protocol.messages import CanvasEdit, WireModel
+from steward_tools.bench import fuzz
 from steward_tools.bench.fuzz import (
     LIMITS,
     Rejected,
@@ -100,12 +101,34 @@ SEEDS_BY_NAME = {m.__name__: m for m in SEEDS}
 @FUZZ
 @given(seed=st.integers(0, 2**32))
 def test_relayed_edits_reach_clients_as_valid_envelopes(seed: int) -> None:
-    """canvas:edit → relay actions → steward mirror → packed envelopes → a client replica."""
+    """canvas:edit → relay actions → steward mirror → packed envelopes → a client replica:
+    edit_check raises AssertionError when an envelope is invalid on the wire, the envelopes
+    do not carry exactly the actions packed, or the replica differs from the mirror."""
     for data in mutate.variants(random.Random(seed), SEEDS[CanvasEdit], 5, raw=mutate.random_bytes):
         try:
             edit_check(data)
-        except Rejected:
-            pass
+        except Rejected as err:
+            assert str(err)  # refused with a reason
+
+
+def test_valid_edits_reach_a_client_replica_equal_to_the_mirror() -> None:
+    """The valid seeds go the whole way (not refused), carrying actions."""
+    carried = [edit_check(json.dumps(seed).encode()) for seed in SEEDS[CanvasEdit]]
+    assert carried and all(n > 0 for n in carried), carried
+
+
+def test_edit_check_fails_when_the_replica_differs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison can fail: a client that drops the last action it receives goes red."""
+    real = fuzz.apply_envelopes
+
+    def lossy(session: str, actions: list[Any], replica: Any) -> None:
+        real(session, actions, replica)
+        replica.shapes.popitem()
+
+    monkeypatch.setattr(fuzz, "apply_envelopes", lossy)
+    with pytest.raises(AssertionError, match="differs from the steward mirror"):
+        for seed in SEEDS[CanvasEdit]:
+            edit_check(json.dumps(seed).encode())
 
 
 @FUZZ

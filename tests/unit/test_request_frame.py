@@ -15,6 +15,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
+from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.fairies.runtime import FairyRuntime
@@ -80,7 +81,12 @@ async def test_lead_drone_and_duo_requests_far_from_the_origin_read_in_their_fra
             in_view = abs(int(x)) < LEAK and abs(int(y)) < LEAK
             at_start = abs(int(x) + 48_000) < 2_000 and abs(int(y) - 31_001) < 2_000
             assert in_view or at_start, (x, y)
+    # The lead's request names who asked the crew and how; a drone's brief (the steward's
+    # words, not a person's) does not.
+    leads = [s for _, m, s in seen if m in ("orchestrating-active", "duo-orchestrating-active")]
+    assert any("Asked by alice, typed in the steward panel of their browser." in s for s in leads)
     drones = [said for _, mode, said in seen if mode == "working-drone"]
+    assert not any("Asked by" in s for s in drones)
     # The steward's own lines are there to be checked: task bounds, the area, fairies.
     assert all("You can only see and edit inside your task area (x=" in s for s in drones)
     assert any(re.search(r": \w+ at \(-?\d+, -?\d+\)", s) for _, _, s in seen)
@@ -129,3 +135,11 @@ async def test_an_askers_earlier_action_reads_in_the_frame_of_the_view_they_ask_
     assert '"shapeId":"r1","x":-200,"y":0' in said, said[-2000:]  # 100 - 300, 100 - 100
     assert '"bounds":{"x":-200,"y":0,"w":100,"h":50}' in said  # the canvas lists agree
     assert frame_leaks(said) == [] and unrounded_numbers(said) == []
+
+
+def test_a_frame_starts_on_a_whole_pixel_at_its_view() -> None:
+    """The frame's 0, 0 is the view's corner rounded as every coordinate is: whole, so
+    frames differ by whole shifts, and the view starts within a pixel of 0, 0."""
+    frame = CoordinateSpace.at(47_520.4, -31_400.6)
+    assert (frame.origin_x, frame.origin_y) == (47_520.0, -31_401.0)
+    assert frame.box_text(47_520.4, -31_400.6, 959.2, 800) == "x=0, y=0, w=959, h=800"

@@ -39,17 +39,17 @@ def test_the_reply_counts_what_was_taken_back_and_names_what_was_left() -> None:
         "a1": {"id": "a1", "type": "arrow", "props": {"text": ""}},
     }
     inverse = RunInverse(removed=["x", "y"], restored=["z"], left=["b1", "a1"], found=True)
-    said = reply_text(inverse, "s-1", shapes)
+    said = reply_text(inverse, "run s-1", shapes)
     assert said == (
         "Took back run s-1: 3 shape changes. Left as they are, changed since the run: "
         'b1 (geo "Verify email"), a1 (arrow).'
     )
-    assert reply_text(RunInverse(found=True), "s-2", {}) == "Nothing of run s-2 to take back."
+    assert reply_text(RunInverse(found=True), "run s-2", {}) == "Nothing of run s-2 to take back."
 
 
 def test_a_long_list_of_shapes_left_is_cut_with_a_count() -> None:
     left = [f"s{i}" for i in range(NAMED_IN_CHAT + 5)]
-    said = reply_text(RunInverse(removed=["x"], left=left, found=True), "s-1", {})
+    said = reply_text(RunInverse(removed=["x"], left=left, found=True), "run s-1", {})
     assert said.startswith("Took back run s-1: 1 shape change.")
     assert said.endswith("and 5 more.") and f"s{NAMED_IN_CHAT}," not in said
     assert describe("gone", None) == "gone"

@@ -102,18 +102,23 @@ class UntilCancelled:
         return "done"
 
 
-async def test_a_prompted_and_a_fairy_run_share_one_registry() -> None:
-    wire, desk, runner = Wire(), Desk(), UntilCancelled()
-    registry = RoomSessions(
+def _registry(wire: Wire, runner: Any, fairies: Any = None) -> RoomSessions:
+    """The room's registry over `wire` (its broadcaster, messenger and outbox)."""
+    return RoomSessions(
         "room",
-        lambda: runner,
+        runner,
         broadcaster=cast(Broadcaster, wire),
         messenger=Messenger("room", wire.publish),
         snapshots=cast(SnapshotFetcher, None),
         outbox=cast(Outbox, wire),
         model="m",
-        fairies=desk,
+        **({"fairies": fairies} if fairies is not None else {}),
     )
+
+
+async def test_a_prompted_and_a_fairy_run_share_one_registry() -> None:
+    wire, desk, runner = Wire(), Desk(), UntilCancelled()
+    registry = _registry(wire, lambda: runner, fairies=desk)
     factory = SessionsByRoom(lambda room_id: registry if room_id == "room" else None)
     prompted = await registry.start(PromptInput(message="a box", source="browser", requester="ann"))
     drone = await factory.open_session("room", "fairy-2")
@@ -167,15 +172,7 @@ async def test_a_prompted_and_a_fairy_run_share_one_registry() -> None:
 
 async def test_a_fairy_run_reopened_after_a_restart_withdraws_what_it_left() -> None:
     wire = Wire()
-    registry = RoomSessions(
-        "room",
-        UntilCancelled,
-        broadcaster=cast(Broadcaster, wire),
-        messenger=Messenger("room", wire.publish),
-        snapshots=cast(SnapshotFetcher, None),
-        outbox=cast(Outbox, wire),
-        model="m",
-    )
+    registry = _registry(wire, UntilCancelled)
     box = {"id": "box", "type": "geo", "x": 0, "y": 0, "props": {"w": 10, "h": 10}}
     wire.mirror.apply_one(
         WireAction(id="a1", name="create_shape", params=box), partial=True, session="s-dead"
@@ -191,15 +188,7 @@ async def test_a_fairy_run_reopened_after_a_restart_withdraws_what_it_left() -> 
 
 async def test_a_run_cancelled_before_its_task_began_still_ends_once() -> None:
     wire, runner = Wire(), UntilCancelled()
-    registry = RoomSessions(
-        "room",
-        lambda: runner,
-        broadcaster=cast(Broadcaster, wire),
-        messenger=Messenger("room", wire.publish),
-        snapshots=cast(SnapshotFetcher, None),
-        outbox=cast(Outbox, wire),
-        model="m",
-    )
+    registry = _registry(wire, lambda: runner)
     with structlog.testing.capture_logs() as logs:
         sid = await registry.start(PromptInput(message="a box", source="browser", requester="a"))
         assert registry.cancel(sid, "a")  # at once: its task has not run a step yet
@@ -211,15 +200,7 @@ async def test_a_run_cancelled_before_its_task_began_still_ends_once() -> None:
 
 async def test_a_revert_run_is_a_run_of_the_registry() -> None:
     wire = Wire()
-    registry = RoomSessions(
-        "room",
-        UntilCancelled,
-        broadcaster=cast(Broadcaster, wire),
-        messenger=Messenger("room", wire.publish),
-        snapshots=cast(SnapshotFetcher, None),
-        outbox=cast(Outbox, wire),
-        model="m",
-    )
+    registry = _registry(wire, UntilCancelled)
     with structlog.testing.capture_logs() as logs:
         session = await registry.open_revert("s-0123456789abcdef", "ann")
         sid = session.session_id
@@ -252,17 +233,34 @@ async def test_a_revert_run_is_a_run_of_the_registry() -> None:
 
 async def test_a_failed_revert_run_ends_with_an_error_status() -> None:
     wire = Wire()
-    registry = RoomSessions(
-        "room",
-        UntilCancelled,
-        broadcaster=cast(Broadcaster, wire),
-        messenger=Messenger("room", wire.publish),
-        snapshots=cast(SnapshotFetcher, None),
-        outbox=cast(Outbox, wire),
-        model="m",
-    )
+    registry = _registry(wire, UntilCancelled)
     session = await registry.open_revert("s-0123456789abcdef", "ann")
     result = await registry.close_revert(session, "error: RuntimeError", {})
     assert result.outcome == "error: RuntimeError"
     assert wire.rows == {session.session_id: "error"}
     assert wire.statuses(session.session_id) == ["error"]
+
+
+class Restarting(Wire):
+    """An outbox whose Postgres is away for the first `away` attempts to close a row."""
+
+    def __init__(self, away: int) -> None:
+        super().__init__()
+        self.away = away
+
+    async def end_session(self, session_id: str, status: str, outcome: str) -> None:
+        if self.away:
+            self.away -= 1
+            raise ConnectionRefusedError("Postgres is restarting")
+        await super().end_session(session_id, status, outcome)
+
+
+async def test_a_run_ending_while_postgres_restarts_still_closes_its_row() -> None:
+    """A row left `running` would be ended `interrupted` by the next start of the steward."""
+    wire, runner = Restarting(away=3), UntilCancelled()
+    registry = _registry(wire, lambda: runner)
+    sid = await registry.start(PromptInput(message="a box", source="browser", requester="a"))
+    assert registry.cancel(sid, "a")
+    result = await registry.wait(sid, timeout=20)
+    assert result.outcome == "canceled"
+    assert wire.away == 0 and wire.rows == {sid: "canceled"}

@@ -14,12 +14,14 @@ from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemorySession
 
 ACTIONS = '{"actions": [{"_type": "message", "text": "hello"}]}'
+# The same answer, long enough to stream for several seconds one character at a time.
+LONG_ACTIONS = ACTIONS.replace("hello", "hello " * 60)
 
 
-def paced(gap_s: float, silence_s: float = 0.0) -> CannedModel:
-    """Streams ACTIONS one character per `gap_s`, after an optional silence."""
+def paced(gap_s: float, silence_s: float = 0.0, text: str = ACTIONS) -> CannedModel:
+    """Streams `text` one character per `gap_s`, after an optional silence."""
     return CannedModel(
-        answer=lambda r: ACTIONS[len(r.prefill) :] if ACTIONS.startswith(r.prefill) else "",
+        answer=lambda r: text[len(r.prefill) :] if text.startswith(r.prefill) else "",
         chunk=1,
         gap_s=gap_s,
         silence_s=silence_s,
@@ -37,10 +39,12 @@ def _run(model: CannedModel, *, idle_s: float, max_s: float) -> tuple[str, Memor
 
 
 def test_a_run_slower_than_the_idle_limit_but_progressing_finishes() -> None:
-    # ~50 chunks: ~2 s in all, over twice the idle limit, each gap a twentieth of it (a
-    # loaded machine stalls a loop for a tenth of a second now and then: not a stalled run).
-    model = paced(gap_s=0.04)
-    outcome, _ = _run(model, idle_s=0.8, max_s=30)
+    # ~410 chunks 12 ms apart: over 4.5 s in all (longer on a loaded machine), past the 3 s
+    # idle limit, each gap a 250th of it. The limit is wide because a busy two-core machine
+    # can stall the whole event loop for a second: the watchdog and the model's stream wait
+    # in the same loop, so such a stall looks like a silent model.
+    model = paced(gap_s=0.012, text=LONG_ACTIONS)
+    outcome, _ = _run(model, idle_s=3.0, max_s=60)
     assert outcome == "done"
 
 
@@ -55,14 +59,27 @@ def test_the_hard_cap_ends_a_run_that_never_stops_progressing() -> None:
 
 
 async def test_progress_pushes_the_deadline_but_never_past_the_cap() -> None:
-    dog = Watchdog(idle_s=0.05, max_s=0.25)
+    """Checked on the deadlines themselves (event loop time), not on how long it took: a
+    loaded machine may run the loop late, never moves a deadline."""
+    idle, cap = 0.05, 0.25
+    dog = Watchdog(idle_s=idle, max_s=cap)
     loop = asyncio.get_running_loop()
-    started = loop.time()
+    seen: list[float] = []
     with pytest.raises(TimeoutError):
         async with dog.guard():
+            first = dog.deadline()
+            assert first is not None
+            hard = first - idle + cap  # the guard started at first - idle (within a few µs)
             while True:
                 await asyncio.sleep(0.01)
+                before = loop.time()
                 dog.progress()
-    elapsed = loop.time() - started
-    assert elapsed >= 0.25  # kept alive well past idle_s by progress, up to the cap
-    assert elapsed < 0.25 + 0.5  # and ended there (slack for a loaded machine)
+                deadline = dog.deadline()
+                assert deadline is not None
+                seen.append(deadline)
+                assert deadline <= hard + 1e-3  # never past the cap
+                assert deadline >= min(before + idle, hard) - 1e-3  # pushed a whole idle ahead
+    assert dog.deadline() is None
+    assert max(seen) > first + idle  # kept alive well past idle_s by progress
+    assert seen[-1] == pytest.approx(hard, abs=1e-3)  # and it ended at the cap
+    assert loop.time() >= hard - 1e-3

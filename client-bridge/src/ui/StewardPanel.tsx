@@ -1,13 +1,16 @@
-// The steward side panel: connection/host indicator, the room's conversation as cards in the
-// steward's one order (each prompt with who asked, then everything done for it in time order,
-// a project's fairies' messages included, each fairy named once, each run's thoughts folded
-// into one row, and its status; "show" when what it drew is out of view; "undo" takes the run
-// back, "redo" on an undo's own run), a prompt box, the todo list and a cancel button.
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
+// The steward side panel: connection/host indicator, the room's crew, the room's conversation
+// as cards in the steward's one order (each prompt with who asked, a project's card under the
+// prompt that started it, then everything done for it in time order, its fairies' messages
+// included, each fairy named once, each run's thoughts folded into one row, and its status;
+// "show" when what it drew is out of view; "undo" takes the run back, "redo" on an undo's own
+// run), a prompt box, the todo list and a cancel button.
+import { useEffect, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react'
 import { useValue } from 'tldraw'
 import { MAX_PROMPT_CHARS, type Box } from '../protocol.gen'
 import type { StewardHandle } from '../steward'
-import { outOfView, timeline, type ProjectGroup, type Run, type ThoughtItem } from './timeline'
+import { CrewList } from './CrewList'
+import { ProjectCard } from './ProjectCard'
+import { outOfView, timeline, type Run, type ThoughtItem } from './timeline'
 import { useStewardState } from './useSteward'
 
 const DONE = new Set(['done', 'canceled', 'error'])
@@ -21,7 +24,8 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
   // Fairies by the names their overlay shows, not their ids.
   const names = useMemo(() => Object.fromEntries((state?.fairies ?? []).map((f) => [f.id, f.name])), [state?.fairies])
   // Projects (when the steward tells them) put their fairies' runs under their prompt's card.
-  const projects = (state as { projects?: ProjectGroup[] } | null)?.projects
+  // Each project's card sits under its prompt, and its fairies' runs in that prompt's card.
+  const projects = state?.projects
   const runs = useMemo(
     () => (state ? timeline({ ...state, projects, names }) : []),
     [state?.prompts, state?.chat, state?.thoughts, state?.sessions, projects, names],
@@ -65,9 +69,19 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
         {room && <span className="room">room {room}{identity ? ` · ${identity}` : ''}</span>}
       </header>
 
+      <CrewList handle={handle} fairies={state.fairies} following={state.following} />
+
       <section className="steward-chat" data-testid="chat">
         {runs.map((run) => (
-          <RunView key={run.sessionId} run={run} me={identity} view={view} handle={handle} drawn={state.drawn[run.sessionId]?.length ?? 0} names={names} />
+          <RunView key={run.sessionId} run={run} me={identity} view={view} handle={handle} drawn={state.drawn[run.sessionId]?.length ?? 0} names={names}>
+            {state.projects.filter((p) => p.sessionId === run.sessionId).map((p) => (
+              <ProjectCard key={p.projectId} project={p} handle={handle} fairies={state.fairies} />
+            ))}
+          </RunView>
+        ))}
+        {/* A project whose prompt this tab never saw (a late tab): its card on its own. */}
+        {state.projects.filter((p) => !runs.some((r) => r.sessionId === p.sessionId)).map((p) => (
+          <ProjectCard key={p.projectId} project={p} handle={handle} fairies={state.fairies} />
         ))}
         <div ref={chatEnd} />
       </section>
@@ -123,7 +137,24 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
   )
 }
 
-function RunView({ run, me, view, handle, drawn, names }: { run: Run; me?: string; view: Box | null; handle: StewardHandle; drawn: number; names: Record<string, string> }) {
+function RunView({
+  run,
+  me,
+  view,
+  handle,
+  drawn,
+  names,
+  children,
+}: {
+  run: Run
+  me?: string
+  view: Box | null
+  handle: StewardHandle
+  drawn: number
+  names: Record<string, string>
+  /** Shown right under the prompt (a project's card). */
+  children?: ReactNode
+}) {
   const fairy = (id?: string | null) => (id ? `${names[id] ?? id}: ` : '')
   // Recomputed when the view moves or the run draws more (`drawn`).
   const box = useMemo(() => (drawn > 0 ? handle.runBounds(run.sessionId) : null), [handle, run.sessionId, drawn, view])
@@ -151,6 +182,7 @@ function RunView({ run, me, view, handle, drawn, names }: { run: Run; me?: strin
           {run.prompt.truncated ? '…' : ''}
         </div>
       )}
+      {children}
       {run.entries.map((e) =>
         e.kind === 'message' ? (
           <div key={e.message.id} className={`msg msg-${e.message.role}`} data-testid="run-message" data-n={e.message.n} data-partial={e.message.partial ? 'yes' : 'no'}>

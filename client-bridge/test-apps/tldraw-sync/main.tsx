@@ -9,12 +9,13 @@ import { useEffect, useMemo, useState } from 'react'
 import { createRoot } from 'react-dom/client'
 import { Tldraw, type Editor, type TLAssetStore } from 'tldraw'
 import 'tldraw/tldraw.css'
-import { connectSteward, type StewardHandle, type VoiceHandle } from '../../src/index'
+import { connectSteward, readPage, type StewardHandle, type VoiceHandle } from '../../src/index'
 
 declare global {
   interface Window {
-    // The same shape as the demo's (the e2e helpers read it); no voice here.
-    __steward?: { editor: Editor; handle: StewardHandle; room: Room; identity: string; voice: VoiceHandle | null }
+    // The same shape as the demo's (the e2e helpers read it); no voice here. `page`: the
+    // canvas as steward records (the e2e tests compare it with the outbox mirror).
+    __steward?: { editor: Editor; handle: StewardHandle; room: Room; identity: string; voice: VoiceHandle | null; page?: () => unknown[] }
     __sync?: { status: string; connection?: string }
   }
 }
@@ -67,7 +68,7 @@ function App() {
       assetUrls={assetUrls}
       onMount={(editor) => {
         const handle = connectSteward({ room, editor, options: { mode: 'host' } })
-        window.__steward = { editor, handle, room, identity, voice: null }
+        window.__steward = { editor, handle, room, identity, voice: null, page: () => [...readPage(editor).values()] }
       }}
     />
   )

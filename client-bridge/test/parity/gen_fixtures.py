@@ -5,7 +5,9 @@ sends for it, the `update_shape` records it changes on the mirror (`diff_ops`, t
 actions' own path), since layout verbs are not on the wire.
 
 Run from the repo root: `uv run python client-bridge/test/parity/gen_fixtures.py`.
-The vitest parity test applies the same scripts in a real tldraw Editor and compares.
+The vitest parity test applies the same scripts in a real tldraw Editor and compares;
+tests/unit/test_executor_parity.py checks that verbs.json is what this script writes now
+and runs the scripts through the bridge's executor in Node against a fresh reference.
 """
 
 import json
@@ -40,7 +42,12 @@ def pen(shape_id, points, **fields):
     """The wire record a model's `pen` action becomes (the steward smooths it)."""
     action = {"_type": "pen", "shapeId": shape_id, "points": points, **fields}
     out = process(
-        action, index=0, complete=True, incomplete_path=None, ctx=RunState(shapes={}), enabled=ACTIONS
+        action,
+        index=0,
+        complete=True,
+        incomplete_path=None,
+        ctx=RunState(shapes={}),
+        enabled=ACTIONS,
     )
     assert out is not None
     return out.ops[0].params
@@ -195,7 +202,10 @@ SCRIPTS = {
         ("reorder", {"ids": ["b"], "to": "in_front", "target": "c"}),
         ("reorder", {"ids": ["c"], "to": "in_front", "target": "gone"}),
         ("move", {"ids": ["b", "c"], "dx": 30, "dy": 40}),
-        ("resize", {"ids": ["b", "c"], "scaleX": 1.5, "scaleY": 1.5, "originX": 230, "originY": 40}),
+        (
+            "resize",
+            {"ids": ["b", "c"], "scaleX": 1.5, "scaleY": 1.5, "originX": 230, "originY": 40},
+        ),
         ("delete_shape", {"ids": ["a", "d"]}),
     ],
     "pens": [
@@ -269,25 +279,37 @@ def wire_steps(shapes, verb, params):
     return [(op.name, op.params) for op in diff_ops(RunState(shapes=shapes), verb, params)]
 
 
-def main() -> None:
+def frames() -> dict:
+    """Each script's wire actions, with the page the reference computes after each."""
     out = {}
     for name, steps in SCRIPTS.items():
         shapes: dict = {}
-        frames = []
+        script = []
         for verb, params in steps:
             for sent, sent_params in wire_steps(shapes, verb, params):
-                action = WireAction(id=f"{name}-{len(frames)}", name=sent, params=sent_params)
+                action = WireAction(id=f"{name}-{len(script)}", name=sent, params=sent_params)
                 apply_wire_action(shapes, action)
-                frames.append(
+                script.append(
                     {
                         "action": action.model_dump(mode="json"),
                         "page": json.loads(json.dumps(list(shapes.values()))),
                     }
                 )
-        out[name] = frames
-    path = Path(__file__).with_name("verbs.json")
-    path.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {path}")
+        out[name] = script
+    return out
+
+
+def render() -> str:
+    """verbs.json as this script writes it."""
+    return json.dumps(frames(), indent=1) + "\n"
+
+
+FIXTURES = Path(__file__).with_name("verbs.json")
+
+
+def main() -> None:
+    FIXTURES.write_text(render())
+    print(f"wrote {FIXTURES}")
 
 
 if __name__ == "__main__":

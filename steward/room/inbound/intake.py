@@ -311,10 +311,17 @@ class Intake:
         return PromptReply(session_id=session_id)
 
     def cancel_refusal(
-        self, caller: str, session_id: str, owner: str | None, *, verb: str = "cancel"
+        self,
+        caller: str,
+        session_id: str,
+        owner: str | None,
+        *,
+        verb: str = "cancel",
+        what: str = "run",
     ) -> str | None:
-        """Why `caller` may not cancel (or revert, `verb`) run `session_id` of `owner`, with
-        its log line; None when allowed. The one check both cancel and revert pass."""
+        """Why `caller` may not cancel (or revert, `verb`) run `session_id` of `owner` (or a
+        project, `what`), with its log line; None when allowed. The one check cancel, revert
+        and a project's abort and undo pass."""
         member = self._participants.get(caller)
         if member is None or not self.may_prompt(member):
             self._refuse(caller, f"not allowed to {verb}", verb)
@@ -328,7 +335,7 @@ class Intake:
                 by=caller,
                 owner=owner,
             )
-            return f"only who asked for this run, or a moderator, may {verb} it"
+            return f"only who asked for this {what}, or a moderator, may {verb} it"
         return None
 
     async def on_cancel_rpc(self, inv: rtc.RpcInvocationData) -> str:

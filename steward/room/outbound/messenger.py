@@ -69,9 +69,10 @@ class Messenger:
         except Exception as err:
             log.warning("message_publish_failed", room=self.room_id, topic=topic, error=str(err))
 
-    async def publish(self, payload: bytes, topic: str) -> None:
-        """Another UI-only message to everyone (e.g. fairy presence on `agent:fairies`)."""
-        await self._send(payload, topic)
+    async def publish(self, payload: bytes, topic: str, to: list[str] | None = None) -> None:
+        """Another UI-only message to everyone, or to `to` only (e.g. fairy presence on
+        `agent:fairies`, a project's state to a tab that joins)."""
+        await self._send(payload, topic, to)
 
     async def chat(
         self,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from livekit import rtc
@@ -80,23 +81,23 @@ def describe(shape_id: str, record: Shape | None) -> str:
     return f"{shape_id} ({record.get('type', 'shape')}{words})"
 
 
-def reply_text(
-    inverse: RunInverse, run_id: str, shapes: dict[str, Shape], what: str | None = None
-) -> str:
-    """What the revert's run says: what it took back (`what`: the run as its asker knows it,
-    e.g. their request's words; default its id) and what it left."""
+def reply_text(inverse: RunInverse, what: str, shapes: dict[str, Shape]) -> str:
+    """The revert's chat reply; `what` names what it took back ("run s-…", "project …")."""
     changes = len(inverse.restored) + len(inverse.removed)
-    named = what or f"run {run_id}"
     if changes:
-        said = f"Took back {named}: {changes} shape change{'s' if changes != 1 else ''}."
+        said = f"Took back {what}: {changes} shape change{'s' if changes != 1 else ''}."
     else:
-        said = f"Nothing of {named} to take back."
+        said = f"Nothing of {what} to take back."
     if inverse.left:
         named = ", ".join(describe(sid, shapes.get(sid)) for sid in inverse.left[:NAMED_IN_CHAT])
         more = len(inverse.left) - NAMED_IN_CHAT
         said += f" Left as they are, changed since the run: {named}"
         said += f" and {more} more." if more > 0 else "."
     return said
+
+
+# (prompt's run, caller, words said, what the reply calls it) -> the project's revert, or None.
+ProjectOfPrompt = Callable[[str, str, str, str | None], Awaitable[RevertReply | None]]
 
 
 @dataclass
@@ -121,6 +122,9 @@ class Reverter:
         # One revert at a time per room: each reads the history the previous one wrote.
         self._lock = asyncio.Lock()
         self._limit = RateLimiter(per_min)
+        # The revert of the project a prompt's run started (None: it started none), for an
+        # "undo" of a project's prompt; set by the room runtime to its project steering.
+        self.project_of_prompt: ProjectOfPrompt | None = None
 
     async def on_revert_rpc(self, inv: rtc.RpcInvocationData) -> str:
         caller = inv.caller_identity
@@ -154,10 +158,16 @@ class Reverter:
             what = f'"{_quoted(asked)}"' if asked else None
             if command == "redo" and what is not None:
                 what = f"the undo of {what}"
+            if run.helped and self.project_of_prompt is not None:
+                # A project's prompt: its fairies drew, not its run alone; the project goes.
+                named = f"the project {what}" if what else None
+                taken = await self.project_of_prompt(run.session_id, caller, said, named)
+                if taken is not None:
+                    return PromptReply(session_id=taken.session_id, error=taken.error)
             reply = await self.revert(run.session_id, caller, said=said, what=what)
-            # A chat-only answer is passed over; a project's prompt is not (its fairies drew).
             if reply.error != NOTHING_CHANGED or run.helped:
                 break
+            # A chat-only answer is passed over: the run before it is tried.
         return PromptReply(session_id=reply.session_id, error=reply.error)
 
     async def revert(
@@ -165,7 +175,7 @@ class Reverter:
     ) -> RevertReply:
         """Take back run `run_id` for participant `caller`: the reply names the revert's run.
         `said`: the words that asked for it (shown as its prompt); `what`: the run as the
-        chat reply names it."""
+        chat reply names it (default its id)."""
         deps = self._deps
         if not self._limit.allow(caller):  # each revert reads the room's whole history
             return self._refused(run_id, caller, "rate limit: too many reverts, try again soon")
@@ -179,18 +189,44 @@ class Reverter:
         refusal = deps.intake.cancel_refusal(caller, run_id, owner, verb="revert")
         if refusal is not None:
             return RevertReply(error=refusal)
+        return await self._take_back(run_id, [run_id], caller, what or f"run {run_id}", said)
+
+    async def revert_project(
+        self,
+        project_id: str,
+        runs: list[str],
+        caller: str,
+        *,
+        said: str | None = None,
+        what: str | None = None,
+    ) -> RevertReply:
+        """Take back every run of project `project_id` as one revert (its rights and its
+        abort are checked and done by `steward.room.runs.steering`)."""
+        if not self._limit.allow(caller):
+            return self._refused(project_id, caller, "rate limit: too many reverts, try again soon")
+        if not runs:
+            return self._refused(project_id, caller, "that project changed nothing on the canvas")
+        return await self._take_back(
+            project_id, runs, caller, what or f"project {project_id}", said
+        )
+
+    async def _take_back(
+        self, target: str, runs: list[str], caller: str, what: str, said: str | None = None
+    ) -> RevertReply:
+        deps = self._deps
         if deps.startup is not None:
             try:
                 await asyncio.wait_for(deps.startup.wait(), STOP_WAIT_S)
             except TimeoutError:
-                return self._refused(run_id, caller, "the room is still starting; try again")
-        if not await self._stopped(run_id, caller):
-            return self._refused(run_id, caller, "the run did not stop in time; try again")
+                return self._refused(target, caller, "the room is still starting; try again")
+        for run_id in runs:
+            if not await self._stopped(run_id, caller):
+                return self._refused(target, caller, "the run did not stop in time; try again")
         try:
             async with self._lock:
-                return await self._send_inverse(run_id, caller, said, what)
+                return await self._send_inverse(target, runs, caller, what, said)
         except Exception as err:
-            log.exception("revert_failed", room=self.room_id, session_id=run_id, by=caller)
+            log.exception("revert_failed", room=self.room_id, session_id=target, by=caller)
             return RevertReply(error=f"could not revert: {type(err).__name__}")
 
     def _owner(self, run_id: str, record: SessionRecord | None) -> str | None:
@@ -249,16 +285,20 @@ class Reverter:
         return bool(statuses) and statuses[-1] in FINAL_STATUSES
 
     async def _send_inverse(
-        self, run_id: str, caller: str, said: str | None, what: str | None
+        self, run_id: str, runs: list[str], caller: str, what: str, said: str | None
     ) -> RevertReply:
+        """Sends the inverse of `runs` as one revert run naming `run_id` (a run's id, or a
+        project's when `runs` are its runs); `said`: the words that asked, its prompt."""
         deps = self._deps
         broadcaster = deps.broadcaster
-        await broadcaster.last_seq(run_id)  # whatever is queued reaches the outbox first
+        for run in runs:  # whatever is queued reaches the outbox first
+            await broadcaster.last_seq(run)
         rows = await deps.outbox.room_history(self.room_id)
         mirror = broadcaster.mirror
-        inverse = run_inverse(history_envelopes(rows), run_id, current=mirror.shapes)
+        inverse = run_inverse(history_envelopes(rows), runs, current=mirror.shapes)
         if not inverse.found:
-            return self._refused(run_id, caller, NOTHING_CHANGED)
+            kind = "run" if runs == [run_id] else "project"
+            return self._refused(run_id, caller, f"that {kind} changed nothing on the canvas")
         shapes_then = dict(mirror.shapes)
         session = await deps.sessions.open_revert(run_id, caller)
         session_id = session.session_id
@@ -275,7 +315,7 @@ class Reverter:
             await session.send_status("streaming")
             if inverse.actions:
                 await broadcaster.send(session_id, inverse.actions)
-            await session.send_chat(reply_text(inverse, run_id, shapes_then, what))
+            await session.send_chat(reply_text(inverse, what, shapes_then))
             outcome = "done"
         except asyncio.CancelledError:
             outcome = "canceled"

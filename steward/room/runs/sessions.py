@@ -20,6 +20,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from tenacity import AsyncRetrying, stop_after_delay, wait_exponential
+
 from steward.canvas.mirror import withdrawals
 from steward.canvas.quality import QualityReport
 from steward.model.base import estimate_tokens
@@ -55,6 +57,8 @@ class SessionResult:
 # The outcome (and status detail) of a session whose steward died while it ran.
 INTERRUPTED = "error: interrupted (the steward restarted)"
 MAX_INTERRUPTED_KEPT = 100
+# How long a run's end is retried while Postgres is away (a restart takes a few seconds).
+END_RECORD_S = 30.0
 
 
 def new_session_id() -> str:
@@ -330,8 +334,7 @@ class RoomSessions:
         summary["quality"] = record_quality(session.quality())
         summary.update(await self._usage(sid))
         summary.update(figures or {})
-        with contextlib.suppress(Exception):
-            await self._outbox.end_session(sid, status, outcome)
+        await self._record_end(sid, status, outcome)
         if kind == "prompt":  # the sessions metric counts prompted runs, as it always has
             metrics.SESSIONS.labels(outcome=status).inc()
         log.info("session_ended", **summary)
@@ -340,6 +343,20 @@ class RoomSessions:
         self._tasks.pop(sid, None)
         self._begun.discard(sid)
         return result
+
+    async def _record_end(self, sid: str, status: str, outcome: str) -> None:
+        """Close the run's row, through a Postgres restart: a row left `running` would be
+        taken for a run a dead steward left, and ended `interrupted` at the next start."""
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_delay(END_RECORD_S),
+                wait=wait_exponential(multiplier=0.1, max=2.0),
+                reraise=True,
+            ):
+                with attempt:
+                    await self._outbox.end_session(sid, status, outcome)
+        except Exception as err:  # the run is over either way; its row says otherwise
+            log.warning("session_end_not_recorded", session_id=sid, error=str(err)[:200])
 
     def owner(self, session_id: str) -> str | None:
         """Whom an open run works for: the prompt's requester, or whom its fairy works for;
