@@ -16,7 +16,7 @@ from typing import Any
 
 from livekit import rtc
 
-from steward import ffi_router, memory_release
+from steward import ffi_router
 from steward.canvas.mirror import CanvasMirror
 from steward.obs import metrics
 from steward.obs.logging import get_logger
@@ -52,6 +52,7 @@ from steward.protocol.names import (
 from steward.room.context.composing import ComposingHints
 from steward.room.context.snapshot_fetcher import SnapshotFetcher
 from steward.room.context.views import Views
+from steward.room.departures import Departures
 from steward.room.deps import RoomDeps
 from steward.room.inbound.abuse import AbuseGuard, livekit_revoker
 from steward.room.inbound.conversation_requests import ConversationRequests
@@ -147,6 +148,7 @@ class RoomRuntime:
         )
         unread = functools.partial(self.budget.charge, unread=True)
         self.inbox = StreamInbox(reject, StreamMeter(self._is_muted, self.budget.charge, unread))
+        self.departures = Departures(self)  # what goes when a participant leaves or is muted
         # Whose view a run sees: each participant's published viewport and own edits.
         self.views = Views()
         self.user_edits = UserEdits()
@@ -515,43 +517,16 @@ class RoomRuntime:
             )
 
     def _on_left(self, identity: str) -> None:
-        # Host mode: a leaving host's unacked envelopes go to the next host (elected next).
-        leaving_host = self.mode == "host" and identity == self.participants.host
-        self.broadcaster.forget(identity, keep_unacked=leaving_host)
-        self.abuse.forget(identity)
-        self.budget.forget(identity)
-        self.snapshots.participant_left(identity)
-        self.views.forget(identity)
-        self.user_edits.forget(identity)
-        memory_release.release_soon()  # what it sent (a flood, a bomb) is freed by now
+        self.departures.left(identity)
 
     def _on_muted(self, identity: str, for_s: float) -> None:
-        """Muted, it cannot answer (LiveKit drops what it sends): asked for nothing, hosts
-        nothing, and what the room holds for it goes."""
-        member = self.participants.get(identity)
-        if member is not None and member.has("context"):
-            self.participants.demote(identity, for_s)
-        self.snapshots.participant_left(identity)
-        self.views.forget(identity)
-        self.user_edits.forget(identity)
-        memory_release.release_soon()
+        self.departures.muted(identity, for_s)
 
     def _on_host_changed(self, old: str | None, new: str | None) -> None:
         """Host mode: the new host continues the runs where the old one stopped; what the old
         host applied reaches it through the app's own document sync, not from us."""
         if self.mode == "host" and old is not None and new is not None:
             self.broadcaster.hand_over(old, new)
-
-    def holds(self, identity: str) -> list[str]:
-        """Where the room still keeps something for `identity` (none once it has left)."""
-        places = {
-            "member": self.participants.get(identity) is not None,
-            "budget": identity in self.budget,
-            "strikes": self.abuse.strikes(identity) > 0 or identity in self.abuse.muted,
-            "view": self.views.get(identity) is not None,
-            "context": self.snapshots.holds(identity) or self.inbox.holds(identity),
-        }
-        return [name for name, held in places.items() if held]
 
     # --- inbound data --------------------------------------------------------------------
     def _is_muted(self, identity: str) -> bool:

@@ -141,7 +141,7 @@ async def test_a_hostile_hosts_bomb_answers_are_refused_and_the_run_ends_through
 
 def _held_for(runtime: RoomRuntime, who: set[str]) -> list[str]:
     """What the room still holds for any of `who`."""
-    return [place for w in sorted(who) for place in runtime.holds(w)]
+    return [place for w in sorted(who) for place in runtime.departures.holds(w)]
 
 
 async def _settled_rss() -> float:

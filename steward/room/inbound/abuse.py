@@ -119,6 +119,10 @@ class AbuseGuard:
                     took_s=round(self._clock() - started, 3),
                 )
             except Exception as err:  # still refused here; LiveKit just keeps relaying it
+                if isinstance(err, api.TwirpError) and err.code == api.TwirpErrorCode.NOT_FOUND:
+                    # Gone before LiveKit heard of the mute: nothing left to revoke.
+                    log.info("participant_mute_moot", room=self.room_id, participant=identity)
+                    return
                 log.error(
                     "participant_mute_failed",
                     room=self.room_id,

@@ -2,15 +2,17 @@
 requests by id: the inbox, its capped gzip inflater, and the errors an attempt fails with.
 
 Every stream that reaches the steward, on any topic, is metered against its sender's inbound
-budget (`budget`): by its announced size, or chunk by chunk while it is drained when
-it announced none; a muted sender's streams are closed at their header, unread. Streams on
-topics nobody registered (another app's) are caught too (`catch_unhandled`), never read.
+budget (`budget`), what the steward does not read as unread bytes: by its announced size
+when that is `DRAIN_BELOW` or more, else chunk by chunk while it is drained (a small size
+may be a lie; one sending past it mutes its sender); a muted sender's streams are closed at
+their header, unread. Streams on topics nobody registered (another app's) are caught too
+(`catch_unhandled`), never read, their opening charged `STREAM_OPEN_BYTES`.
 
-A stream refused at its header (muted sender, unasked or another app's with an announced
-size) is dropped before the SDK makes a reader of it: a reader, even closed at once, has
-the native side deliver every chunk across the FFI (a 5 MiB stream is hundreds of events
-parsed in Python, on the event loop the room's other work shares); a dropped handle's chunks
-are discarded natively, as the SDK does for a topic with no handler.
+A stream refused at its header (muted sender, unasked or another app's announcing
+`DRAIN_BELOW` or more) is dropped before the SDK makes a reader of it: a reader, even closed
+at once, has the native side deliver every chunk across the FFI (a 5 MiB stream is hundreds
+of events parsed in Python, on the event loop the room's other work shares); a dropped
+handle's chunks are discarded natively, as the SDK does for a topic with no handler.
 
 The fuzzers drive `Inflater` and `parse_shapes` directly, so their names are public.
 """
