@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pgserver
+from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixed
 
 
 class EmbeddedPostgres:
@@ -16,6 +17,14 @@ class EmbeddedPostgres:
         self.data_dir = data_dir
         self._server: Any = None
 
+    # A start right after a stop can find the old postmaster still listed but not `ready`
+    # (pgserver then fails an assertion rather than wait): try again until it has gone.
+    @retry(
+        retry=retry_if_exception_type(AssertionError),
+        stop=stop_after_delay(20),
+        wait=wait_fixed(0.5),
+        reraise=True,
+    )
     def start(self) -> str:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         get_server = pgserver.get_server  # type: ignore[attr-defined]
