@@ -13,8 +13,9 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from steward.store.queued_runs import QueuedRuns
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.rigs.anthropic_server import MessagesServer
+from steward_tools.rigs.request_text import RequestView
 from steward_tools.rigs.responders import SchemaResponder
 from tests.conftest import wait_for
 from tests.support.fixed_script import FixedScriptRunner
@@ -99,10 +101,23 @@ async def final_state(http: aiohttp.ClientSession, base: str, sid: str) -> str:
     return state
 
 
+@dataclass
+class _Draws(SchemaResponder):
+    """One rectangle, then what the schema sampler picks: every run draws, whichever actions
+    the schema offers today (a sample alone may be only talk or reorders)."""
+
+    def actions(
+        self, view: RequestView, rng: random.Random, skip: Callable[[str], bool] | None = None
+    ) -> list[dict[str, Any]]:
+        shape = {"_type": "rectangle", "shapeId": f"box{len(self.answered)}", "x": 40, "y": 40}
+        box = {"_type": "create", "intent": "a box", "shape": {**shape, "w": 120, "h": 80}}
+        return [box, *super().actions(view, rng, skip)]
+
+
 async def test_http_runs_for_a_room_no_steward_serves_are_queued_and_run_once_everywhere(
     livekit_server: LiveKitServer, database: Database, room_name: str, tmp_path: Path
 ) -> None:
-    model = MessagesServer(responder=SchemaResponder(seed=11, max_actions=4))
+    model = MessagesServer(responder=_Draws(seed=11, max_actions=4))
     await model.start()
     log = tmp_path / "worker.log"
     worker = spawn_worker(livekit_server, database.url, model.base_url, log)
