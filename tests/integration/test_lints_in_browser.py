@@ -149,7 +149,8 @@ async def _both_runs(
     clients: list[Any],
     tmp_path: Path,
 ) -> None:
-    await wait_for(lambda: runtime.views.get("alice") is not None, timeout=10)
+    # Alice's tab renders: it is the host once the steward knows it and what it offers.
+    await wait_for(lambda: runtime.participants.host == "alice", timeout=20)
     # Bob asks from a client that renders nothing: alice's Chromium tab renders the image.
     (bob,) = await join_clients(
         livekit_server, room_name, ["bob"], runtime, capabilities=("apply",)

@@ -379,11 +379,17 @@ class SnapshotFetcher:
     ) -> _Attempt | None:
         for ask in plan:
             identity = ask.identity
+
+            # A browser demoted meanwhile (its answer was refused, or it was muted) is not
+            # asked again in this fetch: the time goes to the next candidate or to degrading.
+            def trusted(_err: BaseException, who: str = identity) -> bool:
+                return who not in self._participants.demoted()
+
             try:
                 async for attempt in AsyncRetrying(
                     stop=stop_after_attempt(self.attempts),
                     wait=wait_exponential(multiplier=0.05, max=0.5),
-                    retry=retry_if_exception(_retryable),
+                    retry=retry_if_exception(_retryable) & retry_if_exception(trusted),
                     reraise=True,
                 ):
                     with attempt:
