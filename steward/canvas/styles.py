@@ -4,21 +4,10 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
-Color = Literal[
-    "black",
-    "grey",
-    "light-violet",
-    "violet",
-    "blue",
-    "light-blue",
-    "yellow",
-    "orange",
-    "green",
-    "light-green",
-    "light-red",
-    "red",
-    "white",
-]
+from steward.protocol.messages import FairyColor
+
+# tldraw's named colours: the fairies' palette (the protocol's), and white, which no fairy wears.
+Color = Literal[FairyColor, "white"]
 COLORS: Final[tuple[str, ...]] = get_args(Color)
 # What models write instead of tldraw's names.
 COLOR_ALIASES: Final = {
