@@ -21,6 +21,7 @@ from steward.store.outbox import Outbox
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.clock import lapse_leases
 from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     close_all,
@@ -38,16 +39,8 @@ TTL = 30.0
 
 
 async def _lapse(database: Database, *rooms: str) -> None:
-    """The leases of `rooms` run out now: their times move back as if TTL and a second had
-    passed since they were taken or renewed (an injected clock for the lease alone)."""
-    await database.pool.execute(
-        "UPDATE room_leases SET acquired_at = acquired_at - make_interval(secs => $2),"
-        " heartbeat_at = heartbeat_at - make_interval(secs => $2),"
-        " expires_at = expires_at - make_interval(secs => $2)"
-        " WHERE room_id = ANY($1::text[])",
-        list(rooms),
-        TTL + 1.0,
-    )
+    """The leases of `rooms` run out now, as if TTL and a second had passed."""
+    await lapse_leases(database.pool, list(rooms), TTL + 1.0)
 
 
 async def test_a_leased_room_is_refused_until_its_lease_expires_then_old_appends_fail(
