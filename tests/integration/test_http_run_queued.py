@@ -22,6 +22,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from structlog.testing import capture_logs
 
 from steward.config import Settings
 from steward.room.runtime import RoomRuntime
@@ -390,9 +391,13 @@ async def test_runs_queued_behind_a_draining_steward_stay_queued_for_the_next_on
             first = await draining.join(room_name)  # takes the first run; the second waits
             await asyncio.wait_for(starting.wait(), timeout=15)
             # SIGTERM's path: the running run may finish, the waiting one is not started.
-            drain = asyncio.create_task(draining.drain(timeout_s=60))
-            await asyncio.sleep(0.3)
-            assert not drain.done()
+            with capture_logs() as logs:
+                drain = asyncio.create_task(draining.drain(timeout_s=60))
+                # It has counted the running run and waits for it.
+                await wait_for(lambda: any(e["event"] == "drain_started" for e in logs))
+                started = next(e for e in logs if e["event"] == "drain_started")
+                assert started["sessions"] == 1, started
+                assert not drain.done()
             release.set()
             await drain
             assert await read_state(http, base, sids[0]) == "done"
