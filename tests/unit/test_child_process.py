@@ -43,7 +43,6 @@ def test_a_tied_child_is_killed_when_its_parent_is_sigkilled() -> None:
             time.sleep(0.02)
         parent.send_signal(signal.SIGKILL)
         parent.wait(timeout=10)
-        print("STATE", open(f"/proc/{child}/stat").read()); 
         while _alive(child):
             assert time.monotonic() < deadline + 10, "the child outlived its parent"
             time.sleep(0.02)
