@@ -74,6 +74,9 @@ class Draining(RuntimeError):
 
 
 class StewardService:
+    """The whole steward in one process: settings, database, room runtimes, the agent runner and the
+    HTTP API."""
+
     def __init__(
         self,
         settings: Settings,

@@ -33,6 +33,9 @@ class WireOp:
 
 @dataclass
 class TodoItem:
+    """One item of a run's todo list, as `update-todo-list` leaves it: its number, its words and how
+    far it got."""
+
     id: int
     text: str
     status: str = "todo"

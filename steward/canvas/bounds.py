@@ -16,6 +16,8 @@ LINE_HEIGHT_EM = 1.35
 
 @dataclass(frozen=True)
 class Rect:
+    """An axis-aligned rectangle on the page: origin and size, with the geometry the verbs need."""
+
     x: float
     y: float
     w: float

@@ -38,6 +38,8 @@ class _Box(Protocol):
 
 @dataclass
 class QualityReport:
+    """The shapes at fault after a run, one list per kind of flaw a careful drawer avoids."""
+
     overlaps: list[tuple[str, str]] = field(default_factory=list)
     # The overlaps that are two strokes crossing (worded as such).
     crossings: set[tuple[str, str]] = field(default_factory=set)

@@ -48,6 +48,8 @@ def to_blurry(record: Mapping[str, Any], shapes: Mapping[str, Any] | None = None
 
 @dataclass(frozen=True)
 class PeripheralCluster:
+    """Out-of-view shapes that lie close together, shown to the model as one area and a count."""
+
     bounds: Rect
     count: int
 

@@ -22,6 +22,9 @@ def _now() -> datetime:
 
 @dataclass(frozen=True)
 class Asked:
+    """What a prompt says about its request beyond the text: area, selection, asker, channel, model,
+    mode, shape cap and clock."""
+
     bounds: Box | None = None
     selection: tuple[str, ...] = ()
     asker: str | None = None

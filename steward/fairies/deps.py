@@ -17,6 +17,8 @@ from steward.turns.budget import RoomBudget
 
 @dataclass
 class FairyDeps:
+    """Everything the fairy runtime needs from outside it, built once by the service."""
+
     records: RoomRecords
     models: ModelFactory
     store: FairyStore | None = None

@@ -24,6 +24,9 @@ from steward.turns.budget import RoomBudget
 
 @dataclass(kw_only=True)
 class OneShotJob:
+    """A one-shot prompt handed to its asker's fairy: the session, the prompt, its model, its guards
+    and its outcome."""
+
     session: SessionPort
     prompt: PromptInput
     provider: ModelProvider

@@ -27,7 +27,7 @@ from steward.turns.budget import RoomBudget, UsageRecorder
 
 
 class BudgetExceeded(Exception):
-    pass
+    """The room's daily model budget is spent: the prompt is refused before any model call."""
 
 
 @dataclass

@@ -29,6 +29,8 @@ def new_task_id() -> str:
 
 @dataclass(frozen=True)
 class Task:
+    """One task of a room's board: its words, status, project, assignee and area to work in."""
+
     id: str
     room_id: str
     title: str

@@ -36,6 +36,8 @@ def completed_task_id(key: str) -> str | None:
 
 @dataclass(frozen=True)
 class Project:
+    """One project: who leads it, who works on it, its plan and how far it got."""
+
     id: str
     room_id: str
     title: str
@@ -52,6 +54,9 @@ class Project:
 
 @dataclass
 class ProjectBoard:
+    """A room's projects and tasks, the rules of the fairy actions that change them, and what
+    changed since the last save."""
+
     room_id: str
     projects: dict[str, Project] = field(default_factory=dict)
     tasks: dict[str, Task] = field(default_factory=dict)

@@ -65,6 +65,9 @@ class Request:
 
 @dataclass
 class ProjectStats:
+    """Counts over a room's projects for the benches: actions by role and the history the
+    orchestrator was shown."""
+
     orchestrator_actions: int = 0
     drone_actions: int = 0
     # Summed over the orchestrator's turns: the history it was shown (filtered by its
@@ -113,6 +116,9 @@ class FairyState:
 
 @dataclass
 class RoomFairies:
+    """One room's fairies in memory: roster, project board, waits, each fairy's state and the tasks
+    that run them."""
+
     room_id: str
     roster: Roster
     board: ProjectBoard

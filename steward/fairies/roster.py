@@ -64,6 +64,9 @@ Publish = Callable[[FairiesMessage], Awaitable[None]]
 
 @dataclass(frozen=True)
 class Fairy:
+    """One fairy of a room as the browsers see it: name, colour, role, mode, position, personality
+    and task area."""
+
     id: str
     name: str
     color: str
@@ -88,6 +91,8 @@ class Fairy:
 
 @dataclass
 class Roster:
+    """The fairies of one room by id, and the publisher that tells the browsers when they change."""
+
     fairies: dict[str, Fairy] = field(default_factory=dict)
     publish: Publish | None = None
 

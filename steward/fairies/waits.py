@@ -32,6 +32,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class WaitCondition:
+    """One fairy waiting for one event key, with the message it is told when the event happens."""
+
     fairy_id: str
     key: str
     message: str  # what the waiter is told when the event happens
@@ -39,6 +41,8 @@ class WaitCondition:
 
 @dataclass(frozen=True)
 class Wake:
+    """A waiting fairy to wake: the event key that woke it and the message it is told."""
+
     fairy_id: str
     key: str
     message: str
@@ -51,6 +55,8 @@ def delivery(waiter_generating: bool) -> Delivery:
 
 @dataclass
 class WaitBoard:
+    """Every wait of a room's fairies: adds them, and turns an event into the wakes it causes."""
+
     conditions: list[WaitCondition] = field(default_factory=list)
 
     def wait(self, fairy_id: str, keys_and_messages: list[tuple[str, str]]) -> list[WaitCondition]:

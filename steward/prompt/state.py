@@ -20,6 +20,9 @@ ViewKind = Literal["asker", "own", "review", "task", "project", "room"]
 
 @dataclass
 class ChatItem:
+    """One line of chat history as a prompt shows it: who said it, at what memory level, for which
+    run and asker."""
+
     role: Literal["user", "assistant", "system"]
     text: str
     level: MemoryLevel = "fairy"
@@ -68,6 +71,9 @@ class FairyBrief:
 
 @dataclass
 class PromptState:
+    """Everything the prompt parts of one request read: message, shapes, view, coordinates, actions,
+    history and fairy facts."""
+
     message: str
     model_name: str
     shapes: Shapes

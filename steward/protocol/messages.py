@@ -75,6 +75,9 @@ def finite_json(value: Any) -> Any:
 
 
 class WireModel(BaseModel):
+    """The base of every wire message: camelCase on the wire, no unknown fields, finite numbers
+    only."""
+
     # allow_inf_nan=False: a non-finite number would not survive our own encoder.
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -108,6 +111,8 @@ def bounded_box(box: Box | None) -> Box | None:
 
 
 class Point(WireModel):
+    """A point on the page."""
+
     x: float
     y: float
 
@@ -170,6 +175,8 @@ class ContextRequest(WireModel):
 
 
 class ContextCounts(WireModel):
+    """How many shapes a context answer describes: on the page, and inside the bounds asked for."""
+
     shapes: int = Field(ge=0)
     in_bounds: int | None = Field(default=None, ge=0)
 
@@ -230,15 +237,21 @@ class ComposingHint(WireModel):
 
 
 class PromptReply(WireModel):
+    """The reply to RPC `steward.prompt`: the run's session id, or why it was refused."""
+
     session_id: str | None = None
     error: str | None = None
 
 
 class CancelRequest(WireModel):
+    """RPC `steward.cancel`: stop the run `session_id`."""
+
     session_id: str = Id
 
 
 class CancelReply(WireModel):
+    """The reply to RPC `steward.cancel`: whether it was cancelled, or why not."""
+
     ok: bool
     error: str | None = None
 
@@ -355,6 +368,8 @@ class CanvasEdit(WireModel):
 
 
 class FairyPresence(WireModel):
+    """One fairy as `agent:fairies` shows it: name, colour, mode, position and task area."""
+
     id: str = Id
     name: str = Field(max_length=64)
     color: str = Field(max_length=32)
@@ -445,6 +460,8 @@ ProjectStatus = Literal["active", "done", "aborted"]
 
 
 class ProjectTaskState(WireModel):
+    """One task of a project card: its title, status, the fairy working it and its area."""
+
     id: str = Id
     title: str = Field(max_length=MAX_TITLE_CHARS)
     status: TaskStatus
@@ -490,6 +507,8 @@ class AbortRequest(WireModel):
 
 
 class AbortReply(WireModel):
+    """The reply to RPC `steward.abort`: whether the project was aborted, or why not."""
+
     ok: bool
     error: str | None = None
 

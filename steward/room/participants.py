@@ -34,6 +34,8 @@ def parse_capabilities(raw: str | None) -> frozenset[str]:
 
 @dataclass
 class Member:
+    """One participant of the room: identity, when it joined, attributes and LiveKit session id."""
+
     identity: str
     joined_at_ms: int
     attributes: dict[str, str] = field(default_factory=dict)

@@ -81,6 +81,8 @@ WHERE q.session_id = $1
 
 @dataclass(frozen=True)
 class QueuedRun:
+    """An HTTP run waiting for its room's steward: room, prompt, model, view, asker, fairies."""
+
     session_id: str
     room_id: str
     prompt: str
@@ -92,6 +94,8 @@ class QueuedRun:
 
 @dataclass(frozen=True)
 class QueuedRunState:
+    """Where a queued run stands: queued, taken, running or ended, and when."""
+
     session_id: str
     room_id: str
     state: str  # queued | expired | taken | running | done | canceled | error
@@ -101,6 +105,9 @@ class QueuedRunState:
 
 
 class QueuedRuns:
+    """The queue of HTTP runs in Postgres: put, take one at a time oldest first, and record how each
+    went."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 

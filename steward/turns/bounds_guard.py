@@ -43,6 +43,9 @@ SLACK = 1.0
 
 @dataclass
 class BoundsVerdict:
+    """What the bounds guard made of a batch: the actions that may go, the refused ones with
+    feedback, the clamped ones."""
+
     actions: list[WireAction] = field(default_factory=list)  # what may be sent (maybe clamped)
     refused: list[tuple[str, str]] = field(default_factory=list)  # (action id, feedback)
     clamped: list[str] = field(default_factory=list)  # action ids that were moved inside

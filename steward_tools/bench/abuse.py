@@ -110,6 +110,8 @@ class RefusalLog:
 
 @dataclass
 class Result:
+    """How one attack went: refused or not, logged or not, and any detail."""
+
     name: str
     refused: bool
     logged: bool
@@ -119,6 +121,8 @@ class Result:
 
 @dataclass
 class Abuse:
+    """The abuse bench's room: the stack, the honest user, the attackers, each attack's result."""
+
     stack: Stack
     runtime: RoomRuntime
     ann: HeadlessClient

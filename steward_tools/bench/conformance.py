@@ -86,6 +86,8 @@ def _steers(name: str) -> bool:
 
 @dataclass
 class ModeTally:
+    """Counts for one mode: requests, outputs, and requests that lacked the schema or screenshot."""
+
     requests: int = 0
     outputs: int = 0
     without_schema: int = 0

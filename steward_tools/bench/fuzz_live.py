@@ -260,6 +260,9 @@ def observing(observer: Observer) -> Iterator[None]:
 # --- the hostile participant -------------------------------------------------------------
 @dataclass
 class Tally:
+    """What the live fuzz bench counted: inputs by kind, the ones not sent, revoked or hung, and
+    crashes."""
+
     inputs: Counter[str] = field(default_factory=Counter)
     not_sent: Counter[str] = field(default_factory=Counter)  # refused by our own SDK/client
     # Dropped by the SFU: the steward had revoked the hostile's `can_publish_data`.

@@ -140,6 +140,9 @@ def _fake_jpeg() -> bytes:
 
 @dataclass
 class ClientStats:
+    """What a headless client counted: envelopes and actions received and applied, duplicates, drops
+    and acks."""
+
     envelopes_received: int = 0
     envelopes_applied: int = 0
     actions_applied: int = 0  # final versions of actions (partials not counted)
@@ -157,6 +160,9 @@ class ClientStats:
 
 @dataclass
 class HeadlessClient:
+    """A headless participant that joins a room as a browser does, applies envelopes in order and
+    acks them."""
+
     url: str
     token: str
     identity: str

@@ -82,6 +82,8 @@ async def _settle(clients: list[TimedClient], session_id: str, quiet_s: float = 
 
 @dataclass
 class RoomRun:
+    """One room of a client process: its clients, the runs started there and how each went."""
+
     room: str
     clients: list[TimedClient]
     sessions: list[str] = field(default_factory=list)

@@ -33,6 +33,8 @@ _SELF = re.compile(r"\bYou are [^(\n]*\(id ([\w-]+)\)")
 
 @dataclass(frozen=True)
 class TaskLine:
+    """One task as a request lists it: id, title, status, assignee and area."""
+
     id: str
     title: str
     status: str
@@ -42,6 +44,8 @@ class TaskLine:
 
 @dataclass(frozen=True)
 class Box:
+    """A page area as a request states it."""
+
     x: float
     y: float
     w: float

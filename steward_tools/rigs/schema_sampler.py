@@ -39,6 +39,8 @@ class Knowledge:
 
 
 class SchemaSampler:
+    """Draws values from a JSON schema, using what the request showed for ids and areas."""
+
     def __init__(self, schema: dict[str, Any], rng: random.Random, know: Knowledge) -> None:
         self.root = schema
         self.rng = rng

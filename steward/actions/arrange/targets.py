@@ -14,6 +14,8 @@ from steward.canvas.bounds import num, shape_bounds, union
 
 
 class Ids(ActionModel):
+    """The fields every arrange action shares: why it acts (`intent`) and the shapes it acts on."""
+
     intent: str
     shapeIds: list[str]
 

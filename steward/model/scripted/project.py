@@ -123,6 +123,9 @@ def fresh_ids(prefix: str, n: int, taken: object) -> list[str]:
 
 
 class ScriptedProjectModel(ScriptedModel):
+    """The scripted model that also plays orchestrators and drones, from the fairy facts in its
+    hints."""
+
     def actions_for(self, hints: dict[str, Any]) -> list[dict[str, Any]]:
         fairy = hints.get("fairy")
         if not isinstance(fairy, dict):

@@ -65,6 +65,9 @@ def shapes_for_model(
 
 @dataclass(frozen=True)
 class Seen:
+    """One shape as the scripted model is shown it: kind, words, colour, note, position, box and
+    bound ends."""
+
     id: str
     type: str
     text: str
@@ -105,6 +108,9 @@ def _seen(raw: Any) -> Seen | None:
 
 
 class SeenCanvas:
+    """The canvas a request shows the scripted model, with the questions it asks of it (which
+    shapes, where there is room)."""
+
     def __init__(self, raw: list[Any] | None, selection: list[str] | None = None) -> None:
         self.shapes = [s for s in (_seen(r) for r in raw or []) if s is not None]
         self.by_id = {s.id: s for s in self.shapes}

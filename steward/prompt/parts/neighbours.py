@@ -45,6 +45,9 @@ MIN_PAD = 40.0
 
 @dataclass(frozen=True)
 class Surroundings:
+    """What lies around a working fairy's task area: the area looked at, the shapes and tasks there,
+    and how many were left out."""
+
     area: Rect  # what is looked at: the task area and its margin
     shapes: list[dict[str, Any]]  # blurry rows, model coordinates, with their task
     tasks: list[dict[str, Any]]  # the other tasks whose areas meet `area`

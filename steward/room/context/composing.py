@@ -28,6 +28,9 @@ Outcome = Literal["started", "cached", "in_flight", "no_host", "dropped", "refus
 
 
 class ComposingHints:
+    """Turns a `steward:composing` hint or a starting transcription into an early context fetch for
+    that participant."""
+
     def __init__(
         self,
         room_id: str,

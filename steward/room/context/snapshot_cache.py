@@ -45,6 +45,9 @@ class _Entry:
 
 
 class SnapshotCache:
+    """A room's recent context answers and prefetches in flight, valid while nothing was sent to the
+    room."""
+
     def __init__(
         self,
         room_id: str,

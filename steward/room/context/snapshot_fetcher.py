@@ -118,6 +118,8 @@ def view_note(source: PromptSource | None) -> str | None:
 
 
 class SnapshotFetcher:
+    """Fetches a run's context and screenshot from the right browser, from the cache when it can."""
+
     def __init__(
         self,
         room_id: str,

@@ -17,6 +17,8 @@ from steward.protocol.messages import Box, ViewportUpdate
 
 @dataclass(frozen=True)
 class ParticipantView:
+    """What one participant last said it looks at: viewport, selection and when."""
+
     viewport: Box
     selection: tuple[str, ...]
     at: float  # monotonic time of the update

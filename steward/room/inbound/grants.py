@@ -22,6 +22,8 @@ log = get_logger(__name__)
 
 
 class GrantBook:
+    """Checks prompt grants and binds each to the participant session that first used it."""
+
     def __init__(
         self,
         room_id: str,

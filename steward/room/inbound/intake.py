@@ -131,6 +131,8 @@ def trusted_agents(room: rtc.Room, identities: frozenset[str]) -> Callable[[str]
 
 @dataclass
 class IntakeDecision:
+    """Whether a prompt may start, and why not."""
+
     allowed: bool
     reason: str = ""
 
@@ -146,6 +148,9 @@ OnCommand = Callable[[str, str, Command], Awaitable[PromptReply]]
 
 
 class Intake:
+    """Admits prompts (RPC, chat, voice) and cancels: grants, policy, rate and size limits, then
+    starts the run."""
+
     def __init__(
         self,
         room_id: str,
