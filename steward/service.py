@@ -33,7 +33,8 @@ from steward.fairies.runtime import FairyRuntime
 from steward.obs.gc_pauses import watch_gc_pauses
 from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput
-from steward.protocol.messages import Box, FairiesMessage, ProjectState
+from steward.protocol.box import Box
+from steward.protocol.messages import FairiesMessage, ProjectState
 from steward.room.connect import connect_direct
 from steward.room.deps import RoomDeps
 from steward.room.owners import HTTP_OWNER, queued_owner

@@ -21,8 +21,9 @@ from pydantic.alias_generators import to_camel
 from steward.config import Settings
 from steward.obs import metrics
 from steward.obs.logging import get_logger
+from steward.protocol.box import Box, bounded_box
 from steward.protocol.limits import MAX_FAIRIES_PER_ROOM, MAX_ID_CHARS, MAX_PROMPT_CHARS
-from steward.protocol.messages import Box, FairyId, bounded_box
+from steward.protocol.messages import FairyId
 
 log = get_logger(__name__)
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from steward.fairies.modes import ModeDefinition
 from steward.ports import PromptChannel
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 
 # The cap on blurry shapes of a request nobody set one for (the settings' default).
 DEFAULT_BLURRY_CAP = 300

@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from steward.actions.mistakes import FairyMistake
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
+from steward.protocol.box import Box
 
 TaskStatus = Literal["todo", "in-progress", "done"]
 
@@ -38,7 +38,7 @@ class Task:
     status: TaskStatus = "todo"
     project_id: str | None = None
     assigned_to: str | None = None
-    bounds: Rect | None = None
+    bounds: Box | None = None
     created_by: str | None = None
 
     def moved_to(self, status: TaskStatus) -> Task:

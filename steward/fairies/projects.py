@@ -14,8 +14,8 @@ from typing import Literal
 
 from steward.actions.fairy_port import ProjectKind as ProjectKind
 from steward.actions.mistakes import FairyMistake
-from steward.canvas.bounds import Rect
 from steward.fairies.project_task import Task, new_task_id
+from steward.protocol.box import Box
 
 ProjectStatus = Literal["active", "done", "aborted"]
 
@@ -166,7 +166,7 @@ class ProjectBoard:
         *,
         title: str,
         text: str,
-        bounds: Rect,
+        bounds: Box,
         assignee: str | None,
         task_id: str | None = None,
     ) -> Task:
@@ -256,7 +256,7 @@ class ProjectBoard:
         return started
 
     def create_solo_task(
-        self, by: str, *, title: str, text: str, bounds: Rect | None, task_id: str | None = None
+        self, by: str, *, title: str, text: str, bounds: Box | None, task_id: str | None = None
     ) -> Task:
         if task_id is not None and task_id in self.tasks:
             raise FairyMistake(f'A task "{task_id}" already exists; pick another id.')

@@ -22,7 +22,6 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from steward.canvas.bounds import Rect
 from steward.fairies import directing, fairy_sessions, resume
 from steward.fairies.crew import DEFAULT_CREW, RoomCrew
 from steward.fairies.deps import FairyDeps
@@ -110,7 +109,7 @@ class FairyRuntime:
             fairy_id = prompt.fairy if prompt.fairy in room.roster.fairies else room.lead()
             room.fairy(fairy_id).picked = None  # its project takes every free drone
         if prompt.bounds is not None:
-            room.viewport = Rect(prompt.bounds.x, prompt.bounds.y, prompt.bounds.w, prompt.bounds.h)
+            room.viewport = prompt.bounds
         state = room.fairy(fairy_id)
         state.lent = session
         state.model = prompt.model

@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 from pydantic.alias_generators import to_camel
 
+from steward.protocol.box import Box, bounded_box
 from steward.protocol.limits import (
     MAX_ACTIONS_PER_ENVELOPE,
-    MAX_COORD,
     MAX_EDIT_RECORDS,
     MAX_ENVELOPES_PER_BATCH,
     MAX_FAIRIES_PER_ROOM,
@@ -25,7 +25,6 @@ from steward.protocol.limits import (
     MAX_PROJECT_TASKS,
     MAX_PROMPT_CHARS,
     MAX_SCREENSHOT_BYTES,
-    MAX_SIZE,
     MAX_TITLE_CHARS,
     MIN_SCREENSHOT_MAX_BYTES,
 )
@@ -89,25 +88,6 @@ class WireModel(BaseModel):
 
     def to_wire(self) -> bytes:
         return self.model_dump_json(by_alias=True, exclude_none=True).encode()
-
-
-class Box(WireModel):
-    """An axis-aligned rectangle in page coordinates."""
-
-    x: float
-    y: float
-    w: float = Field(ge=0)
-    h: float = Field(ge=0)
-
-
-def bounded_box(box: Box | None) -> Box | None:
-    """A box a browser or an API caller sent, within geometry's bounds (`MAX_COORD`,
-    `MAX_SIZE`): past them, sums and products of finite numbers overflow to NaN."""
-    if box is None:
-        return None
-    if max(abs(box.x), abs(box.y)) > MAX_COORD or max(box.w, box.h) > MAX_SIZE:
-        raise ValueError(f"a box must lie within ±{MAX_COORD:g} and measure at most {MAX_SIZE:g}")
-    return box
 
 
 class Point(WireModel):

@@ -45,6 +45,7 @@ from livekit import rtc
 
 from steward.api.app import RUN_PATH
 from steward.obs import metrics
+from steward.protocol.box import Box
 from steward.protocol.limits import (
     MAX_DATA_PACKET_BYTES,
     MAX_PROMPT_CHARS,
@@ -54,7 +55,6 @@ from steward.protocol.limits import (
 )
 from steward.protocol.messages import (
     Ack,
-    Box,
     CancelRequest,
     CanvasEdit,
     ComposingHint,

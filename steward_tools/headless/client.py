@@ -28,12 +28,12 @@ from pydantic import JsonValue
 from steward import ffi_router
 from steward.canvas.mirror import CanvasMirror
 from steward.obs.logging import get_logger
+from steward.protocol.box import Box
 from steward.protocol.limits import ACK_DELAY_MS, DEFAULT_SCREENSHOT_MAX_BYTES
 from steward.protocol.messages import (
     FINAL_STATUSES,
     Ack,
     ActionEnvelope,
-    Box,
     CancelReply,
     CancelRequest,
     CanvasEdit,

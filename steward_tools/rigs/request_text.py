@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from steward.protocol.box import Box
+
 _DECODER = json.JSONDecoder()
 _NUM = r"(-?\d+(?:\.\d+)?)"
 _BOX_TEXT = re.compile(rf"x={_NUM}, y={_NUM}, w={_NUM}, h={_NUM}")
@@ -40,16 +42,6 @@ class TaskLine:
     status: str
     assigned_to: str | None
     bounds: Box | None
-
-
-@dataclass(frozen=True)
-class Box:
-    """A page area as a request states it."""
-
-    x: float
-    y: float
-    w: float
-    h: float
 
 
 @dataclass

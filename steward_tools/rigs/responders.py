@@ -22,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from steward.protocol.box import Box
 from steward_tools.rigs.anthropic_server import Reply
-from steward_tools.rigs.request_text import Box, RequestView, read_request, variant_name, variants
+from steward_tools.rigs.request_text import RequestView, read_request, variant_name, variants
 from steward_tools.rigs.schema_sampler import Knowledge, SchemaSampler
 
 

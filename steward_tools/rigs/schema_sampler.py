@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward_tools.rigs.request_text import Box
+from steward.protocol.box import Box
 
 _WORDS = ("plan", "box", "flow", "step", "note", "idea", "start", "end", "user", "data", "ok")
 _REF_FIELDS = frozenset({"shapeId", "referenceShapeId", "fromId", "toId", "parentId"})

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from steward.actions.mistakes import FairyMistake
-from steward.canvas.bounds import Rect
 from steward.fairies.project_task import Task
 from steward.fairies.projects import ProjectBoard
 from steward.fairies.roster import Roster
 from steward.fairies.waits import WaitBoard, delivery, mode_transition_key
+from steward.protocol.box import Box
 
-AREA = Rect(0, 0, 400, 300)
+AREA = Box(0, 0, 400, 300)
 
 
 def _project() -> tuple[ProjectBoard, str]:

@@ -10,7 +10,8 @@ from typing import Any
 from steward.actions.base import ActionModel, RunState
 from steward.actions.sanitize import to_number
 from steward.canvas.apply import Shapes
-from steward.canvas.bounds import num, shape_bounds, union
+from steward.canvas.bounds import num, shape_bounds
+from steward.protocol.box import union
 
 
 class Ids(ActionModel):

@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from steward.protocol.messages import Box, ViewportUpdate
+from steward.protocol.box import Box
+from steward.protocol.messages import ViewportUpdate
 
 
 @dataclass(frozen=True)
