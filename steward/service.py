@@ -22,6 +22,7 @@ from aiohttp import web
 from livekit import rtc
 
 from steward import ffi_router
+from steward.access import mint_token
 from steward.api.app import RunAccepted, RunRefused, create_app
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
@@ -53,8 +54,7 @@ from steward.store.project_runs import ProjectRuns
 from steward.store.queued_runs import QueuedRun, QueuedRuns, RunBell
 from steward.store.usage import LazyUsage, UsageRepo
 from steward.task_set import TaskSet, close_within
-from steward.tokens import mint_token
-from steward.turns.budget import RoomBudget
+from steward.turns.model_budget import RoomBudget
 from steward.voice.engines import speech_engine
 
 log = get_logger(__name__)

@@ -12,7 +12,7 @@ from steward.fairies.fairy_sessions import SessionFactory
 from steward.fairies.role_models import ModelFactory
 from steward.fairies.room_records import RoomRecords
 from steward.store.fairies import FairyStore
-from steward.turns.budget import RoomBudget
+from steward.turns.model_budget import RoomBudget
 
 
 @dataclass

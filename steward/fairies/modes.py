@@ -74,7 +74,7 @@ BASE_PARTS = (
     "chat_history",
     "lints",
     "time",
-    "messages",
+    "request_line",
 )
 SEEING_PARTS = ("screenshot", "viewport", "blurry_shapes", "peripheral_clusters", "selected_shapes")
 CANVAS_PARTS = (*SEEING_PARTS, "context_items", "user_actions", "todo_list", "data")

@@ -19,7 +19,7 @@ from steward.fairies.asked import Asked
 from steward.fairies.modes import ModeDefinition
 from steward.model.base import ModelProvider
 from steward.ports import PromptInput, SessionPort
-from steward.turns.budget import RoomBudget
+from steward.turns.model_budget import RoomBudget
 
 
 @dataclass(kw_only=True)

@@ -23,7 +23,7 @@ from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelProvider
 from steward.model.registry import get_model
 from steward.ports import PromptInput, SessionPort
-from steward.turns.budget import RoomBudget, UsageRecorder
+from steward.turns.model_budget import RoomBudget, UsageRecorder
 
 
 class BudgetExceeded(Exception):

@@ -43,7 +43,7 @@ from steward.ports import PromptInput, SessionPort
 from steward.store.crew import CrewStore
 from steward.store.fairies import FairyStore
 from steward.store.project_runs import ProjectRuns
-from steward.turns.budget import RoomBudget
+from steward.turns.model_budget import RoomBudget
 
 log = get_logger(__name__)
 

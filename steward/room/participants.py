@@ -52,7 +52,7 @@ class Member:
 
     @property
     def prompt_grant(self) -> str | None:
-        """The signed grant from the token (see steward.tokens.prompt_grant), if any."""
+        """The signed grant from the token (see steward.access.prompt_grant), if any."""
         return self.attributes.get(ATTR_CAN_PROMPT)
 
     def has(self, capability: str) -> bool:

@@ -44,6 +44,7 @@ from typing import Any
 import aiohttp
 import structlog
 
+from steward.access import mint_token, prompt_grant
 from steward.api.app import MAX_BODY_BYTES, RUN_PATH
 from steward.protocol.names import (
     ATTR_CAN_PROMPT,
@@ -55,7 +56,6 @@ from steward.protocol.names import (
     TOPIC_TRANSCRIPTION,
 )
 from steward.room.runtime import RoomRuntime
-from steward.tokens import mint_token, prompt_grant
 from steward_tools.bench.abuse_hostile import (
     PROMPT,
     honest_run,

@@ -29,7 +29,7 @@ import time
 import uuid
 from typing import Any
 
-from steward.tokens import mint_token
+from steward.access import mint_token
 from steward_tools.bench.harness import Stack, self_rss_mb
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.rigs.flooder import Flooders, flood

@@ -26,6 +26,7 @@ from livekit import rtc
 from pydantic import JsonValue
 
 from steward import ffi_router
+from steward.access import mint_token
 from steward.canvas.mirror import CanvasMirror
 from steward.obs.logging import get_logger
 from steward.protocol.box import Box
@@ -81,10 +82,9 @@ from steward.protocol.names import (
 )
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
 from steward.task_set import TaskSet
-from steward.tokens import mint_token
 from steward_tools.headless.acks import AckCoalescer
-from steward_tools.headless.ordering import GapBuffer
-from steward_tools.headless.screenshot import Fitted, fit_jpeg, render_canvas
+from steward_tools.headless.gap_buffer import GapBuffer
+from steward_tools.headless.synthetic_jpeg import Fitted, fit_jpeg, render_canvas
 
 log = get_logger(__name__)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from livekit import rtc
 
-from steward.tokens import mint_token
+from steward.access import mint_token
 from steward_tools.rigs.participant import READY, ParticipantProcess, next_line, run_child, say
 
 SEND_TIMEOUT_S = 20.0

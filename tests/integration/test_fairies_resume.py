@@ -21,7 +21,7 @@ from steward.fairies.resume import withdraw_in_flight
 from steward.fairies.role_models import models_from_settings
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelProvider, ModelRequest, Usage
-from steward.model.scripted.project import ScriptedProjectModel
+from steward.model.scripted.project_model import ScriptedProjectModel
 from steward.ports import PromptInput
 from steward.protocol.box import Box
 from steward.protocol.messages import WireAction

@@ -28,7 +28,7 @@ from steward.canvas.bounds import shape_bounds
 from steward.canvas.mirror import CanvasMirror
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest, Usage
-from steward.model.scripted.project import ScriptedProjectModel, drone_drawing
+from steward.model.scripted.project_model import ScriptedProjectModel, drone_drawing
 from steward.protocol.box import Box
 from steward.protocol.messages import ActionEnvelope
 from steward.room.runtime import RoomRuntime

@@ -13,7 +13,7 @@ from steward.fairies.role_models import models_from_settings
 from steward.fairies.room_fairies import RoomFairies
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelProvider, ModelRequest, Usage
-from steward.model.scripted.project import (
+from steward.model.scripted.project_model import (
     TASK_OVERLAP,
     ScriptedProjectModel,
     plan_areas,

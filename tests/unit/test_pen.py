@@ -13,7 +13,7 @@ from steward.actions.convert import simple_to_record
 from steward.actions.registry import ACTIONS, process
 from steward.canvas.apply import apply_wire_action
 from steward.canvas.bounds import shape_bounds
-from steward.prompt.schema import response_schema
+from steward.prompt.response_schema import response_schema
 from steward.protocol.box import Box
 from steward.protocol.messages import WireAction
 

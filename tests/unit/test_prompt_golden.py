@@ -17,9 +17,9 @@ from steward.fairies.modes import MODES, ModeName
 from steward.prompt.parts.chat_history import filter_history
 from steward.prompt.parts.lints import lint
 from steward.prompt.registry import PARTS, build_request
-from steward.prompt.schema import response_schema
+from steward.prompt.response_schema import response_schema
 from steward.prompt.state import ChatItem, PromptState
-from steward.prompt.system import system_prompt
+from steward.prompt.system_prompt import system_prompt
 from steward.protocol.box import Box
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

@@ -14,7 +14,7 @@ from steward.fairies.look import Gaze, Look
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest
-from steward.model.scripted.project import ScriptedProjectModel
+from steward.model.scripted.project_model import ScriptedProjectModel
 from steward.ports import PromptInput
 from steward.protocol.box import Box
 from steward_tools.canned_model import CannedModel

@@ -17,7 +17,7 @@ from steward.fairies.modes import MODES
 from steward.model.anthropic_model import AnthropicModel
 from steward.model.base import PREFILL
 from steward.prompt.registry import build_request
-from steward.prompt.schema import response_schema
+from steward.prompt.response_schema import response_schema
 from steward.prompt.state import PromptState
 from steward.protocol.box import Box
 from steward_tools.rigs.request_text import json_values, read_request
