@@ -63,8 +63,9 @@ from steward_tools.bench.abuse_hostile import (
     hostile_summary,
     settled_rss_mb,
 )
-from steward_tools.bench.harness import Stack, self_rss_mb, start_api_stack
+from steward_tools.bench.harness import Stack, start_api_stack
 from steward_tools.headless.client import Faults, HeadlessClient
+from steward_tools.process_usage import self_rss_mb
 from steward_tools.rigs.flooder import Flooders, flood
 from steward_tools.rigs.stream_sender import COMPRESSED_MIB, send_watching
 from steward_tools.waiting import bounded, wait_until

@@ -30,8 +30,9 @@ import uuid
 from typing import Any
 
 from steward.access import mint_token
-from steward_tools.bench.harness import Stack, self_rss_mb
+from steward_tools.bench.harness import Stack
 from steward_tools.headless.client import HeadlessClient
+from steward_tools.process_usage import self_rss_mb
 from steward_tools.rigs.flooder import Flooders, flood
 from steward_tools.rigs.hostile_host import HostileHost
 from steward_tools.waiting import wait_until

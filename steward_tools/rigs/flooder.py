@@ -131,7 +131,7 @@ async def _flood(room: rtc.Room, to: str, flood: dict[str, Any]) -> int:
 
 
 async def main(spec: dict[str, Any]) -> None:
-    from steward_tools.bench.harness import self_rss_mb
+    from steward_tools.process_usage import self_rss_mb
 
     rooms: dict[str, rtc.Room] = {}
     try:
