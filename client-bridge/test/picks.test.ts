@@ -28,9 +28,9 @@ describe('pick state', () => {
     expect(livePicks(['fairy-2'], [])).toEqual([])
   })
 
-  it('names the busy picks with what they are doing', () => {
+  it('names the busy picks', () => {
     const crew = [fairy('fairy-1', 'Bramble'), fairy('fairy-2', 'Clover', 'working-drone'), fairy('fairy-3', 'Moss', 'sleeping')]
-    expect(busyPicks(['fairy-3', 'fairy-2', 'fairy-1'], crew)).toEqual(['Clover (working-drone)'])
+    expect(busyPicks(['fairy-3', 'fairy-2', 'fairy-1'], crew)).toEqual(['Clover'])
     expect(busyPicks([], crew)).toEqual([])
   })
 })

@@ -73,7 +73,7 @@ export function CrewList({
             <span className="crew-mode">{f.mode}</span>
             {onPick && (
               <button type="button" data-testid="crew-fly" title={`Fly to ${f.name}`} aria-label={`Fly to ${f.name}`} onClick={() => handle.flyTo(f)}>
-                ⌖
+                go to
               </button>
             )}
             <button

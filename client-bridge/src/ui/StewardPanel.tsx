@@ -67,7 +67,7 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
     else setText('')
   }
   const sentStatus = sent ? state.sessions[sent] : undefined
-  const refused = sentStatus?.status === 'error' ? sentStatus.detail || 'The steward could not run it.' : null
+  const refused = sentStatus?.status === 'error' ? (sentStatus.detail ?? '').replace(/^error: /, '') || 'The steward could not run it.' : null
   const busyNow = busyPicks(picking.picks, state.fairies)
 
   return (
@@ -97,9 +97,9 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
         <div ref={chatEnd} />
       </section>
 
-      {active && (
+      {active && !(refused && active.sessionId === sent) && (
         <div className="steward-status" data-testid="status" data-session={active.sessionId} data-state={active.status}>
-          {active.fairy ? `${active.fairy}: ` : ''}
+          {active.fairy ? `${names[active.fairy] ?? active.fairy}: ` : ''}
           {active.status}
           {active.detail ? ` — ${active.detail}` : ''}
         </div>
@@ -145,8 +145,8 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
           )}
         </div>
         {busyNow.length > 0 && (
-          <div className="steward-picks busy" data-testid="picks-busy">
-            Busy now: {busyNow.join(', ')}. The steward says so if it cannot take the prompt.
+          <div className="steward-picks busy" data-testid="picks-busy" title="The steward refuses a busy fairy and says why: pick a free one, or send when it is done.">
+            Busy now: {busyNow.join(', ')}
           </div>
         )}
         <div className="row">

@@ -33,13 +33,13 @@ export function pickSentence(picks: Picks, fairies: readonly FairyPresence[]): s
   return `${lead} leads a project with ${names(others)}.`
 }
 
-/** The picked fairies that are busy now (their names and what they do), for a warning. */
+/** The names of the picked fairies that are busy now (the crew list shows what they do). */
 export function busyPicks(picks: Picks, fairies: readonly FairyPresence[]): string[] {
   const byId = new Map(fairies.map((f) => [f.id, f]))
   return livePicks(picks, fairies)
     .map((id) => byId.get(id)!)
     .filter((f) => f.mode !== 'idling' && f.mode !== 'sleeping')
-    .map((f) => `${f.name} (${f.mode})`)
+    .map((f) => f.name)
 }
 
 export interface PickState {
