@@ -39,6 +39,8 @@ def _is_microphone(publication: rtc.TrackPublication) -> bool:
 
 
 class RoomVoice:
+    """Transcribes the room's microphones it is meant to hear and hands final segments on."""
+
     def __init__(
         self,
         room: rtc.Room,

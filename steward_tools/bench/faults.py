@@ -81,6 +81,9 @@ LONG_CYCLES = 2
 
 @dataclass
 class Tally:
+    """What the faults bench counted: runs, steps, actions, and the lost, duplicated and
+    out-of-order ones."""
+
     runs: int = 0
     steps: int = 0
     failed_steps: int = 0

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
 from steward.store.outbox import Outbox

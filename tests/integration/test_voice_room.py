@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from livekit import rtc
 
+from steward.access import mint_token
 from steward.room.runs.session import RoomSession
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.task_set import TaskSet, close_within
-from steward.tokens import mint_token
 from steward.voice.captions import caption_attributes
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer

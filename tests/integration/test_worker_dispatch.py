@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from livekit import api, rtc
 
+from steward.access import mint_token
 from steward.commands.worker import db_connections_needed, room_service
 from steward.config import Settings
 from steward.obs import stack_dump
 from steward.protocol.names import ATTR_READY, ATTR_ROLE, TOPIC_CONTEXT
-from steward.tokens import mint_token
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.rigs.stream_sender import send_watching
