@@ -36,7 +36,7 @@ from steward.protocol.images import sniff
 from steward.protocol.messages import Box
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
-from steward.tokens import mint_token
+from steward.access import mint_token
 from steward_tools.bench.faults import outbox_state
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.rigs.executor_client import page_disagreements

@@ -11,7 +11,6 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.memory import HistoryItem
 from steward.fairies.modes import ModeDefinition
@@ -19,6 +18,7 @@ from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
 from steward.fairies.roster import Fairy, default_personality
 from steward.prompt.state import FairyBrief
+from steward.protocol.box import Box
 
 
 @dataclass
@@ -34,7 +34,7 @@ class FairyView:
     own_tasks: list[Task]
     history: list[HistoryItem]
     shapes: dict[str, dict[str, Any]]
-    viewport: Rect
+    viewport: Box
     selection: list[str] = field(default_factory=list)
     request: str = ""
     origin: tuple[float, float] = (0.0, 0.0)  # of the model's coordinates
@@ -43,11 +43,11 @@ class FairyView:
     frame: CoordinateSpace = field(default_factory=CoordinateSpace)
 
     @property
-    def area(self) -> Rect | None:
+    def area(self) -> Box | None:
         return self.task.bounds if self.task is not None else None
 
 
-def _box(r: Rect, frame: CoordinateSpace) -> str:
+def _box(r: Box, frame: CoordinateSpace) -> str:
     return frame.box_text(r.x, r.y, r.w, r.h)
 
 
@@ -75,7 +75,7 @@ def _project_drone(v: FairyView) -> str | None:
     )
 
 
-def beside(area: Rect, other: Rect) -> bool:
+def beside(area: Box, other: Box) -> bool:
     """Whether `other` sits side by side with `area` in one row of the plan: their heights
     overlap by at least half the shorter one, and neither holds the other's middle."""
     shared = min(area.max_y, other.max_y) - max(area.y, other.y)
@@ -83,7 +83,7 @@ def beside(area: Rect, other: Rect) -> bool:
     return shared >= 0.5 * min(area.h, other.h) and apart
 
 
-def _alignment(v: FairyView, area: Rect) -> str | None:
+def _alignment(v: FairyView, area: Box) -> str | None:
     """One picture drawn by several members: side by side with tasks that have started or
     finished (what has not started has nothing to line up with yet), their parts must meet
     and share one scale, whether the picture is seen from the side or from above."""

@@ -14,13 +14,13 @@ from steward.prompt.parts import (
     data,
     drawable,
     lints,
-    messages,
     model_name,
     neighbours,
     other_fairies,
     peripheral_clusters,
     personality,
     project,
+    request_line,
     screenshot,
     selected_shapes,
     system,
@@ -31,7 +31,7 @@ from steward.prompt.parts import (
     viewport,
 )
 from steward.prompt.state import PromptState
-from steward.prompt.system import system_prompt
+from steward.prompt.system_prompt import system_prompt
 
 PARTS: dict[str, PromptPart] = {
     m.PART.name: m.PART
@@ -51,7 +51,7 @@ PARTS: dict[str, PromptPart] = {
         data,
         lints,
         time,
-        messages,
+        request_line,
         personality,
         other_fairies,
         project,

@@ -86,6 +86,9 @@ def _joined_ms(p: rtc.Participant) -> int:
 
 
 class RoomRuntime:
+    """One connected room: wires its events to the participants, inbound, context, outbound and
+    runs."""
+
     def __init__(
         self, room: rtc.Room, room_id: str, deps: RoomDeps, *, fence: int | None = None
     ) -> None:

@@ -8,7 +8,7 @@ import pytest
 from steward.canvas.styles import COLORS, FILL_LOOKS, GEO_KINDS
 from steward.fairies.modes import MODES
 from steward.prompt.registry import PARTS
-from steward.prompt.system import system_prompt
+from steward.prompt.system_prompt import system_prompt
 
 
 def _prompt(name: str) -> str:

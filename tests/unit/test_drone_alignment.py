@@ -7,21 +7,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from steward.canvas.bounds import Rect
 from steward.fairies.modes import mode
 from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
 from steward.fairies.prompt_parts import FairyView, beside, brief
 from steward.fairies.roster import Fairy
+from steward.protocol.box import Box
 
 PROJECT = Project("p", "room", "Farm", "a farm", "2x2", "project", "fairy-1", ("fairy-2",))
 BARN = Task(
-    "barn", "room", "The barn", "a barn", "in-progress", "p", "fairy-2", Rect(0, 0, 400, 300)
+    "barn", "room", "The barn", "a barn", "in-progress", "p", "fairy-2", Box(0, 0, 400, 300)
 )
-HOUSE = Task(
-    "house", "room", "The farmhouse", "a house", "todo", "p", None, Rect(420, 20, 300, 300)
-)
-POND = Task("pond", "room", "The pond", "a pond", "todo", "p", None, Rect(0, 340, 400, 300))
+HOUSE = Task("house", "room", "The farmhouse", "a house", "todo", "p", None, Box(420, 20, 300, 300))
+POND = Task("pond", "room", "The pond", "a pond", "todo", "p", None, Box(0, 340, 400, 300))
 
 
 def _tasks_lines(tasks: list[Task]) -> tuple[str, ...]:
@@ -35,7 +33,7 @@ def _tasks_lines(tasks: list[Task]) -> tuple[str, ...]:
         own_tasks=[],
         history=[],
         shapes={},
-        viewport=Rect(0, 0, 400, 300),
+        viewport=Box(0, 0, 400, 300),
     )
     return brief(view).tasks
 
@@ -44,7 +42,7 @@ def test_side_by_side_means_one_row_of_the_plan() -> None:
     assert BARN.bounds is not None and HOUSE.bounds and POND.bounds
     assert beside(BARN.bounds, HOUSE.bounds)  # the same row, next to each other
     assert not beside(BARN.bounds, POND.bounds)  # below it: another row
-    assert not beside(BARN.bounds, Rect(100, 0, 100, 300))  # inside it: not beside
+    assert not beside(BARN.bounds, Box(100, 0, 100, 300))  # inside it: not beside
 
 
 def test_a_drone_with_a_started_task_beside_it_is_told_to_share_scale_and_lines() -> None:

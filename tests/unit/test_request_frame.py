@@ -22,7 +22,7 @@ from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest, Usage
 from steward.model.scripted import ScriptedProjectModel
 from steward.ports import PromptInput
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.support.request_frame import LEAK, frame_leaks, unrounded_numbers

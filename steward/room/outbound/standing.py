@@ -21,6 +21,9 @@ CATCH_UP_EVERY_S = 3.0
 
 
 class Standing:
+    """Keeps the fairies' presence and recent project cards, and sends them on change and to tabs
+    that join."""
+
     def __init__(
         self,
         messenger: Messenger,
