@@ -6,7 +6,7 @@ import { act, createElement } from 'react'
 import { createRoot } from 'react-dom/client'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { FairyPresence, PromptReply, PromptRequest } from '../src/protocol.gen'
-import type { StewardHandle, StewardState } from '../src/steward'
+import { initialState, type StewardHandle, type StewardState } from '../src/steward'
 import { StewardPanel } from '../src/ui/StewardPanel'
 import { makeEditor } from './harness'
 
@@ -15,20 +15,10 @@ const fairy = (id: string, name: string, mode = 'idling'): FairyPresence => ({ i
 /** A handle whose state the test sets and whose prompts it records. */
 function stubHandle() {
   let state: StewardState = {
-    status: 'connected',
+    ...initialState('connected', true),
     isHost: true,
     host: 'me',
-    stewardPresent: true,
-    sessions: {},
-    activeSession: null,
     fairies: [fairy('fairy-1', 'Bramble'), fairy('fairy-2', 'Clover'), fairy('fairy-3', 'Moss', 'drawing')],
-    todos: [],
-    prompts: [],
-    chat: [],
-    thoughts: [],
-    drawn: {},
-    projects: [],
-    following: null,
   }
   const listeners = new Set<(s: StewardState) => void>()
   const prompts: Array<[string, Omit<PromptRequest, 'message'> | undefined]> = []
