@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from pydantic import TypeAdapter
 
 from steward.access import mint_token
 from steward.config import DEV_API_SECRET, Settings
@@ -129,7 +128,7 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
 
     async def context(request: web.Request) -> web.Response:
         body = await request.json()
-        bounds = TypeAdapter(Box).validate_python(body["bounds"])
+        bounds = Box(**body["bounds"])
         runtime = service.rooms[room]
         ctx = await runtime.snapshots.fetch(bounds=bounds, asker=body["asker"], source="browser")
         shapes = {str(s["id"]): s for s in ctx.shapes}
