@@ -77,7 +77,7 @@ class RecordingSession:
                 "source": ctx.source_identity,
                 # Whose view it is (the asker's), and what the run saw of it.
                 "asker": ctx.asker,
-                "viewport": ctx.viewport.model_dump(),
+                "viewport": ctx.viewport.to_dict(),
                 "selection": list(ctx.selection),
                 "viewNote": ctx.view_note,
                 "degraded": ctx.degraded,
