@@ -565,7 +565,7 @@ class RoomRuntime:
         """A tab asking for the whole room (it connected, or reconnected) also gets what
         stands: sent on join too, but a tab may drop what arrives before it knows us."""
         if req.session_id == RESYNC_ALL_SESSIONS:
-            self._spawn(self.standing.joined(sender))
+            self._spawn(self.standing.asked(sender))
         await self.resyncs.on_resync(sender, req)
 
     def _on_ack(self, sender: str, ack: Ack) -> None:

@@ -93,6 +93,12 @@ class RoomVoice:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._listening.clear()
 
+    async def handled(self) -> None:
+        """Wait until every final heard so far has been through intake (a prompt started, a
+        command run, or nothing): its caption goes out after, so a test that has seen the
+        caption knows the decision is made once this returns."""
+        await self._tasks.wait()
+
     @property
     def listening_to(self) -> set[str]:
         return {self._speaker_of[sid] for sid in self._listening}
