@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from steward.config import PROJECT_ROOT
-from steward.protocol.messages import Box, SummonRequest
+from steward.protocol.box import Box
+from steward.protocol.messages import SummonRequest
 from steward.protocol.names import RPC_SUMMON
 from steward.store.database import Database
 from steward_tools.headless.client import HeadlessClient
