@@ -26,17 +26,16 @@ from typing import Any
 
 from aiohttp import web
 
-from steward.canvas.bounds import Rect
+from steward.access import mint_token
 from steward.config import DEV_API_SECRET, Settings
 from steward.obs.logging import configure_logging
 from steward.ports import AgentRunner, CanvasSnapshot, PromptInput, SessionPort
 from steward.prompt.parts.blurry_shapes import in_view
 from steward.prompt.state import PromptState
+from steward.protocol.box import Box
 from steward.protocol.images import sniff
-from steward.protocol.messages import Box
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
-from steward.access import mint_token
 from steward_tools.bench.faults import outbox_state
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.rigs.executor_client import page_disagreements
@@ -78,7 +77,7 @@ class RecordingSession:
                 "source": ctx.source_identity,
                 # Whose view it is (the asker's), and what the run saw of it.
                 "asker": ctx.asker,
-                "viewport": ctx.viewport.model_dump(),
+                "viewport": ctx.viewport.to_dict(),
                 "selection": list(ctx.selection),
                 "viewNote": ctx.view_note,
                 "degraded": ctx.degraded,
@@ -129,16 +128,15 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
 
     async def context(request: web.Request) -> web.Response:
         body = await request.json()
-        bounds = Box.model_validate(body["bounds"])
+        bounds = Box(**body["bounds"])
         runtime = service.rooms[room]
         ctx = await runtime.snapshots.fetch(bounds=bounds, asker=body["asker"], source="browser")
         shapes = {str(s["id"]): s for s in ctx.shapes}
-        view = Rect(bounds.x, bounds.y, bounds.w, bounds.h)
         state = PromptState(  # only what the "in view" list reads
             message="",
             model_name="e2e",
             shapes=shapes,
-            viewport=view,
+            viewport=bounds,
             coords=None,  # type: ignore[arg-type]
             enabled_actions=(),
         )

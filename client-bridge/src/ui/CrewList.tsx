@@ -6,6 +6,7 @@ import { useState, type FormEvent } from 'react'
 import { MAX_FAIRY_NAME_CHARS, MAX_PERSONALITY_CHARS, type FairyPresence, type SummonRequest } from '../protocol.gen'
 import type { StewardHandle } from '../steward'
 import { cssColor } from './FairyOverlay'
+import { modeLabel } from './modes'
 
 type FairyColor = NonNullable<SummonRequest['color']>
 const COLORS: FairyColor[] = ['violet', 'green', 'orange', 'blue', 'red', 'yellow', 'light-violet', 'light-green', 'light-blue', 'light-red', 'grey', 'black']
@@ -70,7 +71,7 @@ export function CrewList({
                 {f.name}
               </button>
             )}
-            <span className="crew-mode">{f.mode}</span>
+            <span className="crew-mode" title={f.mode}>{modeLabel(f.mode)}</span>
             {onPick && (
               <button type="button" data-testid="crew-fly" title={`Fly to ${f.name}`} aria-label={`Fly to ${f.name}`} onClick={() => handle.flyTo(f)}>
                 go to

@@ -66,6 +66,12 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
     if (reply.error) setError(reply.error)
     else setText('')
   }
+  // New picks: the last refusal (about the old ones) goes.
+  const pick = (fairyId: string) => {
+    setSent(null)
+    setError(null)
+    picking.toggle(fairyId)
+  }
   const sentStatus = sent ? state.sessions[sent] : undefined
   const refused = sentStatus?.status === 'error' ? (sentStatus.detail ?? '').replace(/^error: /, '') || 'The steward could not run it.' : null
   const busyNow = busyPicks(picking.picks, state.fairies)
@@ -80,7 +86,7 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
         {room && <span className="room">room {room}{identity ? ` · ${identity}` : ''}</span>}
       </header>
 
-      <CrewList handle={handle} fairies={state.fairies} following={state.following} picks={picking.picks} onPick={picking.toggle} />
+      <CrewList handle={handle} fairies={state.fairies} following={state.following} picks={picking.picks} onPick={pick} />
 
       <section className="steward-chat" data-testid="chat">
         {runs.map((run) => (
@@ -118,6 +124,7 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
       <form className="steward-prompt" onSubmit={submit}>
         <textarea
           data-testid="prompt"
+          aria-label="Prompt for the steward"
           value={text}
           maxLength={MAX_PROMPT_CHARS}
           placeholder="Ask the steward… (e.g. draw a flow chart of our signup)"
@@ -139,7 +146,15 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
             {pickSentence(picking.picks, state.fairies)}
           </span>
           {picking.picks.length > 0 && (
-            <button type="button" data-testid="picks-clear" aria-label="Clear the picked fairies" onClick={picking.clear}>
+            <button
+              type="button"
+              data-testid="picks-clear"
+              aria-label="Clear the picked fairies"
+              onClick={() => {
+                setSent(null)
+                picking.clear()
+              }}
+            >
               clear picks
             </button>
           )}
