@@ -239,7 +239,6 @@ def prompt(
     state = PromptState(
         message=req.text,
         request_from="user" if req.origin == "user" else "steward",
-        model_name=asked.model_spec or run.model_name,
         shapes=session.canvas.shapes,
         viewport=area.viewport,
         view_kind=area.kind,

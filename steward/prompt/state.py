@@ -69,7 +69,6 @@ class FairyBrief:
 @dataclass
 class PromptState:
     message: str
-    model_name: str
     shapes: Shapes
     viewport: Rect  # the area this request shows (image and shape lists), page coordinates
     coords: CoordinateSpace

@@ -98,7 +98,6 @@ def test_a_drones_request_lists_its_neighbours_and_the_part_is_in_its_mode() -> 
     assert PART.name not in MODES["one-shotting"].parts
     state = PromptState(
         message="draw the barn",
-        model_name="scripted",
         shapes=SHAPES,
         viewport=MINE.bounds,  # type: ignore[arg-type]
         coords=CoordinateSpace(0, 0),
@@ -127,7 +126,6 @@ def test_only_shapes_within_the_adjoining_margin_are_listed() -> None:
 def _drone_state(**kw: Any) -> PromptState:
     return PromptState(
         message="draw the barn",
-        model_name="scripted",
         shapes=SHAPES,
         viewport=MINE.bounds,  # type: ignore[arg-type]
         coords=CoordinateSpace(100, 0),

@@ -15,10 +15,9 @@ from steward.prompt.registry import PARTS
 from steward.prompt.system import flow, system_prompt
 
 SPECS: dict[str, ActionSpec] = ACTIONS
-# Nothing to teach: `unknown` is never to be chosen; the model name and the time state
-# themselves in the request.
+# Nothing to teach: `unknown` is never to be chosen; the time states itself in the request.
 EXEMPT_ACTIONS = {"unknown"}
-EXEMPT_PARTS = {"model_name", "time"}
+EXEMPT_PARTS = {"time"}
 DOC = Path(__file__).resolve().parents[2] / "docs" / "PROMPT.md"
 
 

@@ -17,7 +17,6 @@ def _box(sid: str, x: float, y: float, w: float = 200, h: float = 150) -> dict[s
 def _listed(view: Rect, *shapes: dict[str, Any]) -> list[str]:
     state = PromptState(
         message="m",
-        model_name="x",
         shapes={s["id"]: s for s in shapes},
         viewport=view,
         coords=None,  # type: ignore[arg-type]
