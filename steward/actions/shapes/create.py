@@ -70,7 +70,7 @@ def _resolve_create(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.
 _CREATE = """Make a new shape. Kinds: the geometric ones (rectangle, ellipse, diamond, star, cloud,
 …: the schema lists them), `text`, `note`, `arrow` and `line`. For any other form draw with `pen`.
-Never create `unknown` shapes (you may still move them).
+Never create a shape the lists call "unknown" (a kind you cannot make; you may still move it).
 - Give each shape a unique `shapeId` and a `note` saying what it is for: you will read the notes
   later; the user never sees them.
 - Geometric shapes take x, y (top-left corner), w and h; notes and text take x, y.
