@@ -85,7 +85,6 @@ def test_a_modes_prompt_names_only_actions_it_has(mode: str) -> None:
     spelled = {
         a
         for a in ACTIONS
-        if (a != a.lower() or "-" in a)
-        and re.search(rf"(?<![\w-]){re.escape(a)}(?![\w-])", prose)
+        if (a != a.lower() or "-" in a) and re.search(rf"(?<![\w-]){re.escape(a)}(?![\w-])", prose)
     }
     assert spelled <= set(m.actions), sorted(spelled - set(m.actions))
