@@ -78,7 +78,7 @@ def test_first_request_and_plan_survive_200_items_within_the_bound() -> None:
     assert len(items) > 200
     lines = render_history(chat_items(items, "project"))
     body = "\n".join(lines)
-    assert lines[0] == "[user] draw a fenced farm with a barn"
+    assert lines[0] == "[someone asked] draw a fenced farm with a barn"
     assert lines[1].startswith('[you] {"_type":"start-project"') and "fence around it" in lines[1]
     assert len(body) <= BUDGET_CHARS + 2 * LINE_CHARS  # the bound, plus a digest line
     # The older middle is one digest; the newest items stay, in full, own messages included.
@@ -117,7 +117,7 @@ def test_other_askers_runs_are_summarised_with_who_asked_what_and_what_was_done(
         lines[0]
         == '[bob\'s run] asked "draw a cat"; created 1 shape(s): cat; said "Here is a cat."'
     )
-    assert lines[1] == "[user alice] make it bigger"
+    assert lines[1] == "[alice asked] make it bigger"
     # Seen by bob, the same run is his own: every action in full.
     assert '{"_type":"create"' in "\n".join(render_history(items, "bob"))
 

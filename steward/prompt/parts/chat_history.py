@@ -185,9 +185,11 @@ class _Line:
 
 
 def _tag(item: ChatItem) -> str:
+    """A line's label, as the guide explains it: whose request, the agent's own, or the
+    steward's."""
     if item.role == "user":
-        return f"[user {item.who}]" if item.who else "[user]"
-    return "[system]" if item.role == "system" else "[you]"
+        return f"[{item.asked_by or item.who or 'someone'} asked]"
+    return "[steward]" if item.role == "system" else "[you]"
 
 
 def _said(action: dict[str, Any]) -> str | None:
@@ -236,11 +238,14 @@ def _other_run(items: Sequence[ChatItem], asker: str | None, to: Frame | None) -
     asked = [i.text for i in items if i.role == "user"]
     acts = tuple(model_action(i.action, to) for i in items if i.action and _said(i.action) is None)
     said = [text for i in items if i.action and (text := _said(i.action)) is not None]
+    ended = [i.text for i in items if i.ended]
     bits = [f'asked "{_clip(asked[0], _QUOTE_CHARS)}"' if asked else "ran"]
     if acts:
         bits.append(summarise_actions(acts))
     if said:
         bits.append(f'said "{_clip(said[-1], _QUOTE_CHARS)}"')
+    if ended:  # it did only what the line lists: neither done nor owed
+        bits.append(ended[-1].rstrip("."))
     tag = _run_tag(who, any(i.crew for i in items), asker)
     return _Line(_clip(f"{tag} " + "; ".join(bits), LINE_CHARS), actions=acts)
 
@@ -335,15 +340,20 @@ def _build(state: PromptState) -> list[Block]:
     return text("Earlier in this chat:", *render_history(items, state.asker, to))
 
 
-_GUIDE = """Earlier requests and what you did about them come first, as far as your memory reaches:
-[user …] is a request, [you] an action you wrote (as JSON, as you write it; many of one kind
-in one line), [system] a note from the steward, [name's run] a run another person asked for
-in this room (its work may be yours, done for them), [name's project run] work a project's
-fairies (a lead and its helpers) did for that person, [your project run for name] such work
-done for the person asking now, [earlier …] older items in brief. Coordinates in them are in
-this request's frame.
-Build on them: do not redo what is done, do not repeat a message you already sent, and stay
-consistent with what you told the user."""
+_GUIDE = """Earlier requests and what was done about them come first, as far as your memory
+reaches, one line each, labelled:
+- [name asked] a request that person made (the request at the end says who asks now);
+- [you] an action you wrote, as JSON, as you write it; [you, N actions] many of one kind in one
+  line;
+- [steward] a note from the steward: a wake, a correction, or how a run ended (a run that
+  timed out, failed or was stopped did only what its line lists);
+- [name's run] a run another person asked for in this room, in one line (its work may be yours,
+  done for them);
+- [name's project run] work a project's fairies (a lead and its members) did for that person;
+  [your project run for name] such work done for the person asking now;
+- [earlier, N items in brief] older lines, summarised.
+Coordinates in them are in this request's frame. Build on them: do not redo what is done, do
+not repeat a message you already sent, and stay consistent with what you told the user."""
 
 PART = PromptPart(
     "chat_history",
