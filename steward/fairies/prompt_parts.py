@@ -14,7 +14,7 @@ from typing import Any
 from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.memory import HistoryItem
-from steward.fairies.modes import ModeDefinition
+from steward.fairies.modes import WORKING_MODE, ModeDefinition, mode
 from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
 from steward.fairies.roster import Fairy, default_personality
@@ -51,14 +51,24 @@ def _box(r: Rect, frame: CoordinateSpace) -> str:
     return frame.box_text(r.x, r.y, r.w, r.h)
 
 
+def members_actions() -> str:
+    """What a member working a task can write, for the lead that plans its work: a lead has
+    none of the drawing actions, and must not plan what no member can do."""
+    return "Your members, working a task, can use only these actions: " + ", ".join(
+        mode(WORKING_MODE["drone"]).actions
+    )
+
+
 def _project_orchestrator(v: FairyView) -> str | None:
     if v.project is None:
-        return "You have no project yet. Fairies free to help: " + (", ".join(v.free) or "none")
+        free = "You have no project yet. Fairies free to help: " + (", ".join(v.free) or "none")
+        return f"{free}\n{members_actions()}"
     p = v.project
     lines = [
         f'Your project "{p.title}" ({p.status}): {p.description}',
         f"Plan: {p.plan}",
         "Members: " + ", ".join(p.members),
+        members_actions(),
         "Tasks:",
     ]
     lines += [f"- {t.describe(v.frame)}" for t in v.project_tasks] or ["- none yet"]
@@ -122,6 +132,18 @@ def _working_tasks(v: FairyView) -> str | None:
     return None
 
 
+def whereabouts(view: Rect, x: float, y: float) -> str:
+    """Where a fairy is, said plainly beside its position: a fairy resting where fairies
+    start (the page's beginning) can lie tens of thousands of units from a far-off view, and
+    its numbers alone read like a mistake."""
+    if view.contains(Rect(x, y, 0, 0)):
+        return ""
+    far = view.expand(max(view.w, view.h))
+    return (
+        ", far outside your view" if not far.contains(Rect(x, y, 0, 0)) else ", outside your view"
+    )
+
+
 def brief(v: FairyView) -> FairyBrief:
     """What the fairy parts of the prompt registry show (personality, other_fairies,
     project, tasks); each mode lists the parts it sees."""
@@ -129,6 +151,7 @@ def brief(v: FairyView) -> FairyBrief:
     personality = v.fairy.personality or default_personality(zlib.crc32(v.fairy.id.encode()))
     others = tuple(
         f"- {f.id} ({f.name}, {f.role}): {f.mode} at {v.frame.point_text(f.x, f.y)}"
+        + whereabouts(v.viewport, f.x, f.y)
         for f in v.others
     )
     if v.fairy.role in ("orchestrator", "duo-orchestrator"):

@@ -18,7 +18,7 @@ from steward.fairies.persistence import history_from, history_row
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelError, ModelRequest
 from steward.ports import PromptInput
-from steward.prompt.parts.chat_history import _GUIDE, bounded, history_lines
+from steward.prompt.parts.chat_history import bounded, history_lines
 from steward.prompt.registry import PARTS
 from steward.prompt.state import ChatItem
 from steward.prompt.system import flow, system_prompt
@@ -49,7 +49,7 @@ def test_a_crew_fairys_requests_name_who_wrote_them_and_keep_it_across_a_restart
 
 # The guide's labels, as patterns: `name` is a person, `N` a number.
 def _documented() -> dict[str, re.Pattern[str]]:
-    labels = re.findall(r"(?:^- |; )(\[[^\]]+\])", flow(_GUIDE), flags=re.M)
+    labels = re.findall(r"(?:^- |; )(\[[^\]]+\])", flow(PARTS["chat_history"].guide), flags=re.M)
     out = {}
     for label in labels:
         pattern = re.escape(label).replace("name", r"[\w-]+").replace("N", r"\d+")

@@ -12,8 +12,9 @@ def _build(state: PromptState) -> list[Block]:
 
 
 _GUIDE = """The other fairies of the room are listed with their role, what they are doing and
-where they are. Never edit what another fairy is working on; when you lead, direct free fairies
-instead of doing their work."""
+where they are, in your coordinates (a fairy outside your view is said to be; idle fairies
+often rest far away). Never edit what another fairy is working on; when you lead, direct free
+fairies instead of doing their work."""
 
 PART = PromptPart(
     "other_fairies",
