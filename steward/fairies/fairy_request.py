@@ -92,7 +92,7 @@ async def context(
     nearby = task.bounds if sees and "neighbours" in current.parts and task is not None else None
     project = room.board.active_project_of(fairy_id) if nearby is not None else None
     others = [
-        t.bounds
+        (t.id, t.bounds)
         for t in (room.board.project_tasks(project.id) if project is not None else [])
         if t.bounds is not None and (task is None or t.id != task.id)
     ]
