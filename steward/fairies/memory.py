@@ -106,8 +106,10 @@ def chat_items(
         elif i.kind == "feedback":
             ended = i.origin == RUN_END
             out.append(ChatItem("system", i.text, level, who=who, run=i.run, ended=ended))
-        else:
-            out.append(ChatItem("assistant", i.text, level, who=who, run=i.run))
+        else:  # a memory transition: what the filter hides from now on, said in words
+            what = "project" if i.text == PROJECT_SUMMARY else "task"
+            said = f"The {what}'s actions are left out from here on; the next line sums it up."
+            out.append(ChatItem("system", said, level, who=who, run=i.run))
     return out
 
 

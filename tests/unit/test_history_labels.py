@@ -11,7 +11,13 @@ import re
 from typing import Any
 
 from steward.config import Settings
-from steward.fairies.memory import action_item, chat_items, prompt_item, run_end_item
+from steward.fairies.memory import (
+    action_item,
+    chat_items,
+    prompt_item,
+    run_end_item,
+    task_end_items,
+)
 from steward.fairies.modes import MODES
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.fairies.persistence import history_from, history_row
@@ -45,6 +51,22 @@ def test_a_crew_fairys_requests_name_who_wrote_them_and_keep_it_across_a_restart
     assert lines[3] == "[steward] Task done. Review it."
     assert not any(ln.startswith("[user") for ln in lines)
     assert [history_from(history_row(i)).asker for i in items] == ["alice", None, "bob", None]
+
+
+def test_a_finished_tasks_summary_reads_as_words_under_the_labels_the_guide_names() -> None:
+    """The end of a task hides its actions: the history says so in words, under one of the
+    guide's labels (never a second, unexplained "[ACTIONS]: <…>" label), and the fairy's
+    own note follows as "[you]"."""
+    items = [
+        prompt_item("draw a harbour", "fairy", "user", "alice"),
+        *task_end_items("quay", "The quay", "stone quay", level="fairy"),
+    ]
+    lines = [ln.text for ln in history_lines(chat_items(items, "fairy"), None)]
+    assert lines[1] == (
+        "[steward] The task's actions are left out from here on; the next line sums it up."
+    )
+    assert lines[2].startswith('[you] I just finished the task.\nID: "quay"')
+    assert not any("[ACTIONS]" in ln for ln in lines)
 
 
 # The guide's labels, as patterns: `name` is a person, `N` a number.

@@ -343,8 +343,8 @@ def _build(state: PromptState) -> list[Block]:
 _GUIDE = """Earlier requests and what was done about them come first, as far as your memory
 reaches, one line each, labelled:
 - [name asked] a request that person made (the request at the end says who asks now);
-- [you] an action you wrote, as JSON, as you write it; [you, N actions] many of one kind in one
-  line;
+- [you] an action you wrote, as JSON, as you write it, or a note you kept ("I just finished
+  the task …"); [you, N actions] many actions of one kind in one line;
 - [steward] a note from the steward: a wake, a correction, or how a run ended (a run that
   timed out, failed or was stopped did only what its line lists);
 - [name's run] a run another person asked for in this room, in one line (its work may be yours,
