@@ -23,6 +23,7 @@ from steward.prompt.parts.chat_history import (
     BUDGET_CHARS,
     LINE_CHARS,
     keep_bounded,
+    render_action,
     render_history,
     thread_for,
 )
@@ -193,3 +194,12 @@ def test_a_pen_line_in_the_history_keeps_its_id_and_where_its_points_run() -> No
     # Grouped with others, a pen is still named by its id.
     many = [ChatItem("assistant", "pen", action=dict(out.data, shapeId=f"p{k}")) for k in range(3)]
     assert "created 3 shape(s): p0, p1, p2" in render_history(many)[0]
+
+
+def test_an_echo_survives_fields_of_the_wrong_kind() -> None:
+    """A long action whose `shapeIds` is not a list (the model wrote junk beside a todo item)
+    is still summed up: the history never stops a request from being built."""
+    junk = {"_type": "update-todo-list", "id": 1, "status": "todo", "text": "x" * 700}
+    many = {f"field{k}": "y" * 40 for k in range(20)}  # too long even clipped: summed up
+    line = render_action({**junk, **many, "shapeIds": 40121927})
+    assert line == "1 × update-todo-list"

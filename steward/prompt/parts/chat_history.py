@@ -131,10 +131,11 @@ def _shorten(v: Any) -> Any:
 
 def _ids(action: dict[str, Any]) -> list[str]:
     shape = action.get("shape")
+    listed = action.get("shapeIds")  # what the model wrote: not always a list
     found: list[Any] = [
         action.get("shapeId"),
         shape.get("shapeId") if isinstance(shape, dict) else None,
-        *(action.get("shapeIds") or []),
+        *(listed if isinstance(listed, list) else []),
     ]
     return [str(i) for i in found if isinstance(i, str | int) and str(i)]
 
