@@ -18,6 +18,7 @@ from steward.fairies.modes import WORKING_MODE, ModeDefinition, mode
 from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
 from steward.fairies.roster import Fairy, default_personality
+from steward.prompt.parts.neighbours import adjoining
 from steward.prompt.state import FairyBrief
 
 
@@ -67,7 +68,10 @@ def _project_orchestrator(v: FairyView) -> str | None:
     lines = [
         f'Your project "{p.title}" ({p.status}): {p.description}',
         f"Plan: {p.plan}",
-        "Members: " + ", ".join(p.members),
+        # Who joined and why: every fairy that was free when it started (a reader saw an idle
+        # fairy listed as a member and could not tell how it got there).
+        "Members (every fairy free when the project started; give any of them a task): "
+        + ", ".join(p.members),
         members_actions(),
         "Tasks:",
     ]
@@ -78,42 +82,61 @@ def _project_orchestrator(v: FairyView) -> str | None:
 def _project_drone(v: FairyView) -> str | None:
     if v.project is None:
         return None
-    mine = v.task.describe(v.frame) if v.task is not None else "none right now"
+    # The task itself is told once, by the tasks part ("You are working on: …").
+    mine = f'task "{v.task.id}"' if v.task is not None else "no task right now"
     return (
-        f'You are a member of the project "{v.project.title}" led by {v.project.orchestrator}.'
-        f" Your task: {mine}"
+        f'You are a member of the project "{v.project.title}" led by {v.project.orchestrator};'
+        f" you work on {mine}."
     )
 
 
-def beside(area: Rect, other: Rect) -> bool:
-    """Whether `other` sits side by side with `area` in one row of the plan: their heights
-    overlap by at least half the shorter one, and neither holds the other's middle."""
-    shared = min(area.max_y, other.max_y) - max(area.y, other.y)
-    apart = not (area.x <= other.mid_x <= area.max_x or other.x <= area.mid_x <= other.max_x)
-    return shared >= 0.5 * min(area.h, other.h) and apart
+def meeting(area: Rect, other: Rect) -> str | None:
+    """How `other` meets the task area `area`, in words (None: it does not meet it): the
+    same area (an earlier task there), overlapping it (a ground under a row of shops),
+    or next to it within the margin a shape counts as next to an area, on which side.
+    A task far along the same row meets nothing."""
+    if other == area:
+        return "the same area as yours"
+    if other.intersects(area):
+        return "overlapping yours"
+    if not other.intersects(adjoining(area)):
+        return None
+    side = (
+        "on the left"
+        if other.max_x <= area.x
+        else "on the right"
+        if other.x >= area.max_x
+        else "above"
+        if other.max_y <= area.y
+        else "below"
+    )
+    return f"next to yours, {side}"
 
 
 def _alignment(v: FairyView, area: Rect) -> str | None:
-    """One picture drawn by several members: side by side with tasks that have started or
-    finished (what has not started has nothing to line up with yet), their parts must meet
-    and share one scale, whether the picture is seen from the side or from above."""
+    """What meets a task's area among the tasks that have started or finished (what has not
+    started has nothing to line up with yet): where parts of one picture meet, they share
+    one scale and line up, whether seen from the side or from above; a different drawing
+    beside it is only kept clear of."""
     if v.project is None or v.task is None:
         return None
     own = v.task.id
-    row = [
-        t
+    met = [
+        (t, how)
         for t in v.project_tasks
-        if t.id != own and t.status != "todo" and t.bounds and beside(area, t.bounds)
+        if t.id != own and t.status != "todo" and t.bounds
+        if (how := meeting(area, t.bounds)) is not None
     ]
-    if not row:
+    if not met:
         return None
-    names = ", ".join(f'"{t.title}" ({t.id}, {t.status})' for t in row)
+    names = "; ".join(f'"{t.title}" ({t.id}, {t.status}), {how}' for t, how in met)
     return (
-        f"Tasks side by side with yours, started or done: {names}. Draw one picture with them: "
-        "keep their scale (a door, a tree, a bed the same size in each), and where your parts "
-        "meet theirs, line them up: the same ground line in a view from the side, the same "
-        "walls, paths and edges in a plan from above. The image around your area and the "
-        "shapes next to it show their work."
+        f"Tasks that meet yours, started or done: {names}. Where your drawing and theirs are "
+        "one picture, keep their scale (a door, a tree, a bed the same size in each) and line "
+        "up the parts that meet: the same ground line in a view from the side, the same walls, "
+        "paths and edges in a plan from above; build on what a task in the same area drew. "
+        "Where theirs is another drawing (a plan beside a view from the side), keep clear of "
+        "it. The image around your area and the shapes next to it show their work."
     )
 
 

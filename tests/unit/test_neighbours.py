@@ -158,3 +158,22 @@ def test_the_image_around_the_task_area_follows_its_truthful_caption() -> None:
     plain = build_request(_drone_state(), MODES["working-drone"])
     assert not any(b["type"] == "image" for b in plain.user)
     assert not any("this image shows" in b.get("text", "") for b in plain.user)
+
+
+def test_the_caption_says_what_the_first_image_shows_in_a_review() -> None:
+    """In a review the first image shows the area reviewed, not the task area: the caption
+    of the image around says so instead of "your first image shows that in full"."""
+    assert MINE.bounds is not None
+    area = around(MINE.bounds)
+    pic = Picture(Box(x=area.x, y=area.y, w=area.w, h=area.h), b"RIFFwebp", "image/webp")
+    task = build_request(_drone_state(around=pic, view_kind="task"), MODES["working-drone"])
+    review = build_request(_drone_state(around=pic, view_kind="review"), MODES["working-drone"])
+
+    def caption(req: Any) -> str:
+        return next(b["text"] for b in req.user if "this image shows" in b.get("text", ""))
+
+    assert "your first image shows that area in full" in caption(task)
+    said = caption(review)
+    assert "that area in full" not in said
+    assert "your first image shows the area you asked to review (your viewport)" in said
+    assert 'outlined with grey dashes and tagged "your task"' in said

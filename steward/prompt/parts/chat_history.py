@@ -342,7 +342,8 @@ def _build(state: PromptState) -> list[Block]:
 
 
 _GUIDE = """Earlier requests and what was done about them come first, as far as your memory
-reaches, one line each, labelled:
+reaches (in a project it starts with the project, on a task with the task: what came before is
+on the canvas, not here), one line each, labelled:
 - [name asked] a request that person made (the request at the end says who asks now);
 - [you] an action you wrote, as JSON, as you write it, or a note you kept ("I just finished
   the task …"); [you, N actions] many actions of one kind in one line;

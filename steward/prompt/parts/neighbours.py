@@ -19,6 +19,7 @@ from steward.canvas.bounds import Rect, shape_bounds, union
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.tiers import to_blurry
 from steward.prompt.base import Block, PromptPart, text
+from steward.prompt.parts.viewport import VIEW_WORDS
 from steward.prompt.state import Neighbourhood, PromptState
 
 # How far around its area a fairy looks (the image around it, and which other tasks it is
@@ -144,6 +145,14 @@ def _picture(state: PromptState, seen: Surroundings) -> list[Block]:
     x1, y1 = box["x"] + box["w"], box["y"] + box["h"]
     longest = max(b.w, b.h, 1.0)
     scale = min(1.0, AROUND_MAX_SIZE / longest)
+    # What the request's first image showed: the task area, or (a review, a moved view)
+    # another area, named as the viewport line names it.
+    first = (
+        "your first image shows that area in full"
+        if state.view_kind == "task"
+        else f"your first image shows {VIEW_WORDS[state.view_kind]} (your viewport), which "
+        "need not hold all of your area"
+    )
     shown = Rect(b.x, b.y, b.w, b.h)
     # The areas drawn on it (`steward.fairies.outlines`): every other task's that lies in it.
     tasks = [t for t in hood.tasks if t.bounds.intersects(shown)]
@@ -165,7 +174,7 @@ def _picture(state: PromptState, seen: Surroundings) -> list[Block]:
         f"(1 px is about {1 / scale:.1f} canvas units), too small for text or fine detail. "
         f"Your own task area (x={own['x']}, y={own['y']}, w={own['w']}, h={own['h']}) lies "
         'within it, outlined with grey dashes and tagged "your task" (the dashes and tags '
-        f"are not on the canvas); your first image shows that area in full. {whose}"
+        f"are not on the canvas); {first}. {whose}"
     )
     image = {"type": "image", "media_type": pic.media_type, "data": pic.data}
     return [{"type": "text", "text": caption}, image]

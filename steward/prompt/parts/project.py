@@ -18,6 +18,8 @@ assignee and area. Areas are in your coordinates.
   theirs, await them, then review what they drew, and end the project only when every task is
   done and looks right. The canvas keeps changing while members work: judge from the latest
   view, not from the plan.
+- A member remembers only the task it works on: write each task so it can be done alone
+  (what earlier tasks drew is on the canvas, not in its memory).
 - As a member, you do only your own task."""
 
 PART = PromptPart(
