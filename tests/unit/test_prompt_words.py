@@ -79,8 +79,8 @@ def test_a_drones_view_of_its_task_area_is_captioned_once() -> None:
         screenshot_type="image/webp",
     )
     said = _user_text(build_request(state, m))
-    assert said.count("Your view of the canvas (your task area)") == 1
-    assert said.count("Your view of the canvas") == 1
+    assert said.count("The image below (your task area)") == 1
+    assert said.count("The image below") == 1
 
 
 def test_a_wake_is_not_called_a_user_request() -> None:
