@@ -188,3 +188,18 @@ async def test_a_crew_run_for_another_person_is_theirs_in_a_one_shot_history() -
     said = _said(one.requests[0])
     assert '[alice\'s project run] asked "draw a barn"' in said
     assert '[bob\'s project run] asked "draw a pond"' in said
+
+
+def test_a_run_of_task_actions_says_which_tasks() -> None:
+    """The lead read "[you, 3 actions] 3 × direct-to-start-project-task" and could not tell
+    which tasks it had started."""
+    starts = [
+        ChatItem(
+            "assistant",
+            "direct-to-start-project-task",
+            action={"_type": "direct-to-start-project-task", "taskId": t},
+        )
+        for t in ("ground", "lighthouse", "shops")
+    ]
+    (line,) = [ln.text for ln in history_lines(starts, None)]
+    assert line == "[you, 3 actions] 3 × direct-to-start-project-task: ground, lighthouse, shops"

@@ -177,3 +177,17 @@ def test_the_caption_says_what_the_first_image_shows_in_a_review() -> None:
     assert "that area in full" not in said
     assert "your first image shows the area you asked to review (your viewport)" in said
     assert 'outlined with grey dashes and tagged "your task"' in said
+
+
+def test_shapes_in_view_drawn_by_another_task_say_which() -> None:
+    """A drone's own list of shapes in view tagged none of the others' shapes, while the list
+    next to its area did: a ground under the shops is the ground task's, in both."""
+    hood = neighbourhood_of(MINE, [LEFT, MINE], {"t0-post": "t0"})
+    state = _drone_state()
+    state.neighbourhood = hood
+    state.viewport = Rect(0, 0, 700, 300)
+    req = build_request(state, MODES["working-drone"])
+    block = next(b["text"] for b in req.user if b["text"].startswith("Shapes in your view"))
+    rows = {r["shapeId"]: r for r in json.loads(block.split(":\n", 1)[1])}
+    assert rows["t0-post"]["task"] == "t0"
+    assert all("task" not in r for sid, r in rows.items() if sid != "t0-post")

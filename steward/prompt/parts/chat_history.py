@@ -172,6 +172,8 @@ def summarise_actions(actions: Sequence[dict[str, Any]]) -> str:
         ids = [i for a in acts for i in _ids(a)]
         verb = _VERBS.get(kind)
         what = f"{verb} {len(ids)} shape(s)" if verb and ids else f"{len(acts)} × {kind}"
+        # Which tasks a run of task actions named (three starts say which three).
+        ids = ids or [str(t) for a in acts if isinstance(t := a.get("taskId"), str | int)]
         parts.append(f"{what}: {_id_list(ids)}" if ids else what)
     return "; ".join(parts)
 
