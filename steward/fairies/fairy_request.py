@@ -132,6 +132,7 @@ def fairy_view(room: RoomFairies, fairy_id: str, request: str, shapes: Shapes) -
         request=request,
         origin=room.origin or (0.0, 0.0),
         free=room.free_members(fairy_id),
+        picked=room.fairy(fairy_id).picked is not None,
     )
 
 

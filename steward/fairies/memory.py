@@ -200,8 +200,7 @@ def task_end_items(
     return [
         HistoryItem(kind="memory-transition", memory_level=level, text=TASK_SUMMARY),
         prompt_item(
-            f'I just finished the task.\nID: "{task_id}"\nTitle: "{title}"\n'
-            f'Description: "{description}".',
+            f'I just finished the task "{task_id}" ({title}): {description}',
             level,
             "self",
         ),

@@ -40,6 +40,7 @@ class FairyView:
     request: str = ""
     origin: tuple[float, float] = (0.0, 0.0)  # of the model's coordinates
     free: list[str] = field(default_factory=list)  # the drones free to join its project
+    picked: bool = False  # the prompt picked its fairies (they, not every idle drone, join)
     # The request's frame: every number the fairy parts write is in it (offset, rounded).
     frame: CoordinateSpace = field(default_factory=CoordinateSpace)
 
@@ -61,22 +62,31 @@ def members_actions() -> str:
 
 
 def _project_orchestrator(v: FairyView) -> str | None:
+    # Who joins and why (a reader saw an idle fairy listed as a member, and another idle one
+    # left out of a duo, and could not tell how either came about).
+    who = "the fairies picked with you for it" if v.picked else "every drone free when it starts"
     if v.project is None:
-        free = "You have no project yet. Fairies free to help: " + (", ".join(v.free) or "none")
-        return f"{free}\n{members_actions()}"
+        free = f"You have no project yet. Fairies free to help (a project takes {who}): "
+        return free + (", ".join(v.free) or "none") + f"\n{members_actions()}"
     p = v.project
+    whom = "picked with you" if v.picked else "free when the project started"
     lines = [
         f'Your project "{p.title}" ({p.status}): {p.description}',
         f"Plan: {p.plan}",
-        # Who joined and why: every fairy that was free when it started (a reader saw an idle
-        # fairy listed as a member and could not tell how it got there).
-        "Members (every fairy free when the project started; give any of them a task): "
-        + ", ".join(p.members),
+        f"Members (every fairy {whom}; give any of them a task): " + ", ".join(p.members),
         members_actions(),
         "Tasks:",
     ]
-    lines += [f"- {t.describe(v.frame)}" for t in v.project_tasks] or ["- none yet"]
+    lines += [_task_line(v, t) for t in v.project_tasks] or ["- none yet"]
     return "\n".join(lines)
+
+
+def _task_line(v: FairyView, t: Task) -> str:
+    """A task of the led project; the one the lead works itself (a duo's) only by name, as
+    "You are working on" tells it in full."""
+    if v.task is not None and t.id == v.task.id:
+        return f'- [{t.id}] "{t.title}" ({t.status}, yours): see "You are working on" below'
+    return f"- {t.describe(v.frame)}"
 
 
 def _project_drone(v: FairyView) -> str | None:
@@ -144,9 +154,15 @@ def _working_tasks(v: FairyView) -> str | None:
     if v.task is not None:
         if v.task.bounds is None:
             return f"You are working on: {v.task.describe(v.frame)}"
+        back = (
+            "When you mark it done, you are called back to lead the project."
+            if v.fairy.role == "duo-orchestrator"
+            else ""
+        )
         lines = [
             f"You are working on: {v.task.describe(v.frame)}",
             f"You can only see and edit inside your task area ({_box(v.task.bounds, v.frame)}).",
+            back,
             _alignment(v, v.task.bounds) or "",
         ]
         return "\n".join(line for line in lines if line)

@@ -65,7 +65,7 @@ def test_a_finished_tasks_summary_reads_as_words_under_the_labels_the_guide_name
     assert lines[1] == (
         "[steward] The task's actions are left out from here on; the next line sums it up."
     )
-    assert lines[2].startswith('[you] I just finished the task.\nID: "quay"')
+    assert lines[2] == '[you] I just finished the task "quay" (The quay): stone quay'
     assert not any("[ACTIONS]" in ln for ln in lines)
 
 

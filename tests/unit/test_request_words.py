@@ -9,10 +9,16 @@ import asyncio
 
 from steward.actions.convert import simple_to_record
 from steward.actions.registry import ACTIONS
-from steward.fairies.modes import MODES
+from steward.canvas.bounds import Rect
+from steward.fairies.modes import MODES, mode
+from steward.fairies.project_task import Task
+from steward.fairies.projects import Project
+from steward.fairies.prompt_parts import FairyView, brief
+from steward.fairies.roster import Fairy
 from steward.fairies.runtime import FairyRuntime
 from steward.ports import PromptInput
 from steward.prompt.registry import PARTS
+from steward.prompt.state import FairyBrief
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.unit.test_request_frame import Recording
 
@@ -60,3 +66,39 @@ def test_the_colour_rule_says_labels_are_black_as_the_records_draw_them() -> Non
     assert box is not None and arrow is not None
     assert box["props"]["labelColor"] == "black" and arrow["props"]["labelColor"] == "black"
     assert "always black" in PARTS["drawable"].guide
+
+
+def _duo_view(picked: bool) -> FairyBrief:
+    text = "a stone quay along the top with three shops"
+    quay = Task("quay", "room", "Quay", text, "in-progress", "p", "f2", Rect(0, 0, 900, 300))
+    water = Task("water", "room", "Water", "the water", "done", "p", "f3", Rect(0, 300, 900, 300))
+    view = FairyView(
+        fairy=Fairy("f2", "Clover", "green", role="duo-orchestrator", mode="working-orchestrator"),
+        mode=mode("working-orchestrator"),
+        others=[],
+        project=Project("p", "room", "Map", "a map", "quay; water", "duo", "f2", ("f3",)),
+        project_tasks=[quay, water],
+        task=quay,
+        own_tasks=[],
+        history=[],
+        shapes={},
+        viewport=Rect(0, 0, 900, 300),
+        picked=picked,
+    )
+    return brief(view)
+
+
+def test_a_duo_lead_on_its_own_task_reads_it_once_and_knows_it_comes_back() -> None:
+    said = "\n".join((*_duo_view(picked=True).project, *_duo_view(picked=True).tasks))
+    assert said.count("a stone quay along the top") == 1  # its own task's text: once
+    assert '- [quay] "Quay" (in-progress, yours): see "You are working on" below' in said
+    assert "When you mark it done, you are called back to lead the project." in said
+    assert "Members (every fairy picked with you; give any of them a task): f3" in said
+    unpicked = "\n".join(_duo_view(picked=False).project)
+    assert "Members (every fairy free when the project started;" in unpicked
+
+
+def test_the_project_guide_lets_a_duo_lead_draw_its_own_task() -> None:
+    guide = PARTS["project"].guide
+    assert "A lead does not draw, except the lead of a duo" in guide
+    assert "Leading, you do not draw" not in guide

@@ -356,6 +356,7 @@ on the canvas, not here), one line each, labelled:
 - [name's project run] work a project's fairies (a lead and its members) did for that person;
   [your project run for name] such work done for the person asking now;
 - [earlier, N items in brief] older lines, summarised.
+Not every kind appears in every request.
 Coordinates in them are in this request's frame. Build on them: do not redo what is done, do
 not repeat a message you already sent, and stay consistent with what you told the user."""
 
