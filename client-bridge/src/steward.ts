@@ -148,6 +148,8 @@ const MAX_CONVERSATION_PAGES = 50
 const CONVERSATION_ATTEMPTS = 3
 const CONVERSATION_RETRY_MS = 1000
 const MAX_DRAWN_RUNS = 100
+// What a tab sends before its announcement is through (its first view, resync, acks).
+const MAX_EARLY_PACKETS = 64
 const MAX_DRAWN_PER_RUN = 2000
 
 function parse<T>(payload: Uint8Array): T | null {
@@ -222,11 +224,20 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     for (const l of listeners) l(state)
   }
 
-  const publish = (topic: string, body: unknown) => {
-    if (room.state !== ConnectionState.Connected) return
+  const send = (topic: string, body: unknown) =>
     room.localParticipant
       .publishData(encoder.encode(JSON.stringify(body)), { reliable: true, topic, destinationIdentities: [stewardIdentity] })
       .catch((err: unknown) => log('publish failed', { topic, err: String(err) }))
+  // Until this tab's announcement is through, the steward may not know it yet: the server
+  // passes data on at once but may batch a join for seconds, and a packet from a participant
+  // the steward has not seen join has no sender it can trust, so it is refused. What this tab
+  // sends before then waits (bounded) and leaves in order right after the announcement.
+  let announced = false
+  const early: Array<[string, unknown]> = []
+  const publish = (topic: string, body: unknown) => {
+    if (room.state !== ConnectionState.Connected) return
+    if (announced) void send(topic, body)
+    else if (early.length < MAX_EARLY_PACKETS) early.push([topic, body])
   }
 
   const edits = new EditTracker({ editor, relay: mode === 'relay', send: (edit) => publish(TOPIC_EDIT, edit) })
@@ -428,6 +439,7 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     const status: ConnectionStatus =
       cs === ConnectionState.Connected ? 'connected' : cs === ConnectionState.Reconnecting || cs === ConnectionState.SignalReconnecting ? 'reconnecting' : cs === ConnectionState.Disconnected ? 'disconnected' : 'connecting'
     set({ status })
+    if (status === 'connected' && !announcing) void announce()
   }
 
   // After a reconnect (or when the steward (re)joins) ask for everything this tab missed:
@@ -484,11 +496,18 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
   })
 
   // Announce what this tab can do (the steward elects the host among `context` browsers).
-  const announce = () =>
-    room.localParticipant
+  let announcing = false
+  const announce = () => {
+    announcing = true
+    return room.localParticipant
       .setAttributes({ ...room.localParticipant.attributes, [ATTR_CAPABILITIES]: 'context,screenshot,apply' })
       .catch((err: unknown) => log('setAttributes failed', String(err)))
-      .then(refreshHost)
+      .then(() => {
+        announced = true
+        for (const [topic, body] of early.splice(0)) void send(topic, body)
+        refreshHost()
+      })
+  }
 
   const retryTimer = setInterval(() => executor.sequencer.retryGaps(), 1000)
   let detached = false
