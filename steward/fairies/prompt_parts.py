@@ -66,8 +66,8 @@ def _project_orchestrator(v: FairyView) -> str | None:
     # left out of a duo, and could not tell how either came about).
     who = "the fairies picked with you for it" if v.picked else "every drone free when it starts"
     if v.project is None:
-        free = f"You have no project yet. Fairies free to help (a project takes {who}): "
-        return free + (", ".join(v.free) or "none") + f"\n{members_actions()}"
+        free = "You have no project yet. Fairies free to help: " + (", ".join(v.free) or "none")
+        return f"{free}\nA project you start takes {who}.\n{members_actions()}"
     p = v.project
     whom = "picked with you" if v.picked else "free when the project started"
     lines = [

@@ -24,7 +24,7 @@ from steward.fairies.persistence import history_from, history_row
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelError, ModelRequest
 from steward.ports import PromptInput
-from steward.prompt.parts.chat_history import bounded, history_lines
+from steward.prompt.parts.chat_history import bounded, history_lines, render_action
 from steward.prompt.registry import PARTS
 from steward.prompt.state import ChatItem
 from steward.prompt.system import flow, system_prompt
@@ -88,7 +88,6 @@ def test_every_label_printed_is_one_the_guide_explains_and_back() -> None:
         "[steward]",
         "[name's run]",
         "[name's project run]",
-        "[your project run for name]",
         "[earlier, N items in brief]",
     }
     items = [
@@ -203,3 +202,13 @@ def test_a_run_of_task_actions_says_which_tasks() -> None:
     ]
     (line,) = [ln.text for ln in history_lines(starts, None)]
     assert line == "[you, 3 actions] 3 × direct-to-start-project-task: ground, lighthouse, shops"
+
+
+def test_an_echo_reads_whole_numbers_as_the_model_wrote_them() -> None:
+    """A line the model wrote with 430, 406 was echoed "x1":430.0 — against "every number
+    you see or give is a whole number"; a scale stays as it is."""
+    line = {"_type": "create", "shape": {"_type": "line", "shapeId": "r", "x1": 430.0, "y1": 406.0}}
+    assert render_action(line) == (
+        '{"_type":"create","shape":{"_type":"line","shapeId":"r","x1":430,"y1":406}}'
+    )
+    assert '"scale":1.5' in render_action({"_type": "resize", "shapeIds": ["a"], "scale": 1.5})

@@ -95,12 +95,24 @@ def _shifted(v: Any, dx: float, dy: float) -> Any:
     return out
 
 
+def _whole(v: Any) -> Any:
+    """Whole floats as integers (430.0 reads 430): every number a model reads is whole where
+    it can be; a scale of 1.5 stays 1.5."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, list):
+        return [_whole(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _whole(x) for k, x in v.items()}
+    return v
+
+
 def model_action(data: dict[str, Any], to: Frame | None = None) -> dict[str, Any]:
     """An action as the model wrote it: `_type` first, the steward's own `_` keys dropped;
     with `to`, its coordinates moved from the frame of the request that wrote it (`_frame`,
     the page point that was its 0, 0) into the frame whose 0, 0 is `to`."""
     out: dict[str, Any] = {"_type": data.get("_type")}
-    out.update({k: _public(v) for k, v in data.items() if not k.startswith("_")})
+    out.update({k: _whole(_public(v)) for k, v in data.items() if not k.startswith("_")})
     frame = data.get("_frame")
     if to is not None and isinstance(frame, (list, tuple)) and len(frame) == 2:
         dx, dy = float(frame[0]) - to[0], float(frame[1]) - to[1]
@@ -227,14 +239,13 @@ def _own_lines(items: Sequence[ChatItem], to: Frame | None) -> list[_Line]:
     return lines
 
 
-def _run_tag(who: str, crew: bool, asker: str | None) -> str:
-    """How a run is named: whose it is, and whether a project's fairies did it."""
-    if not crew:
-        return f"[{who}'s run]"
-    return f"[your project run for {who}]" if who == asker else f"[{who}'s project run]"
+def _run_tag(who: str, crew: bool) -> str:
+    """How a run is named: whose it is (the request says who asks now; "your" read as the
+    model's own work), and whether a project's fairies did it."""
+    return f"[{who}'s project run]" if crew else f"[{who}'s run]"
 
 
-def _other_run(items: Sequence[ChatItem], asker: str | None, to: Frame | None) -> _Line:
+def _other_run(items: Sequence[ChatItem], to: Frame | None) -> _Line:
     """Another asker's run, or a project run, in one line: who asked what, what was done,
     what was said."""
     who = next((i.who for i in items if i.who), "someone")
@@ -249,7 +260,7 @@ def _other_run(items: Sequence[ChatItem], asker: str | None, to: Frame | None) -
         bits.append(f'said "{_clip(said[-1], _QUOTE_CHARS)}"')
     if ended:  # it did only what the line lists: neither done nor owed
         bits.append(ended[-1].rstrip("."))
-    tag = _run_tag(who, any(i.crew for i in items), asker)
+    tag = _run_tag(who, any(i.crew for i in items))
     return _Line(_clip(f"{tag} " + "; ".join(bits), LINE_CHARS), actions=acts)
 
 
@@ -269,7 +280,7 @@ def history_lines(
         if other(items[k]):
             while end < len(items) and other(items[end]) and items[end].run == items[k].run:
                 end += 1
-            lines.append(_other_run(items[k:end], asker, to))
+            lines.append(_other_run(items[k:end], to))
         else:
             while end < len(items) and not other(items[end]):
                 end += 1
@@ -353,8 +364,8 @@ on the canvas, not here), one line each, labelled:
   timed out, failed or was stopped did only what its line lists);
 - [name's run] a run another person asked for in this room, in one line (its work may be yours,
   done for them);
-- [name's project run] work a project's fairies (a lead and its members) did for that person;
-  [your project run for name] such work done for the person asking now;
+- [name's project run] work a project's fairies (a lead and its members) did for that person,
+  who may be the person asking now;
 - [earlier, N items in brief] older lines, summarised.
 Not every kind appears in every request.
 Coordinates in them are in this request's frame. Build on them: do not redo what is done, do
