@@ -67,7 +67,7 @@ class QualityReport:
         # What the steward knows: the two were not drawn together by this run (not that they
         # are not one drawing: a request may ask to put one on the other).
         out = [
-            f"texts {a!r} and {b!r} overlap and hide each other's words; move one of them"
+            f"shapes {a!r} and {b!r} overlap and their words hide each other; move one of them"
             if (a, b) in self.text_pairs
             else f"strokes {a!r} and {b!r} cross and were not drawn together; unless the request"
             " meant it, move or redraw yours so they do not"

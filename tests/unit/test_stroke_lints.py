@@ -136,4 +136,4 @@ def test_a_lint_says_what_is_known_not_that_two_shapes_are_not_one_drawing() -> 
         {"id": "t2", "type": "text", "x": 10, "y": 5, "props": {"text": "world"}},
     )
     (both,) = quality_report(texts, touched=["t1", "t2"], created=["t1", "t2"]).lints()
-    assert both == "texts 't1' and 't2' overlap and hide each other's words; move one of them"
+    assert both == "shapes 't1' and 't2' overlap and their words hide each other; move one of them"
