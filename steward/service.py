@@ -22,6 +22,7 @@ from aiohttp import web
 from livekit import rtc
 
 from steward import ffi_router
+from steward.access import mint_token
 from steward.api.app import RunAccepted, RunRefused, create_app
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
@@ -33,7 +34,8 @@ from steward.fairies.runtime import FairyRuntime
 from steward.obs.gc_pauses import watch_gc_pauses
 from steward.obs.logging import get_logger
 from steward.ports import AgentRunner, PromptInput
-from steward.protocol.messages import Box, FairiesMessage, ProjectState
+from steward.protocol.box import Box
+from steward.protocol.messages import FairiesMessage, ProjectState
 from steward.room.connect import connect_direct
 from steward.room.deps import RoomDeps
 from steward.room.owners import HTTP_OWNER, queued_owner
@@ -52,8 +54,7 @@ from steward.store.project_runs import ProjectRuns
 from steward.store.queued_runs import QueuedRun, QueuedRuns, RunBell
 from steward.store.usage import LazyUsage, UsageRepo
 from steward.task_set import TaskSet, close_within
-from steward.tokens import mint_token
-from steward.turns.budget import RoomBudget
+from steward.turns.model_budget import RoomBudget
 from steward.voice.engines import speech_engine
 
 log = get_logger(__name__)
@@ -74,6 +75,9 @@ class Draining(RuntimeError):
 
 
 class StewardService:
+    """The whole steward in one process: settings, database, room runtimes, the agent runner and the
+    HTTP API."""
+
     def __init__(
         self,
         settings: Settings,

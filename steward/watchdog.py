@@ -13,6 +13,8 @@ from contextlib import asynccontextmanager
 
 
 class Watchdog:
+    """Ends a guarded run that makes no progress for `idle_s`, or that runs past `max_s`."""
+
     def __init__(self, idle_s: float, max_s: float) -> None:
         self.idle_s = idle_s
         self.max_s = max_s

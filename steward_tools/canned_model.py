@@ -18,6 +18,9 @@ from steward.model.base import ModelRequest, Usage
 
 @dataclass
 class CannedModel:
+    """A model provider that streams canned texts (or what `answer` writes), recording every
+    request."""
+
     texts: list[str] = field(default_factory=list)
     chunk: int = 5
     pieces: list[str] | None = None  # given: streamed as is, for every request

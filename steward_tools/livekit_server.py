@@ -27,7 +27,7 @@ BASE_CONFIG = PROJECT_ROOT / "ops" / "livekit.yaml"
 
 
 class LiveKitNotInstalled(RuntimeError):
-    pass
+    """No livekit-server binary was found (`make setup` installs one)."""
 
 
 def find_binary() -> Path:

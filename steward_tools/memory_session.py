@@ -20,8 +20,9 @@ from typing import Any, NamedTuple
 from steward.canvas.mirror import CanvasMirror, withdrawals
 from steward.ports import CanvasSnapshot, Picture, SessionPort
 from steward.protocol import ProtocolError, decode
+from steward.protocol.box import Box
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
-from steward.protocol.messages import ActionEnvelope, Box, SessionStatus, WireAction
+from steward.protocol.messages import ActionEnvelope, SessionStatus, WireAction
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment, pack
 from steward.store.outbox import Outbox
 

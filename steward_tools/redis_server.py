@@ -14,7 +14,7 @@ from steward_tools.livekit_server import free_port, start_on_free_ports
 
 
 class RedisNotInstalled(RuntimeError):
-    pass
+    """No redis-server binary was found (`make setup-redis` installs one)."""
 
 
 def _binary(name: str) -> str:

@@ -14,11 +14,11 @@ from typing import Any
 import asyncpg
 import pytest
 
+from steward.access import mint_token
 from steward.config import Settings
 from steward.native_exit import exit_skipping_native_teardown
 from steward.store.database import Database, open_database
 from steward.store.embedded import EmbeddedPostgres
-from steward.tokens import mint_token
 from steward_tools.livekit_server import LiveKitServer
 from tests.support.anthropic_fake import FakeAnthropic
 

@@ -3,7 +3,8 @@
 // Summon a fourth fairy and rename it; a project whose card shows every task's owner and
 // status as they change, in every tab and in a tab that joins late; abort mid-project (only
 // the asker or a moderator) leaves no half-drawn previews and the same canvas everywhere;
-// undo a project as one revert. Must run inside the network namespace (ops/netns-run.sh).
+// undo a project as one revert; a fairy picked in one tab and dismissed from another drops out
+// of the picks. Must run inside the network namespace (ops/netns-run.sh).
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -213,4 +214,21 @@ test('undo a whole project as one revert: every tab back to before it', async ()
   const after = await converge([t1, t2, t3], 'after undoing the project')
   assert.ok(after.filter((r) => r.typeName === 'shape').length < shapesBefore, 'the project undo took nothing back')
   await shot(t2, '10-project-undone')
+})
+
+test('a fairy picked in one tab and dismissed from another drops out of the picks', async () => {
+  const { t1, t2 } = tabs
+  const [moth] = (await fairies(t1)).filter((f) => f.id === 'fairy-4').map((f) => f.name)
+  const [lead] = (await fairies(t1)).filter((f) => f.id === 'fairy-1').map((f) => f.name)
+  for (const id of ['fairy-4', 'fairy-1']) await t1.page.click(`[data-testid=crew-fairy][data-fairy=${id}] [data-testid=crew-pick]`)
+  assert.equal(await t1.page.textContent('[data-testid=picks-sentence]'), `${moth} leads, ${lead} draws with it.`)
+  await shot(t1, '11-picked')
+  await t2.page.click('[data-testid=crew-fairy][data-fairy=fairy-4] [data-testid=crew-dismiss]')
+  await t1.page.waitForFunction(() => !window.__steward.handle.state.fairies.some((f) => f.id === 'fairy-4'), null, { timeout: WAIT })
+  await t1.page.waitForFunction((s) => document.querySelector('[data-testid=picks-sentence]')?.textContent === s, `${lead} works it solo.`, { timeout: WAIT })
+  assert.equal(await t1.page.getAttribute('[data-testid=picks]', 'data-picks'), 'fairy-1')
+  assert.equal(await t1.page.getAttribute('[data-testid=crew-fairy][data-fairy=fairy-1] [data-testid=crew-pick]', 'data-order'), '1')
+  await shot(t1, '12-picked-one-dismissed')
+  await t1.page.click('[data-testid=picks-clear]')
+  assert.equal(await t1.page.getAttribute('[data-testid=picks]', 'data-picks'), '')
 })

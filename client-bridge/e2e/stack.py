@@ -26,7 +26,7 @@ from typing import Any
 
 from aiohttp import web
 
-from steward.canvas.bounds import Rect
+from steward.access import mint_token
 from steward.config import DEV_API_SECRET, Settings
 from steward.obs.logging import configure_logging
 from steward.ports import AgentRunner, CanvasSnapshot, PromptInput, SessionPort
@@ -36,7 +36,6 @@ from steward.protocol.images import sniff
 from steward.protocol.messages import Box
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
-from steward.tokens import mint_token
 from steward_tools.bench.faults import outbox_state
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.rigs.executor_client import page_disagreements
@@ -133,12 +132,11 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
         runtime = service.rooms[room]
         ctx = await runtime.snapshots.fetch(bounds=bounds, asker=body["asker"], source="browser")
         shapes = {str(s["id"]): s for s in ctx.shapes}
-        view = Rect(bounds.x, bounds.y, bounds.w, bounds.h)
         state = PromptState(  # only what the "in view" list reads
             message="",
             model_name="e2e",
             shapes=shapes,
-            viewport=view,
+            viewport=bounds,
             coords=None,  # type: ignore[arg-type]
             enabled_actions=(),
         )

@@ -69,6 +69,7 @@ export const TOPIC_TRANSCRIPTION = "lk.transcription" as const;
 export const TOPIC_VIEWPORT = "canvas:viewport" as const;
 export const VIEWPORT_MIN_INTERVAL_MS = 80 as const;
 
+/** The reply to RPC `steward.abort`: whether the project was aborted, or why not. */
 export interface AbortReply {
   ok: boolean;
   error?: string | null;
@@ -106,11 +107,13 @@ export interface Box {
   h: number;
 }
 
+/** The reply to RPC `steward.cancel`: whether it was cancelled, or why not. */
 export interface CancelReply {
   ok: boolean;
   error?: string | null;
 }
 
+/** RPC `steward.cancel`: stop the run `session_id`. */
 export interface CancelRequest {
   sessionId: string;
 }
@@ -139,6 +142,7 @@ export interface ComposingHint {
   ts: number;
 }
 
+/** How many shapes a context answer describes: on the page, and inside the bounds asked for. */
 export interface ContextCounts {
   shapes: number;
   inBounds?: number | null;
@@ -210,6 +214,7 @@ export interface FairiesMessage {
   ts: number;
 }
 
+/** One fairy as `agent:fairies` shows it: name, colour, mode, position and task area. */
 export interface FairyPresence {
   id: string;
   name: string;
@@ -219,6 +224,7 @@ export interface FairyPresence {
   taskBounds?: Box | null;
 }
 
+/** A point on the page. */
 export interface Point {
   x: number;
   y: number;
@@ -245,6 +251,7 @@ export interface ProjectState {
   ts: number;
 }
 
+/** One task of a project card: its title, status, the fairy working it and its area. */
 export interface ProjectTaskState {
   id: string;
   title: string;
@@ -274,6 +281,7 @@ export interface PromptNotice {
   ts: number;
 }
 
+/** The reply to RPC `steward.prompt`: the run's session id, or why it was refused. */
 export interface PromptReply {
   sessionId?: string | null;
   error?: string | null;

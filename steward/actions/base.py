@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict
 from steward.actions.fairy_port import ActionEffect
 from steward.actions.sanitize import bump_id, clean_id
 from steward.canvas.apply import LayoutVerb, Shapes, apply_layout, apply_wire_action
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
+from steward.protocol.box import Box
 from steward.protocol.messages import WireAction, WireVerb
 
 
@@ -33,6 +33,9 @@ class WireOp:
 
 @dataclass
 class TodoItem:
+    """One item of a run's todo list, as `update-todo-list` leaves it: its number, its words and how
+    far it got."""
+
     id: int
     text: str
     status: str = "todo"
@@ -44,7 +47,7 @@ class Scheduled:
 
     kind: str  # review | add-detail | view | data
     text: str
-    bounds: Rect | None = None
+    bounds: Box | None = None
 
 
 @dataclass
@@ -62,7 +65,7 @@ class RunState:
     scheduled: list[Scheduled] = field(default_factory=list)
     chat: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # sanitizer remarks, logged per run
-    task_bounds: Rect | None = None
+    task_bounds: Box | None = None
 
     def unique_id(self, raw: Any, index: int) -> str | None:
         """A fresh id for a create; the model may keep using its own name (rename map)."""

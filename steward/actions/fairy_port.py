@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, Protocol
 
-from steward.canvas.bounds import Rect
+from steward.protocol.box import Box
 
 ModeName = Literal[
     "idling",
@@ -46,7 +46,7 @@ class TaskView(Protocol):
     @property
     def assigned_to(self) -> str | None: ...
     @property
-    def bounds(self) -> Rect | None: ...
+    def bounds(self) -> Box | None: ...
 
 
 class ProjectView(Protocol):
@@ -84,7 +84,7 @@ class Board(Protocol):
         *,
         title: str,
         text: str,
-        bounds: Rect,
+        bounds: Box,
         assignee: str | None,
         task_id: str | None = None,
     ) -> TaskView: ...
@@ -92,7 +92,7 @@ class Board(Protocol):
     def direct(self, by: str, task_id: str, to: str | None = None) -> TaskView: ...
     def start_own_task(self, by: str, task_id: str) -> TaskView: ...
     def create_solo_task(
-        self, by: str, *, title: str, text: str, bounds: Rect | None, task_id: str | None = None
+        self, by: str, *, title: str, text: str, bounds: Box | None, task_id: str | None = None
     ) -> TaskView: ...
     def mark_done(self, by: str, task_id: str | None = None) -> TaskView: ...
     def awaitable(self, by: str, task_ids: Iterable[str]) -> list[str]: ...
@@ -114,7 +114,7 @@ class FairyPort(Protocol):
         """The other fairies a project may take on: drones in no active project."""
         ...
 
-    def move(self, area: Rect) -> None:
+    def move(self, area: Box) -> None:
         """Fly this fairy to `area`; the others see it go."""
         ...
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 
 class FairyMistake(Exception):
+    """A rule of the fairy actions broken by the model; `feedback` is what it is told so it can
+    correct itself."""
+
     def __init__(self, feedback: str) -> None:
         super().__init__(feedback)
         self.feedback = feedback

@@ -157,6 +157,9 @@ def select(names: Iterable[str] | None = None) -> dict[str, ActionSpec]:
 
 @dataclass
 class Outcome:
+    """What one parsed action came to: the wire ops to send, chat text, the sanitized data and the
+    spec it ran under."""
+
     index: int
     name: str
     complete: bool

@@ -21,8 +21,9 @@ from pydantic.alias_generators import to_camel
 from steward.config import Settings
 from steward.obs import metrics
 from steward.obs.logging import get_logger
+from steward.protocol.box import Box, bounded_box
 from steward.protocol.limits import MAX_FAIRIES_PER_ROOM, MAX_ID_CHARS, MAX_PROMPT_CHARS
-from steward.protocol.messages import Box, FairyId, bounded_box
+from steward.protocol.messages import FairyId
 
 log = get_logger(__name__)
 
@@ -33,6 +34,8 @@ ROOMS_PATH = "/api/rooms"
 
 
 class RunRefused(Exception):
+    """An HTTP run that cannot start: the status code and reason the client gets back."""
+
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(reason)
         self.status = status
@@ -70,6 +73,8 @@ def _storable_text(value: str) -> str:
 
 
 class RunRequest(BaseModel):
+    """The body of `POST /api/canvas-agent/run`: room, prompt, model, viewport and fairies."""
+
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     room_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
@@ -95,6 +100,9 @@ class RunAccepted:
 
 
 class Backend(Protocol):
+    """What the HTTP API needs of the service: start a run, read a run's status, list rooms, say
+    whether it is ready, and mint a development token."""
+
     settings: Settings
 
     async def run_http(

@@ -4,71 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from steward.protocol.box import Box, union
 
 # tldraw's label font sizes by `size`.
 FONT_SIZES: dict[str, float] = {"s": 18.0, "m": 24.0, "l": 36.0, "xl": 44.0}
 NOTE_SIZE = 200.0
 CHAR_WIDTH_EM = 0.6
 LINE_HEIGHT_EM = 1.35
-
-
-@dataclass(frozen=True)
-class Rect:
-    x: float
-    y: float
-    w: float
-    h: float
-
-    @property
-    def max_x(self) -> float:
-        return self.x + self.w
-
-    @property
-    def max_y(self) -> float:
-        return self.y + self.h
-
-    @property
-    def mid_x(self) -> float:
-        return self.x + self.w / 2
-
-    @property
-    def mid_y(self) -> float:
-        return self.y + self.h / 2
-
-    def expand(self, pad: float) -> Rect:
-        return Rect(self.x - pad, self.y - pad, self.w + 2 * pad, self.h + 2 * pad)
-
-    def intersects(self, other: Rect) -> bool:
-        return (
-            self.x < other.max_x
-            and other.x < self.max_x
-            and self.y < other.max_y
-            and other.y < self.max_y
-        )
-
-    def contains(self, other: Rect) -> bool:
-        return (
-            self.x <= other.x
-            and self.y <= other.y
-            and self.max_x >= other.max_x
-            and self.max_y >= other.max_y
-        )
-
-    def to_dict(self) -> dict[str, float]:
-        return {"x": self.x, "y": self.y, "w": self.w, "h": self.h}
-
-
-def union(rects: Iterable[Rect]) -> Rect | None:
-    items = list(rects)
-    if not items:
-        return None
-    x0 = min(r.x for r in items)
-    y0 = min(r.y for r in items)
-    x1 = max(r.max_x for r in items)
-    y1 = max(r.max_y for r in items)
-    return Rect(x0, y0, x1 - x0, y1 - y0)
 
 
 def num(value: Any, default: float = 0.0) -> float:
@@ -145,7 +89,7 @@ def rotate_point(px: float, py: float, ox: float, oy: float, angle: float) -> tu
 
 def shape_bounds(
     shape: Mapping[str, Any], shapes: Mapping[str, Mapping[str, Any]] | None = None
-) -> Rect:
+) -> Box:
     """Axis-aligned page bounds; groups are the union of their children (when `shapes` given)."""
     if shape.get("type") == "group" and shapes is not None:
         sid = shape.get("id")
@@ -157,11 +101,11 @@ def shape_bounds(
     lx, ly, w, h = local_box(shape)
     rot = num(shape.get("rotation"))
     if rot == 0:
-        return Rect(x + lx, y + ly, w, h)
+        return Box(x + lx, y + ly, w, h)
     corners = [
         rotate_point(x + cx, y + cy, x, y, rot)
         for cx, cy in ((lx, ly), (lx + w, ly), (lx, ly + h), (lx + w, ly + h))
     ]
     xs = [c[0] for c in corners]
     ys = [c[1] for c in corners]
-    return Rect(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
+    return Box(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))

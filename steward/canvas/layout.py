@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from steward.canvas.bounds import Rect, shape_bounds, union
+from steward.canvas.bounds import shape_bounds
+from steward.protocol.box import Box, union
 
 Alignment = Literal["left", "center-horizontal", "right", "top", "center-vertical", "bottom"]
 Direction = Literal["horizontal", "vertical"]
@@ -21,7 +22,7 @@ Shapes = Mapping[str, Mapping[str, Any]]
 Deltas = dict[str, tuple[float, float]]
 
 
-def _bounds(ids: Sequence[str], shapes: Shapes) -> list[tuple[str, Rect]]:
+def _bounds(ids: Sequence[str], shapes: Shapes) -> list[tuple[str, Box]]:
     return [(i, shape_bounds(shapes[i], shapes)) for i in ids if i in shapes]
 
 
@@ -49,7 +50,7 @@ def align(ids: Sequence[str], alignment: str, shapes: Shapes) -> Deltas:
     return out
 
 
-def _sorted(items: list[tuple[str, Rect]], horizontal: bool) -> list[tuple[str, Rect]]:
+def _sorted(items: list[tuple[str, Box]], horizontal: bool) -> list[tuple[str, Box]]:
     # Stable sort: ties keep the order the ids were given in.
     return sorted(items, key=lambda it: it[1].x if horizontal else it[1].y)
 

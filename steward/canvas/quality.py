@@ -16,8 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from steward.canvas.bounds import CHAR_WIDTH_EM, LINE_HEIGHT_EM, Rect, font_size, num, shape_bounds
+from steward.canvas.bounds import CHAR_WIDTH_EM, LINE_HEIGHT_EM, font_size, num, shape_bounds
 from steward.canvas.strokes import crosses, enters, inside, is_stroke, stroke_path
+from steward.protocol.box import Box
 
 LABEL_PAD = 16.0  # tldraw's padding between a label and its shape's edge
 MAX_LINTS = 20
@@ -38,6 +39,8 @@ class _Box(Protocol):
 
 @dataclass
 class QualityReport:
+    """The shapes at fault after a run, one list per kind of flaw a careful drawer avoids."""
+
     overlaps: list[tuple[str, str]] = field(default_factory=list)
     # The overlaps that are two strokes crossing (worded as such).
     crossings: set[tuple[str, str]] = field(default_factory=set)
@@ -140,8 +143,8 @@ def add_counts(total: dict[str, int], counts: Mapping[str, int] | None) -> dict[
     return total
 
 
-def _rect(box: _Box | Rect) -> Rect:
-    return Rect(float(box.x), float(box.y), float(box.w), float(box.h))
+def _rect(box: _Box | Box) -> Box:
+    return Box(float(box.x), float(box.y), float(box.w), float(box.h))
 
 
 def _top_level(shape: Mapping[str, Any], shapes: Mapping[str, Any]) -> bool:
@@ -194,13 +197,13 @@ def _loose(shape: Mapping[str, Any], shapes: Mapping[str, Any]) -> bool:
     return not all(binds.get(end) in shapes for end in ("start", "end"))
 
 
-def _overlap(a: Rect, b: Rect) -> bool:
+def _overlap(a: Box, b: Box) -> bool:
     w = min(a.max_x, b.max_x) - max(a.x, b.x)
     h = min(a.max_y, b.max_y) - max(a.y, b.y)
     return w > 1.0 and h > 1.0
 
 
-def _contains(outer: Rect, inner: Rect) -> bool:
+def _contains(outer: Box, inner: Box) -> bool:
     return outer.expand(_NEST_SLACK).contains(inner)
 
 
@@ -214,7 +217,7 @@ class _Item:
     """A top-level shape as the overlap test sees it: its box, its place in the stacking
     order, and for a stroke the line it draws."""
 
-    box: Rect
+    box: Box
     depth: int
     path: list[tuple[float, float]] | None
     shape: Mapping[str, Any]
@@ -319,8 +322,8 @@ def quality_report(
     *,
     touched: Iterable[str] | None = None,
     created: Iterable[str] | None = None,
-    viewport: _Box | Rect | None = None,
-    task_bounds: Iterable[_Box | Rect] | None = None,
+    viewport: _Box | Box | None = None,
+    task_bounds: Iterable[_Box | Box] | None = None,
     partial: Iterable[str] = (),
 ) -> QualityReport:
     judged = list(shapes) if touched is None else [i for i in dict.fromkeys(touched) if i in shapes]

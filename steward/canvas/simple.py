@@ -46,6 +46,8 @@ class _Simple(BaseModel):
 
 
 class SimpleGeoShape(_Simple):
+    """A geometric shape (rectangle, ellipse, star, …) as the model reads and writes it."""
+
     type_: GeoType = Field(alias="_type")
     x: float
     y: float
@@ -58,6 +60,8 @@ class SimpleGeoShape(_Simple):
 
 
 class SimpleTextShape(_Simple):
+    """A text shape as the model reads and writes it: where it starts, its words, its wrap."""
+
     type_: Literal["text"] = Field(alias="_type")
     x: float
     y: float
@@ -70,6 +74,8 @@ class SimpleTextShape(_Simple):
 
 
 class SimpleNoteShape(_Simple):
+    """A sticky note as the model reads and writes it."""
+
     type_: Literal["note"] = Field(alias="_type")
     x: float
     y: float
@@ -78,6 +84,9 @@ class SimpleNoteShape(_Simple):
 
 
 class SimpleArrowShape(_Simple):
+    """An arrow as the model reads and writes it: its two ends, the shapes they bind to and its
+    bend."""
+
     type_: Literal["arrow"] = Field(alias="_type")
     x1: float
     y1: float
@@ -91,6 +100,8 @@ class SimpleArrowShape(_Simple):
 
 
 class SimpleLineShape(_Simple):
+    """A straight line as the model reads and writes it: its two ends."""
+
     type_: Literal["line"] = Field(alias="_type")
     x1: float
     y1: float
@@ -112,6 +123,8 @@ class SimpleDrawShape(_Simple):
 
 
 class SimpleUnknownShape(_Simple):
+    """A shape of a kind the model has no description for: its tldraw type and where it is."""
+
     type_: Literal["unknown"] = Field(alias="_type")
     subType: str
     x: float

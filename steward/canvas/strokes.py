@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from itertools import pairwise
 from typing import Any
 
-from steward.canvas.bounds import Rect, num, rotate_point
+from steward.canvas.bounds import num, rotate_point
+from steward.protocol.box import Box
 
 STROKES = ("draw", "line", "arrow")
 Point = tuple[float, float]
@@ -57,7 +58,7 @@ def stroke_path(shape: Mapping[str, Any]) -> list[Point]:
     return [p for p in pts if math.isfinite(p[0]) and math.isfinite(p[1])]
 
 
-def _clip(a: Point, b: Point, box: Rect) -> bool:
+def _clip(a: Point, b: Point, box: Box) -> bool:
     """Whether segment a-b passes through the inside of `box` (Liang-Barsky)."""
     t0, t1 = 0.0, 1.0
     dx, dy = b[0] - a[0], b[1] - a[1]
@@ -81,20 +82,20 @@ def _clip(a: Point, b: Point, box: Rect) -> bool:
     return True
 
 
-def enters(path: list[Point], box: Rect) -> bool:
+def enters(path: list[Point], box: Box) -> bool:
     """Whether the stroke runs through the inside of `box` (not along or up to its edge)."""
     inner = box.expand(-_INSET)
     if inner.w <= 0 or inner.h <= 0:
         return False
     if len(path) == 1:
-        return inner.contains(Rect(path[0][0], path[0][1], 0, 0))
+        return inner.contains(Box(path[0][0], path[0][1], 0, 0))
     return any(_clip(a, b, inner) for a, b in pairwise(path))
 
 
-def inside(path: list[Point], box: Rect, slack: float) -> bool:
+def inside(path: list[Point], box: Box, slack: float) -> bool:
     """Whether every point of the stroke lies within `box` (grown by `slack`)."""
     outer = box.expand(slack)
-    return bool(path) and all(outer.contains(Rect(px, py, 0, 0)) for px, py in path)
+    return bool(path) and all(outer.contains(Box(px, py, 0, 0)) for px, py in path)
 
 
 def _meet(a: Point, b: Point, c: Point, d: Point) -> Point | None:

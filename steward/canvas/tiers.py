@@ -11,9 +11,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from steward.canvas.bounds import Rect, shape_bounds, union
+from steward.canvas.bounds import shape_bounds
 from steward.canvas.simple import model_type, to_simple
 from steward.canvas.styles import fill_to_model
+from steward.protocol.box import Box, union
 
 CLUSTER_PADDING = 75.0
 _CELL = 600.0
@@ -51,7 +52,9 @@ def to_blurry(record: Mapping[str, Any], shapes: Mapping[str, Any] | None = None
 
 @dataclass(frozen=True)
 class PeripheralCluster:
-    bounds: Rect
+    """Out-of-view shapes that lie close together, shown to the model as one area and a count."""
+
+    bounds: Box
     count: int
 
     def to_prompt(self) -> dict[str, Any]:
@@ -76,7 +79,7 @@ class _UnionFind:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def cluster_rects(rects: list[Rect], padding: float = CLUSTER_PADDING) -> list[PeripheralCluster]:
+def cluster_rects(rects: list[Box], padding: float = CLUSTER_PADDING) -> list[PeripheralCluster]:
     padded = [r.expand(padding) for r in rects]
     uf = _UnionFind(len(rects))
     grid: dict[tuple[int, int], list[int]] = {}
@@ -109,7 +112,7 @@ def cluster_rects(rects: list[Rect], padding: float = CLUSTER_PADDING) -> list[P
     return out
 
 
-def capped_clusters(rects: list[Rect], cap: int = 32) -> list[PeripheralCluster]:
+def capped_clusters(rects: list[Box], cap: int = 32) -> list[PeripheralCluster]:
     """Clusters, coarsened (padding doubled) until there are at most `cap` of them."""
     padding = CLUSTER_PADDING
     clusters = cluster_rects(rects, padding)

@@ -21,11 +21,10 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from steward.canvas.bounds import Rect
 from steward.canvas.quality import add_counts, quality_report
 from steward.commands.setup import print_json, setup
 from steward.model.scripted.reading import read
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
@@ -86,7 +85,7 @@ async def _project(
     canvases = [c.shapes for c in clients]
     # The project's shapes, judged against its tasks' areas and the asker's view.
     made = [i for i in runtime.mirror.shapes if i not in before]
-    bounds = [Rect(**b) for b in summary.get("task_bounds", [])]
+    bounds = [Box(**b) for b in summary.get("task_bounds", [])]
     report = quality_report(
         runtime.mirror.shapes,
         touched=made,

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from steward.access import reissue_token
 from steward.commands.setup import setup
 from steward.config import MODEL_ROLES, Settings, get_settings
 from steward.model.registry import preload
@@ -32,7 +33,6 @@ from steward.store.database import DEFAULT_POOL_SIZE, Database, open_database
 from steward.store.leases import LeaseHeld, RoomLeases, worker_id
 from steward.store.liveness import Liveness, set_process_liveness
 from steward.store.queued_runs import QueuedRuns
-from steward.tokens import reissue_token
 from steward.voice.engines import speech_engine
 
 log = get_logger(__name__)

@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable
 from steward.actions.fairy_port import ModeName, ProjectView, TaskView
 from steward.actions.mistakes import FairyMistake
 from steward.actions.registry import Outcome
-from steward.canvas.bounds import Rect
 from steward.fairies.interrupts import Interrupt, decide, feedback
 from steward.fairies.memory import (
     HistoryItem,
@@ -28,6 +27,7 @@ from steward.fairies.room_fairies import RoomFairies
 from steward.fairies.room_records import RoomRecords
 from steward.fairies.scheduler import Scheduler
 from steward.obs.logging import get_logger
+from steward.protocol.box import Box
 from steward.turns.turn import record_outcome
 
 log = get_logger(__name__)
@@ -59,7 +59,7 @@ class ActingFairy:
     def free_drones(self) -> list[str]:
         return self._room.free_members(self._fairy_id)
 
-    def move(self, area: Rect) -> None:
+    def move(self, area: Box) -> None:
         room = self._room
         room.roster.fly_to(self._fairy_id, area)
         room.fairy(self._fairy_id).view = area  # its next requests look where it flew

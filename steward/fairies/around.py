@@ -11,12 +11,11 @@ import asyncio
 from collections.abc import Awaitable, Sequence
 from dataclasses import replace
 
-from steward.canvas.bounds import Rect
 from steward.fairies.outlines import outlined
 from steward.obs.logging import get_logger
 from steward.ports import CanvasSnapshot, Picture, SessionPort
 from steward.prompt.parts.neighbours import AROUND_MAX_SIZE, around
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 
 log = get_logger(__name__)
 
@@ -24,10 +23,9 @@ log = get_logger(__name__)
 GRACE_S = 2.0
 
 
-async def _picture(session: SessionPort, area: Rect) -> Picture | None:
-    box = Box(x=area.x, y=area.y, w=area.w, h=area.h)
+async def _picture(session: SessionPort, area: Box) -> Picture | None:
     try:
-        return await session.request_picture(bounds=box, max_size=AROUND_MAX_SIZE)
+        return await session.request_picture(bounds=area, max_size=AROUND_MAX_SIZE)
     except Exception as err:  # the request goes on without it
         log.warning("around_image_failed", session=session.session_id, error=repr(err))
         return None
@@ -35,10 +33,10 @@ async def _picture(session: SessionPort, area: Rect) -> Picture | None:
 
 async def with_around(
     session: SessionPort,
-    task_area: Rect | None,
+    task_area: Box | None,
     context: Awaitable[CanvasSnapshot],
     grace_s: float = GRACE_S,
-    others: Sequence[tuple[str, Rect]] = (),
+    others: Sequence[tuple[str, Box]] = (),
 ) -> CanvasSnapshot:
     """`context`, with the image around `task_area` (and the `others` task areas near it,
     by task id, outlined and named on it) when one came within `grace_s` of it (None: no

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from steward.fairies.modes import ModeDefinition
 from steward.ports import PromptChannel
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 
 # The cap on blurry shapes of a request nobody set one for (the settings' default).
 DEFAULT_BLURRY_CAP = 300
@@ -22,6 +22,9 @@ def _now() -> datetime:
 
 @dataclass(frozen=True)
 class Asked:
+    """What a prompt says about its request beyond the text: area, selection, asker, channel, model,
+    mode, shape cap and clock."""
+
     bounds: Box | None = None
     selection: tuple[str, ...] = ()
     asker: str | None = None

@@ -71,6 +71,9 @@ def apply_crew(roster: Roster, crew: list[CrewMate]) -> list[str]:
 
 
 class RoomCrew:
+    """Keeps each room's fairy roster in step with the crew its people chose (loaded, summoned,
+    renamed, dismissed)."""
+
     def __init__(
         self,
         rooms: Rooms,

@@ -12,11 +12,13 @@ from steward.fairies.fairy_sessions import SessionFactory
 from steward.fairies.role_models import ModelFactory
 from steward.fairies.room_records import RoomRecords
 from steward.store.fairies import FairyStore
-from steward.turns.budget import RoomBudget
+from steward.turns.model_budget import RoomBudget
 
 
 @dataclass
 class FairyDeps:
+    """Everything the fairy runtime needs from outside it, built once by the service."""
+
     records: RoomRecords
     models: ModelFactory
     store: FairyStore | None = None

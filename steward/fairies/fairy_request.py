@@ -15,7 +15,6 @@ from typing import Any
 
 from steward.actions.base import Scheduled
 from steward.canvas.apply import Shapes
-from steward.canvas.bounds import Rect, union
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.around import with_around
 from steward.fairies.kinds import RequestKind
@@ -32,12 +31,12 @@ from steward.ports import CanvasSnapshot, SessionPort
 from steward.prompt.parts.chat_history import thread_for
 from steward.prompt.registry import build_request
 from steward.prompt.state import ChatItem, PromptState
-from steward.protocol.messages import Box
+from steward.protocol.box import Box, union
 from steward.turns.bounds_guard import shapes_in
 from steward.turns.run import Run
 
 
-def led_area(room: RoomFairies, fairy_id: str) -> Rect | None:
+def led_area(room: RoomFairies, fairy_id: str) -> Box | None:
     """The area of the project `fairy_id` leads: every task area of it together (None: it
     leads none, or no task has an area yet). A leader reviews its members' work there."""
     project = room.board.active_project_of(fairy_id)
@@ -46,7 +45,7 @@ def led_area(room: RoomFairies, fairy_id: str) -> Rect | None:
     return union(t.bounds for t in room.board.project_tasks(project.id) if t.bounds is not None)
 
 
-def view_of(room: RoomFairies, fairy_id: str) -> Rect:
+def view_of(room: RoomFairies, fairy_id: str) -> Box:
     """Where the fairy looks: its task area while it works one, else its own view
     (moved by setMyView or fly-to-bounds), else the project it leads, else the room's."""
     task = room.board.working_task_of(fairy_id)
@@ -77,7 +76,7 @@ def look_of(room: RoomFairies, fairy_id: str, req: Request, session: SessionPort
 
 
 async def context(
-    room: RoomFairies, fairy_id: str, req: Request, session: SessionPort, area: Rect | None
+    room: RoomFairies, fairy_id: str, req: Request, session: SessionPort, area: Box | None
 ) -> CanvasSnapshot:
     """The context of `area` (None: the asker's view, as the session's browser reports, or
     the bounds a prompt gave). The context of a kind not in the room (a one-shot prompt) is
@@ -85,8 +84,7 @@ async def context(
     kind = room.kind_of(fairy_id)
     current = mode_of(room, fairy_id, req)
     sees = "screenshot" in current.parts
-    box = Box(x=area.x, y=area.y, w=area.w, h=area.h) if area is not None else None
-    box = box or req.asked.bounds
+    box = area or req.asked.bounds
     # A working fairy also gets a low-detail image around its task area (`around.py`).
     task = room.board.working_task_of(fairy_id) if kind.in_room else None
     nearby = task.bounds if sees and "neighbours" in current.parts and task is not None else None
@@ -102,7 +100,7 @@ async def context(
     if not kind.in_room:
         return ctx
     if ctx.viewport.w > 0 and ctx.viewport.h > 0 and not ctx.degraded:
-        room.viewport = Rect(ctx.viewport.x, ctx.viewport.y, ctx.viewport.w, ctx.viewport.h)
+        room.viewport = ctx.viewport
     if room.origin is None:
         # One origin for the room's fairies, so areas one plans mean the same to all.
         frame = CoordinateSpace.at(room.viewport.x, room.viewport.y)
@@ -140,7 +138,7 @@ def hints(room: RoomFairies, view: FairyView) -> dict[str, Any]:
     """Facts for the scripted project model, in the model's coordinates."""
     ox, oy = view.origin
 
-    def box(r: Rect) -> dict[str, float]:
+    def box(r: Box) -> dict[str, float]:
         return {"x": r.x - ox, "y": r.y - oy, "w": r.w, "h": r.h}
 
     def t(task: Task) -> dict[str, Any]:
@@ -247,7 +245,7 @@ def prompt(
         coords=run.ctx.coords,
         enabled_actions=kind.enabled(current.actions),
         selection=selection,
-        context_bounds=Rect(bounds.x, bounds.y, bounds.w, bounds.h) if bounds else None,
+        context_bounds=bounds,
         screenshot=context.screenshot,
         screenshot_type=context.screenshot_type,
         history=_history(room, fairy_id, req, kind, current, view, session),

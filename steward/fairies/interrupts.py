@@ -16,6 +16,8 @@ from steward.fairies.modes import CancelSource, ModeFacts, ModeName, mode
 
 @dataclass(frozen=True)
 class Interrupt:
+    """A request to stop a fairy: who asks, and optionally a mode to switch to and new input."""
+
     source: CancelSource
     mode: ModeName | None = None
     input: str | None = None  # None: stop without new work
@@ -23,6 +25,9 @@ class Interrupt:
 
 @dataclass(frozen=True)
 class InterruptDecision:
+    """What an interrupt comes to: cancel or not, the mode to switch to, what to schedule, and why a
+    cancel was refused."""
+
     cancel: bool  # cancel the turn in flight
     switch_to: ModeName | None
     schedule: str | None

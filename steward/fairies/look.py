@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from steward.actions.base import Scheduled
-from steward.canvas.bounds import Rect
 from steward.ports import CanvasSnapshot
 from steward.prompt.state import ViewKind
+from steward.protocol.box import Box
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Look:
     """The area one request shows (None: wherever the asker looks, as its browser reports)
     and what that area is, for the words the model reads."""
 
-    area: Rect | None
+    area: Box | None
     kind: ViewKind
 
 
@@ -46,16 +46,16 @@ class Gaze:
 class Shown:
     """What one request shows, as the prompt state takes it."""
 
-    viewport: Rect  # the area of the screenshot and the shape tiers
+    viewport: Box  # the area of the screenshot and the shape tiers
     kind: ViewKind
-    asker_view: Rect | None  # the asker's viewport, listed beside it when it is another
+    asker_view: Box | None  # the asker's viewport, listed beside it when it is another
 
 
 def shown(look: Look, context: CanvasSnapshot, *, askers: bool) -> Shown:
     """The area `look` showed in `context`. `askers`: the context is the asker's (a prompt's
     session), so its viewport is the asker's view; a context with a `view_note` is the
     host's view instead (no browser behind the prompt)."""
-    reported = Rect(context.viewport.x, context.viewport.y, context.viewport.w, context.viewport.h)
+    reported = context.viewport
     if look.area is None:
         kind = look.kind if askers and context.view_note is None else "room"
         return Shown(reported, kind, None)

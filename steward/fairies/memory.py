@@ -47,6 +47,9 @@ def new_item_id() -> str:
 
 @dataclass(frozen=True)
 class HistoryItem:
+    """One thing a fairy remembers (a prompt, an action, a summary), with the memory level it was
+    made at."""
+
     kind: HistoryKind
     memory_level: MemoryLevel
     text: str  # what the model reads

@@ -73,7 +73,7 @@ BASE_PARTS = (
     "chat_history",
     "lints",
     "time",
-    "messages",
+    "request_line",
 )
 SEEING_PARTS = ("screenshot", "viewport", "blurry_shapes", "peripheral_clusters", "selected_shapes")
 CANVAS_PARTS = (*SEEING_PARTS, "context_items", "user_actions", "todo_list", "data")
@@ -97,6 +97,9 @@ class ModeFacts:
 
 @dataclass(frozen=True)
 class Transition:
+    """What a mode hook asks for: a mode to switch to, a request to schedule, or a refusal of a
+    cancel."""
+
     mode: ModeName | None = None
     schedule: str | None = None
     refuse: str | None = None  # for on_prompt_cancel: why the cancel is refused
@@ -112,6 +115,9 @@ def _stay(_: ModeFacts) -> Transition:
 
 @dataclass(frozen=True)
 class ModeDefinition:
+    """One row of the mode table: memory level, actions, prompt parts, what it may do, and its
+    lifecycle hooks."""
+
     name: ModeName
     memory: MemoryLevel
     fairy_actions: frozenset[str]

@@ -19,11 +19,14 @@ from steward.fairies.asked import Asked
 from steward.fairies.modes import ModeDefinition
 from steward.model.base import ModelProvider
 from steward.ports import PromptInput, SessionPort
-from steward.turns.budget import RoomBudget
+from steward.turns.model_budget import RoomBudget
 
 
 @dataclass(kw_only=True)
 class OneShotJob:
+    """A one-shot prompt handed to its asker's fairy: the session, the prompt, its model, its guards
+    and its outcome."""
+
     session: SessionPort
     prompt: PromptInput
     provider: ModelProvider

@@ -23,11 +23,11 @@ from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelProvider
 from steward.model.registry import get_model
 from steward.ports import PromptInput, SessionPort
-from steward.turns.budget import RoomBudget, UsageRecorder
+from steward.turns.model_budget import RoomBudget, UsageRecorder
 
 
 class BudgetExceeded(Exception):
-    pass
+    """The room's daily model budget is spent: the prompt is refused before any model call."""
 
 
 @dataclass

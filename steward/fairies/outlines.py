@@ -14,9 +14,9 @@ from dataclasses import replace
 
 from PIL import Image, ImageDraw, ImageFont
 
-from steward.canvas.bounds import Rect
 from steward.obs.logging import get_logger
 from steward.ports import Picture
+from steward.protocol.box import Box
 
 log = get_logger(__name__)
 
@@ -57,7 +57,7 @@ def _tag(draw: ImageDraw.ImageDraw, at: tuple[float, float], label: str) -> None
     draw.text(at, label, fill=INK, font=font)
 
 
-def outlined(picture: Picture, own: Rect, others: Sequence[tuple[str, Rect]]) -> Picture:
+def outlined(picture: Picture, own: Box, others: Sequence[tuple[str, Box]]) -> Picture:
     """`picture` with `own` (tagged "your task") and each named area of `others` that lies
     in it outlined and tagged; the picture as it came when it cannot be decoded."""
     b = picture.bounds
@@ -67,7 +67,7 @@ def outlined(picture: Picture, own: Rect, others: Sequence[tuple[str, Rect]]) ->
         log.warning("around_outline_skipped", error=repr(err)[:200])
         return picture
     sx, sy = image.width / max(b.w, 1e-9), image.height / max(b.h, 1e-9)
-    shown = Rect(b.x, b.y, b.w, b.h)
+    shown = b
     draw = ImageDraw.Draw(image)
     areas = [*((name, r) for name, r in others if r.intersects(shown)), (OWN_LABEL, own)]
     for _, r in areas:

@@ -5,21 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from steward.canvas.bounds import Rect
 from steward.fairies.memory import HistoryItem
 from steward.fairies.modes import ModeName, Role
 from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
 from steward.fairies.roster import Fairy
 from steward.fairies.waits import WaitCondition
+from steward.protocol.box import Box
 
 Row = dict[str, Any]
 
 
-def _rect(raw: Any) -> Rect | None:
+def _rect(raw: Any) -> Box | None:
     if not isinstance(raw, Mapping):
         return None
-    return Rect(float(raw["x"]), float(raw["y"]), float(raw["w"]), float(raw["h"]))
+    return Box(float(raw["x"]), float(raw["y"]), float(raw["w"]), float(raw["h"]))
 
 
 def fairy_row(

@@ -12,7 +12,7 @@ import time
 from steward.fairies.projects import Project, ProjectBoard, completed_task_id
 from steward.fairies.waits import WaitCondition
 from steward.protocol.limits import MAX_PLAN_CHARS, MAX_PROJECT_TASKS, MAX_TITLE_CHARS
-from steward.protocol.messages import Box, ProjectState, ProjectTaskState, ProjectWait
+from steward.protocol.messages import ProjectState, ProjectTaskState, ProjectWait
 
 _MODE_KEY = "agent-mode-transition:"
 
@@ -59,9 +59,7 @@ def project_state(
                 title=_cut(t.title, MAX_TITLE_CHARS),
                 status=t.status,
                 owner=t.assigned_to,
-                area=Box(x=t.bounds.x, y=t.bounds.y, w=t.bounds.w, h=t.bounds.h)
-                if t.bounds is not None
-                else None,
+                area=t.bounds if t.bounds is not None else None,
             )
             for t in shown
         ],

@@ -59,6 +59,9 @@ class Rooms(Protocol):
 
 
 class ProjectSteering:
+    """Publishes each project's state as it changes and records who asked for it, so the room can
+    abort or revert it."""
+
     def __init__(
         self,
         rooms: Rooms,

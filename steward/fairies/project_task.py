@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from steward.actions.mistakes import FairyMistake
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
+from steward.protocol.box import Box
 
 TaskStatus = Literal["todo", "in-progress", "done"]
 
@@ -29,6 +29,8 @@ def new_task_id() -> str:
 
 @dataclass(frozen=True)
 class Task:
+    """One task of a room's board: its words, status, project, assignee and area to work in."""
+
     id: str
     room_id: str
     title: str
@@ -36,7 +38,7 @@ class Task:
     status: TaskStatus = "todo"
     project_id: str | None = None
     assigned_to: str | None = None
-    bounds: Rect | None = None
+    bounds: Box | None = None
     created_by: str | None = None
 
     def moved_to(self, status: TaskStatus) -> Task:

@@ -14,8 +14,8 @@ from typing import Literal
 
 from steward.actions.fairy_port import ProjectKind as ProjectKind
 from steward.actions.mistakes import FairyMistake
-from steward.canvas.bounds import Rect
 from steward.fairies.project_task import Task, new_task_id
+from steward.protocol.box import Box
 
 ProjectStatus = Literal["active", "done", "aborted"]
 
@@ -36,6 +36,8 @@ def completed_task_id(key: str) -> str | None:
 
 @dataclass(frozen=True)
 class Project:
+    """One project: who leads it, who works on it, its plan and how far it got."""
+
     id: str
     room_id: str
     title: str
@@ -52,6 +54,9 @@ class Project:
 
 @dataclass
 class ProjectBoard:
+    """A room's projects and tasks, the rules of the fairy actions that change them, and what
+    changed since the last save."""
+
     room_id: str
     projects: dict[str, Project] = field(default_factory=dict)
     tasks: dict[str, Task] = field(default_factory=dict)
@@ -165,7 +170,7 @@ class ProjectBoard:
         *,
         title: str,
         text: str,
-        bounds: Rect,
+        bounds: Box,
         assignee: str | None,
         task_id: str | None = None,
     ) -> Task:
@@ -255,7 +260,7 @@ class ProjectBoard:
         return started
 
     def create_solo_task(
-        self, by: str, *, title: str, text: str, bounds: Rect | None, task_id: str | None = None
+        self, by: str, *, title: str, text: str, bounds: Box | None, task_id: str | None = None
     ) -> Task:
         if task_id is not None and task_id in self.tasks:
             raise FairyMistake(f'A task "{task_id}" already exists; pick another id.')

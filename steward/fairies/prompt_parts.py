@@ -11,7 +11,6 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.memory import HistoryItem
 from steward.fairies.modes import WORKING_MODE, ModeDefinition, mode
@@ -20,6 +19,7 @@ from steward.fairies.projects import Project
 from steward.fairies.roster import Fairy, default_personality
 from steward.prompt.parts.neighbours import adjoining
 from steward.prompt.state import FairyBrief
+from steward.protocol.box import Box
 
 
 @dataclass
@@ -35,7 +35,7 @@ class FairyView:
     own_tasks: list[Task]
     history: list[HistoryItem]
     shapes: dict[str, dict[str, Any]]
-    viewport: Rect
+    viewport: Box
     selection: list[str] = field(default_factory=list)
     request: str = ""
     origin: tuple[float, float] = (0.0, 0.0)  # of the model's coordinates
@@ -45,11 +45,11 @@ class FairyView:
     frame: CoordinateSpace = field(default_factory=CoordinateSpace)
 
     @property
-    def area(self) -> Rect | None:
+    def area(self) -> Box | None:
         return self.task.bounds if self.task is not None else None
 
 
-def _box(r: Rect, frame: CoordinateSpace) -> str:
+def _box(r: Box, frame: CoordinateSpace) -> str:
     return frame.box_text(r.x, r.y, r.w, r.h)
 
 
@@ -100,7 +100,7 @@ def _project_drone(v: FairyView) -> str | None:
     )
 
 
-def meeting(area: Rect, other: Rect) -> str | None:
+def meeting(area: Box, other: Box) -> str | None:
     """How `other` meets the task area `area`, in words (None: it does not meet it): the
     same area (an earlier task there), overlapping it (a ground under a row of shops),
     or next to it within the margin a shape counts as next to an area, on which side.
@@ -123,7 +123,7 @@ def meeting(area: Rect, other: Rect) -> str | None:
     return f"next to yours, {side}"
 
 
-def _alignment(v: FairyView, area: Rect) -> str | None:
+def _alignment(v: FairyView, area: Box) -> str | None:
     """What meets a task's area among the tasks that have started or finished (what has not
     started has nothing to line up with yet): where parts of one picture meet, they share
     one scale and line up, whether seen from the side or from above; a different drawing
@@ -171,16 +171,14 @@ def _working_tasks(v: FairyView) -> str | None:
     return None
 
 
-def whereabouts(view: Rect, x: float, y: float) -> str:
+def whereabouts(view: Box, x: float, y: float) -> str:
     """Where a fairy is, said plainly beside its position: a fairy resting where fairies
     start (the page's beginning) can lie tens of thousands of units from a far-off view, and
     its numbers alone read like a mistake."""
-    if view.contains(Rect(x, y, 0, 0)):
+    if view.contains(Box(x, y, 0, 0)):
         return ""
     far = view.expand(max(view.w, view.h))
-    return (
-        ", far outside your view" if not far.contains(Rect(x, y, 0, 0)) else ", outside your view"
-    )
+    return ", far outside your view" if not far.contains(Box(x, y, 0, 0)) else ", outside your view"
 
 
 def brief(v: FairyView) -> FairyBrief:

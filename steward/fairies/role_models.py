@@ -8,7 +8,7 @@ from collections.abc import Callable
 from steward.config import ModelRole, Settings
 from steward.model.base import ModelProvider
 from steward.model.registry import get_model
-from steward.model.scripted.project import ScriptedProjectModel
+from steward.model.scripted.project_model import ScriptedProjectModel
 
 # (the run's model override or None, the role of the turn) → provider.
 ModelFactory = Callable[[str | None, ModelRole], ModelProvider]

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from steward.actions.base import TodoItem
-from steward.canvas.bounds import Rect
 from steward.fairies.asked import CREW_ASKED, Asked
 from steward.fairies.kinds import ONE_SHOT, RequestKind, of_role
 from steward.fairies.memory import HistoryItem
@@ -26,12 +25,13 @@ from steward.fairies.roster import Roster
 from steward.fairies.run_feedback import RunFeedback
 from steward.fairies.waits import WaitBoard
 from steward.ports import PromptChannel, SessionPort
+from steward.protocol.box import Box
 from steward.task_set import TaskSet
 
 if TYPE_CHECKING:
     from steward.fairies.one_shot_job import OneShotJob
 
-DEFAULT_VIEW = Rect(0, 0, 1600, 900)
+DEFAULT_VIEW = Box(0, 0, 1600, 900)
 
 # The one-shotting fairies (one per asker) are kept off the roster: no presence, no crew.
 ONE_SHOT_PREFIX = "one-shot:"
@@ -65,6 +65,9 @@ class Request:
 
 @dataclass
 class ProjectStats:
+    """Counts over a room's projects for the benches: actions by role and the history the
+    orchestrator was shown."""
+
     orchestrator_actions: int = 0
     drone_actions: int = 0
     # Summed over the orchestrator's turns: the history it was shown (filtered by its
@@ -104,7 +107,7 @@ class FairyState:
     mistaken: bool = False
     user_cancelled: bool = False  # a user stopped its current turn
     # Its own view (setMyView moves it) and todo list, in memory only.
-    view: Rect | None = None
+    view: Box | None = None
     todo: list[TodoItem] = field(default_factory=list)
     # The fairies picked with it, when a prompt picked them and it leads them (its project
     # takes these, not every free drone); in memory only.
@@ -113,6 +116,9 @@ class FairyState:
 
 @dataclass
 class RoomFairies:
+    """One room's fairies in memory: roster, project board, waits, each fairy's state and the tasks
+    that run them."""
+
     room_id: str
     roster: Roster
     board: ProjectBoard
@@ -123,7 +129,7 @@ class RoomFairies:
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     # Set (and replaced by a fresh one) each time a fairy's worker ends.
     worker_ended: asyncio.Event = field(default_factory=asyncio.Event)
-    viewport: Rect = DEFAULT_VIEW
+    viewport: Box = DEFAULT_VIEW
     # The room's coordinate origin for the model (the first view a fairy got since an idle
     # crew was given new work), in memory.
     origin: tuple[float, float] | None = None

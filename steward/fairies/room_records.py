@@ -27,6 +27,9 @@ from steward.store.fairies import FairyStore
 
 
 class RoomRecords:
+    """Writes a room's fairy state to Postgres as it changes and loads it back (in memory only
+    without a store)."""
+
     def __init__(self, store: FairyStore | None) -> None:
         self.store = store
         self._wait_locks: dict[str, asyncio.Lock] = {}

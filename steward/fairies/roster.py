@@ -8,10 +8,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from steward.actions.mistakes import FairyMistake
-from steward.canvas.bounds import Rect
 from steward.fairies.modes import ModeName, Role
+from steward.protocol.box import Box
 from steward.protocol.limits import MAX_FAIRIES_PER_ROOM
-from steward.protocol.messages import Box, FairiesMessage, FairyPresence, Point
+from steward.protocol.messages import FairiesMessage, FairyPresence, Point
 
 # Names and colours handed out in order to fairies created without one.
 DEFAULT_NAMES = (
@@ -64,6 +64,9 @@ Publish = Callable[[FairiesMessage], Awaitable[None]]
 
 @dataclass(frozen=True)
 class Fairy:
+    """One fairy of a room as the browsers see it: name, colour, role, mode, position, personality
+    and task area."""
+
     id: str
     name: str
     color: str
@@ -72,22 +75,23 @@ class Fairy:
     x: float = 0.0
     y: float = 0.0
     personality: str = ""
-    task_bounds: Rect | None = None
+    task_bounds: Box | None = None
 
     def presence(self) -> FairyPresence:
-        b = self.task_bounds
         return FairyPresence(
             id=self.id,
             name=self.name,
             color=self.color,
             mode=self.mode,
             position=Point(x=self.x, y=self.y),
-            task_bounds=Box(x=b.x, y=b.y, w=b.w, h=b.h) if b is not None else None,
+            task_bounds=self.task_bounds,
         )
 
 
 @dataclass
 class Roster:
+    """The fairies of one room by id, and the publisher that tells the browsers when they change."""
+
     fairies: dict[str, Fairy] = field(default_factory=dict)
     publish: Publish | None = None
 
@@ -127,7 +131,7 @@ class Roster:
         self.fairies[fairy_id] = fairy
         return fairy
 
-    def fly_to(self, fairy_id: str, area: Rect) -> Fairy:
+    def fly_to(self, fairy_id: str, area: Box) -> Fairy:
         return self.update(fairy_id, x=area.mid_x, y=area.mid_y)
 
     def message(self, now: float | None = None) -> FairiesMessage:

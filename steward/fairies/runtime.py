@@ -22,7 +22,6 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from steward.canvas.bounds import Rect
 from steward.fairies import directing, fairy_sessions, resume
 from steward.fairies.crew import DEFAULT_CREW, RoomCrew
 from steward.fairies.deps import FairyDeps
@@ -44,7 +43,7 @@ from steward.ports import PromptInput, SessionPort
 from steward.store.crew import CrewStore
 from steward.store.fairies import FairyStore
 from steward.store.project_runs import ProjectRuns
-from steward.turns.budget import RoomBudget
+from steward.turns.model_budget import RoomBudget
 
 log = get_logger(__name__)
 
@@ -110,7 +109,7 @@ class FairyRuntime:
             fairy_id = prompt.fairy if prompt.fairy in room.roster.fairies else room.lead()
             room.fairy(fairy_id).picked = None  # its project takes every free drone
         if prompt.bounds is not None:
-            room.viewport = Rect(prompt.bounds.x, prompt.bounds.y, prompt.bounds.w, prompt.bounds.h)
+            room.viewport = prompt.bounds
         if not room.crew_working() and not room.board.any_active():
             # New work for an idle crew: its frame starts at the asker's view again, so a
             # project far from the last one reads in small numbers (earlier work is shown

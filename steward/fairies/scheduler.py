@@ -13,6 +13,8 @@ from steward.fairies.room_fairies import RoomFairies
 
 
 class Scheduler(Protocol):
+    """The port fairy logic queues work, switches modes, interrupts and wakes fairies through."""
+
     async def submit(self, room: RoomFairies, fairy_id: str, text: str, origin: str) -> None:
         """Queue a request for the fairy (`origin`: user, system, self, wake)."""
 

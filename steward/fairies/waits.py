@@ -2,18 +2,15 @@
 
 Events are keys: ``task-completed:<task id>`` and ``agent-mode-transition:<agent>:<mode>``.
 A notification removes the matching conditions and returns one `Wake` per waiter; the
-runtime delivers it as a scheduled request when the waiter is generating, or as a new
-prompt otherwise (`delivery`). Conditions are persisted so a restart keeps them.
+runtime queues it as a request of the waiter (behind its turn in progress, if any).
+Conditions are persisted so a restart keeps them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 from steward.fairies.projects import task_completed_key
-
-Delivery = Literal["schedule", "prompt"]
 
 
 def mode_transition_key(fairy_id: str, mode: str) -> str:
@@ -24,7 +21,6 @@ __all__ = [
     "WaitBoard",
     "WaitCondition",
     "Wake",
-    "delivery",
     "mode_transition_key",
     "task_completed_key",
 ]
@@ -32,6 +28,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class WaitCondition:
+    """One fairy waiting for one event key, with the message it is told when the event happens."""
+
     fairy_id: str
     key: str
     message: str  # what the waiter is told when the event happens
@@ -39,18 +37,17 @@ class WaitCondition:
 
 @dataclass(frozen=True)
 class Wake:
+    """A waiting fairy to wake: the event key that woke it and the message it is told."""
+
     fairy_id: str
     key: str
     message: str
 
 
-def delivery(waiter_generating: bool) -> Delivery:
-    """Never interrupt a turn in progress: queue behind it; otherwise start a new one."""
-    return "schedule" if waiter_generating else "prompt"
-
-
 @dataclass
 class WaitBoard:
+    """Every wait of a room's fairies: adds them, and turns an event into the wakes it causes."""
+
     conditions: list[WaitCondition] = field(default_factory=list)
 
     def wait(self, fairy_id: str, keys_and_messages: list[tuple[str, str]]) -> list[WaitCondition]:

@@ -62,6 +62,9 @@ def _classify(err: BaseException) -> tuple[str, bool]:
 
 
 class AnthropicModel:
+    """A model provider on Anthropic's Messages API: streams text and usage, retrying failures
+    before any output."""
+
     def __init__(
         self,
         model: str,

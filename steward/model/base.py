@@ -39,6 +39,8 @@ class ModelRequest:
 
 @dataclass
 class Usage:
+    """Token counts of one or more model calls: input, output, and prompt-cache reads and writes."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -61,6 +63,8 @@ class ModelError(Exception):
 
 
 class ModelProvider(Protocol):
+    """What every model provider offers: a name and a stream of text chunks for a request."""
+
     name: str
 
     def stream(self, request: ModelRequest, usage: Usage) -> AsyncIterator[str]:

@@ -82,6 +82,9 @@ def _garbage(name: str, what: str, started: bool) -> ModelError:
 
 
 class OpenAIModel:
+    """A model provider on the Chat Completions protocol: streams text and usage, retrying failures
+    before any output."""
+
     def __init__(
         self,
         model: str,

@@ -22,6 +22,8 @@ _turns_taken: dict[Path, set[int]] = {}
 
 
 class ReplayModel:
+    """A model provider that streams a recorded response or transcript from a file, in order."""
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.name = f"replay:{self.path}"

@@ -14,6 +14,9 @@ MAX_KEYS = 4096
 
 
 class SampledLog:
+    """A logger for refusals that repeat: a burst of lines, then one line per interval with the
+    count since."""
+
     def __init__(
         self,
         logger: Any,  # a structlog logger (steward.obs.logging.get_logger)

@@ -35,6 +35,8 @@ class Stage(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class StageEvent:
+    """One report of a stage: which, when, when its work started, what it gave and any details."""
+
     stage: Stage
     at: float  # time.monotonic() when reported
     started: float | None = None

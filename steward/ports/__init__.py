@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from steward.protocol.messages import Box, SessionStatus, WireAction
+from steward.protocol.box import Box
+from steward.protocol.messages import SessionStatus, WireAction
 
 PromptSource = Literal["browser", "voice", "http", "system"]
 # How the words reached the steward, as the model is told: typed in a browser's steward panel,

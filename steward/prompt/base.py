@@ -15,6 +15,9 @@ Block = dict[str, Any]
 
 @dataclass(frozen=True)
 class PromptPart:
+    """One part of the prompt: its name, order, whether it is cached, its builder and its
+    system-prompt section."""
+
     name: str
     priority: int  # lower comes first; static parts always precede dynamic ones
     static: bool

@@ -14,12 +14,12 @@ from steward.prompt.parts import (
     data,
     drawable,
     lints,
-    messages,
     neighbours,
     other_fairies,
     peripheral_clusters,
     personality,
     project,
+    request_line,
     screenshot,
     selected_shapes,
     system,
@@ -30,7 +30,7 @@ from steward.prompt.parts import (
     viewport,
 )
 from steward.prompt.state import PromptState
-from steward.prompt.system import system_prompt
+from steward.prompt.system_prompt import system_prompt
 
 PARTS: dict[str, PromptPart] = {
     m.PART.name: m.PART
@@ -49,7 +49,7 @@ PARTS: dict[str, PromptPart] = {
         data,
         lints,
         time,
-        messages,
+        request_line,
         personality,
         other_fairies,
         project,

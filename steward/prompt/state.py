@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 from steward.actions.base import Scheduled, TodoItem
 from steward.canvas.apply import Shapes
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.ports import Picture, PromptChannel
+from steward.protocol.box import Box
 
 MemoryLevel = Literal["fairy", "project", "task"]
 # What the viewport (and the screenshot and shape lists of the same area) of a request is:
@@ -20,6 +20,9 @@ ViewKind = Literal["asker", "own", "review", "task", "project", "room"]
 
 @dataclass
 class ChatItem:
+    """One line of chat history as a prompt shows it: who said it, at what memory level, for which
+    run and asker."""
+
     role: Literal["user", "assistant", "system"]
     text: str
     level: MemoryLevel = "fairy"
@@ -46,7 +49,7 @@ class NeighbourTask:
     id: str
     title: str
     assigned_to: str | None
-    bounds: Rect
+    bounds: Box
     status: str = "todo"
     made: frozenset[str] = frozenset()  # the shapes its fairy drew
 
@@ -55,7 +58,7 @@ class NeighbourTask:
 class Neighbourhood:
     """Around a working fairy's task area: what it may look at, not edit."""
 
-    area: Rect  # its own task area
+    area: Box  # its own task area
     tasks: tuple[NeighbourTask, ...] = ()  # the project's other tasks with an area
 
 
@@ -73,9 +76,12 @@ class FairyBrief:
 
 @dataclass
 class PromptState:
+    """Everything the prompt parts of one request read: message, shapes, view, coordinates, actions,
+    history and fairy facts."""
+
     message: str
     shapes: Shapes
-    viewport: Rect  # the area this request shows (image and shape lists), page coordinates
+    viewport: Box  # the area this request shows (image and shape lists), page coordinates
     coords: CoordinateSpace
     enabled_actions: tuple[str, ...]
     view_kind: ViewKind = "asker"
@@ -88,11 +94,11 @@ class PromptState:
     # Who asked for this request (the messages part names them); unlike `asker`, it does
     # not make the history read their runs as this agent's own.
     asked_by: str | None = None
-    user_viewport: Rect | None = None  # the asker's, when the area shown is another
+    user_viewport: Box | None = None  # the asker's, when the area shown is another
     # Set when the view is not the asker's (no browser behind the prompt): whose it is.
     view_note: str | None = None
     selection: list[str] = field(default_factory=list)
-    context_bounds: Rect | None = None
+    context_bounds: Box | None = None
     screenshot: bytes | None = None
     screenshot_type: str = "image/jpeg"  # its media type, as the host sent it
     history: list[ChatItem] = field(default_factory=list)

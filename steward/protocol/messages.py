@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 from pydantic.alias_generators import to_camel
 
+from steward.protocol.box import Box, bounded_box
 from steward.protocol.limits import (
     MAX_ACTIONS_PER_ENVELOPE,
-    MAX_COORD,
     MAX_EDIT_RECORDS,
     MAX_ENVELOPES_PER_BATCH,
     MAX_FAIRIES_PER_ROOM,
@@ -25,7 +25,6 @@ from steward.protocol.limits import (
     MAX_PROJECT_TASKS,
     MAX_PROMPT_CHARS,
     MAX_SCREENSHOT_BYTES,
-    MAX_SIZE,
     MAX_TITLE_CHARS,
     MIN_SCREENSHOT_MAX_BYTES,
 )
@@ -75,6 +74,9 @@ def finite_json(value: Any) -> Any:
 
 
 class WireModel(BaseModel):
+    """The base of every wire message: camelCase on the wire, no unknown fields, finite numbers
+    only."""
+
     # allow_inf_nan=False: a non-finite number would not survive our own encoder.
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -88,26 +90,9 @@ class WireModel(BaseModel):
         return self.model_dump_json(by_alias=True, exclude_none=True).encode()
 
 
-class Box(WireModel):
-    """An axis-aligned rectangle in page coordinates."""
-
-    x: float
-    y: float
-    w: float = Field(ge=0)
-    h: float = Field(ge=0)
-
-
-def bounded_box(box: Box | None) -> Box | None:
-    """A box a browser or an API caller sent, within geometry's bounds (`MAX_COORD`,
-    `MAX_SIZE`): past them, sums and products of finite numbers overflow to NaN."""
-    if box is None:
-        return None
-    if max(abs(box.x), abs(box.y)) > MAX_COORD or max(box.w, box.h) > MAX_SIZE:
-        raise ValueError(f"a box must lie within ±{MAX_COORD:g} and measure at most {MAX_SIZE:g}")
-    return box
-
-
 class Point(WireModel):
+    """A point on the page."""
+
     x: float
     y: float
 
@@ -170,6 +155,8 @@ class ContextRequest(WireModel):
 
 
 class ContextCounts(WireModel):
+    """How many shapes a context answer describes: on the page, and inside the bounds asked for."""
+
     shapes: int = Field(ge=0)
     in_bounds: int | None = Field(default=None, ge=0)
 
@@ -230,15 +217,21 @@ class ComposingHint(WireModel):
 
 
 class PromptReply(WireModel):
+    """The reply to RPC `steward.prompt`: the run's session id, or why it was refused."""
+
     session_id: str | None = None
     error: str | None = None
 
 
 class CancelRequest(WireModel):
+    """RPC `steward.cancel`: stop the run `session_id`."""
+
     session_id: str = Id
 
 
 class CancelReply(WireModel):
+    """The reply to RPC `steward.cancel`: whether it was cancelled, or why not."""
+
     ok: bool
     error: str | None = None
 
@@ -355,6 +348,8 @@ class CanvasEdit(WireModel):
 
 
 class FairyPresence(WireModel):
+    """One fairy as `agent:fairies` shows it: name, colour, mode, position and task area."""
+
     id: str = Id
     name: str = Field(max_length=64)
     color: str = Field(max_length=32)
@@ -445,6 +440,8 @@ ProjectStatus = Literal["active", "done", "aborted"]
 
 
 class ProjectTaskState(WireModel):
+    """One task of a project card: its title, status, the fairy working it and its area."""
+
     id: str = Id
     title: str = Field(max_length=MAX_TITLE_CHARS)
     status: TaskStatus
@@ -490,6 +487,8 @@ class AbortRequest(WireModel):
 
 
 class AbortReply(WireModel):
+    """The reply to RPC `steward.abort`: whether the project was aborted, or why not."""
+
     ok: bool
     error: str | None = None
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from livekit import rtc
 
+from steward.access import mint_token
 from steward.config import Settings
 from steward.room.deps import RoomDeps
 from steward.room.inbound.stream_inbox import STREAM_CAPS
 from steward.room.runtime import RoomRuntime
-from steward.tokens import mint_token
 
 
 def room_options(*, auto_subscribe: bool) -> rtc.RoomOptions:

@@ -47,6 +47,8 @@ class Room(Protocol):
 
 
 class Departures:
+    """Lets go of everything the room holds for a participant that leaves or is muted."""
+
     def __init__(self, room: Room) -> None:
         self._room = room
 

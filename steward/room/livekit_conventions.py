@@ -21,6 +21,9 @@ MaySpeak = Callable[[str], Awaitable[bool]]
 
 
 class LiveKitConventions:
+    """Wires the steward's `lk.agent.state` attribute and `lk.chat` to the room, as LiveKit's
+    frontends expect."""
+
     def __init__(
         self,
         room: rtc.Room,

@@ -34,6 +34,8 @@ def parse_capabilities(raw: str | None) -> frozenset[str]:
 
 @dataclass
 class Member:
+    """One participant of the room: identity, when it joined, attributes and LiveKit session id."""
+
     identity: str
     joined_at_ms: int
     attributes: dict[str, str] = field(default_factory=dict)
@@ -50,7 +52,7 @@ class Member:
 
     @property
     def prompt_grant(self) -> str | None:
-        """The signed grant from the token (see steward.tokens.prompt_grant), if any."""
+        """The signed grant from the token (see steward.access.prompt_grant), if any."""
         return self.attributes.get(ATTR_CAN_PROMPT)
 
     def has(self, capability: str) -> bool:

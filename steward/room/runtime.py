@@ -86,6 +86,9 @@ def _joined_ms(p: rtc.Participant) -> int:
 
 
 class RoomRuntime:
+    """One connected room: wires its events to the participants, inbound, context, outbound and
+    runs."""
+
     def __init__(
         self, room: rtc.Room, room_id: str, deps: RoomDeps, *, fence: int | None = None
     ) -> None:
@@ -562,7 +565,7 @@ class RoomRuntime:
         """A tab asking for the whole room (it connected, or reconnected) also gets what
         stands: sent on join too, but a tab may drop what arrives before it knows us."""
         if req.session_id == RESYNC_ALL_SESSIONS:
-            self._spawn(self.standing.joined(sender))
+            self._spawn(self.standing.asked(sender))
         await self.resyncs.on_resync(sender, req)
 
     def _on_ack(self, sender: str, ack: Ack) -> None:

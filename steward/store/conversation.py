@@ -25,6 +25,8 @@ class ConversationItem:
 
 
 class ConversationRepo:
+    """Reads and writes rooms' conversation items in Postgres, keeping the newest per room."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 

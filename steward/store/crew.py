@@ -132,6 +132,8 @@ def _mate(r: asyncpg.Record) -> CrewMate:
 
 
 class CrewStore:
+    """Reads and writes rooms' crews in Postgres (`room_crew`)."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 

@@ -15,6 +15,9 @@ from steward.store.migrate import migrate
 
 @dataclass
 class Database:
+    """The open database: its URL, the main pool, the envelope stream's pool and the embedded server
+    if one runs."""
+
     url: str
     pool: asyncpg.Pool
     # For the envelope stream (outbox, acks): commits do not wait for the WAL flush. A

@@ -48,6 +48,8 @@ _HISTORY_COLUMNS = (
 
 
 class FairyStore:
+    """Fairy state in Postgres: roster, histories, todos, projects, tasks and waits."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 

@@ -8,6 +8,8 @@ import asyncpg
 
 
 class GrantBindings:
+    """Stores which participant session each grant nonce is bound to, until the grant expires."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 

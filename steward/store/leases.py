@@ -109,6 +109,8 @@ class LeaseLost(Exception):
 
 @dataclass(frozen=True)
 class Lease:
+    """A room lease held: the room, its owner and the fencing token of this tenure."""
+
     room_id: str
     owner: str
     token: int
@@ -116,6 +118,8 @@ class Lease:
 
 @dataclass(frozen=True)
 class LeaseRow:
+    """A room lease as Postgres holds it, with when it expires and whether it has."""
+
     room_id: str
     owner: str
     token: int

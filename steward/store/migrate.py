@@ -27,6 +27,8 @@ log = get_logger(__name__)
 
 @dataclass(frozen=True)
 class Migration:
+    """One numbered SQL migration file: its version, name and text."""
+
     version: int
     name: str
     sql: str

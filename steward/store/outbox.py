@@ -54,6 +54,8 @@ _PRESENT = (
 
 @dataclass(frozen=True)
 class OutboxRow:
+    """One envelope as the outbox holds it: session, seq, room order, partial or not, its JSON."""
+
     session_id: str
     seq: int
     room_order: int
@@ -63,6 +65,8 @@ class OutboxRow:
 
 @dataclass(frozen=True)
 class AckRow:
+    """One participant's ack of an envelope, with what it applied and when."""
+
     session_id: str
     seq: int
     participant: str
@@ -83,6 +87,9 @@ class SessionRecord:
 
 
 class Outbox:
+    """The envelope outbox in Postgres: appends under the lease fence, replays, acks, rooms and
+    session records."""
+
     def __init__(self, pool: asyncpg.Pool, *, retry_s: float = 15.0) -> None:
         self.pool = pool
         # How long an append waits out a Postgres restart before the send fails.

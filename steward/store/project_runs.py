@@ -11,6 +11,8 @@ import asyncpg
 
 @dataclass(frozen=True)
 class ProjectRecord:
+    """A project as the room steers it: its room, status, who asked for it and the prompt's run."""
+
     project_id: str
     room_id: str
     status: str
@@ -19,6 +21,8 @@ class ProjectRecord:
 
 
 class ProjectRuns:
+    """Reads and writes what the room needs to steer a project, and every run of its fairies."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 

@@ -16,15 +16,19 @@ retention (`prune`).
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
+from pydantic import TypeAdapter
 
 from steward.obs.logging import get_logger
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 
 log = get_logger(__name__)
+# A stored viewport read back with the wire's checks (it came from a caller once).
+_BOX = TypeAdapter(Box)
 
 # Taken, but its taker's lease is gone and its session never started: the taker died between.
 _ORPHANED = """(
@@ -81,6 +85,8 @@ WHERE q.session_id = $1
 
 @dataclass(frozen=True)
 class QueuedRun:
+    """An HTTP run waiting for its room's steward: room, prompt, model, view, asker, fairies."""
+
     session_id: str
     room_id: str
     prompt: str
@@ -92,6 +98,8 @@ class QueuedRun:
 
 @dataclass(frozen=True)
 class QueuedRunState:
+    """Where a queued run stands: queued, taken, running or ended, and when."""
+
     session_id: str
     room_id: str
     state: str  # queued | expired | taken | running | done | canceled | error
@@ -101,6 +109,9 @@ class QueuedRunState:
 
 
 class QueuedRuns:
+    """The queue of HTTP runs in Postgres: put, take one at a time oldest first, and record how each
+    went."""
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
@@ -113,7 +124,7 @@ class QueuedRuns:
             run.room_id,
             run.prompt,
             run.model,
-            None if run.viewport is None else run.viewport.model_dump_json(),
+            None if run.viewport is None else json.dumps(run.viewport.to_dict()),
             run.asker,
             ttl_s,
             list(run.fairies),
@@ -141,7 +152,7 @@ class QueuedRuns:
             room_id=row["room_id"],
             prompt=row["prompt"],
             model=row["model"],
-            viewport=None if viewport is None else Box.model_validate_json(viewport),
+            viewport=None if viewport is None else _BOX.validate_json(viewport),
             asker=row["asker"],
             fairies=tuple(row["fairies"] or ()),
         )

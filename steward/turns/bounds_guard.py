@@ -34,8 +34,9 @@ from steward.canvas.apply import (
     apply_wire_action,
     descendants,
 )
-from steward.canvas.bounds import Rect, num, shape_bounds
+from steward.canvas.bounds import num, shape_bounds
 from steward.canvas.coords import CoordinateSpace
+from steward.protocol.box import Box
 from steward.protocol.messages import WireAction
 
 SLACK = 1.0
@@ -43,16 +44,19 @@ SLACK = 1.0
 
 @dataclass
 class BoundsVerdict:
+    """What the bounds guard made of a batch: the actions that may go, the refused ones with
+    feedback, the clamped ones."""
+
     actions: list[WireAction] = field(default_factory=list)  # what may be sent (maybe clamped)
     refused: list[tuple[str, str]] = field(default_factory=list)  # (action id, feedback)
     clamped: list[str] = field(default_factory=list)  # action ids that were moved inside
 
 
-def belongs(box: Rect, area: Rect) -> bool:
+def belongs(box: Box, area: Box) -> bool:
     return area.expand(SLACK).contains(box)
 
 
-def clamp_shift(box: Rect, area: Rect) -> tuple[float, float] | None:
+def clamp_shift(box: Box, area: Box) -> tuple[float, float] | None:
     """The smallest (dx, dy) that moves `box` inside `area`, or None when it cannot fit."""
     if box.w > area.w + SLACK or box.h > area.h + SLACK:
         return None
@@ -71,13 +75,13 @@ def _shifted(action: WireAction, dx: float, dy: float, base: dict[str, Any]) -> 
 class BoundsGuard:
     """Checks one fairy's actions against its task area, on its own scratch copy."""
 
-    def __init__(self, area: Rect, frame: Callable[[], CoordinateSpace] | None = None) -> None:
+    def __init__(self, area: Box, frame: Callable[[], CoordinateSpace] | None = None) -> None:
         self.area = area
         # The frame the model reads coordinates in (its run's, which is set at its first
         # request): refusals name the area in it.
         self._frame = frame or CoordinateSpace
 
-    def _describe(self, area: Rect) -> str:
+    def _describe(self, area: Box) -> str:
         return f"({self._frame().box_text(area.x, area.y, area.w, area.h)})"
 
     def check(self, actions: Iterable[WireAction], shapes: Shapes) -> BoundsVerdict:
@@ -162,6 +166,6 @@ def _ids(action: WireAction) -> list[str]:
     return [i for i in raw if isinstance(i, str)] if isinstance(raw, list) else []
 
 
-def shapes_in(shapes: Shapes, area: Rect) -> list[dict[str, Any]]:
+def shapes_in(shapes: Shapes, area: Box) -> list[dict[str, Any]]:
     """The shapes a fairy working in `area` may see (the ones that belong to it)."""
     return [s for s in shapes.values() if belongs(shape_bounds(s, shapes), area)]

@@ -19,6 +19,8 @@ def unfinished(todo: list[TodoItem]) -> list[TodoItem]:
 
 @dataclass
 class LoopDecision:
+    """Whether a run makes another request, which follow-up it is, and why."""
+
     followup: Scheduled | None
     reason: str
 

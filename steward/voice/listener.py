@@ -39,6 +39,8 @@ def _is_microphone(publication: rtc.TrackPublication) -> bool:
 
 
 class RoomVoice:
+    """Transcribes the room's microphones it is meant to hear and hands final segments on."""
+
     def __init__(
         self,
         room: rtc.Room,
@@ -90,6 +92,12 @@ class RoomVoice:
         await self._tasks.close()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._listening.clear()
+
+    async def handled(self) -> None:
+        """Wait until every final heard so far has been through intake (a prompt started, a
+        command run, or nothing): its caption goes out after, so a test that has seen the
+        caption knows the decision is made once this returns."""
+        await self._tasks.wait()
 
     @property
     def listening_to(self) -> set[str]:

@@ -76,6 +76,8 @@ def _final(text: str, end_time: float) -> stt.SpeechEvent:
 
 
 class LocalSTT(stt.STT[Any]):
+    """The `local` speech engine: pocketsphinx as a LiveKit Agents STT (no key, no network)."""
+
     def __init__(self, *, vad: agents_vad.VAD, grammar: Path | None = GRAMMAR) -> None:
         super().__init__(capabilities=stt.STTCapabilities(streaming=True, interim_results=True))
         self._vad = vad

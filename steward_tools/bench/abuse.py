@@ -44,6 +44,7 @@ from typing import Any
 import aiohttp
 import structlog
 
+from steward.access import mint_token, prompt_grant
 from steward.api.app import MAX_BODY_BYTES, RUN_PATH
 from steward.protocol.names import (
     ATTR_CAN_PROMPT,
@@ -55,7 +56,6 @@ from steward.protocol.names import (
     TOPIC_TRANSCRIPTION,
 )
 from steward.room.runtime import RoomRuntime
-from steward.tokens import mint_token, prompt_grant
 from steward_tools.bench.abuse_hostile import (
     PROMPT,
     honest_run,
@@ -63,8 +63,9 @@ from steward_tools.bench.abuse_hostile import (
     hostile_summary,
     settled_rss_mb,
 )
-from steward_tools.bench.harness import Stack, self_rss_mb, start_api_stack
+from steward_tools.bench.harness import Stack, start_api_stack
 from steward_tools.headless.client import Faults, HeadlessClient
+from steward_tools.process_usage import self_rss_mb
 from steward_tools.rigs.flooder import Flooders, flood
 from steward_tools.rigs.stream_sender import COMPRESSED_MIB, send_watching
 from steward_tools.waiting import bounded, wait_until
@@ -110,6 +111,8 @@ class RefusalLog:
 
 @dataclass
 class Result:
+    """How one attack went: refused or not, logged or not, and any detail."""
+
     name: str
     refused: bool
     logged: bool
@@ -119,6 +122,8 @@ class Result:
 
 @dataclass
 class Abuse:
+    """The abuse bench's room: the stack, the honest user, the attackers, each attack's result."""
+
     stack: Stack
     runtime: RoomRuntime
     ann: HeadlessClient

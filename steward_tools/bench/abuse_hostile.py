@@ -29,9 +29,10 @@ import time
 import uuid
 from typing import Any
 
-from steward.tokens import mint_token
-from steward_tools.bench.harness import Stack, self_rss_mb
+from steward.access import mint_token
+from steward_tools.bench.harness import Stack
 from steward_tools.headless.client import HeadlessClient
+from steward_tools.process_usage import self_rss_mb
 from steward_tools.rigs.flooder import Flooders, flood
 from steward_tools.rigs.hostile_host import HostileHost
 from steward_tools.waiting import wait_until

@@ -38,11 +38,12 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.canvas.bounds import Rect, shape_bounds
+from steward.canvas.bounds import shape_bounds
 from steward.commands.setup import print_json
 from steward.fairies import modes as fairy_modes
 from steward.obs import metrics
 from steward.obs.logging import configure_logging
+from steward.protocol.box import Box
 from steward.protocol.messages import ActionEnvelope
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
@@ -86,6 +87,8 @@ def _steers(name: str) -> bool:
 
 @dataclass
 class ModeTally:
+    """Counts for one mode: requests, outputs, and requests that lacked the schema or screenshot."""
+
     requests: int = 0
     outputs: int = 0
     without_schema: int = 0
@@ -192,7 +195,7 @@ async def _outside_bounds(
     rows = await runtime.deps.outbox.room_history(runtime.room_id)
     if room is None:
         return len(rows), 0, 0
-    areas: dict[str, list[Rect]] = {}
+    areas: dict[str, list[Box]] = {}
     for task in room.board.tasks.values():
         if task.id not in tasks_before and task.assigned_to and task.bounds is not None:
             areas.setdefault(task.assigned_to, []).append(task.bounds)

@@ -88,6 +88,9 @@ DEFAULT_LEASE_S = float(Settings.model_fields["steward_lease_seconds"].default)
 
 @dataclass
 class Room:
+    """One room of the failover bench: its clients, the envelopes they got and when each saw a
+    steward join."""
+
     name: str
     clients: list[TimedClient]
     # Every envelope a client got from the steward identity: each must be its outbox row.

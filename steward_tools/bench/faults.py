@@ -49,6 +49,7 @@ from steward.protocol.messages import ActionEnvelope, WireAction
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
 from steward.room.runs.sessions import INTERRUPTED
 from steward.store.embedded import EmbeddedPostgres
+from steward_tools.child_process import run_until_signalled, tied_to_parent
 from steward_tools.headless.client import Faults
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.rigs.clients import TimedClient
@@ -80,6 +81,9 @@ LONG_CYCLES = 2
 
 @dataclass
 class Tally:
+    """What the faults bench counted: runs, steps, actions, and the lost, duplicated and
+    out-of-order ones."""
+
     runs: int = 0
     steps: int = 0
     failed_steps: int = 0
@@ -118,11 +122,9 @@ class Steward:
         if log_dir:
             self.starts += 1
             stderr = open(Path(log_dir) / f"{self.room}-{self.starts}.log", "wb")  # noqa: ASYNC230
+        # Tied: a bench killed by a signal leaves no steward behind holding the room.
         self.proc = await asyncio.create_subprocess_exec(
-            str(exe),
-            "join",
-            self.room,
-            "--no-http",
+            *tied_to_parent([str(exe), "join", self.room, "--no-http"]),
             env=self.env,
             stdout=asyncio.subprocess.PIPE,
             stderr=stderr,
@@ -543,7 +545,7 @@ def _handler(args: argparse.Namespace) -> int:
         limit = 60 + (args.minutes or LONG_MINUTES) * 60 + 240
     else:
         work, limit = run(args.runs), 60 + args.runs * 240
-    result = asyncio.run(bounded(work, limit, "faults"))
+    result = run_until_signalled(lambda: bounded(work, limit, "faults"))
     print_json(result)
     return 0 if result["ok"] else 1
 

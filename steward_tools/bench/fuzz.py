@@ -77,6 +77,8 @@ class Rejected(Exception):
 
 @dataclass
 class Target:
+    """One input the fuzz bench attacks: how its hostile variants are made, and what they meet."""
+
     name: str
     inputs: Callable[[random.Random, int], list[bytes]]
     check: Callable[[bytes], object]  # raises Rejected, or anything else = crash
@@ -84,6 +86,8 @@ class Target:
 
 @dataclass
 class TargetResult:
+    """How one fuzz target went: inputs, rejections, crashes and examples of the crashes."""
+
     inputs: int = 0
     rejected: int = 0
     crashes: int = 0

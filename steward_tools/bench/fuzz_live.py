@@ -45,6 +45,7 @@ from livekit import rtc
 
 from steward.api.app import RUN_PATH
 from steward.obs import metrics
+from steward.protocol.box import Box
 from steward.protocol.limits import (
     MAX_DATA_PACKET_BYTES,
     MAX_PROMPT_CHARS,
@@ -54,7 +55,6 @@ from steward.protocol.limits import (
 )
 from steward.protocol.messages import (
     Ack,
-    Box,
     CancelRequest,
     CanvasEdit,
     ComposingHint,
@@ -260,6 +260,9 @@ def observing(observer: Observer) -> Iterator[None]:
 # --- the hostile participant -------------------------------------------------------------
 @dataclass
 class Tally:
+    """What the live fuzz bench counted: inputs by kind, the ones not sent, revoked or hung, and
+    crashes."""
+
     inputs: Counter[str] = field(default_factory=Counter)
     not_sent: Counter[str] = field(default_factory=Counter)  # refused by our own SDK/client
     # Dropped by the SFU: the steward had revoked the hostile's `can_publish_data`.

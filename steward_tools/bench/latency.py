@@ -247,7 +247,7 @@ async def run_browsers(
     screenshot round trip in a room of its own (see `steward_tools.bench.screenshot`)."""
     marks = Marks()
     stack = await start_stack(tokens_per_s=tokens_per_s, marks=marks, **PAGE_SETTINGS)
-    pages = PageServer(stack)
+    pages = PageServer(stack.service)
     tabs = Browsers()
     plan = plan if plan is not None else [False] * prompts
     try:

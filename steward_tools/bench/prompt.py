@@ -11,7 +11,6 @@ import json
 import random
 from typing import Any
 
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.simple import to_simple
 from steward.commands.setup import print_json
@@ -19,6 +18,7 @@ from steward.fairies.modes import MODES
 from steward.model.base import estimate_tokens
 from steward.prompt.registry import build_request
 from steward.prompt.state import PromptState
+from steward.protocol.box import Box
 
 
 def canvas(n: int, seed: int = 7) -> dict[str, dict[str, Any]]:
@@ -72,7 +72,7 @@ def run(n: int = 1000) -> dict[str, Any]:
     state = PromptState(
         message="tidy up the boxes in view",
         shapes=shapes,
-        viewport=Rect(4000, 3000, 1600, 900),
+        viewport=Box(4000, 3000, 1600, 900),
         coords=CoordinateSpace(4000, 3000),
         enabled_actions=MODES["one-shotting"].actions,
     )

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import statistics
 import time
 from collections.abc import Callable
@@ -26,57 +25,15 @@ from typing import Any
 from livekit import rtc
 
 from steward import ffi_router
-from steward.protocol.messages import Ack
-from steward_tools.bench.harness import (
-    Marks,
-    busiest_threads,
-    percentiles,
-    self_cpu_s,
-    thread_cpu_s,
-)
+from steward_tools.bench.harness import Marks, percentiles
+from steward_tools.process_usage import busiest_threads, self_cpu_s, thread_cpu_s
+from steward_tools.rigs.raw_probe import ECHO_BYTES, RAW_TOPIC, probe_id, probe_payload
 
-RAW_TOPIC = "bench:raw"  # shaped like the protocol's topics; no client logic handles it
 PROBE_EVERY_S = 0.05
 # A probe goes out only when an action envelope was handed to LiveKit this recently.
 BUSY_WINDOW_S = 0.25
 ENVELOPE_BYTES = 600  # the probe size until the run has published an envelope
 RATIO_TARGETS = {"e2e_over_raw": 1.5, "overhead_over_raw": 0.25}
-
-
-# An echo is the size of a client's ack of one envelope.
-ECHO_BYTES = len(
-    Ack(session_id="s" * 32, seq=100, applied=["shape:" + "x" * 21], applied_at=1.8e9).to_wire()
-)
-
-
-def probe_payload(probe_id: str, size: int, *, echo: bool = False) -> bytes:
-    """A JSON packet of `size` bytes (at least its id) carrying `probe_id`; with `echo`
-    the client answers it (`echo_payload`)."""
-    head: dict[str, Any] = {"probe": probe_id, "echo": 1} if echo else {"probe": probe_id}
-    bare = json.dumps({**head, "pad": ""})
-    return json.dumps({**head, "pad": "x" * max(0, size - len(bare))}).encode()
-
-
-def echo_payload(probe_id: str) -> bytes:
-    return probe_payload(probe_id, ECHO_BYTES)
-
-
-def _probe(payload: bytes) -> dict[str, Any]:
-    try:
-        value = json.loads(payload)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) and isinstance(value.get("probe"), str) else {}
-
-
-def probe_id(payload: bytes) -> str | None:
-    return _probe(payload).get("probe")
-
-
-def echo_wanted(payload: bytes) -> str | None:
-    """The probe id when the packet asks the client for an echo."""
-    probe = _probe(payload)
-    return probe.get("probe") if probe.get("echo") else None
 
 
 def slowest_delivery_ms(

@@ -28,17 +28,19 @@ from steward_tools.bench.harness import (
     ClientProcess,
     Marks,
     Stack,
-    busiest_threads,
     percentiles,
-    process_tree_cpu_s,
     sampling,
-    self_cpu_s,
-    self_rss_mb,
     start_stack,
-    thread_cpu_s,
 )
 from steward_tools.bench.raw import cpu_floor, ratio
 from steward_tools.bench.spy import Sampler
+from steward_tools.process_usage import (
+    busiest_threads,
+    process_tree_cpu_s,
+    self_cpu_s,
+    self_rss_mb,
+    thread_cpu_s,
+)
 from steward_tools.rigs.clients import canvas_hash
 from steward_tools.waiting import bounded, wait_until
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steward.obs.stage_hooks import Stage, StageEvent
+from steward.protocol.box import Box
 from steward.protocol.images import sniff
-from steward.protocol.messages import Box
 from steward.protocol.names import TOPIC_CONTEXT, TOPIC_SCREENSHOT
 from steward.room.runtime import RoomRuntime
 from steward_tools.bench.harness import Stack, percentiles

@@ -43,6 +43,8 @@ def next_number(root: Path) -> int:
 
 @dataclass
 class Parked:
+    """A request parked on disk: its folder, and its size in tokens and images."""
+
     folder: Path
     input_tokens: int
     images: int

@@ -72,6 +72,8 @@ def append_transcript(root: Path, entry: dict[str, Any]) -> None:
 
 @dataclass
 class HandServer:
+    """The by-hand Messages server: parks each request, streams back the answer a person writes."""
+
     root: Path
     timeout_s: float = 1800.0
     host: str = "127.0.0.1"

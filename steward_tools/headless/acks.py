@@ -29,6 +29,8 @@ def merge(prev: Ack, ack: Ack) -> Ack:
 
 
 class AckCoalescer:
+    """Holds acks briefly and sends one per session when the delay is up, as a browser does."""
+
     def __init__(self, send: Callable[[Ack], None], delay_s: float = ACK_DELAY_MS / 1000) -> None:
         self._send = send
         self.delay_s = delay_s

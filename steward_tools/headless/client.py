@@ -26,14 +26,15 @@ from livekit import rtc
 from pydantic import JsonValue
 
 from steward import ffi_router
+from steward.access import mint_token
 from steward.canvas.mirror import CanvasMirror
 from steward.obs.logging import get_logger
+from steward.protocol.box import Box
 from steward.protocol.limits import ACK_DELAY_MS, DEFAULT_SCREENSHOT_MAX_BYTES
 from steward.protocol.messages import (
     FINAL_STATUSES,
     Ack,
     ActionEnvelope,
-    Box,
     CancelReply,
     CancelRequest,
     CanvasEdit,
@@ -81,10 +82,9 @@ from steward.protocol.names import (
 )
 from steward.room.outbound.envelopes import FragmentAssembler, is_fragment
 from steward.task_set import TaskSet
-from steward.tokens import mint_token
 from steward_tools.headless.acks import AckCoalescer
-from steward_tools.headless.ordering import GapBuffer
-from steward_tools.headless.screenshot import Fitted, fit_jpeg, render_canvas
+from steward_tools.headless.gap_buffer import GapBuffer
+from steward_tools.headless.synthetic_jpeg import Fitted, fit_jpeg, render_canvas
 
 log = get_logger(__name__)
 
@@ -140,6 +140,9 @@ def _fake_jpeg() -> bytes:
 
 @dataclass
 class ClientStats:
+    """What a headless client counted: envelopes and actions received and applied, duplicates, drops
+    and acks."""
+
     envelopes_received: int = 0
     envelopes_applied: int = 0
     actions_applied: int = 0  # final versions of actions (partials not counted)
@@ -157,6 +160,9 @@ class ClientStats:
 
 @dataclass
 class HeadlessClient:
+    """A headless participant that joins a room as a browser does, applies envelopes in order and
+    acks them."""
+
     url: str
     token: str
     identity: str

@@ -23,7 +23,7 @@ from typing import Any
 
 from steward.obs.logging import get_logger
 from steward.room.runtime import RoomRuntime
-from steward_tools.bench.harness import Stack
+from steward.service import StewardService
 from steward_tools.waiting import bounded, wait_until
 
 log = get_logger(__name__)
@@ -45,11 +45,11 @@ PAGE_SETTINGS = {"steward_dev_tokens": True, "steward_demo_dir": DIST}
 
 
 class PageServer:
-    """The built demo page and its dev token endpoint, served by the stack's own steward
-    (start the stack with `PAGE_SETTINGS`)."""
+    """The built demo page and its dev token endpoint, served by a bench's own steward (start
+    it with `PAGE_SETTINGS`)."""
 
-    def __init__(self, stack: Stack) -> None:
-        self.stack = stack
+    def __init__(self, service: StewardService) -> None:
+        self.service = service
         self.url = ""
 
     async def start(self) -> str:
@@ -57,7 +57,7 @@ class PageServer:
             raise RuntimeError(
                 f"{DIST} is missing: build the demo first (npm --prefix client-bridge run build)"
             )
-        port = await self.stack.service.start_http()
+        port = await self.service.start_http()
         self.url = f"http://127.0.0.1:{port}"
         return self.url
 

@@ -28,9 +28,9 @@ from typing import Any
 from livekit import rtc
 
 from steward.protocol.messages import ActionEnvelope
-from steward_tools.bench.raw import RAW_TOPIC, echo_payload, echo_wanted, probe_id
 from steward_tools.headless.client import Faults, HeadlessClient
 from steward_tools.rigs.participant import READY, next_line, run_child, say
+from steward_tools.rigs.raw_probe import RAW_TOPIC, echo_payload, echo_wanted, probe_id
 
 
 def canvas_hash(shapes: dict[str, Any]) -> str:
@@ -40,7 +40,7 @@ def canvas_hash(shapes: dict[str, Any]) -> str:
 @dataclass
 class TimedClient(HeadlessClient):
     """A headless client that notes when it applied the final version of each action, and
-    when each raw probe (`steward_tools.bench.raw`) reached its data callback."""
+    when each raw probe (`steward_tools.rigs.raw_probe`) reached its data callback."""
 
     applied_at: dict[str, float] = field(default_factory=dict)
     raw_at: dict[str, float] = field(default_factory=dict)
@@ -82,6 +82,8 @@ async def _settle(clients: list[TimedClient], session_id: str, quiet_s: float = 
 
 @dataclass
 class RoomRun:
+    """One room of a client process: its clients, the runs started there and how each went."""
+
     room: str
     clients: list[TimedClient]
     sessions: list[str] = field(default_factory=list)

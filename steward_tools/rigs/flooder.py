@@ -20,7 +20,7 @@ from typing import Any
 
 from livekit import rtc
 
-from steward.tokens import mint_token
+from steward.access import mint_token
 from steward_tools.rigs.participant import READY, ParticipantProcess, next_line, run_child, say
 
 SEND_TIMEOUT_S = 20.0
@@ -131,7 +131,7 @@ async def _flood(room: rtc.Room, to: str, flood: dict[str, Any]) -> int:
 
 
 async def main(spec: dict[str, Any]) -> None:
-    from steward_tools.bench.harness import self_rss_mb
+    from steward_tools.process_usage import self_rss_mb
 
     rooms: dict[str, rtc.Room] = {}
     try:

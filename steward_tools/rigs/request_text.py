@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from steward.protocol.box import Box
+
 _DECODER = json.JSONDecoder()
 _NUM = r"(-?\d+(?:\.\d+)?)"
 _BOX_TEXT = re.compile(rf"x={_NUM}, y={_NUM}, w={_NUM}, h={_NUM}")
@@ -33,19 +35,13 @@ _SELF = re.compile(r"\bYou are [^(\n]*\(id ([\w-]+)\)")
 
 @dataclass(frozen=True)
 class TaskLine:
+    """One task as a request lists it: id, title, status, assignee and area."""
+
     id: str
     title: str
     status: str
     assigned_to: str | None
     bounds: Box | None
-
-
-@dataclass(frozen=True)
-class Box:
-    x: float
-    y: float
-    w: float
-    h: float
 
 
 @dataclass

@@ -22,13 +22,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from steward.protocol.box import Box
 from steward_tools.rigs.anthropic_server import Reply
-from steward_tools.rigs.request_text import Box, RequestView, read_request, variant_name, variants
+from steward_tools.rigs.request_text import RequestView, read_request, variant_name, variants
 from steward_tools.rigs.schema_sampler import Knowledge, SchemaSampler
 
 
 @dataclass
 class Answer:
+    """One answer a test model gave: what the request said and the actions it wrote."""
+
     view: RequestView
     actions: list[dict[str, Any]]
 
@@ -64,6 +67,9 @@ def knowledge(view: RequestView) -> Knowledge:
 
 @dataclass
 class SchemaResponder:
+    """A test model that answers with actions sampled from the request's own schema, about the
+    shapes it was shown."""
+
     seed: int = 0
     max_actions: int = 6
     answered: list[Answer] = field(default_factory=list)

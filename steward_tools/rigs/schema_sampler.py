@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward_tools.rigs.request_text import Box
+from steward.protocol.box import Box
 
 _WORDS = ("plan", "box", "flow", "step", "note", "idea", "start", "end", "user", "data", "ok")
 _REF_FIELDS = frozenset({"shapeId", "referenceShapeId", "fromId", "toId", "parentId"})
@@ -39,6 +39,8 @@ class Knowledge:
 
 
 class SchemaSampler:
+    """Draws values from a JSON schema, using what the request showed for ids and areas."""
+
     def __init__(self, schema: dict[str, Any], rng: random.Random, know: Knowledge) -> None:
         self.root = schema
         self.rng = rng

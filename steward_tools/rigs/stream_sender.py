@@ -42,7 +42,7 @@ async def send_watching(
 ) -> tuple[str, float]:
     """Send from a child process while sampling `watch`'s RSS (a pid, or "self"); returns
     the sender's outcome and the watched process's peak growth in MB."""
-    from steward_tools.bench.harness import rss_mb
+    from steward_tools.process_usage import rss_mb
 
     start = rss_mb(watch)
     peak = start

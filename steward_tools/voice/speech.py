@@ -28,6 +28,8 @@ class SpeechToolMissing(RuntimeError):
 
 @dataclass(frozen=True)
 class SpokenText:
+    """A sentence spoken to a WAV file: the text, the file, its length and where the voice ends."""
+
     text: str
     path: Path
     duration_s: float

@@ -16,7 +16,7 @@ from steward.model.base import PREFILL, ModelError, ModelRequest, Usage
 from steward.model.registry import get_model
 from steward.ports import PromptInput
 from steward.prompt.registry import PARTS
-from steward.prompt.system import flow
+from steward.prompt.system_prompt import flow
 from steward_tools.memory_session import MemorySession
 from tests.support.anthropic_fake import FakeAnthropic, StartFake
 

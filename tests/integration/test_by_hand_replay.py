@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from steward.config import PROJECT_ROOT
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer
 from tests.support.recorded_canvas import replayed_room

@@ -26,10 +26,13 @@ from steward.store.queued_runs import QueuedRun, QueuedRuns
 from steward_tools.bench import failover
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
+from tests.support.clock import lapse_leases
 
 pytestmark = pytest.mark.integration
 
-TTL = 0.5
+# Long enough that a loaded machine never lets a lease lapse between two statements; a
+# lapse is made by moving the lease's times (tests/support/clock), not by sleeping.
+TTL = 30.0
 
 
 async def test_two_watchers_dispatch_a_lapsed_or_drained_room_once_and_release_an_empty_one(
@@ -64,7 +67,7 @@ async def test_two_watchers_dispatch_a_lapsed_or_drained_room_once_and_release_a
         assert await watchers[0].sweep() == []  # live leases: nothing to do
         # A draining worker released its room; the other holder died: its leases lapse.
         await dead.release(await RoomLeases(database.pool, "drainer", ttl_s=30).acquire(drained))
-        await asyncio.sleep(TTL + 0.2)
+        await lapse_leases(database.pool, [busy, empty, waiting], TTL + 1)
         assert set(await dead.unattended(60)) == {busy, empty, drained, waiting}
         swept = await asyncio.gather(*(w.sweep() for w in watchers))
         # One dispatch per room with people or a run waiting, not one per watcher.
@@ -81,7 +84,7 @@ async def test_two_watchers_dispatch_a_lapsed_or_drained_room_once_and_release_a
         # A worker taking the room clears the claim: its own lapse later is watched again.
         taken = await RoomLeases(database.pool, "next", ttl_s=TTL).acquire(busy)
         assert taken.token == 2
-        await asyncio.sleep(TTL + 0.2)
+        await lapse_leases(database.pool, [busy], TTL + 1)
         assert await dead.unattended(60) == [busy]
     finally:
         for c in clients:

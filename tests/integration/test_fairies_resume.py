@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from steward.canvas.bounds import Rect
 from steward.config import Settings
 from steward.fairies.persistence import fairy_row, project_row, task_row
 from steward.fairies.project_task import Task
@@ -22,8 +21,9 @@ from steward.fairies.resume import withdraw_in_flight
 from steward.fairies.role_models import models_from_settings
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelProvider, ModelRequest, Usage
-from steward.model.scripted.project import ScriptedProjectModel
+from steward.model.scripted.project_model import ScriptedProjectModel
 from steward.ports import PromptInput
+from steward.protocol.box import Box
 from steward.protocol.messages import WireAction
 from steward.store.database import Database
 from steward.store.fairies import FairyStore
@@ -175,7 +175,7 @@ async def test_a_project_interrupted_between_two_writes_still_finishes(
             "fairy-1",
             title=f"Part {i + 1}",
             text="Draw one labelled box.",
-            bounds=Rect(40 + 400 * i, 40, 360, 300),
+            bounds=Box(40 + 400 * i, 40, 360, 300),
             assignee=drone,
             task_id=f"part-{i + 1}",
         )

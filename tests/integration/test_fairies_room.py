@@ -24,11 +24,12 @@ from typing import Any
 import asyncpg
 import pytest
 
-from steward.canvas.bounds import Rect, shape_bounds
+from steward.canvas.bounds import shape_bounds
 from steward.canvas.mirror import CanvasMirror
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest, Usage
-from steward.model.scripted.project import ScriptedProjectModel, drone_drawing
+from steward.model.scripted.project_model import ScriptedProjectModel, drone_drawing
+from steward.protocol.box import Box
 from steward.protocol.messages import ActionEnvelope
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
@@ -423,7 +424,7 @@ async def test_kill_9_mid_project_then_restart_finishes_it_without_duplicates(
             assert c.stats.duplicates_applied == 0 and c.stats.out_of_order_applied == 0
         assert sorted(t["status"] for t in tasks) == ["done", "done"]
         for t in tasks:
-            b = Rect(**json.loads(t["b"]))
+            b = Box(**json.loads(t["b"]))
             mine = _task_shapes(shapes, t["task_id"])
             assert all(belongs(shape_bounds(s, shapes), b) for s in mine)
         for _ in range(100):  # the last turns (ending the project) finish just after it

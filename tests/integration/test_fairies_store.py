@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from steward.canvas.bounds import Rect
 from steward.fairies.memory import action_item, filter_history, prompt_item, task_end_items
 from steward.fairies.persistence import (
     fairy_from,
@@ -23,6 +22,7 @@ from steward.fairies.persistence import (
 from steward.fairies.projects import ProjectBoard, Task
 from steward.fairies.roster import Roster
 from steward.fairies.waits import WaitBoard
+from steward.protocol.box import Box
 from steward.store.database import Database
 from steward.store.fairies import FairyStore
 from steward.store.outbox import Outbox
@@ -34,7 +34,7 @@ async def test_roster_history_and_todos_round_trip(database: Database) -> None:
     store = FairyStore(database.pool)
     roster = Roster()
     f = roster.add("o", role="orchestrator", personality="calm")
-    f = roster.update("o", mode="orchestrating-waiting", task_bounds=Rect(1, 2, 3, 4))
+    f = roster.update("o", mode="orchestrating-waiting", task_bounds=Box(1, 2, 3, 4))
     await store.save_fairy("r", fairy_row(f, 2))
     await store.save_fairy("r", fairy_row(f, 2))  # idempotent
     (row,) = await store.load_fairies("r")
@@ -58,7 +58,7 @@ async def test_board_waits_and_requests_round_trip(database: Database) -> None:
     store = FairyStore(database.pool)
     board = ProjectBoard("r")
     board.start_project("o", title="Farm", description="d", plan="p", members=["a", "b"])
-    area = Rect(0, 0, 300, 200)
+    area = Box(0, 0, 300, 200)
     t1 = board.create_project_task("o", title="Barn", text="x", bounds=area, assignee="a")
     t2 = board.create_project_task("o", title="Sun", text="y", bounds=area, assignee="b")
     board.direct("o", t1.id)

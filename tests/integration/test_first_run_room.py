@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from steward.canvas.simple import model_type
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database

@@ -22,6 +22,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from structlog.testing import capture_logs
 
 from steward.config import Settings
 from steward.room.runtime import RoomRuntime
@@ -36,6 +37,7 @@ from steward_tools.rigs.anthropic_server import MessagesServer
 from steward_tools.rigs.request_text import RequestView
 from steward_tools.rigs.responders import SchemaResponder
 from tests.conftest import wait_for
+from tests.support.clock import lapse_leases
 from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     ROOT,
@@ -333,16 +335,12 @@ async def test_a_run_whose_steward_died_before_starting_it_is_run_by_the_next_on
         async with aiohttp.ClientSession() as http:
             sid = await queue_run(http, accepting, room_name, PROMPTS[0])
             # A steward takes the run and dies before starting its session.
-            dead = await RoomLeases(database.pool, "dead", ttl_s=0.5).acquire(room_name)
+            dead = await RoomLeases(database.pool, "dead", ttl_s=30).acquire(room_name)
             taken = await QueuedRuns(database.pool).take(room_name, owner="dead", token=dead.token)
             assert taken is not None and taken.session_id == sid
-            seen = [await read_state(http, base, sid)]
-            for _ in range(50):  # its lease lapses: the run waits again
-                if seen[-1] != "taken":
-                    break
-                await asyncio.sleep(0.1)
-                seen.append(await read_state(http, base, sid))
-            assert seen[0] == "taken" and seen[-1] == "queued", seen
+            assert await read_state(http, base, sid) == "taken"
+            await lapse_leases(database.pool, [room_name], 31)  # the run waits again
+            assert await read_state(http, base, sid) == "queued"
             # The next steward of the room runs it, under the id its caller was given.
             runtime = await serving.join(room_name)
             for client in clients:
@@ -390,9 +388,13 @@ async def test_runs_queued_behind_a_draining_steward_stay_queued_for_the_next_on
             first = await draining.join(room_name)  # takes the first run; the second waits
             await asyncio.wait_for(starting.wait(), timeout=15)
             # SIGTERM's path: the running run may finish, the waiting one is not started.
-            drain = asyncio.create_task(draining.drain(timeout_s=60))
-            await asyncio.sleep(0.3)
-            assert not drain.done()
+            with capture_logs() as logs:
+                drain = asyncio.create_task(draining.drain(timeout_s=60))
+                # It has counted the running run and waits for it.
+                await wait_for(lambda: any(e["event"] == "drain_started" for e in logs))
+                started = next(e for e in logs if e["event"] == "drain_started")
+                assert started["sessions"] == 1, started
+                assert not drain.done()
             release.set()
             await drain
             assert await read_state(http, base, sids[0]) == "done"

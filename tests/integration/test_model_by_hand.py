@@ -150,7 +150,13 @@ async def test_a_half_written_temporary_answer_is_not_read(server: HandServer) -
     call = asyncio.create_task(_collect(_model(server, "m"), _request("x"), Usage()))
     (folder,) = await _parked(server.root, 1)
     (folder / (parking.ANSWER + ".tmp")).write_text('{"_type": "message", "te')
-    await asyncio.sleep(0.5)
+    # A later request answered whole after that: once its answer is read, the server has
+    # looked at the first folder too (both wait on one poll cadence) and left it waiting.
+    later = asyncio.create_task(_collect(_model(server, "m"), _request("y"), Usage()))
+    (second,) = [f for f in await _parked(server.root, 2) if f != folder]
+    parking.write_answer(second, '{"_type": "message", "text": "later"}]}')
+    async with asyncio.timeout(10):
+        assert "later" in await later
     assert not call.done()
     parking.write_answer(folder, '{"_type": "message", "text": "whole"}]}')
     async with asyncio.timeout(10):

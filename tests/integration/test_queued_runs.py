@@ -7,13 +7,18 @@ import asyncio
 
 import pytest
 
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward.store.database import Database
 from steward.store.leases import RoomLeases
 from steward.store.outbox import Outbox
 from steward.store.queued_runs import QueuedRun, QueuedRuns, RunBell
+from tests.support.clock import expire_queued, lapse_leases
 
 pytestmark = pytest.mark.integration
+
+# Leases and runs long enough that a loaded machine never lets one lapse between two
+# statements; a lapse or an expiry is made by moving the row's times (tests/support/clock).
+TTL = 30.0
 
 
 def run(n: int, room: str) -> QueuedRun:
@@ -28,8 +33,8 @@ async def test_runs_are_taken_once_in_order_only_by_the_live_lease(
     runs = QueuedRuns(database.pool)
     for n in range(1, 4):
         await runs.put(run(n, room_name), ttl_s=60)
-    stale = await RoomLeases(database.pool, "stale", ttl_s=0.3).acquire(room_name)
-    await asyncio.sleep(0.5)  # the first steward froze past its lease
+    stale = await RoomLeases(database.pool, "stale", ttl_s=TTL).acquire(room_name)
+    await lapse_leases(database.pool, [room_name], TTL + 1)  # it froze past its lease
     live = await RoomLeases(database.pool, "live", ttl_s=30).acquire(room_name)
     assert live.token == stale.token + 1
     # Both keep trying at once: the live holder gets each run once, the stale one none.
@@ -55,11 +60,11 @@ async def test_runs_are_taken_once_in_order_only_by_the_live_lease(
 
 async def test_a_run_nobody_takes_expires(database: Database, room_name: str) -> None:
     runs = QueuedRuns(database.pool)
-    await runs.put(run(7, room_name), ttl_s=0.2)
+    await runs.put(run(7, room_name), ttl_s=TTL)
     state = await runs.state("s-q7")
     assert state is not None and state.state == "queued"
     assert await runs.waiting(room_name)
-    await asyncio.sleep(0.4)
+    await expire_queued(database.pool, ["s-q7"])
     lease = await RoomLeases(database.pool, "late", ttl_s=30).acquire(room_name)
     assert await runs.take(room_name, owner="late", token=lease.token) is None
     assert not await runs.waiting(room_name)
@@ -76,11 +81,12 @@ async def test_a_run_whose_taker_died_before_starting_it_is_taken_again_once(
     runs, outbox = QueuedRuns(database.pool), Outbox(database.pool)
     await outbox.ensure_room(room_name, "relay")
     await runs.put(run(8, room_name), ttl_s=60)
-    dead = await RoomLeases(database.pool, "dead", ttl_s=0.3).acquire(room_name)
+    dead = await RoomLeases(database.pool, "dead", ttl_s=TTL).acquire(room_name)
     assert await runs.take(room_name, owner="dead", token=dead.token) is not None
     assert await state_of(runs, "s-q8") == "taken"  # its taker still holds the room
     assert not await runs.waiting(room_name)
-    await asyncio.sleep(0.5)  # the taker died before starting it: its lease lapsed
+    # The taker died before starting it: its lease lapsed.
+    await lapse_leases(database.pool, [room_name], TTL + 1)
     assert await state_of(runs, "s-q8") == "queued"
     assert await runs.waiting(room_name)
     # Only a new holder takes it (the dead token no longer holds the room), and only once.
@@ -105,15 +111,15 @@ async def test_old_finished_and_expired_runs_are_pruned_in_bounded_batches(
 ) -> None:
     runs, outbox = QueuedRuns(database.pool), Outbox(database.pool)
     await outbox.ensure_room(room_name, "relay")
-    for n, ttl in ((11, 0.1), (12, 0.1), (13, 0.1), (14, 600), (15, 0.1)):
-        await runs.put(run(n, room_name), ttl_s=ttl)
+    for n in (11, 12, 13, 14, 15):
+        await runs.put(run(n, room_name), ttl_s=600)
     for sid, status in (("s-q12", "done"), ("s-q13", "running")):
         await outbox.start_session(
             session_id=sid, room_id=room_name, source="http", requester="http", model="m"
         )
         if status == "done":
             await outbox.end_session(sid, "done", "done")
-    await asyncio.sleep(0.2)
+    await expire_queued(database.pool, ["s-q11", "s-q12", "s-q13", "s-q15"])
     # Queued two minutes ago, except s-q15 (expired, but younger than the retention).
     await database.pool.execute(
         "UPDATE queued_runs SET created_at = now() - interval '120 seconds'"

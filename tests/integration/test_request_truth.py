@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward.service import StewardService
 from steward.store.database import Database
 from steward_tools.livekit_server import LiveKitServer

@@ -19,7 +19,7 @@ from steward.fairies.role_models import models_from_settings
 from steward.fairies.runtime import FairyRuntime
 from steward.ports import PromptInput
 from steward.prompt.registry import PARTS
-from steward.prompt.system import flow
+from steward.prompt.system_prompt import flow
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from steward_tools.rigs.responders import PlanResponder
 from tests.support.anthropic_fake import FakeAnthropic, StartFake

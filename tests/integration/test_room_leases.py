@@ -21,6 +21,7 @@ from steward.store.outbox import Outbox
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from tests.conftest import wait_for
+from tests.support.clock import lapse_leases
 from tests.support.fixed_script import FixedScriptRunner
 from tests.support.room import (
     close_all,
@@ -38,16 +39,8 @@ TTL = 30.0
 
 
 async def _lapse(database: Database, *rooms: str) -> None:
-    """The leases of `rooms` run out now: their times move back as if TTL and a second had
-    passed since they were taken or renewed (an injected clock for the lease alone)."""
-    await database.pool.execute(
-        "UPDATE room_leases SET acquired_at = acquired_at - make_interval(secs => $2),"
-        " heartbeat_at = heartbeat_at - make_interval(secs => $2),"
-        " expires_at = expires_at - make_interval(secs => $2)"
-        " WHERE room_id = ANY($1::text[])",
-        list(rooms),
-        TTL + 1.0,
-    )
+    """The leases of `rooms` run out now, as if TTL and a second had passed."""
+    await lapse_leases(database.pool, list(rooms), TTL + 1.0)
 
 
 async def test_a_leased_room_is_refused_until_its_lease_expires_then_old_appends_fail(
@@ -85,16 +78,30 @@ async def test_a_leased_room_is_refused_until_its_lease_expires_then_old_appends
     assert row is not None and not row.expired and row.token == lease3.token
 
 
+async def _appends(database: Database, *, blocked: bool) -> int:
+    """Outbox INSERTs running now: waiting on a lock (`blocked`), or running at all."""
+    wait = "wait_event_type = 'Lock'" if blocked else "state = 'active'"
+    count = await database.pool.fetchval(
+        f"SELECT count(*) FROM pg_stat_activity WHERE {wait} AND query LIKE 'INSERT INTO outbox%'"
+    )
+    return int(count)
+
+
 async def _until_blocked(database: Database) -> None:
     for _ in range(200):
-        waiting = await database.pool.fetchval(
-            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-            " AND query LIKE 'INSERT INTO outbox%'"
-        )
-        if waiting:
+        if await _appends(database, blocked=True):
             return
         await asyncio.sleep(0.05)
     raise AssertionError("the steward never appended")
+
+
+async def _until_ran(database: Database) -> None:
+    """The blocked INSERT has run to its end in Postgres (its client may still be frozen)."""
+    for _ in range(200):
+        if not await _appends(database, blocked=False):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the blocked append never ran")
 
 
 async def _rows(database: Database, room: str) -> list[tuple[str, int, str]]:
@@ -163,11 +170,13 @@ async def test_a_steward_frozen_past_its_lease_publishes_nothing_after_a_takeove
         before = await _rows(database, room_name)
         await lock.rollback()
         await blocker.close()
-        await asyncio.sleep(0.5)  # the stale INSERT ran (and found the new token)
+        await _until_ran(database)  # the stale INSERT ran (and found the new token)
         os.killpg(frozen.pid, signal.SIGCONT)
         await wait_for(lambda: "outbox_append_fenced" in log.read_text(errors="replace"), 20)
         await wait_for(lambda: "room_given_up" in log.read_text(errors="replace"), 20)
-        await asyncio.sleep(1.0)
+        # Its room is closed (sessions, broadcaster and connection ended): nothing of it is
+        # left to append.
+        await wait_for(lambda: "room_closed" in log.read_text(errors="replace"), 20)
         assert await _rows(database, room_name) == before  # nothing from the stale steward
         assert frozen.poll() is None  # it gave the room up and keeps running
         runtime = await second.join(room_name)
@@ -226,8 +235,9 @@ async def test_a_steward_whose_lease_was_taken_says_nothing_more_in_the_room(
             usurper = threading.Thread(target=_take_over, args=(database.url, room_name))
             usurper.start()
             usurper.join()
-            await wait_for(lambda: runtime.closed.is_set(), timeout=20)
-            await asyncio.sleep(1.0)  # whatever it sent after waking has arrived by now
+            # Closed, then gone from alice's room: it left after whatever it sent on waking.
+            await wait_for(lambda: any(e["event"] == "room_closed" for e in logs), timeout=20)
+            await wait_for(lambda: "canvas-steward" not in alice.room.remote_participants, 20)
         assert (list(alice.statuses[sid]), len(alice.chat)) == heard
         events = [e["event"] for e in logs]
         assert "publish_withheld" in events and "room_given_up" in events, events

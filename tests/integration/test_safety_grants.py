@@ -11,10 +11,10 @@ import pytest
 from aiohttp import web
 from structlog.testing import capture_logs
 
+from steward.access import prompt_grant
 from steward.protocol.names import ATTR_CAN_PROMPT
 from steward.service import StewardService
 from steward.store.database import Database
-from steward.tokens import prompt_grant
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.rigs.anthropic_server import MessagesServer

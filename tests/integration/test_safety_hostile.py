@@ -15,9 +15,9 @@ import pytest
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
-from steward_tools.bench.harness import self_rss_mb
 from steward_tools.headless.client import Faults, HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
+from steward_tools.process_usage import self_rss_mb
 from steward_tools.rigs.flooder import Flooders, flood
 from tests.conftest import wait_for
 from tests.support.room import close_all, fixed_script_steward, join_clients

@@ -13,12 +13,12 @@ import aiohttp
 import pytest
 from livekit import rtc
 
+from steward.access import mint_token
 from steward.protocol.messages import ActionEnvelope, WireAction
 from steward.protocol.names import TOPIC_EDIT, TOPIC_TRANSCRIPTION
 from steward.room.outbound.relay import relay_session_id
 from steward.service import StewardService
 from steward.store.database import Database
-from steward.tokens import mint_token
 from steward.voice.captions import caption_attributes
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.voice.microphone import WavMicrophone

@@ -14,7 +14,7 @@ import pytest
 
 from steward.canvas.styles import fill_to_model
 from steward.config import PROJECT_ROOT
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward.store.database import Database
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer

@@ -22,7 +22,7 @@ from steward.fairies.runtime import FairyRuntime
 from steward.ports import PromptInput
 from steward.store.database import Database
 from steward.store.usage import UsageRepo
-from steward.turns.budget import RoomBudget
+from steward.turns.model_budget import RoomBudget
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from steward_tools.rigs.anthropic_server import Reply
 from steward_tools.rigs.responders import PlanResponder, RequestView

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from livekit import rtc
 
+from steward.access import mint_token
 from steward.room.runs.session import RoomSession
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database
 from steward.task_set import TaskSet, close_within
-from steward.tokens import mint_token
 from steward.voice.captions import caption_attributes
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
@@ -39,6 +39,8 @@ from tests.support.room import (
 )
 
 pytestmark = pytest.mark.integration
+
+TRACK_ID = "lk.transcribed_track_id"  # a caption's attribute: the speaker's microphone
 
 
 @dataclass
@@ -68,7 +70,7 @@ class CaptionLog:
             c.text
             for c in self.captions
             if c.attributes.get("lk.transcription_final") == "true"
-            and c.attributes.get("lk.transcribed_track_id") == track_sid
+            and c.attributes.get(TRACK_ID) == track_sid
         ]
 
 
@@ -105,6 +107,13 @@ async def _speaker(client: HeadlessClient, runtime: RoomRuntime) -> tuple[WavMic
     return mic, sid
 
 
+async def _handled(runtime: RoomRuntime) -> None:
+    """Every final the steward captioned so far has been through intake."""
+    assert runtime.voice is not None
+    async with asyncio.timeout(10):
+        await runtime.voice.handled()
+
+
 async def _spoken_run(runtime: RoomRuntime) -> tuple[str, RoomSession]:
     """The run a spoken request started (the fairies it directs open runs of their own)."""
 
@@ -128,6 +137,7 @@ async def test_a_spoken_request_is_captioned_and_drawn_for_everyone(
     try:
         await mic.play(speech["no_wake"].path)
         await wait_for(lambda: len(captions.finals(sid)) == 1, timeout=15)
+        await _handled(runtime)
         assert runtime.sessions.sessions == {}  # no wake phrase: nothing runs
 
         await mic.play(speech["flow"].path)
@@ -262,7 +272,7 @@ async def test_a_participant_without_the_grant_is_captioned_but_never_prompts(
         await mic.play(speech["flow"].path)
         await wait_for(lambda: len(captions.finals(sid)) == 1, timeout=15)
         assert "flow chart" in captions.finals(sid)[0]
-        await asyncio.sleep(0.5)
+        await _handled(runtime)
         assert runtime.sessions.sessions == {}
     finally:
         await mic.close()
@@ -302,6 +312,7 @@ async def test_a_speaker_another_agent_transcribes_is_not_transcribed_twice(
     alice, bob = await join_clients(livekit_server, room_name, ["alice", "bob"], runtime)
     captions = CaptionLog(bob.room)
     mic, sid = await _speaker(alice, runtime)
+    marker, marker_sid = await _speaker(bob, runtime)
     other = rtc.Room()
     token = mint_token(
         livekit_server.api_key,
@@ -334,11 +345,17 @@ async def test_a_speaker_another_agent_transcribes_is_not_transcribed_twice(
         session = next(iter(runtime.sessions.sessions.values()))
         assert session.prompt.requester == "alice"  # the track's owner, not the agent
         assert session.prompt.message == "draw a flow chart of our sign-up"
-        await asyncio.sleep(1.5)  # anything the steward itself heard would show by now
+        # Bob speaks after alice has finished: once the steward has captioned him, anything
+        # it heard of alice itself would have been captioned (and prompted) before.
+        await marker.play(speech["no_wake"].path)
+        await wait_for(lambda: len(captions.finals(marker_sid)) == 1, timeout=15)
+        await _handled(runtime)
         assert len(runtime.sessions.sessions) == 1
-        assert {c.sender for c in captions.captions} == {"other-voice-agent"}
+        of_alice = [c.sender for c in captions.captions if c.attributes.get(TRACK_ID) == sid]
+        assert set(of_alice) == {"other-voice-agent"}
     finally:
         await other.disconnect()
+        await marker.close()
         await mic.close()
         await close_all([alice, bob])
 
@@ -353,8 +370,14 @@ async def test_captions_only_or_nobody_as_configured(
         runtime = await service.join(room_name)
         (eve,) = await join_clients(livekit_server, room_name, ["eve"], runtime, can_prompt=False)
         mic = WavMicrophone(eve.room)
-        await mic.publish()
-        await asyncio.sleep(1.0)
+        sid = await mic.publish()
+
+        def received() -> bool:  # the steward has eve's microphone: it chose whether to hear
+            member = runtime.room.remote_participants.get("eve")
+            publication = member.track_publications.get(sid) if member else None
+            return publication is not None and publication.track is not None
+
+        await wait_for(received)
         assert runtime.voice is not None and runtime.voice.listening_to == set()
         await mic.close()
         await close_all([eve])

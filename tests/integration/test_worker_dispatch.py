@@ -8,16 +8,17 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from livekit import api, rtc
 
+from steward.access import mint_token
 from steward.commands.worker import db_connections_needed, room_service
 from steward.config import Settings
 from steward.obs import stack_dump
 from steward.protocol.names import ATTR_READY, ATTR_ROLE, TOPIC_CONTEXT
-from steward.tokens import mint_token
 from steward_tools.headless.client import HeadlessClient
 from steward_tools.livekit_server import LiveKitServer
 from steward_tools.rigs.stream_sender import send_watching
@@ -55,6 +56,19 @@ def start_worker(
 async def registered(log_path: Path) -> None:
     # Registration can take a while on a busy 2-core machine (livekit-agents warms up).
     await wait_for(lambda: b"registered worker" in log_path.read_bytes(), 120.0, 0.2)
+
+
+async def _dumped_again(pid: int, dumps: Callable[[], int]) -> None:
+    """Signal `pid` until a stack dump beyond those written so far appears (a signal that
+    lands while a dump is written is dropped by design, so one may not be enough)."""
+    before = dumps()
+    for _ in range(20):
+        os.kill(pid, stack_dump.SAFE_SIGNAL)
+        for _ in range(10):
+            if dumps() > before:
+                return
+            await asyncio.sleep(0.1)
+    raise AssertionError("the worker wrote no stack dump after the burst")
 
 
 async def test_worker_joins_a_dispatched_room_and_serves_prompts(
@@ -126,9 +140,11 @@ async def test_worker_joins_a_dispatched_room_and_serves_prompts(
         # Workers join with auto-subscribe off: the steward asks for the microphones itself.
         said = speak("steward, draw a flow chart of our signup", tmp_path / "flow.wav", lead_s=1.5)
         mic = WavMicrophone(client.room)
+        subscribed = asyncio.Event()  # the server tells a publisher its track's first subscriber
+        client.room.on("local_track_subscribed", lambda _track: subscribed.set())
         await mic.publish()
         before = len(client.shapes)
-        await asyncio.sleep(1.0)  # the steward subscribes after the track is published
+        await asyncio.wait_for(subscribed.wait(), 10.0)
         await mic.play(said.path)
         await wait_for(lambda: len(client.shapes) >= before + 4, 30.0)
         await mic.close()
@@ -205,8 +221,14 @@ async def test_an_idle_worker_takes_every_room_dispatched_to_it_at_once(
         for _ in range(20):
             os.kill(worker.pid, stack_dump.SAFE_SIGNAL)
             await asyncio.sleep(0.05)
-        await wait_for(lambda: stack_dump.HEADER.encode() in log_path.read_bytes(), 10.0, 0.1)
-        await asyncio.sleep(0.5)
+
+        def dumps() -> int:
+            return log_path.read_bytes().count(stack_dump.HEADER.encode())
+
+        await wait_for(lambda: dumps() > 0, 10.0, 0.1)
+        # One more once the burst's are written: a dump after it says the worker came through
+        # the burst's handlers (a crash would have ended it first).
+        await _dumped_again(worker.pid, dumps)
         assert worker.poll() is None, "worker exited on SIGUSR1"
         assert served() == len(rooms)
         assert b"thread MainThread" in log_path.read_bytes()

@@ -12,7 +12,8 @@ from typing import Any
 from livekit import rtc
 
 from steward.canvas.mirror import CanvasMirror
-from steward.protocol.messages import Box, ContextCounts, ContextReply
+from steward.protocol.box import Box
+from steward.protocol.messages import ContextCounts, ContextReply
 from steward.protocol.names import (
     ATTR_CAPABILITIES,
     STREAM_ATTR_REQUEST_ID,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from steward.fairies.projects import ProjectBoard
-from steward.model.scripted.project import drone_drawing
+from steward.model.scripted.project_model import drone_drawing
 
 
 def planned_per_task(board: ProjectBoard) -> Counter[str]:

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from steward.canvas.bounds import shape_bounds, union
+from steward.canvas.bounds import shape_bounds
 from steward.canvas.simple import model_type
+from steward.protocol.box import union
 
 Shapes = dict[str, dict[str, Any]]
 FLOW = "draw a flow chart of our signup"

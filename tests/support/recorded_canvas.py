@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward.room.runtime import RoomRuntime
 from steward.service import StewardService
 from steward.store.database import Database

@@ -8,12 +8,12 @@ from typing import Any
 
 from steward.actions.base import RunState
 from steward.actions.registry import Outcome, select
-from steward.canvas.bounds import Rect
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest, Usage
 from steward.ports import PromptInput
+from steward.protocol.box import Box
 from steward.turns.bounds_guard import BoundsGuard
 from steward.turns.turn import NO_ACTION_NOTICE, Turn, TurnDriver, TurnHooks
 from steward_tools.canned_model import CannedModel
@@ -109,7 +109,7 @@ async def test_an_effect_that_ends_the_turn_stops_it_and_reverts_what_streams() 
 
 async def test_the_bounds_guard_refuses_a_final_and_reverts_its_preview() -> None:
     session = MemorySession(session_id="s")
-    guard = BoundsGuard(Rect(0, 0, 200, 200))
+    guard = BoundsGuard(Box(0, 0, 200, 200))
     # Starts small (its preview passes), ends too big for the area: refused.
     await drive(session, body(box("big", w=150, h=50)), guard=guard)
     assert "big" in session.browser.shapes  # fits: kept
@@ -203,7 +203,7 @@ async def test_a_fairy_gets_its_follow_ups_and_moves_only_its_own_view() -> None
     assert all('"const":"setMyView"' in r.system[0] for r in model.requests)
     later = json.dumps(second.user)
     assert "count(all) = 0" in later and "You moved your view" in later
-    assert room.fairy("fairy-1").view == Rect(2000, 0, 800, 600)
+    assert room.fairy("fairy-1").view == Box(2000, 0, 800, 600)
     sent = [a.name for *_, actions in browser.sent for a in actions]
     assert "set_viewport" not in sent
     assert browser.chat[-1] == "Nothing over there."

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from steward.canvas.bounds import Rect, shape_bounds
+from steward.canvas.bounds import shape_bounds
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.ports import PromptInput
+from steward.protocol.box import Box
 from steward_tools.memory_session import MemoryRoom, MemorySession
 
 
@@ -89,7 +90,7 @@ async def test_a_second_drawing_goes_into_free_space_in_the_viewport() -> None:
     assert await a.run(session, prompt("draw a flow chart of our signup")) == "done"
     second = [shape_bounds(v) for k, v in session.browser.shapes.items() if k not in first]
     assert len(second) == len(first)
-    view = Rect(0, 0, 1600, 900)
+    view = Box(0, 0, 1600, 900)
     assert all(view.contains(b) for b in second)
     assert not any(a.intersects(b) for a in first.values() for b in second)
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
+import time
+from collections.abc import Callable
 
 import pytest
 
 from steward.room.outbound import agent_state
 from steward.room.outbound.agent_state import AgentState
 from tests.conftest import wait_for
+from tests.support.clock import LoopClock
 
 
 class Attributes:
@@ -25,62 +27,72 @@ class Attributes:
         self.calls.append(dict(attrs))
 
 
-def new_state(attrs: Attributes, **kw: float) -> AgentState:
+def new_state(
+    attrs: Attributes, clock: Callable[[], float] = time.monotonic, **kw: float
+) -> AgentState:
     timing = {"rise_s": 0.02, "fall_s": 0.15, "listen_hold_s": 0.3} | kw
-    return AgentState("r1", attrs.set, **timing)
+    return AgentState("r1", attrs.set, clock=clock, **timing)
 
 
-async def test_idle_then_thinking_while_a_run_works_then_idle() -> None:
+async def test_idle_then_thinking_while_a_run_works_then_idle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = LoopClock(monkeypatch)
     attrs = Attributes()
-    state = new_state(attrs)
+    state = new_state(attrs, clock.now)
     state.start()
     try:
-        await wait_for(lambda: state.published == "idle")
+        await clock.until(lambda: state.published == "idle", 1.0)
         assert attrs.calls == [{"lk.agent.state": "idle"}]
         for status in ("waiting_context", "calling_model", "streaming", "streaming"):
             state.session_status("s1", status)
-            await asyncio.sleep(0.01)
-        await wait_for(lambda: state.published == "thinking")
+            await clock.advance(0.01)
+        await clock.until(lambda: state.published == "thinking", 1.0)
         state.session_status("s1", "done")
-        await asyncio.sleep(0.05)
+        await clock.advance(state.fall_s * 0.9)
         assert state.published == "thinking"  # a fall waits out fall_s
-        await wait_for(lambda: state.published == "idle")
+        await clock.advance(state.fall_s * 0.2)
+        assert state.published == "idle"
         assert state.history == ["idle", "thinking", "idle"]
     finally:
         await state.close()
 
 
-async def test_back_to_back_runs_and_their_phases_never_flap() -> None:
+async def test_back_to_back_runs_and_their_phases_never_flap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = LoopClock(monkeypatch)
     attrs = Attributes()
-    state = new_state(attrs)
+    state = new_state(attrs, clock.now)
     state.start()
     try:
         state.session_status("run0", "calling_model")
-        await wait_for(lambda: state.published == "thinking")
+        await clock.until(lambda: state.published == "thinking", 1.0)
         for i in range(10):  # each run ends, and the next starts within fall_s
             state.session_status(f"run{i}", "streaming")
-            await asyncio.sleep(0.02)
+            await clock.advance(0.02)
             state.session_status(f"run{i}", "done")
-            await asyncio.sleep(0.05)
+            await clock.advance(0.05)
             state.session_status(f"run{i + 1}", "waiting_context")
         assert state.history == ["thinking"]
         state.session_status("run10", "done")
-        await wait_for(lambda: state.published == "idle")
+        await clock.until(lambda: state.published == "idle", 1.0)
         assert state.history == ["thinking", "idle"]
     finally:
         await state.close()
 
 
-async def test_a_run_shorter_than_the_rise_never_shows() -> None:
+async def test_a_run_shorter_than_the_rise_never_shows(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = LoopClock(monkeypatch)
     attrs = Attributes()
-    state = new_state(attrs, rise_s=0.1)
+    state = new_state(attrs, clock.now, rise_s=0.1)
     state.start()
     try:
-        await wait_for(lambda: state.published == "idle")
+        await clock.until(lambda: state.published == "idle", 1.0)
         state.session_status("s1", "waiting_context")
-        await asyncio.sleep(0.02)
+        await clock.advance(0.02)
         state.session_status("s1", "error")
-        await asyncio.sleep(0.25)
+        await clock.advance(0.25)  # past the rise it would have waited out
         assert state.history == ["idle"]
     finally:
         await state.close()

@@ -6,14 +6,13 @@ import asyncio
 
 import pytest
 
-from steward.canvas.bounds import Rect
 from steward.fairies.around import with_around
 from steward.ports import CanvasSnapshot, Picture
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward_tools.memory_session import MemoryRoom, MemorySession
 from tests.support.context_rigs import WEBP, FetchRig
 
-AREA = Rect(400, 0, 300, 300)
+AREA = Box(400, 0, 300, 300)
 PIC = Picture(Box(x=175, y=-225, w=750, h=750), b"img", "image/webp")
 
 
@@ -75,7 +74,7 @@ async def test_the_fetcher_asks_a_browser_for_a_small_image_only_and_keeps_no_co
         pic = await rig.fetcher.picture(area, 400)
     assert pic == Picture(area, WEBP, "image/webp")
     (call,) = rig.host.calls
-    assert call["maxSize"] == 400 and call["bounds"] == area.model_dump()
+    assert call["maxSize"] == 400 and call["bounds"] == area.to_dict()
     assert sorted(call["want"]) == ["screenshot", "viewport"]  # no shapes, no selection
     assert rig.fetcher.cache.lookup(area, True, None) is None  # a picture is never cached
     rig.host.fail = True

@@ -8,16 +8,15 @@ import io
 
 from PIL import Image
 
-from steward.canvas.bounds import Rect
 from steward.fairies.outlines import INK, outlined
 from steward.ports import Picture
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 
 # 1000 x 500 canvas units at 512 x 256 px: 0.512 px per unit.
 BOUNDS = Box(x=-100, y=-100, w=1000, h=500)
-OWN = Rect(440, 0, 400, 300)
-LEFT = Rect(0, 0, 400, 300)
-FAR = Rect(5000, 5000, 100, 100)
+OWN = Box(440, 0, 400, 300)
+LEFT = Box(0, 0, 400, 300)
+FAR = Box(5000, 5000, 100, 100)
 
 
 def _picture(fmt: str = "PNG", media: str = "image/png") -> Picture:

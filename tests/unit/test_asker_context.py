@@ -16,7 +16,8 @@ from steward.canvas.mirror import CanvasMirror
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.ports import PromptInput
-from steward.protocol.messages import Box, ContextCounts, ContextReply, ViewportUpdate
+from steward.protocol.box import Box
+from steward.protocol.messages import ContextCounts, ContextReply, ViewportUpdate
 from steward.protocol.names import ATTR_CAPABILITIES, TOPIC_CONTEXT, TOPIC_SCREENSHOT
 from steward.room.context.snapshot_fetcher import SnapshotFetcher
 from steward.room.context.views import Views
@@ -128,7 +129,7 @@ async def test_when_the_askers_browser_fails_the_host_renders_the_askers_view(ro
     bob.fail = True
     ctx = await room.fetcher.fetch(asker="bob", source="browser")
     assert [c[0] for c in room.calls] == ["bob", "alice"]
-    assert Box.model_validate(room.calls[1][1]["bounds"]) == bob.viewport
+    assert Box(**room.calls[1][1]["bounds"]) == bob.viewport
     assert ctx.source_identity == "alice" and ctx.asker == "bob"
     assert ctx.viewport == bob.viewport and ctx.selection == ["b", "b2"]
     assert ctx.view_note is None
@@ -142,7 +143,7 @@ async def test_explicit_bounds_go_to_whoever_renders_and_the_selection_stays_the
     ctx = await room.fetcher.fetch(bounds=box, asker="erin", source="browser")
     # erin's tab offers no context: the host renders the bounds the prompt named.
     assert [c[0] for c in room.calls] == ["alice"]
-    assert Box.model_validate(room.calls[0][1]["bounds"]) == box
+    assert Box(**room.calls[0][1]["bounds"]) == box
     assert ctx.asker == "erin" and ctx.selection == ["e"]
     assert ctx.viewport == Box(x=5000, y=0, w=1000, h=700)
 

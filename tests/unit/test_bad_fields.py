@@ -10,7 +10,6 @@ import pytest
 from steward.actions.base import RunState
 from steward.actions.fields import FIELDS, clean_fields
 from steward.actions.registry import ACTIONS, process
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
@@ -18,6 +17,7 @@ from steward.fairies.runtime import FairyRuntime
 from steward.ports import PromptInput
 from steward.prompt.parts.lints import PART as LINTS
 from steward.prompt.state import PromptState
+from steward.protocol.box import Box
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 
@@ -98,7 +98,7 @@ def state(notes: list[str]) -> PromptState:
     return PromptState(
         message="m",
         shapes={},
-        viewport=Rect(0, 0, 10, 10),
+        viewport=Box(0, 0, 10, 10),
         coords=CoordinateSpace(),
         enabled_actions=(),
         notes=notes,

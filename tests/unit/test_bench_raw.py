@@ -3,15 +3,13 @@ delivery time per probe, and the p95-over-p95 ratios."""
 
 from __future__ import annotations
 
-from steward_tools.bench.raw import (
+from steward_tools.bench.raw import against_raw, ratio, slowest_delivery_ms
+from steward_tools.rigs.raw_probe import (
     ECHO_BYTES,
-    against_raw,
     echo_payload,
     echo_wanted,
     probe_id,
     probe_payload,
-    ratio,
-    slowest_delivery_ms,
 )
 
 

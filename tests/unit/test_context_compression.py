@@ -23,7 +23,12 @@ from steward.protocol.limits import (
 from steward.protocol.messages import ContextRequest
 from steward.protocol.names import TOPIC_CONTEXT
 from steward.room.inbound.stream_inbox import ContextFailure, CorruptGzip, Inflater, Oversize
-from steward_tools.headless.screenshot import MIN_LONG_SIDE, budget_steps, fit_jpeg, render_canvas
+from steward_tools.headless.synthetic_jpeg import (
+    MIN_LONG_SIDE,
+    budget_steps,
+    fit_jpeg,
+    render_canvas,
+)
 from tests.support.context_rigs import FetchRig, InboxRig
 
 SHAPES = [{"id": f"s{i}", "type": "geo", "x": i, "y": i, "props": {"w": 100}} for i in range(300)]

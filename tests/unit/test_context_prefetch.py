@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from steward.protocol import ProtocolError, decode
+from steward.protocol.box import Box
 from steward.protocol.limits import MAX_ENVELOPE_BYTES
-from steward.protocol.messages import Box, ComposingHint
+from steward.protocol.messages import ComposingHint
 from steward.protocol.names import TOPIC_COMPOSING
 from steward.room.context.composing import ComposingHints
 from steward.room.context.views import ParticipantView

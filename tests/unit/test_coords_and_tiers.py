@@ -7,9 +7,9 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.tiers import capped_clusters, cluster_rects, to_blurry
+from steward.protocol.box import Box
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
 
@@ -45,16 +45,16 @@ def test_changed_values_are_offset_not_restored() -> None:
 
 
 def test_clusters_join_shapes_within_padding() -> None:
-    rects = [Rect(0, 0, 10, 10), Rect(150, 0, 10, 10), Rect(1000, 1000, 10, 10)]
+    rects = [Box(0, 0, 10, 10), Box(150, 0, 10, 10), Box(1000, 1000, 10, 10)]
     clusters = sorted(cluster_rects(rects), key=lambda c: c.bounds.x)
     assert [c.count for c in clusters] == [2, 1]
-    assert clusters[0].bounds == Rect(0, 0, 160, 10)
+    assert clusters[0].bounds == Box(0, 0, 160, 10)
 
 
 def test_clusters_match_quadratic_reference_and_huge_shapes() -> None:
     rnd = random.Random(3)
-    rects = [Rect(rnd.uniform(0, 5000), rnd.uniform(0, 5000), 50, 50) for _ in range(300)]
-    rects.append(Rect(-10_000, 2500, 30_000, 10))  # spans the board: joins many
+    rects = [Box(rnd.uniform(0, 5000), rnd.uniform(0, 5000), 50, 50) for _ in range(300)]
+    rects.append(Box(-10_000, 2500, 30_000, 10))  # spans the board: joins many
     fast = sorted((c.count, c.bounds.x) for c in cluster_rects(rects))
     # quadratic reference: connected components of overlapping padded boxes
     padded = [r.expand(75) for r in rects]

@@ -7,13 +7,13 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
+from steward.access import prompt_grant
 from steward.protocol.messages import RenameRequest, SummonRequest
 from steward.room.inbound.crew import CrewChanges, CrewPolicy
 from steward.room.inbound.grants import GrantBook
 from steward.room.inbound.intake import Intake
 from steward.room.participants import Participants
 from steward.store.crew import CrewMate, CrewRefused, active, dismissed, renamed, summoned
-from steward.tokens import prompt_grant
 
 KEY = "k" * 40
 NOW = 1_800_000_000

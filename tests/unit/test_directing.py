@@ -13,7 +13,7 @@ from steward.fairies.kinds import DRONE, DUO, LEAD, SOLO, directing
 from steward.fairies.prompt_router import PromptRouter, for_fairies, spoken_pick
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest, Usage
-from steward.model.scripted.project import ScriptedProjectModel
+from steward.model.scripted.project_model import ScriptedProjectModel
 from steward.ports import PromptInput, PromptSource, SessionPort
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 

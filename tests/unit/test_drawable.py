@@ -12,7 +12,7 @@ from steward.fairies.modes import MODES
 from steward.fairies.runtime import FairyRuntime
 from steward.ports import PromptInput
 from steward.prompt.registry import PARTS
-from steward.prompt.system import system_prompt
+from steward.prompt.system_prompt import system_prompt
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.unit.test_request_frame import Recording
 

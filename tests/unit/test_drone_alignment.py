@@ -8,21 +8,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from steward.canvas.bounds import Rect
 from steward.fairies.modes import mode
 from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
 from steward.fairies.prompt_parts import FairyView, brief, meeting
 from steward.fairies.roster import Fairy
+from steward.protocol.box import Box
 
 PROJECT = Project("p", "room", "Farm", "a farm", "2x2", "project", "fairy-1", ("fairy-2",))
 BARN = Task(
-    "barn", "room", "The barn", "a barn", "in-progress", "p", "fairy-2", Rect(0, 0, 400, 300)
+    "barn", "room", "The barn", "a barn", "in-progress", "p", "fairy-2", Box(0, 0, 400, 300)
 )
-HOUSE = Task(
-    "house", "room", "The farmhouse", "a house", "todo", "p", None, Rect(420, 20, 300, 300)
-)
-POND = Task("pond", "room", "The pond", "a pond", "todo", "p", None, Rect(0, 340, 400, 300))
+HOUSE = Task("house", "room", "The farmhouse", "a house", "todo", "p", None, Box(420, 20, 300, 300))
+POND = Task("pond", "room", "The pond", "a pond", "todo", "p", None, Box(0, 340, 400, 300))
 
 
 def _tasks_lines(tasks: list[Task]) -> tuple[str, ...]:
@@ -36,7 +34,7 @@ def _tasks_lines(tasks: list[Task]) -> tuple[str, ...]:
         own_tasks=[],
         history=[],
         shapes={},
-        viewport=Rect(0, 0, 400, 300),
+        viewport=Box(0, 0, 400, 300),
     )
     return brief(view).tasks
 
@@ -45,9 +43,9 @@ def test_how_a_task_meets_another_is_said_and_far_ones_do_not_meet() -> None:
     assert BARN.bounds is not None and HOUSE.bounds and POND.bounds
     assert meeting(BARN.bounds, HOUSE.bounds) == "next to yours, on the right"  # 20 px apart
     assert meeting(BARN.bounds, POND.bounds) == "next to yours, below"  # 40 px below
-    assert meeting(BARN.bounds, Rect(100, 250, 600, 100)) == "overlapping yours"  # a ground
+    assert meeting(BARN.bounds, Box(100, 250, 600, 100)) == "overlapping yours"  # a ground
     assert meeting(BARN.bounds, BARN.bounds) == "the same area as yours"  # a fix task
-    assert meeting(BARN.bounds, Rect(2000, 0, 400, 300)) is None  # far along the same row
+    assert meeting(BARN.bounds, Box(2000, 0, 400, 300)) is None  # far along the same row
 
 
 def test_a_drone_with_a_started_task_beside_it_is_told_to_share_scale_and_lines() -> None:
@@ -73,9 +71,9 @@ def test_no_advice_about_a_neighbour_that_has_not_started() -> None:
 def test_a_ground_under_the_task_and_the_task_it_fixes_are_named_a_far_one_is_not() -> None:
     """The by-hand harbour: the shops were told of the lighthouse far along the row and not
     of the ground they stand on; a fix task was not told of the finished task in its area."""
-    ground = Task("ground", "room", "Ground", "quay", "done", "p", "f3", Rect(-50, 250, 900, 90))
+    ground = Task("ground", "room", "Ground", "quay", "done", "p", "f3", Box(-50, 250, 900, 90))
     earlier = replace(BARN, id="barn-first", title="First barn", status="done")
-    far = Task("tower", "room", "Lighthouse", "tower", "done", "p", "f4", Rect(3000, 0, 200, 300))
+    far = Task("tower", "room", "Lighthouse", "tower", "done", "p", "f4", Box(3000, 0, 200, 300))
     (hint,) = [
         ln for ln in _tasks_lines([BARN, ground, earlier, far]) if ln.startswith("Tasks that")
     ]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from steward.actions.mistakes import FairyMistake
-from steward.canvas.bounds import Rect
 from steward.fairies.project_task import Task
 from steward.fairies.projects import ProjectBoard
 from steward.fairies.roster import Roster
-from steward.fairies.waits import WaitBoard, delivery, mode_transition_key
+from steward.fairies.waits import WaitBoard, mode_transition_key
+from steward.protocol.box import Box
 
-AREA = Rect(0, 0, 400, 300)
+AREA = Box(0, 0, 400, 300)
 
 
 def _project() -> tuple[ProjectBoard, str]:
@@ -123,7 +123,6 @@ def test_waits_wake_once_and_delivery_rule() -> None:
     key = mode_transition_key("a", "standing-by")
     waits.wait("x", [(key, "a stands by")])
     assert [w.fairy_id for w in waits.notify(key)] == ["x"]
-    assert delivery(True) == "schedule" and delivery(False) == "prompt"
     assert len(waits.clear("o")) == 1 and waits.conditions == []
 
 

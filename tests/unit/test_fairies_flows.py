@@ -7,19 +7,20 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from steward.canvas.bounds import Rect, shape_bounds
+from steward.canvas.bounds import shape_bounds
 from steward.config import ModelRole, Settings
 from steward.fairies.role_models import models_from_settings
 from steward.fairies.room_fairies import RoomFairies
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelProvider, ModelRequest, Usage
-from steward.model.scripted.project import (
+from steward.model.scripted.project_model import (
     TASK_OVERLAP,
     ScriptedProjectModel,
     plan_areas,
     task_titles,
 )
 from steward.ports import PromptInput
+from steward.protocol.box import Box
 from steward.turns.bounds_guard import belongs
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.conftest import wait_for
@@ -196,15 +197,15 @@ def _seen(sid: str, x: int, y: int, w: int, h: int, note: str = "") -> dict[str,
 
 def test_planned_task_areas_go_into_free_space_in_the_viewport() -> None:
     view = {"x": 0, "y": 0, "w": 1600, "h": 900}
-    inside = Rect(0, 0, 1600, 900)
+    inside = Box(0, 0, 1600, 900)
 
-    def rects(areas: list[dict[str, int]]) -> list[Rect]:
-        return [Rect(a["x"], a["y"], a["w"], a["h"]) for a in areas]
+    def rects(areas: list[dict[str, int]]) -> list[Box]:
+        return [Box(a["x"], a["y"], a["w"], a["h"]) for a in areas]
 
     free = rects(plan_areas(view, 2))
     assert all(inside.contains(r) for r in free)
     assert free[1].x == free[0].max_x - TASK_OVERLAP and free[0].y == free[1].y
-    taken = Rect(100, 500, 600, 300)
+    taken = Box(100, 500, 600, 300)
     busy = rects(plan_areas(view, 3, [_seen("big", 100, 500, 600, 300)]))
     assert all(inside.contains(r) and not r.intersects(taken) for r in busy)
     chart = [

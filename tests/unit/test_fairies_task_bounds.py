@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from steward.canvas.bounds import Rect
+from steward.protocol.box import Box
 from steward.protocol.messages import WireAction
 from steward.turns.bounds_guard import BoundsGuard, shapes_in
 
-LEFT = Rect(0, 0, 500, 400)
-RIGHT = Rect(400, 0, 500, 400)  # overlaps LEFT on x 400..500
+LEFT = Box(0, 0, 500, 400)
+RIGHT = Box(400, 0, 500, 400)  # overlaps LEFT on x 400..500
 
 
 def _geo(sid: str, x: float, y: float, w: float = 100, h: float = 100) -> dict[str, Any]:

@@ -7,13 +7,13 @@ import copy
 
 import pytest
 
-from steward.canvas.bounds import Rect, shape_bounds, union
+from steward.canvas.bounds import shape_bounds
 from steward.canvas.quality import quality_report
 from steward.canvas.simple import model_type
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.ports import PromptInput
-from steward.protocol.messages import Box
+from steward.protocol.box import Box, union
 from steward_tools.memory_session import MemoryRoom, MemorySession
 from tests.support.first_run import CASES, Case
 
@@ -52,7 +52,7 @@ async def test_sentence(case: Case, view: str) -> None:
     if box is not None and report.outside_viewport:
         # Only when the viewport had no room: then the agent's view moves to show it (its
         # follow-up request looks there).
-        looked = [Rect(b.x, b.y, b.w, b.h) for b in session.context_requests if b is not None]
+        looked = [b for b in session.context_requests if b is not None]
         assert any(v.contains(box) for v in looked), (box, looked)
     problems = report.problems()
     problems.pop("outside_viewport", None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from steward.protocol.messages import ActionEnvelope
-from steward_tools.headless.ordering import GapBuffer
+from steward_tools.headless.gap_buffer import GapBuffer
 from tests.support.wire import envelope as env
 from tests.support.wire import text_action as action
 

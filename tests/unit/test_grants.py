@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+from steward.access import MAX_GRANT_CHARS, prompt_grant, verify_grant
 from steward.room.inbound.grants import GrantBook
 from steward.room.participants import Member
-from steward.tokens import MAX_GRANT_CHARS, prompt_grant, verify_grant
 
 KEY = "k" * 40
 NOW = 1_800_000_000

@@ -27,7 +27,7 @@ from steward.ports import PromptInput
 from steward.prompt.parts.chat_history import bounded, history_lines, render_action
 from steward.prompt.registry import PARTS
 from steward.prompt.state import ChatItem
-from steward.prompt.system import flow, system_prompt
+from steward.prompt.system_prompt import flow, system_prompt
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.unit.test_agent_core import body, box

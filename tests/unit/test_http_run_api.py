@@ -13,8 +13,8 @@ from pydantic import SecretStr
 
 from steward.api.app import MAX_BODY_BYTES, RUN_PATH, RunAccepted, RunRefused, create_app
 from steward.config import Settings
+from steward.protocol.box import Box
 from steward.protocol.limits import MAX_ID_CHARS
-from steward.protocol.messages import Box
 from steward.service import StewardService
 
 KEY = "unit-key-0123456789"

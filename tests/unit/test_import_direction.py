@@ -273,3 +273,40 @@ def test_the_request_path_does_not_import_the_scripted_model() -> None:
         and imp.importer not in MAY_NAME_THE_SCRIPTED_MODEL
     ]
     assert found == []
+
+
+# -- inside the tooling ------------------------------------------------------------------
+# Rigs (fake model servers, responders, fuzz inputs, participant processes) serve the tests
+# and the benches alike, so they stand apart from the benchmarks: a bench may use a rig, a
+# rig never reads a bench, not even inside a function. What both need lives in a rig or at
+# `steward_tools`' own level (`process_usage`, `waiting`, `child_process`).
+RIGS, BENCH = "steward_tools.rigs", "steward_tools.bench"
+
+
+def rig_violations(imports: Iterable[Import]) -> list[str]:
+    return [
+        f"{imp.importer}:{imp.line} imports {imp.target}"
+        for imp in imports
+        if (imp.importer == RIGS or imp.importer.startswith(RIGS + "."))
+        and (imp.target == BENCH or imp.target.startswith(BENCH + "."))
+    ]
+
+
+def test_rigs_import_nothing_of_the_benches() -> None:
+    assert rig_violations(all_imports()) == []
+
+
+def test_the_rig_rule_refuses_what_it_should() -> None:
+    code = {
+        "steward_tools.rigs.x": "from steward_tools.bench.harness import Stack",
+        "steward_tools.rigs.y": "def f():\n    import steward_tools.bench.raw",  # lazy too
+        "steward_tools.rigs.z": "from steward_tools.bench import harness",
+        "steward_tools.bench.x": "from steward_tools.rigs.participant import run",  # ok
+        "steward_tools.rigs.w": "from steward_tools.process_usage import rss_mb",  # ok
+    }
+    found = rig_violations(i for m, c in code.items() for i in _imports(m, ast.parse(c)))
+    assert [v.split(":")[0] for v in found] == [
+        "steward_tools.rigs.x",
+        "steward_tools.rigs.y",
+        "steward_tools.rigs.z",
+    ]

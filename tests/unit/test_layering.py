@@ -9,7 +9,7 @@ from typing import Any
 from steward.actions.base import RunState
 from steward.actions.registry import ACTIONS, process
 from steward.canvas.apply import apply_wire_action
-from steward.canvas.bounds import Rect
+from steward.protocol.box import Box
 from steward.protocol.messages import WireAction
 from steward.turns.bounds_guard import BoundsGuard
 
@@ -105,7 +105,7 @@ def test_nothing_to_pass_or_an_unknown_reference_sends_nothing_and_says_why() ->
 
 def test_a_drone_may_place_its_shape_behind_another_tasks_shape_but_not_move_that_one() -> None:
     shapes = _canvas()
-    guard = BoundsGuard(Rect(90, 90, 250, 250))  # holds a, b and c, not sky or far
+    guard = BoundsGuard(Box(90, 90, 250, 250))  # holds a, b and c, not sky or far
     mine = WireAction(
         id="m", name="reorder", params={"ids": ["c"], "to": "behind", "target": "sky"}
     )

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from steward.access import Grant
 from steward.ports import PromptInput
 from steward.protocol.limits import MAX_PROMPT_CHARS
 from steward.room.inbound import lk_chat
@@ -16,7 +17,6 @@ from steward.room.inbound.lk_chat import LkChat
 from steward.room.inbound.stream_inbox import StreamMeter
 from steward.room.outbound.messenger import Messenger
 from steward.room.participants import Participants
-from steward.tokens import Grant
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.modes import MODES
 from steward.fairies.neighbours import neighbourhood_of
@@ -14,7 +13,7 @@ from steward.ports import Picture
 from steward.prompt.parts.neighbours import PART, adjoining, around, surroundings
 from steward.prompt.registry import build_request
 from steward.prompt.state import PromptState
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 
 
 def _box(
@@ -30,12 +29,12 @@ def _box(
 
 
 MINE = Task(
-    "t1", "room", "The barn", "a red barn", "in-progress", "p", "fairy-2", Rect(400, 0, 300, 300)
+    "t1", "room", "The barn", "a red barn", "in-progress", "p", "fairy-2", Box(400, 0, 300, 300)
 )
 LEFT = Task(
-    "t0", "room", "The fence", "a fence", "in-progress", "p", "fairy-1", Rect(80, 0, 340, 300)
+    "t0", "room", "The fence", "a fence", "in-progress", "p", "fairy-1", Box(80, 0, 340, 300)
 )
-FAR = Task("t9", "room", "The pond", "a pond", "todo", "p", None, Rect(5000, 5000, 300, 300))
+FAR = Task("t9", "room", "The pond", "a pond", "todo", "p", None, Box(5000, 5000, 300, 300))
 SHAPES = {
     s["id"]: s
     for s in (
@@ -114,9 +113,9 @@ def test_a_drones_request_lists_its_neighbours_and_the_part_is_in_its_mode() -> 
 
 def test_only_shapes_within_the_adjoining_margin_are_listed() -> None:
     # The margin is 15% of the area's shorter side, within [40, 120] px.
-    assert adjoining(Rect(0, 0, 300, 300)) == Rect(-45, -45, 390, 390)
-    assert adjoining(Rect(0, 0, 100, 900)) == Rect(-40, -40, 180, 980)
-    assert adjoining(Rect(0, 0, 2000, 2000)) == Rect(-120, -120, 2240, 2240)
+    assert adjoining(Box(0, 0, 300, 300)) == Box(-45, -45, 390, 390)
+    assert adjoining(Box(0, 0, 100, 900)) == Box(-40, -40, 180, 980)
+    assert adjoining(Box(0, 0, 2000, 2000)) == Box(-120, -120, 2240, 2240)
     hood = neighbourhood_of(MINE, [LEFT])
     assert hood is not None
     seen = surroundings(SHAPES, hood, CoordinateSpace(0, 0))
@@ -139,8 +138,8 @@ def _drone_state(**kw: Any) -> PromptState:
 def test_the_image_around_the_task_area_follows_its_truthful_caption() -> None:
     assert MINE.bounds is not None
     area = around(MINE.bounds)  # 300 px grown by max(200, 225) on each side
-    assert area == Rect(175, -225, 750, 750)
-    pic = Picture(Box(x=area.x, y=area.y, w=area.w, h=area.h), b"RIFFwebp", "image/webp")
+    assert area == Box(175, -225, 750, 750)
+    pic = Picture(area, b"RIFFwebp", "image/webp")
     req = build_request(_drone_state(around=pic), MODES["working-drone"])
     images = [b for b in req.user if b["type"] == "image"]
     assert images == [{"type": "image", "media_type": "image/webp", "data": b"RIFFwebp"}]
@@ -185,7 +184,7 @@ def test_shapes_in_view_drawn_by_another_task_say_which() -> None:
     hood = neighbourhood_of(MINE, [LEFT, MINE], {"t0-post": "t0"})
     state = _drone_state()
     state.neighbourhood = hood
-    state.viewport = Rect(0, 0, 700, 300)
+    state.viewport = Box(0, 0, 700, 300)
     req = build_request(state, MODES["working-drone"])
     block = next(b["text"] for b in req.user if b["text"].startswith("Shapes in your view"))
     rows = {r["shapeId"]: r for r in json.loads(block.split(":\n", 1)[1])}

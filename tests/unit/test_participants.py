@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
+import pytest
 
-from steward.room.participants import Member, Participants, elect_host
+from steward.room.participants import LEAVE_DEBOUNCE_S, Member, Participants, elect_host
+from tests.support.clock import LoopClock
 
 
 def member(identity: str, joined: int, caps: str = "context,screenshot,apply") -> Member:
@@ -18,7 +19,10 @@ def test_host_is_earliest_capable_then_lowest_identity() -> None:
     assert elect_host(list(reversed(members))) == "bob"  # order-independent
 
 
-async def test_steward_reconnect_does_not_make_the_host_flap() -> None:
+async def test_steward_reconnect_does_not_make_the_host_flap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = LoopClock(monkeypatch)
     changes: list[tuple[str | None, str | None]] = []
     p = Participants(lambda old, new: changes.append((old, new)), reconnect_grace_s=0.05)
     p.joined("alice", 1, {"steward.capabilities": "context"})
@@ -31,16 +35,20 @@ async def test_steward_reconnect_does_not_make_the_host_flap() -> None:
     p.connection_reconnected(lambda: {"alice", "bob"})
     p.joined("bob", 2, {"steward.capabilities": "context"})
     p.joined("alice", 1, {"steward.capabilities": "context"})
-    await asyncio.sleep(0.1)
+    await clock.advance(0.1)  # past the grace: the reconcile has run
     assert p.host == "alice" and changes == [(None, "alice")]
     # A real leave: the next capable browser becomes host after the short debounce.
     p.left("alice")
+    await clock.advance(LEAVE_DEBOUNCE_S * 0.9)
     assert p.host == "alice"
-    await asyncio.sleep(0.3)
+    await clock.advance(LEAVE_DEBOUNCE_S * 0.2)
     assert p.host == "bob" and changes[-1] == ("alice", "bob")
 
 
-async def test_who_is_not_back_after_our_reconnect_has_left() -> None:
+async def test_who_is_not_back_after_our_reconnect_has_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = LoopClock(monkeypatch)
     p = Participants(reconnect_grace_s=0.05)
     p.joined("alice", 1, {"steward.capabilities": "context"})
     p.joined("bob", 2, {"steward.capabilities": "context"})
@@ -48,11 +56,14 @@ async def test_who_is_not_back_after_our_reconnect_has_left() -> None:
     p.left("alice")
     p.left("bob")
     p.connection_reconnected(lambda: {"bob"})
-    await asyncio.sleep(0.15)
+    await clock.advance(0.15)
     assert p.get("alice") is None and p.host == "bob"
 
 
-async def test_an_avoided_browser_hosts_only_when_no_other_can_and_a_demoted_one_never() -> None:
+async def test_an_avoided_browser_hosts_only_when_no_other_can_and_a_demoted_one_never(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = LoopClock(monkeypatch)
     p = Participants()
     p.joined("hal", 1, {"steward.capabilities": "context"})
     p.joined("carl", 2, {"steward.capabilities": "context"})
@@ -60,7 +71,7 @@ async def test_an_avoided_browser_hosts_only_when_no_other_can_and_a_demoted_one
     assert p.host == "carl" and p.avoided() == {"hal"}
     p.avoid("carl", 0.05)  # both avoided: the earliest again, rather than none
     assert p.host == "hal"
-    await asyncio.sleep(0.1)  # both marks ran out
+    await clock.advance(0.1)  # both marks ran out
     assert p.host == "hal" and not p.avoided()
     p.demote("hal", 10)
     p.avoid("carl", 10)

@@ -12,10 +12,11 @@ from steward.actions.base import RunState
 from steward.actions.convert import simple_to_record
 from steward.actions.registry import ACTIONS, process
 from steward.canvas.apply import apply_wire_action
-from steward.canvas.bounds import Rect, shape_bounds
+from steward.canvas.bounds import shape_bounds
 from steward.canvas.simple import to_simple
 from steward.canvas.tiers import to_blurry
-from steward.prompt.schema import response_schema
+from steward.prompt.response_schema import response_schema
+from steward.protocol.box import Box
 from steward.protocol.messages import WireAction
 
 FENCE = [{"x": 45, "y": 305}, {"x": 405, "y": 305}, {"x": 405, "y": 685}, {"x": 45, "y": 685}]
@@ -51,7 +52,7 @@ def test_a_straight_pen_is_one_straight_segment_per_edge() -> None:
     assert [s["type"] for s in segs] == ["straight"] * 3
     pts = [(p["x"], p["y"]) for p in FENCE]
     assert _edges(rec) == [[pts[0], pts[1]], [pts[1], pts[2]], [pts[2], pts[3]]]
-    assert shape_bounds(_mirrored(rec)) == Rect(45, 305, 360, 380)
+    assert shape_bounds(_mirrored(rec)) == Box(45, 305, 360, 380)
 
 
 def test_a_closed_straight_pen_returns_to_its_start() -> None:
@@ -101,7 +102,7 @@ def test_a_closed_smooth_pen_passes_through_every_point_and_ends_where_it_began(
     shapes: dict[str, Any] = {}
     apply_wire_action(shapes, WireAction(id="a", name="create_shape", params=rec))
     box = shape_bounds(shapes["rail"]).expand(0.07)
-    assert all(box.contains(Rect(p["x"], p["y"], 0, 0)) for p in ring)
+    assert all(box.contains(Box(p["x"], p["y"], 0, 0)) for p in ring)
 
 
 def test_a_pen_echoes_the_fill_the_model_named_and_takes_a_shape_id() -> None:

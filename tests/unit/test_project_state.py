@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from steward.canvas.bounds import Rect
 from steward.fairies.project_state import project_state
 from steward.fairies.projects import ProjectBoard, task_completed_key
 from steward.fairies.waits import WaitCondition, mode_transition_key
+from steward.protocol.box import Box
 from steward.protocol.limits import MAX_ENVELOPE_BYTES, MAX_PROJECT_TASKS
 from steward.protocol.messages import ProjectState
 
@@ -18,10 +18,10 @@ def _board() -> tuple[ProjectBoard, str, list[str]]:
         "lead", title="Farm", description="d", plan="barn then pond", members=["a", "b"]
     )
     t1 = board.create_project_task(
-        "lead", title="Barn", text="red", bounds=Rect(0, 0, 200, 100), assignee="a"
+        "lead", title="Barn", text="red", bounds=Box(0, 0, 200, 100), assignee="a"
     )
     t2 = board.create_project_task(
-        "lead", title="Pond", text="blue", bounds=Rect(300, 0, 200, 100), assignee=None
+        "lead", title="Pond", text="blue", bounds=Box(300, 0, 200, 100), assignee=None
     )
     return board, p.id, [t1.id, t2.id]
 
@@ -71,7 +71,7 @@ def test_a_huge_project_still_fits_one_packet() -> None:
     )
     for i in range(MAX_PROJECT_TASKS + 7):
         board.create_project_task(
-            "lead", title="x" * 400, text="", bounds=Rect(i, 0, 1, 1), assignee="a"
+            "lead", title="x" * 400, text="", bounds=Box(i, 0, 1, 1), assignee="a"
         )
     msg = project_state(board, p, [])
     assert len(msg.tasks) == MAX_PROJECT_TASKS

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from steward.actions.base import TodoItem
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.modes import MODES, ModeName
 from steward.prompt.parts.chat_history import filter_history
 from steward.prompt.parts.lints import lint
 from steward.prompt.registry import PARTS, build_request
-from steward.prompt.schema import response_schema
+from steward.prompt.response_schema import response_schema
 from steward.prompt.state import ChatItem, PromptState
-from steward.prompt.system import system_prompt
+from steward.prompt.system_prompt import system_prompt
+from steward.protocol.box import Box
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
@@ -67,7 +67,7 @@ def state(**kw: object) -> PromptState:
     base = dict(
         message="make it blue",
         shapes=shapes,
-        viewport=Rect(100, 100, 800, 600),
+        viewport=Box(100, 100, 800, 600),
         coords=CoordinateSpace(100, 100),
         enabled_actions=MODES["one-shotting"].actions,
         selection=["in"],

@@ -12,7 +12,7 @@ from steward.actions.base import ActionSpec
 from steward.actions.registry import ACTIONS
 from steward.fairies.modes import MODES
 from steward.prompt.registry import PARTS
-from steward.prompt.system import flow, system_prompt
+from steward.prompt.system_prompt import flow, system_prompt
 
 SPECS: dict[str, ActionSpec] = ACTIONS
 # Nothing to teach: `unknown` is never to be chosen; the time states itself in the request.

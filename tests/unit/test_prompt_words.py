@@ -5,13 +5,13 @@ where asked."""
 from __future__ import annotations
 
 from steward.actions.registry import ACTIONS
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.modes import mode
 from steward.fairies.roster import DEFAULT_PERSONALITIES, Roster
 from steward.model.base import ModelRequest
 from steward.prompt.registry import build_request
 from steward.prompt.state import FairyBrief, PromptState
+from steward.protocol.box import Box
 
 
 def _request(fairy: FairyBrief | None) -> ModelRequest:
@@ -19,7 +19,7 @@ def _request(fairy: FairyBrief | None) -> ModelRequest:
     state = PromptState(
         message="draw a farm to the right of the chart",
         shapes={},
-        viewport=Rect(0, 0, 800, 600),
+        viewport=Box(0, 0, 800, 600),
         coords=CoordinateSpace(0, 0),
         enabled_actions=m.actions,
         fairy=fairy,
@@ -71,7 +71,7 @@ def test_a_drones_view_of_its_task_area_is_captioned_once() -> None:
     state = PromptState(
         message="draw the pond",
         shapes={},
-        viewport=Rect(440, 400, 240, 300),
+        viewport=Box(440, 400, 240, 300),
         view_kind="task",
         coords=CoordinateSpace(0, 0),
         enabled_actions=m.actions,
@@ -88,7 +88,7 @@ def test_a_wake_is_not_called_a_user_request() -> None:
     state = PromptState(
         message='Task "pond" by fairy-3 is done. Review it.',
         shapes={},
-        viewport=Rect(0, 0, 800, 600),
+        viewport=Box(0, 0, 800, 600),
         coords=CoordinateSpace(0, 0),
         enabled_actions=m.actions,
         request_from="steward",

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from steward.canvas.bounds import Rect
 from steward.canvas.quality import RunShapes, add_counts, quality_report
 from steward.model.scripted.pictures import PICTURES, layout
+from steward.protocol.box import Box
 from steward.room.runs.sessions import record_quality
 
 
@@ -43,7 +43,7 @@ def test_a_clean_canvas_has_no_problems() -> None:
         geo("eye", 20, 20, 10, 10),
         arrow("ab", "a", "b"),
     )
-    report = quality_report(shapes, viewport=Rect(-10, -10, 600, 200))
+    report = quality_report(shapes, viewport=Box(-10, -10, 600, 200))
     assert report.problems() == {} and report.lints() == []
 
 
@@ -60,8 +60,8 @@ def test_each_problem_is_counted_once_with_its_shapes() -> None:
     )
     report = quality_report(
         shapes,
-        viewport=Rect(-10, -10, 1200, 600),
-        task_bounds=[Rect(-10, -10, 800, 400)],
+        viewport=Box(-10, -10, 1200, 600),
+        task_bounds=[Box(-10, -10, 800, 400)],
         partial=["b"],
     )
     assert report.overlaps == [("a", "b")]
@@ -90,7 +90,7 @@ def test_only_what_the_run_touched_is_judged() -> None:
 def test_pictures_have_no_unintended_overlaps_at_any_size(name: str, size: int) -> None:
     parts = layout(PICTURES[name], 13, 7, size, size)
     shapes = by_id(*(geo(f"p{i}", x, y, w, h) for i, (_, x, y, w, h, _, _) in enumerate(parts)))
-    report = quality_report(shapes, viewport=Rect(13, 7, size, size))
+    report = quality_report(shapes, viewport=Box(13, 7, size, size))
     assert report.problems() == {}, report
     assert len({(p[1], p[2], p[3], p[4]) for p in parts}) == len(parts)  # none hides another
 
@@ -106,7 +106,7 @@ def test_run_shapes_follow_creates_changes_and_deletes() -> None:
     assert run.touched == ["a", "old", "old2"] and run.created == ["a"]
     shapes = by_id(geo("a", 5000, 0, 10, 10), geo("old", 6000, 0, 10, 10))
     report = quality_report(
-        shapes, touched=run.touched, created=run.created, viewport=Rect(0, 0, 100, 100)
+        shapes, touched=run.touched, created=run.created, viewport=Box(0, 0, 100, 100)
     )
     assert report.outside_viewport == ["a"]  # changed, not drawn: "old" does not count
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from steward.actions.base import Scheduled
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.modes import mode
 from steward.model.base import ModelRequest
 from steward.ports import PromptChannel, PromptInput
 from steward.prompt.registry import build_request
 from steward.prompt.state import PromptState
+from steward.protocol.box import Box
 
 
 def _request(**kw: object) -> ModelRequest:
@@ -20,7 +20,7 @@ def _request(**kw: object) -> ModelRequest:
     state = PromptState(
         message="draw a barn",
         shapes={},
-        viewport=Rect(0, 0, 800, 600),
+        viewport=Box(0, 0, 800, 600),
         coords=CoordinateSpace(0, 0),
         enabled_actions=m.actions,
         **kw,  # type: ignore[arg-type]

@@ -15,7 +15,6 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
@@ -24,7 +23,7 @@ from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest, Usage
 from steward.model.scripted import ScriptedProjectModel
 from steward.ports import PromptInput
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.support.request_frame import LEAK, frame_leaks, unrounded_numbers
@@ -158,7 +157,7 @@ def test_a_fairy_away_from_the_view_is_said_to_be() -> None:
     """Fairies rest where they start, at the page's beginning: from a view around x 47,360
     one reads "idling at (-47360, 31460)", which looks like a page number leaking unless the
     line says plainly that it is far away."""
-    view = Rect(47_360, -31_460, 960, 600)
+    view = Box(47_360, -31_460, 960, 600)
     assert whereabouts(view, 47_800, -31_200) == ""
     assert whereabouts(view, 47_360 + 1_200, -31_200) == ", outside your view"
     assert whereabouts(view, 0, 0) == ", far outside your view"

@@ -9,15 +9,14 @@ import json
 from typing import Any
 
 from steward.actions.base import Scheduled
-from steward.canvas.bounds import Rect
 from steward.config import Settings
 from steward.fairies.look import Gaze, Look
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest
-from steward.model.scripted.project import ScriptedProjectModel
+from steward.model.scripted.project_model import ScriptedProjectModel
 from steward.ports import PromptInput
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward_tools.canned_model import CannedModel
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.unit.test_agent_core import body
@@ -42,11 +41,11 @@ def line(label: str, text: str) -> Any:
 def test_a_view_move_lasts_a_review_looks_once() -> None:
     gaze = Gaze(Look(None, "asker"))
     assert gaze.next(None) == Look(None, "asker")
-    review = Scheduled("review", "check", Rect(5, 5, 10, 10))
-    assert gaze.next(review) == Look(Rect(5, 5, 10, 10), "review")
+    review = Scheduled("review", "check", Box(5, 5, 10, 10))
+    assert gaze.next(review) == Look(Box(5, 5, 10, 10), "review")
     assert gaze.next(Scheduled("data", "count = 1")) == Look(None, "asker")
-    moved = gaze.next(Scheduled("view", "look", Rect(1, 2, 3, 4)))
-    assert moved == Look(Rect(1, 2, 3, 4), "own")
+    moved = gaze.next(Scheduled("view", "look", Box(1, 2, 3, 4)))
+    assert moved == Look(Box(1, 2, 3, 4), "own")
     assert gaze.next(Scheduled("review", "check", None)) == moved
     assert gaze.next(None) == moved
 

@@ -9,7 +9,6 @@ import asyncio
 
 from steward.actions.convert import simple_to_record
 from steward.actions.registry import ACTIONS
-from steward.canvas.bounds import Rect
 from steward.fairies.modes import MODES, mode
 from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
@@ -19,6 +18,7 @@ from steward.fairies.runtime import FairyRuntime
 from steward.ports import PromptInput
 from steward.prompt.registry import PARTS
 from steward.prompt.state import FairyBrief
+from steward.protocol.box import Box
 from steward_tools.memory_session import MemoryRoom, MemorySession, MemorySessions
 from tests.unit.test_request_frame import Recording
 
@@ -70,8 +70,8 @@ def test_the_colour_rule_says_labels_are_black_as_the_records_draw_them() -> Non
 
 def _duo_view(picked: bool) -> FairyBrief:
     text = "a stone quay along the top with three shops"
-    quay = Task("quay", "room", "Quay", text, "in-progress", "p", "f2", Rect(0, 0, 900, 300))
-    water = Task("water", "room", "Water", "the water", "done", "p", "f3", Rect(0, 300, 900, 300))
+    quay = Task("quay", "room", "Quay", text, "in-progress", "p", "f2", Box(0, 0, 900, 300))
+    water = Task("water", "room", "Water", "the water", "done", "p", "f3", Box(0, 300, 900, 300))
     view = FairyView(
         fairy=Fairy("f2", "Clover", "green", role="duo-orchestrator", mode="working-orchestrator"),
         mode=mode("working-orchestrator"),
@@ -82,7 +82,7 @@ def _duo_view(picked: bool) -> FairyBrief:
         own_tasks=[],
         history=[],
         shapes={},
-        viewport=Rect(0, 0, 900, 300),
+        viewport=Box(0, 0, 900, 300),
         picked=picked,
     )
     return brief(view)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from steward.actions.registry import ACTIONS
-from steward.prompt.schema import response_schema
+from steward.prompt.response_schema import response_schema
 
 
 def _variants(names: list[str]) -> dict[str, dict[str, object]]:

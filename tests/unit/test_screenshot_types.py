@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.model.anthropic_model import AnthropicModel
 from steward.model.base import ModelRequest
 from steward.prompt.parts.screenshot import PART
 from steward.prompt.state import PromptState
+from steward.protocol.box import Box
 from steward.protocol.images import matches, screenshot_type, sniff
 from steward.protocol.names import TOPIC_CONTEXT, TOPIC_SCREENSHOT
 from steward.room.inbound.stream_inbox import ContextFailure, Received
@@ -75,7 +75,7 @@ def _state(shot: bytes | None, media_type: str) -> PromptState:
     return PromptState(
         message="m",
         shapes=None,
-        viewport=Rect(0, 0, 800, 600),
+        viewport=Box(0, 0, 800, 600),
         coords=CoordinateSpace(0, 0),
         enabled_actions=(),
         screenshot=shot,  # type: ignore[arg-type]

@@ -6,18 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from steward.actions.convert import simple_to_record
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.tiers import to_blurry
 from steward.prompt.parts.blurry_shapes import in_view
 from steward.prompt.state import PromptState
+from steward.protocol.box import Box
 
 
 def _box(sid: str, x: float, y: float, w: float = 200, h: float = 150) -> dict[str, Any]:
     return {"id": sid, "type": "geo", "x": x, "y": y, "props": {"geo": "rectangle", "w": w, "h": h}}
 
 
-def _listed(view: Rect, *shapes: dict[str, Any]) -> list[str]:
+def _listed(view: Box, *shapes: dict[str, Any]) -> list[str]:
     state = PromptState(
         message="m",
         shapes={s["id"]: s for s in shapes},
@@ -29,7 +29,7 @@ def _listed(view: Rect, *shapes: dict[str, Any]) -> list[str]:
 
 
 def test_a_shape_half_inside_the_view_is_listed_and_one_outside_is_not() -> None:
-    view = Rect(0, 0, 400, 300)
+    view = Box(0, 0, 400, 300)
     listed = _listed(
         view,
         _box("inside", 10, 10),

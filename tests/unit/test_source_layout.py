@@ -1,5 +1,5 @@
 """House rules the source keeps: the formatter lays out the runtime, its tools and its tests,
-and no module reaches into another's private names."""
+no module reaches into another's private names, and every public class says what it is for."""
 
 from __future__ import annotations
 
@@ -148,3 +148,32 @@ def test_the_length_check_names_each_long_module(tmp_path: Path) -> None:
     (pkg / "short.py").write_text("x = 1\n" * 3)
     (pkg / "sub" / "long.py").write_text("x = 1\n" * 4)
     assert long_modules(pkg, limit=3) == ["pkg/sub/long.py: 4 lines"]
+
+
+def undocumented_classes(path: Path) -> list[str]:
+    """Public classes (pydantic models and nested classes included) without a docstring."""
+    tree = ast.parse(path.read_text(), str(path))
+    return [
+        f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{node.lineno}"
+        f" {node.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and not node.name.startswith("_")
+        and ast.get_docstring(node) is None
+    ]
+
+
+def test_every_public_class_has_a_docstring() -> None:
+    missing = [c for p in _sources("steward", "steward_tools") for c in undocumented_classes(p)]
+    assert missing == []
+
+
+def test_the_docstring_check_names_each_bare_public_class(tmp_path: Path) -> None:
+    mod = tmp_path / "mod.py"
+    mod.write_text(
+        "class Bare(BaseModel):\n    x: int\n\n"
+        'class Told:\n    """Holds x."""\n\n'
+        "class _Hidden:\n    pass\n\n"
+        'class Outer:\n    """Holds Inner."""\n\n    class Inner:\n        pass\n'
+    )
+    assert undocumented_classes(mod) == ["mod.py:1 Bare", "mod.py:13 Inner"]

@@ -18,7 +18,7 @@ from steward.canvas.styles import (
     fill_to_model,
     fill_to_tldraw,
 )
-from steward.prompt.system import flow
+from steward.prompt.system_prompt import flow
 
 MODEL_TO_TLDRAW = {
     "none": "none",

@@ -12,15 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from steward.actions.registry import ALL_ACTION_NAMES
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.modes import MODES
 from steward.model.anthropic_model import AnthropicModel
 from steward.model.base import PREFILL
 from steward.prompt.registry import build_request
-from steward.prompt.schema import response_schema
+from steward.prompt.response_schema import response_schema
 from steward.prompt.state import PromptState
-from steward_tools.rigs.request_text import Box, json_values, read_request
+from steward.protocol.box import Box
+from steward_tools.rigs.request_text import json_values, read_request
 from steward_tools.rigs.responders import (
     PlanResponder,
     SchemaResponder,
@@ -66,12 +66,12 @@ def one_shot_body(screenshot: bytes | None = JPEG) -> dict[str, Any]:
     state = PromptState(
         message="tidy up",
         shapes=shapes,
-        viewport=Rect(100, 100, 800, 600),
+        viewport=Box(100, 100, 800, 600),
         coords=CoordinateSpace(100, 100),
         enabled_actions=mode.actions,
         selection=["a"],
         screenshot=screenshot,
-        user_viewport=Rect(0, 0, 300, 300),
+        user_viewport=Box(0, 0, 300, 300),
     )
     request = build_request(state, mode)
     return AnthropicModel("x", api_key="k").build_params(request)

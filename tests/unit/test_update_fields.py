@@ -8,7 +8,7 @@ from typing import Any
 from steward.actions.base import RunState
 from steward.actions.fields import FIELDS
 from steward.actions.registry import ACTIONS, process
-from steward.prompt.schema import response_schema
+from steward.prompt.response_schema import response_schema
 
 BOX = {
     "id": "box",

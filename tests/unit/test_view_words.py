@@ -5,11 +5,11 @@ caption refers to it ("given above")."""
 
 from __future__ import annotations
 
-from steward.canvas.bounds import Rect
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.modes import mode
 from steward.prompt.registry import build_request
 from steward.prompt.state import PromptState, ViewKind
+from steward.protocol.box import Box
 
 JPEG = b"\xff\xd8\xff\xe0fake"
 
@@ -19,7 +19,7 @@ def _request(kind: ViewKind) -> tuple[str, list[dict[str, object]]]:
     state = PromptState(
         message="draw a cat",
         shapes={},
-        viewport=Rect(47_360, -31_460, 960, 600),
+        viewport=Box(47_360, -31_460, 960, 600),
         coords=CoordinateSpace.at(47_360, -31_460),
         enabled_actions=m.actions,
         view_kind=kind,

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from livekit import rtc
 
+from steward.access import Grant
 from steward.ports import PromptInput
 from steward.room.inbound.intake import Intake, addressed_text
 from steward.room.participants import Participants
-from steward.tokens import Grant
 from steward.voice.captions import caption_attributes
 from steward.voice.engines import make_vad
 from steward.voice.local_stt import SAMPLE_RATE, LocalSTT

@@ -3,6 +3,7 @@
 import { useEditor, useValue } from 'tldraw'
 import type { StewardHandle } from '../steward'
 import { useStewardState } from './useSteward'
+import { modeLabel } from './modes'
 
 const COLORS: Record<string, string> = {
   black: '#1d1d1d', grey: '#9fa8b2', 'light-violet': '#e085f4', violet: '#ae3ec9', blue: '#4465e9',
@@ -44,7 +45,7 @@ export function FairyOverlay({ handle }: { handle: StewardHandle | null }) {
                 <path d="M4 6 L9 9 M18 6 L13 9" stroke={color} strokeWidth="2" strokeLinecap="round" />
               </svg>
               <span style={{ font: '11px sans-serif', color: '#fff', background: color, padding: '1px 5px', borderRadius: 8, whiteSpace: 'nowrap' }}>
-                {f.name} · {f.mode}
+                {f.name} · {modeLabel(f.mode)}
               </span>
             </div>
           </div>

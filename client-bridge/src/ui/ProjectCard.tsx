@@ -5,6 +5,7 @@ import { useState } from 'react'
 import type { FairyPresence, ProjectState, ProjectTaskState } from '../protocol.gen'
 import type { StewardHandle } from '../steward'
 import { cssColor } from './FairyOverlay'
+import { modeLabel } from './modes'
 
 const MARK: Record<ProjectTaskState['status'], string> = { todo: '○', 'in-progress': '➜', done: '✔' }
 
@@ -68,7 +69,7 @@ export function ProjectCard({ project, handle, fairies }: { project: ProjectStat
           {(project.waits ?? []).map((w) => (
             <li key={`${w.fairy}:${w.task ?? ''}:${w.onFairy ?? ''}`}>
               {byId[w.fairy]?.name ?? w.fairy} waits on{' '}
-              {w.task ? (tasks.find((t) => t.id === w.task)?.title ?? w.task) : `${byId[w.onFairy ?? '']?.name ?? w.onFairy}${w.mode ? ` (${w.mode})` : ''}`}
+              {w.task ? (tasks.find((t) => t.id === w.task)?.title ?? w.task) : `${byId[w.onFairy ?? '']?.name ?? w.onFairy}${w.mode ? ` (${modeLabel(w.mode)})` : ''}`}
             </li>
           ))}
         </ul>

@@ -3,23 +3,30 @@
 // prompt that started it, then everything done for it in time order, its fairies' messages
 // included, each fairy named once, each run's thoughts folded into one row, and its status;
 // "show" when what it drew is out of view; "undo" takes the run back, "redo" on an undo's own
-// run), a prompt box, the todo list and a cancel button.
+// run), a prompt box with the fairies picked to work it (picked by clicking them in the crew
+// list; a sentence above Send says who works it and how), the todo list and a cancel button.
 import { useEffect, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react'
 import { useValue } from 'tldraw'
-import { MAX_PROMPT_CHARS, type Box } from '../protocol.gen'
+import { MAX_PROMPT_CHARS, type Box, type FairyPresence } from '../protocol.gen'
 import type { StewardHandle } from '../steward'
 import { CrewList } from './CrewList'
+import { busyPicks, pickSentence, usePicks } from './picks'
 import { ProjectCard } from './ProjectCard'
 import { outOfView, timeline, type Run, type ThoughtItem } from './timeline'
 import { useStewardState } from './useSteward'
 
 const DONE = new Set(['done', 'canceled', 'error'])
+const NO_FAIRIES: FairyPresence[] = []
 
 export function StewardPanel({ handle, room, identity }: { handle: StewardHandle | null; room?: string; identity?: string }) {
   const state = useStewardState(handle)
   const [text, setText] = useState('')
   const [error, setError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
+  // The run this tab's last Send started: when the steward refuses it (a busy fairy, one that
+  // left), its reason shows under the prompt box.
+  const [sent, setSent] = useState<string | null>(null)
+  const picking = usePicks(state?.fairies ?? NO_FAIRIES)
   const chatEnd = useRef<HTMLDivElement>(null)
   // Fairies by the names their overlay shows, not their ids.
   const names = useMemo(() => Object.fromEntries((state?.fairies ?? []).map((f) => [f.id, f.name])), [state?.fairies])
@@ -53,11 +60,21 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
     if (!message) return
     setBusy(true)
     setError(null)
-    const reply = await handle.prompt(message)
+    const reply = await handle.prompt(message, picking.picks.length > 0 ? { fairies: picking.picks } : {})
     setBusy(false)
+    setSent(reply.sessionId ?? null)
     if (reply.error) setError(reply.error)
     else setText('')
   }
+  // New picks: the last refusal (about the old ones) goes.
+  const pick = (fairyId: string) => {
+    setSent(null)
+    setError(null)
+    picking.toggle(fairyId)
+  }
+  const sentStatus = sent ? state.sessions[sent] : undefined
+  const refused = sentStatus?.status === 'error' ? (sentStatus.detail ?? '').replace(/^error: /, '') || 'The steward could not run it.' : null
+  const busyNow = busyPicks(picking.picks, state.fairies)
 
   return (
     <aside className="steward-panel" data-testid="steward-panel">
@@ -69,7 +86,7 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
         {room && <span className="room">room {room}{identity ? ` · ${identity}` : ''}</span>}
       </header>
 
-      <CrewList handle={handle} fairies={state.fairies} following={state.following} />
+      <CrewList handle={handle} fairies={state.fairies} following={state.following} picks={picking.picks} onPick={pick} />
 
       <section className="steward-chat" data-testid="chat">
         {runs.map((run) => (
@@ -86,9 +103,9 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
         <div ref={chatEnd} />
       </section>
 
-      {active && (
+      {active && !(refused && active.sessionId === sent) && (
         <div className="steward-status" data-testid="status" data-session={active.sessionId} data-state={active.status}>
-          {active.fairy ? `${active.fairy}: ` : ''}
+          {active.fairy ? `${names[active.fairy] ?? active.fairy}: ` : ''}
           {active.status}
           {active.detail ? ` — ${active.detail}` : ''}
         </div>
@@ -107,6 +124,7 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
       <form className="steward-prompt" onSubmit={submit}>
         <textarea
           data-testid="prompt"
+          aria-label="Prompt for the steward"
           value={text}
           maxLength={MAX_PROMPT_CHARS}
           placeholder="Ask the steward… (e.g. draw a flow chart of our signup)"
@@ -123,6 +141,29 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
             }
           }}
         />
+        <div className="steward-picks" data-testid="picks" data-picks={picking.picks.join(' ')}>
+          <span className="who" data-testid="picks-sentence" aria-live="polite">
+            {pickSentence(picking.picks, state.fairies)}
+          </span>
+          {picking.picks.length > 0 && (
+            <button
+              type="button"
+              data-testid="picks-clear"
+              aria-label="Clear the picked fairies"
+              onClick={() => {
+                setSent(null)
+                picking.clear()
+              }}
+            >
+              clear picks
+            </button>
+          )}
+        </div>
+        {busyNow.length > 0 && (
+          <div className="steward-picks busy" data-testid="picks-busy" title="The steward refuses a busy fairy and says why: pick a free one, or send when it is done.">
+            Busy now: {busyNow.join(', ')}
+          </div>
+        )}
         <div className="row">
           <button type="submit" disabled={busy || state.status !== 'connected'} data-testid="send">
             Send
@@ -131,7 +172,11 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
             Cancel
           </button>
         </div>
-        {error && <div className="steward-error" role="alert">{error}</div>}
+        {(error ?? refused) && (
+          <div className="steward-error" role="alert" data-testid="prompt-error">
+            {error ?? refused}
+          </div>
+        )}
       </form>
     </aside>
   )

@@ -24,6 +24,9 @@ ALIGN_ALIASES = {
 
 
 class Align(Ids):
+    """What the model writes for `align`: the shapes, the edge or centre line to line them up on,
+    and a gap."""
+
     alignment: Literal["left", "center-horizontal", "right", "top", "center-vertical", "bottom"]
     gap: float = 0
 

@@ -11,6 +11,9 @@ from steward.actions.base import ActionSpec, RunState, WireOp
 
 
 class Distribute(Ids):
+    """What the model writes for `distribute`: the shapes and the axis along which their gaps are
+    made equal."""
+
     direction: Literal["horizontal", "vertical"]
 
 

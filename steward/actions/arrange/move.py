@@ -12,6 +12,8 @@ from steward.canvas.simple import to_simple
 
 
 class Move(ActionModel):
+    """What the model writes for `move`: one shape and the point its x, y goes to."""
+
     intent: str
     shapeId: str
     x: float

@@ -30,6 +30,9 @@ PLACE_ALIGN_ALIASES = {
 
 
 class Place(ActionModel):
+    """What the model writes for `place`: a shape, the reference shape it goes beside, on which
+    side, aligned how and how far off."""
+
     intent: str
     shapeId: str
     referenceShapeId: str

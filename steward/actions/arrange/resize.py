@@ -11,6 +11,9 @@ from steward.actions.sanitize import to_number
 
 
 class Resize(Ids):
+    """What the model writes for `resize`: the shapes, the scale on each axis (negative flips) and
+    the origin scaled about."""
+
     scaleX: float
     scaleY: float
     originX: float | None = None

@@ -12,6 +12,9 @@ from steward.actions.sanitize import to_number
 
 
 class Rotate(Ids):
+    """What the model writes for `rotate`: the shapes, the angle in degrees and the origin turned
+    about."""
+
     degrees: float
     originX: float | None = None
     originY: float | None = None

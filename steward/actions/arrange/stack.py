@@ -11,6 +11,8 @@ from steward.actions.base import ActionSpec, RunState, WireOp
 
 
 class Stack(Ids):
+    """What the model writes for `stack`: the shapes, row or column, and the gap between them."""
+
     direction: Literal["horizontal", "vertical"]
     gap: float = 0
 

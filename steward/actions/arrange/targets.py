@@ -10,10 +10,13 @@ from typing import Any
 from steward.actions.base import ActionModel, RunState
 from steward.actions.sanitize import to_number
 from steward.canvas.apply import Shapes
-from steward.canvas.bounds import num, shape_bounds, union
+from steward.canvas.bounds import num, shape_bounds
+from steward.protocol.box import union
 
 
 class Ids(ActionModel):
+    """The fields every arrange action shares: why it acts (`intent`) and the shapes it acts on."""
+
     intent: str
     shapeIds: list[str]
 

@@ -9,6 +9,8 @@ from steward.actions.communicate.complete_only import complete_only
 
 
 class AddDetail(ActionModel):
+    """What the model writes for `add-detail`: what the next pass should add."""
+
     intent: str
 
 

@@ -12,6 +12,9 @@ from steward.canvas.simple import model_type
 
 
 class Count(ActionModel):
+    """What the model writes for `count`: which kind of shape to count (the answer comes next
+    request)."""
+
     expression: str = Field(description="A shape _type to count, or 'all'")
 
 

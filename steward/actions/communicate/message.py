@@ -9,6 +9,8 @@ from steward.actions.sanitize import to_text
 
 
 class Message(ActionModel):
+    """What the model writes for `message`: the words the user is shown in the chat."""
+
     text: str
 
 

@@ -9,6 +9,8 @@ from steward.actions.communicate.areas import named_area, needs_box
 
 
 class Review(ActionModel):
+    """What the model writes for `review`: why, and the page area to look at again next request."""
+
     intent: str
     x: float
     y: float

@@ -9,6 +9,8 @@ from steward.actions.communicate.areas import named_area, needs_box
 
 
 class SetMyView(ActionModel):
+    """What the model writes for `setMyView`: why, and the page area its own next view covers."""
+
     intent: str
     x: float
     y: float

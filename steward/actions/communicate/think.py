@@ -9,6 +9,8 @@ from steward.actions.communicate.complete_only import complete_only
 
 
 class Think(ActionModel):
+    """What the model writes for `think`: its reasoning, shown collapsed in the chat."""
+
     text: str
 
 

@@ -9,6 +9,9 @@ from steward.actions.communicate.complete_only import complete_only
 
 
 class Unknown(ActionModel):
+    """Whatever the model wrote under a name no action has: kept only so it can be ignored with a
+    note."""
+
     intent: str = ""
 
 

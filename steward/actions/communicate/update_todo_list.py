@@ -9,6 +9,8 @@ from steward.actions.sanitize import norm_enum, to_number, to_text
 
 
 class UpdateTodo(ActionModel):
+    """What the model writes for `update-todo-list`: one item's number, status and words."""
+
     id: int
     status: Literal["todo", "in-progress", "done"]
     text: str

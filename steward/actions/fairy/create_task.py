@@ -11,6 +11,9 @@ from steward.actions.fairy_port import FairyPort
 
 
 class SoloTask(ActionModel):
+    """What a solo fairy writes for `create-task`: a task of its own, with an optional area to work
+    in."""
+
     taskId: str
     title: str
     text: str

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from steward.actions.mistakes import FairyMistake
-from steward.canvas.bounds import Rect
+from steward.protocol.box import Box
 
 # Smallest sensible task area: a model asking for less gets this much.
 MIN_TASK_SIDE = 50.0
@@ -28,8 +28,8 @@ def number_field(data: dict[str, Any], key: str) -> float:
         raise FairyMistake(f'"{key}" must be a number.') from e
 
 
-def area_field(data: dict[str, Any]) -> Rect:
+def area_field(data: dict[str, Any]) -> Box:
     """A task's or flight's area on the page, made sane (positive, not tiny): its corner as
     the sanitizer brought it to the page (`_x`, `_y`), else as written."""
     x, y, w, h = (number_field(data, f"_{k}" if f"_{k}" in data else k) for k in "xywh")
-    return Rect(x, y, max(w, MIN_TASK_SIDE), max(h, MIN_TASK_SIDE))
+    return Box(x, y, max(w, MIN_TASK_SIDE), max(h, MIN_TASK_SIDE))

@@ -11,6 +11,8 @@ from steward.actions.fairy_port import FairyPort
 
 
 class FlyTo(ActionModel):
+    """What the model writes for `fly-to-bounds`: the page area the fairy flies to."""
+
     x: float
     y: float
     w: float

@@ -8,7 +8,7 @@ from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
 
 
 class Clear(ActionModel):
-    pass
+    """What the model writes for `clear`: nothing besides the name (every shape goes)."""
 
 
 def _sanitize_clear(

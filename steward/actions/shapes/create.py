@@ -22,6 +22,8 @@ CreatableShape = (
 
 
 class Create(ActionModel):
+    """What the model writes for `create`: why, and the full description of the new shape."""
+
     intent: str
     shape: CreatableShape
 

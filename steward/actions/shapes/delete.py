@@ -8,6 +8,8 @@ from steward.actions.base import ActionModel, ActionSpec, RunState, WireOp
 
 
 class Delete(ActionModel):
+    """What the model writes for `delete`: why, and the shape to remove."""
+
     intent: str
     shapeId: str
 

@@ -11,6 +11,8 @@ from steward.canvas.simple import model_type
 
 
 class Label(ActionModel):
+    """What the model writes for `label`: why, the shape, and its new text."""
+
     intent: str
     shapeId: str
     text: str

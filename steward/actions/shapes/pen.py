@@ -11,11 +11,16 @@ from steward.canvas.styles import COLORS, Color, fill_to_tldraw, model_fill
 
 
 class PenPoint(ActionModel):
+    """One point a `pen` line passes through, in model coordinates."""
+
     x: float
     y: float
 
 
 class Pen(ActionModel):
+    """What the model writes for `pen`: the points of a free line, how they are joined, and its
+    colour and fill."""
+
     intent: str
     shapeId: str | None = None
     points: list[PenPoint]

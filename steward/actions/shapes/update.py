@@ -17,6 +17,8 @@ from steward.canvas.styles import Color
 # Each kind takes only its own (a rectangle has no `x1`, a text no `fill`); the sanitizer
 # refuses any other key, and a position (x, y: that is `move`), with a note to the model.
 class ShapeChange(ActionModel):
+    """The fields of one shape an `update` changes: its id and only the fields its kind has."""
+
     shapeId: str
     type_: str | None = Field(default=None, alias="_type")
     text: str | None = None
@@ -39,6 +41,8 @@ class ShapeChange(ActionModel):
 
 
 class Update(ActionModel):
+    """What the model writes for `update`: why, and the change to one shape."""
+
     intent: str
     update: ShapeChange = Field(
         description="shapeId plus only the fields to change, of those its kind has"

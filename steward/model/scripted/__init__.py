@@ -8,6 +8,6 @@ draw; `model` is the provider (`ScriptedModel`); `project` teaches it whole fair
 """
 
 from steward.model.scripted.model import ScriptedModel
-from steward.model.scripted.project import ScriptedProjectModel
+from steward.model.scripted.project_model import ScriptedProjectModel
 
 __all__ = ["ScriptedModel", "ScriptedProjectModel"]

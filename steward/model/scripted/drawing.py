@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from steward.canvas.bounds import LINE_HEIGHT_EM, Rect, text_extent
+from steward.canvas.bounds import LINE_HEIGHT_EM, text_extent
 from steward.canvas.free_space import GAP
 from steward.model.scripted.pictures import Picture, known_subjects, layout, picture_for, scene_for
 from steward.model.scripted.request import FONT, NEEDS_MODEL, ScriptedRequest, label_box, say
+from steward.protocol.box import Box
 
 _FLOWS: dict[str, list[str]] = {
     "signup": ["Landing page", "Sign-up form", "Verify email", "Create account", "Welcome"],
@@ -67,12 +68,12 @@ class Drawings(ScriptedRequest):
                 f"{int(w)}x{int(h)} boxes, placed in free space in the viewport.",
             },
         ]
-        cells: list[Rect] = []
+        cells: list[Box] = []
         for i, step in enumerate(steps):
             row, col = divmod(i, per_row)
             if row % 2:  # a snake: the next row runs back, so every arrow is short
                 col = per_row - 1 - col
-            cell = Rect(area.x + col * (w + gap), area.y + row * (h + gap), w, h)
+            cell = Box(area.x + col * (w + gap), area.y + row * (h + gap), w, h)
             cells.append(cell)
             kind = "ellipse" if i in (0, len(steps) - 1) else "rectangle"
             acts.append(
@@ -282,7 +283,7 @@ class Drawings(ScriptedRequest):
         ]
         for i, pic in enumerate(pictures):
             x = area.x + i * (size + GAP) * s
-            cell = Rect(x, area.y, size * s, size * s)
+            cell = Box(x, area.y, size * s, size * s)
             acts += self.picture(pic, cell, self.sid(f"{pic.name}{i + 1}"), self.r.color)
         acts += self.show(area)
         acts.append(
@@ -294,7 +295,7 @@ class Drawings(ScriptedRequest):
         return acts
 
     def picture(
-        self, pic: Picture, box: Rect, prefix: str, color: str | None = None
+        self, pic: Picture, box: Box, prefix: str, color: str | None = None
     ) -> list[dict[str, Any]]:
         """Creates for the picture's parts fitted into `box`, ids `<prefix>-<n>`."""
         acts = []

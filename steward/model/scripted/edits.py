@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from steward.canvas.bounds import Rect, union
 from steward.canvas.free_space import GAP
 from steward.model.scripted.reading import read
 from steward.model.scripted.request import (
@@ -17,6 +16,7 @@ from steward.model.scripted.request import (
     say,
 )
 from steward.model.scripted.seen import Seen
+from steward.protocol.box import Box, union
 
 
 class Edits(ScriptedRequest):
@@ -112,7 +112,7 @@ class Edits(ScriptedRequest):
         step = STEP_MOVE
         for k in range(1, 20):  # further until the moved shapes land in free space
             step = STEP_MOVE * k
-            moved = Rect(group.x + dx * step, group.y + dy * step, group.w, group.h)
+            moved = Box(group.x + dx * step, group.y + dy * step, group.w, group.h)
             if not any(moved.expand(GAP / 2).intersects(o) for o in others):
                 break
         acts: list[dict[str, Any]] = [

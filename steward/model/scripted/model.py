@@ -32,6 +32,9 @@ class ScriptedTurn(Edits, Drawings):
 
 
 class ScriptedModel:
+    """The deterministic stand-in model: reads the request and its canvas facts and streams the
+    actions a careful model would."""
+
     name = "scripted"
 
     def __init__(self, tokens_per_s: float | None = 400.0, chunk_chars: int = 4) -> None:

@@ -16,6 +16,8 @@ Part = tuple[str, float, float, float, float, str, str]
 
 @dataclass(frozen=True)
 class Picture:
+    """A picture the scripted model can draw: its frame's size and the geo shapes it is made of."""
+
     name: str
     w: float
     h: float

@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from steward.canvas.bounds import Rect, text_extent
+from steward.canvas.bounds import text_extent
 from steward.canvas.free_space import GAP, Placer, fit_scale
 from steward.model.scripted.reading import read
 from steward.model.scripted.seen import Seen, SeenCanvas, seen_shapes
+from steward.protocol.box import Box
 
 NEEDS_MODEL = (
     "Without a real model (set STEWARD_MODEL=anthropic:<model> and ANTHROPIC_API_KEY) I can "
@@ -59,11 +60,11 @@ class ScriptedRequest:
         self.hints = hints
         self.r = read(str(hints.get("message", "")))
         v = hints.get("viewport") or {"x": 0, "y": 0, "w": 1600, "h": 900}
-        self.view = Rect(float(v["x"]), float(v["y"]), float(v["w"]), float(v["h"]))
+        self.view = Box(float(v["x"]), float(v["y"]), float(v["w"]), float(v["h"]))
         seen = seen_shapes(hints.get("canvas"))
         self.canvas = SeenCanvas(seen, list(hints.get("selection") or []))
         self.n = self.canvas.next_drawing()
-        self.placed: list[Rect] = []
+        self.placed: list[Box] = []
 
     # -- shared steps ------------------------------------------------------------------
     def note(self, what: str) -> str:
@@ -72,14 +73,14 @@ class ScriptedRequest:
     def sid(self, name: str) -> str:
         return f"d{self.n}-{slug(name)}"
 
-    def place(self, w: float, h: float, *, scalable: bool = False) -> tuple[Rect, float]:
+    def place(self, w: float, h: float, *, scalable: bool = False) -> tuple[Box, float]:
         """Where a w×h drawing goes, and the scale that fits it into the viewport."""
         _, box, scale = self.place_first([(w, h)], scalable=scalable)
         return box, scale
 
     def place_first(
         self, sizes: list[tuple[float, float]], *, scalable: bool = False
-    ) -> tuple[int, Rect, float]:
+    ) -> tuple[int, Box, float]:
         """The first of several layouts (sizes) that fits in free space inside the viewport:
         (its index, its place, its scale). Drawings without text may shrink to fit; when
         nothing fits, the first layout goes beside the view (and the view moves to it)."""
@@ -104,7 +105,7 @@ class ScriptedRequest:
         self.placed.append(box)
         return 0, box, scale
 
-    def anchor_box(self) -> Rect | None:
+    def anchor_box(self) -> Box | None:
         if not self.r.anchor:
             return None
         word = self.r.anchor
@@ -124,7 +125,7 @@ class ScriptedRequest:
         hits = [s for s in self.canvas.shapes if word in s.text.lower() or word in s.what]
         return self.canvas.bounds(hits)
 
-    def show(self, box: Rect) -> list[dict[str, Any]]:
+    def show(self, box: Box) -> list[dict[str, Any]]:
         """Move the agent's view when what it drew is not inside the asker's viewport."""
         if self.view.contains(box):
             return []

@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from steward.canvas.bounds import Rect, shape_bounds, union
+from steward.canvas.bounds import shape_bounds
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.simple import model_type, to_simple
 from steward.model.base import CanvasFacts
 from steward.model.scripted.reading import Reading, words_of
+from steward.protocol.box import Box, union
 
 MAX_SHAPES = 400
 # Notes the scripted model writes on what it draws: "drawing 3: flow chart of signup".
@@ -65,13 +66,16 @@ def shapes_for_model(
 
 @dataclass(frozen=True)
 class Seen:
+    """One shape as the scripted model is shown it: kind, words, colour, note, position, box and
+    bound ends."""
+
     id: str
     type: str
     text: str
     color: str
     note: str
     at: tuple[float, float]
-    box: Rect
+    box: Box
     ends: tuple[str, ...] = ()  # an arrow's bound shapes
 
     @property
@@ -97,7 +101,7 @@ def _seen(raw: Any) -> Seen | None:
             str(raw.get("color") or "black"),
             str(raw.get("note") or ""),
             (ax, ay),
-            Rect(x, y, w, h),
+            Box(x, y, w, h),
             ends,
         )
     except (KeyError, TypeError, ValueError):
@@ -105,12 +109,15 @@ def _seen(raw: Any) -> Seen | None:
 
 
 class SeenCanvas:
+    """The canvas a request shows the scripted model, with the questions it asks of it (which
+    shapes, where there is room)."""
+
     def __init__(self, raw: list[Any] | None, selection: list[str] | None = None) -> None:
         self.shapes = [s for s in (_seen(r) for r in raw or []) if s is not None]
         self.by_id = {s.id: s for s in self.shapes}
         self.selection = [self.by_id[i] for i in selection or [] if i in self.by_id]
 
-    def obstacles(self, skip: set[str] | None = None) -> list[Rect]:
+    def obstacles(self, skip: set[str] | None = None) -> list[Box]:
         return [s.box for s in self.shapes if not skip or s.id not in skip]
 
     def next_drawing(self) -> int:
@@ -166,5 +173,5 @@ class SeenCanvas:
         ids = {s.id for s in shapes}
         return [s for s in self.shapes if s.id not in ids and ids.intersection(s.ends)]
 
-    def bounds(self, shapes: list[Seen]) -> Rect | None:
+    def bounds(self, shapes: list[Seen]) -> Box | None:
         return union(s.box for s in shapes)

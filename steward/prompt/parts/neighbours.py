@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from steward.canvas.apply import Shapes
-from steward.canvas.bounds import Rect, shape_bounds, union
+from steward.canvas.bounds import shape_bounds
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.tiers import to_blurry
 from steward.prompt.base import Block, PromptPart, text
 from steward.prompt.parts.viewport import VIEW_WORDS
 from steward.prompt.state import Neighbourhood, PromptState
+from steward.protocol.box import Box, union
 
 # How far around its area a fairy looks (the image around it, and which other tasks it is
 # told of), as a share of the area's larger side (at least MIN_MARGIN px): far enough to see
@@ -46,13 +47,16 @@ MIN_PAD = 40.0
 
 @dataclass(frozen=True)
 class Surroundings:
-    area: Rect  # what is looked at: the task area and its margin
+    """What lies around a working fairy's task area: the area looked at, the shapes and tasks there,
+    and how many were left out."""
+
+    area: Box  # what is looked at: the task area and its margin
     shapes: list[dict[str, Any]]  # blurry rows, model coordinates, with their task
     tasks: list[dict[str, Any]]  # the other tasks whose areas meet `area`
     more: int = 0  # neighbours left out by the cap
 
 
-def around(r: Rect, others: Iterable[Rect] = ()) -> Rect:
+def around(r: Box, others: Iterable[Box] = ()) -> Box:
     """The area a working fairy looks at around its task area `r` (the image's area): the
     project around it, i.e. `r` and the other task areas within reach of it, with a small
     margin; with none in reach, `r` grown by its reach. A long, thin task (a road under a
@@ -64,11 +68,11 @@ def around(r: Rect, others: Iterable[Rect] = ()) -> Rect:
     return project.expand(max(MIN_PAD, PAD_SHARE * max(project.w, project.h)))
 
 
-def _adjoin_margin(r: Rect) -> float:
+def _adjoin_margin(r: Box) -> float:
     return round(min(MAX_ADJOIN, max(MIN_ADJOIN, ADJOIN_SHARE * min(r.w, r.h))))
 
 
-def adjoining(r: Rect) -> Rect:
+def adjoining(r: Box) -> Box:
     """`r` grown by the margin within which a shape counts as next to it."""
     return r.expand(_adjoin_margin(r))
 
@@ -153,7 +157,7 @@ def _picture(state: PromptState, seen: Surroundings) -> list[Block]:
         else f"your first image shows {VIEW_WORDS[state.view_kind]} (your viewport), which "
         "need not hold all of your area"
     )
-    shown = Rect(b.x, b.y, b.w, b.h)
+    shown = b
     # The areas drawn on it (`steward.fairies.outlines`): every other task's that lies in it.
     tasks = [t for t in hood.tasks if t.bounds.intersects(shown)]
     if tasks:

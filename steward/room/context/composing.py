@@ -16,7 +16,8 @@ from typing import Literal
 
 from steward.obs import metrics
 from steward.obs.logging import get_logger
-from steward.protocol.messages import Box, ComposingHint
+from steward.protocol.box import Box
+from steward.protocol.messages import ComposingHint
 from steward.protocol.names import TOPIC_COMPOSING
 from steward.room.context.snapshot_fetcher import SnapshotFetcher
 from steward.room.participants import Member, Participants
@@ -28,6 +29,9 @@ Outcome = Literal["started", "cached", "in_flight", "no_host", "dropped", "refus
 
 
 class ComposingHints:
+    """Turns a `steward:composing` hint or a starting transcription into an early context fetch for
+    that participant."""
+
     def __init__(
         self,
         room_id: str,

@@ -16,7 +16,7 @@ from typing import Any
 
 from steward.obs.logging import get_logger
 from steward.ports import CanvasSnapshot, SnapshotSource
-from steward.protocol.messages import Box
+from steward.protocol.box import Box
 from steward.room.context.views import ParticipantView
 
 log = get_logger(__name__)
@@ -45,6 +45,9 @@ class _Entry:
 
 
 class SnapshotCache:
+    """A room's recent context answers and prefetches in flight, valid while nothing was sent to the
+    room."""
+
     def __init__(
         self,
         room_id: str,
@@ -228,7 +231,8 @@ def view_for(
 
 
 def _bounds_key(bounds: Box | None) -> str:
-    return bounds.model_dump_json() if bounds else ""
+    # As floats: a box made of ints and the same box read from JSON are one key.
+    return ",".join(repr(float(v)) for v in bounds.to_dict().values()) if bounds else ""
 
 
 def _key(asker: str | None, doc_version: int, bounds: Box | None, shot: bool) -> _CacheKey:

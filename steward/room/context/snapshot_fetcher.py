@@ -45,8 +45,9 @@ from steward.obs.logging import get_logger
 from steward.obs.stage_hooks import Stage, StageHooks
 from steward.ports import CanvasSnapshot, Picture, PromptSource
 from steward.protocol import ProtocolError, decode
+from steward.protocol.box import Box
 from steward.protocol.limits import MAX_RPC_PAYLOAD_BYTES
-from steward.protocol.messages import Box, ContextPart, ContextReply, ContextRequest
+from steward.protocol.messages import ContextPart, ContextReply, ContextRequest
 from steward.protocol.names import RPC_CONTEXT, SCREENSHOT_TYPE_JPEG, TOPIC_CONTEXT
 from steward.room.context.snapshot_cache import FlightKey, SnapshotCache, view_for
 from steward.room.context.views import Views
@@ -118,6 +119,8 @@ def view_note(source: PromptSource | None) -> str | None:
 
 
 class SnapshotFetcher:
+    """Fetches a run's context and screenshot from the right browser, from the cache when it can."""
+
     def __init__(
         self,
         room_id: str,

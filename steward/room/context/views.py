@@ -12,11 +12,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from steward.protocol.messages import Box, ViewportUpdate
+from steward.protocol.box import Box
+from steward.protocol.messages import ViewportUpdate
 
 
 @dataclass(frozen=True)
 class ParticipantView:
+    """What one participant last said it looks at: viewport, selection and when."""
+
     viewport: Box
     selection: tuple[str, ...]
     at: float  # monotonic time of the update

@@ -53,6 +53,8 @@ def refusal_weight(reason: str, size: int | None) -> int:
 
 
 class AbuseGuard:
+    """Counts each participant's refused sends; past the limit, revokes its right to publish."""
+
     def __init__(
         self,
         room_id: str,

@@ -56,6 +56,8 @@ class _Window:
 
 
 class InboundBudget:
+    """The bytes and packets each participant may send in a window; going over is a strike."""
+
     def __init__(
         self,
         strike: Strike,

@@ -22,6 +22,9 @@ PAGES_PER_MIN = 60
 
 
 class ConversationRequests:
+    """Answers RPC `steward.conversation` with a page of the room's conversation, rate-limited per
+    participant."""
+
     def __init__(
         self,
         conversation: Conversation,

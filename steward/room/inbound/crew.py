@@ -66,6 +66,8 @@ def member(mate: CrewMate) -> CrewMember:
 
 
 class CrewChanges:
+    """Answers the crew RPCs (summon, rename, dismiss) under the room's crew policy."""
+
     def __init__(
         self,
         room_id: str,

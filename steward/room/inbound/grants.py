@@ -1,4 +1,4 @@
-"""Who may prompt and moderate: signed grants (steward.tokens), each bound to one session.
+"""Who may prompt and moderate: signed grants (steward.access), each bound to one session.
 
 A browser may set its own attributes, so a grant value alone proves only that it was minted
 for this room and identity and has not expired. The first participant session (SID) that
@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from steward.access import Grant, verify_grant
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.room.participants import Member
 from steward.store.grants import GrantBindings
 from steward.task_set import TaskSet
-from steward.tokens import Grant, verify_grant
 
 log = get_logger(__name__)
 
 
 class GrantBook:
+    """Checks prompt grants and binds each to the participant session that first used it."""
+
     def __init__(
         self,
         room_id: str,

@@ -1,7 +1,7 @@
 """Prompt intake: RPC `steward.prompt` and `steward.cancel`, and voice transcriptions.
 
 Only participants whose token carries a valid signed grant in `steward.can_prompt` (see
-`steward.tokens`, bound to their session by `steward.room.inbound.grants`), or everyone under the
+`steward.access`, bound to their session by `steward.room.inbound.grants`), or everyone under the
 `everyone` policy, may prompt; each is rate limited. A refused prompt is a strike (past
 `REFUSED_PER_MIN` a minute, ten), its log line sampled (`SampledLog`). A run is cancelled by
 who asked for it or a moderator (a `pm` grant), or by anyone allowed to prompt under the
@@ -28,6 +28,7 @@ from typing import Literal
 
 from livekit import rtc
 
+from steward.access import Grant
 from steward.obs import metrics
 from steward.obs.logging import get_logger
 from steward.obs.sampled_log import SampledLog
@@ -41,7 +42,6 @@ from steward.room.inbound.undo_words import Command, command_of
 from steward.room.owners import RESERVED_PREFIX, is_reserved
 from steward.room.participants import Member, Participants
 from steward.task_set import TaskSet
-from steward.tokens import Grant
 
 log = get_logger(__name__)
 
@@ -131,6 +131,8 @@ def trusted_agents(room: rtc.Room, identities: frozenset[str]) -> Callable[[str]
 
 @dataclass
 class IntakeDecision:
+    """Whether a prompt may start, and why not."""
+
     allowed: bool
     reason: str = ""
 
@@ -146,6 +148,9 @@ OnCommand = Callable[[str, str, Command], Awaitable[PromptReply]]
 
 
 class Intake:
+    """Admits prompts (RPC, chat, voice) and cancels: grants, policy, rate and size limits, then
+    starts the run."""
+
     def __init__(
         self,
         room_id: str,

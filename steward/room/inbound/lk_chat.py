@@ -47,6 +47,9 @@ Reject = Callable[[str, str, str, str], None]
 
 
 class LkChat:
+    """LiveKit's chat: reads `lk.chat` streams as typed prompts and sends the steward's replies
+    there."""
+
     def __init__(
         self,
         room_id: str,

@@ -48,6 +48,9 @@ class Reject(Protocol):
 
 
 class InboundPackets:
+    """Charges every data packet to its sender's budget and drops a muted sender's before any
+    handler runs."""
+
     def __init__(
         self,
         room_id: str,

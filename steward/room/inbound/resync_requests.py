@@ -23,6 +23,8 @@ RESYNC_ALL_PER_MIN = 4
 
 
 class ResyncRequests:
+    """Answers a browser's `steward:resync` under its own tighter budget."""
+
     def __init__(
         self,
         broadcaster: Broadcaster,

@@ -17,6 +17,8 @@ MAX_TRACKED = 200
 
 
 class UserEdits:
+    """Which shapes each participant changed or removed since an agent last looked for them."""
+
     def __init__(self, max_tracked: int = MAX_TRACKED) -> None:
         self._max = max_tracked
         self._changes: dict[str, dict[str, Change]] = {}

@@ -49,6 +49,9 @@ SetAttributes = Callable[[dict[str, str]], Awaitable[None]]
 
 
 class AgentState:
+    """Sets the steward's `lk.agent.state` attribute from its runs and listening, smoothed so it
+    does not flicker."""
+
     def __init__(
         self,
         room_id: str,

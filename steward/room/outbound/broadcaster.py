@@ -73,6 +73,9 @@ class Publisher(Protocol):
 
 
 class Broadcaster:
+    """Sends a room's envelopes: numbers them, writes them to the outbox, tracks acks, retransmits
+    and resyncs."""
+
     def __init__(
         self,
         room_id: str,

@@ -44,6 +44,9 @@ _MESSAGES: dict[ItemKind, type[WireModel]] = {
 
 
 class Conversation:
+    """The room's one conversation in order: kept in memory, written to Postgres, sent as it
+    changes."""
+
     def __init__(
         self, room_id: str, repo: ConversationRepo | None, *, keep: int = DEFAULT_KEEP
     ) -> None:

@@ -52,6 +52,9 @@ def edit_to_actions(
 
 
 class Relay:
+    """Turns users' `canvas:edit` packets into the room's relay session, sent through the
+    broadcaster."""
+
     def __init__(self, room_id: str, broadcaster: Broadcaster, *, mode: str = "relay") -> None:
         self.room_id = room_id
         self.session_id = relay_session_id(room_id)

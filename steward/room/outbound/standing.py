@@ -15,12 +15,15 @@ from steward.room.outbound.messenger import Messenger
 
 # Projects whose last state a joining tab is sent (the newest; older cards are history).
 KEPT_PROJECTS = 20
-# One catch-up per tab this often at most (a join and each whole-room resync ask for one),
-# so resyncs cannot amplify what the steward sends.
+# One catch-up a tab asks for (a whole-room resync) this often at most, so resyncs cannot
+# amplify what the steward sends; a join sends one besides.
 CATCH_UP_EVERY_S = 3.0
 
 
 class Standing:
+    """Keeps the fairies' presence and recent project cards, and sends them on change and to tabs
+    that join."""
+
     def __init__(
         self,
         messenger: Messenger,
@@ -52,14 +55,24 @@ class Standing:
         await self._messenger.publish(state.to_wire(), TOPIC_PROJECT)
 
     async def joined(self, identity: str) -> None:
-        """A tab joined: the fairies as they are, then the projects it missed, oldest first
-        (once per `CATCH_UP_EVERY_S` per tab)."""
+        """A tab joined: the fairies as they are, then the projects it missed, oldest first.
+        Not counted against the tab's catch-ups: what is sent at a join may arrive before the
+        tab listens (or before the fairies were announced), and the whole-room resync the tab
+        sends once it listens must still get it."""
+        await self._send(identity)
+
+    async def asked(self, identity: str) -> None:
+        """A tab asked for the whole room (a resync): what `joined` sends, once per
+        `CATCH_UP_EVERY_S` per tab at most, so repeated resyncs cannot amplify it."""
         now = self._clock()
         if now - self._caught_up.get(identity, -CATCH_UP_EVERY_S) < CATCH_UP_EVERY_S:
             return
         # Tabs long gone are forgotten, so identities that come and go cannot grow it.
         self._caught_up = {i: t for i, t in self._caught_up.items() if now - t < 60.0}
         self._caught_up[identity] = now
+        await self._send(identity)
+
+    async def _send(self, identity: str) -> None:
         if self._presence is not None:
             await self._messenger.publish(self._presence.to_wire(), TOPIC_FAIRIES, to=[identity])
         for state in list(self._projects.values()):

@@ -116,6 +116,9 @@ class RevertDeps:
 
 
 class Reverter:
+    """Takes back a run (or a project's runs) as a revert run of its own, one at a time per room,
+    rate-limited."""
+
     def __init__(self, room_id: str, deps: RevertDeps, *, per_min: int = REVERTS_PER_MIN) -> None:
         self.room_id = room_id
         self._deps = deps

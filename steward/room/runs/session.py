@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from steward.canvas.quality import QualityReport, RunShapes, quality_report
 from steward.ports import CanvasSnapshot, CanvasView, Picture, PromptInput
-from steward.protocol.messages import FINAL_STATUSES, Box, SessionStatus, WireAction
+from steward.protocol.box import Box
+from steward.protocol.messages import FINAL_STATUSES, SessionStatus, WireAction
 from steward.room.context.snapshot_fetcher import SnapshotFetcher
 from steward.room.outbound.broadcaster import Broadcaster
 from steward.room.outbound.messenger import Messenger

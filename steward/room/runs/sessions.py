@@ -49,6 +49,8 @@ REVERT_SOURCE = "revert"
 
 @dataclass
 class SessionResult:
+    """How a run ended: its session id, outcome and summary."""
+
     session_id: str
     outcome: str
     summary: dict[str, object]

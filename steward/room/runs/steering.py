@@ -41,6 +41,8 @@ class ProjectDesk(Protocol):
 
 
 class Steering:
+    """Answers RPCs `steward.abort` and `steward.revert_project` for the room's projects."""
+
     def __init__(
         self,
         room_id: str,

@@ -30,6 +30,8 @@ MAX_PERIOD_S = 1.0
 
 
 class FailoverWatcher:
+    """Finds rooms whose steward died and hands each to a live worker again."""
+
     def __init__(
         self,
         leases: RoomLeases,

@@ -20,6 +20,8 @@ log = get_logger(__name__)
 
 @dataclass(frozen=True)
 class Dispatched:
+    """An agent dispatch created for a room, by id."""
+
     room: str
     dispatch_id: str
 
@@ -31,6 +33,9 @@ def superseded(listed: list[api.AgentDispatch], agent_name: str, keep: str) -> l
 
 
 class LiveKitAdmin:
+    """LiveKit's server API over one HTTP session: dispatches, room listing and removal of dead
+    stewards."""
+
     def __init__(self, url: str, api_key: str, api_secret: str, *, agent_name: str) -> None:
         self.url = url
         self.agent_name = agent_name

@@ -22,6 +22,9 @@ def backed_off(timeout: float, attempts: int) -> float:
 
 @dataclass
 class AckClock:
+    """One participant's smoothed ack round trip and backoff, from which its retransmit timeout
+    follows."""
+
     srtt: float | None = None
     rttvar: float = 0.0
     last_ack_at: float = 0.0

@@ -32,6 +32,9 @@ class Pending:
 
 
 class AckTracker:
+    """What each participant was sent and has not acked, and the check that an ack is for something
+    sent to it."""
+
     def __init__(self) -> None:
         # participant → (session_id, seq) → pending copy, in send order.
         self._pending: dict[str, dict[Key, Pending]] = {}

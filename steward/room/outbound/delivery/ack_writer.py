@@ -21,6 +21,8 @@ MAX_ACK_ROWS_KEPT = 50_000
 
 
 class AckWriter:
+    """Buffers ack rows and writes them to the outbox in one INSERT per flush."""
+
     def __init__(self, room_id: str, outbox: Outbox) -> None:
         self.room_id = room_id
         self._outbox = outbox

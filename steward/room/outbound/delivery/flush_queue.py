@@ -18,6 +18,9 @@ from steward.store.outbox import OutboxRow
 
 @dataclass
 class Queued:
+    """One envelope ready to go: its numbers, encoded payload, and the future of whoever waits for
+    its flush."""
+
     session_id: str
     seq: int
     room_order: int
@@ -38,6 +41,9 @@ Step = Callable[[list[Queued]], Awaitable[None]]
 
 
 class FlushQueue:
+    """The envelopes waiting for the room's flush, and the one task that persists and hands them
+    over in order."""
+
     def __init__(
         self,
         persist: Step,

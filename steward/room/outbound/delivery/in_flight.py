@@ -15,6 +15,9 @@ MAX_IN_FLIGHT = 64
 
 
 class InFlight:
+    """The packets handed to LiveKit and not yet sent; a new one waits while `limit` are
+    outstanding."""
+
     def __init__(self, limit: int = MAX_IN_FLIGHT) -> None:
         self.limit = limit
         self._tasks: collections.deque[asyncio.Task[None]] = collections.deque()

@@ -21,6 +21,8 @@ HeldFor = Literal["paced", "unacked"]
 
 
 class PreviewPacer:
+    """Decides which preview envelopes are sent, from each action's last preview and its acks."""
+
     def __init__(self, interval_s: float, clock: Callable[[], float]) -> None:
         self.interval_s = interval_s
         self._clock = clock

@@ -20,6 +20,9 @@ from collections.abc import Iterable
 
 
 class ResyncGate:
+    """Who was replayed to and has not acked since: they get no further replay or retransmit until
+    they ack."""
+
     def __init__(self) -> None:
         # participant → session → the first seq of it replayed to them since their last ack.
         self._owing: dict[str, dict[str, int]] = {}

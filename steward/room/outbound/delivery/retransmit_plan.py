@@ -28,6 +28,9 @@ GIVE_UP_S = 60.0
 
 @dataclass(frozen=True)
 class GiveUp:
+    """A participant the retransmit loop stops resending to: how much it left unacked, and in which
+    sessions."""
+
     participant: str
     unacked: int
     sessions: list[str]
@@ -35,6 +38,8 @@ class GiveUp:
 
 @dataclass
 class RetransmitPlan:
+    """One retransmit pass decided: what to resend to whom, what to resync, whom to give up on."""
+
     # (session, seq) → the participants to resend it to, and its payload.
     due: dict[Key, list[str]] = field(default_factory=dict)
     payloads: dict[Key, bytes] = field(default_factory=dict)

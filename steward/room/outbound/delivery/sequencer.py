@@ -11,6 +11,9 @@ from steward.store.outbox import Outbox
 
 
 class Sequencer:
+    """Hands out each session's next seq and the room's next order, continuing after what the outbox
+    holds."""
+
     def __init__(self, outbox: Outbox) -> None:
         self._outbox = outbox
         self._seq: dict[str, int] = {}

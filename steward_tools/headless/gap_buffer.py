@@ -26,12 +26,17 @@ class _SessionOrder:
 
 @dataclass
 class Offer:
+    """What offering an envelope to the gap buffer gave: the envelopes now ready, or that it was a
+    duplicate or held."""
+
     ready: list[ActionEnvelope]
     duplicate: bool = False
     held: bool = False
 
 
 class GapBuffer:
+    """Releases each session's envelopes strictly in seq order, holding those that arrive early."""
+
     def __init__(self, max_held: int = 10_000) -> None:
         self._sessions: dict[str, _SessionOrder] = {}
         self.max_held = max_held

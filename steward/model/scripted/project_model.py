@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from steward.canvas.bounds import Rect, text_extent
+from steward.canvas.bounds import text_extent
 from steward.model.scripted.model import ScriptedModel, ScriptedTurn
 from steward.model.scripted.pictures import picture_for, scene_for
 from steward.model.scripted.reading import read
 from steward.model.scripted.request import FONT
 from steward.model.scripted.seen import seen_shapes
+from steward.protocol.box import Box
 
 # Neighbouring task areas share this many pixels: parallel drones meet but do not collide.
 TASK_OVERLAP = 40
@@ -69,7 +70,7 @@ def drone_drawing(task: dict[str, Any]) -> list[dict[str, Any]]:
     b = task["bounds"]
     tid = str(task["id"])
     title = str(task.get("title") or tid)
-    frame = Rect(b["x"] + INSET, b["y"] + INSET, b["w"] - 2 * INSET, b["h"] - 2 * INSET)
+    frame = Box(b["x"] + INSET, b["y"] + INSET, b["w"] - 2 * INSET, b["h"] - 2 * INSET)
     color = _PALETTE[sum(map(ord, tid)) % len(_PALETTE)]
     turn = ScriptedTurn({"message": title, "viewport": b, "canvas": []})
     turn.n = 0  # notes say what each shape is for; drones' ids come from the task
@@ -92,7 +93,7 @@ def drone_drawing(task: dict[str, Any]) -> list[dict[str, Any]]:
     scene = scene_for(title)
     pic = picture_for(title) or (scene[1][0] if scene else None)
     if pic is not None:
-        art = Rect(frame.x + 20, frame.y + 20, frame.w - 40, frame.h - 50 - text_h)
+        art = Box(frame.x + 20, frame.y + 20, frame.w - 40, frame.h - 50 - text_h)
         shapes += [a["shape"] for a in turn.picture(pic, art, tid)]
     shapes.append(
         {
@@ -123,6 +124,9 @@ def fresh_ids(prefix: str, n: int, taken: object) -> list[str]:
 
 
 class ScriptedProjectModel(ScriptedModel):
+    """The scripted model that also plays orchestrators and drones, from the fairy facts in its
+    hints."""
+
     def actions_for(self, hints: dict[str, Any]) -> list[dict[str, Any]]:
         fairy = hints.get("fairy")
         if not isinstance(fairy, dict):

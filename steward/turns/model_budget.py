@@ -27,6 +27,8 @@ class UsageRecorder(Protocol):
 
 
 class RoomBudget:
+    """The room's daily model spend: refuses a call once spent, and records each call's usage."""
+
     def __init__(self, usage: UsageRecorder, daily_usd: float) -> None:
         self.usage = usage
         self.daily_usd = daily_usd

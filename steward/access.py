@@ -44,6 +44,8 @@ MAX_GRANT_CHARS = 128
 
 @dataclass(frozen=True)
 class Grant:
+    """A verified prompt grant: what it allows, when it expires and its nonce."""
+
     scope: GrantScope
     expires_at: int
     nonce: str

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from steward.actions.registry import select
 from steward.prompt.base import PromptPart
-from steward.prompt.schema import response_schema
+from steward.prompt.response_schema import response_schema
 
 
 def flow(guide: str) -> str:

@@ -39,7 +39,12 @@ def response_schema(action_names: Iterable[str]) -> dict[str, Any]:
     _, top = models_json_schema(
         [(s.schema, "validation") for s in specs], ref_template="#/$defs/{model}"
     )
-    defs: dict[str, Any] = dict(top.get("$defs", {}))
+    # A model's class docstring is written for maintainers; the model is taught by each
+    # action's one-line description, its guide and the fields' own descriptions.
+    defs: dict[str, Any] = {
+        name: {k: v for k, v in node.items() if k != "description"}
+        for name, node in top.get("$defs", {}).items()
+    }
     variants = []
     for spec in specs:
         # Read, not pop: actions may share one schema class (bringToFront and sendToBack).

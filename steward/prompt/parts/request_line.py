@@ -65,7 +65,7 @@ the request says it comes from the steward; the user's own words are in the hist
 project."""
 
 PART = PromptPart(
-    "messages",
+    "request_line",
     100,
     False,
     _build,
