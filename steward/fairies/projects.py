@@ -70,10 +70,6 @@ class ProjectBoard:
                 return p
         return None
 
-    def any_active(self) -> bool:
-        """Whether any project of the room is still open."""
-        return any(p.status == "active" for p in self.projects.values())
-
     def project_tasks(self, project_id: str) -> list[Task]:
         return [t for t in self.tasks.values() if t.project_id == project_id]
 

@@ -130,8 +130,7 @@ class RoomFairies:
     # Set (and replaced by a fresh one) each time a fairy's worker ends.
     worker_ended: asyncio.Event = field(default_factory=asyncio.Event)
     viewport: Box = DEFAULT_VIEW
-    # The room's coordinate origin for the model (the first view a fairy got since an idle
-    # crew was given new work), in memory.
+    # The room's coordinate origin for the model (the first view a fairy got), in memory.
     origin: tuple[float, float] | None = None
     # Model requests per session, for wire ids `{session}.{request}.{index}`.
     requests: dict[str, int] = field(default_factory=dict)

@@ -110,11 +110,6 @@ class FairyRuntime:
             room.fairy(fairy_id).picked = None  # its project takes every free drone
         if prompt.bounds is not None:
             room.viewport = prompt.bounds
-        if not room.crew_working() and not room.board.any_active():
-            # New work for an idle crew: its frame starts at the asker's view again, so a
-            # project far from the last one reads in small numbers (earlier work is shown
-            # moved into the new frame, as every echo is).
-            room.origin = None
         state = room.fairy(fairy_id)
         state.lent = session
         state.model = prompt.model

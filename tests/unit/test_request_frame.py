@@ -161,30 +161,3 @@ def test_a_fairy_away_from_the_view_is_said_to_be() -> None:
     assert whereabouts(view, 47_800, -31_200) == ""
     assert whereabouts(view, 47_360 + 1_200, -31_200) == ", outside your view"
     assert whereabouts(view, 0, 0) == ", far outside your view"
-
-
-async def test_a_new_project_far_from_the_last_one_reads_in_small_numbers() -> None:
-    """The by-hand harbour: bob's project, 40,000 units from alice's, read in the frame of
-    alice's first view (a lead doing sums in five-digit negatives). An idle crew's new work
-    starts its frame at the asker's view; alice's earlier work is echoed in it."""
-    browser = MemoryRoom(viewport=FAR)
-    model = Recording()
-    crew = (("fairy-1", "orchestrator"), ("fairy-2", "drone"), ("fairy-3", "drone"))
-    runtime = FairyRuntime(sessions=MemorySessions(browser), models=lambda *_: model, crew=crew)
-    first = MemorySession(browser, room_id="moved", fairy="lead")
-    assert await asyncio.wait_for(runtime.run(first, _ask("draw a farm")), 30) == "done"
-    room = runtime.rooms["moved"]
-    assert room.origin == (48_000.0, -31_001.0)
-    seen_before = len(model.seen)
-    browser.viewport = Box(x=FAR.x + 40_000, y=FAR.y - 20_000, w=1280, h=800)
-    second = MemorySession(browser, room_id="moved", fairy="lead")
-    assert await asyncio.wait_for(runtime.run(second, _ask("draw a port", "bob")), 30) == "done"
-    assert room.origin == (88_000.0, -51_001.0)
-    later = model.seen[seen_before:]
-    lead = next(s for f, m, s in later if m == "orchestrating-active")
-    assert 'Your viewport (the user\'s view): {"x": 0, "y": 0, "w": 1280, "h": 800}' in lead
-    for fairy, mode, said in later:
-        # Only alice's farm, really 40,000 units away, reads in big numbers: as a cluster.
-        near = re.sub(r"Shapes outside your view \(clusters\):\n.*", "", said)
-        assert frame_leaks(near) == [], (fairy, mode, frame_leaks(near)[:5])
-    assert any('{"bounds":{"x":-39510,"y":20310' in s for _, _, s in later)
