@@ -128,7 +128,7 @@ def simple_to_record(shape: dict[str, Any], sid: str) -> Record | None:
         rec = {"type": kind, "x": x1, "y": y1, "props": props}
         if kind == "arrow":
             rec["bindings"] = {"start": shape.get("fromId"), "end": shape.get("toId")}
-    elif kind == "draw":
+    elif kind == "pen":
         x, y = _n(shape, "x"), _n(shape, "y")
         w, h = to_size(shape.get("w")) or 100.0, to_size(shape.get("h")) or 100.0
         pts = [

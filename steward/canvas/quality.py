@@ -44,6 +44,9 @@ class QualityReport:
     overlaps: list[tuple[str, str]] = field(default_factory=list)
     # The overlaps that are two strokes crossing (worded as such).
     crossings: set[tuple[str, str]] = field(default_factory=set)
+    # The overlaps of two texts the same run drew (the only overlap of one run's own shapes
+    # that is flagged: they hide each other's words).
+    text_pairs: set[tuple[str, str]] = field(default_factory=set)
     overflowing_text: list[str] = field(default_factory=list)
     loose_arrows: list[str] = field(default_factory=list)
     outside_bounds: list[str] = field(default_factory=list)
@@ -64,12 +67,16 @@ class QualityReport:
         return {k: v for k, v in self.counts().items() if v}
 
     def lints(self) -> list[str]:
+        # What the steward knows: the two were not drawn together by this run (not that they
+        # are not one drawing: a request may ask to put one on the other).
         out = [
-            f"strokes {a!r} and {b!r} cross and are not parts of one drawing; move or redraw"
-            " yours so they do not"
+            f"shapes {a!r} and {b!r} overlap and their words hide each other; move one of them"
+            if (a, b) in self.text_pairs
+            else f"strokes {a!r} and {b!r} cross and were not drawn together; unless the request"
+            " meant it, move or redraw yours so they do not"
             if (a, b) in self.crossings
-            else f"shapes {a!r} and {b!r} overlap and are not parts of one drawing; move yours"
-            " into free space"
+            else f"shapes {a!r} and {b!r} overlap and were not drawn together; unless the request"
+            " meant it, move yours into free space"
             for a, b in self.overlaps
         ]
         out += [
@@ -326,6 +333,7 @@ def quality_report(
     report = QualityReport()
     report.overlaps = _overlaps(shapes, judged_set, one_run)
     report.crossings = {pair for pair in report.overlaps if all(is_stroke(shapes[i]) for i in pair)}
+    report.text_pairs = {pair for pair in report.overlaps if set(pair) <= one_run}
     view = _rect(viewport) if viewport is not None else None
     # Drawn outside the view: what the run made (when known), not what it only changed.
     made = set(judged) if created is None else one_run

@@ -111,9 +111,9 @@ class SimpleLineShape(_Simple):
 
 
 class SimpleDrawShape(_Simple):
-    """A freehand drawing as the model reads it: the area its strokes cover (`pen` draws)."""
+    """A freehand stroke (tldraw's `draw` record), named as the model draws it: `pen`."""
 
-    type_: Literal["draw"] = Field(alias="_type")
+    type_: Literal["pen"] = Field(alias="_type")
     x: float
     y: float
     w: float
@@ -147,9 +147,9 @@ def model_type(record: dict[str, Any]) -> str:
     kind = record.get("type")
     if kind == "geo":
         return GEO_TO_MODEL.get(str((record.get("props") or {}).get("geo")), "rectangle")
-    if kind in ("text", "note", "arrow", "line", "draw"):
+    if kind in ("text", "note", "arrow", "line"):
         return str(kind)
-    return "unknown"
+    return "pen" if kind == "draw" else "unknown"
 
 
 def _text(props: dict[str, Any]) -> str | None:
@@ -219,7 +219,7 @@ def to_simple(record: dict[str, Any], shapes: dict[str, Any] | None = None) -> d
                 out["bend"] = num(props.get("bend"))
             if _text(props):
                 out["text"] = _text(props)
-    elif kind == "draw":
+    elif kind == "pen":
         b = shape_bounds(record)
         out |= {
             "x": b.x,

@@ -167,9 +167,10 @@ GEO_ALIASES: Final = {
     "sticky-note": "note",
     "label": "text",
     "connector": "arrow",
-    "freehand": "draw",
+    "freehand": "pen",
+    "draw": "pen",  # tldraw's name for a freehand stroke; the model's is `pen`'s
 }
-OTHER_KINDS: Final = ("text", "note", "arrow", "line", "draw", "unknown")
+OTHER_KINDS: Final = ("text", "note", "arrow", "line", "pen", "unknown")
 SHAPE_KINDS: Final = (*GEO_KINDS, *OTHER_KINDS)
 
 FONT_SIZE_BY_SIZE: Final = {"s": 18.0, "m": 24.0, "l": 36.0, "xl": 44.0}

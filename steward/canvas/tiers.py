@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from steward.canvas.bounds import shape_bounds
-from steward.canvas.simple import model_type
+from steward.canvas.simple import model_type, to_simple
 from steward.canvas.styles import fill_to_model
 from steward.protocol.box import Box, union
 
@@ -23,9 +23,9 @@ _MAX_CELLS = 64
 
 
 def to_blurry(record: Mapping[str, Any], shapes: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """{shapeId, type, x, y, w, h, text?, color?, fill?}: enough to refer to a shape by id,
-    and to answer "make the blue boxes red" without guessing colours from the image (in the
-    model's fill names)."""
+    """{shapeId, type, x, y, w, h, x1…y2 (arrows and lines), text?, color?, fill?}: enough to
+    refer to a shape by id, to tell an arrow's start from its end, and to answer "make the
+    blue boxes red" without guessing colours from the image (in the model's fill names)."""
     b = shape_bounds(record, shapes)
     out: dict[str, Any] = {
         "shapeId": record["id"],
@@ -35,6 +35,9 @@ def to_blurry(record: Mapping[str, Any], shapes: Mapping[str, Any] | None = None
         "w": b.w,
         "h": b.h,
     }
+    if out["type"] in ("arrow", "line"):  # which end is which: as `create` takes them
+        ends = to_simple(dict(record), dict(shapes) if shapes is not None else None)
+        out.update({k: ends[k] for k in ("x1", "y1", "x2", "y2") if k in ends})
     props = record.get("props") or {}
     text = props.get("text")
     if isinstance(text, str) and text:

@@ -8,9 +8,10 @@ without it (logged).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Sequence
 from dataclasses import replace
 
+from steward.fairies.outlines import outlined
 from steward.obs.logging import get_logger
 from steward.ports import CanvasSnapshot, Picture, SessionPort
 from steward.prompt.parts.neighbours import AROUND_MAX_SIZE, around
@@ -35,13 +36,15 @@ async def with_around(
     task_area: Box | None,
     context: Awaitable[CanvasSnapshot],
     grace_s: float = GRACE_S,
-    others: Iterable[Box] = (),
+    others: Sequence[tuple[str, Box]] = (),
 ) -> CanvasSnapshot:
-    """`context`, with the image around `task_area` (and the `others` task areas near it)
-    when one came within `grace_s` of it (None: no task area, the context alone)."""
+    """`context`, with the image around `task_area` (and the `others` task areas near it,
+    by task id, outlined and named on it) when one came within `grace_s` of it (None: no
+    task area, the context alone)."""
     if task_area is None:
         return await context
-    fetch = asyncio.ensure_future(_picture(session, around(task_area, others)))
+    area = around(task_area, (r for _, r in others))
+    fetch = asyncio.ensure_future(_picture(session, area))
     try:
         ctx = await context
         done, _ = await asyncio.wait({fetch}, timeout=grace_s)
@@ -55,4 +58,4 @@ async def with_around(
     if picture is None:
         log.info("around_image_missing", session=session.session_id)
         return ctx
-    return replace(ctx, around=picture)
+    return replace(ctx, around=outlined(picture, task_area, others))

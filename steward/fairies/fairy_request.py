@@ -90,7 +90,7 @@ async def context(
     nearby = task.bounds if sees and "neighbours" in current.parts and task is not None else None
     project = room.board.active_project_of(fairy_id) if nearby is not None else None
     others = [
-        t.bounds
+        (t.id, t.bounds)
         for t in (room.board.project_tasks(project.id) if project is not None else [])
         if t.bounds is not None and (task is None or t.id != task.id)
     ]
@@ -130,6 +130,7 @@ def fairy_view(room: RoomFairies, fairy_id: str, request: str, shapes: Shapes) -
         request=request,
         origin=room.origin or (0.0, 0.0),
         free=room.free_members(fairy_id),
+        picked=room.fairy(fairy_id).picked is not None,
     )
 
 
@@ -237,7 +238,6 @@ def prompt(
     state = PromptState(
         message=req.text,
         request_from="user" if req.origin == "user" else "steward",
-        model_name=asked.model_spec or run.model_name,
         shapes=session.canvas.shapes,
         viewport=area.viewport,
         view_kind=area.kind,

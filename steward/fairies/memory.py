@@ -29,6 +29,10 @@ MEMORY_LEVELS: tuple[MemoryLevel, ...] = ("fairy", "project", "task")
 # fairy did; feedback: a correction sent back to the model; memory-transition: a summary.
 HistoryKind = Literal["prompt", "action", "feedback", "memory-transition"]
 PromptOrigin = Literal["user", "system", "self", "fairy"]
+# A feedback item that says how a run ended without its answer (timed out, failed, stopped).
+RunEnd = Literal["run-end"]
+RUN_END: RunEnd = "run-end"
+ItemOrigin = PromptOrigin | RunEnd
 
 TASK_SUMMARY = "[ACTIONS]: <task actions filtered for brevity>"
 PROJECT_SUMMARY = "[ACTIONS]: <project actions filtered for brevity>"
@@ -50,10 +54,12 @@ class HistoryItem:
     memory_level: MemoryLevel
     text: str  # what the model reads
     id: str = field(default_factory=new_item_id)
-    origin: PromptOrigin | None = None  # prompts only
+    origin: ItemOrigin | None = None  # prompts, and a run's end
     action: dict[str, Any] | None = None  # actions only: {name, params}
     user_text: str | None = None  # what a person would be shown, when different
     run: str | None = None  # the run (session id) it belongs to, when kept per run
+    # A person's prompt: who wrote it (participant identity), so a later request names them.
+    asker: str | None = None
     # When it was made (epoch seconds): orders the runs of several askers. Not part of an
     # item's identity (Postgres keeps it to the microsecond).
     created: float = field(default_factory=time.time, compare=False)
@@ -94,11 +100,19 @@ def chat_items(
             role: Literal["user", "assistant", "system"] = (
                 "user" if i.origin == "user" else "assistant" if i.origin == "self" else "system"
             )
-            out.append(ChatItem(role, i.text, level, who=who, run=i.run, pinned=i is first_user))
+            by = (i.asker or who) if role == "user" else None
+            out.append(
+                ChatItem(
+                    role, i.text, level, who=who, run=i.run, pinned=i is first_user, asked_by=by
+                )
+            )
         elif i.kind == "feedback":
-            out.append(ChatItem("system", i.text, level, who=who, run=i.run))
-        else:
-            out.append(ChatItem("assistant", i.text, level, who=who, run=i.run))
+            ended = i.origin == RUN_END
+            out.append(ChatItem("system", i.text, level, who=who, run=i.run, ended=ended))
+        else:  # a memory transition: what the filter hides from now on, said in words
+            what = "project" if i.text == PROJECT_SUMMARY else "task"
+            said = f"The {what}'s actions are left out from here on; the next line sums it up."
+            out.append(ChatItem("system", said, level, who=who, run=i.run))
     return out
 
 
@@ -128,8 +142,12 @@ def history_tokens(items: Iterable[HistoryItem]) -> int:
     return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
-def prompt_item(text: str, level: MemoryLevel, origin: PromptOrigin) -> HistoryItem:
-    return HistoryItem(kind="prompt", memory_level=level, text=text, origin=origin)
+def prompt_item(
+    text: str, level: MemoryLevel, origin: PromptOrigin, asker: str | None = None
+) -> HistoryItem:
+    """A request; `asker`: the person who wrote it (a user's prompt only)."""
+    who = asker if origin == "user" else None
+    return HistoryItem(kind="prompt", memory_level=level, text=text, origin=origin, asker=who)
 
 
 def action_item(name: str, params: dict[str, Any], level: MemoryLevel) -> HistoryItem:
@@ -142,6 +160,39 @@ def feedback_item(text: str, level: MemoryLevel) -> HistoryItem:
     return HistoryItem(kind="feedback", memory_level=level, text=text, origin="system")
 
 
+def run_end_item(
+    asker: str | None, how: str, changes: int, level: MemoryLevel, run: str | None = None
+) -> HistoryItem:
+    """How a run ended without its answer, for every later request: "alice's request timed
+    out; nothing was drawn", so no model takes it for done nor owes it. `changes`: the
+    canvas actions it applied before it ended (they stay, and its lines list them)."""
+    whose = f"{asker}'s request" if asker else "The request"
+    drawn = (
+        "nothing was drawn"
+        if not changes
+        else f"only the {changes} change(s) listed before this were made"
+    )
+    return HistoryItem(
+        kind="feedback",
+        memory_level=level,
+        text=f"{whose} {how}; {drawn}.",
+        origin=RUN_END,
+        run=run,
+    )
+
+
+def canvas_changes(items: Iterable[HistoryItem]) -> int:
+    """How many of these items are canvas actions (what a run changed on the canvas)."""
+    return sum(
+        1
+        for i in items
+        if i.kind == "action"
+        and i.action is not None
+        and (spec := ACTIONS.get(str(i.action.get("name")))) is not None
+        and spec.kind == "canvas"
+    )
+
+
 def task_end_items(
     task_id: str, title: str, description: str, *, level: MemoryLevel = "fairy"
 ) -> list[HistoryItem]:
@@ -152,8 +203,7 @@ def task_end_items(
     return [
         HistoryItem(kind="memory-transition", memory_level=level, text=TASK_SUMMARY),
         prompt_item(
-            f'I just finished the task.\nID: "{task_id}"\nTitle: "{title}"\n'
-            f'Description: "{description}".',
+            f'I just finished the task "{task_id}" ({title}): {description}',
             level,
             "self",
         ),

@@ -68,7 +68,6 @@ ALL_FAIRY_ACTIONS = (
 # seeing modes get the kit's canvas view.
 BASE_PARTS = (
     "system",
-    "model_name",
     "personality",
     "other_fairies",
     "chat_history",

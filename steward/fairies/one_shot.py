@@ -16,7 +16,14 @@ from dataclasses import replace
 from typing import Any
 
 from steward.actions.registry import Outcome
-from steward.fairies.memory import HistoryItem, MemoryLevel, action_item, prompt_item
+from steward.fairies.memory import (
+    HistoryItem,
+    MemoryLevel,
+    action_item,
+    canvas_changes,
+    prompt_item,
+    run_end_item,
+)
 from steward.fairies.room_fairies import FairyState, RoomFairies, one_shot_id
 from steward.fairies.room_records import RoomRecords
 from steward.obs.logging import get_logger
@@ -54,7 +61,8 @@ class OneShotRecorder:
         self._unsaved.append(item)
 
     def request(self, text: str, session: SessionPort) -> None:
-        self._keep(replace(prompt_item(text, self.level, "user"), run=session.session_id))
+        item = prompt_item(text, self.level, "user", self.state.asker)
+        self._keep(replace(item, run=session.session_id))
 
     def hooks(
         self, session: SessionPort
@@ -70,6 +78,12 @@ class OneShotRecorder:
                 self._action(out.name, dict(out.data), run)
 
         return said, applied
+
+    def ended(self, how: str, session: SessionPort) -> None:
+        """Keep how the run ended without its answer ("timed out", …) for later requests."""
+        run = session.session_id
+        changes = canvas_changes(i for i in self.state.history if i.run == run)
+        self._keep(run_end_item(self.state.asker, how, changes, self.level, run))
 
     def _action(self, name: str, params: dict[str, Any], run: str) -> None:
         self._keep(replace(action_item(name, params, self.level), run=run))

@@ -66,6 +66,7 @@ def history_row(i: HistoryItem) -> Row:
         "action": i.action,
         "user_text": i.user_text,
         "run": i.run,
+        "asker": i.asker,
         "created": i.created,
     }
 
@@ -80,6 +81,7 @@ def history_from(row: Mapping[str, Any]) -> HistoryItem:
         action=row.get("action"),
         user_text=row.get("user_text"),
         run=row.get("run"),
+        asker=row.get("asker"),
         created=float(row.get("created") or 0.0),
     )
 

@@ -13,10 +13,11 @@ from typing import Any
 
 from steward.canvas.coords import CoordinateSpace
 from steward.fairies.memory import HistoryItem
-from steward.fairies.modes import ModeDefinition
+from steward.fairies.modes import WORKING_MODE, ModeDefinition, mode
 from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
 from steward.fairies.roster import Fairy, default_personality
+from steward.prompt.parts.neighbours import adjoining
 from steward.prompt.state import FairyBrief
 from steward.protocol.box import Box
 
@@ -39,6 +40,7 @@ class FairyView:
     request: str = ""
     origin: tuple[float, float] = (0.0, 0.0)  # of the model's coordinates
     free: list[str] = field(default_factory=list)  # the drones free to join its project
+    picked: bool = False  # the prompt picked its fairies (they, not every idle drone, join)
     # The request's frame: every number the fairy parts write is in it (offset, rounded).
     frame: CoordinateSpace = field(default_factory=CoordinateSpace)
 
@@ -51,59 +53,100 @@ def _box(r: Box, frame: CoordinateSpace) -> str:
     return frame.box_text(r.x, r.y, r.w, r.h)
 
 
+def members_actions() -> str:
+    """What a member working a task can write, for the lead that plans its work: a lead has
+    none of the drawing actions, and must not plan what no member can do."""
+    return "Your members, working a task, can use only these actions: " + ", ".join(
+        mode(WORKING_MODE["drone"]).actions
+    )
+
+
 def _project_orchestrator(v: FairyView) -> str | None:
+    # Who joins and why (a reader saw an idle fairy listed as a member, and another idle one
+    # left out of a duo, and could not tell how either came about).
+    who = "the fairies picked with you for it" if v.picked else "every drone free when it starts"
     if v.project is None:
-        return "You have no project yet. Fairies free to help: " + (", ".join(v.free) or "none")
+        free = "You have no project yet. Fairies free to help: " + (", ".join(v.free) or "none")
+        return f"{free}\nA project you start takes {who}.\n{members_actions()}"
     p = v.project
+    whom = "picked with you" if v.picked else "free when the project started"
     lines = [
         f'Your project "{p.title}" ({p.status}): {p.description}',
         f"Plan: {p.plan}",
-        "Members: " + ", ".join(p.members),
+        f"Members (every fairy {whom}; give any of them a task): " + ", ".join(p.members),
+        members_actions(),
         "Tasks:",
     ]
-    lines += [f"- {t.describe(v.frame)}" for t in v.project_tasks] or ["- none yet"]
+    lines += [_task_line(v, t) for t in v.project_tasks] or ["- none yet"]
     return "\n".join(lines)
+
+
+def _task_line(v: FairyView, t: Task) -> str:
+    """A task of the led project; the one the lead works itself (a duo's) only by name, as
+    "You are working on" tells it in full."""
+    if v.task is not None and t.id == v.task.id:
+        return f'- [{t.id}] "{t.title}" ({t.status}, yours): see "You are working on" below'
+    return f"- {t.describe(v.frame)}"
 
 
 def _project_drone(v: FairyView) -> str | None:
     if v.project is None:
         return None
-    mine = v.task.describe(v.frame) if v.task is not None else "none right now"
+    # The task itself is told once, by the tasks part ("You are working on: …").
+    mine = f'task "{v.task.id}"' if v.task is not None else "no task right now"
     return (
-        f'You are a member of the project "{v.project.title}" led by {v.project.orchestrator}.'
-        f" Your task: {mine}"
+        f'You are a member of the project "{v.project.title}" led by {v.project.orchestrator};'
+        f" you work on {mine}."
     )
 
 
-def beside(area: Box, other: Box) -> bool:
-    """Whether `other` sits side by side with `area` in one row of the plan: their heights
-    overlap by at least half the shorter one, and neither holds the other's middle."""
-    shared = min(area.max_y, other.max_y) - max(area.y, other.y)
-    apart = not (area.x <= other.mid_x <= area.max_x or other.x <= area.mid_x <= other.max_x)
-    return shared >= 0.5 * min(area.h, other.h) and apart
+def meeting(area: Box, other: Box) -> str | None:
+    """How `other` meets the task area `area`, in words (None: it does not meet it): the
+    same area (an earlier task there), overlapping it (a ground under a row of shops),
+    or next to it within the margin a shape counts as next to an area, on which side.
+    A task far along the same row meets nothing."""
+    if other == area:
+        return "the same area as yours"
+    if other.intersects(area):
+        return "overlapping yours"
+    if not other.intersects(adjoining(area)):
+        return None
+    side = (
+        "on the left"
+        if other.max_x <= area.x
+        else "on the right"
+        if other.x >= area.max_x
+        else "above"
+        if other.max_y <= area.y
+        else "below"
+    )
+    return f"next to yours, {side}"
 
 
 def _alignment(v: FairyView, area: Box) -> str | None:
-    """One picture drawn by several members: side by side with tasks that have started or
-    finished (what has not started has nothing to line up with yet), their parts must meet
-    and share one scale, whether the picture is seen from the side or from above."""
+    """What meets a task's area among the tasks that have started or finished (what has not
+    started has nothing to line up with yet): where parts of one picture meet, they share
+    one scale and line up, whether seen from the side or from above; a different drawing
+    beside it is only kept clear of."""
     if v.project is None or v.task is None:
         return None
     own = v.task.id
-    row = [
-        t
+    met = [
+        (t, how)
         for t in v.project_tasks
-        if t.id != own and t.status != "todo" and t.bounds and beside(area, t.bounds)
+        if t.id != own and t.status != "todo" and t.bounds
+        if (how := meeting(area, t.bounds)) is not None
     ]
-    if not row:
+    if not met:
         return None
-    names = ", ".join(f'"{t.title}" ({t.id}, {t.status})' for t in row)
+    names = "; ".join(f'"{t.title}" ({t.id}, {t.status}), {how}' for t, how in met)
     return (
-        f"Tasks side by side with yours, started or done: {names}. Draw one picture with them: "
-        "keep their scale (a door, a tree, a bed the same size in each), and where your parts "
-        "meet theirs, line them up: the same ground line in a view from the side, the same "
-        "walls, paths and edges in a plan from above. The image around your area and the "
-        "shapes next to it show their work."
+        f"Tasks that meet yours, started or done: {names}. Where your drawing and theirs are "
+        "one picture, keep their scale (a door, a tree, a bed the same size in each) and line "
+        "up the parts that meet: the same ground line in a view from the side, the same walls, "
+        "paths and edges in a plan from above; build on what a task in the same area drew. "
+        "Where theirs is another drawing (a plan beside a view from the side), keep clear of "
+        "it. The image around your area and the shapes next to it show their work."
     )
 
 
@@ -111,15 +154,31 @@ def _working_tasks(v: FairyView) -> str | None:
     if v.task is not None:
         if v.task.bounds is None:
             return f"You are working on: {v.task.describe(v.frame)}"
+        back = (
+            "When you mark it done, you are called back to lead the project."
+            if v.fairy.role == "duo-orchestrator"
+            else ""
+        )
         lines = [
             f"You are working on: {v.task.describe(v.frame)}",
             f"You can only see and edit inside your task area ({_box(v.task.bounds, v.frame)}).",
+            back,
             _alignment(v, v.task.bounds) or "",
         ]
         return "\n".join(line for line in lines if line)
     if v.own_tasks:
         return "Your tasks:\n" + "\n".join(f"- {t.describe(v.frame)}" for t in v.own_tasks)
     return None
+
+
+def whereabouts(view: Box, x: float, y: float) -> str:
+    """Where a fairy is, said plainly beside its position: a fairy resting where fairies
+    start (the page's beginning) can lie tens of thousands of units from a far-off view, and
+    its numbers alone read like a mistake."""
+    if view.contains(Box(x, y, 0, 0)):
+        return ""
+    far = view.expand(max(view.w, view.h))
+    return ", far outside your view" if not far.contains(Box(x, y, 0, 0)) else ", outside your view"
 
 
 def brief(v: FairyView) -> FairyBrief:
@@ -129,6 +188,7 @@ def brief(v: FairyView) -> FairyBrief:
     personality = v.fairy.personality or default_personality(zlib.crc32(v.fairy.id.encode()))
     others = tuple(
         f"- {f.id} ({f.name}, {f.role}): {f.mode} at {v.frame.point_text(f.x, f.y)}"
+        + whereabouts(v.viewport, f.x, f.y)
         for f in v.others
     )
     if v.fairy.role in ("orchestrator", "duo-orchestrator"):

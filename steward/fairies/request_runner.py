@@ -26,7 +26,13 @@ from steward.canvas.coords import CoordinateSpace
 from steward.fairies import acting, fairy_request, fairy_sessions, resume
 from steward.fairies.deps import FairyDeps
 from steward.fairies.look import Gaze
-from steward.fairies.memory import PromptOrigin, action_item, prompt_item
+from steward.fairies.memory import (
+    PromptOrigin,
+    action_item,
+    canvas_changes,
+    prompt_item,
+    run_end_item,
+)
 from steward.fairies.modes import ModeDefinition, mode, model_role
 from steward.fairies.one_shot import OneShotRecorder
 from steward.fairies.one_shot_job import OneShotJob
@@ -42,6 +48,11 @@ from steward.turns.turn import TurnDriver, TurnEnd, TurnHooks, shielded_withdraw
 from steward.watchdog import Watchdog
 
 log = get_logger(__name__)
+
+# How a run that ended without its answer ended, as its history line says it.
+TIMED_OUT = "timed out (it stalled or took too long)"
+FAILED = "failed: no answer came from the model"
+STOPPED = "was stopped before it finished"
 
 
 class RequestRunner:
@@ -74,9 +85,10 @@ class RequestRunner:
             await scheduler.set_mode(room, fairy_id, start.mode)
         current = mode(room.roster.get(fairy_id).mode)
         if req.resume_session is None:
-            await deps.records.remember(
-                room, fairy_id, [prompt_item(req.text, current.memory, _origin(req.origin))]
-            )
+            # A person's prompt keeps who wrote it: the crew works for them from now on.
+            asker = room.fairy(fairy_id).asker
+            item = prompt_item(req.text, current.memory, _origin(req.origin), asker)
+            await deps.records.remember(room, fairy_id, [item])
         if not current.generates:
             await deps.records.set_request(req, "done")
             return
@@ -86,12 +98,35 @@ class RequestRunner:
             await resume.withdraw_in_flight(deps, room, fairy_id, session, req.resume_session)
         state = room.fairy(fairy_id)
         state.self_interrupted = False
-        await self._crew_requests(room, fairy_id, req, session)
+        began = len(state.history)
+        try:
+            await self._crew_requests(room, fairy_id, req, session)
+        except asyncio.CancelledError:
+            if state.user_cancelled:
+                await self._ended(room, fairy_id, req, STOPPED, began)
+            raise
+        except Exception:
+            await self._ended(room, fairy_id, req, FAILED, began)
+            raise
         await deps.records.set_request(req, "done")
         if state.self_interrupted:
             state.self_interrupted = False
         else:
             await self._after_request(room, fairy_id)
+
+    async def _ended(
+        self, room: RoomFairies, fairy_id: str, req: Request, how: str, began: int
+    ) -> None:
+        """Keep how a crew request ended without its answer, for the fairy's later requests
+        and the room's (logged, never raised: the request's own error is what matters)."""
+        state = room.fairy(fairy_id)
+        asker = state.asker if req.origin == "user" else None
+        changes = canvas_changes(state.history[began:])
+        item = run_end_item(asker, how, changes, mode(room.roster.get(fairy_id).mode).memory)
+        try:
+            await self.deps.records.remember(room, fairy_id, [item])
+        except Exception:
+            log.exception("run_end_write_failed", room=room.room_id, fairy=fairy_id)
 
     async def _after_request(self, room: RoomFairies, fairy_id: str) -> None:
         current = mode(room.roster.get(fairy_id).mode)
@@ -265,14 +300,19 @@ class RequestRunner:
                 run.progress = dog.progress
                 end = await self._requests(room, fairy_id, req, run, job.provider, hooks, recorder)
             outcome = "canceled" if end == "canceled" else "done"
+            if end == "canceled":
+                recorder.ended(STOPPED, session)
         except TimeoutError:
+            recorder.ended(TIMED_OUT, session)
             await self._revert_inflight(run, "watchdog")
             await session.send_status("error", "watchdog: the run stalled or took too long")
             outcome = "error: watchdog"
         except asyncio.CancelledError:
+            recorder.ended(STOPPED, session)
             await shielded_withdraw(self.driver, run.turn, "canceled")
             raise
         except ModelError as err:
+            recorder.ended(FAILED, session)
             await self._revert_inflight(run, "the model failed")
             await session.send_chat(f"The model failed: {err}", role="system")
             await session.send_status("error", str(err)[:200])

@@ -52,12 +52,16 @@ def crew_runs(room: RoomFairies, level: MemoryLevel) -> list[Stamped]:
     )
     out: list[Stamped] = []
     run = 0
+    # Whom each run was done for: the person whose prompt opened it (the fairy's current
+    # asker only for items kept before prompts named their asker).
+    owner: str | None = None
     for created, _, item, state in made:
         if item.kind == "prompt" and item.origin == "user":
             run += 1
+            owner = item.asker
         if item.action is not None and item.action.get("name") == "think":
             continue  # what the crew thought is not what it did
-        (chat,) = chat_items([item], level, state.asker or "someone")
+        (chat,) = chat_items([item], level, owner or state.asker or "someone")
         out.append((created, len(out), replace(chat, run=f"crew-{run}", crew=True)))
     return out
 

@@ -14,7 +14,6 @@ from steward.prompt.parts import (
     data,
     drawable,
     lints,
-    model_name,
     neighbours,
     other_fairies,
     peripheral_clusters,
@@ -37,7 +36,6 @@ PARTS: dict[str, PromptPart] = {
     m.PART.name: m.PART
     for m in (
         system,
-        model_name,
         chat_history,
         screenshot,
         viewport,

@@ -31,6 +31,11 @@ class ChatItem:
     action: dict[str, Any] | None = None
     who: str | None = None  # who asked for the run it belongs to (participant identity)
     run: str | None = None  # the run (session id) it belongs to
+    # A request (role "user"): the person who wrote it, named in its label ("[alice asked]").
+    asked_by: str | None = None
+    # A steward's note that says how its run ended without its answer (timed out, failed,
+    # stopped): a summarised run keeps it.
+    ended: bool = False
     # Work a project's fairies did for `who` (not a one-shot run of theirs).
     crew: bool = False
     # The first request and the plan: shown in full however long the history grows.
@@ -75,7 +80,6 @@ class PromptState:
     history and fairy facts."""
 
     message: str
-    model_name: str
     shapes: Shapes
     viewport: Box  # the area this request shows (image and shape lists), page coordinates
     coords: CoordinateSpace

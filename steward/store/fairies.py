@@ -42,7 +42,7 @@ def _wait_args(room_id: str, waits: Sequence[Mapping[str, Any]]) -> list[tuple[s
 
 
 _HISTORY_COLUMNS = (
-    "item_id, kind, memory_level, text, origin, action::text AS action, user_text, run,"
+    "item_id, kind, memory_level, text, origin, action::text AS action, user_text, run, asker,"
     " extract(epoch FROM created_at)::float8 AS created"
 )
 
@@ -97,8 +97,8 @@ class FairyStore:
             return
         await self.pool.executemany(
             "INSERT INTO fairy_history (room_id, fairy_id, item_id, kind, memory_level, text,"
-            " origin, action, user_text, run, created_at)"
-            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8::jsonb,$9,$10,coalesce(to_timestamp($11),now()))"
+            " origin, action, user_text, run, asker, created_at)"
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8::jsonb,$9,$10,$11,coalesce(to_timestamp($12),now()))"
             " ON CONFLICT DO NOTHING",
             [
                 (
@@ -112,6 +112,7 @@ class FairyStore:
                     _json(i.get("action")),
                     i.get("user_text"),
                     i.get("run"),
+                    i.get("asker"),
                     i.get("created"),
                 )
                 for i in items

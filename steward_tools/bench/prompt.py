@@ -71,7 +71,6 @@ def run(n: int = 1000) -> dict[str, Any]:
     shapes = canvas(n)
     state = PromptState(
         message="tidy up the boxes in view",
-        model_name="scripted",
         shapes=shapes,
         viewport=Box(4000, 3000, 1600, 900),
         coords=CoordinateSpace(4000, 3000),

@@ -139,7 +139,7 @@ def _bounds(user: str, values: list[tuple[int, Any]]) -> Box | None:
             Box(*(float(g) for g in m.groups())) for m in _BOX_TEXT.finditer(line)
         ]  # "x=…, y=…, w=…, h=…"
         box = next((b for b in boxes if b is not None), None)
-        if box is None or "user" in low:
+        if box is None or "not the area shown" in low:  # the user's view beside another
             continue
         if "task" in low and task is None:
             task = box

@@ -45,7 +45,7 @@ def read_request(body: dict[str, Any]) -> dict[str, Any]:
     return {
         "ask": ask.group(1).strip() if ask else None,
         "selected": [s["shapeId"] for s in _after("The user has selected:", text) or []],
-        "viewport": _after("Your viewport (the asker's view of the canvas):", text),
+        "viewport": _after("Your viewport (the user's view):", text),
         "edits": _after("Recent user edits:", text) or [],
         "note": "Whose view this is:" in text,
         "image": any(b.get("type") == "image" for b in body["messages"][0]["content"]),

@@ -168,8 +168,8 @@ async def _both_runs(
     assert len(listed) == 2, _text(review)[-3000:]
     problems = re.findall(r"^- (.+)$", listed[1].split("\n\n")[0], re.M)
     assert problems == [
-        "strokes 'fence' and 'path' cross and are not parts of one drawing; move or"
-        " redraw yours so they do not"
+        "strokes 'fence' and 'path' cross and were not drawn together; unless the request"
+        " meant it, move or redraw yours so they do not"
     ], problems
     (shot,) = _images(review)[:1]
     (tmp_path / "review.png").write_bytes(shot)

@@ -104,13 +104,13 @@ async def test_set_my_view_and_review_move_text_tiers_and_screenshot_together(
 
         first, moved, reviewed = (_texts(b) for b in fake.requests[-3:])
         # 1: the asker's own view.
-        assert _box("Your viewport (the asker's view of the canvas):", first) == _box_of(ALICE_VIEW)
+        assert _box("Your viewport (the user's view):", first) == _box_of(ALICE_VIEW)
         assert '"shapeId":"left-box"' in _in_view(first)
         assert "right-box" not in _in_view(first)
         # 2: after setMyView, the agent's own view: text, tiers and screenshot.
         label = "Your viewport (your own view, where you moved it):"
         assert _box(label, moved) == _box_of(MY_VIEW)
-        assert _box("The asker's viewport (not the area shown):", moved) == _box_of(ALICE_VIEW)
+        assert _box("The user's view (not the area shown):", moved) == _box_of(ALICE_VIEW)
         assert '"shapeId":"right-box"' in _in_view(moved) and "left-box" not in _in_view(moved)
         # 3: the review area, for the review's request.
         assert _box("Your viewport (the area you asked to review):", reviewed) == _box_of(REVIEW)

@@ -17,9 +17,9 @@ _STEWARD = re.compile(r"\b(?:x|y|w|h)=(-?\d+(?:\.\d+)?)|\bat \((-?[\d.]+), (-?[\
 
 
 def frame_leaks(said: str) -> list[str]:
-    """Coordinates that look like the page's. Fairy positions are checked on their own: the
-    fairies wait far from the view, at the page's start."""
-    said = re.sub(r"^- fairy-\d+ .*$", "", said, flags=re.M)
+    """Coordinates that look like the page's. A fairy waiting far from the view (at the
+    page's start) may have big numbers, only when its line says it is far outside the view."""
+    said = re.sub(r"^- fairy-\d+ .*, far outside your view$", "", said, flags=re.M)
     return [m.group(0) for m in _COORDS.finditer(said) if abs(float(m.group(1))) >= LEAK]
 
 

@@ -97,7 +97,6 @@ def test_fields_come_from_the_shape_models() -> None:
 def state(notes: list[str]) -> PromptState:
     return PromptState(
         message="m",
-        model_name="x",
         shapes={},
         viewport=Box(0, 0, 10, 10),
         coords=CoordinateSpace(),

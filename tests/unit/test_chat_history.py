@@ -23,6 +23,7 @@ from steward.prompt.parts.chat_history import (
     BUDGET_CHARS,
     LINE_CHARS,
     keep_bounded,
+    render_action,
     render_history,
     thread_for,
 )
@@ -78,7 +79,7 @@ def test_first_request_and_plan_survive_200_items_within_the_bound() -> None:
     assert len(items) > 200
     lines = render_history(chat_items(items, "project"))
     body = "\n".join(lines)
-    assert lines[0] == "[user] draw a fenced farm with a barn"
+    assert lines[0] == "[someone asked] draw a fenced farm with a barn"
     assert lines[1].startswith('[you] {"_type":"start-project"') and "fence around it" in lines[1]
     assert len(body) <= BUDGET_CHARS + 2 * LINE_CHARS  # the bound, plus a digest line
     # The older middle is one digest; the newest items stay, in full, own messages included.
@@ -117,7 +118,7 @@ def test_other_askers_runs_are_summarised_with_who_asked_what_and_what_was_done(
         lines[0]
         == '[bob\'s run] asked "draw a cat"; created 1 shape(s): cat; said "Here is a cat."'
     )
-    assert lines[1] == "[user alice] make it bigger"
+    assert lines[1] == "[alice asked] make it bigger"
     # Seen by bob, the same run is his own: every action in full.
     assert '{"_type":"create"' in "\n".join(render_history(items, "bob"))
 
@@ -193,3 +194,12 @@ def test_a_pen_line_in_the_history_keeps_its_id_and_where_its_points_run() -> No
     # Grouped with others, a pen is still named by its id.
     many = [ChatItem("assistant", "pen", action=dict(out.data, shapeId=f"p{k}")) for k in range(3)]
     assert "created 3 shape(s): p0, p1, p2" in render_history(many)[0]
+
+
+def test_an_echo_survives_fields_of_the_wrong_kind() -> None:
+    """A long action whose `shapeIds` is not a list (the model wrote junk beside a todo item)
+    is still summed up: the history never stops a request from being built."""
+    junk = {"_type": "update-todo-list", "id": 1, "status": "todo", "text": "x" * 700}
+    many = {f"field{k}": "y" * 40 for k in range(20)}  # too long even clipped: summed up
+    line = render_action({**junk, **many, "shapeIds": 40121927})
+    assert line == "1 × update-todo-list"

@@ -1,7 +1,8 @@
-"""A drone whose task sits side by side with other tasks of its project that have started or
-finished is told to draw one picture with them (one scale, parts lined up where they meet,
-worded for a view from the side and a plan from above alike); a neighbour that has not
-started, or none, gets no such advice."""
+"""A drone whose task meets other tasks of its project that have started or finished (next
+to it, overlapping it, or the same area) is told how each meets it and to draw one picture
+with them where they are one (one scale, parts lined up where they meet, worded for a view
+from the side and a plan from above alike) or keep clear of another drawing; a task far along
+the same row, a neighbour that has not started, or none, gets no such advice."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import replace
 from steward.fairies.modes import mode
 from steward.fairies.project_task import Task
 from steward.fairies.projects import Project
-from steward.fairies.prompt_parts import FairyView, beside, brief
+from steward.fairies.prompt_parts import FairyView, brief, meeting
 from steward.fairies.roster import Fairy
 from steward.protocol.box import Box
 
@@ -38,18 +39,21 @@ def _tasks_lines(tasks: list[Task]) -> tuple[str, ...]:
     return brief(view).tasks
 
 
-def test_side_by_side_means_one_row_of_the_plan() -> None:
+def test_how_a_task_meets_another_is_said_and_far_ones_do_not_meet() -> None:
     assert BARN.bounds is not None and HOUSE.bounds and POND.bounds
-    assert beside(BARN.bounds, HOUSE.bounds)  # the same row, next to each other
-    assert not beside(BARN.bounds, POND.bounds)  # below it: another row
-    assert not beside(BARN.bounds, Box(100, 0, 100, 300))  # inside it: not beside
+    assert meeting(BARN.bounds, HOUSE.bounds) == "next to yours, on the right"  # 20 px apart
+    assert meeting(BARN.bounds, POND.bounds) == "next to yours, below"  # 40 px below
+    assert meeting(BARN.bounds, Box(100, 250, 600, 100)) == "overlapping yours"  # a ground
+    assert meeting(BARN.bounds, BARN.bounds) == "the same area as yours"  # a fix task
+    assert meeting(BARN.bounds, Box(2000, 0, 400, 300)) is None  # far along the same row
 
 
 def test_a_drone_with_a_started_task_beside_it_is_told_to_share_scale_and_lines() -> None:
     started = replace(HOUSE, status="in-progress")
     lines = _tasks_lines([BARN, started, POND])
-    (hint,) = [ln for ln in lines if ln.startswith("Tasks side by side")]
-    assert '"The farmhouse" (house, in-progress)' in hint and "pond" not in hint
+    (hint,) = [ln for ln in lines if ln.startswith("Tasks that meet yours")]
+    assert '"The farmhouse" (house, in-progress), next to yours, on the right' in hint
+    assert "pond" not in hint  # not started: nothing to line up with
     assert "keep their scale" in hint
     # Worded for both: the ground line of a side view, the walls and paths of a plan.
     assert "the same ground line in a view from the side" in hint
@@ -60,5 +64,20 @@ def test_a_drone_with_a_started_task_beside_it_is_told_to_share_scale_and_lines(
 
 def test_no_advice_about_a_neighbour_that_has_not_started() -> None:
     assert HOUSE.status == "todo"
-    assert not any("side by side" in ln for ln in _tasks_lines([BARN, HOUSE, POND]))
-    assert not any("side by side" in ln for ln in _tasks_lines([BARN, POND]))
+    assert not any("meet yours" in ln for ln in _tasks_lines([BARN, HOUSE, POND]))
+    assert not any("meet yours" in ln for ln in _tasks_lines([BARN, POND]))
+
+
+def test_a_ground_under_the_task_and_the_task_it_fixes_are_named_a_far_one_is_not() -> None:
+    """The by-hand harbour: the shops were told of the lighthouse far along the row and not
+    of the ground they stand on; a fix task was not told of the finished task in its area."""
+    ground = Task("ground", "room", "Ground", "quay", "done", "p", "f3", Box(-50, 250, 900, 90))
+    earlier = replace(BARN, id="barn-first", title="First barn", status="done")
+    far = Task("tower", "room", "Lighthouse", "tower", "done", "p", "f4", Box(3000, 0, 200, 300))
+    (hint,) = [
+        ln for ln in _tasks_lines([BARN, ground, earlier, far]) if ln.startswith("Tasks that")
+    ]
+    assert '"Ground" (ground, done), overlapping yours' in hint
+    assert '"First barn" (barn-first, done), the same area as yours' in hint
+    assert "Lighthouse" not in hint
+    assert "keep clear of it" in hint  # another drawing beside it is not one picture

@@ -312,7 +312,7 @@ async def test_every_orchestrator_review_carries_the_request_and_the_plan() -> N
     assert len(reviews) >= 2
     for said in reviews:
         history = _history_part(said)
-        assert f"[user] {asked}" in history
+        assert f"[u asked] {asked}" in history
         assert '[you] {"_type":"start-project"' in history
         assert history.count('"_type":"create-project-task"') == 2
     assert "by fairy-2 is done" in _history_part(reviews[-1])  # the first task's review

@@ -116,7 +116,7 @@ def test_runs_are_named_for_whom_they_were_done_and_the_askers_own_are_yours() -
 
     items = run("alice", True, "crew-1") + run("bob", True, "crew-2") + run("bob", False, "s-1")
     lines = render_history(items, asker="alice")
-    assert lines[0].startswith("[your project run for alice] asked")
+    assert lines[0].startswith("[alice's project run] asked")  # hers: she asks now
     assert lines[1].startswith("[bob's project run] asked")
     assert lines[2].startswith("[bob's run] asked")
     assert not any("crew" in ln for ln in lines)

@@ -97,7 +97,6 @@ def test_a_drones_request_lists_its_neighbours_and_the_part_is_in_its_mode() -> 
     assert PART.name not in MODES["one-shotting"].parts
     state = PromptState(
         message="draw the barn",
-        model_name="scripted",
         shapes=SHAPES,
         viewport=MINE.bounds,  # type: ignore[arg-type]
         coords=CoordinateSpace(0, 0),
@@ -126,7 +125,6 @@ def test_only_shapes_within_the_adjoining_margin_are_listed() -> None:
 def _drone_state(**kw: Any) -> PromptState:
     return PromptState(
         message="draw the barn",
-        model_name="scripted",
         shapes=SHAPES,
         viewport=MINE.bounds,  # type: ignore[arg-type]
         coords=CoordinateSpace(100, 0),
@@ -159,3 +157,36 @@ def test_the_image_around_the_task_area_follows_its_truthful_caption() -> None:
     plain = build_request(_drone_state(), MODES["working-drone"])
     assert not any(b["type"] == "image" for b in plain.user)
     assert not any("this image shows" in b.get("text", "") for b in plain.user)
+
+
+def test_the_caption_says_what_the_first_image_shows_in_a_review() -> None:
+    """In a review the first image shows the area reviewed, not the task area: the caption
+    of the image around says so instead of "your first image shows that in full"."""
+    assert MINE.bounds is not None
+    area = around(MINE.bounds)
+    pic = Picture(Box(x=area.x, y=area.y, w=area.w, h=area.h), b"RIFFwebp", "image/webp")
+    task = build_request(_drone_state(around=pic, view_kind="task"), MODES["working-drone"])
+    review = build_request(_drone_state(around=pic, view_kind="review"), MODES["working-drone"])
+
+    def caption(req: Any) -> str:
+        return next(b["text"] for b in req.user if "this image shows" in b.get("text", ""))
+
+    assert "your first image shows that area in full" in caption(task)
+    said = caption(review)
+    assert "that area in full" not in said
+    assert "your first image shows the area you asked to review (your viewport)" in said
+    assert 'outlined with grey dashes and tagged "your task"' in said
+
+
+def test_shapes_in_view_drawn_by_another_task_say_which() -> None:
+    """A drone's own list of shapes in view tagged none of the others' shapes, while the list
+    next to its area did: a ground under the shops is the ground task's, in both."""
+    hood = neighbourhood_of(MINE, [LEFT, MINE], {"t0-post": "t0"})
+    state = _drone_state()
+    state.neighbourhood = hood
+    state.viewport = Box(0, 0, 700, 300)
+    req = build_request(state, MODES["working-drone"])
+    block = next(b["text"] for b in req.user if b["text"].startswith("Shapes in your view"))
+    rows = {r["shapeId"]: r for r in json.loads(block.split(":\n", 1)[1])}
+    assert rows["t0-post"]["task"] == "t0"
+    assert all("task" not in r for sid, r in rows.items() if sid != "t0-post")

@@ -13,6 +13,8 @@ from steward.actions.convert import simple_to_record
 from steward.actions.registry import ACTIONS, process
 from steward.canvas.apply import apply_wire_action
 from steward.canvas.bounds import shape_bounds
+from steward.canvas.simple import to_simple
+from steward.canvas.tiers import to_blurry
 from steward.prompt.response_schema import response_schema
 from steward.protocol.box import Box
 from steward.protocol.messages import WireAction
@@ -160,3 +162,19 @@ def test_the_pen_schema_offers_only_palette_colours() -> None:
     pen = schema["properties"]["actions"]["items"]["anyOf"][0]
     assert pen["properties"]["color"] == {"$ref": "#/$defs/Color"}
     assert "red" in schema["$defs"]["Color"]["enum"]
+
+
+def test_a_pen_stroke_reads_back_as_a_pen_and_updates_as_one() -> None:
+    """Shape lists named a model's pen strokes "draw" (tldraw's record type), a word no
+    prompt uses: they read `pen`, and an update naming that kind keeps its fields."""
+    rec = _pen(color="blue")
+    assert rec["type"] == "draw"  # what tldraw stores
+    shapes = {"rail": {**rec, "id": "rail"}}
+    assert to_blurry(shapes["rail"], shapes)["type"] == "pen"
+    assert to_simple(shapes["rail"], shapes)["_type"] == "pen"
+    ctx = RunState(shapes=shapes)
+    update = {"_type": "update", "update": {"_type": "pen", "shapeId": "rail", "color": "red"}}
+    out = process(update, index=0, complete=True, incomplete_path=None, ctx=ctx, enabled=ACTIONS)
+    assert out is not None and out.ops, ctx.notes
+    assert out.ops[0].params["props"]["color"] == "red"
+    assert not any("_type" in n for n in ctx.notes), ctx.notes

@@ -66,7 +66,6 @@ def state(**kw: object) -> PromptState:
     }
     base = dict(
         message="make it blue",
-        model_name="scripted",
         shapes=shapes,
         viewport=Box(100, 100, 800, 600),
         coords=CoordinateSpace(100, 100),
@@ -82,8 +81,9 @@ def test_static_prefix_first_then_parts_in_priority_order() -> None:
     req = build_request(s, MODES["one-shotting"])
     assert len(req.system) == 1 and req.system[0].startswith("# Canvas agent (one-shotting)")
     texts = [b["text"] for b in req.user]
+    # Which model answers is plumbing (the API call names it), not words for the model.
+    assert not any("Model:" in t or "scripted" in t for t in texts)
     order = [
-        "Model:",
         "Your viewport",
         "Shapes in your view",
         "Shapes outside",

@@ -15,10 +15,9 @@ from steward.prompt.registry import PARTS
 from steward.prompt.system_prompt import flow, system_prompt
 
 SPECS: dict[str, ActionSpec] = ACTIONS
-# Nothing to teach: `unknown` is never to be chosen; the model name and the time state
-# themselves in the request.
+# Nothing to teach: `unknown` is never to be chosen; the time states itself in the request.
 EXEMPT_ACTIONS = {"unknown"}
-EXEMPT_PARTS = {"model_name", "time"}
+EXEMPT_PARTS = {"time"}
 DOC = Path(__file__).resolve().parents[2] / "docs" / "PROMPT.md"
 
 
@@ -71,3 +70,21 @@ def test_guides_flow_into_one_line_per_paragraph_or_bullet() -> None:
     assert flow("Intro that\nwraps.\n- a bullet\n  that wraps\n\nNext\nparagraph") == (
         "Intro that wraps.\n- a bullet that wraps\n\nNext paragraph"
     )
+
+
+@pytest.mark.parametrize("mode", sorted(m for m in MODES if MODES[m].generates))  # type: ignore[index]
+def test_a_modes_prompt_names_only_actions_it_has(mode: str) -> None:
+    """Every backticked action name in a role's system prompt is one of that role's actions
+    (a lead read "see `create` for centred text" and has no `create`); so is every action
+    name written out in full (kebab-case or camelCase, never a plain word)."""
+    m = MODES[mode]  # type: ignore[index]
+    text = system_prompt(m.actions, [PARTS[p] for p in m.parts], m.name)
+    prose = text.split("## Response JSON schema")[0]
+    ticked = {t for t in re.findall(r"`([^`\s]+)`", prose) if t in ACTIONS}
+    assert ticked <= set(m.actions), sorted(ticked - set(m.actions))
+    spelled = {
+        a
+        for a in ACTIONS
+        if (a != a.lower() or "-" in a) and re.search(rf"(?<![\w-]){re.escape(a)}(?![\w-])", prose)
+    }
+    assert spelled <= set(m.actions), sorted(spelled - set(m.actions))

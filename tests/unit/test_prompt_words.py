@@ -18,7 +18,6 @@ def _request(fairy: FairyBrief | None) -> ModelRequest:
     m = mode("one-shotting")
     state = PromptState(
         message="draw a farm to the right of the chart",
-        model_name="test",
         shapes={},
         viewport=Box(0, 0, 800, 600),
         coords=CoordinateSpace(0, 0),
@@ -71,7 +70,6 @@ def test_a_drones_view_of_its_task_area_is_captioned_once() -> None:
     m = mode("working-drone")
     state = PromptState(
         message="draw the pond",
-        model_name="test",
         shapes={},
         viewport=Box(440, 400, 240, 300),
         view_kind="task",
@@ -81,15 +79,14 @@ def test_a_drones_view_of_its_task_area_is_captioned_once() -> None:
         screenshot_type="image/webp",
     )
     said = _user_text(build_request(state, m))
-    assert said.count("Your view of the canvas (your task area)") == 1
-    assert said.count("Your view of the canvas") == 1
+    assert said.count("The image below (your task area)") == 1
+    assert said.count("The image below") == 1
 
 
 def test_a_wake_is_not_called_a_user_request() -> None:
     m = mode("orchestrating-active")
     state = PromptState(
         message='Task "pond" by fairy-3 is done. Review it.',
-        model_name="test",
         shapes={},
         viewport=Box(0, 0, 800, 600),
         coords=CoordinateSpace(0, 0),

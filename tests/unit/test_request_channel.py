@@ -19,7 +19,6 @@ def _request(**kw: object) -> ModelRequest:
     m = mode("one-shotting")
     state = PromptState(
         message="draw a barn",
-        model_name="test",
         shapes={},
         viewport=Box(0, 0, 800, 600),
         coords=CoordinateSpace(0, 0),

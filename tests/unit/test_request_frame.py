@@ -18,6 +18,7 @@ from typing import Any
 from steward.canvas.coords import CoordinateSpace
 from steward.config import Settings
 from steward.fairies.one_shot_runner import OneShotConfig, OneShotRunner
+from steward.fairies.prompt_parts import whereabouts
 from steward.fairies.runtime import FairyRuntime
 from steward.model.base import ModelRequest, Usage
 from steward.model.scripted import ScriptedProjectModel
@@ -76,11 +77,18 @@ async def test_lead_drone_and_duo_requests_far_from_the_origin_read_in_their_fra
         assert unrounded_numbers(said) == [], (fairy, mode, unrounded_numbers(said)[:5])
     # Fairy positions, in the frame: in the view (a fairy at its task) or, for a fairy still
     # waiting at the page's start, far up and left of it; never the page's own numbers.
+    # A fairy away from the view says so plainly ("far outside your view").
+    positions = 0
     for _, _, said in seen:
-        for x, y in re.findall(r"^- fairy-\d+ .* at \((-?\d+), (-?\d+)\)$", said, flags=re.M):
+        for x, y, where in re.findall(
+            r"^- fairy-\d+ .* at \((-?\d+), (-?\d+)\)(.*)$", said, flags=re.M
+        ):
+            positions += 1
             in_view = abs(int(x)) < LEAK and abs(int(y)) < LEAK
             at_start = abs(int(x) + 48_000) < 2_000 and abs(int(y) - 31_001) < 2_000
             assert in_view or at_start, (x, y)
+            assert at_start == (where == ", far outside your view"), (x, y, where)
+    assert positions > 0
     # The lead's request names who asked the crew and how; a drone's brief (the steward's
     # words, not a person's) does not.
     leads = [s for _, m, s in seen if m in ("orchestrating-active", "duo-orchestrating-active")]
@@ -143,3 +151,13 @@ def test_a_frame_starts_on_a_whole_pixel_at_its_view() -> None:
     frame = CoordinateSpace.at(47_520.4, -31_400.6)
     assert (frame.origin_x, frame.origin_y) == (47_520.0, -31_401.0)
     assert frame.box_text(47_520.4, -31_400.6, 959.2, 800) == "x=0, y=0, w=959, h=800"
+
+
+def test_a_fairy_away_from_the_view_is_said_to_be() -> None:
+    """Fairies rest where they start, at the page's beginning: from a view around x 47,360
+    one reads "idling at (-47360, 31460)", which looks like a page number leaking unless the
+    line says plainly that it is far away."""
+    view = Box(47_360, -31_460, 960, 600)
+    assert whereabouts(view, 47_800, -31_200) == ""
+    assert whereabouts(view, 47_360 + 1_200, -31_200) == ", outside your view"
+    assert whereabouts(view, 0, 0) == ", far outside your view"

@@ -61,7 +61,7 @@ async def test_after_set_my_view_text_tiers_and_screenshot_move_together() -> No
     session = MemorySession(MemoryRoom(shapes=[NEAR, FAR], selection=["near"]))
     assert await agent.run(session, ask("what is on the right?")) == "done"
     first, second = (texts(r) for r in model.requests)
-    assert line("Your viewport (the asker's view of the canvas): ", first) == {
+    assert line("Your viewport (the user's view): ", first) == {
         "x": 0,
         "y": 0,
         "w": 1600,
@@ -71,7 +71,7 @@ async def test_after_set_my_view_text_tiers_and_screenshot_move_together() -> No
     # The next request: the agent's own view, its shapes listed, the rest a cluster.
     view = line("Your viewport (your own view, where you moved it): ", second)
     assert view == {"x": 2800, "y": 0, "w": 800, "h": 600}
-    assert line("The asker's viewport (not the area shown): ", second)["w"] == 1600
+    assert line("The user's view (not the area shown): ", second)["w"] == 1600
     listed = second.split("Shapes in your view", 1)[1].split("Shapes outside", 1)[0]
     assert '"shapeId":"far"' in listed and "near" not in listed
     assert session.context_requests == [None, Box(x=2800, y=0, w=800, h=600)]
@@ -196,5 +196,5 @@ async def test_a_fairys_review_shows_the_review_area_then_its_view_again() -> No
     assert '"shapeId":"far"' in listed and "near" not in listed
     assert lent.context_requests[1] == Box(x=2900, y=50, w=400, h=300)
     # The review was for that request only: the next one looks where the turn began.
-    assert "Your viewport (the asker's view of the canvas): " in after
+    assert "Your viewport (the user's view): " in after
     assert lent.context_requests[2] is None

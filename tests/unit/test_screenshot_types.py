@@ -74,7 +74,6 @@ async def test_the_shapes_stream_is_not_held_to_image_types() -> None:
 def _state(shot: bytes | None, media_type: str) -> PromptState:
     return PromptState(
         message="m",
-        model_name="x",
         shapes=None,
         viewport=Box(0, 0, 800, 600),
         coords=CoordinateSpace(0, 0),

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from steward.actions.convert import simple_to_record
+from steward.canvas.coords import CoordinateSpace
+from steward.canvas.tiers import to_blurry
 from steward.prompt.parts.blurry_shapes import in_view
 from steward.prompt.state import PromptState
 from steward.protocol.box import Box
@@ -17,7 +20,6 @@ def _box(sid: str, x: float, y: float, w: float = 200, h: float = 150) -> dict[s
 def _listed(view: Box, *shapes: dict[str, Any]) -> list[str]:
     state = PromptState(
         message="m",
-        model_name="x",
         shapes={s["id"]: s for s in shapes},
         viewport=view,
         coords=None,  # type: ignore[arg-type]
@@ -38,3 +40,13 @@ def test_a_shape_half_inside_the_view_is_listed_and_one_outside_is_not() -> None
         _box("touching", 400, 50),  # shares only the right edge: no pixel inside
     )
     assert sorted(listed) == ["around", "half-right", "half-top", "inside"]
+
+
+def test_an_arrow_or_a_line_in_the_list_says_which_end_is_which() -> None:
+    """A line listed only as a box (x, y, w, h) lost its direction; `create` takes x1, y1,
+    x2, y2, and the list gives them too, in the request's frame."""
+    rec = simple_to_record({"_type": "line", "x1": 140, "y1": 60, "x2": 100, "y2": 78}, "beam")
+    assert rec is not None
+    row = CoordinateSpace(100, 50).shape_to_model(to_blurry(rec, {"beam": rec}))
+    assert (row["x1"], row["y1"], row["x2"], row["y2"]) == (40, 10, 0, 28)
+    assert (row["x"], row["y"], row["w"], row["h"]) == (0, 10, 40, 18)

@@ -84,8 +84,8 @@ def test_strokes_that_really_cross_are_found_and_strokes_that_join_are_not() -> 
     report = quality_report(shapes)
     assert report.overlaps == [("a", "b")]
     assert report.lints() == [
-        "strokes 'a' and 'b' cross and are not parts of one drawing; move or redraw yours so"
-        " they do not"
+        "strokes 'a' and 'b' cross and were not drawn together; unless the request meant it,"
+        " move or redraw yours so they do not"
     ]
     # Crossings of one run's own strokes are one drawing's parts (an X-braced door).
     assert quality_report(shapes, touched=["a", "b"], created=["a", "b"]).overlaps == []
@@ -119,3 +119,21 @@ def test_the_same_canvas_gives_the_same_lints_in_any_order() -> None:
         touched = list(shapes)
         rng.shuffle(touched)
         assert quality_report(shapes, touched=touched).lints() == first
+
+
+def test_a_lint_says_what_is_known_not_that_two_shapes_are_not_one_drawing() -> None:
+    """A reader who was asked to put a sign in front of an awning drawn earlier read "are not
+    parts of one drawing; move yours into free space": the steward only knows they were not
+    drawn together. Two texts one run drew over each other hide each other's words."""
+    shapes = by_id(geo("awning", 0, 0, 200, 60), geo("sign", 150, 40, 100, 40))
+    (said,) = quality_report(shapes, touched=["sign"], created=["sign"]).lints()
+    assert said == (
+        "shapes 'awning' and 'sign' overlap and were not drawn together; unless the request"
+        " meant it, move yours into free space"
+    )
+    texts = by_id(
+        {"id": "t1", "type": "text", "x": 0, "y": 0, "props": {"text": "hello"}},
+        {"id": "t2", "type": "text", "x": 10, "y": 5, "props": {"text": "world"}},
+    )
+    (both,) = quality_report(texts, touched=["t1", "t2"], created=["t1", "t2"]).lints()
+    assert both == "shapes 't1' and 't2' overlap and their words hide each other; move one of them"

@@ -65,7 +65,6 @@ def one_shot_body(screenshot: bytes | None = JPEG) -> dict[str, Any]:
     mode = MODES["one-shotting"]
     state = PromptState(
         message="tidy up",
-        model_name="anthropic:x",
         shapes=shapes,
         viewport=Box(100, 100, 800, 600),
         coords=CoordinateSpace(100, 100),

@@ -15,8 +15,10 @@ alone, its canvas area (x, y, w, h) and who does it.
 DIRECT = """Start a task now, in the order of your plan; independent tasks can run side by
 side. Start a task only after creating it."""
 
-AWAIT = """Wait for tasks to finish, then end your reply. You are woken as each one
-completes: look at the result, add tasks to fix what is wrong, start the next ones."""
+AWAIT = """Wait for tasks to finish, then end your reply. You are woken as awaited tasks
+complete: look at the result, add tasks to fix what is wrong, start the next ones. A wake
+names one task, but others may have finished meanwhile without a wake of their own: each time,
+review every task your project lists as done that you have not reviewed yet."""
 
 END = """Close the project once every task is done and you have checked that the parts fit
 together into one piece of work. Tell the user what was made."""

@@ -11,12 +11,13 @@ from steward.actions.mistakes import FairyMistake
 
 
 def drone_brief(task: TaskView, orchestrator: str) -> str:
-    """The prompt a directed fairy starts its task with. Its area is not written here: the
-    request shows the task's bounds in that request's own coordinates."""
-    where = " Your area is your task's bounds, given with your task." if task.bounds else ""
+    """The prompt a directed fairy starts its task with. Neither the task's text nor its
+    area is written here: the request shows the task once, with its bounds in that
+    request's own coordinates (`You are working on: …`)."""
+    where = " inside your area" if task.bounds else ""
     return (
-        f'{orchestrator} asked you to do task "{task.id}": {task.title}. {task.text}{where}'
-        " Work only inside your area, then use mark-my-task-done."
+        f'{orchestrator} asked you to do task "{task.id}" ({task.title}), described above '
+        f'under "You are working on". Work only{where}, then use mark-my-task-done.'
     )
 
 

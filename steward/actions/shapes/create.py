@@ -72,7 +72,7 @@ def _resolve_create(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.
 _CREATE = """Make a new shape. Kinds: the geometric ones (rectangle, ellipse, diamond, star, cloud,
 …: the schema lists them), `text`, `note`, `arrow` and `line`. For any other form draw with `pen`.
-Never create `unknown` shapes (you may still move them).
+Never create a shape the lists call "unknown" (a kind you cannot make; you may still move it).
 - Give each shape a unique `shapeId` and a `note` saying what it is for: you will read the notes
   later; the user never sees them.
 - Geometric shapes take x, y (top-left corner), w and h; notes and text take x, y.
@@ -108,10 +108,16 @@ Arrows and lines
 - An arrow's label sits on its middle: make the arrow long enough to hold the label.
 
 Colours and fills
-- A shape's `color` is its outline, text and fill colour; its `fill` says how its inside is painted.
 """
+# The label colour is always black (records set `labelColor` so): a red box's label is black.
+COLOR_RULE = (
+    "- A shape's `color` is its outline and fill colour (a note's paper, a text shape's "
+    "letters); the labels inside geometric shapes, notes and arrows are always black (hard "
+    "to read on a dark `solid` fill). Its `fill` says how its inside is painted."
+)
 STYLE_GUIDE = "\n".join(
     [
+        COLOR_RULE,
         *(f"- Fill `{name}`: {looks}." for name, looks in FILL_LOOKS.items()),
         "- For a white shape use fill `background` with colour `grey`, so its outline stays "
         "visible. A red barn is colour `red` with fill `solid`; fill `tint` would make it pink.",

@@ -101,7 +101,8 @@ def _resolve_update(data: dict[str, Any], ctx: RunState) -> list[WireOp]:
 # Its system-prompt section (ActionSpec.guide); docs/PROMPT.md maps the kit's rules to it.
 _UPDATE = """Change fields of a shape that exists: its `shapeId` and only the fields that change,
 one update per shape. The rules of `create` apply to the new values. Never change a position with
-it (that is `move`), and a shape cannot change kind: delete it and create the new one instead."""
+it (x, y: that is `move`); an arrow's or line's ends (x1, y1, x2, y2) are fields it may change. A
+shape cannot change kind: delete it and create the new one instead."""
 
 UPDATE = ActionSpec(
     "update",

@@ -73,10 +73,10 @@ KIND_WORDS: dict[str, tuple[str, ...]] = {
     "hearts": ("heart",),
     "hexagon": ("hexagon",),
     "hexagons": ("hexagon",),
-    "drawing": ("draw",),
-    "sketch": ("draw",),
-    "doodle": ("draw",),
-    "scribble": ("draw",),
+    "drawing": ("pen",),
+    "sketch": ("pen",),
+    "doodle": ("pen",),
+    "scribble": ("pen",),
 }
 # The geo kind to draw for a shape word.
 GEO_WORDS: dict[str, str] = {

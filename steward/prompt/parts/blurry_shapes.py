@@ -22,12 +22,21 @@ def _build(state: PromptState) -> list[Block]:
         return text("There are no shapes in your view.")
     shown = ids[: state.blurry_cap]
     rows = [state.coords.shape_to_model(to_blurry(state.shapes[i], state.shapes)) for i in shown]
+    # Working a task: a shape another task of the project drew says so, as the list of
+    # shapes next to the area does (a ground under the shops is the ground task's).
+    hood = state.neighbourhood
+    owners = {sid: t.id for t in hood.tasks for sid in t.made} if hood is not None else {}
+    for row in rows:
+        if row["shapeId"] in owners:
+            row["task"] = owners[row["shapeId"]]
     more = f" ({len(ids) - len(shown)} more not listed)" if len(ids) > len(shown) else ""
     return text(f"Shapes in your view{more}:", json.dumps(rows, separators=(",", ":")))
 
 
 _GUIDE = """Every shape in your viewport is listed briefly: id, kind, box and text. Refer to shapes
-by these ids. A long list is cut; it says how many were left out."""
+by these ids. A long list is cut; it says how many were left out. Working on a project task, a
+shape another task drew carries that task's id ("task"): it is that task's work, not yours to
+edit."""
 
 PART = PromptPart(
     "blurry_shapes",

@@ -95,12 +95,24 @@ def _shifted(v: Any, dx: float, dy: float) -> Any:
     return out
 
 
+def _whole(v: Any) -> Any:
+    """Whole floats as integers (430.0 reads 430): every number a model reads is whole where
+    it can be; a scale of 1.5 stays 1.5."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, list):
+        return [_whole(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _whole(x) for k, x in v.items()}
+    return v
+
+
 def model_action(data: dict[str, Any], to: Frame | None = None) -> dict[str, Any]:
     """An action as the model wrote it: `_type` first, the steward's own `_` keys dropped;
     with `to`, its coordinates moved from the frame of the request that wrote it (`_frame`,
     the page point that was its 0, 0) into the frame whose 0, 0 is `to`."""
     out: dict[str, Any] = {"_type": data.get("_type")}
-    out.update({k: _public(v) for k, v in data.items() if not k.startswith("_")})
+    out.update({k: _whole(_public(v)) for k, v in data.items() if not k.startswith("_")})
     frame = data.get("_frame")
     if to is not None and isinstance(frame, (list, tuple)) and len(frame) == 2:
         dx, dy = float(frame[0]) - to[0], float(frame[1]) - to[1]
@@ -131,10 +143,11 @@ def _shorten(v: Any) -> Any:
 
 def _ids(action: dict[str, Any]) -> list[str]:
     shape = action.get("shape")
+    listed = action.get("shapeIds")  # what the model wrote: not always a list
     found: list[Any] = [
         action.get("shapeId"),
         shape.get("shapeId") if isinstance(shape, dict) else None,
-        *(action.get("shapeIds") or []),
+        *(listed if isinstance(listed, list) else []),
     ]
     return [str(i) for i in found if isinstance(i, str | int) and str(i)]
 
@@ -171,6 +184,8 @@ def summarise_actions(actions: Sequence[dict[str, Any]]) -> str:
         ids = [i for a in acts for i in _ids(a)]
         verb = _VERBS.get(kind)
         what = f"{verb} {len(ids)} shape(s)" if verb and ids else f"{len(acts)} × {kind}"
+        # Which tasks a run of task actions named (three starts say which three).
+        ids = ids or [str(t) for a in acts if isinstance(t := a.get("taskId"), str | int)]
         parts.append(f"{what}: {_id_list(ids)}" if ids else what)
     return "; ".join(parts)
 
@@ -185,9 +200,11 @@ class _Line:
 
 
 def _tag(item: ChatItem) -> str:
+    """A line's label, as the guide explains it: whose request, the agent's own, or the
+    steward's."""
     if item.role == "user":
-        return f"[user {item.who}]" if item.who else "[user]"
-    return "[system]" if item.role == "system" else "[you]"
+        return f"[{item.asked_by or item.who or 'someone'} asked]"
+    return "[steward]" if item.role == "system" else "[you]"
 
 
 def _said(action: dict[str, Any]) -> str | None:
@@ -222,26 +239,28 @@ def _own_lines(items: Sequence[ChatItem], to: Frame | None) -> list[_Line]:
     return lines
 
 
-def _run_tag(who: str, crew: bool, asker: str | None) -> str:
-    """How a run is named: whose it is, and whether a project's fairies did it."""
-    if not crew:
-        return f"[{who}'s run]"
-    return f"[your project run for {who}]" if who == asker else f"[{who}'s project run]"
+def _run_tag(who: str, crew: bool) -> str:
+    """How a run is named: whose it is (the request says who asks now; "your" read as the
+    model's own work), and whether a project's fairies did it."""
+    return f"[{who}'s project run]" if crew else f"[{who}'s run]"
 
 
-def _other_run(items: Sequence[ChatItem], asker: str | None, to: Frame | None) -> _Line:
+def _other_run(items: Sequence[ChatItem], to: Frame | None) -> _Line:
     """Another asker's run, or a project run, in one line: who asked what, what was done,
     what was said."""
     who = next((i.who for i in items if i.who), "someone")
     asked = [i.text for i in items if i.role == "user"]
     acts = tuple(model_action(i.action, to) for i in items if i.action and _said(i.action) is None)
     said = [text for i in items if i.action and (text := _said(i.action)) is not None]
+    ended = [i.text for i in items if i.ended]
     bits = [f'asked "{_clip(asked[0], _QUOTE_CHARS)}"' if asked else "ran"]
     if acts:
         bits.append(summarise_actions(acts))
     if said:
         bits.append(f'said "{_clip(said[-1], _QUOTE_CHARS)}"')
-    tag = _run_tag(who, any(i.crew for i in items), asker)
+    if ended:  # it did only what the line lists: neither done nor owed
+        bits.append(ended[-1].rstrip("."))
+    tag = _run_tag(who, any(i.crew for i in items))
     return _Line(_clip(f"{tag} " + "; ".join(bits), LINE_CHARS), actions=acts)
 
 
@@ -261,7 +280,7 @@ def history_lines(
         if other(items[k]):
             while end < len(items) and other(items[end]) and items[end].run == items[k].run:
                 end += 1
-            lines.append(_other_run(items[k:end], asker, to))
+            lines.append(_other_run(items[k:end], to))
         else:
             while end < len(items) and not other(items[end]):
                 end += 1
@@ -335,15 +354,22 @@ def _build(state: PromptState) -> list[Block]:
     return text("Earlier in this chat:", *render_history(items, state.asker, to))
 
 
-_GUIDE = """Earlier requests and what you did about them come first, as far as your memory reaches:
-[user …] is a request, [you] an action you wrote (as JSON, as you write it; many of one kind
-in one line), [system] a note from the steward, [name's run] a run another person asked for
-in this room (its work may be yours, done for them), [name's project run] work a project's
-fairies (a lead and its helpers) did for that person, [your project run for name] such work
-done for the person asking now, [earlier …] older items in brief. Coordinates in them are in
-this request's frame.
-Build on them: do not redo what is done, do not repeat a message you already sent, and stay
-consistent with what you told the user."""
+_GUIDE = """Earlier requests and what was done about them come first, as far as your memory
+reaches (in a project it starts with the project, on a task with the task: what came before is
+on the canvas, not here), one line each, labelled:
+- [name asked] a request that person made (the request at the end says who asks now);
+- [you] an action you wrote, as JSON, as you write it, or a note you kept ("I just finished
+  the task …"); [you, N actions] many actions of one kind in one line;
+- [steward] a note from the steward: a wake, a correction, or how a run ended (a run that
+  timed out, failed or was stopped did only what its line lists);
+- [name's run] a run another person asked for in this room, in one line (its work may be yours,
+  done for them);
+- [name's project run] work a project's fairies (a lead and its members) did for that person,
+  who may be the person asking now;
+- [earlier, N items in brief] older lines, summarised.
+Not every kind appears in every request.
+Coordinates in them are in this request's frame. Build on them: do not redo what is done, do
+not repeat a message you already sent, and stay consistent with what you told the user."""
 
 PART = PromptPart(
     "chat_history",

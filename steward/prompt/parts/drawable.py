@@ -16,9 +16,8 @@ _GUIDE = (
     "The members you direct draw with these, and nothing else: plan and describe each task in "
     "these terms (a brown roof is an `orange` one; a shade the palette lacks cannot be drawn).\n"
     f"- Shape kinds: the geometric ones ({', '.join(GEO_KINDS)}), `text`, `note`, `arrow` "
-    "and `line`; any other form is drawn as a free line through points (`pen`).\n"
-    "- A shape's `color` is its outline, text and fill colour; its `fill` says how its inside "
-    "is painted.\n" + STYLE_GUIDE
+    "and `line`; any other form is drawn as a free line through points (a pen stroke).\n"
+    + STYLE_GUIDE
 )
 
 PART = PromptPart(

@@ -19,6 +19,7 @@ from steward.canvas.bounds import shape_bounds
 from steward.canvas.coords import CoordinateSpace
 from steward.canvas.tiers import to_blurry
 from steward.prompt.base import Block, PromptPart, text
+from steward.prompt.parts.viewport import VIEW_WORDS
 from steward.prompt.state import Neighbourhood, PromptState
 from steward.protocol.box import Box, union
 
@@ -148,16 +149,27 @@ def _picture(state: PromptState, seen: Surroundings) -> list[Block]:
     x1, y1 = box["x"] + box["w"], box["y"] + box["h"]
     longest = max(b.w, b.h, 1.0)
     scale = min(1.0, AROUND_MAX_SIZE / longest)
-    if seen.tasks:
-
-        def area(t: dict[str, Any]) -> str:
-            b = t["bounds"]
-            return f'"{t["title"]}" ({t["id"]}, {t["status"]}) at x={b["x"]}, y={b["y"]}, ' + (
-                f"w={b['w']}, h={b['h']}"
-            )
-
-        names = "; ".join(area(t) for t in seen.tasks)
-        whose = f"Other tasks' areas in it, with their shapes as they are now: {names}."
+    # What the request's first image showed: the task area, or (a review, a moved view)
+    # another area, named as the viewport line names it.
+    first = (
+        "your first image shows that area in full"
+        if state.view_kind == "task"
+        else f"your first image shows {VIEW_WORDS[state.view_kind]} (your viewport), which "
+        "need not hold all of your area"
+    )
+    shown = b
+    # The areas drawn on it (`steward.fairies.outlines`): every other task's that lies in it.
+    tasks = [t for t in hood.tasks if t.bounds.intersects(shown)]
+    if tasks:
+        names = "; ".join(
+            f'"{t.title}" ({t.id}, {t.status}) at '
+            + state.coords.box_text(t.bounds.x, t.bounds.y, t.bounds.w, t.bounds.h)
+            for t in tasks
+        )
+        whose = (
+            "Other tasks' areas in it, each outlined the same way and tagged with its id, "
+            f"with their shapes as they are now: {names}."
+        )
     else:
         whose = "No other task's area is in it."
     caption = (
@@ -165,7 +177,8 @@ def _picture(state: PromptState, seen: Surroundings) -> list[Block]:
         f"y {box['y']} to {y1}, scaled to about {round(b.w * scale)}x{round(b.h * scale)} px "
         f"(1 px is about {1 / scale:.1f} canvas units), too small for text or fine detail. "
         f"Your own task area (x={own['x']}, y={own['y']}, w={own['w']}, h={own['h']}) lies "
-        f"within it; your first image shows that in full. {whose}"
+        'within it, outlined with grey dashes and tagged "your task" (the dashes and tags '
+        f"are not on the canvas); {first}. {whose}"
     )
     image = {"type": "image", "media_type": pic.media_type, "data": pic.data}
     return [{"type": "text", "text": caption}, image]
@@ -174,7 +187,8 @@ def _picture(state: PromptState, seen: Surroundings) -> list[Block]:
 _GUIDE = """Next to your task area you see the project's other tasks and the shapes that adjoin
 your area, briefly (id, kind, box, text, and the task that drew it: null when a person or no
 task of the project did), and, when a browser
-could render it, a small low-detail image of the area around yours. They are others' work: do
+could render it, a small low-detail image of the area around yours, with each task area
+outlined in grey dashes and tagged with its id (yours "your task"). They are others' work: do
 not edit them, but line your drawing up with them where the parts meet (a fence around a
 barn, a path to a door)."""
 

@@ -13,7 +13,7 @@ def _build(state: PromptState) -> list[Block]:
     # Models had to guess how image pixels map to the canvas: say it.
     view = state.coords.box_to_model("viewport", state.viewport.to_dict())
     where = (
-        f"Your view of the canvas ({what}): the image shows exactly the viewport above, "
+        f"The image below ({what}) shows exactly your viewport, given above: "
         f"x {view['x']} to {view['x'] + view['w']}, y {view['y']} to {view['y'] + view['h']}, "
         f"scaled to fit; its top-left corner is ({view['x']}, {view['y']})."
     )
@@ -27,7 +27,7 @@ shapes."""
 
 PART = PromptPart(
     "screenshot",
-    20,
+    30,
     False,
     _build,
     title="Your view",

@@ -17,7 +17,6 @@ answer by acting on it.
 - Reply with one JSON object and nothing else: `{"actions": [...]}`, each action an object whose
   `_type` names it. Your actions are applied while you write them, in order.
 - The JSON schema at the end is the truth about which actions you have and which fields they take.
-  This prompt may mention actions your schema lacks: use only what it lists.
 - Give every required field, and no field the schema does not list.
 - Shape ids are yours to choose: short, readable and unique (`signup-box`). Use the same id
   whenever a later action refers to that shape.
@@ -25,7 +24,8 @@ answer by acting on it.
 
 ## Coordinates
 - As on a web page: x grows to the right, y grows downward. A shape's x, y is its top-left corner
-  (arrows and lines have x1, y1, x2, y2; see `create` for centred text).
+  (arrows and lines run from x1, y1 to x2, y2; a centred or right-aligned text's x is its centre or
+  its right edge).
 - Every number you see or give is a whole number, relative to an origin set for this chat: use them
   as they are given."""
 

@@ -113,8 +113,8 @@ def view_note(source: PromptSource | None) -> str | None:
     else:
         why = "The asker's browser did not share its view"
     return (
-        f"{why}: the viewport and screenshot are the host's view of the canvas, not the "
-        "asker's, and the asker's selection is unknown (nothing counts as selected)."
+        f"{why}: the user's view shown is another person's (the host browser that answered), not "
+        "the asker's, and the asker's selection is unknown (nothing counts as selected)."
     )
 
 
