@@ -8,6 +8,7 @@
 //   node tabs.mjs pan NAME X Y             centre a tab's view on page point (X, Y), same zoom
 //   node tabs.mjs prompt NAME TEXT...      ask as NAME ("project: ..." too; --fairies a,b picks them); waits for the run
 //        [--no-wait] [--timeout S]         to be done/canceled/error (default 1800 s)
+//   node tabs.mjs summon NAME FAIRY [--personality P] [--color C]   NAME summons a fairy into the crew
 //   node tabs.mjs wait NAME [SESSION]      wait for a run (the tab's last one by default)
 //   node tabs.mjs shot [NAME...] [--out DIR] [--prefix P]
 //                                          PNG of each tab's canvas as its user sees it, and
@@ -164,6 +165,13 @@ async function serve(opts) {
       t.lastSession = reply.sessionId
       if (args.noWait) return { tab: name, sessionId: reply.sessionId, status: 'started' }
       return { tab: name, ...(await waitRun(name, reply.sessionId, Number(args.timeout ?? 1800))) }
+    },
+    async summon(args) {
+      const [name, fairyName] = args._
+      if (!fairyName) throw new Error('summon needs NAME and the fairy\'s name')
+      const request = { name: String(fairyName), ...(args.personality ? { personality: String(args.personality) } : {}), ...(args.color ? { color: String(args.color) } : {}) }
+      const reply = await tab(name).page.evaluate((r) => window.__steward.handle.summon(r), request)
+      return { tab: name, reply }
     },
     wait: (args) => waitRun(args._[0], args._[1], Number(args.timeout ?? 1800)),
     shot: (args) => shot(args._, resolve(args.out ?? outDir), args.prefix ? `${args.prefix}-` : ''),
