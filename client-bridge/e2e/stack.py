@@ -32,8 +32,8 @@ from steward.obs.logging import configure_logging
 from steward.ports import AgentRunner, CanvasSnapshot, PromptInput, SessionPort
 from steward.prompt.parts.blurry_shapes import in_view
 from steward.prompt.state import PromptState
+from steward.protocol.box import Box
 from steward.protocol.images import sniff
-from steward.protocol.messages import Box
 from steward.service import StewardService, default_runner
 from steward.store.embedded import EmbeddedPostgres
 from steward_tools.bench.faults import outbox_state
@@ -77,7 +77,7 @@ class RecordingSession:
                 "source": ctx.source_identity,
                 # Whose view it is (the asker's), and what the run saw of it.
                 "asker": ctx.asker,
-                "viewport": ctx.viewport.model_dump(),
+                "viewport": ctx.viewport.to_dict(),
                 "selection": list(ctx.selection),
                 "viewNote": ctx.view_note,
                 "degraded": ctx.degraded,
@@ -128,7 +128,7 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
 
     async def context(request: web.Request) -> web.Response:
         body = await request.json()
-        bounds = Box.model_validate(body["bounds"])
+        bounds = Box(**body["bounds"])
         runtime = service.rooms[room]
         ctx = await runtime.snapshots.fetch(bounds=bounds, asker=body["asker"], source="browser")
         shapes = {str(s["id"]): s for s in ctx.shapes}

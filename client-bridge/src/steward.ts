@@ -101,6 +101,26 @@ export interface StewardState {
   following: string | null
 }
 
+/** A tab's state before the steward has told it anything. */
+export function initialState(status: ConnectionStatus, stewardPresent: boolean): StewardState {
+  return {
+    status,
+    isHost: false,
+    host: null,
+    stewardPresent,
+    sessions: {},
+    activeSession: null,
+    fairies: [],
+    todos: [],
+    prompts: [],
+    chat: [],
+    thoughts: [],
+    drawn: {},
+    projects: [],
+    following: null,
+  }
+}
+
 export interface StewardHandle extends CrewApi {
   readonly state: StewardState
   readonly status: ConnectionStatus
@@ -184,22 +204,7 @@ export function connectSteward({ room, editor, options = {} }: { room: Room; edi
     }
   }
 
-  let state: StewardState = {
-    status: room.state === ConnectionState.Connected ? 'connected' : 'connecting',
-    isHost: false,
-    host: null,
-    stewardPresent: room.remoteParticipants.has(stewardIdentity),
-    sessions: {},
-    activeSession: null,
-    fairies: [],
-    todos: [],
-    prompts: [],
-    chat: [],
-    thoughts: [],
-    drawn: {},
-    projects: [],
-    following: null,
-  }
+  let state = initialState(room.state === ConnectionState.Connected ? 'connected' : 'connecting', room.remoteParticipants.has(stewardIdentity))
   const listeners = new Set<(s: StewardState) => void>()
   // The place of an item in the room's conversation: the steward numbers every item (an item
   // without a number, from an older steward, goes after everything seen).

@@ -65,8 +65,8 @@ class Request:
 
 @dataclass
 class ProjectStats:
-    """Counts over a room's projects for the benches: actions by role and the history the
-    orchestrator was shown."""
+    """Counts over a room's projects for its summary (`steward demo --headless --json`): actions
+    by role and the history the orchestrator was shown."""
 
     orchestrator_actions: int = 0
     drone_actions: int = 0

@@ -91,7 +91,7 @@ class PromptState:
     # How the user's words came (typed in the panel, the room's chat, spoken, HTTP): the
     # request says so, and where the reply will be read. None: not known (not said).
     channel: PromptChannel | None = None
-    # Who asked for this request (the messages part names them); unlike `asker`, it does
+    # Who asked for this request (the request_line part names them); unlike `asker`, it does
     # not make the history read their runs as this agent's own.
     asked_by: str | None = None
     user_viewport: Box | None = None  # the asker's, when the area shown is another

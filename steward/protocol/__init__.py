@@ -1,4 +1,5 @@
-"""The wire protocol: messages, names, limits, decoding and schema export.
+"""The wire protocol: messages, the one rectangle type (`Box`), names, limits, decoding and
+schema export.
 
 Imports no other steward package.
 """

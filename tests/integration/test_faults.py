@@ -6,6 +6,8 @@ the outbox, the two applying with the browser's executor included."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,16 +20,20 @@ pytestmark = [pytest.mark.integration, pytest.mark.faults, pytest.mark.timeout(1
 
 
 async def test_no_action_lost_duplicated_or_reordered_under_faults(
-    livekit_server: LiveKitServer, tmp_path: Path
+    livekit_server: LiveKitServer,
 ) -> None:
-    # A Postgres of its own: this test stops and starts it.
-    pg = EmbeddedPostgres(tmp_path / "pg")
+    # A Postgres of its own: this test stops and starts it. Not under pytest's base temp,
+    # which another pytest run on the machine closes to its user (0700) at its start: the
+    # Postgres user could then no longer reach its own data to stop and start again.
+    home = Path(tempfile.mkdtemp(prefix="steward-faults-pg-"))
+    pg = EmbeddedPostgres(home)
     db_url = await pg.astart()
     tally = Tally()
     try:
         await one_run(livekit_server, pg, db_url, tally, steps=STEPS, tokens_per_s=400.0)
     finally:
         pg.stop()
+        shutil.rmtree(home, ignore_errors=True)
     assert tally.notes == []
     assert tally.runs == 1 and tally.actions > 20 and tally.failed_steps == 0
     # Every run ended done, but the one the SIGKILL interrupted (asked again, and done).

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from steward.config import PROJECT_ROOT
-from steward.protocol.messages import Box, SummonRequest
+from steward.protocol.box import Box
+from steward.protocol.messages import SummonRequest
 from steward.protocol.names import RPC_SUMMON
 from steward.store.database import Database
 from steward_tools.headless.client import HeadlessClient
@@ -67,6 +68,10 @@ async def _projects_done(replay: ReplayRoom, count: int) -> None:
         ),
         timeout=90,
     )
+    # A finished project's fairies go back to idling a moment after the board says done; a
+    # person picks them again seconds later, the test as soon as they are free.
+    crew = replay.service.fairies.rooms[replay.room_id].roster.fairies
+    await wait_for(lambda: all(f.mode == "idling" for f in crew.values()), timeout=30)
     await converged(replay.runtime, replay.clients)
 
 

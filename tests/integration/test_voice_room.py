@@ -233,7 +233,8 @@ async def test_steward_undo_spoken_takes_back_the_speakers_run_without_the_model
         try:
             await mic.play(speech["flow"].path)
             await wait_for(lambda: len(runtime.sessions.sessions) == 1, timeout=15)
-            run = next(iter(runtime.sessions.sessions))
+            run, session = next(iter(runtime.sessions.sessions.items()))
+            asked = session.prompt.message  # as heard: a loaded machine may drop a word
             await runtime.sessions.wait(run, timeout=30)
             await settle(runtime, clients, run)
             assert clients[0].shapes and len(runners) == 1
@@ -249,7 +250,8 @@ async def test_steward_undo_spoken_takes_back_the_speakers_run_without_the_model
             assert all(c.shapes == {} for c in clients)
             assert len(runners) == 1  # no model run for the word
             said = [m.text for m in clients[1].chat if m.session_id == undo]
-            assert said and said[0].startswith('Took back "draw a flow chart of our sign')
+            assert "flow chart" in asked
+            assert said and said[0].startswith(f'Took back "{asked[:20]}')
         finally:
             await mic.close()
     finally:

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from steward_tools.rigs.stream_sender import send_watching
 from steward_tools.voice.microphone import WavMicrophone
 from steward_tools.voice.speech import speak
 from tests.conftest import wait_for
+from tests.support.dumps import dump_after_burst
 from tests.support.room import stop_group
 
 pytestmark = pytest.mark.integration
@@ -56,19 +56,6 @@ def start_worker(
 async def registered(log_path: Path) -> None:
     # Registration can take a while on a busy 2-core machine (livekit-agents warms up).
     await wait_for(lambda: b"registered worker" in log_path.read_bytes(), 120.0, 0.2)
-
-
-async def _dumped_again(pid: int, dumps: Callable[[], int]) -> None:
-    """Signal `pid` until a stack dump beyond those written so far appears (a signal that
-    lands while a dump is written is dropped by design, so one may not be enough)."""
-    before = dumps()
-    for _ in range(20):
-        os.kill(pid, stack_dump.SAFE_SIGNAL)
-        for _ in range(10):
-            if dumps() > before:
-                return
-            await asyncio.sleep(0.1)
-    raise AssertionError("the worker wrote no stack dump after the burst")
 
 
 async def test_worker_joins_a_dispatched_room_and_serves_prompts(
@@ -221,14 +208,10 @@ async def test_an_idle_worker_takes_every_room_dispatched_to_it_at_once(
         for _ in range(20):
             os.kill(worker.pid, stack_dump.SAFE_SIGNAL)
             await asyncio.sleep(0.05)
-
-        def dumps() -> int:
-            return log_path.read_bytes().count(stack_dump.HEADER.encode())
-
-        await wait_for(lambda: dumps() > 0, 10.0, 0.1)
-        # One more once the burst's are written: a dump after it says the worker came through
-        # the burst's handlers (a crash would have ended it first).
-        await _dumped_again(worker.pid, dumps)
+        await wait_for(lambda: stack_dump.HEADER.encode() in log_path.read_bytes(), 10.0, 0.1)
+        await asyncio.to_thread(
+            dump_after_burst, worker.pid, lambda: log_path.read_text(errors="replace")
+        )
         assert worker.poll() is None, "worker exited on SIGUSR1"
         assert served() == len(rooms)
         assert b"thread MainThread" in log_path.read_bytes()

@@ -16,8 +16,10 @@ from steward.protocol import (
     PromptRequest,
     ProtocolError,
     Resync,
+    ViewportUpdate,
     decode,
 )
+from steward.protocol.box import Box
 from steward.protocol.limits import MAX_PROMPT_CHARS
 from steward.protocol.messages import ALL_MESSAGES
 from steward.protocol.schema import json_schema, typescript
@@ -91,3 +93,29 @@ def test_decode_never_raises_on_garbage(data: bytes) -> None:
     for model in ALL_MESSAGES.values():
         out = decode(model, data, topic="fuzz", max_bytes=1500)
         assert isinstance(out, (model, ProtocolError))
+
+
+@pytest.mark.parametrize(
+    ("viewport", "needle"),
+    [
+        ('{"x":0,"y":0,"w":10,"h":10,"z":1}', "z"),  # no field beyond x, y, w, h
+        ('{"x":0,"y":0,"w":-10,"h":10}', "w"),  # no negative size
+        ('{"x":NaN,"y":0,"w":10,"h":10}', "x"),  # finite numbers only
+        ('{"x":1e12,"y":0,"w":10,"h":10}', "viewport"),  # within geometry's bounds
+        ('{"x":0,"y":0,"w":10}', "h"),  # every field
+    ],
+)
+def test_a_box_on_the_wire_is_checked_like_a_message(viewport: str, needle: str) -> None:
+    data = f'{{"viewport":{viewport},"ts":0}}'.encode()
+    result = decode(ViewportUpdate, data, topic="canvas:viewport", max_bytes=10_000)
+    assert isinstance(result, ProtocolError) and result.kind == "schema"
+    assert needle in result.reason
+
+
+def test_a_box_read_off_the_wire_is_the_one_box() -> None:
+    data = b'{"viewport":{"x":1,"y":2,"w":30,"h":40},"selection":[],"ts":0}'
+    update = decode(ViewportUpdate, data, topic="canvas:viewport", max_bytes=10_000)
+    assert isinstance(update, ViewportUpdate)
+    assert type(update.viewport) is Box and update.viewport == Box(1, 2, 30, 40)
+    assert update.viewport.contains(Box(1, 2, 30, 40).expand(-1))
+    assert json.loads(update.to_wire())["viewport"] == {"x": 1, "y": 2, "w": 30, "h": 40}

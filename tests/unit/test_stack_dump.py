@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from steward.obs import stack_dump
+from tests.support.dumps import dump_after_burst
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,7 +62,7 @@ def test_a_burst_of_dump_signals_leaves_a_busy_process_running(tmp_path: Path) -
             os.kill(proc.pid, stack_dump.SAFE_SIGNAL)
             sent += 1
             time.sleep(0.002)
-        time.sleep(0.2)
+        dump_after_burst(proc.pid, lambda: err.read_text(errors="replace"))
         assert proc.poll() is None, f"exited {proc.returncode} after {sent} signals"
         text = err.read_text(errors="replace")
         assert text.count(stack_dump.HEADER) >= 10

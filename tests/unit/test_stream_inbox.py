@@ -57,7 +57,7 @@ async def test_late_streams_of_given_up_requests_are_not_strikes() -> None:
         rejected.append((topic, sender, reason))
         guard.strike(sender, reason, weight=STREAM_STRIKE)
 
-    inbox = StreamInbox(on_reject)
+    inbox = StreamInbox(on_reject, inherit_s=0)  # long past its start: nothing inherited
     inbox.expect("q1", "ann", ["shapes"])
     inbox.discard("q1")  # the steward gave up on it
     handle = inbox.handler(TOPIC_CONTEXT)
@@ -74,6 +74,26 @@ async def test_late_streams_of_given_up_requests_are_not_strikes() -> None:
         (TOPIC_CONTEXT, "ann", "unexpected_stream"),
     ]
     assert {"eve", "ann"} <= guard.muted
+
+
+async def test_answers_to_a_predecessors_requests_are_late_not_strikes() -> None:
+    """A steward that took the room over meets answers to requests its predecessor made."""
+    rejected: list[tuple[str, str, str]] = []
+    inbox = StreamInbox(
+        lambda topic, sender, reason, detail="", size=None: rejected.append((topic, sender, reason))
+    )
+    inbox.expect("mine", "ann", ["shapes"])
+    inbox.discard("mine")
+    handle = inbox.handler(TOPIC_CONTEXT)
+    predecessor, forged = _reader("asked-by-the-dead-steward"), _reader("mine")
+    handle(predecessor, "ann")
+    handle(forged, "eve")  # a request this steward made, answered by another: still refused
+    await asyncio.sleep(0.01)
+    assert rejected == [
+        (TOPIC_CONTEXT, "ann", "late_stream"),
+        (TOPIC_CONTEXT, "eve", "unexpected_stream"),
+    ]
+    assert predecessor.closed and forged.closed
 
 
 async def test_given_up_requests_are_remembered_boundedly() -> None:

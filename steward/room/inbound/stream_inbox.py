@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable
@@ -87,6 +88,9 @@ class Received:
 
 # Ids of requests given up on that are remembered, for their late streams.
 GIVEN_UP_KEPT = 256
+# How long after a steward starts in a room an answer to a request it never made counts as
+# its predecessor's (a dead worker's, a restarted steward's): well past a context timeout.
+PREDECESSOR_ANSWERS_S = 30.0
 
 
 @dataclass
@@ -182,12 +186,23 @@ class StreamInbox:
     inflated as it arrives, capped at MAX_SHAPES_JSON_BYTES inflated (`oversize`), a corrupt
     one refused (`corrupt_gzip`); either fails the attempt like invalid shapes JSON."""
 
-    def __init__(self, on_reject: Callable[..., None], meter: StreamMeter | None = None) -> None:
+    def __init__(
+        self,
+        on_reject: Callable[..., None],
+        meter: StreamMeter | None = None,
+        *,
+        inherit_s: float = PREDECESSOR_ANSWERS_S,
+    ) -> None:
         self.meter = meter if meter is not None else StreamMeter()
         self._expected: dict[str, _Expected] = {}
         # Requests given up on (timed out, superseded), by id: their sender's late streams
         # are closed unread but are no one's fault, so they are not strikes. Bounded.
         self._given_up: OrderedDict[str, str] = OrderedDict()
+        # A steward that takes a room over (failover, restart) meets the answers its
+        # predecessor asked for: ids it never issued, from honest browsers. For a while after
+        # it starts, such answers are late, not hostile: closed, metered as read, no strikes.
+        self._inherits_until = time.monotonic() + inherit_s
+        self._issued: set[str] = set()
         self._tasks = TaskSet("context_stream_task_failed")
         self.hooks = StageHooks()
         self._on_reject = on_reject
@@ -195,12 +210,21 @@ class StreamInbox:
         self._refusing: set[tuple[str, str]] = set()
         self._reading: set[str] = set()
 
+    def _late(self, request_id: str, sender: str) -> bool:
+        """An answer to a request given up on, or to one a predecessor asked for."""
+        if self._given_up.get(request_id) == sender:
+            return True
+        inherited = time.monotonic() < self._inherits_until and request_id not in self._issued
+        return inherited and bool(request_id)
+
     def expect(
         self, request_id: str, sender: str, kinds: list[str], caps: dict[str, int] | None = None
     ) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         futures: dict[str, asyncio.Future[Received]] = {k: loop.create_future() for k in kinds}
         self._expected[request_id] = _Expected(sender, futures, dict(caps or {}))
+        if time.monotonic() < self._inherits_until:  # bounded: only while inheriting
+            self._issued.add(request_id)
         return futures
 
     def refuse(
@@ -314,7 +338,7 @@ class StreamInbox:
                 and STREAM_KINDS[topic] in expected.futures
             ):
                 return False
-            late = expected is None and self._given_up.get(request_id) == sender
+            late = expected is None and self._late(request_id, sender)
             self._on_reject(
                 topic, sender, "late_stream" if late else "unexpected_stream", "", size=size
             )
@@ -407,7 +431,7 @@ class StreamInbox:
         expected = self._expected.get(request_id)
         fut = expected.futures.get(kind) if expected is not None else None
         if expected is None or fut is None or expected.sender != sender:
-            late = expected is None and self._given_up.get(request_id) == sender
+            late = expected is None and self._late(request_id, sender)
             # Not read at all; closing also ends its SDK subscription.
             self._refuse_stream(
                 topic, reader, sender, "late_stream" if late else "unexpected_stream"
