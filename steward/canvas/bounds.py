@@ -8,8 +8,10 @@ from typing import Any
 
 from steward.protocol.box import Box, union
 
-# tldraw's label font sizes by `size`.
+# tldraw's font sizes of a text shape by `size` (16 px times 1.125, 1.5, 2.25, 2.75).
 FONT_SIZES: dict[str, float] = {"s": 18.0, "m": 24.0, "l": 36.0, "xl": 44.0}
+# ... and of the label of a geometric shape or a note (16 px times 1.125, 1.375, 1.625, 2).
+LABEL_FONT_SIZES: dict[str, float] = {"s": 18.0, "m": 22.0, "l": 26.0, "xl": 32.0}
 NOTE_SIZE = 200.0
 CHAR_WIDTH_EM = 0.6
 LINE_HEIGHT_EM = 1.35
@@ -26,6 +28,11 @@ def num(value: Any, default: float = 0.0) -> float:
 
 def font_size(props: Mapping[str, Any]) -> float:
     return FONT_SIZES.get(str(props.get("size", "m")), 24.0) * num(props.get("scale"), 1.0)
+
+
+def label_font_size(props: Mapping[str, Any]) -> float:
+    """The font size of a geometric shape's or a note's label (smaller than a text shape's)."""
+    return LABEL_FONT_SIZES.get(str(props.get("size", "m")), 22.0) * num(props.get("scale"), 1.0)
 
 
 def text_extent(text: str, size: float) -> tuple[float, float]:

@@ -16,7 +16,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from steward.canvas.bounds import CHAR_WIDTH_EM, LINE_HEIGHT_EM, font_size, num, shape_bounds
+from steward.canvas.bounds import (
+    CHAR_WIDTH_EM,
+    LINE_HEIGHT_EM,
+    font_size,
+    label_font_size,
+    num,
+    shape_bounds,
+)
 from steward.canvas.strokes import crosses, enters, inside, is_stroke, stroke_path
 from steward.protocol.box import Box
 
@@ -177,7 +184,7 @@ def overflows(shape: Mapping[str, Any]) -> bool:
     text = props.get("text")
     if not isinstance(text, str) or not text.strip():
         return False
-    size = font_size(props)
+    size = label_font_size(props) if kind in ("geo", "note") else font_size(props)
     if kind == "geo":
         w, h = num(props.get("w"), 1.0), num(props.get("h"), 1.0)
         lines, too_wide = _wrapped_lines(text, w - 2 * LABEL_PAD, size)

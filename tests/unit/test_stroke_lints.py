@@ -137,3 +137,13 @@ def test_a_lint_says_what_is_known_not_that_two_shapes_are_not_one_drawing() -> 
     )
     (both,) = quality_report(texts, touched=["t1", "t2"], created=["t1", "t2"]).lints()
     assert both == "shapes 't1' and 't2' overlap and their words hide each other; move one of them"
+
+
+def test_a_one_line_label_that_fits_is_not_called_overflowing() -> None:
+    """A 64 px tall box with a one-word label was flagged "overflows" though tldraw draws
+    it at 64: a label's font is 22 px at size m (16 × 1.375), not a text shape's 24, so one
+    line needs 22 × 1.35 + 2 × 16 ≈ 62 px."""
+    fits = geo("counter", 0, 0, 200, 64, text="Counter")
+    assert quality_report(by_id(fits)).overflowing_text == []
+    short = geo("sign", 0, 0, 200, 55, text="Counter")
+    assert quality_report(by_id(short)).overflowing_text == ["sign"]

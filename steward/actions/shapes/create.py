@@ -82,11 +82,13 @@ Never create a shape the lists call "unknown" (a kind you cannot make; you may s
 Labels and text
 - Label only when asked, or when the format calls for it: a diagram of a cat may name its parts; a
   drawing of a cat should not.
-- A label (the `text` of a geometric shape, note or arrow) is about 24 px tall, about 14 px per
-  character. A shape too small for its label grows taller to hold it, so make shapes wide enough
-  for their text: labelled boxes in flow charts and diagrams should be at least 200 px wide and tall
-  enough for their text (100 px holds a line or two) unless there is a reason not to. `textAlign`
-  sets where the label sits inside its shape.
+- A label (the `text` of a geometric shape, note or arrow) is about 30 px tall per line and about
+  13 px per character, with 16 px of room all round: one line needs a shape about 62 px tall,
+  each more line about 30 px more. A shape too small for its label is drawn taller to hold it
+  (the shape lists show the size you gave), so make shapes wide enough for their text: labelled
+  boxes in flow charts and diagrams should be at least 200 px wide and tall enough for their text
+  (100 px holds two lines) unless there is a reason not to. `textAlign` sets where the label sits
+  inside its shape.
 - Notes are 200 × 200 sticky notes, for a few words; use a geometric or text shape for more.
 - Text shapes: `fontSize` is the height of the text (24 by default). A text shape grows as wide as
   its text. To wrap it at a width, give both `width` and `wrap: true` (either alone does nothing);
