@@ -13,6 +13,8 @@ from typing import Any
 
 import asyncpg
 
+from steward.store.reconnect import ReachablePool
+
 Row = dict[str, Any]
 
 
@@ -51,7 +53,8 @@ class FairyStore:
     """Fairy state in Postgres: roster, histories, todos, projects, tasks and waits."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
-        self.pool = pool
+        # A fairy's run writes as it goes; a Postgres restart mid-run is waited out.
+        self.pool = ReachablePool(pool)
 
     # -- fairies (roster, modes, positions) ---------------------------------------------
     async def save_fairy(self, room_id: str, f: Mapping[str, Any]) -> None:

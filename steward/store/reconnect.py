@@ -1,0 +1,67 @@
+"""Statements that never reached Postgres, tried again while it comes back.
+
+A Postgres restarting refuses connections (its socket gone, or "starting up"): a statement that
+failed that way was never sent, so sending it again cannot apply it twice. A connection that
+died mid-statement is another matter (it may have committed) and is not retried here; the
+outbox, whose appends are idempotent, retries those itself."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import asyncpg
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
+
+from steward.obs.logging import get_logger
+
+log = get_logger(__name__)
+
+T = TypeVar("T")
+
+# What a connect to a Postgres that is down or starting raises: nothing was sent.
+NOT_SENT = (FileNotFoundError, ConnectionRefusedError, asyncpg.CannotConnectNowError)
+# A restart takes a few seconds; a Postgres gone for longer fails the caller as before.
+RECONNECT_WITHIN_S = 15.0
+
+
+async def when_reachable(
+    call: Callable[[], Awaitable[T]], what: str, *, within: float = RECONNECT_WITHIN_S
+) -> T:
+    """`call()`, tried again (bounded by `within`) while Postgres refuses connections."""
+    retrying = AsyncRetrying(
+        retry=retry_if_exception_type(NOT_SENT),
+        wait=wait_exponential(multiplier=0.05, max=1.0),
+        stop=stop_after_delay(within),
+        reraise=True,
+        before_sleep=lambda state: log.warning(
+            "postgres_unreachable_retry", what=what, attempt=state.attempt_number
+        ),
+    )
+    async for attempt in retrying:
+        with attempt:
+            return await call()
+    raise AssertionError("unreachable: tenacity returns or raises")
+
+
+class ReachablePool:
+    """A pool whose one-statement calls wait out a Postgres restart (`when_reachable`);
+    `acquire` (transactions) is the pool's own."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    def acquire(self) -> Any:
+        return self._pool.acquire()
+
+    async def execute(self, query: str, *args: Any) -> str:
+        return await when_reachable(lambda: self._pool.execute(query, *args), "execute")
+
+    async def executemany(self, query: str, args: Any) -> None:
+        await when_reachable(lambda: self._pool.executemany(query, args), "executemany")
+
+    async def fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
+        return await when_reachable(lambda: self._pool.fetch(query, *args), "fetch")
+
+    async def fetchval(self, query: str, *args: Any) -> Any:
+        return await when_reachable(lambda: self._pool.fetchval(query, *args), "fetchval")

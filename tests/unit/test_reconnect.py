@@ -1,0 +1,46 @@
+"""Statements that never reached Postgres are sent again while it restarts; one that may have
+run (its connection died under it) is not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import pytest
+
+from steward.store.reconnect import ReachablePool, when_reachable
+
+
+class _Restarting:
+    """A pool whose first `down` calls find Postgres gone (its socket missing)."""
+
+    def __init__(self, down: int, error: BaseException | None = None) -> None:
+        self.down = down
+        self.error = error or FileNotFoundError(2, "No such file or directory")
+        self.calls = 0
+
+    async def execute(self, query: str, *args: Any) -> str:
+        self.calls += 1
+        if self.calls <= self.down:
+            raise self.error
+        return "INSERT 0 1"
+
+
+async def test_a_statement_refused_at_connect_is_sent_again_once_postgres_is_back() -> None:
+    pool = _Restarting(down=3)
+    assert await ReachablePool(pool).execute("INSERT …") == "INSERT 0 1"  # type: ignore[arg-type]
+    assert pool.calls == 4
+
+
+async def test_a_statement_that_may_have_run_is_not_sent_again() -> None:
+    pool = _Restarting(down=1, error=asyncpg.ConnectionDoesNotExistError("closed mid-statement"))
+    with pytest.raises(asyncpg.ConnectionDoesNotExistError):
+        await ReachablePool(pool).execute("INSERT …")  # type: ignore[arg-type]
+    assert pool.calls == 1
+
+
+async def test_a_postgres_gone_for_good_fails_the_caller_within_the_bound() -> None:
+    pool = _Restarting(down=10**6, error=ConnectionRefusedError())
+    with pytest.raises(ConnectionRefusedError):
+        await when_reachable(lambda: pool.execute("SELECT 1"), "probe", within=0.3)
+    assert pool.calls > 1
