@@ -171,13 +171,19 @@ def _working_tasks(v: FairyView) -> str | None:
     return None
 
 
+# How far past the view a fairy is "far outside" it (at least; a wide view counts its size).
+FAR_BEYOND_VIEW = 2000.0
+
+
 def whereabouts(view: Box, x: float, y: float) -> str:
     """Where a fairy is, said plainly beside its position: a fairy resting where fairies
     start (the page's beginning) can lie tens of thousands of units from a far-off view, and
     its numbers alone read like a mistake."""
     if view.contains(Box(x, y, 0, 0)):
         return ""
-    far = view.expand(max(view.w, view.h))
+    # "Far" is far on any drawing: a drone's view is its task area, often a few hundred
+    # units, and a neighbour drawing beside it is not far.
+    far = view.expand(max(view.w, view.h, FAR_BEYOND_VIEW))
     return ", far outside your view" if not far.contains(Box(x, y, 0, 0)) else ", outside your view"
 
 

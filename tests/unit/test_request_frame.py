@@ -161,3 +161,7 @@ def test_a_fairy_away_from_the_view_is_said_to_be() -> None:
     assert whereabouts(view, 47_800, -31_200) == ""
     assert whereabouts(view, 47_360 + 1_200, -31_200) == ", outside your view"
     assert whereabouts(view, 0, 0) == ", far outside your view"
+    # A drone's view is its task area: a fairy drawing 450 units beside it is not far.
+    task_area = Box(x=30, y=40, w=170, h=455)
+    assert whereabouts(task_area, 30 + 170 + 450, 200) == ", outside your view"
+    assert whereabouts(task_area, 30 + 170 + 2_500, 200) == ", far outside your view"
