@@ -90,7 +90,11 @@ class QualityReport:
             f"the text of {s!r} overflows it; make it bigger or shorten the text"
             for s in self.overflowing_text
         ]
-        out += [f"arrow {s!r} has a loose end; bind both ends to shapes" for s in self.loose_arrows]
+        out += [
+            f"arrow {s!r} has a loose end; unless it was meant to stand free (a compass needle, a"
+            " pointer into space), bind both ends to shapes"
+            for s in self.loose_arrows
+        ]
         out += [f"{s!r} is outside your task's bounds" for s in self.outside_bounds]
         out += [
             f"{s!r} is outside the asker's view; unless they asked for it there, move it into"
