@@ -56,15 +56,24 @@ def _box(r: Box, frame: CoordinateSpace) -> str:
 def members_actions() -> str:
     """What a member working a task can write, for the lead that plans its work: a lead has
     none of the drawing actions, and must not plan what no member can do."""
-    return "Your members, working a task, can use only these actions: " + ", ".join(
-        mode(WORKING_MODE["drone"]).actions
+    return (
+        "Your members, working a task, can use only these actions: "
+        + ", ".join(mode(WORKING_MODE["drone"]).actions)
+        + ".\nWhat their shapes take, so a task asks only for what can be set: a text's"
+        " `fontSize` (its height in px, 24 by default) and `textAlign` (start, middle, end);"
+        " a box's label (one line needs a box about 62 px tall); an arrow's two ends (x1, y1,"
+        " x2, y2, each may be bound to a shape) and a label drawn along it; a pen's points."
     )
 
 
 def _project_orchestrator(v: FairyView) -> str | None:
     # Who joins and why (a reader saw an idle fairy listed as a member, and another idle one
     # left out of a duo, and could not tell how either came about).
-    who = "the fairies picked with you for it" if v.picked else "every drone free when it starts"
+    who = (
+        "the fairies the user picked with you (those free to help), each yours to give a task"
+        if v.picked
+        else "every drone free when it starts"
+    )
     if v.project is None:
         free = "You have no project yet. Fairies free to help: " + (", ".join(v.free) or "none")
         return f"{free}\nA project you start takes {who}.\n{members_actions()}"
