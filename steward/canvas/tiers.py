@@ -23,7 +23,8 @@ _MAX_CELLS = 64
 
 
 def to_blurry(record: Mapping[str, Any], shapes: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """{shapeId, type, x, y, w, h, x1…y2 (arrows and lines), text?, color?, fill?}: enough to
+    """{shapeId, type, x, y, w, h, x1…y2 (arrows and lines), text?, textAlign? (centred or
+    right-aligned text), color?, fill?}: enough to
     refer to a shape by id, to tell an arrow's start from its end, and to answer "make the
     blue boxes red" without guessing colours from the image (in the model's fill names)."""
     b = shape_bounds(record, shapes)
@@ -42,6 +43,11 @@ def to_blurry(record: Mapping[str, Any], shapes: Mapping[str, Any] | None = None
     text = props.get("text")
     if isinstance(text, str) and text:
         out["text"] = text
+    align = props.get("textAlign")
+    if out["type"] == "text" and align in ("middle", "end"):
+        # The box is the text as drawn; `move` takes the anchor of its alignment (the box's
+        # centre or right edge), which a reader could not tell without it.
+        out["textAlign"] = align
     color, fill = props.get("color"), props.get("fill")
     if isinstance(color, str):
         out["color"] = color

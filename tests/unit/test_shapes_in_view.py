@@ -50,3 +50,20 @@ def test_an_arrow_or_a_line_in_the_list_says_which_end_is_which() -> None:
     row = CoordinateSpace(100, 50).shape_to_model(to_blurry(rec, {"beam": rec}))
     assert (row["x1"], row["y1"], row["x2"], row["y2"]) == (40, 10, 0, 28)
     assert (row["x"], row["y"], row["w"], row["h"]) == (0, 10, 40, 18)
+
+
+def test_a_centred_or_right_aligned_text_says_so_beside_its_drawn_box() -> None:
+    """`move` takes a text's anchor (its centre or right edge): the brief list says which."""
+    from steward.canvas.tiers import to_blurry
+
+    record = {
+        "id": "shape:label",
+        "type": "text",
+        "x": 100,
+        "y": 40,
+        "props": {"text": "Jetty", "textAlign": "end", "size": "m", "autoSize": True},
+    }
+    row = to_blurry(record)
+    assert row["textAlign"] == "end" and row["x"] == 100
+    left = to_blurry({**record, "props": {**record["props"], "textAlign": "start"}})
+    assert "textAlign" not in left

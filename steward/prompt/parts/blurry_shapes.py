@@ -34,9 +34,10 @@ def _build(state: PromptState) -> list[Block]:
 
 
 _GUIDE = """Every shape in your viewport is listed briefly: id, kind, box and text. Refer to shapes
-by these ids. A long list is cut; it says how many were left out. Working on a project task, a
-shape another task drew carries that task's id ("task"): it is that task's work, not yours to
-edit."""
+by these ids. A text's box is the text as drawn; a centred or right-aligned text also gives its
+`textAlign`: an x you give for it is then the box's centre or right edge. A long list is cut; it
+says how many were left out. Working on a project task, a shape another task drew carries that
+task's id ("task"): it is that task's work, not yours to edit."""
 
 PART = PromptPart(
     "blurry_shapes",
