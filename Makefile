@@ -56,12 +56,12 @@ setup-node: setup-python
 	fi
 
 lint:
-	$(RUN) ruff check steward steward_tools tests
-	$(RUN) ruff format --check steward steward_tools tests
+	$(RUN) ruff check steward steward_tools tests client-bridge/e2e/stack.py
+	$(RUN) ruff format --check steward steward_tools tests client-bridge/e2e/stack.py
 	$(RUN) steward protocol typescript --check
 
 typecheck:
-	$(RUN) mypy steward steward_tools
+	$(RUN) mypy steward steward_tools client-bridge/e2e/stack.py
 
 # WebRTC test traffic runs in a private network namespace (see ops/netns-run.sh).
 test-python:

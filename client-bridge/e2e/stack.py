@@ -97,7 +97,7 @@ class RecordingRunner:
         self._inner = inner
 
     async def run(self, session: SessionPort, prompt: PromptInput) -> str:
-        return await self._inner.run(RecordingSession(session), prompt)  # type: ignore[arg-type]
+        return await self._inner.run(RecordingSession(session), prompt)
 
 
 async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, data: Path) -> None:
@@ -134,7 +134,6 @@ async def steward_main(room: str, dist: Path, livekit_url: str, db_url: str, dat
         shapes = {str(s["id"]): s for s in ctx.shapes}
         state = PromptState(  # only what the "in view" list reads
             message="",
-            model_name="e2e",
             shapes=shapes,
             viewport=bounds,
             coords=None,  # type: ignore[arg-type]
