@@ -32,6 +32,19 @@ async function until(what, check, timeout = WAIT) {
   assert.fail(`timed out waiting for ${what}`)
 }
 
+// Waits for the page's noted `lk.agent.state`s to end idle after a thinking; on a timeout the
+// failure says what was noted, and what the steward logged about setting the attribute.
+async function settledIdle(page) {
+  try {
+    await page.waitForFunction(() => window.__lk.states.at(-1) === 'idle' && window.__lk.states.includes('thinking'), null, { timeout: WAIT })
+  } catch (err) {
+    const states = await page.evaluate(() => window.__lk.states)
+    const logged = stack.stderr().split('\n').filter((l) => l.includes('agent_state'))
+    assert.fail(`lk.agent.state went ${states.join(' → ')}; the steward logged: ${logged.join('\n') || 'nothing'} (${err.message})`)
+  }
+  return page.evaluate(() => window.__lk.states)
+}
+
 // In a page: note the steward's `lk.agent.state` as it changes, and every `lk.chat` message.
 function watch(key) {
   const room = key === '__lk' ? window.__steward.room : window[key].room
@@ -98,8 +111,7 @@ test("a prompt on lk.chat runs and draws; the reply is on lk.chat; lk.agent.stat
   assert.ok(chat.length >= 1, 'a reply on lk.chat')
   assert.ok(chat.every((m) => !/Not run/.test(m.text)), `no refusal: ${JSON.stringify(chat)}`)
   // thinking while the run worked, idle once it ended; never anything else in between.
-  await page.waitForFunction(() => window.__lk.states.at(-1) === 'idle' && window.__lk.states.includes('thinking'), null, { timeout: WAIT })
-  const states = await page.evaluate(() => window.__lk.states)
+  const states = await settledIdle(page)
   assert.deepEqual(states, ['idle', 'thinking', 'idle'], `lk.agent.state went ${states.join(' → ')}`)
 })
 
@@ -167,7 +179,6 @@ test('a spoken request: lk.agent.state is listening while the steward hears it, 
     await page.mouse.up()
   }
   await page.waitForFunction((s) => window.__steward.handle.state.sessions[s]?.status === 'done', sid, { timeout: WAIT })
-  await page.waitForFunction(() => window.__lk.states.at(-1) === 'idle' && window.__lk.states.includes('thinking'), null, { timeout: WAIT })
-  const states = await page.evaluate(() => window.__lk.states)
+  const states = await settledIdle(page)
   assert.deepEqual(states, ['idle', 'listening', 'thinking', 'idle'], `lk.agent.state went ${states.join(' → ')}`)
 })

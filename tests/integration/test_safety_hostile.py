@@ -144,10 +144,9 @@ def _held_for(runtime: RoomRuntime, who: set[str]) -> list[str]:
     return [place for w in sorted(who) for place in runtime.departures.holds(w)]
 
 
-async def _settled_rss() -> float:
+def _rss_now() -> float:
     gc.collect()
-    await asyncio.sleep(2.0)  # the steward's own release runs after a leave
-    return max([self_rss_mb() for _ in range(3)])
+    return self_rss_mb()
 
 
 async def test_what_attackers_leave_behind_is_released_once_they_are_gone(
@@ -182,7 +181,7 @@ async def test_what_attackers_leave_behind_is_released_once_they_are_gone(
                 await flooders.close()
                 await close_all([hal])
             await wait_for(lambda who=who: not _held_for(runtime, who), timeout=20)
-            after.append(await _settled_rss())
+            after.append(_rss_now())
         print(f"RSS after each round (MB): {[round(a, 1) for a in after]}")
     finally:
         await close_all([carl, bob])

@@ -19,11 +19,17 @@ class Attributes:
     def __init__(self) -> None:
         self.calls: list[dict[str, str]] = []
         self.fail = 0
+        self.applied_then_fail = 0  # applied, but the confirmation never comes (a timeout)
+        self.shown: str | None = None  # what the room's other participants see
 
     async def set(self, attrs: dict[str, str]) -> None:
         if self.fail:
             self.fail -= 1
             raise RuntimeError("no permission")
+        self.shown = attrs["lk.agent.state"]
+        if self.applied_then_fail:
+            self.applied_then_fail -= 1
+            raise TimeoutError
         self.calls.append(dict(attrs))
 
 
@@ -147,6 +153,31 @@ async def test_scheduled_runs_do_not_work_and_failures_are_retried_not_raised(
     try:
         await wait_for(lambda: state.published == "idle")
         assert attrs.calls == [{"lk.agent.state": "idle"}]  # after two refusals
+    finally:
+        await state.close()
+
+
+async def test_a_set_applied_but_unconfirmed_is_sent_again_once_the_run_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`thinking` reached the room but its confirmation timed out, and the run ended before
+    the retry: the steward sends `idle` although `idle` was the last state confirmed, so the
+    room is not left showing `thinking`."""
+    monkeypatch.setattr(agent_state, "RETRY_S", 0.05)
+    clock = LoopClock(monkeypatch)
+    attrs = Attributes()
+    state = new_state(attrs, clock.now)
+    state.start()
+    try:
+        await clock.until(lambda: state.published == "idle", 1.0)
+        attrs.applied_then_fail = 1
+        state.session_status("s1", "streaming")
+        await clock.until(lambda: attrs.shown == "thinking", 1.0)
+        assert state.published is None  # unconfirmed: unknown
+        state.session_status("s1", "done")
+        await clock.until(lambda: state.published == "idle", 2.0)
+        assert attrs.shown == "idle"
+        assert [c["lk.agent.state"] for c in attrs.calls] == ["idle", "idle"]
     finally:
         await state.close()
 

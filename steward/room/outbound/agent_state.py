@@ -11,7 +11,10 @@ hears, and set by this one owner, on its own task:
   once the lower state has held `fall_s`: back-to-back runs, a run's phases and each action it
   draws never make it flap;
 - one `set_attributes` at a time, each bounded by `SET_TIMEOUT_S`; a failure is logged, never
-  raised, and tried again after `RETRY_S` (or at the next change);
+  raised, and tried again after `RETRY_S` (or at the next change). A set that timed out may
+  still have reached the room, so after a failure the room's state counts as unknown and
+  whatever is wanted then is sent, even the state last confirmed: a `thinking` applied but
+  unconfirmed is never left standing once the run ends;
 - runs are remembered by id, at most `MAX_TRACKED`, and one silent for `STALE_S` (its final
   status lost) no longer counts as working.
 """
@@ -160,6 +163,7 @@ class AgentState:
             self._failures.warning(
                 ("agent_state",), "agent_state_failed", room=self.room_id, error=repr(err)
             )
+            self.published = None  # it may have been applied: what the room shows is unknown
             return False
         self.published = state
         self.history.append(state)
