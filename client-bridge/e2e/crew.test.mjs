@@ -211,6 +211,13 @@ test('undo a whole project as one revert: every tab back to before it', async ()
   const reply = await t2.page.evaluate((p) => window.__steward.handle.revertProject(p), pid)
   assert.ok(reply.sessionId, `undo refused: ${reply.error}`)
   for (const t of [t1, t2, t3]) await t.page.waitForFunction((s) => window.__steward.handle.state.sessions[s]?.status === 'done', reply.sessionId, { timeout: WAIT })
+  // The reply names the project by its title, as its card does, never by its id.
+  const said = await t2.page.waitForFunction(
+    (s) => window.__steward.handle.state.chat.find((m) => m.sessionId === s && m.role === 'assistant')?.text ?? null,
+    reply.sessionId,
+    { timeout: WAIT },
+  )
+  assert.match(await said.jsonValue(), /^Took back the project "[^"]+": \d+ shape changes?\.$/)
   const after = await converge([t1, t2, t3], 'after undoing the project')
   assert.ok(after.filter((r) => r.typeName === 'shape').length < shapesBefore, 'the project undo took nothing back')
   await shot(t2, '10-project-undone')

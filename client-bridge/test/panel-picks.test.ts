@@ -114,4 +114,15 @@ describe('the panel sends its picks', () => {
     await ui.pick('fairy-1')
     expect(ui.q('[data-testid=prompt-error]')).toBeNull()
   })
+
+  it('says what a run is doing in plain words, the protocol’s word kept in data-state', async () => {
+    const ui = await mount()
+    await ui.send('draw a boat')
+    await act(async () => ui.set({ sessions: { s1: { sessionId: 's1', status: 'waiting_context', ts: 1 } }, activeSession: 's1' }))
+    const line = ui.q('[data-testid=status]')!
+    expect(line.getAttribute('data-state')).toBe('waiting_context')
+    expect(line.textContent).toBe('looking at the canvas')
+    await act(async () => ui.set({ sessions: { s1: { sessionId: 's1', status: 'calling_model', ts: 2 } } }))
+    expect(ui.q('[data-testid=status]')!.textContent).toBe('thinking')
+  })
 })

@@ -11,13 +11,15 @@ import asyncpg
 
 @dataclass(frozen=True)
 class ProjectRecord:
-    """A project as the room steers it: its room, status, who asked for it and the prompt's run."""
+    """A project as the room steers it: its room, status, who asked for it, the prompt's run
+    and its title (what replies call it)."""
 
     project_id: str
     room_id: str
     status: str
     asker: str | None
     session_id: str | None
+    title: str = ""
 
 
 class ProjectRuns:
@@ -39,14 +41,19 @@ class ProjectRuns:
 
     async def record(self, project_id: str) -> ProjectRecord | None:
         row = await self.pool.fetchrow(
-            "SELECT project_id, room_id, status, asker, session_id FROM fairy_projects"
+            "SELECT project_id, room_id, status, asker, session_id, title FROM fairy_projects"
             " WHERE project_id = $1",
             project_id,
         )
         if row is None:
             return None
         return ProjectRecord(
-            row["project_id"], row["room_id"], row["status"], row["asker"], row["session_id"]
+            row["project_id"],
+            row["room_id"],
+            row["status"],
+            row["asker"],
+            row["session_id"],
+            row["title"],
         )
 
     async def started_by(self, room_id: str, session_id: str) -> str | None:

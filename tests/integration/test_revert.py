@@ -72,7 +72,16 @@ async def test_a_run_reverted_in_three_clients_leaves_them_identical_and_as_befo
         (line,) = [e for e in logs if e["event"] == "session_reverted"]
         assert (line["by"], line["removed"], line["left"]) == ("ann", 6, 0)
         said = [m.text for m in bob.chat if m.session_id == reply.session_id]
-        assert said == [f"Took back run {run}: 6 shape changes."]
+        # The undo button names no run: the reply and the revert's prompt line name it by the
+        # words that asked for it, as the panel shows them, never by its id.
+        assert said == ['Took back "draw our signup flow": 6 shape changes.']
+        (notice,) = [
+            i.payload["text"]
+            for i in runtime.conversation.items()
+            if i.kind == "prompt" and i.session_id == reply.session_id
+        ]
+        assert notice == 'Undo "draw our signup flow"'
+        assert run not in notice
     finally:
         await close_all(clients)
 

@@ -6,6 +6,7 @@ import type { FairyPresence, ProjectState, ProjectTaskState } from '../protocol.
 import type { StewardHandle } from '../steward'
 import { cssColor } from './FairyOverlay'
 import { modeLabel } from './modes'
+import { projectStatusLabel } from './statuses'
 
 const MARK: Record<ProjectTaskState['status'], string> = { todo: '○', 'in-progress': '➜', done: '✔' }
 
@@ -30,11 +31,11 @@ export function ProjectCard({ project, handle, fairies }: { project: ProjectStat
         type="button"
         className="owner"
         data-testid="project-owner"
-        title={f ? `Fly to ${f.name}` : id}
+        title={f ? `Fly to ${f.name}` : `${id}, no longer in the crew`}
         style={{ borderColor: f ? cssColor(f.color) : undefined }}
         onClick={() => f && handle.flyTo(f)}
       >
-        {f?.name ?? id}
+        {f?.name ?? 'a dismissed fairy'}
       </button>
     )
   }
@@ -43,7 +44,7 @@ export function ProjectCard({ project, handle, fairies }: { project: ProjectStat
       <div className="project-head">
         <b>{project.title}</b>
         <span className={`project-status project-${project.status}`} data-testid="project-status">
-          {project.status} · {done}/{tasks.length}
+          {projectStatusLabel(project.status)} · {done}/{tasks.length}
         </span>
       </div>
       <div className="project-lead">led by {fairy(project.lead)}</div>
@@ -68,8 +69,8 @@ export function ProjectCard({ project, handle, fairies }: { project: ProjectStat
         <ul className="project-waits" data-testid="project-waits">
           {(project.waits ?? []).map((w) => (
             <li key={`${w.fairy}:${w.task ?? ''}:${w.onFairy ?? ''}`}>
-              {byId[w.fairy]?.name ?? w.fairy} waits on{' '}
-              {w.task ? (tasks.find((t) => t.id === w.task)?.title ?? w.task) : `${byId[w.onFairy ?? '']?.name ?? w.onFairy}${w.mode ? ` (${modeLabel(w.mode)})` : ''}`}
+              {byId[w.fairy]?.name ?? 'a dismissed fairy'} waits on{' '}
+              {w.task ? (tasks.find((t) => t.id === w.task)?.title ?? w.task) : `${byId[w.onFairy ?? '']?.name ?? 'a dismissed fairy'}${w.mode ? ` (${modeLabel(w.mode)})` : ''}`}
             </li>
           ))}
         </ul>

@@ -12,6 +12,7 @@ import type { StewardHandle } from '../steward'
 import { CrewList } from './CrewList'
 import { busyPicks, pickSentence, usePicks } from './picks'
 import { ProjectCard } from './ProjectCard'
+import { runStatusLabel } from './statuses'
 import { outOfView, timeline, type Run, type ThoughtItem } from './timeline'
 import { useStewardState } from './useSteward'
 
@@ -106,7 +107,7 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
       {active && !(refused && active.sessionId === sent) && (
         <div className="steward-status" data-testid="status" data-session={active.sessionId} data-state={active.status}>
           {active.fairy ? `${names[active.fairy] ?? active.fairy}: ` : ''}
-          {active.status}
+          {runStatusLabel(active.status)}
           {active.detail ? ` — ${active.detail}` : ''}
         </div>
       )}
@@ -255,7 +256,7 @@ function RunView({
           {status && (
             <span>
               {fairy(status.fairy)}
-              {status.status}
+              {runStatusLabel(status.status)}
               {status.detail ? ` — ${status.detail}` : ''}
             </span>
           )}

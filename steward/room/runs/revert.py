@@ -195,8 +195,21 @@ class Reverter:
         if refusal is not None:
             return RevertReply(error=refusal)
         return await self._take_back(
-            reverted_id, [reverted_id], caller, what or f"run {reverted_id}", said
+            reverted_id, [reverted_id], caller, what or self._named(reverted_id), said
         )
+
+    def _named(self, session_id: str) -> str:
+        """Run `session_id` as the chat names it (an undo button's revert names no run): by
+        the words that asked for it, as the panel shows them, else by its id."""
+        runs = {r.session_id: r for r in asked_runs(self._deps.messenger.conversation.items())}
+        run = runs.get(session_id)
+        if run is not None and run.reverts is not None:
+            undone = runs.get(run.reverts)
+            if undone is not None and undone.text:
+                return f'the undo of "{_quoted(undone.text)}"'
+        elif run is not None and run.text:
+            return f'"{_quoted(run.text)}"'
+        return f"run {session_id}"
 
     async def revert_project(
         self,
@@ -320,7 +333,7 @@ class Reverter:
         }
         outcome = "error: unknown"
         try:
-            await self._announce(session_id, reverted_id, caller, said)
+            await self._announce(session_id, reverted_id, caller, said or f"Undo {what}")
             await session.send_status("streaming")
             if inverse.actions:
                 await broadcaster.send(session_id, inverse.actions)
@@ -347,12 +360,10 @@ class Reverter:
         )
         return RevertReply(session_id=session_id, left=inverse.left)
 
-    async def _announce(
-        self, session_id: str, reverted_id: str, caller: str, said: str | None
-    ) -> None:
+    async def _announce(self, session_id: str, reverted_id: str, caller: str, said: str) -> None:
         await self._deps.messenger.prompt(
             session_id,
-            said or f"Undo {reverted_id}",
+            said,
             asker=caller,
             source="browser",
             reverts=reverted_id,

@@ -152,4 +152,6 @@ class Steering:
                 return RevertReply(error=f"could not stop the project first: {error}")
         assert self._projects is not None
         runs = await self._projects.runs(self.room_id, project_id)
+        if what is None and record.title:  # the card's "undo project": named as people saw it
+            what = f'the project "{record.title}"'
         return await self._reverter.revert_project(project_id, runs, caller, said=said, what=what)
