@@ -10,16 +10,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import asyncpg
-from tenacity import (
-    AsyncRetrying,
-    retry_if_exception_type,
-    stop_after_delay,
-    wait_exponential,
-)
 
 from steward.obs.logging import get_logger
 from steward.obs.stage_hooks import Stage, StageHooks
 from steward.store.leases import LeaseLost, regain
+from steward.store.reconnect import when_reachable
 
 log = get_logger(__name__)
 
@@ -193,17 +188,12 @@ class Outbox:
     async def _retrying(self, query: str, args: tuple[object, ...]) -> str:
         """Run an if-absent append until Postgres is back: only this steward allocates the
         session's seqs, so a row already there is the one a failed attempt committed."""
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type(TRANSIENT),
-            wait=wait_exponential(multiplier=0.05, max=1.0),
-            stop=stop_after_delay(self.retry_s),
-            reraise=True,
+        return await when_reachable(
+            lambda: self.pool.execute(query, *args),
+            "outbox_append",
+            within=self.retry_s,
+            retry_on=TRANSIENT,
         )
-        status = ""
-        async for attempt in retrying:
-            with attempt:
-                status = await self.pool.execute(query, *args)
-        return status
 
     async def _present(self, rows: Sequence[OutboxRow]) -> int:
         found = await self.pool.fetchval(

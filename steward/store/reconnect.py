@@ -26,11 +26,17 @@ RECONNECT_WITHIN_S = 15.0
 
 
 async def when_reachable(
-    call: Callable[[], Awaitable[T]], what: str, *, within: float = RECONNECT_WITHIN_S
+    call: Callable[[], Awaitable[T]],
+    what: str,
+    *,
+    within: float = RECONNECT_WITHIN_S,
+    retry_on: tuple[type[BaseException], ...] = NOT_SENT,
 ) -> T:
-    """`call()`, tried again (bounded by `within`) while Postgres refuses connections."""
+    """`call()`, tried again (bounded by `within`) while Postgres refuses connections. A
+    caller whose statement is safe to repeat after any transient failure (an idempotent
+    append) widens `retry_on`."""
     retrying = AsyncRetrying(
-        retry=retry_if_exception_type(NOT_SENT),
+        retry=retry_if_exception_type(retry_on),
         wait=wait_exponential(multiplier=0.05, max=1.0),
         stop=stop_after_delay(within),
         reraise=True,
