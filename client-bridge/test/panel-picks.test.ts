@@ -107,7 +107,7 @@ describe('the panel sends its picks', () => {
     await ui.pick('fairy-3')
     await ui.send('draw a boat')
     expect(ui.q('[data-testid=prompt-error]')).toBeNull()
-    const reason = 'Moss is busy (working-drone). Pick a free fairy, or ask again when it is done.'
+    const reason = 'Moss is busy. Pick a free fairy, or ask again when it is done.'
     await act(async () => ui.set({ sessions: { s1: { sessionId: 's1', status: 'error', detail: `error: ${reason}`, ts: 1 } }, activeSession: 's1' }))
     expect(ui.q('[data-testid=prompt-error]')!.textContent).toBe(reason)
     expect(ui.q('[data-testid=status]')).toBeNull() // said once, under the prompt box

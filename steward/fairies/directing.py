@@ -27,10 +27,10 @@ def refusal(room: RoomFairies, picked: tuple[str, ...]) -> str | None:
         if fid not in room.roster.fairies:
             return f"There is no fairy {fid!r} in this room."
     for fid in picked:
-        mode = room.busy(fid)
-        if mode is not None:
+        if room.busy(fid) is not None:
+            # The crew list says in plain words what it is doing; the mode's name is jargon.
             name = room.roster.get(fid).name
-            return f"{name} is busy ({mode}). Pick a free fairy, or ask again when it is done."
+            return f"{name} is busy. Pick a free fairy, or ask again when it is done."
     return None
 
 

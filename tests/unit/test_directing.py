@@ -151,9 +151,7 @@ async def test_a_pick_of_an_unknown_or_busy_fairy_is_refused_and_says_why() -> N
     room.roster.update("fairy-3", mode="working-drone")
     out = await runtime.run(session, _prompt("draw", fairies=("fairy-2", "fairy-3")))
     name = room.roster.get("fairy-3").name
-    assert out == f"error: {name} is busy (working-drone). Pick a free fairy, or ask again when" + (
-        " it is done."
-    )
+    assert out == f"error: {name} is busy. Pick a free fairy, or ask again when it is done."
     assert _roles(runtime, "r") == HOME  # nothing was assigned
     assert not room.fairy("fairy-2").queue and room.fairy("fairy-2").worker is None
 

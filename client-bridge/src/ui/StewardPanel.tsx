@@ -12,7 +12,7 @@ import type { StewardHandle } from '../steward'
 import { CrewList } from './CrewList'
 import { busyPicks, pickSentence, usePicks } from './picks'
 import { ProjectCard } from './ProjectCard'
-import { runStatusLabel } from './statuses'
+import { runStatusLabel, statusDetail } from './statuses'
 import { outOfView, timeline, type Run, type ThoughtItem } from './timeline'
 import { useStewardState } from './useSteward'
 
@@ -74,7 +74,7 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
     picking.toggle(fairyId)
   }
   const sentStatus = sent ? state.sessions[sent] : undefined
-  const refused = sentStatus?.status === 'error' ? (sentStatus.detail ?? '').replace(/^error: /, '') || 'The steward could not run it.' : null
+  const refused = sentStatus?.status === 'error' ? statusDetail(sentStatus.detail) || 'The steward could not run it.' : null
   const busyNow = busyPicks(picking.picks, state.fairies)
 
   return (
@@ -108,7 +108,7 @@ export function StewardPanel({ handle, room, identity }: { handle: StewardHandle
         <div className="steward-status" data-testid="status" data-session={active.sessionId} data-state={active.status}>
           {active.fairy ? `${names[active.fairy] ?? active.fairy}: ` : ''}
           {runStatusLabel(active.status)}
-          {active.detail ? ` — ${active.detail}` : ''}
+          {active.detail ? ` — ${statusDetail(active.detail)}` : ''}
         </div>
       )}
 
@@ -216,6 +216,8 @@ function RunView({
     if (reply.error) setUndoError(reply.error)
   }
   const redo = !!run.prompt?.reverts
+  // A run refused before it drew anything (a busy pick, no grant) has nothing to undo.
+  const refusedRun = status?.status === 'error' && drawn === 0
   return (
     <div className="run" data-testid="run" data-session={run.sessionId} data-sessions={run.sessions.join(' ')} data-state={status?.status ?? ''}>
       {run.prompt && (
@@ -241,7 +243,7 @@ function RunView({
       )}
       {(status || hidden) && (
         <div className="run-status" data-testid="run-status">
-          {status && (
+          {status && !refusedRun && (
             <button
               type="button"
               className="undo"
@@ -257,7 +259,7 @@ function RunView({
             <span>
               {fairy(status.fairy)}
               {runStatusLabel(status.status)}
-              {status.detail ? ` — ${status.detail}` : ''}
+              {status.detail ? ` — ${statusDetail(status.detail)}` : ''}
             </span>
           )}
           {hidden && (

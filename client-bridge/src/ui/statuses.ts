@@ -20,3 +20,6 @@ export const runStatusLabel = (status: string): string => RUN[status as StatusMe
 
 /** A project's status in plain words. */
 export const projectStatusLabel = (status: string): string => PROJECT[status as ProjectState['status']] ?? status
+
+/** A status's detail as people read it: the steward's "error: " prefix is said by the status. */
+export const statusDetail = (detail?: string | null): string => (detail ?? '').replace(/^error: /, '')
