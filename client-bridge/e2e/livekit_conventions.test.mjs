@@ -149,10 +149,27 @@ test('an lk.chat prompt without the grant is refused like the RPC: a reply to th
   })
   assert.deepEqual(seen.runs, [], 'nothing ran')
   assert.equal(seen.strikes, 1, 'one refusal, one strike')
-  // The refusal went to the sender alone; the room's state never left idle.
-  await new Promise((r) => setTimeout(r, 1500))
-  const agentChat = await page.evaluate(fromAgent)
-  assert.equal(agentChat.length, agentBefore, `nobody else got the refusal: ${JSON.stringify(agentChat)}`)
+  // The refusal went to the sender alone; the room's state never left idle. A marker the
+  // steward sends this tab afterwards (its answer to "redo" with nothing to redo) comes down
+  // the steward's one ordered data channel: had the refusal gone to everyone, it would be
+  // here before the marker. No fixed wait decides the absence.
+  const statesBefore = await page.evaluate(() => window.__lk.states.length)
+  await page.evaluate(async () => window.__steward.room.localParticipant.sendText('redo', { topic: 'lk.chat' }))
+  const agentChat = await (
+    await page.waitForFunction(
+      (n) => {
+        const agent = [...window.__steward.room.remoteParticipants.values()].find((p) => p.isAgent)
+        const got = window.__lk.chat.filter((m) => m.from === agent?.identity)
+        return got.length > n ? got : null
+      },
+      agentBefore,
+      { timeout: WAIT },
+    )
+  ).jsonValue()
+  assert.equal(agentChat.length, agentBefore + 1, `only the marker came: ${JSON.stringify(agentChat)}`)
+  assert.match(agentChat.at(-1).text, /redo/, `the marker is the answer to "redo": ${agentChat.at(-1).text}`)
+  assert.ok(agentChat.every((m) => !/not allowed to prompt/.test(m.text)), `nobody else got the refusal: ${JSON.stringify(agentChat)}`)
+  assert.deepEqual(await page.evaluate((n) => window.__lk.states.slice(n), statesBefore), [], 'the state never left idle')
   assert.equal(await page.evaluate(() => window.__lk.states.at(-1)), 'idle')
   await until('the refusal logged', async () => {
     const lines = stack.stderr().split('\n').filter((l) => l.includes('"prompt_refused"') && l.includes(who))

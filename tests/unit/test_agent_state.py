@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 
@@ -20,6 +21,7 @@ class Attributes:
         self.calls: list[dict[str, str]] = []
         self.fail = 0
         self.applied_then_fail = 0  # applied, but the confirmation never comes (a timeout)
+        self.hang = 0  # calls that never return (a lost confirmation, the SDK waiting on)
         self.shown: str | None = None  # what the room's other participants see
 
     async def set(self, attrs: dict[str, str]) -> None:
@@ -27,6 +29,9 @@ class Attributes:
             self.fail -= 1
             raise RuntimeError("no permission")
         self.shown = attrs["lk.agent.state"]
+        if self.hang:
+            self.hang -= 1
+            await asyncio.Event().wait()
         if self.applied_then_fail:
             self.applied_then_fail -= 1
             raise TimeoutError
@@ -178,6 +183,29 @@ async def test_a_set_applied_but_unconfirmed_is_sent_again_once_the_run_ends(
         await clock.until(lambda: state.published == "idle", 2.0)
         assert attrs.shown == "idle"
         assert [c["lk.agent.state"] for c in attrs.calls] == ["idle", "idle"]
+    finally:
+        await state.close()
+
+
+async def test_a_set_that_never_returns_does_not_hide_the_next_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The room's first set hangs (its confirmation lost); a run of three seconds starts
+    soon after: `thinking` still reaches the room while it works, not after."""
+    clock = LoopClock(monkeypatch)
+    attrs = Attributes()
+    attrs.hang = 1
+    state = AgentState("r1", attrs.set, clock=clock.now)  # the production timings
+    state.start()
+    try:
+        await clock.advance(0.2)
+        assert attrs.shown == "idle" and state.published is None  # sent, never confirmed
+        state.session_status("s1", "streaming")
+        await clock.until(lambda: attrs.shown == "thinking", 2.0)
+        assert "s1" in state.runs  # while the run works
+        state.session_status("s1", "done")
+        await clock.until(lambda: state.published == "idle", 3.0)
+        assert [c["lk.agent.state"] for c in attrs.calls][-2:] == ["thinking", "idle"]
     finally:
         await state.close()
 

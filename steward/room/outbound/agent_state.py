@@ -11,10 +11,13 @@ hears, and set by this one owner, on its own task:
   once the lower state has held `fall_s`: back-to-back runs, a run's phases and each action it
   draws never make it flap;
 - one `set_attributes` at a time, each bounded by `SET_TIMEOUT_S`; a failure is logged, never
-  raised, and tried again after `RETRY_S` (or at the next change). A set that timed out may
-  still have reached the room, so after a failure the room's state counts as unknown and
-  whatever is wanted then is sent, even the state last confirmed: a `thinking` applied but
-  unconfirmed is never left standing once the run ends;
+  raised, and tried again after `RETRY_S`, or at once when the wish changed meanwhile. The
+  bound is short: a set is confirmed within milliseconds, but a confirmation can be lost (the
+  room's first set, sent as the steward joins, has waited out a 5 s bound under load), and
+  while one set waits no newer state goes out: a run shorter than the bound never showed
+  `thinking`. A set that timed out may still have reached the room, so after a failure the
+  room's state counts as unknown and whatever is wanted then is sent, even the state last
+  confirmed: a `thinking` applied but unconfirmed is never left standing once the run ends;
 - runs are remembered by id, at most `MAX_TRACKED`, and one silent for `STALE_S` (its final
   status lost) no longer counts as working.
 """
@@ -43,7 +46,7 @@ RISE_S = 0.15
 FALL_S = 1.0
 # How long one addressed segment keeps the steward `listening` (interim ones come ~1/s).
 LISTEN_HOLD_S = 4.0
-SET_TIMEOUT_S = 5.0
+SET_TIMEOUT_S = 1.0
 RETRY_S = 2.0
 MAX_TRACKED = 256
 STALE_S = 3600.0
@@ -137,7 +140,9 @@ class AgentState:
             hold = self.rise_s if _RANK[target] > _RANK[self.published] else self.fall_s
             if not await self._held(target, hold):
                 continue
-            if not await self._publish(target):
+            # Tried again after RETRY_S, unless the wish changed while the set was pending
+            # (`_wait` clears the change flag: that change would be slept through).
+            if not await self._publish(target) and self.wanted() == target:
                 await self._wait(RETRY_S)
 
     async def _held(self, target: AgentStateName, hold: float) -> bool:
