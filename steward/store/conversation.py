@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 import asyncpg
 
+from steward.store.reconnect import ReachablePool
+
 ItemKind = Literal["prompt", "chat", "thought", "status"]
 
 
@@ -28,7 +30,7 @@ class ConversationRepo:
     """Reads and writes rooms' conversation items in Postgres, keeping the newest per room."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
-        self.pool = pool
+        self.pool = ReachablePool(pool)  # a Postgres restart is waited out, not a failed run
 
     async def save(self, room_id: str, item: ConversationItem, *, keep: int) -> None:
         """Writes `item` (replacing the item of the same key, which keeps its `n`), then

@@ -18,6 +18,8 @@ from typing import TypeAlias
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
+from steward.store.reconnect import ReachablePool
+
 # Colours handed out in order to summoned fairies that name none (tldraw's palette, the
 # ones a fairy reads well in).
 SUMMON_COLORS = (
@@ -135,7 +137,7 @@ class CrewStore:
     """Reads and writes rooms' crews in Postgres (`room_crew`)."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
-        self.pool = pool
+        self.pool = ReachablePool(pool)  # a Postgres restart is waited out, not a failed run
 
     async def load(self, room_id: str) -> list[CrewMate] | None:
         """Every fairy the room's crew ever had, by position; None: the room never chose."""

@@ -6,12 +6,14 @@ from datetime import UTC, datetime
 
 import asyncpg
 
+from steward.store.reconnect import ReachablePool
+
 
 class GrantBindings:
     """Stores which participant session each grant nonce is bound to, until the grant expires."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
-        self.pool = pool
+        self.pool = ReachablePool(pool)  # a Postgres restart is waited out, not a failed run
 
     async def load(self, room_id: str) -> dict[str, str]:
         """nonce → SID of the room's unexpired bindings (expired ones are deleted)."""

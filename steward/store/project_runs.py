@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import asyncpg
 
+from steward.store.reconnect import ReachablePool
+
 
 @dataclass(frozen=True)
 class ProjectRecord:
@@ -26,7 +28,7 @@ class ProjectRuns:
     """Reads and writes what the room needs to steer a project, and every run of its fairies."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
-        self.pool = pool
+        self.pool = ReachablePool(pool)  # a Postgres restart is waited out, not a failed run
 
     async def set_origin(
         self, project_id: str, *, asker: str | None, session_id: str | None

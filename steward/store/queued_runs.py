@@ -25,6 +25,7 @@ from pydantic import TypeAdapter
 
 from steward.obs.logging import get_logger
 from steward.protocol.box import Box
+from steward.store.reconnect import ReachablePool
 
 log = get_logger(__name__)
 # A stored viewport read back with the wire's checks (it came from a caller once).
@@ -113,7 +114,7 @@ class QueuedRuns:
     went."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
-        self.pool = pool
+        self.pool = ReachablePool(pool)  # a Postgres restart is waited out, not a failed run
 
     async def put(self, run: QueuedRun, *, ttl_s: float) -> None:
         await self.pool.execute(

@@ -71,3 +71,6 @@ class ReachablePool:
 
     async def fetchval(self, query: str, *args: Any) -> Any:
         return await when_reachable(lambda: self._pool.fetchval(query, *args), "fetchval")
+
+    async def fetchrow(self, query: str, *args: Any) -> asyncpg.Record | None:
+        return await when_reachable(lambda: self._pool.fetchrow(query, *args), "fetchrow")

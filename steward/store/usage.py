@@ -9,13 +9,14 @@ from decimal import Decimal
 import asyncpg
 
 from steward.model.base import Usage
+from steward.store.reconnect import ReachablePool
 
 
 class UsageRepo:
     """Rows in the `usage` table (migration 0001); days are UTC days."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
-        self.pool = pool
+        self.pool = ReachablePool(pool)  # a Postgres restart is waited out, not a failed run
 
     async def record(
         self, *, session_id: str, room_id: str, model: str, usage: Usage, cost_usd: float
