@@ -9,6 +9,7 @@ import asyncpg
 import pytest
 
 from steward.store.reconnect import ReachablePool, when_reachable
+from steward.store.usage import UsageRepo
 
 
 class _Restarting:
@@ -24,6 +25,10 @@ class _Restarting:
         if self.calls <= self.down:
             raise self.error
         return "INSERT 0 1"
+
+    async def fetchval(self, query: str, *args: Any) -> Any:
+        await self.execute(query)
+        return 0
 
 
 async def test_a_statement_refused_at_connect_is_sent_again_once_postgres_is_back() -> None:
@@ -44,3 +49,11 @@ async def test_a_postgres_gone_for_good_fails_the_caller_within_the_bound() -> N
     with pytest.raises(ConnectionRefusedError):
         await when_reachable(lambda: pool.execute("SELECT 1"), "probe", within=0.3)
     assert pool.calls > 1
+
+
+async def test_the_budget_check_before_a_model_call_waits_out_a_restart() -> None:
+    """The room's spend is read before every model call: a Postgres restarting under a run
+    delays it, and no longer ends it `error: FileNotFoundError`."""
+    pool = _Restarting(down=2)
+    assert await UsageRepo(pool).spent_today("r1") == 0.0  # type: ignore[arg-type]
+    assert pool.calls == 3
