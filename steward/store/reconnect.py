@@ -7,7 +7,8 @@ outbox, whose appends are idempotent, retries those itself."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import asyncpg
@@ -51,14 +52,19 @@ async def when_reachable(
 
 
 class ReachablePool:
-    """A pool whose one-statement calls wait out a Postgres restart (`when_reachable`);
-    `acquire` (transactions) is the pool's own."""
+    """A pool whose calls wait out a Postgres restart (`when_reachable`): each one-statement
+    call, and `acquire` (a transaction's connection: a connect refused sent nothing)."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
 
-    def acquire(self) -> Any:
-        return self._pool.acquire()
+    @contextlib.asynccontextmanager
+    async def acquire(self) -> AsyncIterator[Any]:
+        conn = await when_reachable(lambda: self._pool.acquire(), "acquire")
+        try:
+            yield conn
+        finally:
+            await self._pool.release(conn)
 
     async def execute(self, query: str, *args: Any) -> str:
         return await when_reachable(lambda: self._pool.execute(query, *args), "execute")

@@ -19,6 +19,7 @@ class _Restarting:
         self.down = down
         self.error = error or FileNotFoundError(2, "No such file or directory")
         self.calls = 0
+        self.released: list[str] = []
 
     async def execute(self, query: str, *args: Any) -> str:
         self.calls += 1
@@ -29,6 +30,13 @@ class _Restarting:
     async def fetchval(self, query: str, *args: Any) -> Any:
         await self.execute(query)
         return 0
+
+    async def acquire(self) -> str:
+        await self.execute("connect")
+        return "conn"
+
+    async def release(self, conn: str) -> None:
+        self.released.append(conn)
 
 
 async def test_a_statement_refused_at_connect_is_sent_again_once_postgres_is_back() -> None:
@@ -57,3 +65,12 @@ async def test_the_budget_check_before_a_model_call_waits_out_a_restart() -> Non
     pool = _Restarting(down=2)
     assert await UsageRepo(pool).spent_today("r1") == 0.0  # type: ignore[arg-type]
     assert pool.calls == 3
+
+
+async def test_a_transactions_connection_waits_out_a_restart_and_goes_back() -> None:
+    """The conversation's, the crew's and the queue's transactions take a connection first:
+    refused at connect, nothing was sent, so it is asked for again; it is released after."""
+    pool = _Restarting(down=2)
+    async with ReachablePool(pool).acquire() as conn:  # type: ignore[arg-type]
+        assert conn == "conn" and pool.released == []
+    assert pool.calls == 3 and pool.released == ["conn"]
