@@ -14,7 +14,7 @@ import asyncpg
 from steward.obs.logging import get_logger
 from steward.obs.stage_hooks import Stage, StageHooks
 from steward.store.leases import LeaseLost, regain
-from steward.store.reconnect import when_reachable
+from steward.store.reconnect import ReachablePool, when_reachable
 
 log = get_logger(__name__)
 
@@ -87,6 +87,9 @@ class Outbox:
 
     def __init__(self, pool: asyncpg.Pool, *, retry_s: float = 15.0) -> None:
         self.pool = pool
+        # Everything but the appends (which retry on their own, idempotently) waits out a
+        # Postgres that refuses connections: a run's reads (its last seq) no longer fail it.
+        self._db = ReachablePool(pool)
         # How long an append waits out a Postgres restart before the send fails.
         self.retry_s = retry_s
         self.hooks = StageHooks()
@@ -95,7 +98,7 @@ class Outbox:
         self.on_fenced: Callable[[str, int], None] | None = None
 
     async def ensure_room(self, room_id: str, apply_mode: str) -> None:
-        await self.pool.execute(
+        await self._db.execute(
             "INSERT INTO rooms (room_id, apply_mode) VALUES ($1, $2)"
             " ON CONFLICT (room_id) DO UPDATE SET apply_mode = EXCLUDED.apply_mode",
             room_id,
@@ -103,13 +106,13 @@ class Outbox:
         )
 
     async def max_room_order(self, room_id: str) -> int:
-        value = await self.pool.fetchval(
+        value = await self._db.fetchval(
             "SELECT coalesce(max(room_order), 0) FROM outbox WHERE room_id = $1", room_id
         )
         return int(value)
 
     async def max_seq(self, session_id: str) -> int:
-        value = await self.pool.fetchval(
+        value = await self._db.fetchval(
             "SELECT coalesce(max(seq), 0) FROM outbox WHERE session_id = $1", session_id
         )
         return int(value)
@@ -196,13 +199,13 @@ class Outbox:
         )
 
     async def _present(self, rows: Sequence[OutboxRow]) -> int:
-        found = await self.pool.fetchval(
+        found = await self._db.fetchval(
             _PRESENT, [r.session_id for r in rows], [r.seq for r in rows]
         )
         return int(found)
 
     async def session_after(self, room_id: str, session_id: str, last_seq: int) -> list[OutboxRow]:
-        rows = await self.pool.fetch(
+        rows = await self._db.fetch(
             "SELECT session_id, seq, room_order, partial, payload::text AS payload FROM outbox"
             " WHERE room_id = $1 AND session_id = $2 AND seq > $3 ORDER BY seq",
             room_id,
@@ -216,7 +219,7 @@ class Outbox:
     ) -> list[OutboxRow]:
         """The room's envelopes in room order, minus those `skip_acked_by` already applied
         (or, `skip_acked_by_anyone`, that anyone applied: host mode's shared document)."""
-        rows = await self.pool.fetch(
+        rows = await self._db.fetch(
             "SELECT o.session_id, o.seq, o.room_order, o.partial, o.payload::text AS payload"
             " FROM outbox o WHERE o.room_id = $1 AND NOT EXISTS (SELECT 1 FROM acks a"
             " WHERE a.session_id = o.session_id AND a.seq = o.seq"
@@ -228,7 +231,7 @@ class Outbox:
         return [OutboxRow(**dict(r)) for r in rows]
 
     async def session_room(self, session_id: str) -> str | None:
-        value = await self.pool.fetchval(
+        value = await self._db.fetchval(
             "SELECT room_id FROM outbox WHERE session_id = $1 LIMIT 1", session_id
         )
         return None if value is None else str(value)
@@ -237,7 +240,7 @@ class Outbox:
         if not acks:
             return
         # One statement for the whole flush (executemany costs a Bind/Execute per row).
-        await self.pool.execute(
+        await self._db.execute(
             "INSERT INTO acks (session_id, seq, participant, applied, applied_at)"
             " SELECT u.s, u.q, u.p, u.a::jsonb, u.t FROM unnest($1::text[], $2::integer[],"
             " $3::text[], $4::text[], $5::float8[]) AS u(s, q, p, a, t) ON CONFLICT DO NOTHING",
@@ -249,7 +252,7 @@ class Outbox:
         )
 
     async def ack_count(self, session_id: str) -> int:
-        value = await self.pool.fetchval(
+        value = await self._db.fetchval(
             "SELECT count(*) FROM acks WHERE session_id = $1", session_id
         )
         return int(value)
@@ -264,7 +267,7 @@ class Outbox:
         model: str,
         fairy_id: str | None = None,
     ) -> None:
-        await self.pool.execute(
+        await self._db.execute(
             "INSERT INTO agent_sessions (session_id, room_id, fairy_id, source, requester, model,"
             " status) VALUES ($1, $2, $3, $4, $5, $6, 'running') ON CONFLICT DO NOTHING",
             session_id,
@@ -276,7 +279,7 @@ class Outbox:
         )
 
     async def session_record(self, session_id: str) -> SessionRecord | None:
-        row = await self.pool.fetchrow(
+        row = await self._db.fetchrow(
             "SELECT session_id, room_id, requester, fairy_id, source, status"
             " FROM agent_sessions WHERE session_id = $1",
             session_id,
@@ -286,7 +289,7 @@ class Outbox:
     async def interrupted_sessions(self, room_id: str) -> list[str]:
         """One-shot sessions of the room still marked running: a steward that died left them
         (fairy sessions are not listed: their runtime resumes them)."""
-        rows = await self.pool.fetch(
+        rows = await self._db.fetch(
             "SELECT session_id FROM agent_sessions WHERE room_id = $1 AND status = 'running'"
             " AND fairy_id IS NULL ORDER BY created_at",
             room_id,
@@ -294,7 +297,7 @@ class Outbox:
         return [str(r["session_id"]) for r in rows]
 
     async def end_session(self, session_id: str, status: str, outcome: str) -> None:
-        await self.pool.execute(
+        await self._db.execute(
             "UPDATE agent_sessions SET status = $2, outcome = $3, ended_at = now()"
             " WHERE session_id = $1",
             session_id,

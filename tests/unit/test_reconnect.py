@@ -8,6 +8,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from steward.store.outbox import Outbox
 from steward.store.reconnect import ReachablePool, when_reachable
 from steward.store.usage import UsageRepo
 
@@ -74,3 +75,11 @@ async def test_a_transactions_connection_waits_out_a_restart_and_goes_back() -> 
     async with ReachablePool(pool).acquire() as conn:  # type: ignore[arg-type]
         assert conn == "conn" and pool.released == []
     assert pool.calls == 3 and pool.released == ["conn"]
+
+
+async def test_a_runs_read_of_its_last_seq_waits_out_a_restart() -> None:
+    """A run reads its last seq from the outbox as it starts sending: a Postgres restarting
+    then delays the run instead of ending it `error: FileNotFoundError`."""
+    pool = _Restarting(down=2)
+    assert await Outbox(pool).max_seq("s-1") == 0  # type: ignore[arg-type]
+    assert pool.calls == 3
