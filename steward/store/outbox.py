@@ -23,6 +23,9 @@ TRANSIENT = (
     asyncpg.PostgresConnectionError,  # includes a connection that died under us
     asyncpg.OperatorInterventionError,  # shutting down, starting up
     OSError,
+    # A pooled connection still reading the server's shutdown error, handed out before the
+    # pool saw it die: refused before anything is sent ("cannot switch to state 12").
+    asyncpg.InternalClientError,
 )
 
 # Many rows in one statement (one round trip, one commit): the batch's columns as arrays.

@@ -20,8 +20,15 @@ log = get_logger(__name__)
 
 T = TypeVar("T")
 
-# What a connect to a Postgres that is down or starting raises: nothing was sent.
-NOT_SENT = (FileNotFoundError, ConnectionRefusedError, asyncpg.CannotConnectNowError)
+# What a connect to a Postgres that is down or starting raises: nothing was sent. asyncpg's
+# InternalClientError "cannot switch to state …; another operation is in progress" is raised
+# the same way, before sending, on a pooled connection still reading the shutdown's error.
+NOT_SENT = (
+    FileNotFoundError,
+    ConnectionRefusedError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.InternalClientError,
+)
 # A restart takes a few seconds; a Postgres gone for longer fails the caller as before.
 RECONNECT_WITHIN_S = 15.0
 

@@ -10,10 +10,11 @@ from tests.support.outbox_fakes import FlakyPool
 
 
 async def test_outbox_append_waits_out_a_postgres_restart() -> None:
-    restarting = [asyncpg.CannotConnectNowError("starting up"), OSError("refused")]
+    busy = asyncpg.InternalClientError("cannot switch to state 12; another operation (2) is …")
+    restarting = [asyncpg.CannotConnectNowError("starting up"), OSError("refused"), busy]
     pool = FlakyPool(restarting)
     await Outbox(pool, retry_s=5).append("r", "s", 1, 1, False, "{}")  # type: ignore[arg-type]
-    assert pool.calls == 3
+    assert pool.calls == 4
     # The attempt that lost its connection had committed: the retry's duplicate is success.
     lost = [asyncpg.ConnectionDoesNotExistError("closed"), asyncpg.UniqueViolationError("dup")]
     pool = FlakyPool(lost)

@@ -46,6 +46,13 @@ async def test_a_statement_refused_at_connect_is_sent_again_once_postgres_is_bac
     assert pool.calls == 4
 
 
+async def test_a_pooled_connection_busy_with_the_shutdown_is_refused_before_sending() -> None:
+    busy = asyncpg.InternalClientError("cannot switch to state 12; another operation (2) is …")
+    pool = _Restarting(down=1, error=busy)
+    assert await ReachablePool(pool).execute("INSERT …") == "INSERT 0 1"  # type: ignore[arg-type]
+    assert pool.calls == 2
+
+
 async def test_a_statement_that_may_have_run_is_not_sent_again() -> None:
     pool = _Restarting(down=1, error=asyncpg.ConnectionDoesNotExistError("closed mid-statement"))
     with pytest.raises(asyncpg.ConnectionDoesNotExistError):
