@@ -43,6 +43,22 @@ async function chatLines(tab) {
   )
 }
 
+/** The panel's chat once it has settled: every run it shows has ended in this tab and no
+ * message is still streaming. A run done in the asker's tab may still be arriving in another
+ * (its last message a partial "I added"), and that is no state to expect of a reload. */
+async function settledLines(tab) {
+  await tab.page.waitForFunction(
+    () => {
+      const s = window.__steward.handle.state
+      const ended = s.prompts.every((p) => ['done', 'canceled', 'error'].includes(s.sessions[p.sessionId]?.status))
+      return ended && !document.querySelector('[data-testid=run-message][data-partial=yes]')
+    },
+    null,
+    { timeout: WAIT },
+  )
+  return chatLines(tab)
+}
+
 /** Waits until `tab` shows `expected` (the lines another tab shows); returns what it shows. */
 async function showsSame(tab, expected) {
   const deadline = Date.now() + WAIT
@@ -102,7 +118,7 @@ test('reload and a late tab show the same chat in the same order; typed "undo" r
   const annRun = await doneRun(ann, 'draw a flow chart of our signup')
   await typePrompt(bob, 'add a sticky note that says ship it')
   await doneRun(bob, 'add a sticky note that says ship it')
-  const live = await chatLines(ann)
+  const live = await settledLines(ann)
   assert.equal(live.length, 2, `two cards: ${JSON.stringify(live)}`)
   assert.match(live[0], /^run-prompt: ann|^run-prompt: user-/)
   assert.match(live[0], /draw a flow chart of our signup/)
@@ -154,7 +170,7 @@ test('reload and a late tab show the same chat in the same order; typed "undo" r
   const said = await ann.page.evaluate((s) => window.__steward.handle.state.chat.filter((m) => m.sessionId === s).map((m) => m.text), undoRun)
   assert.equal(said.length, 1)
   assert.match(said[0], /^Took back "draw a flow chart of our signup": \d+ shape changes\.$/)
-  const withUndo = await chatLines(ann)
+  const withUndo = await settledLines(ann)
   assert.equal(withUndo.length, 3)
   assert.match(withUndo[2], /^run-prompt: .*undo\nrun-message: Took back "draw a flow chart of our signup"/)
   await showsSame(bob, withUndo)
